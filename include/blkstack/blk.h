@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * blkstack block API: the one interface every consumer (bench, exports)
+ * uses to reach a block device.
+ *
+ * Model: Linux blk-mq.  A consumer opens a device (blk_dev), attaches one
+ * software context (blk_mq_ctx) per submitting thread, submits bios through
+ * it and reaps completions with blk_poll() on the same thread.  Each ctx is
+ * mapped to one hardware queue (hctx) of the device.
+ *
+ * Units: offsets and lengths are in bytes and must be multiples of the
+ * device's logical block size; times are in nanoseconds unless named
+ * otherwise.
+ *
+ * This header compiles on its own and from C++.
+ */
+#ifndef BLKSTACK_BLK_H
+#define BLKSTACK_BLK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * typedef blk_status_t - I/O completion status, the kernel's BLK_STS_* set.
+ *
+ * BLK_STS_OK is the only zero value.  BLK_STS_RESOURCE is returned by a
+ * driver's queue_rq() to ask the core to requeue the request and run the
+ * queue again after a completion; consumers never see it.
+ */
+typedef uint8_t blk_status_t;
+
+enum {
+	BLK_STS_OK = 0,
+	BLK_STS_NOTSUPP,    /* operation not supported by the device */
+	BLK_STS_TIMEOUT,    /* request timed out and the driver gave up */
+	BLK_STS_NOSPC,      /* out of space (thin provisioning) */
+	BLK_STS_TRANSPORT,  /* link or transport failure */
+	BLK_STS_TARGET,     /* target rejected the request */
+	BLK_STS_MEDIUM,     /* unrecovered medium error */
+	BLK_STS_PROTECTION, /* protection information check failed */
+	BLK_STS_RESOURCE,   /* driver busy: requeue (never seen by a consumer) */
+	BLK_STS_IOERR,      /* generic I/O error */
+	BLK_STS_AGAIN,      /* would block */
+	BLK_STS_INVAL,      /* invalid request (range, alignment) */
+	BLK_STS_MAX,
+};
+
+/**
+ * blk_status_to_errno() - map a status to a negative errno.
+ * @status: completion status.
+ *
+ * Return: 0 for BLK_STS_OK, otherwise -EOPNOTSUPP, -ETIMEDOUT, -ENOSPC,
+ * -ENOLINK, -EREMOTEIO, -ENODATA, -EILSEQ, -EBUSY, -EIO, -EAGAIN or -EINVAL.
+ * Context: any.
+ */
+int blk_status_to_errno(blk_status_t status);
+
+/**
+ * blk_status_str() - name of a status ("OK", "IOERR", "TIMEOUT", ...).
+ * @status: completion status.
+ *
+ * Return: a static string; "UNKNOWN" for values out of range.
+ * Context: any.
+ */
+const char *blk_status_str(blk_status_t status);
+
+/*
+ * Operations.  As in the kernel, bit 0 set means data flows to the device,
+ * so op_is_write() is (op & 1).
+ */
+enum blk_op {
+	BLK_OP_READ = 0,
+	BLK_OP_WRITE = 1,
+	BLK_OP_FLUSH = 2,
+	BLK_OP_DISCARD = 3,
+	BLK_OP_WRITE_ZEROES = 5,
+	BLK_OP_MAX = 6,
+};
+
+/* bio flags (bi_flags) */
+#define BLK_BIO_FUA (1u << 0) /* write through: durable on completion */
+
+/**
+ * struct blk_bio - one I/O as the consumer submits it.
+ * @bi_next: owned by the core while the bio is in flight (request chain).
+ * @bi_offset: start on the device, in bytes.
+ * @bi_size: length in bytes; 0 for BLK_OP_FLUSH.
+ * @bi_op: enum blk_op.
+ * @bi_flags: BLK_BIO_* flags.
+ * @bi_status: set by the core before @bi_end_io is called.
+ * @bi_vcnt: number of entries in @bi_io_vec (READ and WRITE only).
+ * @bi_io_vec: data buffers; their lengths must add up to @bi_size.  The
+ *	array and buffers must stay valid until @bi_end_io.
+ * @bi_end_io: completion callback, called exactly once, on the thread that
+ *	owns the ctx the bio was submitted on, from blk_poll().  It may submit
+ *	new bios on the same ctx.
+ * @bi_private: consumer's cookie.
+ *
+ * The consumer owns the memory; the core never allocates per bio.
+ */
+struct blk_bio {
+	struct blk_bio *bi_next;
+	uint64_t bi_offset;
+	uint32_t bi_size;
+	uint8_t bi_op;
+	uint8_t bi_flags;
+	blk_status_t bi_status;
+	uint16_t bi_vcnt;
+	const struct iovec *bi_io_vec;
+	void (*bi_end_io)(struct blk_bio *bio);
+	void *bi_private;
+};
+
+struct blk_dev;
+struct blk_mq_ctx;
+
+/* I/O scheduler selection (blk_dev_set_elevator). */
+enum blk_elevator {
+	BLK_ELV_NONE = 0,
+	BLK_ELV_MQ_DEADLINE = 1,
+};
+
+/**
+ * struct blk_dev_info - what a consumer needs to know about a device.
+ * @name: driver name ("null", "ram").
+ * @capacity: size in bytes.
+ * @logical_block_size: in bytes, power of two, 512..65536.
+ * @max_sectors: largest request the core builds, in 512-byte sectors.
+ * @max_segments: largest number of iovec entries in one request.
+ * @nr_hw_queues: hardware queues.
+ * @queue_depth: driver tags per hardware queue (or in all, if shared).
+ * @can_flush: BLK_OP_FLUSH and BLK_BIO_FUA are meaningful.
+ * @can_discard: BLK_OP_DISCARD supported.
+ * @can_write_zeroes: BLK_OP_WRITE_ZEROES supported.
+ * @stores_data: reads return what was written (ram, memory_backed null).
+ */
+struct blk_dev_info {
+	const char *name;
+	uint64_t capacity;
+	uint32_t logical_block_size;
+	uint32_t max_sectors;
+	uint32_t max_segments;
+	uint32_t nr_hw_queues;
+	uint32_t queue_depth;
+	bool can_flush;
+	bool can_discard;
+	bool can_write_zeroes;
+	bool stores_data;
+};
+
+/**
+ * blk_dev_get_info() - describe a device.
+ * @dev: the device.
+ * @info: filled in.
+ *
+ * Context: any thread.
+ */
+void blk_dev_get_info(const struct blk_dev *dev, struct blk_dev_info *info);
+
+/**
+ * blk_dev_close() - drain and free a device and its driver.
+ * @dev: device; all ctxs must have been detached.  NULL is a no-op.
+ *
+ * Context: any thread, no I/O in flight.
+ */
+void blk_dev_close(struct blk_dev *dev);
+
+/**
+ * blk_dev_set_elevator() - select the I/O scheduler ("none", "mq-deadline").
+ * @dev: the device.
+ * @elv: BLK_ELV_NONE or BLK_ELV_MQ_DEADLINE.
+ *
+ * Like writing /sys/block/X/queue/scheduler.
+ * Return: 0, -EBUSY if a ctx is attached, -ENOMEM, -EINVAL for an unknown
+ * @elv.
+ * Context: any thread, before blk_ctx_attach().
+ */
+int blk_dev_set_elevator(struct blk_dev *dev, enum blk_elevator elv);
+
+/**
+ * blk_elevator_parse() - parse a scheduler name.
+ * @name: "none" or "mq-deadline".
+ * @elv: set on success.
+ *
+ * Return: 0 or -EINVAL.
+ * Context: any.
+ */
+int blk_elevator_parse(const char *name, enum blk_elevator *elv);
+
+/**
+ * blk_ctx_attach() - give the calling consumer thread a software context.
+ * @dev: the device.
+ * @ctx: set on success.
+ *
+ * The ctx is mapped to the least used hardware queue.  A queue used by one
+ * ctx runs without locks or atomic read-modify-writes; once a second ctx is
+ * attached to it (more submitting threads than nr_hw_queues, allowed only if
+ * the device was created with shared_hctx), that queue takes a spinlock on
+ * submit and poll.  The ctx must then be used by one thread at a time.
+ *
+ * Return: 0, -EBUSY when every hardware queue already has a ctx and the
+ * device does not allow sharing, -ENOMEM.
+ * Context: any thread; not concurrently with blk_ctx_detach().
+ */
+int blk_ctx_attach(struct blk_dev *dev, struct blk_mq_ctx **ctx);
+
+/**
+ * blk_ctx_detach() - drain and free a context.
+ * @ctx: the ctx; blk_poll() is called until nothing is in flight.
+ *
+ * Context: the ctx's thread.
+ */
+void blk_ctx_detach(struct blk_mq_ctx *ctx);
+
+/**
+ * blk_submit() - submit one bio.
+ * @ctx: the calling thread's ctx.
+ * @bio: filled in by the caller (see struct blk_bio).
+ *
+ * Inside a plug (blk_start_plug()) the bio may be merged into the previous
+ * request and is dispatched at blk_finish_plug() or when the plug holds 32
+ * requests; otherwise it is dispatched at once.
+ *
+ * Return: 0 when accepted (bi_end_io will be called exactly once);
+ * -EINVAL when offset or size is not a multiple of the logical block size,
+ * the iovecs do not add up to bi_size, the op is unknown or a data op has
+ * no iovec; -ERANGE when the range ends past the capacity; -EOPNOTSUPP when
+ * the device lacks the op (see struct blk_dev_info); -EAGAIN when no tag is
+ * free (the plug has been flushed: call blk_poll() and retry).  On error
+ * bi_end_io is not called.
+ * Context: the ctx's thread.
+ */
+int blk_submit(struct blk_mq_ctx *ctx, struct blk_bio *bio);
+
+/**
+ * blk_start_plug() - start batching this thread's submissions.
+ * @ctx: the calling thread's ctx.
+ *
+ * Context: the ctx's thread.  Plugs do not nest.
+ */
+void blk_start_plug(struct blk_mq_ctx *ctx);
+
+/**
+ * blk_finish_plug() - dispatch the plugged requests: one queue_rq() per
+ * request, then one commit_rqs() for the batch.
+ * @ctx: the calling thread's ctx.
+ *
+ * Context: the ctx's thread.
+ */
+void blk_finish_plug(struct blk_mq_ctx *ctx);
+
+/**
+ * blk_poll() - reap completions for this ctx and call their bi_end_io.
+ * @ctx: the calling thread's ctx.
+ *
+ * Reaps inline completions, completions handed back by device threads
+ * through the hardware queue's completion ring, and polls the driver.
+ * Also runs the timeout check (at most every timeout/4, by a coarse clock)
+ * and re-runs queues stopped by BLK_STS_RESOURCE.  Never blocks.
+ *
+ * Return: number of bios completed (>= 0).
+ * Context: the ctx's thread.
+ */
+int blk_poll(struct blk_mq_ctx *ctx);
+
+/**
+ * blk_ctx_inflight() - bios submitted on @ctx and not yet completed.
+ * @ctx: the ctx.
+ *
+ * Context: the ctx's thread.
+ */
+unsigned int blk_ctx_inflight(const struct blk_mq_ctx *ctx);
+
+/**
+ * blk_drain() - poll until nothing submitted on @ctx is in flight.
+ * @ctx: the calling thread's ctx.
+ *
+ * Return: 0, or -ETIMEDOUT after @timeout_ns (0 means wait forever).
+ * Context: the ctx's thread.
+ */
+int blk_drain(struct blk_mq_ctx *ctx, uint64_t timeout_ns);
+
+/*
+ * Statistics, in the shape of /proc/diskstats (Documentation/admin-guide/
+ * iostats.rst): one group per direction.
+ */
+enum blk_stat_dir {
+	BLK_STAT_READ = 0,
+	BLK_STAT_WRITE,
+	BLK_STAT_DISCARD,
+	BLK_STAT_FLUSH,
+	BLK_STAT_NR_DIRS,
+};
+
+/**
+ * struct blk_disk_stats - counters summed over all ctxs of a device.
+ * @ios: completed requests per direction.
+ * @sectors: 512-byte sectors transferred per direction.
+ * @merges: bios merged into another request, per direction.
+ * @ticks_ms: sum of request latencies per direction, in ms (iostats only).
+ * @in_flight: requests dispatched and not completed, per READ/WRITE.
+ * @io_ticks_ms: time with at least one request in flight, in ms.
+ * @requeues: requests requeued after BLK_STS_RESOURCE or by the driver.
+ * @timeouts: requests whose deadline passed.
+ * @queue_runs: dispatch runs of the hardware queues.
+ * @errors: requests completed with a status other than OK.
+ */
+struct blk_disk_stats {
+	uint64_t ios[BLK_STAT_NR_DIRS];
+	uint64_t sectors[BLK_STAT_NR_DIRS];
+	uint64_t merges[BLK_STAT_NR_DIRS];
+	uint64_t ticks_ms[BLK_STAT_NR_DIRS];
+	uint64_t in_flight[2];
+	uint64_t io_ticks_ms;
+	uint64_t requeues;
+	uint64_t timeouts;
+	uint64_t queue_runs;
+	uint64_t errors;
+};
+
+/**
+ * blk_dev_get_stats() - read a device's counters.
+ * @dev: the device.
+ * @st: filled in.
+ *
+ * Counters are read with relaxed loads while I/O runs: each value is one
+ * that was current, not a snapshot across counters.
+ * Context: any thread.
+ */
+void blk_dev_get_stats(const struct blk_dev *dev, struct blk_disk_stats *st);
+
+/**
+ * blk_dev_format_diskstats() - one /proc/diskstats line for the device.
+ * @dev: the device.
+ * @name: disk name to print.
+ * @buf: output buffer.
+ * @len: size of @buf in bytes.
+ *
+ * Return: characters that would have been written (as snprintf).
+ * Context: any thread.
+ */
+int blk_dev_format_diskstats(const struct blk_dev *dev, const char *name,
+			     char *buf, size_t len);
+
+/* Latency histogram of completed requests, in ns, per READ/WRITE. */
+struct blk_hist;
+
+/**
+ * blk_dev_get_lat_hist() - merge the per-ctx request latency histograms.
+ * @dev: the device.
+ * @dir: BLK_STAT_READ or BLK_STAT_WRITE.
+ * @out: histogram to add into (see blkstack/hist.h).
+ *
+ * Latency is request allocation to completion, in ns; recorded only when
+ * the device's iostats is on.
+ * Context: any thread; exact only when no I/O runs.
+ */
+void blk_dev_get_lat_hist(const struct blk_dev *dev, enum blk_stat_dir dir,
+			  struct blk_hist *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLKSTACK_BLK_H */

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages blkstack needs to build, test and benchmark.
+# Safe to run twice: it installs only what is missing.
+set -euo pipefail
+
+PKGS=(
+	build-essential cmake pkg-config   # toolchain
+	libcmocka-dev                      # unit tests
+	libjansson-dev                     # JSON output
+	libbsd-dev                         # <bsd/sys/tree.h> red-black trees (mq-deadline)
+	fio                                # peer for bench/ and job-file tests
+	valgrind                           # callgrind instruction counts in bench/
+	jq                                 # JSON checks in functional tests
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing+=("$p")
+	fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO=sudo
+fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `blkstack bench`: parse fio options, run the jobs on each --dev in turn,
+ * report as fio does (text or JSON) or as seed 001's matrix tables.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "clock.h"
+
+static const enum bench_rw matrix_rows[] = {
+	RW_READ, RW_RANDREAD, RW_WRITE, RW_RANDWRITE,
+};
+#define NR_MATRIX_ROWS (sizeof(matrix_rows) / sizeof(matrix_rows[0]))
+
+/* Was --name given on the command line (as --name or --name=value)? */
+static bool arg_given(int argc, char **argv, const char *name)
+{
+	size_t n = strlen(name);
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strncmp(a, "--", 2))
+			continue;
+		a += 2;
+		if (!strncmp(a, name, n) && (a[n] == '=' || a[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The matrix's defaults where the user gave none: 4 KiB at QD32 for one
+ * second per cell, so the default run (4 workloads x 2 devices) takes ~8 s.
+ */
+static void matrix_defaults(struct bench_job_opts *j, int argc, char **argv)
+{
+	if (!arg_given(argc, argv, "iodepth"))
+		j->iodepth = 32;
+	if (!arg_given(argc, argv, "runtime") && !arg_given(argc, argv, "timeout"))
+		j->runtime_ns = 1000000000ull;
+	if (!arg_given(argc, argv, "time_based") && !arg_given(argc, argv, "size") &&
+	    !arg_given(argc, argv, "io_size"))
+		j->time_based = true;
+}
+
+static int report_job_errors(const struct bench_run_result *r)
+{
+	unsigned int i;
+	int failed = 0;
+
+	for (i = 0; i < r->nr_jobs; i++) {
+		if (!r->jobs[i].error)
+			continue;
+		fprintf(stderr, "blkstack bench: %s (%s, job %u): %s\n",
+			r->jobs[i].name, r->dev, r->jobs[i].jobnum,
+			r->jobs[i].errmsg);
+		failed = 1;
+	}
+	return failed;
+}
+
+int bench_main(int argc, char **argv)
+{
+	struct bench_run_result *runs = NULL;
+	unsigned int nr_runs = 0, d, row, i;
+	struct bench_opts *o;
+	char err[512] = "";
+	FILE *out = stdout;
+	int ret, failed = 0;
+
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		fprintf(stderr, "blkstack bench: out of memory\n");
+		return 1;
+	}
+	bench_opts_init(o);
+	ret = bench_parse_args(o, argc, argv, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "blkstack bench: %s\n", err);
+		fprintf(stderr, "Try 'blkstack bench --help'.\n");
+		free(o);
+		return 1;
+	}
+	if (o->help) {
+		bench_usage(stdout);
+		free(o);
+		return 0;
+	}
+	if (!o->nr_jobs) {
+		bench_job_defaults(&o->jobs[0]);
+		snprintf(o->jobs[0].name, sizeof(o->jobs[0].name), "bench");
+		o->nr_jobs = 1;
+	}
+	if (!o->dev.nr_devs) {
+		snprintf(o->dev.devs[0], sizeof(o->dev.devs[0]), "null");
+		o->dev.nr_devs = 1;
+		if (o->matrix) {
+			snprintf(o->dev.devs[1], sizeof(o->dev.devs[1]), "ram");
+			o->dev.nr_devs = 2;
+		}
+	}
+	ret = bench_clock_init(o->jobs[0].clocksource);
+	if (ret) {
+		fprintf(stderr, "blkstack bench: clocksource=cpu: the TSC is not "
+				"invariant here; use clocksource=clock_gettime\n");
+		free(o);
+		return 1;
+	}
+	if (o->output[0]) {
+		out = fopen(o->output, "w");
+		if (!out) {
+			fprintf(stderr, "blkstack bench: output=%s: %s\n",
+				o->output, strerror(errno));
+			free(o);
+			return 1;
+		}
+	}
+
+	if (o->matrix) {
+		struct bench_opts *mo = malloc(sizeof(*mo));
+		struct bench_job_opts tmpl = o->jobs[0];
+
+		if (!mo) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		matrix_defaults(&tmpl, argc, argv);
+		runs = calloc(NR_MATRIX_ROWS * o->dev.nr_devs, sizeof(*runs));
+		if (!runs) {
+			free(mo);
+			ret = -ENOMEM;
+			goto out;
+		}
+		*mo = *o;
+		mo->nr_jobs = 1;
+		for (row = 0; row < NR_MATRIX_ROWS; row++) {
+			for (d = 0; d < o->dev.nr_devs; d++) {
+				struct bench_run_result *r = &runs[nr_runs];
+
+				mo->jobs[0] = tmpl;
+				mo->jobs[0].rw = matrix_rows[row];
+				snprintf(mo->jobs[0].name, sizeof(mo->jobs[0].name),
+					 "%s", bench_rw_name(matrix_rows[row]));
+				ret = bench_run(mo, o->dev.devs[d], r, err, sizeof(err));
+				if (ret) {
+					fprintf(stderr, "blkstack bench: %s\n", err);
+					free(mo);
+					goto out;
+				}
+				snprintf(r->workload, sizeof(r->workload), "%s",
+					 bench_rw_name(matrix_rows[row]));
+				/* job options must outlive mo: point at o's copy */
+				for (i = 0; i < r->nr_jobs; i++)
+					r->jobs[i].opts = &o->jobs[0];
+				failed |= report_job_errors(r);
+				nr_runs++;
+			}
+		}
+		free(mo);
+		if (o->output_format == OUT_JSON)
+			ret = bench_report_json(out, o, runs, nr_runs);
+		else
+			bench_report_matrix(out, runs, NR_MATRIX_ROWS, o->dev.nr_devs);
+	} else {
+		runs = calloc(o->dev.nr_devs, sizeof(*runs));
+		if (!runs) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		for (d = 0; d < o->dev.nr_devs; d++) {
+			ret = bench_run(o, o->dev.devs[d], &runs[d], err, sizeof(err));
+			if (ret) {
+				fprintf(stderr, "blkstack bench: %s\n", err);
+				goto out;
+			}
+			nr_runs++;
+			failed |= report_job_errors(&runs[d]);
+			if (o->output_format != OUT_JSON)
+				bench_report_text(out, o, &runs[d]);
+		}
+		if (o->output_format == OUT_JSON)
+			ret = bench_report_json(out, o, runs, nr_runs);
+	}
+out:
+	if (ret == -ENOMEM)
+		fprintf(stderr, "blkstack bench: out of memory\n");
+	for (i = 0; i < nr_runs; i++)
+		bench_run_result_free(&runs[i]);
+	free(runs);
+	if (out != stdout && fclose(out)) {
+		fprintf(stderr, "blkstack bench: output=%s: %s\n", o->output,
+			strerror(errno));
+		ret = -EIO;
+	}
+	free(o);
+	return ret || failed ? 1 : 0;
+}

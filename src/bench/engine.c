@@ -1,0 +1,910 @@
+// SPDX-License-Identifier: MIT
+/*
+ * blkstack bench workload engine: one thread per job (numjobs threads per
+ * job section), each with its own ctx on the device, keeping iodepth I/Os
+ * in flight through plugged batches and reaping with blk_poll().
+ *
+ * Latency accounting follows fio: a timestamp when a batch of I/Os is
+ * prepared (slat start), one when the batch has been submitted (issue
+ * time), one per completion batch (reap time).  I/Os that share their
+ * three timestamps are added to the histograms as one run (blk_hist_add_n),
+ * so accounting costs per batch, not per I/O.  gtod_reduce=1 turns all of
+ * it off.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "clock.h"
+#include "blkstack/null.h"
+#include "blkstack/ram.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+struct bench_clock bench_clk;
+
+/* ---------------------------------------------------------------- clock */
+
+static bool tsc_invariant(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[4096];
+	bool c = false, n = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5))
+			continue;
+		c = strstr(line, " constant_tsc") != NULL;
+		n = strstr(line, " nonstop_tsc") != NULL;
+		break;
+	}
+	fclose(f);
+	return c && n;
+}
+
+int bench_clock_init(enum bench_clocksource src)
+{
+	memset(&bench_clk, 0, sizeof(bench_clk));
+#if defined(__x86_64__)
+	if (src != CLK_GETTIME) {
+		uint64_t t0, n0, t1, n1;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		if (!tsc_invariant()) {
+			if (src == CLK_CPU)
+				return -ENOTSUP;
+			return 0;
+		}
+		n0 = bench_gettime_ns();
+		t0 = __rdtsc();
+		nanosleep(&ts, NULL);
+		n1 = bench_gettime_ns();
+		t1 = __rdtsc();
+		if (t1 <= t0 || n1 <= n0)
+			return src == CLK_CPU ? -ENOTSUP : 0;
+		bench_clk.mult = (uint64_t)(((unsigned __int128)(n1 - n0) << 32) /
+					    (t1 - t0));
+		bench_clk.tsc0 = t0;
+		bench_clk.ns0 = n0;
+		bench_clk.use_tsc = true;
+	}
+#else
+	if (src == CLK_CPU)
+		return -ENOTSUP;
+#endif
+	return 0;
+}
+
+const char *bench_clock_name(void)
+{
+	return bench_clk.use_tsc ? "cpu" : "clock_gettime";
+}
+
+/* --------------------------------------------------------------- device */
+
+int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
+		   uint64_t size, unsigned int nr_threads, struct blk_dev **dev,
+		   char *err, size_t errlen)
+{
+	struct blk_dev_config q = { 0 };
+	enum blk_elevator elv = BLK_ELV_NONE;
+	int ret;
+
+	q.capacity = d->dev_size ? d->dev_size : size;
+	q.logical_block_size = d->logical_block_size;
+	q.max_sectors = d->max_sectors;
+	q.max_segments = d->max_segments;
+	q.nr_hw_queues = d->nr_hw_queues ? d->nr_hw_queues : nr_threads;
+	if (!q.nr_hw_queues)
+		q.nr_hw_queues = 1;
+	q.queue_depth = d->hw_queue_depth;
+	q.shared_tags = d->shared_tags;
+	q.shared_hctx = nr_threads > q.nr_hw_queues;
+	q.iostats = d->iostats;
+	q.rq_timeout_ms = d->rq_timeout_ms;
+	q.run_batch = d->run_batch;
+	if (q.logical_block_size && q.capacity % q.logical_block_size) {
+		snprintf(err, errlen,
+			 "dev_size=%llu: not a multiple of logical_block_size=%u",
+			 (unsigned long long)q.capacity, q.logical_block_size);
+		return -EINVAL;
+	}
+	if (d->elevator[0] && blk_elevator_parse(d->elevator, &elv)) {
+		snprintf(err, errlen, "elevator=%s: allowed none, mq-deadline",
+			 d->elevator);
+		return -EINVAL;
+	}
+	if (!strcmp(devname, "null")) {
+		struct blk_null_config nc = { .queue = q };
+
+		nc.irqmode = (enum blk_null_irqmode)d->irqmode;
+		nc.completion_nsec = d->completion_nsec;
+		nc.memory_backed = d->memory_backed;
+		nc.fail_every = d->fail_every;
+		nc.timeout_every = d->timeout_every;
+		nc.requeue_every = d->requeue_every;
+		ret = blk_null_create(&nc, dev);
+	} else if (!strcmp(devname, "ram")) {
+		struct blk_ram_config rc = { .queue = q };
+
+		ret = blk_ram_create(&rc, dev);
+	} else {
+		snprintf(err, errlen, "dev=%s: unknown device, allowed null, ram",
+			 devname);
+		return -EINVAL;
+	}
+	if (ret) {
+		snprintf(err, errlen, "%s: cannot create device: %s", devname,
+			 strerror(-ret));
+		return ret;
+	}
+	if (elv != BLK_ELV_NONE) {
+		ret = blk_dev_set_elevator(*dev, elv);
+		if (ret) {
+			snprintf(err, errlen, "elevator=%s: %s", d->elevator,
+				 strerror(-ret));
+			blk_dev_close(*dev);
+			*dev = NULL;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ job state */
+
+struct io_u {
+	struct blk_bio bio;
+	struct iovec iov;
+	uint64_t start_ns;      /* batch prepared */
+	uint64_t issue_ns;      /* batch submitted */
+	struct io_u *next;
+	struct job_thread *td;
+	uint8_t ddir;
+};
+
+/* xoshiro256** (Blackman and Vigna, public domain algorithm) */
+struct rng {
+	uint64_t s[4];
+};
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t rng_next(struct rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+static void rng_seed(struct rng *r, uint64_t seed)
+{
+	unsigned int i;
+
+	/* splitmix64 to spread one seed over the state */
+	for (i = 0; i < 4; i++) {
+		uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		r->s[i] = z ^ (z >> 31);
+	}
+}
+
+/* Uniform in [0, n) by multiply-high (Lemire), no division. */
+static inline uint64_t rng_below(struct rng *r, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
+}
+
+struct job_progress {
+	_Atomic uint64_t ios[DDIR_NR];
+	_Atomic uint64_t bytes[DDIR_NR];
+	_Atomic bool done;
+};
+
+struct job_thread {
+	const struct bench_job_opts *o;
+	struct bench_job_result *res;
+	struct blk_dev *dev;
+	struct blk_mq_ctx *ctx;
+	pthread_t thread;
+	pthread_barrier_t *start_barrier;
+	struct io_u *ios;
+	void *buf;
+	struct io_u *free_list;
+	unsigned int nr_free;
+	struct io_u *completed;      /* reaped by the last blk_poll() */
+	struct io_u **batch;         /* I/Os of the batch being submitted */
+	struct rng rng;
+	uint64_t *randmap;           /* one bit per block (norandommap=0) */
+	uint64_t randmap_words;
+	uint64_t randmap_used;
+	uint64_t nr_blocks;          /* bs-sized blocks in the region */
+	uint64_t seq_pos[DDIR_NR];   /* next sequential block per direction */
+	uint64_t bytes_issued;
+	uint64_t bytes_limit;        /* 0: none (time_based) */
+	bool measuring;
+	bool lat;                    /* latency timestamps */
+	bool stop;
+	uint64_t t_start, t_measure, t_end_deadline;
+	struct rusage ru_start;
+	struct job_progress progress;
+	uint64_t ios_done[DDIR_NR];  /* progress, thread-local */
+	uint64_t bytes_done[DDIR_NR];
+};
+
+static void job_end_io(struct blk_bio *bio)
+{
+	struct io_u *u = (struct io_u *)bio;
+	struct job_thread *td = u->td;
+
+	u->next = td->completed;
+	td->completed = u;
+}
+
+static void job_error(struct job_thread *td, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void job_error(struct job_thread *td, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (td->res->error)
+		return;
+	td->res->error = err;
+	va_start(ap, fmt);
+	vsnprintf(td->res->errmsg, sizeof(td->res->errmsg), fmt, ap);
+	va_end(ap);
+	td->stop = true;
+}
+
+/* Pick the next block for a random direction, honouring the random map. */
+static inline uint64_t job_rand_block(struct job_thread *td)
+{
+	uint64_t b = rng_below(&td->rng, td->nr_blocks);
+	uint64_t w, bit, i;
+
+	if (!td->randmap)
+		return b;
+	if (td->randmap_used == td->nr_blocks) {
+		/* every block done once: start the next pass */
+		memset(td->randmap, 0, td->randmap_words * 8);
+		td->randmap_used = 0;
+	}
+	w = b >> 6;
+	bit = b & 63;
+	if (likely(!(td->randmap[w] & (1ull << bit))))
+		goto found;
+	/* taken: the next free block after it, wrapping */
+	for (i = 0; i <= td->randmap_words; i++) {
+		uint64_t free_bits = ~td->randmap[w];
+
+		if (i == 0)
+			free_bits &= ~0ull << bit;
+		if (w == td->randmap_words - 1 && (td->nr_blocks & 63))
+			free_bits &= (1ull << (td->nr_blocks & 63)) - 1;
+		if (free_bits) {
+			bit = (uint64_t)__builtin_ctzll(free_bits);
+			b = (w << 6) | bit;
+			goto found;
+		}
+		if (++w == td->randmap_words)
+			w = 0;
+	}
+	return b; /* cannot happen: randmap_used < nr_blocks */
+found:
+	td->randmap[w] |= 1ull << bit;
+	td->randmap_used++;
+	return b;
+}
+
+static inline enum bench_ddir job_pick_ddir(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+
+	switch (o->rw) {
+	case RW_READ:
+	case RW_RANDREAD:
+		return DDIR_READ;
+	case RW_WRITE:
+	case RW_RANDWRITE:
+		return DDIR_WRITE;
+	case RW_TRIM:
+	case RW_RANDTRIM:
+		return DDIR_TRIM;
+	default:
+		return rng_below(&td->rng, 100) < o->rwmixread ? DDIR_READ :
+								 DDIR_WRITE;
+	}
+}
+
+/* Fill in an I/O; false when the job has issued all it should. */
+static inline bool job_prep(struct job_thread *td, struct io_u *u)
+{
+	const struct bench_job_opts *o = td->o;
+	enum bench_ddir ddir;
+	uint64_t block;
+
+	if (td->bytes_limit && td->bytes_issued >= td->bytes_limit)
+		return false;
+	ddir = job_pick_ddir(td);
+	if (bench_rw_is_random(o->rw)) {
+		block = job_rand_block(td);
+	} else {
+		block = td->seq_pos[ddir];
+		if (++td->seq_pos[ddir] >= td->nr_blocks)
+			td->seq_pos[ddir] = 0;
+	}
+	u->ddir = (uint8_t)ddir;
+	u->bio.bi_offset = o->offset + block * o->bs;
+	u->bio.bi_size = o->bs;
+	u->bio.bi_flags = 0;
+	if (ddir == DDIR_TRIM) {
+		u->bio.bi_op = BLK_OP_DISCARD;
+		u->bio.bi_vcnt = 0;
+	} else {
+		u->bio.bi_op = ddir == DDIR_READ ? BLK_OP_READ : BLK_OP_WRITE;
+		u->bio.bi_vcnt = 1;
+	}
+	td->bytes_issued += o->bs;
+	return true;
+}
+
+/* Account one run of I/Os that share their timestamps. */
+static inline void job_account(struct job_thread *td, enum bench_ddir ddir,
+			       uint64_t n, uint64_t start, uint64_t issue,
+			       uint64_t now)
+{
+	struct bench_dir_stats *ds = &td->res->dir[ddir];
+
+	blk_hist_add_n(&ds->slat, issue - start, n);
+	blk_hist_add_n(&ds->clat, now - issue, n);
+	blk_hist_add_n(&ds->lat, now - start, n);
+}
+
+static void job_reset_stats(struct job_thread *td)
+{
+	unsigned int d;
+
+	for (d = 0; d < DDIR_NR; d++) {
+		struct bench_dir_stats *ds = &td->res->dir[d];
+
+		ds->ios = ds->bytes = ds->errors = 0;
+		blk_hist_init(&ds->slat);
+		blk_hist_init(&ds->clat);
+		blk_hist_init(&ds->lat);
+	}
+}
+
+/* Reap what blk_poll() completed: account, recycle. */
+static void job_reap(struct job_thread *td, uint64_t now)
+{
+	struct io_u *u = td->completed;
+	uint64_t run_n = 0, run_start = 0, run_issue = 0;
+	enum bench_ddir run_ddir = DDIR_READ;
+
+	td->completed = NULL;
+	while (u) {
+		struct io_u *next = u->next;
+		enum bench_ddir ddir = (enum bench_ddir)u->ddir;
+
+		if (unlikely(u->bio.bi_status)) {
+			td->res->dir[ddir].errors++;
+			job_error(td, blk_status_to_errno(u->bio.bi_status),
+				  "%s error at offset %llu, length %u: %s",
+				  ddir == DDIR_READ ? "read" :
+				  ddir == DDIR_WRITE ? "write" : "trim",
+				  (unsigned long long)u->bio.bi_offset,
+				  u->bio.bi_size,
+				  blk_status_str(u->bio.bi_status));
+		} else if (likely(td->measuring)) {
+			td->res->dir[ddir].ios++;
+			td->res->dir[ddir].bytes += u->bio.bi_size;
+			if (td->lat) {
+				if (run_n && (u->start_ns != run_start ||
+					      u->issue_ns != run_issue ||
+					      ddir != run_ddir)) {
+					job_account(td, run_ddir, run_n,
+						    run_start, run_issue, now);
+					run_n = 0;
+				}
+				run_start = u->start_ns;
+				run_issue = u->issue_ns;
+				run_ddir = ddir;
+				run_n++;
+			}
+		}
+		td->ios_done[ddir]++;
+		td->bytes_done[ddir] += u->bio.bi_size;
+		u->next = td->free_list;
+		td->free_list = u;
+		td->nr_free++;
+		u = next;
+	}
+	if (run_n)
+		job_account(td, run_ddir, run_n, run_start, run_issue, now);
+}
+
+static double tv_s(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static void job_measure_start(struct job_thread *td, uint64_t now)
+{
+	job_reset_stats(td);
+	td->measuring = true;
+	td->t_measure = now;
+	getrusage(RUSAGE_THREAD, &td->ru_start);
+}
+
+static void job_publish_progress(struct job_thread *td)
+{
+	unsigned int d;
+
+	for (d = 0; d < DDIR_NR; d++) {
+		atomic_store_explicit(&td->progress.ios[d], td->ios_done[d],
+				      memory_order_relaxed);
+		atomic_store_explicit(&td->progress.bytes[d], td->bytes_done[d],
+				      memory_order_relaxed);
+	}
+}
+
+static void *job_thread_fn(void *arg)
+{
+	struct job_thread *td = arg;
+	const struct bench_job_opts *o = td->o;
+	unsigned int batch_max = o->iodepth_batch ? o->iodepth_batch : o->iodepth;
+	uint64_t now, ramp_end, runtime_end = 0;
+	unsigned int loops = 0;
+	struct rusage ru;
+	int ret;
+
+	ret = blk_ctx_attach(td->dev, &td->ctx);
+	pthread_barrier_wait(td->start_barrier);
+	if (ret) {
+		job_error(td, ret, "cannot attach to the device: %s",
+			  strerror(-ret));
+		goto out;
+	}
+	now = bench_now_ns();
+	td->t_start = now;
+	ramp_end = now + o->ramp_time_ns;
+	if (o->runtime_ns)
+		runtime_end = ramp_end + o->runtime_ns;
+	if (!o->ramp_time_ns)
+		job_measure_start(td, now);
+
+	while (!td->stop) {
+		unsigned int n = 0;
+
+		/* submit a batch */
+		if (td->nr_free) {
+			uint64_t t0 = td->lat ? bench_now_ns() : 0;
+			unsigned int i;
+
+			blk_start_plug(td->ctx);
+			while (td->nr_free && n < batch_max) {
+				struct io_u *u = td->free_list;
+
+				if (!job_prep(td, u))
+					break;
+				u->start_ns = t0;
+				ret = blk_submit(td->ctx, &u->bio);
+				if (unlikely(ret)) {
+					td->bytes_issued -= o->bs;
+					if (ret == -EAGAIN)
+						break;
+					job_error(td, ret,
+						  "submit at offset %llu, length %u: %s",
+						  (unsigned long long)u->bio.bi_offset,
+						  u->bio.bi_size, strerror(-ret));
+					break;
+				}
+				td->free_list = u->next;
+				td->nr_free--;
+				td->batch[n++] = u;
+			}
+			blk_finish_plug(td->ctx);
+			if (td->lat) {
+				uint64_t t1 = bench_now_ns();
+
+				for (i = 0; i < n; i++)
+					td->batch[i]->issue_ns = t1;
+			}
+		}
+		/* reap */
+		if (blk_poll(td->ctx) > 0)
+			job_reap(td, td->lat ? bench_now_ns() : 0);
+		else if (!n && td->nr_free == o->iodepth &&
+			 td->bytes_limit && td->bytes_issued >= td->bytes_limit)
+			break; /* all issued and all back */
+
+		/* time checks, once per 16 loops when timestamps are off */
+		if (td->lat || (++loops & 15) == 0) {
+			now = bench_now_ns();
+			if (unlikely(!td->measuring) && now >= ramp_end)
+				job_measure_start(td, now);
+			if (runtime_end && now >= runtime_end)
+				break;
+			if ((loops & 1023) == 0)
+				job_publish_progress(td);
+		}
+	}
+	/* drain what is in flight; it is not counted after the deadline */
+	td->measuring = td->measuring && !runtime_end;
+	while (blk_ctx_inflight(td->ctx)) {
+		if (blk_poll(td->ctx) > 0)
+			job_reap(td, td->lat ? bench_now_ns() : 0);
+	}
+	now = bench_now_ns();
+	if (!td->t_measure)
+		td->t_measure = now;
+	td->res->runtime_ns = (runtime_end && now > runtime_end ? runtime_end : now) -
+			      td->t_measure;
+	getrusage(RUSAGE_THREAD, &ru);
+	td->res->usr_cpu_s = tv_s(ru.ru_utime) - tv_s(td->ru_start.ru_utime);
+	td->res->sys_cpu_s = tv_s(ru.ru_stime) - tv_s(td->ru_start.ru_stime);
+	td->res->ctx_switches = (uint64_t)(ru.ru_nvcsw + ru.ru_nivcsw -
+					   td->ru_start.ru_nvcsw -
+					   td->ru_start.ru_nivcsw);
+	td->res->minf = (uint64_t)(ru.ru_minflt - td->ru_start.ru_minflt);
+	td->res->majf = (uint64_t)(ru.ru_majflt - td->ru_start.ru_majflt);
+	job_publish_progress(td);
+	blk_ctx_detach(td->ctx);
+	td->ctx = NULL;
+out:
+	atomic_store(&td->progress.done, true);
+	return NULL;
+}
+
+static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
+		     uint64_t dev_size, uint32_t lbs, unsigned int seed_idx,
+		     char *err, size_t errlen)
+{
+	uint64_t size = o->size ? o->size : dev_size - o->offset;
+	unsigned int i;
+	char *p;
+
+	td->o = o;
+	if (o->offset >= dev_size || size > dev_size - o->offset) {
+		snprintf(err, errlen,
+			 "%s: offset=%llu size=%llu: past the end of the %llu-byte device",
+			 o->name, (unsigned long long)o->offset,
+			 (unsigned long long)size, (unsigned long long)dev_size);
+		return -ERANGE;
+	}
+	if (o->bs % lbs || o->offset % lbs) {
+		snprintf(err, errlen,
+			 "%s: bs=%u offset=%llu: must be multiples of the logical block size %u",
+			 o->name, o->bs, (unsigned long long)o->offset, lbs);
+		return -EINVAL;
+	}
+	td->nr_blocks = size / o->bs;
+	if (!td->nr_blocks) {
+		snprintf(err, errlen, "%s: size=%llu: smaller than bs=%u",
+			 o->name, (unsigned long long)size, o->bs);
+		return -EINVAL;
+	}
+	if (!o->time_based)
+		td->bytes_limit = o->io_size ? o->io_size :
+					       td->nr_blocks * o->bs * o->loops;
+	td->lat = !o->gtod_reduce && !o->disable_lat;
+	td->res->lat_valid = td->lat;
+	td->ios = calloc(o->iodepth, sizeof(*td->ios));
+	td->batch = calloc(o->iodepth, sizeof(*td->batch));
+	if (posix_memalign(&td->buf, 4096, (size_t)o->iodepth * o->bs))
+		td->buf = NULL;
+	if (!td->ios || !td->batch || !td->buf)
+		goto nomem;
+	/* fio fills write buffers with random data once */
+	rng_seed(&td->rng, o->randseed ^ 0x5bd1e995u);
+	for (p = td->buf; p < (char *)td->buf + (size_t)o->iodepth * o->bs; p += 8) {
+		uint64_t v = rng_next(&td->rng);
+
+		memcpy(p, &v, 8);
+	}
+	if (bench_rw_is_random(o->rw) && !o->norandommap) {
+		td->randmap_words = (td->nr_blocks + 63) / 64;
+		td->randmap = calloc(td->randmap_words, 8);
+		if (!td->randmap)
+			goto nomem;
+	}
+	rng_seed(&td->rng, o->randrepeat ? o->randseed + seed_idx :
+					   bench_gettime_ns() + seed_idx);
+	for (i = 0; i < o->iodepth; i++) {
+		struct io_u *u = &td->ios[i];
+
+		u->td = td;
+		u->iov.iov_base = (char *)td->buf + (size_t)i * o->bs;
+		u->iov.iov_len = o->bs;
+		u->bio.bi_io_vec = &u->iov;
+		u->bio.bi_end_io = job_end_io;
+		u->bio.bi_private = u;
+		u->next = td->free_list;
+		td->free_list = u;
+	}
+	td->nr_free = o->iodepth;
+	return 0;
+nomem:
+	snprintf(err, errlen, "%s: out of memory for iodepth=%u bs=%u",
+		 o->name, o->iodepth, o->bs);
+	return -ENOMEM;
+}
+
+static void job_teardown(struct job_thread *td)
+{
+	free(td->ios);
+	free(td->batch);
+	free(td->buf);
+	free(td->randmap);
+}
+
+/* -------------------------------------------------------------- progress */
+
+static void fmt_rate(char *buf, size_t len, double v, const char *unit)
+{
+	if (v >= 1e6)
+		snprintf(buf, len, "%.1fM%s", v / 1e6, unit);
+	else if (v >= 1e3)
+		snprintf(buf, len, "%.1fk%s", v / 1e3, unit);
+	else
+		snprintf(buf, len, "%.0f%s", v, unit);
+}
+
+static void progress_line(struct job_thread *tds, unsigned int n,
+			  uint64_t elapsed_ns, uint64_t total_ns,
+			  uint64_t *prev_ios, uint64_t *prev_bytes, double dt_s)
+{
+	uint64_t ios[DDIR_NR] = { 0 }, bytes[DDIR_NR] = { 0 };
+	unsigned int i, d, running = 0;
+	char r_iops[32], w_iops[32], r_bw[32], w_bw[32], eta[32] = "--";
+
+	for (i = 0; i < n; i++) {
+		if (!atomic_load(&tds[i].progress.done))
+			running++;
+		for (d = 0; d < DDIR_NR; d++) {
+			ios[d] += atomic_load_explicit(&tds[i].progress.ios[d],
+						       memory_order_relaxed);
+			bytes[d] += atomic_load_explicit(
+				&tds[i].progress.bytes[d], memory_order_relaxed);
+		}
+	}
+	fmt_rate(r_iops, sizeof(r_iops), (double)(ios[0] - prev_ios[0]) / dt_s, "");
+	fmt_rate(w_iops, sizeof(w_iops), (double)(ios[1] - prev_ios[1]) / dt_s, "");
+	fmt_rate(r_bw, sizeof(r_bw),
+		 (double)(bytes[0] - prev_bytes[0]) / dt_s / 1048576.0, "MiB/s");
+	fmt_rate(w_bw, sizeof(w_bw),
+		 (double)(bytes[1] - prev_bytes[1]) / dt_s / 1048576.0, "MiB/s");
+	if (total_ns && total_ns > elapsed_ns) {
+		uint64_t s = (total_ns - elapsed_ns) / 1000000000ull;
+
+		snprintf(eta, sizeof(eta), "%02llum:%02llus",
+			 (unsigned long long)(s / 60), (unsigned long long)(s % 60));
+	}
+	fprintf(stderr, "\rJobs: %u (f=%u): [%.1f%%][r=%s,w=%s][r=%s,w=%s IOPS][eta %s]   ",
+		running, running,
+		total_ns ? 100.0 * (double)elapsed_ns / (double)total_ns : 0.0,
+		r_bw, w_bw, r_iops, w_iops, eta);
+	fflush(stderr);
+	memcpy(prev_ios, ios, sizeof(ios));
+	memcpy(prev_bytes, bytes, sizeof(bytes));
+}
+
+/* Wait for a group's threads, printing progress once a second. */
+static void wait_group(const struct bench_opts *o, struct job_thread *tds,
+		       unsigned int n, uint64_t total_ns)
+{
+	uint64_t start = bench_gettime_ns(), last = start;
+	uint64_t prev_ios[DDIR_NR] = { 0 }, prev_bytes[DDIR_NR] = { 0 };
+	bool tty = o->eta_always || (!o->quiet_progress && isatty(2));
+	bool printed = false;
+	unsigned int i;
+
+	for (;;) {
+		bool all_done = true;
+		uint64_t now;
+
+		for (i = 0; i < n; i++)
+			if (!atomic_load(&tds[i].progress.done))
+				all_done = false;
+		if (all_done)
+			break;
+		usleep(20000);
+		now = bench_gettime_ns();
+		/* a progress line only for runs longer than 2 s */
+		if (tty && now - last >= 1000000000ull &&
+		    now - start > 2000000000ull) {
+			progress_line(tds, n, now - start, total_ns, prev_ios,
+				      prev_bytes, (double)(now - last) / 1e9);
+			last = now;
+			printed = true;
+		} else if (tty && now - last >= 1000000000ull) {
+			/* keep the rate window at one second */
+			progress_line(tds, 0, 0, 0, prev_ios, prev_bytes, 1);
+			last = now;
+		}
+	}
+	if (printed)
+		fprintf(stderr, "\n");
+}
+
+/* ------------------------------------------------------------------ run */
+
+static uint64_t job_region_end(const struct bench_job_opts *j)
+{
+	return j->offset + (j->size ? j->size : (1ull << 30));
+}
+
+int bench_run(const struct bench_opts *o, const char *devname,
+	      struct bench_run_result *res, char *err, size_t errlen)
+{
+	unsigned int i, t, nr_threads = 0, max_group_threads = 0, group = 0;
+	unsigned int gstart_job;
+	struct job_thread *tds = NULL;
+	struct blk_dev *dev = NULL;
+	struct blk_dev_info info;
+	struct rusage ru0, ru1;
+	uint64_t size = 0, t0;
+	struct blk_hist *h;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	snprintf(res->dev, sizeof(res->dev), "%s", devname);
+	/* threads per stonewall group: the device gets one queue per thread */
+	for (i = 0, t = 0; i < o->nr_jobs; i++) {
+		if (o->jobs[i].stonewall && i)
+			t = 0;
+		t += o->jobs[i].numjobs;
+		if (t > max_group_threads)
+			max_group_threads = t;
+		nr_threads += o->jobs[i].numjobs;
+		if (job_region_end(&o->jobs[i]) > size)
+			size = job_region_end(&o->jobs[i]);
+	}
+	ret = bench_dev_open(&o->dev, devname, size, max_group_threads, &dev,
+			     err, errlen);
+	if (ret)
+		return ret;
+	blk_dev_get_info(dev, &info);
+	res->info = info;
+	res->jobs = calloc(nr_threads, sizeof(*res->jobs));
+	tds = calloc(nr_threads, sizeof(*tds));
+	if (!res->jobs || !tds) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory for %u job threads", nr_threads);
+		goto out;
+	}
+	res->nr_jobs = nr_threads;
+	for (i = 0, t = 0; i < o->nr_jobs; i++) {
+		unsigned int k;
+
+		if (o->jobs[i].stonewall && i)
+			group++;
+		for (k = 0; k < o->jobs[i].numjobs; k++, t++) {
+			struct bench_job_result *r = &res->jobs[t];
+
+			snprintf(r->name, sizeof(r->name), "%s", o->jobs[i].name);
+			r->opts = &o->jobs[i];
+			r->groupid = group;
+			r->jobnum = k;
+			r->nr_threads = 1;
+			tds[t].res = r;
+			tds[t].dev = dev;
+			job_reset_stats(&tds[t]);
+			ret = job_setup(&tds[t], &o->jobs[i], info.capacity,
+					info.logical_block_size, t, err, errlen);
+			if (ret)
+				goto out;
+		}
+	}
+
+	getrusage(RUSAGE_SELF, &ru0);
+	t0 = bench_gettime_ns();
+	/* run stonewall groups one after another */
+	for (gstart_job = 0, t = 0; gstart_job < o->nr_jobs;) {
+		unsigned int gend = gstart_job + 1, gthreads, first = t;
+		pthread_barrier_t barrier;
+		uint64_t total_ns = 0;
+
+		while (gend < o->nr_jobs && !o->jobs[gend].stonewall)
+			gend++;
+		for (i = gstart_job, gthreads = 0; i < gend; i++) {
+			const struct bench_job_opts *j = &o->jobs[i];
+			uint64_t jt = j->runtime_ns ? j->ramp_time_ns + j->runtime_ns : 0;
+
+			gthreads += j->numjobs;
+			if (jt > total_ns)
+				total_ns = jt;
+		}
+		pthread_barrier_init(&barrier, NULL, gthreads);
+		for (i = 0; i < gthreads; i++) {
+			tds[first + i].start_barrier = &barrier;
+			if (pthread_create(&tds[first + i].thread, NULL,
+					   job_thread_fn, &tds[first + i])) {
+				/* threads already started wait at the barrier:
+				 * let the rest of the count through as failures */
+				unsigned int k;
+
+				for (k = i; k < gthreads; k++) {
+					job_error(&tds[first + k], -EAGAIN,
+						  "cannot start the job thread");
+					atomic_store(&tds[first + k].progress.done, true);
+				}
+				for (k = i; k < gthreads; k++)
+					pthread_barrier_wait(&barrier);
+				gthreads = i;
+				break;
+			}
+		}
+		wait_group(o, tds + first, gthreads, total_ns);
+		for (i = 0; i < gthreads; i++)
+			pthread_join(tds[first + i].thread, NULL);
+		pthread_barrier_destroy(&barrier);
+		for (i = gstart_job; i < gend; i++)
+			t += o->jobs[i].numjobs;
+		gstart_job = gend;
+	}
+	res->wall_ns = bench_gettime_ns() - t0;
+	getrusage(RUSAGE_SELF, &ru1);
+	res->proc_usr_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
+	res->proc_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+	blk_dev_get_stats(dev, &res->disk);
+	h = malloc(sizeof(*h));
+	if (h) {
+		uint64_t n = 0;
+		double sum = 0;
+
+		for (i = 0; i < 2; i++) {
+			blk_hist_init(h);
+			blk_dev_get_lat_hist(dev, (enum blk_stat_dir)i, h);
+			n += h->count;
+			sum += h->sum;
+		}
+		res->core_lat_count = n;
+		res->core_lat_mean_ns = n ? sum / (double)n : 0;
+		free(h);
+	}
+	ret = 0;
+out:
+	for (i = 0; tds && i < nr_threads; i++)
+		job_teardown(&tds[i]);
+	free(tds);
+	blk_dev_close(dev);
+	if (ret) {
+		free(res->jobs);
+		res->jobs = NULL;
+		res->nr_jobs = 0;
+	}
+	return ret;
+}
+
+void bench_run_result_free(struct bench_run_result *res)
+{
+	free(res->jobs);
+	res->jobs = NULL;
+	res->nr_jobs = 0;
+}

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fio job files for blkstack bench.
+ *
+ * The syntax is fio's ini dialect: "[section]" headers, "key=value" lines,
+ * bare keys ("time_based"), whitespace around '=' ignored, and comments only
+ * as whole lines starting with ';' or '#'.  [global] sets the defaults of
+ * the jobs that follow it; a later [global] changes only the jobs after it.
+ * "${VAR}" in a value is replaced by the environment variable VAR.
+ *
+ * Why not libinih: Debian's libinih is built with upstream's defaults, so
+ * INI_ALLOW_NO_VALUE is off and it rejects the bare keys ("time_based")
+ * that fio job files use all the time; its default inline " ;" comments
+ * also differ from fio.  The dialect is small enough that a line parser is
+ * simpler than working around either.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "bench/options.h"
+
+struct jobfile {
+	struct bench_opts *o;
+	const char *path;
+	unsigned int lineno;
+	struct bench_job_opts global;	/* the [global] sections so far */
+	struct bench_job_opts *cur;	/* &global, a job, or NULL before any */
+	char *err;
+	size_t errlen;
+};
+
+/* "path:line: <what>" */
+static __attribute__((format(printf, 3, 4)))
+int jf_err(struct jobfile *jf, int rc, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (jf->err && jf->errlen)
+		snprintf(jf->err, jf->errlen, "%s:%u: %s", jf->path,
+			 jf->lineno, what);
+	return rc;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' ||
+	       c == '\f';
+}
+
+/* Trim in place: returns the first non-blank, cuts trailing blanks. */
+static char *trim(char *s)
+{
+	char *e;
+
+	while (is_blank(*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && is_blank(e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int append(char **buf, size_t *len, size_t *cap, const char *s,
+		  size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t ncap = (*len + n + 1) * 2;
+		char *nb = realloc(*buf, ncap);
+
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = ncap;
+	}
+	memcpy(*buf + *len, s, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+/*
+ * Replace each ${VAR} in @in by getenv(VAR).  fio substitutes an empty
+ * string for an unset variable; here that is an error, since an empty value
+ * would only fail later with a message that hides the cause.
+ */
+static int expand_env(struct jobfile *jf, const char *in, char **out)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	const char *p = in;
+	int rc = 0;
+
+	rc = append(&buf, &len, &cap, "", 0);
+	while (!rc && *p) {
+		const char *q = strstr(p, "${"), *end, *val;
+		char name[128];
+		size_t n;
+
+		if (!q) {
+			rc = append(&buf, &len, &cap, p, strlen(p));
+			break;
+		}
+		rc = append(&buf, &len, &cap, p, q - p);
+		if (rc)
+			break;
+		end = strchr(q + 2, '}');
+		if (!end) {
+			rc = jf_err(jf, -EINVAL, "unterminated '${' in '%s'", in);
+			break;
+		}
+		n = end - (q + 2);
+		if (!n || n >= sizeof(name)) {
+			rc = jf_err(jf, -EINVAL, "bad variable name in '%s'", in);
+			break;
+		}
+		memcpy(name, q + 2, n);
+		name[n] = '\0';
+		val = getenv(name);
+		if (!val) {
+			rc = jf_err(jf, -EINVAL,
+				    "environment variable '%s' is not set", name);
+			break;
+		}
+		rc = append(&buf, &len, &cap, val, strlen(val));
+		p = end + 1;
+	}
+	if (rc == -ENOMEM)
+		jf_err(jf, rc, "out of memory");
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	return 0;
+}
+
+static int section(struct jobfile *jf, char *line)
+{
+	char *close = strrchr(line, ']');
+	char *name;
+
+	if (!close || close[1])
+		return jf_err(jf, -EINVAL, "bad section header '%s'", line);
+	*close = '\0';
+	name = trim(line + 1);
+	if (!*name)
+		return jf_err(jf, -EINVAL, "empty section name");
+	if (strlen(name) >= BENCH_NAME_MAX)
+		return jf_err(jf, -EINVAL,
+			      "section name '%s' longer than %d characters",
+			      name, BENCH_NAME_MAX - 1);
+	if (!strcmp(name, "global")) {
+		jf->cur = &jf->global;
+		return 0;
+	}
+	if (jf->o->nr_jobs >= BENCH_MAX_JOBS)
+		return jf_err(jf, -EINVAL, "more than %d jobs", BENCH_MAX_JOBS);
+	/* A job starts from [global] as it stands at the job's header. */
+	jf->cur = &jf->o->jobs[jf->o->nr_jobs++];
+	*jf->cur = jf->global;
+	snprintf(jf->cur->name, sizeof(jf->cur->name), "%s", name);
+	return 0;
+}
+
+/* "include" starts a line only as fio's directive, never as an option. */
+static bool is_include(const char *s)
+{
+	return !strncmp(s, "include", 7) && (!s[7] || is_blank(s[7]));
+}
+
+static int option(struct jobfile *jf, char *line)
+{
+	char *eq = strchr(line, '='), *key, *val = NULL, *exp = NULL;
+	char msg[384];
+	int rc;
+
+	if (eq) {
+		*eq = '\0';
+		val = trim(eq + 1);
+	}
+	key = trim(line);
+	if (is_include(key))
+		return jf_err(jf, -EINVAL,
+			      "'include' is a fio directive that blkstack bench does not support");
+	if (!*key)
+		return jf_err(jf, -EINVAL, "option name missing before '='");
+	if (!jf->cur)
+		return jf_err(jf, -EINVAL,
+			      "option '%s' outside of a [section]", key);
+	if (val && strstr(val, "${")) {
+		rc = expand_env(jf, val, &exp);
+		if (rc)
+			return rc;
+		val = exp;
+	}
+	rc = bench_set_option(jf->o, jf->cur, key, val, msg, sizeof(msg));
+	free(exp);
+	if (rc)
+		return jf_err(jf, -EINVAL, "%s", msg);
+	return 0;
+}
+
+static int parse_line(struct jobfile *jf, char *raw)
+{
+	char *line = trim(raw);
+
+	if (!*line || *line == ';' || *line == '#')
+		return 0;
+	if (*line == '[')
+		return section(jf, line);
+	return option(jf, line);
+}
+
+int bench_parse_jobfile(struct bench_opts *o, const char *path,
+			const struct bench_job_opts *global, char *err,
+			size_t errlen)
+{
+	struct jobfile jf = {
+		.o = o, .path = path, .err = err, .errlen = errlen,
+	};
+	unsigned int first = o->nr_jobs, i;
+	bool is_stdin = !strcmp(path, "-");
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int rc = 0;
+
+	if (global)
+		jf.global = *global;
+	else
+		bench_job_defaults(&jf.global);
+
+	f = is_stdin ? stdin : fopen(path, "r");
+	if (!f) {
+		rc = -errno;
+		if (err && errlen)
+			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	while (getline(&line, &cap, f) >= 0) {
+		jf.lineno++;
+		rc = parse_line(&jf, line);
+		if (rc)
+			break;
+	}
+	if (!rc && ferror(f)) {
+		rc = -EIO;
+		if (err && errlen)
+			snprintf(err, errlen, "%s: read error", path);
+	}
+	free(line);
+	if (!is_stdin)
+		fclose(f);
+
+	if (!rc && o->nr_jobs == first) {
+		rc = -EINVAL;
+		if (err && errlen)
+			snprintf(err, errlen, "%s: no jobs defined", path);
+	}
+	if (rc) {
+		/* Leave @o's job list as it was. */
+		o->nr_jobs = first;
+		return rc;
+	}
+	/* fio caps the batch at the depth rather than failing. */
+	for (i = first; i < o->nr_jobs; i++)
+		if (o->jobs[i].iodepth_batch > o->jobs[i].iodepth)
+			o->jobs[i].iodepth_batch = o->jobs[i].iodepth;
+	return 0;
+}

@@ -1,0 +1,1285 @@
+// SPDX-License-Identifier: MIT
+/*
+ * blkstack bench options: one table of every option, shared by the command
+ * line and by job files.
+ *
+ * Names, value syntax and defaults follow the fio HOWTO ("Job file
+ * parameters", "Parameter types") so that a fio job file means the same
+ * thing here.  fio options that blkstack does not implement are named in
+ * their own list so that a user gets "not supported" rather than "unknown"
+ * and knows the file is fine for fio itself.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bench/options.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define NSEC_PER_USEC 1000ULL
+#define NSEC_PER_MSEC 1000000ULL
+#define NSEC_PER_SEC 1000000000ULL
+
+#define USAGE_COL 28	/* column of the help text in bench_usage() */
+
+enum opt_type {
+	OPT_UINT,	/* fio int: number with optional k/m/g suffix */
+	OPT_SIZE,	/* bytes, same syntax as OPT_UINT */
+	OPT_TIME,	/* duration with optional unit */
+	OPT_BOOL,	/* 0 | 1; a bare option means 1 */
+	OPT_STR,	/* text copied into a char array */
+	OPT_CHOICE,	/* one word out of ->choices */
+};
+
+enum opt_where {
+	OPT_JOB,	/* struct bench_job_opts */
+	OPT_DEV,	/* struct bench_dev_opts: applies to the whole run */
+	OPT_IGNORED,	/* accepted so fio job files run, no effect */
+};
+
+/* Groups only decide where bench_usage() lists an option. */
+enum opt_group {
+	GRP_JOB,
+	GRP_DEV,
+	GRP_NULL,
+};
+
+#define OPT_F_ALIGN512	0x1	/* value must be a multiple of 512 */
+#define OPT_F_POW2	0x2	/* value must be a power of two */
+#define OPT_F_CHOICE_STR 0x4	/* choice is stored as its name, not ->val */
+
+struct opt_choice {
+	const char *name;
+	int val;
+};
+
+struct opt_def;
+
+/* Everything a value parser or an apply hook needs to do its work. */
+struct opt_ctx {
+	const struct opt_def *d;
+	const char *name;	/* as the user spelled it (may be an alias) */
+	const char *val;
+	struct bench_opts *o;
+	struct bench_job_opts *j;
+	char *err;
+	size_t errlen;
+};
+
+struct opt_def {
+	const char *name;
+	const char *alias[3];	/* NULL-terminated */
+	enum opt_type type;
+	enum opt_group group;
+	enum opt_where where;
+	size_t off;		/* offset in the job or dev struct */
+	size_t len;		/* size of that field */
+	uint64_t min, max;	/* OPT_TIME: in ns */
+	uint64_t unit_ns;	/* OPT_TIME: unit of a bare number */
+	uint64_t store_ns;	/* OPT_TIME: unit of the stored field */
+	unsigned int flags;
+	const struct opt_choice *choices;	/* NULL-name terminated */
+	const char *const *unsupported;		/* fio values we reject */
+	/* Replaces the plain store; @v is the parsed number (choice: ->val). */
+	int (*apply)(struct opt_ctx *c, uint64_t v);
+	const char *metavar;	/* usage placeholder when the type's is wrong */
+	const char *def;	/* default, parsed at init; NULL: zero */
+	const char *help;
+};
+
+#define JOBF(f) .where = OPT_JOB, .group = GRP_JOB, \
+	.off = offsetof(struct bench_job_opts, f), \
+	.len = sizeof(((struct bench_job_opts *)0)->f)
+#define DEVF(f) .where = OPT_DEV, .group = GRP_DEV, \
+	.off = offsetof(struct bench_dev_opts, f), \
+	.len = sizeof(((struct bench_dev_opts *)0)->f)
+#define NULLF(f) .where = OPT_DEV, .group = GRP_NULL, \
+	.off = offsetof(struct bench_dev_opts, f), \
+	.len = sizeof(((struct bench_dev_opts *)0)->f)
+
+static const struct opt_choice rw_choices[] = {
+	{ "read", RW_READ },
+	{ "write", RW_WRITE },
+	{ "randread", RW_RANDREAD },
+	{ "randwrite", RW_RANDWRITE },
+	{ "rw", RW_RW },
+	{ "readwrite", RW_RW },
+	{ "randrw", RW_RANDRW },
+	{ "trim", RW_TRIM },
+	{ "randtrim", RW_RANDTRIM },
+	{ NULL, 0 },
+};
+
+static const char *const rw_unsupported[] = {
+	"trimwrite", "randtrimwrite", NULL,
+};
+
+static const struct opt_choice clock_choices[] = {
+	{ "clock_gettime", CLK_GETTIME },
+	{ "cpu", CLK_CPU },
+	{ NULL, 0 },
+};
+
+static const char *const clock_unsupported[] = { "gettimeofday", NULL };
+
+static const struct opt_choice elevator_choices[] = {
+	{ "none", 0 },
+	{ "mq-deadline", 1 },
+	{ NULL, 0 },
+};
+
+static const char *const elevator_unsupported[] = {
+	"kyber", "bfq", "deadline", "cfq", "noop", NULL,
+};
+
+/* Driver names --dev= accepts, in the order usage lists them. */
+static const char *const dev_names[] = { "null", "ram" };
+
+static int apply_rw(struct opt_ctx *c, uint64_t v);
+static int apply_rwmixwrite(struct opt_ctx *c, uint64_t v);
+static int apply_dev(struct opt_ctx *c, uint64_t v);
+
+static const struct opt_def opts[] = {
+	/* Job options, fio's names and defaults. */
+	{ .name = "name", .type = OPT_STR, JOBF(name),
+	  .help = "job name; on the command line --name= starts a new job, --name=global a global section" },
+	{ .name = "description", .type = OPT_STR, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .help = "accepted and ignored" },
+	{ .name = "thread", .type = OPT_BOOL, .group = GRP_JOB,
+	  .where = OPT_IGNORED,
+	  .help = "accepted and ignored: jobs always run as threads" },
+	{ .name = "rw", .alias = { "readwrite" }, .type = OPT_CHOICE, JOBF(rw),
+	  .choices = rw_choices, .unsupported = rw_unsupported,
+	  .apply = apply_rw, .def = "read", .help = "I/O pattern" },
+	{ .name = "bs", .alias = { "blocksize" }, .type = OPT_SIZE, JOBF(bs),
+	  .min = 512, .max = 16 << 20, .flags = OPT_F_ALIGN512, .def = "4k",
+	  .help = "block size, a multiple of 512; one size for reads and writes" },
+	{ .name = "iodepth", .type = OPT_UINT, JOBF(iodepth),
+	  .min = 1, .max = 65536, .def = "1",
+	  .help = "requests kept in flight per thread" },
+	{ .name = "iodepth_batch", .alias = { "iodepth_batch_submit" },
+	  .type = OPT_UINT, JOBF(iodepth_batch), .min = 0, .max = 65536,
+	  .def = "0",
+	  .help = "requests submitted at once; 0 or more than iodepth: iodepth" },
+	{ .name = "numjobs", .type = OPT_UINT, JOBF(numjobs),
+	  .min = 1, .max = 1024, .def = "1",
+	  .help = "threads running this job" },
+	{ .name = "size", .type = OPT_SIZE, JOBF(size), .max = UINT64_MAX,
+	  .def = "0",
+	  .help = "range of the device each thread covers; 0: the device, or 1G" },
+	{ .name = "offset", .type = OPT_SIZE, JOBF(offset), .max = UINT64_MAX,
+	  .def = "0", .help = "start of the range" },
+	{ .name = "io_size", .alias = { "io_limit" }, .type = OPT_SIZE,
+	  JOBF(io_size), .max = UINT64_MAX, .def = "0",
+	  .help = "bytes each thread transfers; 0: size" },
+	{ .name = "runtime", .alias = { "timeout" }, .type = OPT_TIME,
+	  JOBF(runtime_ns), .max = UINT64_MAX, .unit_ns = NSEC_PER_SEC,
+	  .store_ns = 1, .def = "0", .help = "stop after this long; 0: no limit" },
+	{ .name = "ramp_time", .type = OPT_TIME, JOBF(ramp_time_ns),
+	  .max = UINT64_MAX, .unit_ns = NSEC_PER_SEC, .store_ns = 1,
+	  .def = "0", .help = "run this long before statistics are kept" },
+	{ .name = "time_based", .type = OPT_BOOL, JOBF(time_based), .max = 1,
+	  .def = "0", .help = "repeat the workload until runtime has passed" },
+	{ .name = "rwmixread", .type = OPT_UINT, JOBF(rwmixread),
+	  .min = 0, .max = 100, .def = "50",
+	  .help = "percent of reads in rw and randrw" },
+	{ .name = "rwmixwrite", .type = OPT_UINT, JOBF(rwmixread),
+	  .min = 0, .max = 100, .apply = apply_rwmixwrite,
+	  .help = "percent of writes in rw and randrw; sets rwmixread to 100 - N (default 50)" },
+	{ .name = "norandommap", .type = OPT_BOOL, JOBF(norandommap), .max = 1,
+	  .def = "0",
+	  .help = "random offsets may repeat before every block was hit" },
+	{ .name = "randrepeat", .type = OPT_BOOL, JOBF(randrepeat), .max = 1,
+	  .def = "1", .help = "the same random sequence on every run" },
+	{ .name = "randseed", .type = OPT_UINT, JOBF(randseed),
+	  .max = UINT64_MAX, .def = "0x89",
+	  .help = "seed of the random offsets (fio's default)" },
+	{ .name = "loops", .type = OPT_UINT, JOBF(loops),
+	  .min = 1, .max = UINT32_MAX, .def = "1",
+	  .help = "run the workload this many times" },
+	{ .name = "gtod_reduce", .type = OPT_BOOL, JOBF(gtod_reduce), .max = 1,
+	  .def = "0", .help = "no per-request timestamps, so no latencies" },
+	{ .name = "disable_lat", .alias = { "disable_clat", "disable_slat" },
+	  .type = OPT_BOOL, JOBF(disable_lat), .max = 1, .def = "0",
+	  .help = "keep no latency statistics" },
+	{ .name = "group_reporting", .type = OPT_BOOL, JOBF(group_reporting),
+	  .max = 1, .def = "0",
+	  .help = "report the threads of a job as one" },
+	{ .name = "clocksource", .type = OPT_CHOICE, JOBF(clocksource),
+	  .choices = clock_choices, .unsupported = clock_unsupported,
+	  .help = "timestamp clock (default: cpu when the TSC is invariant, else clock_gettime)" },
+	{ .name = "stonewall", .alias = { "wait_for_previous" },
+	  .type = OPT_BOOL, JOBF(stonewall), .max = 1, .def = "0",
+	  .help = "start only after every earlier job has finished" },
+
+	/* Device options: null_blk module parameters and queue attributes. */
+	{ .name = "dev", .type = OPT_STR, DEVF(devs), .apply = apply_dev,
+	  .metavar = "LIST",
+	  .help = "drivers to run in turn, comma-separated: null, ram (default null,ram for the matrix)" },
+	{ .name = "dev_size", .type = OPT_SIZE, DEVF(dev_size),
+	  .max = UINT64_MAX, .flags = OPT_F_ALIGN512, .def = "0",
+	  .help = "device capacity; 0: the largest offset+size of the jobs" },
+	{ .name = "logical_block_size", .type = OPT_SIZE,
+	  DEVF(logical_block_size), .min = 512, .max = 65536,
+	  .flags = OPT_F_POW2, .def = "512",
+	  .help = "a power of 2; bs and dev_size must be multiples of it" },
+	{ .name = "max_sectors", .type = OPT_UINT, DEVF(max_sectors),
+	  .min = 8, .max = 65536, .def = "2560",
+	  .help = "largest request, in 512-byte sectors" },
+	{ .name = "max_segments", .type = OPT_UINT, DEVF(max_segments),
+	  .min = 1, .max = 4096, .def = "128",
+	  .help = "most data segments in one request" },
+	{ .name = "nr_hw_queues", .alias = { "submit_queues" },
+	  .type = OPT_UINT, DEVF(nr_hw_queues), .min = 0, .max = 256,
+	  .def = "0",
+	  .help = "hardware queues; 0: numjobs of the largest job" },
+	{ .name = "hw_queue_depth", .type = OPT_UINT, DEVF(hw_queue_depth),
+	  .min = 1, .max = 65536, .def = "256",
+	  .help = "tags per hardware queue" },
+	{ .name = "shared_tags", .type = OPT_BOOL, DEVF(shared_tags), .max = 1,
+	  .def = "0", .help = "one tag set shared by all hardware queues" },
+	{ .name = "elevator", .alias = { "ioscheduler" }, .type = OPT_CHOICE,
+	  DEVF(elevator), .flags = OPT_F_CHOICE_STR,
+	  .choices = elevator_choices, .unsupported = elevator_unsupported,
+	  .def = "none", .help = "I/O scheduler" },
+	{ .name = "iostats", .type = OPT_BOOL, DEVF(iostats), .max = 1,
+	  .def = "1", .help = "keep the device's I/O statistics" },
+	{ .name = "run_batch", .type = OPT_UINT, DEVF(run_batch),
+	  .min = 1, .max = 65536, .def = "1",
+	  .help = "completions before a stopped queue is run again" },
+	{ .name = "rq_timeout", .type = OPT_TIME, DEVF(rq_timeout_ms),
+	  .min = NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC,
+	  .unit_ns = NSEC_PER_MSEC, .store_ns = NSEC_PER_MSEC, .def = "30s",
+	  .help = "time before a request is timed out, whole ms" },
+
+	/* null driver: null_blk's parameter names. */
+	{ .name = "irqmode", .type = OPT_UINT, NULLF(irqmode),
+	  .min = 0, .max = 2, .def = "0",
+	  .help = "completion: 0 inline, 1 completion thread, 2 timer" },
+	{ .name = "completion_nsec", .type = OPT_TIME, NULLF(completion_nsec),
+	  .min = 0, .max = NSEC_PER_SEC, .unit_ns = 1, .store_ns = 1,
+	  .def = "10000", .help = "timer completion delay for irqmode=2" },
+	{ .name = "memory_backed", .type = OPT_BOOL, NULLF(memory_backed),
+	  .max = 1, .def = "0", .help = "keep written data and return it on reads" },
+	{ .name = "fail_every", .type = OPT_UINT, NULLF(fail_every),
+	  .max = UINT64_MAX, .def = "0",
+	  .help = "every Nth request fails with an I/O error; 0: off" },
+	{ .name = "timeout_every", .type = OPT_UINT, NULLF(timeout_every),
+	  .max = UINT64_MAX, .def = "0",
+	  .help = "every Nth request never completes (see rq_timeout); 0: off" },
+	{ .name = "requeue_every", .type = OPT_UINT, NULLF(requeue_every),
+	  .max = UINT64_MAX, .def = "0",
+	  .help = "every Nth request is answered busy once and requeued; 0: off" },
+};
+
+/*
+ * fio job options blkstack bench does not implement.  Naming them keeps a
+ * typo ("unknown option") apart from a fio feature that is simply missing.
+ */
+static const char *const fio_unsupported[] = {
+	"ioengine", "direct", "buffered", "filename", "directory", "filesize",
+	"nrfiles", "openfiles", "file_service_type", "create_serialize",
+	"create_on_open", "fallocate", "fadvise_hint", "invalidate", "sync",
+	"fsync", "fdatasync", "end_fsync", "fsync_on_close", "verify",
+	"do_verify", "verify_only", "verify_pattern", "verify_interval",
+	"verify_backlog", "verify_fatal", "rate", "rate_iops", "rate_min",
+	"rate_process", "thinktime", "thinktime_blocks", "thinktime_spin",
+	"cpus_allowed", "cpus_allowed_policy", "cpumask", "numa_cpu_nodes",
+	"numa_mem_policy", "nice", "prio", "prioclass", "zonemode", "zonesize",
+	"zonerange", "zoneskip", "bssplit", "blocksize_range", "bsrange",
+	"blockalign", "bs_unaligned", "rw_sequencer", "percentage_random",
+	"random_distribution", "random_generator", "zero_buffers",
+	"refill_buffers", "scramble_buffers", "buffer_pattern",
+	"buffer_compress_percentage", "dedupe_percentage",
+	"iodepth_batch_complete", "iodepth_batch_complete_min",
+	"iodepth_batch_complete_max", "iodepth_low", "io_submit_mode",
+	"lockmem", "mem", "iomem", "exitall", "exitall_on_error", "startdelay",
+	"continue_on_error", "write_bw_log", "write_lat_log", "write_iops_log",
+	"write_hist_log", "log_avg_msec", "per_job_logs", "unit_base",
+	"kb_base", "offset_increment", "offset_align", "number_ios",
+	"fill_device", "latency_target", "max_latency", "percentile_list",
+	"unified_rw_reporting", "new_group", "hipri", "fixedbufs",
+	"registerfiles", "sqthread_poll", "cpumode", "cpuload",
+	"exec_prerun", "exec_postrun", "read_iolog", "write_iolog",
+};
+
+/* fio command-line switches with no blkstack equivalent. */
+static const char *const fio_cli_unsupported[] = {
+	"minimal", "terse-version", "append-terse", "eta-newline",
+	"eta-interval", "status-interval", "readonly", "parse-only",
+	"section", "client", "server", "daemonize", "showcmd", "cmdhelp",
+	"enghelp", "debug", "max-jobs", "warnings-fatal", "bandwidth-log",
+	"latency-log", "trigger", "trigger-file", "trigger-timeout",
+	"trigger-remote", "aux-path", "crctest", "alloc-size",
+	"cpuclock-test", "idle-prof", "inflate-log", "version",
+};
+
+/* Options only the command line takes (bench_parse_args handles them). */
+static const struct cli_opt {
+	const char *name;
+	const char *metavar;	/* NULL: takes no value */
+	const char *help;
+} cli_opts[] = {
+	{ "output-format", "normal|json",
+	  "report format (default normal; terse is not supported)" },
+	{ "output", "FILE", "write the report to FILE (default stdout)" },
+	{ "eta", "auto|always|never",
+	  "progress line: auto shows it on a terminal (default auto)" },
+	{ "matrix", NULL,
+	  "run the workload matrix (the default when no rw= and no job file is given)" },
+	{ "help", NULL, "print this list" },
+};
+
+static __attribute__((format(printf, 3, 4)))
+void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Error about the current value: "name=value: <what>". */
+static __attribute__((format(printf, 3, 4)))
+int val_err(struct opt_ctx *c, int rc, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	set_err(c->err, c->errlen, "%s=%s: %s", c->name, c->val, what);
+	return rc;
+}
+
+static bool in_list(const char *const *list, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(list[i], s))
+			return true;
+	return false;
+}
+
+/* Decimal digits, or hex digits after 0x; at least one. */
+static int parse_digits(const char *s, uint64_t *v, const char **end,
+			bool *hex)
+{
+	unsigned int base = 10;
+	uint64_t r = 0;
+	const char *p = s;
+
+	*hex = false;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+		*hex = true;
+	}
+	s = p;
+	for (;; p++) {
+		unsigned int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (base == 16 && *p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else if (base == 16 && *p >= 'A' && *p <= 'F')
+			d = *p - 'A' + 10;
+		else
+			break;
+		if (__builtin_mul_overflow(r, base, &r) ||
+		    __builtin_add_overflow(r, d, &r))
+			return -ERANGE;
+	}
+	if (p == s)
+		return -EINVAL;
+	*v = r;
+	*end = p;
+	return 0;
+}
+
+/*
+ * fio's unit prefixes with its default kb_base=1024: "k", "kb" are 1024
+ * and the IEC spellings "ki", "kib" are 1000.  That is backwards from the
+ * standards, but it is what fio does for old scripts, and a job file must
+ * mean the same here.
+ */
+static int size_mult(const char *s, uint64_t *mult)
+{
+	static const char prefixes[] = "kmgtp";
+	const char *p;
+	uint64_t base = 1024, m = 1;
+	int i, n;
+
+	if (!s[0] || ((s[0] == 'b' || s[0] == 'B') && !s[1])) {
+		*mult = 1;
+		return 0;
+	}
+	p = strchr(prefixes, s[0] | 0x20);
+	if (!p || !*p)
+		return -EINVAL;
+	n = p - prefixes + 1;
+	s++;
+	if (*s == 'i' || *s == 'I') {
+		base = 1000;
+		s++;
+	}
+	if (*s == 'b' || *s == 'B')
+		s++;
+	if (*s)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		m *= base;
+	*mult = m;
+	return 0;
+}
+
+int bench_parse_size(const char *s, uint64_t *out)
+{
+	const char *end;
+	uint64_t v, mult;
+	bool hex;
+
+	if (!s || parse_digits(s, &v, &end, &hex))
+		return -EINVAL;
+	if (hex) {
+		/* "0x1b" would be ambiguous: hex takes no suffix. */
+		if (*end)
+			return -EINVAL;
+		*out = v;
+		return 0;
+	}
+	if (size_mult(end, &mult) || __builtin_mul_overflow(v, mult, &v))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/*
+ * fio's time units; "ns" is a blkstack addition for the nanosecond null_blk
+ * options.  Matched whole and without case, so "m" is minutes and "ms"
+ * milliseconds.
+ */
+static const struct {
+	const char *name;
+	uint64_t ns;
+} time_units[] = {
+	{ "ns", 1 }, { "nsec", 1 },
+	{ "us", NSEC_PER_USEC }, { "usec", NSEC_PER_USEC },
+	{ "ms", NSEC_PER_MSEC }, { "msec", NSEC_PER_MSEC },
+	{ "s", NSEC_PER_SEC }, { "sec", NSEC_PER_SEC },
+	{ "m", 60 * NSEC_PER_SEC }, { "min", 60 * NSEC_PER_SEC },
+	{ "h", 3600 * NSEC_PER_SEC },
+	{ "d", 86400 * NSEC_PER_SEC },
+};
+
+int bench_parse_time(const char *s, uint64_t def_unit_ns, uint64_t *out_ns)
+{
+	const char *end;
+	uint64_t v, unit = def_unit_ns;
+	bool hex;
+	size_t i;
+
+	if (!s || !def_unit_ns || parse_digits(s, &v, &end, &hex) || hex)
+		return -EINVAL;
+	if (*end) {
+		for (i = 0; i < ARRAY_SIZE(time_units); i++)
+			if (!strcasecmp(end, time_units[i].name))
+				break;
+		if (i == ARRAY_SIZE(time_units))
+			return -EINVAL;
+		unit = time_units[i].ns;
+	}
+	if (__builtin_mul_overflow(v, unit, &v))
+		return -EINVAL;
+	*out_ns = v;
+	return 0;
+}
+
+/* 16777216 -> "16M": the largest power-of-1024 suffix that is exact. */
+static void fmt_size(char *buf, size_t len, uint64_t v)
+{
+	static const char sfx[] = "KMGTP";
+	int i = -1;
+
+	while (v && !(v % 1024) && i < 4) {
+		v /= 1024;
+		i++;
+	}
+	if (i < 0)
+		snprintf(buf, len, "%" PRIu64, v);
+	else
+		snprintf(buf, len, "%" PRIu64 "%c", v, sfx[i]);
+}
+
+/* 3600e9 -> "1h": the largest unit that is exact. */
+static void fmt_time(char *buf, size_t len, uint64_t ns)
+{
+	static const struct {
+		const char *name;
+		uint64_t ns;
+	} u[] = {
+		{ "d", 86400 * NSEC_PER_SEC }, { "h", 3600 * NSEC_PER_SEC },
+		{ "m", 60 * NSEC_PER_SEC }, { "s", NSEC_PER_SEC },
+		{ "ms", NSEC_PER_MSEC }, { "us", NSEC_PER_USEC }, { "ns", 1 },
+	};
+	size_t i;
+
+	if (!ns) {
+		snprintf(buf, len, "0");
+		return;
+	}
+	/* The last unit, 1ns, always divides. */
+	for (i = 0; i < ARRAY_SIZE(u) - 1; i++)
+		if (!(ns % u[i].ns))
+			break;
+	snprintf(buf, len, "%" PRIu64 "%s", ns / u[i].ns, u[i].name);
+}
+
+static void fmt_val(const struct opt_def *d, char *buf, size_t len, uint64_t v)
+{
+	if (d->type == OPT_SIZE)
+		fmt_size(buf, len, v);
+	else if (d->type == OPT_TIME)
+		fmt_time(buf, len, v);
+	else
+		snprintf(buf, len, "%" PRIu64, v);
+}
+
+/* "1..65536", the form both errors and usage show. */
+static void fmt_range(const struct opt_def *d, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+
+	fmt_val(d, lo, sizeof(lo), d->min);
+	fmt_val(d, hi, sizeof(hi), d->max);
+	snprintf(buf, len, "%s..%s", lo, hi);
+}
+
+/* "read|write|..." */
+static void fmt_choices(const struct opt_def *d, char *buf, size_t len)
+{
+	const struct opt_choice *ch;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (ch = d->choices; ch->name && n < len; ch++)
+		n += snprintf(buf + n, len - n, "%s%s",
+			      ch == d->choices ? "" : "|", ch->name);
+}
+
+/* The option's field in the job or in the device options. */
+static char *field(const struct opt_ctx *c)
+{
+	char *base = c->d->where == OPT_JOB ? (char *)c->j : (char *)&c->o->dev;
+
+	return base + c->d->off;
+}
+
+static void store(const struct opt_ctx *c, uint64_t v)
+{
+	char *p = field(c);
+
+	/* memcpy of the right width: the fields are bool, enum, u32 or u64. */
+	switch (c->d->len) {
+	case 1: {
+		uint8_t x = v;
+
+		memcpy(p, &x, 1);
+		break;
+	}
+	case 4: {
+		uint32_t x = v;
+
+		memcpy(p, &x, 4);
+		break;
+	}
+	case 8:
+		memcpy(p, &v, 8);
+		break;
+	default:
+		abort();	/* a table entry with a field we cannot store */
+	}
+}
+
+static int apply_rw(struct opt_ctx *c, uint64_t v)
+{
+	c->j->rw = v;
+	/* Only an explicit rw= turns the matrix off. */
+	c->j->has_rw = true;
+	return 0;
+}
+
+static int apply_rwmixwrite(struct opt_ctx *c, uint64_t v)
+{
+	c->j->rwmixread = 100 - v;
+	return 0;
+}
+
+/* --dev=null,ram: each element non-empty, known, and listed once. */
+static int apply_dev(struct opt_ctx *c, uint64_t unused)
+{
+	char devs[BENCH_MAX_DEVS][16];
+	unsigned int n = 0, i;
+	const char *p = c->val;
+
+	for (;;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		const char *known = NULL;
+
+		if (!len)
+			return val_err(c, -EINVAL,
+				       "empty device name in the list, allowed null|ram");
+		for (i = 0; i < ARRAY_SIZE(dev_names); i++)
+			if (strlen(dev_names[i]) == len &&
+			    !memcmp(dev_names[i], p, len))
+				known = dev_names[i];
+		if (!known)
+			return val_err(c, -EINVAL,
+				       "unknown device '%.*s', allowed null|ram",
+				       (int)len, p);
+		for (i = 0; i < n; i++)
+			if (!strcmp(devs[i], known))
+				return val_err(c, -EINVAL,
+					       "device '%s' listed twice", known);
+		if (n == BENCH_MAX_DEVS)
+			return val_err(c, -EINVAL, "more than %d devices",
+				       BENCH_MAX_DEVS);
+		snprintf(devs[n++], sizeof(devs[0]), "%s", known);
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	memcpy(c->o->dev.devs, devs, sizeof(devs[0]) * n);
+	c->o->dev.nr_devs = n;
+	return 0;
+}
+
+static int parse_choice(struct opt_ctx *c, uint64_t *v)
+{
+	const struct opt_def *d = c->d;
+	const struct opt_choice *ch;
+	char allowed[160];
+	const char *colon;
+
+	fmt_choices(d, allowed, sizeof(allowed));
+	for (ch = d->choices; ch->name; ch++) {
+		if (!strcmp(ch->name, c->val)) {
+			*v = ch->val;
+			return 0;
+		}
+	}
+	/* fio's rw=randread:8 (a hole every 8 I/Os) and rw=read:4k. */
+	colon = strchr(c->val, ':');
+	if (colon)
+		for (ch = d->choices; ch->name; ch++)
+			if (strlen(ch->name) == (size_t)(colon - c->val) &&
+			    !strncmp(ch->name, c->val, colon - c->val))
+				return val_err(c, -EOPNOTSUPP,
+					       "the ':<nr>' offset modifier is a fio feature that blkstack bench does not support");
+	if (d->unsupported) {
+		const char *const *u;
+
+		for (u = d->unsupported; *u; u++)
+			if (!strcmp(*u, c->val))
+				return val_err(c, -EOPNOTSUPP,
+					       "a value blkstack bench does not support, allowed %s",
+					       allowed);
+	}
+	return val_err(c, -EINVAL, "bad value, allowed %s", allowed);
+}
+
+/* Parse c->val into a number and check it; strings are handled by caller. */
+static int parse_number(struct opt_ctx *c, uint64_t *v)
+{
+	const struct opt_def *d = c->d;
+	char range[80];
+
+	switch (d->type) {
+	case OPT_BOOL:
+		if (strcmp(c->val, "0") && strcmp(c->val, "1"))
+			return val_err(c, -EINVAL, "bad boolean, allowed 0|1");
+		*v = c->val[0] == '1';
+		return 0;
+	case OPT_CHOICE:
+		return parse_choice(c, v);
+	case OPT_UINT:
+		if (bench_parse_size(c->val, v))
+			return val_err(c, -EINVAL, "not a valid number");
+		break;
+	case OPT_SIZE:
+		if (strchr(c->val, '%'))
+			return val_err(c, -EOPNOTSUPP,
+				       "percentage sizes are a fio feature that blkstack bench does not support");
+		if (strchr(c->val, ','))
+			return val_err(c, -EOPNOTSUPP,
+				       "separate read,write[,trim] values are a fio feature that blkstack bench does not support");
+		if (bench_parse_size(c->val, v))
+			return val_err(c, -EINVAL,
+				       "bad size, use bytes with an optional k/m/g/t/p suffix");
+		break;
+	case OPT_TIME:
+		if (bench_parse_time(c->val, d->unit_ns, v))
+			return val_err(c, -EINVAL,
+				       "bad time, use a number with an optional unit ns/us/ms/s/m/h/d");
+		break;
+	case OPT_STR:
+		abort();
+	}
+	if (*v < d->min || *v > d->max) {
+		fmt_range(d, range, sizeof(range));
+		return val_err(c, -EINVAL, "out of range, allowed %s", range);
+	}
+	if ((d->flags & OPT_F_ALIGN512) && (*v % 512))
+		return val_err(c, -EINVAL, "not a multiple of 512");
+	if ((d->flags & OPT_F_POW2) && (*v & (*v - 1)))
+		return val_err(c, -EINVAL, "not a power of 2");
+	if (d->type == OPT_TIME) {
+		char unit[16];
+
+		if (*v % d->store_ns) {
+			fmt_time(unit, sizeof(unit), d->store_ns);
+			return val_err(c, -EINVAL, "not a whole number of %s",
+				       unit + 1);
+		}
+		*v /= d->store_ns;
+	}
+	return 0;
+}
+
+/* Apply @val to the option @d found under the spelling @name. */
+static int set_one(const struct opt_def *d, const char *name,
+		   struct bench_opts *o, struct bench_job_opts *j,
+		   const char *val, char *err, size_t errlen)
+{
+	struct opt_ctx c = {
+		.d = d, .name = name, .val = val, .o = o, .j = j,
+		.err = err, .errlen = errlen,
+	};
+	uint64_t v = 0;
+	int rc;
+
+	if ((d->where == OPT_JOB && !j) || (d->where == OPT_DEV && !o)) {
+		set_err(err, errlen, "option '%s' cannot be set here", name);
+		return -EINVAL;
+	}
+	if (!val && d->type == OPT_BOOL) {
+		c.val = "1";
+	} else if (!val || !*val) {
+		set_err(err, errlen, "option '%s' needs a value", name);
+		return -EINVAL;
+	}
+
+	if (d->type == OPT_STR) {
+		if (d->where == OPT_IGNORED)
+			return 0;
+		if (d->apply)
+			return d->apply(&c, 0);
+		if (strlen(c.val) >= d->len)
+			return val_err(&c, -EINVAL,
+				       "too long, at most %zu characters",
+				       d->len - 1);
+		memcpy(field(&c), c.val, strlen(c.val) + 1);
+		return 0;
+	}
+
+	rc = parse_number(&c, &v);
+	if (rc)
+		return rc;
+	if (d->where == OPT_IGNORED)
+		return 0;
+	if (d->apply)
+		return d->apply(&c, v);
+	if (d->flags & OPT_F_CHOICE_STR) {
+		snprintf(field(&c), d->len, "%s", c.val);
+		return 0;
+	}
+	store(&c, v);
+	return 0;
+}
+
+static const struct opt_def *opt_find(const char *name)
+{
+	size_t i, k;
+
+	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+		if (!strcmp(opts[i].name, name))
+			return &opts[i];
+		for (k = 0; opts[i].alias[k]; k++)
+			if (!strcmp(opts[i].alias[k], name))
+				return &opts[i];
+	}
+	return NULL;
+}
+
+/* Equal when '-' and '_' are taken as the same character. */
+static bool same_but_dashes(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		char x = *a == '-' ? '_' : *a, y = *b == '-' ? '_' : *b;
+
+		if (x != y)
+			return false;
+	}
+	return !*a && !*b;
+}
+
+/* fio only takes its own spelling; point at it instead of guessing. */
+static const char *spelling_hint(const char *name)
+{
+	size_t i, k;
+
+	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+		if (same_but_dashes(opts[i].name, name))
+			return opts[i].name;
+		for (k = 0; opts[i].alias[k]; k++)
+			if (same_but_dashes(opts[i].alias[k], name))
+				return opts[i].alias[k];
+	}
+	for (i = 0; i < ARRAY_SIZE(cli_opts); i++)
+		if (same_but_dashes(cli_opts[i].name, name))
+			return cli_opts[i].name;
+	return NULL;
+}
+
+static bool is_cli_opt(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cli_opts); i++)
+		if (!strcmp(cli_opts[i].name, name))
+			return true;
+	return false;
+}
+
+int bench_set_option(struct bench_opts *o, struct bench_job_opts *job,
+		     const char *name, const char *value, char *err,
+		     size_t errlen)
+{
+	const struct opt_def *d;
+	const char *hint;
+
+	if (!name)
+		name = "";
+	d = opt_find(name);
+	if (d)
+		return set_one(d, name, o, job, value, err, errlen);
+
+	if (is_cli_opt(name)) {
+		set_err(err, errlen,
+			"option '%s' is only valid on the command line (--%s)",
+			name, name);
+		return -ENOENT;
+	}
+	if (in_list(fio_unsupported, ARRAY_SIZE(fio_unsupported), name)) {
+		set_err(err, errlen,
+			"option '%s' is a fio option that blkstack bench does not support",
+			name);
+		return -EOPNOTSUPP;
+	}
+	hint = spelling_hint(name);
+	if (hint)
+		set_err(err, errlen, "unknown option '%s' (did you mean '%s'?)",
+			name, hint);
+	else
+		set_err(err, errlen, "unknown option '%s'", name);
+	return -ENOENT;
+}
+
+void bench_job_defaults(struct bench_job_opts *j)
+{
+	char err[256];
+	size_t i;
+
+	memset(j, 0, sizeof(*j));
+	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+		if (opts[i].where != OPT_JOB || !opts[i].def)
+			continue;
+		if (set_one(&opts[i], opts[i].name, NULL, j, opts[i].def, err,
+			    sizeof(err)))
+			abort();	/* the table's own default is invalid */
+	}
+	/* The default rw= is not a user's choice; see bench_opts.matrix. */
+	j->has_rw = false;
+}
+
+void bench_opts_init(struct bench_opts *o)
+{
+	char err[256];
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+		if (opts[i].where != OPT_DEV || !opts[i].def)
+			continue;
+		if (set_one(&opts[i], opts[i].name, o, NULL, opts[i].def, err,
+			    sizeof(err)))
+			abort();
+	}
+	/* nr_devs stays 0: the caller picks null,ram for the matrix. */
+	o->output_format = OUT_NORMAL;
+}
+
+/* Checks that need more than one option, once everything is parsed. */
+static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
+{
+	uint32_t lbs = o->dev.logical_block_size;
+	unsigned int i;
+
+	if (lbs && o->dev.dev_size % lbs) {
+		set_err(err, errlen,
+			"dev_size=%" PRIu64 ": not a multiple of logical_block_size=%" PRIu32,
+			o->dev.dev_size, lbs);
+		return -EINVAL;
+	}
+	for (i = 0; i < o->nr_jobs; i++) {
+		struct bench_job_opts *j = &o->jobs[i];
+
+		if (lbs && j->bs % lbs) {
+			set_err(err, errlen,
+				"job '%s': bs=%" PRIu32 " is not a multiple of logical_block_size=%" PRIu32,
+				j->name, j->bs, lbs);
+			return -EINVAL;
+		}
+		/* fio caps the batch at the depth rather than failing. */
+		if (j->iodepth_batch > j->iodepth)
+			j->iodepth_batch = j->iodepth;
+	}
+	return 0;
+}
+
+static int parse_cli_opt(struct bench_opts *o, const char *name,
+			 const char *val, char *err, size_t errlen)
+{
+	if (!strcmp(name, "help")) {
+		o->help = true;
+		return 0;
+	}
+	if (!strcmp(name, "matrix")) {
+		if (val) {
+			set_err(err, errlen, "option 'matrix' takes no value");
+			return -EINVAL;
+		}
+		o->matrix = true;
+		return 0;
+	}
+	if (!val || !*val) {
+		set_err(err, errlen, "option '%s' needs a value", name);
+		return -EINVAL;
+	}
+	if (!strcmp(name, "output-format")) {
+		if (!strcmp(val, "normal")) {
+			o->output_format = OUT_NORMAL;
+		} else if (!strcmp(val, "json")) {
+			o->output_format = OUT_JSON;
+		} else if (!strcmp(val, "terse") || !strcmp(val, "json+") ||
+			   strchr(val, ',')) {
+			set_err(err, errlen,
+				"output-format=%s: a fio format that blkstack bench does not support, allowed normal|json",
+				val);
+			return -EINVAL;
+		} else {
+			set_err(err, errlen,
+				"output-format=%s: bad value, allowed normal|json",
+				val);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "output")) {
+		if (strlen(val) >= sizeof(o->output)) {
+			set_err(err, errlen,
+				"output=%s: too long, at most %zu characters",
+				val, sizeof(o->output) - 1);
+			return -EINVAL;
+		}
+		snprintf(o->output, sizeof(o->output), "%s", val);
+		return 0;
+	}
+	/* eta */
+	if (!strcmp(val, "auto")) {
+		o->quiet_progress = false;
+		o->eta_always = false;
+	} else if (!strcmp(val, "always")) {
+		o->quiet_progress = false;
+		o->eta_always = true;
+	} else if (!strcmp(val, "never")) {
+		o->quiet_progress = true;
+		o->eta_always = false;
+	} else {
+		set_err(err, errlen, "eta=%s: bad value, allowed auto|always|never",
+			val);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * fio's command line: options before the first --name= are global; each
+ * --name= starts a job that begins as a copy of the global options
+ * (--name=global makes the following options global again, for later jobs
+ * only).  Options are taken in order wherever the job files sit among them,
+ * as getopt does for fio, and the job files are read afterwards with the
+ * global options as their [global].
+ */
+int bench_parse_args(struct bench_opts *o, int argc, char **argv, char *err,
+		     size_t errlen)
+{
+	struct bench_job_opts global, *cur = &global;
+	char name[128];
+	int i, nr_files = 0, rc;
+	bool dashdash = false;
+
+	bench_job_defaults(&global);
+	snprintf(global.name, sizeof(global.name), "global");
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *val, *eq;
+		size_t len;
+
+		if (!dashdash && !strcmp(a, "--")) {
+			dashdash = true;
+			continue;
+		}
+		/* "-" is a job file read from stdin, as in fio. */
+		if (dashdash || a[0] != '-' || !a[1]) {
+			nr_files++;
+			continue;
+		}
+		if (a[1] != '-') {
+			set_err(err, errlen,
+				"unknown argument '%s': options are --name=value",
+				a);
+			return -EINVAL;
+		}
+		a += 2;
+		eq = strchr(a, '=');
+		len = eq ? (size_t)(eq - a) : strlen(a);
+		val = eq ? eq + 1 : NULL;
+		if (!len || len >= sizeof(name)) {
+			set_err(err, errlen, "unknown option '%s'", argv[i]);
+			return -EINVAL;
+		}
+		memcpy(name, a, len);
+		name[len] = '\0';
+
+		if (is_cli_opt(name)) {
+			rc = parse_cli_opt(o, name, val, err, errlen);
+			if (rc)
+				return rc;
+			/* Usage is all that will run; the rest may be wrong. */
+			if (o->help)
+				return 0;
+			continue;
+		}
+		if (in_list(fio_cli_unsupported, ARRAY_SIZE(fio_cli_unsupported),
+			    name)) {
+			set_err(err, errlen,
+				"option '--%s' is a fio command-line option that blkstack bench does not support",
+				name);
+			return -EINVAL;
+		}
+		if (!strcmp(name, "name")) {
+			if (!val || !*val) {
+				set_err(err, errlen, "option 'name' needs a value");
+				return -EINVAL;
+			}
+			if (!strcmp(val, "global")) {
+				cur = &global;
+				continue;
+			}
+			if (o->nr_jobs >= BENCH_MAX_JOBS) {
+				set_err(err, errlen, "more than %d jobs",
+					BENCH_MAX_JOBS);
+				return -EINVAL;
+			}
+			cur = &o->jobs[o->nr_jobs++];
+			*cur = global;
+		}
+		rc = bench_set_option(o, cur, name, val, err, errlen);
+		if (rc)
+			return -EINVAL;
+	}
+
+	if (nr_files) {
+		char msg[512];
+
+		dashdash = false;
+		for (i = 1; i < argc; i++) {
+			const char *a = argv[i];
+
+			if (!dashdash && !strcmp(a, "--")) {
+				dashdash = true;
+				continue;
+			}
+			if (!dashdash && a[0] == '-' && a[1])
+				continue;
+			rc = bench_parse_jobfile(o, a, &global, msg, sizeof(msg));
+			if (rc) {
+				set_err(err, errlen, "%s", msg);
+				return -EINVAL;
+			}
+		}
+	} else if (!o->nr_jobs) {
+		/* No --name=: the options given make one job. */
+		o->jobs[0] = global;
+		snprintf(o->jobs[0].name, sizeof(o->jobs[0].name), "bench");
+		o->nr_jobs = 1;
+	}
+
+	if (finish_jobs(o, err, errlen))
+		return -EINVAL;
+
+	if (!nr_files && !o->matrix) {
+		unsigned int k;
+
+		o->matrix = true;
+		for (k = 0; k < o->nr_jobs; k++)
+			if (o->jobs[k].has_rw)
+				o->matrix = false;
+	}
+	return 0;
+}
+
+static const char *const rw_names[] = {
+	[RW_READ] = "read",
+	[RW_WRITE] = "write",
+	[RW_RANDREAD] = "randread",
+	[RW_RANDWRITE] = "randwrite",
+	[RW_RW] = "rw",
+	[RW_RANDRW] = "randrw",
+	[RW_TRIM] = "trim",
+	[RW_RANDTRIM] = "randtrim",
+};
+
+const char *bench_rw_name(enum bench_rw rw)
+{
+	if ((unsigned int)rw >= ARRAY_SIZE(rw_names))
+		return "unknown";
+	return rw_names[rw];
+}
+
+bool bench_rw_is_random(enum bench_rw rw)
+{
+	return rw == RW_RANDREAD || rw == RW_RANDWRITE || rw == RW_RANDRW ||
+	       rw == RW_RANDTRIM;
+}
+
+bool bench_rw_reads(enum bench_rw rw)
+{
+	return rw == RW_READ || rw == RW_RANDREAD || rw == RW_RW ||
+	       rw == RW_RANDRW;
+}
+
+bool bench_rw_writes(enum bench_rw rw)
+{
+	return rw == RW_WRITE || rw == RW_RANDWRITE || rw == RW_RW ||
+	       rw == RW_RANDRW;
+}
+
+/* Start a usage line: "  --name=META", help text in a column. */
+static void usage_left(FILE *f, const char *left, const char *help)
+{
+	if (strlen(left) < USAGE_COL)
+		fprintf(f, "%-*s%s\n", USAGE_COL, left, help);
+	else
+		fprintf(f, "%s\n%-*s%s\n", left, USAGE_COL, "", help);
+}
+
+/*
+ * One option: name and help on the first line, then what the value may be:
+ * unit, range, default and the other names fio knows it by.
+ */
+static void usage_opt(FILE *f, const struct opt_def *d)
+{
+	static const char *const metavars[] = {
+		[OPT_UINT] = "INT", [OPT_SIZE] = "SIZE", [OPT_TIME] = "TIME",
+		[OPT_BOOL] = "0|1", [OPT_STR] = "STR", [OPT_CHOICE] = "",
+	};
+	char meta[160], left[200], buf[80], more[400];
+	size_t n = 0;
+	int k;
+
+	if (d->metavar)
+		snprintf(meta, sizeof(meta), "%s", d->metavar);
+	else if (d->type == OPT_CHOICE)
+		fmt_choices(d, meta, sizeof(meta));
+	else
+		snprintf(meta, sizeof(meta), "%s", metavars[d->type]);
+	snprintf(left, sizeof(left), d->type == OPT_BOOL ? "  --%s[=%s]" :
+		 "  --%s=%s", d->name, meta);
+	usage_left(f, left, d->help);
+
+	more[0] = '\0';
+	if (d->type == OPT_SIZE)
+		n += snprintf(more + n, sizeof(more) - n, "; bytes");
+	if (d->type == OPT_TIME) {
+		fmt_time(buf, sizeof(buf), d->unit_ns);
+		n += snprintf(more + n, sizeof(more) - n,
+			      "; a bare number is in %s", buf + 1);
+	}
+	if ((d->type == OPT_UINT || d->type == OPT_SIZE ||
+	     d->type == OPT_TIME) && !(d->min == 0 && d->max == UINT64_MAX)) {
+		fmt_range(d, buf, sizeof(buf));
+		n += snprintf(more + n, sizeof(more) - n, "; %s", buf);
+	}
+	if (d->def)
+		n += snprintf(more + n, sizeof(more) - n, "; default %s",
+			      d->def);
+	for (k = 0; d->alias[k] && n < sizeof(more); k++)
+		n += snprintf(more + n, sizeof(more) - n, "%s%s",
+			      k ? ", " : "; also ", d->alias[k]);
+	if (more[0])
+		fprintf(f, "%-*s%s\n", USAGE_COL, "", more + 2);
+}
+
+static void usage_group(FILE *f, enum opt_group g, const char *title)
+{
+	size_t i;
+
+	fprintf(f, "\n%s:\n", title);
+	for (i = 0; i < ARRAY_SIZE(opts); i++)
+		if (opts[i].group == g)
+			usage_opt(f, &opts[i]);
+}
+
+void bench_usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f,
+		"usage: blkstack bench [--option=value ...] [jobfile ...]\n"
+		"\n"
+		"Options take fio's names and value syntax, on the command line as\n"
+		"--name=value (a bare --option sets a 0|1 option) and in fio job files\n"
+		"as name=value.  Sizes: bytes, k/m/g/t/p suffixes are powers of 1024\n"
+		"(fio's kb_base=1024: ki/mi/gi are powers of 1000), 0x for hex.\n"
+		"Times: a number with ns, us, ms, s, m, h or d.\n"
+		"Command-line job options before the first --name= apply to every job\n"
+		"and act as [global] for job files.  Without rw= on the command line\n"
+		"and without job files, the workload matrix runs.\n");
+	usage_group(f, GRP_JOB, "Job options");
+	usage_group(f, GRP_DEV,
+		    "Device options (whole run; job files may set them too)");
+	usage_group(f, GRP_NULL, "null driver options (null_blk's names)");
+	fprintf(f, "\nOutput options (command line only):\n");
+	for (i = 0; i < ARRAY_SIZE(cli_opts); i++) {
+		char left[64];
+
+		snprintf(left, sizeof(left), cli_opts[i].metavar ? "  --%s=%s" :
+			 "  --%s", cli_opts[i].name, cli_opts[i].metavar);
+		usage_left(f, left, cli_opts[i].help);
+	}
+}

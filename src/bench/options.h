@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * blkstack bench options: fio's option names and meanings (fio HOWTO,
+ * "Job file parameters"), parsed from the command line (--name=value) and
+ * from fio job files ([global] and job sections).
+ */
+#ifndef BLKSTACK_BENCH_OPTIONS_H
+#define BLKSTACK_BENCH_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum bench_rw {
+	RW_READ = 0,    /* read */
+	RW_WRITE,       /* write */
+	RW_RANDREAD,    /* randread */
+	RW_RANDWRITE,   /* randwrite */
+	RW_RW,          /* rw, readwrite: sequential mixed */
+	RW_RANDRW,      /* randrw */
+	RW_TRIM,        /* trim */
+	RW_RANDTRIM,    /* randtrim */
+};
+
+enum bench_output_format {
+	OUT_NORMAL = 0,
+	OUT_JSON,
+	OUT_TERSE_UNSUPPORTED, /* never stored: terse is rejected */
+};
+
+enum bench_clocksource {
+	CLK_AUTO = 0,   /* cpu when the TSC is invariant, else clock_gettime */
+	CLK_GETTIME,    /* clock_gettime */
+	CLK_CPU,        /* cpu (TSC) */
+};
+
+#define BENCH_MAX_DEVS 8
+#define BENCH_NAME_MAX 64
+
+/*
+ * Device (driver) options.  Names follow Linux null_blk's module parameters
+ * and queue sysfs attributes where one exists.
+ */
+struct bench_dev_opts {
+	/* --dev=null,ram: drivers to run in turn */
+	char devs[BENCH_MAX_DEVS][16];
+	unsigned int nr_devs;
+	uint64_t dev_size;          /* dev_size=, bytes; 0: largest offset+size of the jobs */
+	uint32_t logical_block_size; /* logical_block_size=, bytes, 512..65536 power of 2 (512) */
+	uint32_t max_sectors;       /* max_sectors=, 512-byte sectors, 8..65536 (2560) */
+	uint32_t max_segments;      /* max_segments=, 1..4096 (128) */
+	uint32_t nr_hw_queues;      /* nr_hw_queues= or submit_queues=, 0: numjobs of the largest job, 1..256 */
+	uint32_t hw_queue_depth;    /* hw_queue_depth=, 1..65536 (256) */
+	bool shared_tags;           /* shared_tags=0|1 (0) */
+	char elevator[16];          /* elevator= or ioscheduler=: none | mq-deadline (none) */
+	bool iostats;               /* iostats=0|1 (1) */
+	uint32_t run_batch;         /* run_batch=, completions before a stopped queue re-runs, 1..65536 (1) */
+	uint32_t rq_timeout_ms;     /* rq_timeout=, ms, 1..3600000 (30000) */
+	/* null driver (null_blk's names) */
+	uint32_t irqmode;           /* irqmode=0 inline, 1 completion thread, 2 timer (0) */
+	uint64_t completion_nsec;   /* completion_nsec=, ns, 0..1e9, for irqmode=2 (10000) */
+	bool memory_backed;         /* memory_backed=0|1 (0) */
+	uint64_t fail_every;        /* fail_every=N: every Nth request IOERR, 0 off */
+	uint64_t timeout_every;     /* timeout_every=N: every Nth request never completes, 0 off */
+	uint64_t requeue_every;     /* requeue_every=N: every Nth request answers RESOURCE once, 0 off */
+};
+
+/* One job, after [global] and the job's own options are applied. */
+struct bench_job_opts {
+	char name[BENCH_NAME_MAX];  /* section name or --name= */
+	enum bench_rw rw;           /* rw= / readwrite= (read) */
+	uint32_t bs;                /* bs= / blocksize=, bytes (4096); bs=4k,8k read,write pair not supported */
+	uint32_t iodepth;           /* iodepth=, 1..65536 (1) */
+	uint32_t iodepth_batch;     /* iodepth_batch= / iodepth_batch_submit=, 0..iodepth (0: iodepth) */
+	uint32_t numjobs;           /* numjobs=, 1..1024 (1) */
+	uint64_t size;              /* size=, bytes (0: from device or 1 GiB) */
+	uint64_t offset;            /* offset=, bytes (0) */
+	uint64_t io_size;           /* io_size= / io_limit=, bytes per job (0: size) */
+	uint64_t runtime_ns;        /* runtime= / timeout=, default unit s (0: no limit) */
+	uint64_t ramp_time_ns;      /* ramp_time=, default unit s (0) */
+	bool time_based;            /* time_based (0) */
+	uint32_t rwmixread;         /* rwmixread=, 0..100 (50); rwmixwrite= sets 100 - it */
+	bool norandommap;           /* norandommap (0) */
+	bool randrepeat;            /* randrepeat=0|1 (1) */
+	uint64_t randseed;          /* randseed= (fio's default seed) */
+	uint32_t loops;             /* loops=, 1.. (1) */
+	bool gtod_reduce;           /* gtod_reduce=0|1 (0): no latency timestamps */
+	bool disable_lat;           /* disable_lat, disable_clat, disable_slat (0) */
+	bool group_reporting;       /* group_reporting (0) */
+	enum bench_clocksource clocksource; /* clocksource=clock_gettime|cpu (auto) */
+	uint32_t stonewall;         /* stonewall / wait_for_previous: start after earlier jobs end */
+	bool has_rw;                /* rw= was given (matrix mode when no job sets it) */
+};
+
+#define BENCH_MAX_JOBS 64
+
+struct bench_opts {
+	struct bench_dev_opts dev;
+	struct bench_job_opts jobs[BENCH_MAX_JOBS];
+	unsigned int nr_jobs;
+	enum bench_output_format output_format; /* --output-format=normal|json */
+	char output[256];           /* --output=FILE, "" for stdout */
+	bool matrix;                /* --matrix or no workload given */
+	bool quiet_progress;        /* --eta=never */
+	bool eta_always;            /* --eta=always */
+	bool help;                  /* --help */
+};
+
+/**
+ * bench_opts_init() - defaults for everything.
+ * @o: options to fill.
+ */
+void bench_opts_init(struct bench_opts *o);
+
+/**
+ * bench_job_defaults() - one job with fio's defaults.
+ */
+void bench_job_defaults(struct bench_job_opts *j);
+
+/**
+ * bench_parse_args() - parse `blkstack bench` arguments.
+ * @o: initialised with bench_opts_init().
+ * @argc: argument count (argv[0] is "bench").
+ * @argv: arguments: --name=value options, and job file paths.
+ * @err: receives one line naming the option and what is allowed.
+ * @errlen: size of @err.
+ *
+ * Command-line job options before the first --name= form one job, as fio
+ * does; with job files, command-line job options apply as [global] to every
+ * job.  Device options may appear anywhere.
+ * Return: 0, or -EINVAL with @err set.
+ */
+int bench_parse_args(struct bench_opts *o, int argc, char **argv, char *err,
+		     size_t errlen);
+
+/**
+ * bench_parse_jobfile() - read a fio job file into @o.
+ * @o: options; jobs are appended.
+ * @path: file name.
+ * @global: options from the command line that act as [global] defaults.
+ * @err, @errlen: message naming file, line and option.
+ *
+ * Return: 0, -EINVAL with @err set, -errno when the file cannot be read.
+ */
+int bench_parse_jobfile(struct bench_opts *o, const char *path,
+			const struct bench_job_opts *global, char *err,
+			size_t errlen);
+
+/**
+ * bench_set_option() - apply one name=value pair.
+ * @o: options (device options land in o->dev).
+ * @job: job being built (job options land here).
+ * @name: option name without leading dashes.
+ * @value: value, or NULL for a bare option (time_based).
+ * @err, @errlen: message on failure.
+ *
+ * Return: 0; -EINVAL for a bad value (message names option and range);
+ * -ENOENT for an unknown option; -EOPNOTSUPP for a fio option blkstack
+ * does not implement (message says so).
+ */
+int bench_set_option(struct bench_opts *o, struct bench_job_opts *job,
+		     const char *name, const char *value, char *err,
+		     size_t errlen);
+
+/** bench_rw_name() - fio's name for @rw ("randread"). */
+const char *bench_rw_name(enum bench_rw rw);
+
+/** bench_rw_is_random(), bench_rw_reads(), bench_rw_writes() - classify. */
+bool bench_rw_is_random(enum bench_rw rw);
+bool bench_rw_reads(enum bench_rw rw);
+bool bench_rw_writes(enum bench_rw rw);
+
+/**
+ * bench_parse_size() - fio size: integer with optional k/m/g/t/p suffix,
+ * as fio reads it with its default kb_base=1024: k, kb, KB are 1024 and,
+ * backwards from the standard, the IEC spellings ki, kib, KiB are 1000;
+ * an optional trailing b; 0x hex without a suffix.
+ * Return: 0 or -EINVAL.
+ */
+int bench_parse_size(const char *s, uint64_t *out);
+
+/**
+ * bench_parse_time() - fio time: integer with optional unit us/ms/s/m/h/d
+ * (also usec, msec, sec, min, and ns/nsec for nanosecond options);
+ * @def_unit_ns applies without a unit (1e9 for runtime).
+ * Return: 0 or -EINVAL.
+ */
+int bench_parse_time(const char *s, uint64_t def_unit_ns, uint64_t *out_ns);
+
+/** bench_usage() - print the option list to @f. */
+void bench_usage(FILE *f);
+
+#endif /* BLKSTACK_BENCH_OPTIONS_H */

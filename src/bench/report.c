@@ -1,0 +1,1124 @@
+// SPDX-License-Identifier: MIT
+/*
+ * blkstack bench reports.
+ *
+ * Text and JSON follow fio's documented output (fio HOWTO, "Interpreting
+ * the output" and "JSON output"): the same field names, units and layout,
+ * so scripts written for fio read ours.  The matrix is the table layout of
+ * seed 001 (IOPS(K), CPU(%), LAT(us), MERGE(K); one row per workload, one
+ * column per device).
+ *
+ * With group_reporting, job threads of the same stonewall group and the same
+ * job name are summed into one entry: histograms merged, I/O counts, bytes,
+ * CPU times, context switches and faults added, runtime the longest thread's.
+ * As in fio, IOPS and bandwidth of such an entry are aggregates (total over
+ * the longest runtime) and CPU percentages are per thread (total CPU time
+ * over the sum of the threads' runtimes).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "bench.h"
+
+#define NSEC_PER_USEC 1000ull
+#define NSEC_PER_MSEC 1000000ull
+#define NSEC_PER_SEC 1000000000ull
+
+typedef unsigned long long ull;
+
+/* fio's default percentile list (percentile_list=) */
+static const double clat_pcts[] = {
+	1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0,
+	95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+};
+#define NR_PCTS (sizeof(clat_pcts) / sizeof(clat_pcts[0]))
+
+static const char *const ddir_lower[DDIR_NR] = { "read", "write", "trim" };
+static const char *const ddir_upper[DDIR_NR] = { "READ", "WRITE", "TRIM" };
+
+/*
+ * fio's latency distribution buckets: a bucket is named by its exclusive
+ * upper bound; ns and us have the same ten, ms adds 2000 and >=2000.
+ */
+#define NR_LAT_NS 10
+#define NR_LAT_US 10
+#define NR_LAT_MS 12
+static const char *const lat_keys[NR_LAT_MS] = {
+	"2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+	"2000", ">=2000",
+};
+static const uint64_t lat_bounds[NR_LAT_MS - 1] = {
+	2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000,
+};
+
+/* fio's IO depth buckets */
+#define NR_DEPTHS 7
+static const char *const depth_keys[NR_DEPTHS] = {
+	"1", "2", "4", "8", "16", "32", ">=64",
+};
+
+struct lat_dist {
+	double ns[NR_LAT_NS]; /* percent of I/Os */
+	double us[NR_LAT_US];
+	double ms[NR_LAT_MS];
+};
+
+/*
+ * One entry of a report: a job thread as the engine left it, or the sum of
+ * a group_reporting group.
+ */
+struct rep_ent {
+	const struct bench_job_result *j; /* r->jobs[i] or @sum */
+	struct bench_job_result *sum;     /* owned; group_reporting only */
+	uint64_t thread_ns;               /* summed thread runtimes: CPU% base */
+};
+
+struct rep {
+	struct rep_ent *ents;
+	unsigned int nr;
+};
+
+/* ---- small helpers ---- */
+
+static double safe_div(double a, double b)
+{
+	return b > 0 ? a / b : 0.0;
+}
+
+static uint64_t ns_to_ms(uint64_t ns)
+{
+	return (ns + NSEC_PER_MSEC / 2) / NSEC_PER_MSEC;
+}
+
+static uint64_t hist_min(const struct blk_hist *h)
+{
+	return h->count ? h->min : 0;
+}
+
+static unsigned int job_threads(const struct bench_job_result *j)
+{
+	return j->nr_threads ? j->nr_threads : 1;
+}
+
+static unsigned int job_iodepth(const struct bench_job_result *j)
+{
+	return j->opts && j->opts->iodepth ? j->opts->iodepth : 1;
+}
+
+static int job_errno(const struct bench_job_result *j)
+{
+	return j->error < 0 ? -j->error : j->error;
+}
+
+/* Per-direction rates: 0 for a direction that did no I/O. */
+static double dir_iops(const struct bench_job_result *j, int d)
+{
+	if (!j->dir[d].ios)
+		return 0.0;
+	return safe_div((double)j->dir[d].ios, (double)j->runtime_ns / 1e9);
+}
+
+static double dir_bw(const struct bench_job_result *j, int d)
+{
+	if (!j->dir[d].ios)
+		return 0.0;
+	return safe_div((double)j->dir[d].bytes, (double)j->runtime_ns / 1e9);
+}
+
+/*
+ * hist_merge() - blk_hist_merge() that also copes with a destination that
+ * was zero-filled rather than blk_hist_init()ed (min 0 with no samples).
+ */
+static void hist_merge(struct blk_hist *dst, const struct blk_hist *src)
+{
+	if (!src->count)
+		return;
+	if (!dst->count)
+		blk_hist_init(dst);
+	blk_hist_merge(dst, src);
+}
+
+static const struct blk_hist *job_lat_hist(const struct bench_dir_stats *s)
+{
+	/* total latency; clat when only completions were timed */
+	return s->lat.count ? &s->lat : &s->clat;
+}
+
+/*
+ * fmt_num() - fio-style number with at most four significant characters:
+ * "4512k", "17.2Gi", "410k".  @binary selects powers of 1024 (KiB, MiB)
+ * over powers of 1000 (k, M); @unit is appended ("B/s", "B" or "").
+ */
+static const char *fmt_num(char *buf, size_t len, double v, bool binary,
+			   const char *unit)
+{
+	static const char *const bin[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
+	static const char *const dec[] = { "", "k", "M", "G", "T", "P", "E" };
+	double base = binary ? 1024.0 : 1000.0;
+	unsigned int k = 0;
+	int prec;
+
+	if (!(v >= 0) || isinf(v))
+		v = 0;
+	while (v >= 9999.5 && k < 6) {
+		v /= base;
+		k++;
+	}
+	if (!k) {
+		snprintf(buf, len, "%.0f%s", v, unit);
+		return buf;
+	}
+	if (v < 9.995)
+		prec = 2;
+	else if (v < 99.95)
+		prec = 1;
+	else
+		prec = 0;
+	snprintf(buf, len, "%.*f%s%s", prec, v, binary ? bin[k] : dec[k], unit);
+	return buf;
+}
+
+/* fio's size/time strings for "job options" */
+static const char *fmt_size(char *buf, size_t len, uint64_t v)
+{
+	static const char sfx[] = "kMGTP";
+	int i = -1;
+
+	while (v && !(v & 1023) && i < 4) {
+		v >>= 10;
+		i++;
+	}
+	if (i < 0)
+		snprintf(buf, len, "%llu", (ull)v);
+	else
+		snprintf(buf, len, "%llu%c", (ull)v, sfx[i]);
+	return buf;
+}
+
+static const char *fmt_time(char *buf, size_t len, uint64_t ns)
+{
+	/* runtime= and ramp_time= default to seconds */
+	if (!(ns % NSEC_PER_SEC))
+		snprintf(buf, len, "%llu", (ull)(ns / NSEC_PER_SEC));
+	else if (!(ns % NSEC_PER_MSEC))
+		snprintf(buf, len, "%llums", (ull)(ns / NSEC_PER_MSEC));
+	else
+		snprintf(buf, len, "%lluus", (ull)((ns + 500) / NSEC_PER_USEC));
+	return buf;
+}
+
+struct lat_unit {
+	const char *name;
+	uint64_t div;
+};
+
+/* nsec below 10 us, usec below 10 ms, msec above: keeps numbers short */
+static struct lat_unit pick_unit(uint64_t max_ns)
+{
+	if (max_ns < 10000)
+		return (struct lat_unit){ "nsec", 1 };
+	if (max_ns < 10000000)
+		return (struct lat_unit){ "usec", NSEC_PER_USEC };
+	return (struct lat_unit){ "msec", NSEC_PER_MSEC };
+}
+
+static unsigned int lat_index(uint64_t v, unsigned int nr_bounds)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_bounds; i++)
+		if (v < lat_bounds[i])
+			return i;
+	return nr_bounds;
+}
+
+/*
+ * lat_dist_add() - spread a histogram over fio's latency buckets.  Each
+ * histogram bucket counts at its midpoint, clamped to the exact min and
+ * max, which is how blk_hist_percentile() reads it too.
+ */
+static void lat_dist_add(double cnt[NR_LAT_NS + NR_LAT_US + NR_LAT_MS],
+			 const struct blk_hist *h)
+{
+	unsigned int b;
+
+	if (!h->count)
+		return;
+	for (b = 0; b < BLK_HIST_BUCKETS; b++) {
+		uint64_t lo, hi, v;
+
+		if (!h->buckets[b])
+			continue;
+		lo = blk_hist_bucket_low(b);
+		hi = b + 1 < BLK_HIST_BUCKETS ? blk_hist_bucket_low(b + 1) - 1 :
+						UINT64_MAX;
+		v = lo + (hi - lo) / 2;
+		if (v < h->min)
+			v = h->min;
+		if (v > h->max)
+			v = h->max;
+		if (v < NSEC_PER_USEC)
+			cnt[lat_index(v, NR_LAT_NS)] += (double)h->buckets[b];
+		else if (v < NSEC_PER_MSEC)
+			cnt[NR_LAT_NS + lat_index(v / NSEC_PER_USEC, NR_LAT_US)] +=
+				(double)h->buckets[b];
+		else
+			cnt[NR_LAT_NS + NR_LAT_US +
+			    lat_index(v / NSEC_PER_MSEC, NR_LAT_MS - 1)] +=
+				(double)h->buckets[b];
+	}
+}
+
+/* Latency distribution of all directions of a job, in percent of I/Os. */
+static void job_lat_dist(const struct bench_job_result *j, struct lat_dist *ld)
+{
+	double cnt[NR_LAT_NS + NR_LAT_US + NR_LAT_MS] = { 0 };
+	double total = 0;
+	unsigned int i;
+	int d;
+
+	memset(ld, 0, sizeof(*ld));
+	if (!j->lat_valid)
+		return;
+	for (d = 0; d < DDIR_NR; d++)
+		lat_dist_add(cnt, job_lat_hist(&j->dir[d]));
+	for (i = 0; i < NR_LAT_NS + NR_LAT_US + NR_LAT_MS; i++)
+		total += cnt[i];
+	if (!total)
+		return;
+	for (i = 0; i < NR_LAT_NS; i++)
+		ld->ns[i] = cnt[i] * 100.0 / total;
+	for (i = 0; i < NR_LAT_US; i++)
+		ld->us[i] = cnt[NR_LAT_NS + i] * 100.0 / total;
+	for (i = 0; i < NR_LAT_MS; i++)
+		ld->ms[i] = cnt[NR_LAT_NS + NR_LAT_US + i] * 100.0 / total;
+}
+
+static unsigned int depth_index(unsigned int depth)
+{
+	unsigned int i = 0;
+
+	while (i < NR_DEPTHS - 1 && depth >= (2u << i))
+		i++;
+	return i;
+}
+
+/* ---- entries: job threads, or group_reporting sums ---- */
+
+static void job_add(struct bench_job_result *dst,
+		    const struct bench_job_result *src)
+{
+	int d;
+
+	for (d = 0; d < DDIR_NR; d++) {
+		dst->dir[d].ios += src->dir[d].ios;
+		dst->dir[d].bytes += src->dir[d].bytes;
+		dst->dir[d].errors += src->dir[d].errors;
+		hist_merge(&dst->dir[d].slat, &src->dir[d].slat);
+		hist_merge(&dst->dir[d].clat, &src->dir[d].clat);
+		hist_merge(&dst->dir[d].lat, &src->dir[d].lat);
+	}
+	if (src->runtime_ns > dst->runtime_ns)
+		dst->runtime_ns = src->runtime_ns;
+	dst->usr_cpu_s += src->usr_cpu_s;
+	dst->sys_cpu_s += src->sys_cpu_s;
+	dst->ctx_switches += src->ctx_switches;
+	dst->minf += src->minf;
+	dst->majf += src->majf;
+	if (!dst->error && src->error) {
+		dst->error = src->error;
+		memcpy(dst->errmsg, src->errmsg, sizeof(dst->errmsg));
+	}
+	dst->lat_valid |= src->lat_valid;
+	dst->nr_threads += job_threads(src);
+}
+
+static void rep_free(struct rep *rep)
+{
+	unsigned int i;
+
+	for (i = 0; i < rep->nr; i++)
+		free(rep->ents[i].sum);
+	free(rep->ents);
+	rep->ents = NULL;
+	rep->nr = 0;
+}
+
+static int rep_build(struct rep *rep, const struct bench_run_result *r)
+{
+	unsigned int i, k;
+
+	rep->nr = 0;
+	rep->ents = calloc(r->nr_jobs ? r->nr_jobs : 1, sizeof(*rep->ents));
+	if (!rep->ents)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_jobs; i++) {
+		const struct bench_job_result *j = &r->jobs[i];
+		struct rep_ent *e;
+
+		if (!j->opts || !j->opts->group_reporting) {
+			e = &rep->ents[rep->nr++];
+			e->j = j;
+			e->thread_ns = j->runtime_ns;
+			continue;
+		}
+		for (k = 0; k < rep->nr; k++) {
+			e = &rep->ents[k];
+			if (e->sum && e->sum->groupid == j->groupid &&
+			    !strcmp(e->sum->name, j->name))
+				break;
+		}
+		if (k < rep->nr) {
+			job_add(rep->ents[k].sum, j);
+			rep->ents[k].thread_ns += j->runtime_ns;
+			continue;
+		}
+		e = &rep->ents[rep->nr];
+		e->sum = malloc(sizeof(*e->sum));
+		if (!e->sum) {
+			rep_free(rep);
+			return -ENOMEM;
+		}
+		memcpy(e->sum, j, sizeof(*j));
+		e->sum->nr_threads = job_threads(j);
+		e->j = e->sum;
+		e->thread_ns = j->runtime_ns;
+		rep->nr++;
+	}
+	return 0;
+}
+
+/* Aggregate bandwidth of a group in one direction: fio's run status "bw". */
+struct group_dir {
+	uint64_t bytes;
+	uint64_t ios;
+	uint64_t min_run_ns, max_run_ns;
+	double min_bw, max_bw;
+	bool any;
+};
+
+static void group_dir_stats(const struct rep *rep, unsigned int groupid, int d,
+			    struct group_dir *g)
+{
+	unsigned int i;
+
+	memset(g, 0, sizeof(*g));
+	for (i = 0; i < rep->nr; i++) {
+		const struct bench_job_result *j = rep->ents[i].j;
+		double bw;
+
+		if (j->groupid != groupid || !j->dir[d].ios)
+			continue;
+		bw = dir_bw(j, d);
+		g->bytes += j->dir[d].bytes;
+		g->ios += j->dir[d].ios;
+		if (!g->any || j->runtime_ns < g->min_run_ns)
+			g->min_run_ns = j->runtime_ns;
+		if (!g->any || j->runtime_ns > g->max_run_ns)
+			g->max_run_ns = j->runtime_ns;
+		if (!g->any || bw < g->min_bw)
+			g->min_bw = bw;
+		if (!g->any || bw > g->max_bw)
+			g->max_bw = bw;
+		g->any = true;
+	}
+}
+
+static double group_agg_bw(const struct group_dir *g)
+{
+	return safe_div((double)g->bytes, (double)g->max_run_ns / 1e9);
+}
+
+/* ---- text ---- */
+
+static void text_lat(FILE *f, const char *label, const struct blk_hist *h)
+{
+	struct lat_unit u;
+
+	if (!h->count)
+		return;
+	u = pick_unit(h->max);
+	fprintf(f, "%s (%s): min=%llu, max=%llu, avg=%.2f, stdev=%.2f\n",
+		label, u.name, (ull)(hist_min(h) / u.div), (ull)(h->max / u.div),
+		blk_hist_mean(h) / (double)u.div,
+		blk_hist_stddev(h) / (double)u.div);
+}
+
+static void text_percentiles(FILE *f, const struct blk_hist *h)
+{
+	uint64_t v[NR_PCTS];
+	struct lat_unit u;
+	unsigned int i;
+	int width;
+
+	if (!h->count)
+		return;
+	u = pick_unit(h->max);
+	for (i = 0; i < NR_PCTS; i++)
+		v[i] = blk_hist_percentile(h, clat_pcts[i]) / u.div;
+	width = snprintf(NULL, 0, "%llu", (ull)v[NR_PCTS - 1]);
+	fprintf(f, "    clat percentiles (%s):\n", u.name);
+	for (i = 0; i < NR_PCTS; i++) {
+		if (!(i % 4))
+			fputs("     |", f);
+		fprintf(f, " %5.2fth=[%*llu]", clat_pcts[i], width, (ull)v[i]);
+		if (i == NR_PCTS - 1)
+			fputc('\n', f);
+		else if (i % 4 == 3)
+			fputs(",\n", f);
+		else
+			fputc(',', f);
+	}
+}
+
+static void text_dir(FILE *f, const struct bench_job_result *j, int d)
+{
+	const struct bench_dir_stats *s = &j->dir[d];
+	char iops[32], bw[32], bwd[32], io[32];
+	double rate = dir_bw(j, d);
+
+	fprintf(f, "  %s: IOPS=%s, BW=%s (%s)(%s/%llumsec)\n", ddir_lower[d],
+		fmt_num(iops, sizeof(iops), dir_iops(j, d), false, ""),
+		fmt_num(bw, sizeof(bw), rate, true, "B/s"),
+		fmt_num(bwd, sizeof(bwd), rate, false, "B/s"),
+		fmt_num(io, sizeof(io), (double)s->bytes, true, "B"),
+		(ull)ns_to_ms(j->runtime_ns));
+	if (!j->lat_valid)
+		return;
+	text_lat(f, "    slat", &s->slat);
+	text_lat(f, "    clat", &s->clat);
+	text_lat(f, "     lat", &s->lat);
+	text_percentiles(f, &s->clat);
+}
+
+/* "  lat (usec)   : 2=0.01%, 4=12.50%, ...", five a line, as fio wraps */
+static void text_lat_dist(FILE *f, const char *unit, const double *pct,
+			  unsigned int nr)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < nr; i++) {
+		if (pct[i] <= 0)
+			continue;
+		if (!(n % 5))
+			fprintf(f, "%s  lat (%s)   : ", n ? "\n" : "", unit);
+		else
+			fputs(", ", f);
+		/* like fio, a bucket that has samples never reads 0.00% */
+		fprintf(f, "%s=%.2f%%", lat_keys[i], pct[i] < 0.01 ? 0.01 : pct[i]);
+		n++;
+	}
+	if (n)
+		fputc('\n', f);
+}
+
+static void text_job(FILE *f, const struct bench_run_result *r,
+		     const struct rep_ent *e)
+{
+	const struct bench_job_result *j = e->j;
+	double thread_s = (double)e->thread_ns / 1e9;
+	unsigned int i, depth = depth_index(job_iodepth(j));
+	struct lat_dist ld;
+	int d;
+
+	fprintf(f, "%s: (groupid=%u, jobs=%u): err=%2d: dev=%s\n", j->name,
+		j->groupid, job_threads(j), job_errno(j), r->dev);
+	if (j->error)
+		fprintf(f, "  error: %s\n",
+			j->errmsg[0] ? j->errmsg : strerror(job_errno(j)));
+	for (d = 0; d < DDIR_NR; d++)
+		if (j->dir[d].ios)
+			text_dir(f, j, d);
+	job_lat_dist(j, &ld);
+	text_lat_dist(f, "nsec", ld.ns, NR_LAT_NS);
+	text_lat_dist(f, "usec", ld.us, NR_LAT_US);
+	text_lat_dist(f, "msec", ld.ms, NR_LAT_MS);
+	fprintf(f, "  cpu          : usr=%.2f%%, sys=%.2f%%, ctx=%llu, majf=%llu, minf=%llu\n",
+		safe_div(j->usr_cpu_s * 100.0, thread_s),
+		safe_div(j->sys_cpu_s * 100.0, thread_s),
+		(ull)j->ctx_switches, (ull)j->majf, (ull)j->minf);
+	fputs("  IO depths    :", f);
+	for (i = 0; i < NR_DEPTHS; i++)
+		fprintf(f, " %s=%.1f%%%s", depth_keys[i], i == depth ? 100.0 : 0.0,
+			i == NR_DEPTHS - 1 ? "\n" : ",");
+	fprintf(f, "     issued rwts: total=%llu,%llu,%llu,0 short=0,0,0,0 dropped=0,0,0,0\n",
+		(ull)j->dir[DDIR_READ].ios, (ull)j->dir[DDIR_WRITE].ios,
+		(ull)j->dir[DDIR_TRIM].ios);
+	fprintf(f, "     latency   : target=0, window=0, percentile=100.00%%, depth=%u\n",
+		job_iodepth(j));
+	fputc('\n', f);
+}
+
+static void text_group(FILE *f, const struct rep *rep, unsigned int groupid)
+{
+	char a[32], b[32], c[32], e[32], g1[32], g2[32], i1[32], i2[32];
+	struct group_dir g;
+	int d;
+
+	fprintf(f, "Run status group %u (all jobs):\n", groupid);
+	for (d = 0; d < DDIR_NR; d++) {
+		double agg;
+
+		group_dir_stats(rep, groupid, d, &g);
+		if (!g.any)
+			continue;
+		agg = group_agg_bw(&g);
+		fprintf(f, "%7s: bw=%s (%s), %s-%s (%s-%s), io=%s (%s), run=%llu-%llumsec\n",
+			ddir_upper[d],
+			fmt_num(a, sizeof(a), agg, true, "B/s"),
+			fmt_num(b, sizeof(b), agg, false, "B/s"),
+			fmt_num(c, sizeof(c), g.min_bw, true, "B/s"),
+			fmt_num(e, sizeof(e), g.max_bw, true, "B/s"),
+			fmt_num(g1, sizeof(g1), g.min_bw, false, "B/s"),
+			fmt_num(g2, sizeof(g2), g.max_bw, false, "B/s"),
+			fmt_num(i1, sizeof(i1), (double)g.bytes, true, "B"),
+			fmt_num(i2, sizeof(i2), (double)g.bytes, false, "B"),
+			(ull)ns_to_ms(g.min_run_ns), (ull)ns_to_ms(g.max_run_ns));
+	}
+}
+
+static uint64_t disk_in_queue(const struct blk_disk_stats *st)
+{
+	uint64_t q = 0;
+	int i;
+
+	/*
+	 * /proc/diskstats' weighted time in queue is the sum of the
+	 * requests' times in flight, which is what ticks_ms adds up.
+	 */
+	for (i = 0; i < BLK_STAT_NR_DIRS; i++)
+		q += st->ticks_ms[i];
+	return q;
+}
+
+static double disk_util(const struct bench_run_result *r)
+{
+	double u = safe_div((double)r->disk.io_ticks_ms * 100.0,
+			    (double)r->wall_ns / 1e6);
+
+	return u > 100.0 ? 100.0 : u;
+}
+
+void bench_report_text(FILE *f, const struct bench_opts *o,
+		       const struct bench_run_result *r)
+{
+	const struct blk_disk_stats *st = &r->disk;
+	struct rep rep;
+	unsigned int i, k;
+
+	if (rep_build(&rep, r)) {
+		fprintf(f, "%s: out of memory for the report\n", r->dev);
+		return;
+	}
+	for (i = 0; i < rep.nr; i++)
+		text_job(f, r, &rep.ents[i]);
+	/* one run status block per stonewall group, in order of appearance */
+	for (i = 0; i < rep.nr; i++) {
+		unsigned int gid = rep.ents[i].j->groupid;
+
+		for (k = 0; k < i; k++)
+			if (rep.ents[k].j->groupid == gid)
+				break;
+		if (k == i)
+			text_group(f, &rep, gid);
+	}
+	fprintf(f, "\nDisk stats (read/write):\n");
+	fprintf(f, "  %s: ios=%llu/%llu, merge=%llu/%llu, ticks=%llu/%llu, in_queue=%llu, util=%.2f%%\n",
+		r->dev, (ull)st->ios[BLK_STAT_READ], (ull)st->ios[BLK_STAT_WRITE],
+		(ull)st->merges[BLK_STAT_READ], (ull)st->merges[BLK_STAT_WRITE],
+		(ull)st->ticks_ms[BLK_STAT_READ], (ull)st->ticks_ms[BLK_STAT_WRITE],
+		(ull)disk_in_queue(st), disk_util(r));
+	fprintf(f, "  %s: requeues=%llu, timeouts=%llu, queue_runs=%llu, errors=%llu, core lat avg=%.2fus\n",
+		r->dev, (ull)st->requeues, (ull)st->timeouts,
+		(ull)st->queue_runs, (ull)st->errors,
+		r->core_lat_mean_ns / 1000.0);
+	rep_free(&rep);
+}
+
+/* ---- JSON ---- */
+
+/*
+ * Builders record an allocation failure in @oom and carry on: jansson's
+ * *_set_new() and *_append_new() take NULL values and free on error, so the
+ * document is checked once at the end.
+ */
+struct jctx {
+	bool oom;
+};
+
+static void jset(struct jctx *c, json_t *obj, const char *key, json_t *v)
+{
+	if (json_object_set_new(obj, key, v))
+		c->oom = true;
+}
+
+static void jint(struct jctx *c, json_t *obj, const char *key, uint64_t v)
+{
+	jset(c, obj, key, json_integer((json_int_t)v));
+}
+
+static void jreal(struct jctx *c, json_t *obj, const char *key, double v)
+{
+	/* jansson refuses NaN and infinities */
+	jset(c, obj, key, json_real(isfinite(v) ? v : 0.0));
+}
+
+static void jstr(struct jctx *c, json_t *obj, const char *key, const char *s)
+{
+	jset(c, obj, key, json_string(s));
+}
+
+static void jstrf(struct jctx *c, json_t *obj, const char *key, ull v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu", v);
+	jstr(c, obj, key, buf);
+}
+
+static void jappend(struct jctx *c, json_t *arr, json_t *v)
+{
+	if (json_array_append_new(arr, v))
+		c->oom = true;
+}
+
+/* {"min","max","mean","stddev","N"} (+ "percentile" for clat), in ns */
+static json_t *json_lat(struct jctx *c, const struct blk_hist *h, bool valid,
+			bool pct)
+{
+	json_t *o = json_object(), *p;
+	bool have = valid && h && h->count;
+	unsigned int i;
+	char key[32];
+
+	jint(c, o, "min", have ? hist_min(h) : 0);
+	jint(c, o, "max", have ? h->max : 0);
+	jreal(c, o, "mean", have ? blk_hist_mean(h) : 0.0);
+	jreal(c, o, "stddev", have ? blk_hist_stddev(h) : 0.0);
+	jint(c, o, "N", have ? h->count : 0);
+	/* fio leaves "percentile" out when there are no samples */
+	if (pct && have) {
+		p = json_object();
+		for (i = 0; i < NR_PCTS; i++) {
+			snprintf(key, sizeof(key), "%f", clat_pcts[i]);
+			jint(c, p, key, blk_hist_percentile(h, clat_pcts[i]));
+		}
+		jset(c, o, "percentile", p);
+	}
+	return o;
+}
+
+static json_t *json_dir(struct jctx *c, const struct rep *rep,
+			const struct bench_job_result *j, int d)
+{
+	const struct bench_dir_stats *s = &j->dir[d];
+	json_t *o = json_object();
+	double bw = dir_bw(j, d), iops = dir_iops(j, d);
+	uint64_t bw_kib = (uint64_t)(bw / 1024.0);
+	struct group_dir g;
+	bool active = s->ios != 0;
+
+	group_dir_stats(rep, j->groupid, d, &g);
+	jint(c, o, "io_bytes", s->bytes);
+	jint(c, o, "io_kbytes", s->bytes / 1024);
+	jint(c, o, "bw_bytes", (uint64_t)bw);
+	jint(c, o, "bw", bw_kib);
+	jreal(c, o, "iops", iops);
+	jint(c, o, "runtime", active ? ns_to_ms(j->runtime_ns) : 0);
+	jint(c, o, "total_ios", s->ios);
+	jint(c, o, "short_ios", 0);
+	jint(c, o, "drop_ios", 0);
+	jset(c, o, "slat_ns", json_lat(c, &s->slat, j->lat_valid, false));
+	jset(c, o, "clat_ns", json_lat(c, &s->clat, j->lat_valid, true));
+	jset(c, o, "lat_ns", json_lat(c, &s->lat, j->lat_valid, false));
+	/*
+	 * fio derives bw_* and iops_* from per-interval samples
+	 * (bwavgtime/iopsavgtime).  The engine keeps no interval log, so each
+	 * direction is one sample over the whole runtime: min = max = mean =
+	 * the overall rate, deviation 0, one sample (none without I/O).
+	 * bw_agg is, as in fio, this entry's share of its group's aggregate
+	 * bandwidth, in percent.
+	 */
+	jint(c, o, "bw_min", bw_kib);
+	jint(c, o, "bw_max", bw_kib);
+	jreal(c, o, "bw_agg", active ? safe_div(bw * 100.0, group_agg_bw(&g)) : 0.0);
+	jreal(c, o, "bw_mean", bw / 1024.0);
+	jreal(c, o, "bw_dev", 0.0);
+	jint(c, o, "bw_samples", active ? 1 : 0);
+	jint(c, o, "iops_min", (uint64_t)llround(iops));
+	jint(c, o, "iops_max", (uint64_t)llround(iops));
+	jreal(c, o, "iops_mean", iops);
+	jreal(c, o, "iops_stddev", 0.0);
+	jint(c, o, "iops_samples", active ? 1 : 0);
+	return o;
+}
+
+static json_t *json_job_opts(struct jctx *c, const struct bench_job_result *j)
+{
+	const struct bench_job_opts *jo = j->opts;
+	json_t *o = json_object();
+	char buf[32];
+
+	/* like fio, every value is a string */
+	jstr(c, o, "name", j->name);
+	if (!jo)
+		return o;
+	jstr(c, o, "rw", bench_rw_name(jo->rw));
+	jstr(c, o, "bs", fmt_size(buf, sizeof(buf), jo->bs));
+	jstrf(c, o, "iodepth", jo->iodepth);
+	if (jo->iodepth_batch)
+		jstrf(c, o, "iodepth_batch", jo->iodepth_batch);
+	jstrf(c, o, "numjobs", jo->numjobs);
+	if (jo->size)
+		jstr(c, o, "size", fmt_size(buf, sizeof(buf), jo->size));
+	if (jo->offset)
+		jstr(c, o, "offset", fmt_size(buf, sizeof(buf), jo->offset));
+	if (jo->io_size)
+		jstr(c, o, "io_size", fmt_size(buf, sizeof(buf), jo->io_size));
+	if (jo->runtime_ns)
+		jstr(c, o, "runtime", fmt_time(buf, sizeof(buf), jo->runtime_ns));
+	if (jo->ramp_time_ns)
+		jstr(c, o, "ramp_time", fmt_time(buf, sizeof(buf), jo->ramp_time_ns));
+	if (jo->time_based)
+		jstr(c, o, "time_based", "1");
+	if (jo->rw == RW_RW || jo->rw == RW_RANDRW)
+		jstrf(c, o, "rwmixread", jo->rwmixread);
+	if (jo->norandommap)
+		jstr(c, o, "norandommap", "1");
+	if (!jo->randrepeat)
+		jstr(c, o, "randrepeat", "0");
+	if (jo->loops > 1)
+		jstrf(c, o, "loops", jo->loops);
+	if (jo->gtod_reduce)
+		jstr(c, o, "gtod_reduce", "1");
+	if (jo->disable_lat)
+		jstr(c, o, "disable_lat", "1");
+	if (jo->group_reporting)
+		jstr(c, o, "group_reporting", "1");
+	if (jo->clocksource == CLK_GETTIME)
+		jstr(c, o, "clocksource", "clock_gettime");
+	else if (jo->clocksource == CLK_CPU)
+		jstr(c, o, "clocksource", "cpu");
+	if (jo->stonewall)
+		jstr(c, o, "stonewall", "1");
+	return o;
+}
+
+static json_t *json_lat_map(struct jctx *c, const double *pct, unsigned int nr)
+{
+	json_t *o = json_object();
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		jreal(c, o, lat_keys[i], pct[i]);
+	return o;
+}
+
+static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
+			     const struct bench_job_result *j)
+{
+	const struct blk_disk_stats *st = &r->disk;
+	double wall_s = (double)r->wall_ns / 1e9;
+	json_t *o = json_object(), *m = json_object();
+
+	jstr(c, o, "dev", r->dev);
+	jstr(c, o, "workload", r->workload);
+	jint(c, o, "threads", job_threads(j));
+	jint(c, m, "read", st->merges[BLK_STAT_READ]);
+	jint(c, m, "write", st->merges[BLK_STAT_WRITE]);
+	jint(c, m, "trim", st->merges[BLK_STAT_DISCARD]);
+	jset(c, o, "merges", m);
+	jint(c, o, "requeues", st->requeues);
+	jint(c, o, "timeouts", st->timeouts);
+	jint(c, o, "queue_runs", st->queue_runs);
+	jint(c, o, "errors", st->errors);
+	jreal(c, o, "core_lat_mean_ns", r->core_lat_mean_ns);
+	/* whole process over the run, percent of wall time (100 = one core) */
+	jreal(c, o, "proc_usr_cpu", safe_div(r->proc_usr_s * 100.0, wall_s));
+	jreal(c, o, "proc_sys_cpu", safe_div(r->proc_sys_s * 100.0, wall_s));
+	jint(c, o, "wall_ns", r->wall_ns);
+	jreal(c, o, "cpu_pct", bench_run_cpu_pct(r));
+	return o;
+}
+
+static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
+			const struct rep *rep, const struct rep_ent *e)
+{
+	const struct bench_job_result *j = e->j;
+	double thread_s = (double)e->thread_ns / 1e9;
+	unsigned int i, depth = depth_index(job_iodepth(j));
+	json_t *o = json_object(), *sync, *dl;
+	struct lat_dist ld;
+	int d;
+
+	jstr(c, o, "jobname", j->name);
+	jint(c, o, "groupid", j->groupid);
+	jint(c, o, "error", (uint64_t)job_errno(j));
+	jint(c, o, "eta", 0);
+	jint(c, o, "elapsed", (r->wall_ns + NSEC_PER_SEC / 2) / NSEC_PER_SEC);
+	jset(c, o, "job options", json_job_opts(c, j));
+	for (d = 0; d < DDIR_NR; d++)
+		jset(c, o, ddir_lower[d], json_dir(c, rep, j, d));
+	sync = json_object();
+	jint(c, sync, "total_ios", 0);
+	jset(c, sync, "lat_ns", json_lat(c, NULL, false, false));
+	jset(c, o, "sync", sync);
+	jint(c, o, "job_runtime", ns_to_ms(e->thread_ns));
+	jreal(c, o, "usr_cpu", safe_div(j->usr_cpu_s * 100.0, thread_s));
+	jreal(c, o, "sys_cpu", safe_div(j->sys_cpu_s * 100.0, thread_s));
+	jint(c, o, "ctx", j->ctx_switches);
+	jint(c, o, "majf", j->majf);
+	jint(c, o, "minf", j->minf);
+	/* every I/O was issued at the job's iodepth */
+	dl = json_object();
+	for (i = 0; i < NR_DEPTHS; i++)
+		jreal(c, dl, depth_keys[i], i == depth ? 100.0 : 0.0);
+	jset(c, o, "iodepth_level", dl);
+	job_lat_dist(j, &ld);
+	jset(c, o, "latency_ns", json_lat_map(c, ld.ns, NR_LAT_NS));
+	jset(c, o, "latency_us", json_lat_map(c, ld.us, NR_LAT_US));
+	jset(c, o, "latency_ms", json_lat_map(c, ld.ms, NR_LAT_MS));
+	jint(c, o, "latency_depth", job_iodepth(j));
+	jint(c, o, "latency_target", 0);
+	jreal(c, o, "latency_percentile", 100.0);
+	jint(c, o, "latency_window", 0);
+	jset(c, o, "blkstack", json_blkstack(c, r, j));
+	return o;
+}
+
+static json_t *json_global(struct jctx *c, const struct bench_opts *o)
+{
+	const struct bench_dev_opts *d;
+	json_t *g = json_object();
+	char buf[BENCH_MAX_DEVS * 17 + 1] = "";
+	size_t len = 0;
+	unsigned int i;
+
+	if (!o)
+		return g;
+	d = &o->dev;
+	for (i = 0; i < d->nr_devs && i < BENCH_MAX_DEVS; i++)
+		len += snprintf(buf + len, sizeof(buf) - len, "%s%.16s",
+				i ? "," : "", d->devs[i]);
+	jstr(c, g, "dev", buf);
+	jstr(c, g, "elevator", d->elevator[0] ? d->elevator : "none");
+	jstrf(c, g, "nr_hw_queues", d->nr_hw_queues);
+	jstrf(c, g, "hw_queue_depth", d->hw_queue_depth);
+	jstrf(c, g, "shared_tags", d->shared_tags);
+	jstrf(c, g, "logical_block_size", d->logical_block_size);
+	jstrf(c, g, "max_sectors", d->max_sectors);
+	jstrf(c, g, "max_segments", d->max_segments);
+	if (d->dev_size)
+		jstr(c, g, "dev_size", fmt_size(buf, sizeof(buf), d->dev_size));
+	jstrf(c, g, "iostats", d->iostats);
+	jstrf(c, g, "run_batch", d->run_batch);
+	jstrf(c, g, "rq_timeout", d->rq_timeout_ms);
+	jstrf(c, g, "irqmode", d->irqmode);
+	jstrf(c, g, "completion_nsec", d->completion_nsec);
+	jstrf(c, g, "memory_backed", d->memory_backed);
+	if (d->fail_every)
+		jstrf(c, g, "fail_every", d->fail_every);
+	if (d->timeout_every)
+		jstrf(c, g, "timeout_every", d->timeout_every);
+	if (d->requeue_every)
+		jstrf(c, g, "requeue_every", d->requeue_every);
+	return g;
+}
+
+static json_t *json_disk_util(struct jctx *c, const struct bench_run_result *r)
+{
+	const struct blk_disk_stats *st = &r->disk;
+	json_t *o = json_object();
+
+	jstr(c, o, "name", r->dev);
+	jint(c, o, "read_ios", st->ios[BLK_STAT_READ]);
+	jint(c, o, "write_ios", st->ios[BLK_STAT_WRITE]);
+	jint(c, o, "read_sectors", st->sectors[BLK_STAT_READ]);
+	jint(c, o, "write_sectors", st->sectors[BLK_STAT_WRITE]);
+	jint(c, o, "read_merges", st->merges[BLK_STAT_READ]);
+	jint(c, o, "write_merges", st->merges[BLK_STAT_WRITE]);
+	jint(c, o, "read_ticks", st->ticks_ms[BLK_STAT_READ]);
+	jint(c, o, "write_ticks", st->ticks_ms[BLK_STAT_WRITE]);
+	jint(c, o, "in_queue", disk_in_queue(st));
+	jreal(c, o, "util", disk_util(r));
+	return o;
+}
+
+int bench_report_json(FILE *f, const struct bench_opts *o,
+		      const struct bench_run_result *runs, unsigned int nr_runs)
+{
+	struct jctx c = { .oom = false };
+	json_t *root, *jobs, *du;
+	struct timespec ts;
+	char tbuf[64] = "";
+	unsigned int n, i;
+	time_t now;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = ts.tv_sec;
+	if (ctime_r(&now, tbuf))
+		tbuf[strcspn(tbuf, "\n")] = '\0';
+
+	root = json_object();
+	jstr(&c, root, "fio version", "blkstack-0.1 (fio-compatible)");
+	jint(&c, root, "timestamp", (uint64_t)now);
+	jint(&c, root, "timestamp_ms",
+	     (uint64_t)now * 1000 + (uint64_t)ts.tv_nsec / NSEC_PER_MSEC);
+	jstr(&c, root, "time", tbuf);
+	jset(&c, root, "global options", json_global(&c, o));
+	jobs = json_array();
+	du = json_array();
+	/* borrowed references: the arrays stay valid while root holds them */
+	jset(&c, root, "jobs", json_incref(jobs));
+	jset(&c, root, "disk_util", json_incref(du));
+	for (n = 0; n < nr_runs && !c.oom; n++) {
+		struct rep rep;
+
+		if (rep_build(&rep, &runs[n])) {
+			c.oom = true;
+			break;
+		}
+		for (i = 0; i < rep.nr; i++)
+			jappend(&c, jobs, json_job(&c, &runs[n], &rep, &rep.ents[i]));
+		jappend(&c, du, json_disk_util(&c, &runs[n]));
+		rep_free(&rep);
+	}
+	json_decref(jobs);
+	json_decref(du);
+	if (c.oom || !root) {
+		json_decref(root);
+		return -ENOMEM;
+	}
+	if (json_dumpf(root, f, JSON_INDENT(2))) {
+		json_decref(root);
+		return -EIO;
+	}
+	json_decref(root);
+	fputc('\n', f);
+	return 0;
+}
+
+/* ---- matrix ---- */
+
+double bench_run_iops(const struct bench_run_result *r)
+{
+	double iops = 0;
+	unsigned int i;
+	int d;
+
+	/* sum of per-thread IOPS: each thread over its own runtime */
+	for (i = 0; i < r->nr_jobs; i++)
+		for (d = 0; d < DDIR_NR; d++)
+			iops += dir_iops(&r->jobs[i], d);
+	return iops;
+}
+
+double bench_run_cpu_pct(const struct bench_run_result *r)
+{
+	return safe_div((r->proc_usr_s + r->proc_sys_s) * 100.0,
+			(double)r->wall_ns / 1e9);
+}
+
+double bench_run_lat_us(const struct bench_run_result *r)
+{
+	double sum = 0, count = 0;
+	unsigned int i;
+	int d;
+
+	/* the mean of the merged clat histograms: sums over counts */
+	for (i = 0; i < r->nr_jobs; i++) {
+		if (!r->jobs[i].lat_valid)
+			continue;
+		for (d = 0; d < DDIR_NR; d++) {
+			sum += r->jobs[i].dir[d].clat.sum;
+			count += (double)r->jobs[i].dir[d].clat.count;
+		}
+	}
+	return safe_div(sum, count) / 1000.0;
+}
+
+double bench_run_merges(const struct bench_run_result *r)
+{
+	uint64_t m = 0;
+	int i;
+
+	for (i = 0; i < BLK_STAT_NR_DIRS; i++)
+		m += r->disk.merges[i];
+	return (double)m / 1000.0;
+}
+
+static double run_kiops(const struct bench_run_result *r)
+{
+	return bench_run_iops(r) / 1000.0;
+}
+
+static const struct {
+	const char *name;
+	double (*value)(const struct bench_run_result *r);
+} matrix_metrics[] = {
+	{ "IOPS(K)", run_kiops },
+	{ "CPU(%)", bench_run_cpu_pct },
+	{ "LAT(us)", bench_run_lat_us },
+	{ "MERGE(K)", bench_run_merges },
+};
+
+#define MATRIX_LABEL_W 10
+#define MATRIX_COL_W 8
+#define MATRIX_MIN_RULE 39
+
+static void matrix_rule(FILE *f, unsigned int width)
+{
+	unsigned int i;
+
+	for (i = 0; i < width; i++)
+		fputc('-', f);
+	fputc('\n', f);
+}
+
+void bench_report_matrix(FILE *f, const struct bench_run_result *runs,
+			 unsigned int nr_rows, unsigned int nr_devs)
+{
+	unsigned int m, row, d, width = MATRIX_LABEL_W;
+
+	/* "label     |    dev0 |    dev1": label, then "| %8s" per column */
+	for (d = 0; d < nr_devs; d++) {
+		size_t l = strlen(runs[d].dev);
+
+		width += (d ? 1 : 0) + 2 + (l > MATRIX_COL_W ? l : MATRIX_COL_W);
+	}
+	if (width < MATRIX_MIN_RULE)
+		width = MATRIX_MIN_RULE;
+
+	for (m = 0; m < sizeof(matrix_metrics) / sizeof(matrix_metrics[0]); m++) {
+		matrix_rule(f, width);
+		fprintf(f, "%-*s", MATRIX_LABEL_W, matrix_metrics[m].name);
+		for (d = 0; d < nr_devs; d++)
+			fprintf(f, "%s| %*s", d ? " " : "", MATRIX_COL_W,
+				runs[d].dev);
+		fputc('\n', f);
+		matrix_rule(f, width);
+		for (row = 0; row < nr_rows; row++) {
+			const struct bench_run_result *rr = &runs[row * nr_devs];
+
+			fprintf(f, "%-*s", MATRIX_LABEL_W,
+				nr_devs ? rr->workload : "");
+			for (d = 0; d < nr_devs; d++)
+				fprintf(f, "%s| %*.2f", d ? " " : "", MATRIX_COL_W,
+					matrix_metrics[m].value(&rr[d]));
+			fputc('\n', f);
+			matrix_rule(f, width);
+		}
+	}
+	fprintf(f, "\nCPU(%%): process user+system CPU time / wall time x 100 "
+		   "(100 = one core busy); LAT(us): mean completion latency "
+		   "(clat) of all I/Os; MERGE(K): bios merged into requests, "
+		   "thousands\n");
+}

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The blkstack command.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/bench.h"
+
+#define BLKSTACK_VERSION "0.1.0"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: blkstack <command> [options]\n"
+		"\n"
+		"commands:\n"
+		"  bench [options] [jobfile...]  fio-compatible benchmark of the block core\n"
+		"                                (no workload: the read/randread/write/randwrite\n"
+		"                                matrix on null and ram)\n"
+		"  version                       print the version\n"
+		"  help                          this text\n"
+		"\n"
+		"'blkstack bench --help' lists the benchmark's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "bench"))
+		return bench_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("blkstack %s\n", BLKSTACK_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "blkstack: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,1177 @@
+// SPDX-License-Identifier: MIT
+/*
+ * blkstack block core: tag sets, hardware queues, plugging, dispatch,
+ * batched completion, requeue and timeouts.  The design and the list of
+ * atomics that remain are in docs/design-block-core.md.
+ *
+ * Locking: a hardware queue used by one ctx (the default) is touched only
+ * by that ctx's thread, so submit, dispatch and poll take no lock and no
+ * atomic read-modify-write.  A hardware queue shared by several ctxs
+ * (shared_hctx) takes hctx->lock around dispatch and reaping; its tag
+ * bitmaps are then atomic.  Device threads only ever touch the hctx's
+ * completion ring.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blk-mq.h"
+
+__thread struct blk_mq_ctx *blk_current_ctx;
+
+#define BLK_MQ_RESOURCE_DELAY_NS (3ull * 1000 * 1000) /* as the kernel's 3 ms */
+
+static inline void hctx_lock(struct blk_mq_hw_ctx *hctx)
+{
+	if (unlikely(hctx->shared))
+		pthread_spin_lock(&hctx->lock);
+}
+
+static inline void hctx_unlock(struct blk_mq_hw_ctx *hctx)
+{
+	if (unlikely(hctx->shared))
+		pthread_spin_unlock(&hctx->lock);
+}
+
+static unsigned int roundup_pow_of_two(unsigned int v)
+{
+	unsigned int r = 1;
+
+	while (r < v)
+		r <<= 1;
+	return r;
+}
+
+/* ---------------------------------------------------------------- tags */
+
+static void blk_mq_free_tags(struct blk_mq_tags *tags)
+{
+	if (!tags)
+		return;
+	sbitmap_free(&tags->bitmap_tags);
+	sbitmap_free(&tags->breserved_tags);
+	free(tags->rqs);
+	free(tags->static_rqs);
+	free(tags->rq_mem);
+	free(tags);
+}
+
+static struct blk_mq_tags *blk_mq_alloc_tags(unsigned int depth,
+					     unsigned int reserved,
+					     bool atomic, size_t cmd_size)
+{
+	struct blk_mq_tags *tags;
+	unsigned int i;
+
+	tags = calloc(1, sizeof(*tags));
+	if (!tags)
+		return NULL;
+	tags->nr_tags = depth;
+	tags->nr_reserved_tags = reserved;
+	tags->rq_size = (sizeof(struct request) + cmd_size + CACHELINE - 1) &
+			~(size_t)(CACHELINE - 1);
+	tags->rq_mem = aligned_alloc(CACHELINE, tags->rq_size * depth);
+	tags->rqs = calloc(depth, sizeof(*tags->rqs));
+	tags->static_rqs = calloc(depth, sizeof(*tags->static_rqs));
+	if (!tags->rq_mem || !tags->rqs || !tags->static_rqs)
+		goto fail;
+	memset(tags->rq_mem, 0, tags->rq_size * depth);
+	if (sbitmap_init(&tags->bitmap_tags, depth - reserved, atomic))
+		goto fail;
+	if (reserved && sbitmap_init(&tags->breserved_tags, reserved, atomic))
+		goto fail;
+	for (i = 0; i < depth; i++) {
+		struct request *rq =
+			(struct request *)((char *)tags->rq_mem + i * tags->rq_size);
+
+		rq->tag = -1;
+		rq->internal_tag = -1;
+		tags->static_rqs[i] = rq;
+	}
+	return tags;
+fail:
+	blk_mq_free_tags(tags);
+	return NULL;
+}
+
+static void blk_mq_put_driver_tag(struct blk_mq_ctx *ctx, struct request *rq)
+{
+	struct blk_mq_tags *tags = rq->mq_hctx->tags;
+	unsigned int tag = (unsigned int)rq->tag;
+
+	if (unlikely(tag < tags->nr_reserved_tags))
+		sbitmap_put(&tags->breserved_tags, tag, &ctx->reserved_hint);
+	else
+		sbitmap_put(&tags->bitmap_tags, tag - tags->nr_reserved_tags,
+			    &ctx->tag_hint);
+	rq->tag = -1;
+}
+
+/* Release every tag a request holds; it returns to the idle pool. */
+static inline void blk_mq_free_rq_tags(struct blk_mq_ctx *ctx,
+				       struct request *rq)
+{
+	if (rq->tag >= 0)
+		blk_mq_put_driver_tag(ctx, rq);
+	if (rq->rq_flags & RQF_ELV) {
+		struct blk_mq_tags *st = rq->mq_hctx->sched_tags;
+
+		sbitmap_put(&st->bitmap_tags,
+			    (unsigned int)rq->internal_tag - st->nr_reserved_tags,
+			    &ctx->sched_tag_hint);
+		rq->internal_tag = -1;
+	}
+	rq->state = MQ_RQ_IDLE;
+}
+
+/* Get a driver tag for a request allocated from scheduler tags. */
+static bool blk_mq_get_driver_tag(struct blk_mq_ctx *ctx, struct request *rq)
+{
+	struct blk_mq_tags *tags = rq->mq_hctx->tags;
+	int bit;
+
+	bit = sbitmap_get(&tags->bitmap_tags, &ctx->tag_hint);
+	if (bit < 0)
+		return false;
+	rq->tag = bit + (int)tags->nr_reserved_tags;
+	tags->rqs[rq->tag] = rq;
+	return true;
+}
+
+static inline void blk_mq_rq_init(struct blk_mq_ctx *ctx, struct request *rq,
+				  unsigned int op, uint16_t rq_flags)
+{
+	rq->mq_hctx = ctx->hctx;
+	rq->mq_ctx = ctx;
+	rq->op = (uint8_t)op;
+	rq->state = MQ_RQ_IDLE;
+	rq->status = BLK_STS_OK;
+	rq->rq_flags = rq_flags;
+	rq->gen++;
+	rq->timeouts = 0;
+	rq->retries = 0;
+	rq->deadline_ns = 0;
+	if (ctx->iostats) {
+		rq->start_time_ns = ctx->now_ns;
+		rq->rq_flags |= RQF_STATS;
+	}
+}
+
+/* Allocate a request for @op on the ctx's hctx, or NULL when out of tags. */
+static inline struct request *blk_mq_get_request(struct blk_mq_ctx *ctx,
+						 unsigned int op)
+{
+	struct blk_mq_hw_ctx *hctx = ctx->hctx;
+	struct blk_mq_tags *tags;
+	struct request *rq;
+	int bit;
+
+	if (likely(!hctx->elv)) {
+		tags = hctx->tags;
+		bit = sbitmap_get(&tags->bitmap_tags, &ctx->tag_hint);
+		if (unlikely(bit < 0))
+			return NULL;
+		rq = tags->static_rqs[bit + tags->nr_reserved_tags];
+		rq->tag = bit + (int)tags->nr_reserved_tags;
+		blk_mq_rq_init(ctx, rq, op, 0);
+		return rq;
+	}
+	tags = hctx->sched_tags;
+	bit = sbitmap_get(&tags->bitmap_tags, &ctx->sched_tag_hint);
+	if (unlikely(bit < 0))
+		return NULL;
+	rq = tags->static_rqs[bit];
+	rq->internal_tag = bit;
+	rq->tag = -1;
+	blk_mq_rq_init(ctx, rq, op, RQF_ELV);
+	return rq;
+}
+
+struct request *blk_mq_alloc_request(struct blk_mq_ctx *ctx, unsigned int op,
+				     unsigned int flags)
+{
+	struct blk_mq_hw_ctx *hctx = ctx->hctx;
+	struct request *rq;
+
+	if (ctx->iostats)
+		ctx->now_ns = blk_time_ns();
+	if (flags & BLK_MQ_REQ_RESERVED) {
+		struct blk_mq_tags *tags = hctx->tags;
+		int bit;
+
+		if (!tags->nr_reserved_tags)
+			return NULL;
+		bit = sbitmap_get(&tags->breserved_tags, &ctx->reserved_hint);
+		if (bit < 0)
+			return NULL;
+		rq = tags->static_rqs[bit];
+		rq->tag = bit;
+		rq->internal_tag = -1;
+		blk_mq_rq_init(ctx, rq, op, RQF_RESERVED);
+	} else {
+		rq = blk_mq_get_request(ctx, op);
+		if (!rq)
+			return NULL;
+	}
+	rq->offset = 0;
+	rq->data_len = 0;
+	rq->cmd_flags = 0;
+	rq->nr_segments = 0;
+	rq->bio = rq->biotail = NULL;
+	return rq;
+}
+
+void blk_mq_free_request(struct request *rq)
+{
+	blk_mq_free_rq_tags(rq->mq_ctx, rq);
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+static inline void blk_mq_start_request(struct request *rq, uint64_t coarse)
+{
+	struct blk_mq_ctx *ctx = rq->mq_ctx;
+
+	rq->state = MQ_RQ_IN_FLIGHT;
+	rq->deadline_ns = coarse + rq->mq_hctx->dev->rq_timeout_ns;
+	STAT_ADD(&ctx->stats.dispatched[rq_data_dir(rq)], 1);
+}
+
+/* The request failed or finished while dispatching: complete it inline. */
+static inline void blk_mq_complete_local(struct request *rq, blk_status_t st)
+{
+	struct blk_mq_ctx *ctx = rq->mq_ctx;
+
+	rq->state = MQ_RQ_COMPLETE;
+	rq->status = st;
+	rq_list_add_tail(&ctx->done, rq);
+}
+
+bool blk_mq_complete_request(struct request *rq, blk_status_t status)
+{
+	if (unlikely(rq->state != MQ_RQ_IN_FLIGHT))
+		return false;
+	blk_mq_complete_local(rq, status);
+	return true;
+}
+
+int blk_mq_complete_request_remote(struct blk_mq_hw_ctx *hctx,
+				   struct request *rq, uint32_t gen,
+				   blk_status_t status)
+{
+	struct blk_mq_cring *cr = &hctx->cring;
+	uint32_t tail = atomic_load_explicit(&cr->tail, memory_order_relaxed);
+	struct blk_mq_cring_entry *e;
+
+	if (tail - cr->cached_head > cr->mask) {
+		cr->cached_head =
+			atomic_load_explicit(&cr->head, memory_order_acquire);
+		if (tail - cr->cached_head > cr->mask)
+			return -EAGAIN;
+	}
+	e = &cr->ring[tail & cr->mask];
+	e->rq = rq;
+	e->gen = gen;
+	e->status = status;
+	atomic_store_explicit(&cr->tail, tail + 1, memory_order_release);
+	return 0;
+}
+
+/*
+ * Hand a list of requests to the driver: queue_rq() for each, then one
+ * commit_rqs().  Requests the driver could not take (BLK_STS_RESOURCE, or
+ * no driver tag) go back to the front of hctx->dispatch and the queue is
+ * stopped until completions restart it.  Returns requests queued.
+ * Called with the hctx held.
+ */
+static unsigned int blk_mq_dispatch_rq_list(struct blk_mq_hw_ctx *hctx,
+					    struct rq_list *list)
+{
+	const struct blk_mq_ops *ops = hctx->ops;
+	struct blk_mq_queue_data bd;
+	unsigned int queued = 0;
+	uint64_t coarse = blk_time_coarse_ns();
+	struct request *rq;
+	bool busy = false;
+
+	STAT_ADD(&list->head->mq_ctx->stats.queue_runs, 1);
+	while ((rq = rq_list_pop(list))) {
+		blk_status_t ret;
+
+		if (unlikely(rq->tag < 0) &&
+		    !blk_mq_get_driver_tag(rq->mq_ctx, rq)) {
+			rq_list_add_head(list, rq);
+			busy = true;
+			break;
+		}
+		blk_mq_start_request(rq, coarse);
+		bd.rq = rq;
+		bd.last = list->head == NULL;
+		ret = ops->queue_rq(hctx, &bd);
+		if (likely(ret == BLK_STS_OK)) {
+			queued++;
+			continue;
+		}
+		if (ret == BLK_STS_RESOURCE) {
+			STAT_ADD(&rq->mq_ctx->stats.dispatched[rq_data_dir(rq)],
+				 (uint64_t)-1);
+			rq->state = MQ_RQ_IDLE;
+			if (rq->rq_flags & RQF_ELV)
+				blk_mq_put_driver_tag(rq->mq_ctx, rq);
+			STAT_ADD(&rq->mq_ctx->stats.requeues, 1);
+			rq_list_add_head(list, rq);
+			busy = true;
+			break;
+		}
+		/* the driver refused it: fail it now */
+		blk_mq_complete_local(rq, ret);
+	}
+	if (queued && ops->commit_rqs)
+		ops->commit_rqs(hctx);
+	if (unlikely(busy)) {
+		rq_list_splice_head(list, &hctx->dispatch);
+		hctx->stopped = true;
+		hctx->completions_since_stop = 0;
+		hctx->stop_time_ns = coarse;
+	}
+	return queued;
+}
+
+/* Run a hardware queue: requeued requests first, then the elevator. */
+static void blk_mq_run_hw_queue(struct blk_mq_hw_ctx *hctx)
+{
+	struct rq_list list;
+
+	hctx->stopped = false;
+	hctx->run_pending = false;
+	if (hctx->dispatch.head) {
+		list = hctx->dispatch;
+		rq_list_init(&hctx->dispatch);
+		blk_mq_dispatch_rq_list(hctx, &list);
+		if (hctx->stopped)
+			return;
+	}
+	if (!hctx->elv)
+		return;
+	hctx->elv_now_ns = blk_time_coarse_ns();
+	while (hctx->elv->has_work(hctx)) {
+		struct request *rq;
+
+		rq_list_init(&list);
+		while (list.count < BLK_PLUG_MAX_RQS &&
+		       (rq = hctx->elv->dispatch_request(hctx)))
+			rq_list_add_tail(&list, rq);
+		if (!list.head)
+			break;
+		blk_mq_dispatch_rq_list(hctx, &list);
+		if (hctx->stopped)
+			return;
+	}
+}
+
+/* Dispatch a plug's (or a single bio's) requests. */
+static void blk_mq_flush_list(struct blk_mq_ctx *ctx, struct rq_list *list)
+{
+	struct blk_mq_hw_ctx *hctx = ctx->hctx;
+
+	hctx_lock(hctx);
+	if (hctx->elv) {
+		blk_current_ctx = ctx;
+		hctx->elv_now_ns = blk_time_coarse_ns();
+		hctx->elv->insert_requests(hctx, list);
+		if (!hctx->stopped)
+			blk_mq_run_hw_queue(hctx);
+	} else if (unlikely(hctx->stopped || hctx->dispatch.head)) {
+		/* keep order behind requests waiting for the driver */
+		while (list->head)
+			rq_list_add_tail(&hctx->dispatch, rq_list_pop(list));
+		if (!hctx->stopped)
+			blk_mq_run_hw_queue(hctx);
+	} else {
+		blk_mq_dispatch_rq_list(hctx, list);
+	}
+	hctx_unlock(hctx);
+}
+
+void blk_start_plug(struct blk_mq_ctx *ctx)
+{
+	ctx->plugged = true;
+	if (ctx->iostats)
+		ctx->now_ns = blk_time_ns();
+}
+
+static void blk_mq_flush_plug(struct blk_mq_ctx *ctx)
+{
+	struct rq_list list;
+
+	if (!ctx->plug.head)
+		return;
+	list = ctx->plug;
+	rq_list_init(&ctx->plug);
+	blk_mq_flush_list(ctx, &list);
+}
+
+void blk_finish_plug(struct blk_mq_ctx *ctx)
+{
+	blk_mq_flush_plug(ctx);
+	ctx->plugged = false;
+}
+
+void blk_mq_account_merge(struct blk_mq_ctx *ctx, unsigned int op)
+{
+	if (ctx)
+		STAT_ADD(&ctx->stats.merges[blk_op_stat_dir(op)], 1);
+}
+
+/* Check a bio against the device; 0 or -errno. */
+static inline int blk_bio_check(const struct blk_dev *dev,
+				const struct blk_bio *bio)
+{
+	uint64_t cap = dev->cfg.capacity;
+	uint32_t mask = dev->cfg.logical_block_size - 1;
+
+	switch (bio->bi_op) {
+	case BLK_OP_READ:
+	case BLK_OP_WRITE: {
+		uint64_t sum = 0;
+		unsigned int i;
+
+		if (unlikely(!bio->bi_size || !bio->bi_vcnt || !bio->bi_io_vec))
+			return -EINVAL;
+		for (i = 0; i < bio->bi_vcnt; i++)
+			sum += bio->bi_io_vec[i].iov_len;
+		if (unlikely(sum != bio->bi_size))
+			return -EINVAL;
+		break;
+	}
+	case BLK_OP_FLUSH:
+		if (unlikely(bio->bi_size))
+			return -EINVAL;
+		return 0;
+	case BLK_OP_DISCARD:
+		if (!dev->cfg.can_discard)
+			return -EOPNOTSUPP;
+		if (unlikely(!bio->bi_size))
+			return -EINVAL;
+		break;
+	case BLK_OP_WRITE_ZEROES:
+		if (!dev->cfg.can_write_zeroes)
+			return -EOPNOTSUPP;
+		if (unlikely(!bio->bi_size))
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (unlikely((bio->bi_offset | bio->bi_size) & mask))
+		return -EINVAL;
+	if (unlikely(bio->bi_size > cap || bio->bi_offset > cap - bio->bi_size))
+		return -ERANGE;
+	return 0;
+}
+
+int blk_submit(struct blk_mq_ctx *ctx, struct blk_bio *bio)
+{
+	struct blk_mq_hw_ctx *hctx = ctx->hctx;
+	struct request *rq;
+	int ret;
+
+	ret = blk_bio_check(ctx->dev, bio);
+	if (unlikely(ret))
+		return ret;
+	if (ctx->iostats) {
+		if (!ctx->plugged)
+			ctx->now_ns = blk_time_ns();
+		if (!ctx->inflight)
+			ctx->last_busy_ns = ctx->now_ns;
+	}
+
+	/* plug merge: the last request only, as the kernel does */
+	if (ctx->plugged && ctx->plug.tail) {
+		rq = ctx->plug.tail;
+		enum elv_merge how = blk_try_merge(ctx->dev, rq, bio);
+
+		if (how != ELEVATOR_NO_MERGE) {
+			blk_rq_merge_bio(rq, bio, how);
+			blk_mq_account_merge(ctx, bio->bi_op);
+			ctx->inflight++;
+			return 0;
+		}
+	}
+	if (hctx->elv) {
+		bool merged;
+
+		hctx_lock(hctx);
+		blk_current_ctx = ctx;
+		hctx->elv_now_ns = blk_time_coarse_ns();
+		merged = hctx->elv->bio_merge(hctx, bio);
+		hctx_unlock(hctx);
+		if (merged) {
+			ctx->inflight++;
+			return 0;
+		}
+	}
+
+	rq = blk_mq_get_request(ctx, bio->bi_op);
+	if (unlikely(!rq)) {
+		/* the plug may hold the tags: dispatch it so polls free them */
+		blk_mq_flush_plug(ctx);
+		return -EAGAIN;
+	}
+	rq->offset = bio->bi_offset;
+	rq->data_len = bio->bi_size;
+	rq->cmd_flags = bio->bi_flags;
+	rq->nr_segments = bio->bi_vcnt;
+	bio->bi_next = NULL;
+	rq->bio = rq->biotail = bio;
+	ctx->inflight++;
+
+	if (likely(ctx->plugged)) {
+		rq_list_add_tail(&ctx->plug, rq);
+		if (unlikely(ctx->plug.count >= BLK_PLUG_MAX_RQS))
+			blk_mq_flush_plug(ctx);
+	} else {
+		struct rq_list list;
+
+		rq_list_init(&list);
+		rq_list_add_tail(&list, rq);
+		blk_mq_flush_list(ctx, &list);
+	}
+	return 0;
+}
+
+void blk_mq_merge_requests(struct blk_mq_hw_ctx *hctx, struct request *rq,
+			   struct request *next)
+{
+	rq->biotail->bi_next = next->bio;
+	rq->biotail = next->biotail;
+	rq->data_len += next->data_len;
+	rq->nr_segments += next->nr_segments;
+	if ((next->rq_flags & RQF_STATS) && next->start_time_ns < rq->start_time_ns)
+		rq->start_time_ns = next->start_time_ns;
+	next->bio = next->biotail = NULL;
+	blk_mq_account_merge(next->mq_ctx, next->op);
+	/* the caller holds the hctx; the tag's owner ctx gets the hint */
+	blk_mq_free_rq_tags(next->mq_ctx, next);
+}
+
+void blk_mq_requeue_request(struct request *rq)
+{
+	struct blk_mq_hw_ctx *hctx = rq->mq_hctx;
+
+	if (rq->state == MQ_RQ_IN_FLIGHT)
+		STAT_ADD(&rq->mq_ctx->stats.dispatched[rq_data_dir(rq)],
+			 (uint64_t)-1);
+	rq->state = MQ_RQ_IDLE;
+	STAT_ADD(&rq->mq_ctx->stats.requeues, 1);
+	rq_list_add_tail(&hctx->dispatch, rq);
+	hctx->run_pending = true;
+}
+
+/* ---------------------------------------------------------- completion */
+
+/* Reap the device threads' completions onto their ctxs' done lists. */
+static inline void blk_mq_reap_cring(struct blk_mq_hw_ctx *hctx)
+{
+	struct blk_mq_cring *cr = &hctx->cring;
+	uint32_t head = atomic_load_explicit(&cr->head, memory_order_relaxed);
+	uint32_t tail = atomic_load_explicit(&cr->tail, memory_order_acquire);
+
+	if (head == tail)
+		return;
+	while (head != tail) {
+		struct blk_mq_cring_entry *e = &cr->ring[head & cr->mask];
+		struct request *rq = e->rq;
+
+		/* a stale completion: the request timed out and was reused */
+		if (likely(rq->gen == e->gen && rq->state == MQ_RQ_IN_FLIGHT &&
+			   rq->mq_hctx == hctx))
+			blk_mq_complete_local(rq, e->status);
+		head++;
+	}
+	atomic_store_explicit(&cr->head, head, memory_order_release);
+}
+
+static void blk_mq_timeout_work(struct blk_mq_ctx *ctx, uint64_t now);
+
+/*
+ * End the requests of a done list: account them, free their tags, then
+ * call every bio's bi_end_io.  Tags are freed before the callbacks so that
+ * a callback that submits again reuses the tag just freed (still cached).
+ */
+static unsigned int blk_mq_end_requests(struct blk_mq_ctx *ctx,
+					struct request *rq)
+{
+	unsigned int nr_bios = 0;
+	uint64_t now = 0;
+
+	if (ctx->iostats) {
+		now = blk_time_ns();
+		ctx->stats.io_ticks_ns += now - ctx->last_busy_ns;
+		ctx->last_busy_ns = now;
+	}
+	while (rq) {
+		struct request *next = rq->rq_next;
+		struct blk_bio *bio = rq->bio;
+		blk_status_t status = rq->status;
+		enum blk_stat_dir dir = blk_op_stat_dir(rq->op);
+
+		STAT_ADD(&ctx->stats.ios[dir], 1);
+		STAT_ADD(&ctx->stats.sectors[dir], rq->data_len >> 9);
+		STAT_ADD(&ctx->stats.completed[rq_data_dir(rq)], 1);
+		if (unlikely(status))
+			STAT_ADD(&ctx->stats.errors, 1);
+		if (rq->rq_flags & RQF_STATS) {
+			uint64_t lat = now - rq->start_time_ns;
+
+			STAT_ADD(&ctx->stats.ticks_ns[dir], lat);
+			if (dir <= BLK_STAT_WRITE)
+				blk_hist_add(ctx->lat_hist[dir], lat);
+		}
+		blk_mq_free_rq_tags(ctx, rq);
+		while (bio) {
+			struct blk_bio *bnext = bio->bi_next;
+
+			bio->bi_status = status;
+			ctx->inflight--;
+			nr_bios++;
+			bio->bi_end_io(bio);
+			bio = bnext;
+		}
+		rq = next;
+	}
+	return nr_bios;
+}
+
+int blk_poll(struct blk_mq_ctx *ctx)
+{
+	struct blk_mq_hw_ctx *hctx = ctx->hctx;
+	struct request *done;
+	unsigned int nr_rqs, nr = 0;
+
+	hctx_lock(hctx);
+	if (hctx->ops->poll)
+		hctx->ops->poll(hctx);
+	blk_mq_reap_cring(hctx);
+	if (unlikely(++ctx->polls_since_clock >= 64)) {
+		uint64_t coarse = blk_time_coarse_ns();
+
+		ctx->polls_since_clock = 0;
+		if (coarse >= ctx->next_timeout_check_ns) {
+			blk_mq_timeout_work(ctx, coarse);
+			ctx->next_timeout_check_ns =
+				coarse + ctx->dev->timeout_check_ns;
+		}
+		if (hctx->stopped &&
+		    coarse - hctx->stop_time_ns >= BLK_MQ_RESOURCE_DELAY_NS)
+			hctx->run_pending = true;
+	}
+	done = ctx->done.head;
+	nr_rqs = ctx->done.count;
+	rq_list_init(&ctx->done);
+	if (unlikely(hctx->stopped) && nr_rqs) {
+		hctx->completions_since_stop += nr_rqs;
+		if (hctx->completions_since_stop >= ctx->dev->cfg.run_batch)
+			hctx->run_pending = true;
+	}
+	if (unlikely(hctx->run_pending))
+		blk_mq_run_hw_queue(hctx);
+	hctx_unlock(hctx);
+
+	if (done)
+		nr = blk_mq_end_requests(ctx, done);
+	/* a run above may have completed requests inline */
+	return (int)nr;
+}
+
+unsigned int blk_ctx_inflight(const struct blk_mq_ctx *ctx)
+{
+	return ctx->inflight;
+}
+
+int blk_drain(struct blk_mq_ctx *ctx, uint64_t timeout_ns)
+{
+	uint64_t start = timeout_ns ? blk_time_ns() : 0;
+	unsigned int spins = 0;
+
+	if (ctx->plugged)
+		blk_mq_flush_plug(ctx);
+	while (ctx->inflight) {
+		if (blk_poll(ctx) == 0) {
+			__builtin_ia32_pause();
+			if (timeout_ns && ++spins % 1024 == 0 &&
+			    blk_time_ns() - start > timeout_ns)
+				return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ timeouts */
+
+static void blk_mq_check_expired(struct blk_mq_ctx *ctx, struct request *rq,
+				 uint64_t now)
+{
+	enum blk_eh_timer_return ret;
+
+	if (rq->mq_ctx != ctx || rq->state != MQ_RQ_IN_FLIGHT ||
+	    !rq->deadline_ns || rq->deadline_ns > now)
+		return;
+	rq->timeouts++;
+	STAT_ADD(&ctx->stats.timeouts, 1);
+	ret = ctx->hctx->ops->timeout ? ctx->hctx->ops->timeout(rq) : BLK_EH_FAIL;
+	switch (ret) {
+	case BLK_EH_RESET_TIMER:
+		rq->deadline_ns = now + ctx->dev->rq_timeout_ns;
+		break;
+	case BLK_EH_REQUEUE:
+		blk_mq_requeue_request(rq);
+		break;
+	case BLK_EH_FAIL:
+		blk_mq_complete_request(rq, BLK_STS_TIMEOUT);
+		break;
+	case BLK_EH_DONE:
+		break;
+	}
+}
+
+/* Walk the driver tags in use and expire this ctx's late requests. */
+static void blk_mq_timeout_work(struct blk_mq_ctx *ctx, uint64_t now)
+{
+	struct blk_mq_tags *tags = ctx->hctx->tags;
+	unsigned int tag;
+
+	for (tag = 0; tag < tags->nr_tags; tag++) {
+		struct sbitmap *sb = tag < tags->nr_reserved_tags ?
+					     &tags->breserved_tags :
+					     &tags->bitmap_tags;
+		unsigned int bit = tag < tags->nr_reserved_tags ?
+					   tag : tag - tags->nr_reserved_tags;
+
+		if (sbitmap_test_bit(sb, bit) && tags->rqs[tag])
+			blk_mq_check_expired(ctx, tags->rqs[tag], now);
+	}
+}
+
+/* ------------------------------------------------------ device, ctx */
+
+int blk_elevator_parse(const char *name, enum blk_elevator *elv)
+{
+	if (!strcmp(name, "none")) {
+		*elv = BLK_ELV_NONE;
+		return 0;
+	}
+	if (!strcmp(name, "mq-deadline")) {
+		*elv = BLK_ELV_MQ_DEADLINE;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int blk_dev_check_config(struct blk_dev_config *c)
+{
+	const char *what = NULL;
+
+	if (!c->logical_block_size)
+		c->logical_block_size = 512;
+	if (!c->max_sectors)
+		c->max_sectors = 2560;
+	if (!c->max_segments)
+		c->max_segments = 128;
+	if (!c->nr_hw_queues)
+		c->nr_hw_queues = 1;
+	if (!c->queue_depth)
+		c->queue_depth = 64;
+	if (!c->nr_requests)
+		c->nr_requests = 2 * c->queue_depth;
+	if (!c->rq_timeout_ms)
+		c->rq_timeout_ms = 30000;
+	if (!c->run_batch)
+		c->run_batch = 1;
+	if (!c->ops || !c->ops->queue_rq)
+		what = "ops: queue_rq is required";
+	else if (c->logical_block_size < 512 || c->logical_block_size > 65536 ||
+		 (c->logical_block_size & (c->logical_block_size - 1)))
+		what = "logical_block_size: allowed 512..65536, a power of two";
+	else if (!c->capacity || c->capacity % c->logical_block_size)
+		what = "capacity: must be a non-zero multiple of logical_block_size";
+	else if (c->max_sectors < (c->logical_block_size >> 9) ||
+		 c->max_sectors > (1u << 22))
+		what = "max_sectors: allowed logical_block_size/512..4194304";
+	else if (c->max_segments > 65535)
+		what = "max_segments: allowed 1..65535";
+	else if (c->nr_hw_queues > 256)
+		what = "nr_hw_queues: allowed 1..256";
+	else if (c->queue_depth > 65536)
+		what = "queue_depth: allowed 1..65536";
+	else if (c->nr_reserved_tags >= c->queue_depth)
+		what = "nr_reserved_tags: must be less than queue_depth";
+	else if (c->nr_requests > 65536)
+		what = "nr_requests: allowed 1..65536";
+	else if (c->cmd_size > 65536)
+		what = "cmd_size: allowed 0..65536";
+	if (what) {
+		fprintf(stderr, "blkstack: %s: invalid device config: %s\n",
+			c->name ? c->name : "?", what);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int blk_mq_init_hctx(struct blk_dev *dev, unsigned int i)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned int ring;
+
+	hctx = aligned_alloc(CACHELINE, sizeof(*hctx));
+	if (!hctx)
+		return -ENOMEM;
+	memset(hctx, 0, sizeof(*hctx));
+	dev->hctxs[i] = hctx;
+	hctx->dev = dev;
+	hctx->ops = dev->ops;
+	hctx->queue_num = i;
+	hctx->shared = dev->cfg.shared_hctx;
+	hctx->tags = dev->tags[dev->cfg.shared_tags ? 0 : i];
+	rq_list_init(&hctx->dispatch);
+	pthread_spin_init(&hctx->lock, PTHREAD_PROCESS_PRIVATE);
+	ring = roundup_pow_of_two(hctx->tags->nr_tags);
+	hctx->cring.ring = calloc(ring, sizeof(*hctx->cring.ring));
+	if (!hctx->cring.ring)
+		return -ENOMEM;
+	hctx->cring.mask = ring - 1;
+	return 0;
+}
+
+int blk_dev_create(const struct blk_dev_config *cfg, struct blk_dev **devp)
+{
+	struct blk_dev *dev;
+	unsigned int i;
+	int ret = -ENOMEM;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	dev->cfg = *cfg;
+	ret = blk_dev_check_config(&dev->cfg);
+	if (ret) {
+		free(dev);
+		return ret;
+	}
+	ret = -ENOMEM;
+	dev->ops = dev->cfg.ops;
+	dev->lbs_shift = (unsigned int)__builtin_ctz(dev->cfg.logical_block_size);
+	dev->rq_timeout_ns = (uint64_t)dev->cfg.rq_timeout_ms * 1000000ull;
+	dev->timeout_check_ns = dev->rq_timeout_ns / 4;
+	if (dev->timeout_check_ns < 1000000)
+		dev->timeout_check_ns = 1000000;
+	if (dev->timeout_check_ns > 1000000000)
+		dev->timeout_check_ns = 1000000000;
+	pthread_mutex_init(&dev->ctx_lock, NULL);
+	dev->nr_tags = dev->cfg.shared_tags ? 1 : dev->cfg.nr_hw_queues;
+	dev->tags = calloc(dev->nr_tags, sizeof(*dev->tags));
+	dev->hctxs = calloc(dev->cfg.nr_hw_queues, sizeof(*dev->hctxs));
+	if (!dev->tags || !dev->hctxs)
+		goto fail;
+	for (i = 0; i < dev->nr_tags; i++) {
+		dev->tags[i] = blk_mq_alloc_tags(
+			dev->cfg.queue_depth, dev->cfg.nr_reserved_tags,
+			dev->cfg.shared_tags || dev->cfg.shared_hctx,
+			dev->cfg.cmd_size);
+		if (!dev->tags[i])
+			goto fail;
+		/* without an elevator, tag i is always static request i */
+		memcpy(dev->tags[i]->rqs, dev->tags[i]->static_rqs,
+		       sizeof(*dev->tags[i]->rqs) * dev->cfg.queue_depth);
+	}
+	for (i = 0; i < dev->cfg.nr_hw_queues; i++) {
+		ret = blk_mq_init_hctx(dev, i);
+		if (ret)
+			goto fail;
+	}
+	for (i = 0; i < dev->cfg.nr_hw_queues; i++) {
+		if (!dev->ops->init_hctx)
+			break;
+		ret = dev->ops->init_hctx(dev->hctxs[i], dev->cfg.driver_data, i);
+		if (ret) {
+			while (i--)
+				if (dev->ops->exit_hctx)
+					dev->ops->exit_hctx(dev->hctxs[i], i);
+			goto fail;
+		}
+	}
+	*devp = dev;
+	return 0;
+fail:
+	dev->ops = NULL; /* no exit_hctx, no free: the driver cleans up */
+	blk_dev_close(dev);
+	return ret;
+}
+
+static void blk_dev_exit_elevator(struct blk_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->cfg.nr_hw_queues; i++) {
+		struct blk_mq_hw_ctx *hctx = dev->hctxs[i];
+
+		if (!hctx)
+			continue;
+		if (hctx->elv)
+			hctx->elv->exit_hctx(hctx);
+		hctx->elv = NULL;
+		blk_mq_free_tags(hctx->sched_tags);
+		hctx->sched_tags = NULL;
+		/* driver tags map to their static requests again */
+		memcpy(hctx->tags->rqs, hctx->tags->static_rqs,
+		       sizeof(*hctx->tags->rqs) * hctx->tags->nr_tags);
+	}
+	dev->elevator = BLK_ELV_NONE;
+}
+
+int blk_dev_set_elevator(struct blk_dev *dev, enum blk_elevator elv)
+{
+	const struct elevator_type *type;
+	unsigned int i;
+	int ret;
+
+	if (elv != BLK_ELV_NONE && elv != BLK_ELV_MQ_DEADLINE)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->ctx_lock);
+	if (dev->nr_ctx) {
+		pthread_mutex_unlock(&dev->ctx_lock);
+		return -EBUSY;
+	}
+	blk_dev_exit_elevator(dev);
+	if (elv == BLK_ELV_NONE) {
+		pthread_mutex_unlock(&dev->ctx_lock);
+		return 0;
+	}
+	type = &elv_mq_deadline;
+	for (i = 0; i < dev->cfg.nr_hw_queues; i++) {
+		struct blk_mq_hw_ctx *hctx = dev->hctxs[i];
+
+		hctx->sched_tags = blk_mq_alloc_tags(dev->cfg.nr_requests, 0,
+						     hctx->shared,
+						     dev->cfg.cmd_size);
+		if (!hctx->sched_tags) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		memset(hctx->tags->rqs, 0,
+		       sizeof(*hctx->tags->rqs) * hctx->tags->nr_tags);
+		ret = type->init_hctx(hctx);
+		if (ret)
+			goto fail;
+		hctx->elv = type;
+	}
+	dev->elevator = elv;
+	pthread_mutex_unlock(&dev->ctx_lock);
+	return 0;
+fail:
+	blk_dev_exit_elevator(dev);
+	pthread_mutex_unlock(&dev->ctx_lock);
+	return ret;
+}
+
+void blk_dev_close(struct blk_dev *dev)
+{
+	unsigned int i;
+
+	if (!dev)
+		return;
+	if (dev->hctxs)
+		blk_dev_exit_elevator(dev);
+	for (i = 0; dev->hctxs && i < dev->cfg.nr_hw_queues; i++) {
+		struct blk_mq_hw_ctx *hctx = dev->hctxs[i];
+
+		if (!hctx)
+			continue;
+		if (dev->ops && dev->ops->exit_hctx)
+			dev->ops->exit_hctx(hctx, i);
+		free(hctx->cring.ring);
+		pthread_spin_destroy(&hctx->lock);
+		free(hctx);
+	}
+	for (i = 0; dev->tags && i < dev->nr_tags; i++)
+		blk_mq_free_tags(dev->tags[i]);
+	if (dev->ops && dev->ops->free)
+		dev->ops->free(dev->cfg.driver_data);
+	free(dev->retired_hist[0]);
+	free(dev->retired_hist[1]);
+	free(dev->tags);
+	free(dev->hctxs);
+	pthread_mutex_destroy(&dev->ctx_lock);
+	free(dev);
+}
+
+void blk_dev_get_info(const struct blk_dev *dev, struct blk_dev_info *info)
+{
+	const struct blk_dev_config *c = &dev->cfg;
+
+	info->name = c->name;
+	info->capacity = c->capacity;
+	info->logical_block_size = c->logical_block_size;
+	info->max_sectors = c->max_sectors;
+	info->max_segments = c->max_segments;
+	info->nr_hw_queues = c->nr_hw_queues;
+	info->queue_depth = c->queue_depth;
+	info->can_flush = c->can_flush;
+	info->can_discard = c->can_discard;
+	info->can_write_zeroes = c->can_write_zeroes;
+	info->stores_data = c->stores_data;
+}
+
+void *blk_dev_driver_data(struct blk_dev *dev)
+{
+	return dev->cfg.driver_data;
+}
+
+void *blk_mq_hctx_driver_data(struct blk_mq_hw_ctx *hctx)
+{
+	return hctx->driver_data;
+}
+
+void blk_mq_hctx_set_driver_data(struct blk_mq_hw_ctx *hctx, void *data)
+{
+	hctx->driver_data = data;
+}
+
+unsigned int blk_mq_hctx_index(const struct blk_mq_hw_ctx *hctx)
+{
+	return hctx->queue_num;
+}
+
+struct blk_dev *blk_mq_hctx_dev(struct blk_mq_hw_ctx *hctx)
+{
+	return hctx->dev;
+}
+
+int blk_ctx_attach(struct blk_dev *dev, struct blk_mq_ctx **ctxp)
+{
+	struct blk_mq_hw_ctx *best = NULL;
+	struct blk_mq_ctx *ctx;
+	unsigned int i;
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->ctx_lock);
+	for (i = 0; i < dev->cfg.nr_hw_queues; i++) {
+		struct blk_mq_hw_ctx *h = dev->hctxs[i];
+
+		if (!best || h->nr_ctx < best->nr_ctx)
+			best = h;
+	}
+	if (best->nr_ctx && !dev->cfg.shared_hctx) {
+		ret = -EBUSY;
+		goto out;
+	}
+	ctx = aligned_alloc(CACHELINE, sizeof(*ctx));
+	if (!ctx) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->dev = dev;
+	ctx->hctx = best;
+	ctx->iostats = dev->cfg.iostats;
+	rq_list_init(&ctx->plug);
+	rq_list_init(&ctx->done);
+	if (ctx->iostats) {
+		for (i = 0; i < 2; i++) {
+			ctx->lat_hist[i] = malloc(sizeof(struct blk_hist));
+			if (!ctx->lat_hist[i]) {
+				free(ctx->lat_hist[0]);
+				free(ctx);
+				ret = -ENOMEM;
+				goto out;
+			}
+			blk_hist_init(ctx->lat_hist[i]);
+		}
+	}
+	ctx->next_timeout_check_ns = blk_time_coarse_ns() + dev->timeout_check_ns;
+	best->nr_ctx++;
+	ctx->next = dev->ctxs;
+	dev->ctxs = ctx;
+	dev->nr_ctx++;
+	*ctxp = ctx;
+out:
+	pthread_mutex_unlock(&dev->ctx_lock);
+	return ret;
+}
+
+static void blk_stats_add(struct blk_mq_ctx_stats *dst,
+			  const struct blk_mq_ctx_stats *src)
+{
+	const uint64_t *s = (const uint64_t *)src;
+	uint64_t *d = (uint64_t *)dst;
+	size_t i;
+
+	for (i = 0; i < sizeof(*src) / sizeof(uint64_t); i++)
+		d[i] += STAT_READ(&s[i]);
+}
+
+void blk_ctx_detach(struct blk_mq_ctx *ctx)
+{
+	struct blk_dev *dev = ctx->dev;
+	struct blk_mq_ctx **pp;
+	unsigned int i;
+
+	blk_drain(ctx, 0);
+	ctx->plugged = false;
+	pthread_mutex_lock(&dev->ctx_lock);
+	for (pp = &dev->ctxs; *pp; pp = &(*pp)->next) {
+		if (*pp == ctx) {
+			*pp = ctx->next;
+			break;
+		}
+	}
+	blk_stats_add(&dev->retired, &ctx->stats);
+	for (i = 0; i < 2; i++) {
+		if (!ctx->lat_hist[i])
+			continue;
+		if (!dev->retired_hist[i]) {
+			dev->retired_hist[i] = malloc(sizeof(struct blk_hist));
+			if (dev->retired_hist[i])
+				blk_hist_init(dev->retired_hist[i]);
+		}
+		if (dev->retired_hist[i])
+			blk_hist_merge(dev->retired_hist[i], ctx->lat_hist[i]);
+		free(ctx->lat_hist[i]);
+	}
+	ctx->hctx->nr_ctx--;
+	dev->nr_ctx--;
+	pthread_mutex_unlock(&dev->ctx_lock);
+	free(ctx);
+}
+
+/* Sum of every ctx's counters, retired ones included.  stats.c reports. */
+void blk_dev_sum_stats(const struct blk_dev *dev, struct blk_mq_ctx_stats *sum)
+{
+	struct blk_dev *d = (struct blk_dev *)dev;
+	const struct blk_mq_ctx *ctx;
+
+	memset(sum, 0, sizeof(*sum));
+	pthread_mutex_lock(&d->ctx_lock);
+	blk_stats_add(sum, &dev->retired);
+	for (ctx = dev->ctxs; ctx; ctx = ctx->next)
+		blk_stats_add(sum, &ctx->stats);
+	pthread_mutex_unlock(&d->ctx_lock);
+}
+
+void blk_dev_get_lat_hist(const struct blk_dev *dev, enum blk_stat_dir dir,
+			  struct blk_hist *out)
+{
+	struct blk_dev *d = (struct blk_dev *)dev;
+	const struct blk_mq_ctx *ctx;
+
+	if (dir > BLK_STAT_WRITE)
+		return;
+	pthread_mutex_lock(&d->ctx_lock);
+	if (dev->retired_hist[dir])
+		blk_hist_merge(out, dev->retired_hist[dir]);
+	for (ctx = dev->ctxs; ctx; ctx = ctx->next)
+		if (ctx->lat_hist[dir])
+			blk_hist_merge(out, ctx->lat_hist[dir]);
+	pthread_mutex_unlock(&d->ctx_lock);
+}

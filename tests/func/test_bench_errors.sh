@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Bad flags get an error naming the option and what is allowed; I/O errors
+# injected in the null driver fail the run with the offset.
+source "$(dirname "$0")/lib.sh" "$@"
+
+expect_error "iodepth=0 out of range" "iodepth=0.*1\.\.65536" bench --iodepth=0
+expect_error "unknown option" "unknown option 'foo'" bench --foo=1
+expect_error "unsupported fio option" "direct.*not support" bench --direct=1
+expect_error "bad rw" "rw=sideways" bench --rw=sideways
+expect_error "bad bs" "bs=" bench --bs=100
+expect_error "bad size suffix" "size=4x" bench --size=4x
+expect_error "rwmixread > 100" "rwmixread=101" bench --rw=randrw --rwmixread=101
+expect_error "unknown device" "dev=xyz.*null.*ram" bench --dev=xyz
+expect_error "bad elevator" "elevator=cfq" bench --elevator=cfq
+expect_error "bad irqmode" "irqmode=3" bench --irqmode=3
+expect_error "terse output unsupported" "terse" bench --output-format=terse
+expect_error "size past the device" "past the end" bench --dev=null --dev_size=1M --size=2M --rw=read
+expect_error "injected I/O error fails the run with its offset" \
+	"read error at offset [0-9]+, length 4096: IOERR" \
+	bench --dev=null --fail_every=100 --rw=randread --size=16M --runtime=1 --time_based
+expect_error "injected timeout fails the run" "TIMEOUT" \
+	bench --dev=null --timeout_every=50 --rq_timeout=20ms --rw=randread --size=16M --runtime=2 --time_based
+# requeues are not errors
+"$BLKSTACK" bench --dev=null --requeue_every=7 --rw=randread --size=16M --runtime=200ms \
+	--time_based --output-format=json >"$TMP/rq.json"
+check "requeue_every: run succeeds" test $? -eq 0
+check "requeue_every: requeues reported" jq -e '.jobs[0].blkstack.requeues > 0' "$TMP/rq.json"
+"$BLKSTACK" bench --help >"$TMP/help"
+check "--help lists options with ranges" grep -q "iodepth" "$TMP/help"
+finish

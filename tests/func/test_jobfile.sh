@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A fio job file with [global] and two jobs runs both jobs with the right
+# options; fio itself accepts the same file.
+source "$(dirname "$0")/lib.sh" "$@"
+
+cat >"$TMP/two.fio" <<'JOB'
+; two jobs sharing [global]
+[global]
+bs=4k
+size=32M
+runtime=300ms
+time_based
+iodepth=8
+
+[readers]
+rw=randread
+numjobs=2
+
+# the second job overrides bs
+[writers]
+rw=write
+bs=64k
+JOB
+"$BLKSTACK" bench --dev=ram --output-format=json "$TMP/two.fio" >"$TMP/out.json"
+check "job file: exit 0" test $? -eq 0
+check "job file: 3 job threads (2 readers, 1 writer)" \
+	jq -e '[.jobs[].jobname] == ["readers", "readers", "writers"]' "$TMP/out.json"
+check "job file: readers did reads only" \
+	jq -e '.jobs[0].read.total_ios > 0 and .jobs[0].write.total_ios == 0' "$TMP/out.json"
+check "job file: writers used bs=64k" \
+	jq -e '.jobs[2].write.io_bytes == .jobs[2].write.total_ios * 65536 and .jobs[2].write.total_ios > 0' "$TMP/out.json"
+check "job file: [global] iodepth reached both" \
+	jq -e '[.jobs[]."job options".iodepth] == ["8", "8", "8"]' "$TMP/out.json"
+if command -v fio >/dev/null; then
+	check "fio --parse-only accepts the same job file" fio --parse-only "$TMP/two.fio"
+else
+	fail "fio is not installed (scripts/install-deps.sh installs it)"
+fi
+
+# group_reporting sums the two readers into one job
+sed -i 's/^iodepth=8/iodepth=8\ngroup_reporting/' "$TMP/two.fio"
+"$BLKSTACK" bench --dev=null --output-format=json "$TMP/two.fio" >"$TMP/g.json"
+check "group_reporting: one entry per job section" \
+	jq -e '[.jobs[].jobname] == ["readers", "writers"]' "$TMP/g.json"
+
+# job file errors name the file, the line and the option
+printf '[j]\nrw=randread\niodepth=0\n' >"$TMP/bad.fio"
+expect_error "bad value in job file names file:line" "bad.fio:3: iodepth=0: .*1\.\.65536" bench "$TMP/bad.fio"
+printf '[j]\nioengine=libaio\n' >"$TMP/unsup.fio"
+expect_error "fio option blkstack lacks is named unsupported" "ioengine.*not support" bench "$TMP/unsup.fio"
+expect_error "missing job file" "nonexistent.fio" bench "$TMP/nonexistent.fio"
+finish

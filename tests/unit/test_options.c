@@ -1,0 +1,833 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for bench option parsing: value syntax, the error categories,
+ * the command line's job structure and fio job files.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/options.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NS_PER_SEC 1000000000ULL
+
+static char tmpdir[] = "/tmp/test_options.XXXXXX";
+static char errbuf[512];
+
+static int group_setup(void **state)
+{
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *d = opendir(tmpdir);
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	return rmdir(tmpdir);
+}
+
+/* Write @text to @name in the temp dir; returns a static path. */
+static const char *write_file(const char *name, const char *text)
+{
+	static char path[4][512];
+	static int slot;
+	char *p = path[slot++ % 4];
+	FILE *f;
+
+	snprintf(p, sizeof(path[0]), "%s/%s", tmpdir, name);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	return p;
+}
+
+static int parse(struct bench_opts *o, int argc, const char **argv)
+{
+	bench_opts_init(o);
+	errbuf[0] = '\0';
+	return bench_parse_args(o, argc, (char **)argv, errbuf,
+				sizeof(errbuf));
+}
+
+static int set(struct bench_opts *o, struct bench_job_opts *j,
+	       const char *name, const char *val)
+{
+	errbuf[0] = '\0';
+	return bench_set_option(o, j, name, val, errbuf, sizeof(errbuf));
+}
+
+static void test_defaults(void **state)
+{
+	struct bench_opts o;
+	struct bench_job_opts j;
+
+	bench_opts_init(&o);
+	assert_int_equal(o.dev.nr_devs, 0);
+	assert_int_equal(o.dev.dev_size, 0);
+	assert_int_equal(o.dev.logical_block_size, 512);
+	assert_int_equal(o.dev.max_sectors, 2560);
+	assert_int_equal(o.dev.max_segments, 128);
+	assert_int_equal(o.dev.nr_hw_queues, 0);
+	assert_int_equal(o.dev.hw_queue_depth, 256);
+	assert_false(o.dev.shared_tags);
+	assert_string_equal(o.dev.elevator, "none");
+	assert_true(o.dev.iostats);
+	assert_int_equal(o.dev.run_batch, 1);
+	assert_int_equal(o.dev.rq_timeout_ms, 30000);
+	assert_int_equal(o.dev.irqmode, 0);
+	assert_int_equal(o.dev.completion_nsec, 10000);
+	assert_false(o.dev.memory_backed);
+	assert_int_equal(o.dev.fail_every, 0);
+	assert_int_equal(o.nr_jobs, 0);
+	assert_int_equal(o.output_format, OUT_NORMAL);
+	assert_string_equal(o.output, "");
+	assert_false(o.matrix);
+
+	bench_job_defaults(&j);
+	assert_string_equal(j.name, "");
+	assert_int_equal(j.rw, RW_READ);
+	assert_false(j.has_rw);
+	assert_int_equal(j.bs, 4096);
+	assert_int_equal(j.iodepth, 1);
+	assert_int_equal(j.iodepth_batch, 0);
+	assert_int_equal(j.numjobs, 1);
+	assert_int_equal(j.size, 0);
+	assert_int_equal(j.runtime_ns, 0);
+	assert_false(j.time_based);
+	assert_int_equal(j.rwmixread, 50);
+	assert_true(j.randrepeat);
+	assert_int_equal(j.randseed, 0x89);
+	assert_int_equal(j.loops, 1);
+	assert_int_equal(j.clocksource, CLK_AUTO);
+	assert_int_equal(j.stonewall, 0);
+}
+
+static void test_parse_size(void **state)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} good[] = {
+		{ "0", 0 }, { "512", 512 }, { "4k", 4096 }, { "4K", 4096 },
+		{ "4kb", 4096 }, { "4KB", 4096 }, { "1M", 1 << 20 },
+		{ "1m", 1 << 20 }, { "1g", 1ULL << 30 }, { "2t", 2ULL << 40 },
+		{ "1p", 1ULL << 50 }, { "4096b", 4096 }, { "0x200", 512 },
+		/* fio's kb_base=1024 compatibility: the IEC spelling is SI. */
+		{ "1KiB", 1000 }, { "1mi", 1000000 },
+		{ "18446744073709551615", UINT64_MAX },
+	};
+	static const char *const bad[] = {
+		"", "4x", "-1", "+1", " 4k", "4k ", "k", "4kk", "4kbb", "0x",
+		"0x1k", "1.5g", "18446744073709551616", "16777216t", "16385p",
+	};
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		v = 12345;
+		assert_int_equal(bench_parse_size(good[i].s, &v), 0);
+		assert_int_equal(v, good[i].v);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		v = 12345;
+		assert_int_equal(bench_parse_size(bad[i], &v), -EINVAL);
+		assert_int_equal(v, 12345);
+	}
+}
+
+static void test_parse_time(void **state)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} good[] = {
+		{ "5", 5 * NS_PER_SEC }, { "0", 0 }, { "500ms", 500000000 },
+		{ "500msec", 500000000 }, { "2m", 120 * NS_PER_SEC },
+		{ "2min", 120 * NS_PER_SEC }, { "3s", 3 * NS_PER_SEC },
+		{ "3sec", 3 * NS_PER_SEC }, { "1h", 3600 * NS_PER_SEC },
+		{ "1d", 86400 * NS_PER_SEC }, { "10us", 10000 },
+		{ "10usec", 10000 }, { "7ns", 7 }, { "2MS", 2000000 },
+	};
+	static const char *const bad[] = {
+		"", "5x", "-1", "ms", "5 s", "1.5s", "0x10", "5mss",
+		"18446744073709551615s", "999999999999h",
+	};
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		v = 12345;
+		assert_int_equal(bench_parse_time(good[i].s, NS_PER_SEC, &v), 0);
+		assert_int_equal(v, good[i].v);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		assert_int_equal(bench_parse_time(bad[i], NS_PER_SEC, &v),
+				 -EINVAL);
+	/* The default unit only applies without a unit. */
+	assert_int_equal(bench_parse_time("30", 1000000, &v), 0);
+	assert_int_equal(v, 30000000);
+	assert_int_equal(bench_parse_time("30s", 1000000, &v), 0);
+	assert_int_equal(v, 30 * NS_PER_SEC);
+	assert_int_equal(bench_parse_time("1", 0, &v), -EINVAL);
+}
+
+static void test_set_values(void **state)
+{
+	struct bench_opts o;
+	struct bench_job_opts j;
+
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+	assert_int_equal(set(&o, &j, "rw", "randrw"), 0);
+	assert_int_equal(j.rw, RW_RANDRW);
+	assert_true(j.has_rw);
+	assert_int_equal(set(&o, &j, "readwrite", "readwrite"), 0);
+	assert_int_equal(j.rw, RW_RW);
+	assert_int_equal(set(&o, &j, "bs", "16M"), 0);
+	assert_int_equal(j.bs, 16 << 20);
+	assert_int_equal(set(&o, &j, "blocksize", "512"), 0);
+	assert_int_equal(j.bs, 512);
+	assert_int_equal(set(&o, &j, "iodepth", "65536"), 0);
+	assert_int_equal(j.iodepth, 65536);
+	assert_int_equal(set(&o, &j, "iodepth_batch_submit", "8"), 0);
+	assert_int_equal(j.iodepth_batch, 8);
+	assert_int_equal(set(&o, &j, "size", "1g"), 0);
+	assert_int_equal(j.size, 1ULL << 30);
+	assert_int_equal(set(&o, &j, "io_limit", "4m"), 0);
+	assert_int_equal(j.io_size, 4 << 20);
+	assert_int_equal(set(&o, &j, "runtime", "5"), 0);
+	assert_int_equal(j.runtime_ns, 5 * NS_PER_SEC);
+	assert_int_equal(set(&o, &j, "timeout", "500ms"), 0);
+	assert_int_equal(j.runtime_ns, 500000000);
+	assert_int_equal(set(&o, &j, "ramp_time", "2m"), 0);
+	assert_int_equal(j.ramp_time_ns, 120 * NS_PER_SEC);
+	assert_int_equal(set(&o, &j, "randseed", "0xdeadbeefcafe"), 0);
+	assert_int_equal(j.randseed, 0xdeadbeefcafeULL);
+	assert_int_equal(set(&o, &j, "clocksource", "cpu"), 0);
+	assert_int_equal(j.clocksource, CLK_CPU);
+	assert_int_equal(set(&o, &j, "disable_clat", NULL), 0);
+	assert_true(j.disable_lat);
+	assert_int_equal(set(&o, &j, "wait_for_previous", NULL), 0);
+	assert_int_equal(j.stonewall, 1);
+	assert_int_equal(set(&o, &j, "name", "seqread"), 0);
+	assert_string_equal(j.name, "seqread");
+
+	/* Device options land in o->dev, whatever job is passed. */
+	assert_int_equal(set(&o, &j, "hw_queue_depth", "64"), 0);
+	assert_int_equal(o.dev.hw_queue_depth, 64);
+	assert_int_equal(set(&o, NULL, "submit_queues", "4"), 0);
+	assert_int_equal(o.dev.nr_hw_queues, 4);
+	assert_int_equal(set(&o, &j, "ioscheduler", "mq-deadline"), 0);
+	assert_string_equal(o.dev.elevator, "mq-deadline");
+	assert_int_equal(set(&o, &j, "rq_timeout", "5000"), 0);
+	assert_int_equal(o.dev.rq_timeout_ms, 5000);
+	assert_int_equal(set(&o, &j, "rq_timeout", "2s"), 0);
+	assert_int_equal(o.dev.rq_timeout_ms, 2000);
+	assert_int_equal(set(&o, &j, "completion_nsec", "10us"), 0);
+	assert_int_equal(o.dev.completion_nsec, 10000);
+	assert_int_equal(set(&o, &j, "logical_block_size", "4k"), 0);
+	assert_int_equal(o.dev.logical_block_size, 4096);
+	assert_int_equal(set(&o, &j, "fail_every", "1000"), 0);
+	assert_int_equal(o.dev.fail_every, 1000);
+}
+
+static void test_bool_options(void **state)
+{
+	struct bench_opts o;
+	struct bench_job_opts j;
+
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+	assert_int_equal(set(&o, &j, "time_based", NULL), 0);
+	assert_true(j.time_based);
+	assert_int_equal(set(&o, &j, "time_based", "0"), 0);
+	assert_false(j.time_based);
+	assert_int_equal(set(&o, &j, "time_based", "1"), 0);
+	assert_true(j.time_based);
+	assert_int_equal(set(&o, &j, "time_based", "2"), -EINVAL);
+	assert_string_equal(errbuf, "time_based=2: bad boolean, allowed 0|1");
+	assert_int_equal(set(&o, &j, "randrepeat", "0"), 0);
+	assert_false(j.randrepeat);
+	assert_int_equal(set(&o, &j, "iostats", "0"), 0);
+	assert_false(o.dev.iostats);
+	assert_int_equal(set(&o, &j, "group_reporting", NULL), 0);
+	assert_true(j.group_reporting);
+
+	/* Accepted for fio compatibility, no effect. */
+	assert_int_equal(set(&o, &j, "thread", NULL), 0);
+	assert_int_equal(set(&o, &j, "thread", "1"), 0);
+	assert_int_equal(set(&o, &j, "description", "a test job"), 0);
+	assert_string_equal(j.name, "");
+}
+
+static void test_rwmixwrite(void **state)
+{
+	struct bench_opts o;
+	struct bench_job_opts j;
+
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+	assert_int_equal(set(&o, &j, "rwmixwrite", "30"), 0);
+	assert_int_equal(j.rwmixread, 70);
+	assert_int_equal(set(&o, &j, "rwmixwrite", "0"), 0);
+	assert_int_equal(j.rwmixread, 100);
+	assert_int_equal(set(&o, &j, "rwmixread", "20"), 0);
+	assert_int_equal(j.rwmixread, 20);
+	assert_int_equal(set(&o, &j, "rwmixwrite", "101"), -EINVAL);
+	assert_string_equal(errbuf, "rwmixwrite=101: out of range, allowed 0..100");
+	assert_int_equal(j.rwmixread, 20);
+}
+
+static void test_errors(void **state)
+{
+	struct bench_opts o;
+	struct bench_job_opts j;
+
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+
+	/* Unknown. */
+	assert_int_equal(set(&o, &j, "foo", "1"), -ENOENT);
+	assert_string_equal(errbuf, "unknown option 'foo'");
+	assert_int_equal(set(&o, &j, "iodepth-batch", "1"), -ENOENT);
+	assert_string_equal(errbuf,
+			    "unknown option 'iodepth-batch' (did you mean 'iodepth_batch'?)");
+	assert_int_equal(set(&o, &j, "output-format", "json"), -ENOENT);
+	assert_non_null(strstr(errbuf, "only valid on the command line"));
+
+	/* fio options we do not implement. */
+	assert_int_equal(set(&o, &j, "direct", "1"), -EOPNOTSUPP);
+	assert_string_equal(errbuf,
+			    "option 'direct' is a fio option that blkstack bench does not support");
+	assert_int_equal(set(&o, &j, "ioengine", "libaio"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "bssplit", "4k/50:8k/50"), -EOPNOTSUPP);
+
+	/* fio values we do not implement. */
+	assert_int_equal(set(&o, &j, "rw", "randread:8"), -EOPNOTSUPP);
+	assert_non_null(strstr(errbuf, "rw=randread:8: "));
+	assert_non_null(strstr(errbuf, "not support"));
+	assert_int_equal(set(&o, &j, "rw", "trimwrite"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "bs", "4k,8k"), -EOPNOTSUPP);
+	assert_non_null(strstr(errbuf, "bs=4k,8k: "));
+	assert_non_null(strstr(errbuf, "read,write"));
+	assert_int_equal(set(&o, &j, "size", "50%"), -EOPNOTSUPP);
+	assert_non_null(strstr(errbuf, "size=50%: percentage"));
+	assert_int_equal(set(&o, &j, "offset", "10%"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "clocksource", "gettimeofday"), -EOPNOTSUPP);
+	assert_int_equal(j.rw, RW_READ);
+	assert_int_equal(j.bs, 4096);
+
+	/* Out of range, naming the allowed range. */
+	assert_int_equal(set(&o, &j, "iodepth", "0"), -EINVAL);
+	assert_string_equal(errbuf, "iodepth=0: out of range, allowed 1..65536");
+	assert_int_equal(set(&o, &j, "iodepth", "65537"), -EINVAL);
+	assert_int_equal(set(&o, &j, "numjobs", "1025"), -EINVAL);
+	assert_string_equal(errbuf, "numjobs=1025: out of range, allowed 1..1024");
+	assert_int_equal(set(&o, &j, "bs", "32M"), -EINVAL);
+	assert_string_equal(errbuf, "bs=32M: out of range, allowed 512..16M");
+	assert_int_equal(set(&o, &j, "blocksize", "256"), -EINVAL);
+	assert_string_equal(errbuf, "blocksize=256: out of range, allowed 512..16M");
+	assert_int_equal(set(&o, &j, "bs", "1000"), -EINVAL);
+	assert_string_equal(errbuf, "bs=1000: not a multiple of 512");
+	assert_int_equal(set(&o, &j, "loops", "0"), -EINVAL);
+	assert_int_equal(set(&o, &j, "hw_queue_depth", "0"), -EINVAL);
+	assert_string_equal(errbuf,
+			    "hw_queue_depth=0: out of range, allowed 1..65536");
+	assert_int_equal(set(&o, &j, "rq_timeout", "2h"), -EINVAL);
+	assert_string_equal(errbuf, "rq_timeout=2h: out of range, allowed 1ms..1h");
+	assert_int_equal(set(&o, &j, "rq_timeout", "1500us"), -EINVAL);
+	assert_string_equal(errbuf, "rq_timeout=1500us: not a whole number of ms");
+	assert_int_equal(set(&o, &j, "completion_nsec", "2s"), -EINVAL);
+	assert_string_equal(errbuf,
+			    "completion_nsec=2s: out of range, allowed 0..1s");
+	assert_int_equal(set(&o, &j, "logical_block_size", "1536"), -EINVAL);
+	assert_string_equal(errbuf, "logical_block_size=1536: not a power of 2");
+	assert_int_equal(set(&o, &j, "irqmode", "3"), -EINVAL);
+	assert_int_equal(set(&o, &j, "max_sectors", "4"), -EINVAL);
+	assert_string_equal(errbuf, "max_sectors=4: out of range, allowed 8..65536");
+
+	/* Bad values. */
+	assert_int_equal(set(&o, &j, "iodepth", "4x"), -EINVAL);
+	assert_string_equal(errbuf, "iodepth=4x: not a valid number");
+	assert_int_equal(set(&o, &j, "iodepth", "-1"), -EINVAL);
+	assert_int_equal(set(&o, &j, "iodepth", "99999999999999999999"), -EINVAL);
+	assert_int_equal(set(&o, &j, "iodepth", "4294967297"), -EINVAL);
+	assert_non_null(strstr(errbuf, "out of range"));
+	assert_int_equal(set(&o, &j, "runtime", "5x"), -EINVAL);
+	assert_non_null(strstr(errbuf, "runtime=5x: bad time"));
+	assert_int_equal(set(&o, &j, "rw", "sequential"), -EINVAL);
+	assert_string_equal(errbuf,
+			    "rw=sequential: bad value, allowed read|write|randread|randwrite|rw|readwrite|randrw|trim|randtrim");
+	assert_int_equal(set(&o, &j, "elevator", "kyber"), -EOPNOTSUPP);
+	assert_non_null(strstr(errbuf, "allowed none|mq-deadline"));
+	assert_int_equal(set(&o, &j, "elevator", "foo"), -EINVAL);
+	assert_string_equal(o.dev.elevator, "none");
+	assert_int_equal(j.iodepth, 1);
+
+	/* Missing value. */
+	assert_int_equal(set(&o, &j, "iodepth", NULL), -EINVAL);
+	assert_string_equal(errbuf, "option 'iodepth' needs a value");
+	assert_int_equal(set(&o, &j, "rw", ""), -EINVAL);
+	assert_string_equal(errbuf, "option 'rw' needs a value");
+	assert_int_equal(set(&o, &j, "time_based", ""), -EINVAL);
+
+	/* Too long a name. */
+	assert_int_equal(set(&o, &j, "name",
+			     "0123456789012345678901234567890123456789012345678901234567890123"),
+			 -EINVAL);
+	assert_non_null(strstr(errbuf, "too long, at most 63"));
+}
+
+static void test_dev_list(void **state)
+{
+	struct bench_opts o;
+	struct bench_job_opts j;
+
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+	assert_int_equal(set(&o, &j, "dev", "null,ram"), 0);
+	assert_int_equal(o.dev.nr_devs, 2);
+	assert_string_equal(o.dev.devs[0], "null");
+	assert_string_equal(o.dev.devs[1], "ram");
+	assert_int_equal(set(&o, &j, "dev", "ram"), 0);
+	assert_int_equal(o.dev.nr_devs, 1);
+	assert_string_equal(o.dev.devs[0], "ram");
+
+	assert_int_equal(set(&o, &j, "dev", "null,nvme"), -EINVAL);
+	assert_string_equal(errbuf,
+			    "dev=null,nvme: unknown device 'nvme', allowed null|ram");
+	assert_int_equal(set(&o, &j, "dev", "null,,ram"), -EINVAL);
+	assert_non_null(strstr(errbuf, "empty device name"));
+	assert_int_equal(set(&o, &j, "dev", "null,"), -EINVAL);
+	assert_int_equal(set(&o, &j, "dev", ",null"), -EINVAL);
+	assert_int_equal(set(&o, &j, "dev", "null,null"), -EINVAL);
+	assert_non_null(strstr(errbuf, "listed twice"));
+	assert_int_equal(set(&o, &j, "dev", NULL), -EINVAL);
+	assert_int_equal(o.dev.nr_devs, 1);
+	assert_string_equal(o.dev.devs[0], "ram");
+}
+
+static void test_rw_helpers(void **state)
+{
+	assert_string_equal(bench_rw_name(RW_RANDREAD), "randread");
+	assert_string_equal(bench_rw_name(RW_RW), "rw");
+	assert_string_equal(bench_rw_name(RW_RANDTRIM), "randtrim");
+	assert_true(bench_rw_is_random(RW_RANDRW));
+	assert_false(bench_rw_is_random(RW_RW));
+	assert_true(bench_rw_reads(RW_RW));
+	assert_true(bench_rw_writes(RW_RANDRW));
+	assert_false(bench_rw_reads(RW_WRITE));
+	assert_false(bench_rw_writes(RW_TRIM));
+	assert_false(bench_rw_reads(RW_RANDTRIM));
+}
+
+static void test_cli_no_args_is_matrix(void **state)
+{
+	const char *argv[] = { "bench" };
+	struct bench_opts o;
+
+	assert_int_equal(parse(&o, 1, argv), 0);
+	assert_true(o.matrix);
+	assert_int_equal(o.nr_jobs, 1);
+	assert_string_equal(o.jobs[0].name, "bench");
+	assert_int_equal(o.jobs[0].bs, 4096);
+	assert_int_equal(o.dev.nr_devs, 0);
+}
+
+static void test_cli_single_job(void **state)
+{
+	const char *argv[] = {
+		"bench", "--rw=randread", "--iodepth=32", "--hw_queue_depth=64",
+		"--time_based", "--runtime=10", "--dev=null",
+	};
+	const char *argv2[] = { "bench", "--iodepth=8", "--dev=ram,null" };
+	const char *argv3[] = { "bench", "--rw=read", "--matrix" };
+	struct bench_opts o;
+
+	assert_int_equal(parse(&o, ARRAY_SIZE(argv), argv), 0);
+	assert_false(o.matrix);
+	assert_int_equal(o.nr_jobs, 1);
+	assert_string_equal(o.jobs[0].name, "bench");
+	assert_int_equal(o.jobs[0].rw, RW_RANDREAD);
+	assert_int_equal(o.jobs[0].iodepth, 32);
+	assert_true(o.jobs[0].time_based);
+	assert_int_equal(o.jobs[0].runtime_ns, 10 * NS_PER_SEC);
+	assert_int_equal(o.dev.hw_queue_depth, 64);
+	assert_int_equal(o.dev.nr_devs, 1);
+
+	/* Options without rw=: the matrix, with those options. */
+	assert_int_equal(parse(&o, ARRAY_SIZE(argv2), argv2), 0);
+	assert_true(o.matrix);
+	assert_int_equal(o.nr_jobs, 1);
+	assert_int_equal(o.jobs[0].iodepth, 8);
+	assert_string_equal(o.dev.devs[0], "ram");
+
+	assert_int_equal(parse(&o, ARRAY_SIZE(argv3), argv3), 0);
+	assert_true(o.matrix);
+}
+
+static void test_cli_multiple_jobs(void **state)
+{
+	const char *argv[] = {
+		"bench", "--iodepth=4", "--size=1m",
+		"--name=a", "--rw=read",
+		"--hw_queue_depth=32",		/* device: any position */
+		"--name=b", "--rw=randwrite", "--bs=8k", "--iodepth=16",
+		"--name=c",
+	};
+	struct bench_opts o;
+
+	assert_int_equal(parse(&o, ARRAY_SIZE(argv), argv), 0);
+	assert_false(o.matrix);
+	assert_int_equal(o.nr_jobs, 3);
+	assert_string_equal(o.jobs[0].name, "a");
+	assert_int_equal(o.jobs[0].rw, RW_READ);
+	assert_int_equal(o.jobs[0].iodepth, 4);
+	assert_int_equal(o.jobs[0].bs, 4096);
+	assert_int_equal(o.jobs[0].size, 1 << 20);
+	assert_string_equal(o.jobs[1].name, "b");
+	assert_int_equal(o.jobs[1].rw, RW_RANDWRITE);
+	assert_int_equal(o.jobs[1].iodepth, 16);
+	assert_int_equal(o.jobs[1].bs, 8192);
+	assert_int_equal(o.jobs[1].size, 1 << 20);
+	/* Options of job b do not leak into job c. */
+	assert_string_equal(o.jobs[2].name, "c");
+	assert_int_equal(o.jobs[2].rw, RW_READ);
+	assert_false(o.jobs[2].has_rw);
+	assert_int_equal(o.jobs[2].iodepth, 4);
+	assert_int_equal(o.jobs[2].bs, 4096);
+	assert_int_equal(o.dev.hw_queue_depth, 32);
+}
+
+static void test_cli_global_section(void **state)
+{
+	const char *argv[] = {
+		"bench", "--rw=write", "--name=a", "--name=global",
+		"--iodepth=8", "--name=b",
+	};
+	struct bench_opts o;
+
+	assert_int_equal(parse(&o, ARRAY_SIZE(argv), argv), 0);
+	assert_int_equal(o.nr_jobs, 2);
+	assert_int_equal(o.jobs[0].iodepth, 1);
+	assert_int_equal(o.jobs[0].rw, RW_WRITE);
+	assert_true(o.jobs[0].has_rw);
+	assert_int_equal(o.jobs[1].iodepth, 8);
+	assert_int_equal(o.jobs[1].rw, RW_WRITE);
+	assert_false(o.matrix);
+}
+
+static void test_cli_output_options(void **state)
+{
+	const char *argv[] = {
+		"bench", "--output-format=json", "--output=/tmp/x.json",
+		"--eta=never",
+	};
+	const char *argv2[] = { "bench", "--eta=always" };
+	const char *argv3[] = { "bench", "--help", "--bogus" };
+	struct bench_opts o;
+
+	assert_int_equal(parse(&o, ARRAY_SIZE(argv), argv), 0);
+	assert_int_equal(o.output_format, OUT_JSON);
+	assert_string_equal(o.output, "/tmp/x.json");
+	assert_true(o.quiet_progress);
+	assert_false(o.eta_always);
+	assert_int_equal(parse(&o, ARRAY_SIZE(argv2), argv2), 0);
+	assert_true(o.eta_always);
+	assert_false(o.quiet_progress);
+	assert_int_equal(parse(&o, ARRAY_SIZE(argv3), argv3), 0);
+	assert_true(o.help);
+}
+
+static void test_cli_errors(void **state)
+{
+	static const struct {
+		const char *arg;
+		const char *msg;
+	} cases[] = {
+		{ "--iodepth", "option 'iodepth' needs a value" },
+		{ "--iodepth=0", "iodepth=0: out of range, allowed 1..65536" },
+		{ "--foo=1", "unknown option 'foo'" },
+		{ "--direct=1",
+		  "option 'direct' is a fio option that blkstack bench does not support" },
+		{ "--output-format=terse", NULL },
+		{ "--output-format=xml", NULL },
+		{ "--eta=sometimes", NULL },
+		{ "--minimal", NULL },
+		{ "--output=", NULL },
+		{ "--name=", "option 'name' needs a value" },
+		{ "--matrix=1", NULL },
+		{ "-x", NULL },
+		{ "--dev=null,foo", NULL },
+		{ "--bs=512", NULL },		/* with logical_block_size=4k */
+	};
+	struct bench_opts o;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *argv[] = {
+			"bench", "--logical_block_size=4k", cases[i].arg,
+		};
+
+		assert_int_equal(parse(&o, ARRAY_SIZE(argv), argv), -EINVAL);
+		assert_true(errbuf[0] != '\0');
+		if (cases[i].msg)
+			assert_string_equal(errbuf, cases[i].msg);
+	}
+	{
+		const char *argv[] = { "bench", "--output-format=terse" };
+
+		assert_int_equal(parse(&o, 2, argv), -EINVAL);
+		assert_non_null(strstr(errbuf, "not support"));
+		assert_non_null(strstr(errbuf, "normal|json"));
+	}
+}
+
+static void test_cli_iodepth_batch_capped(void **state)
+{
+	const char *argv[] = {
+		"bench", "--rw=read", "--iodepth=4", "--iodepth_batch=16",
+	};
+	struct bench_opts o;
+
+	assert_int_equal(parse(&o, ARRAY_SIZE(argv), argv), 0);
+	assert_int_equal(o.jobs[0].iodepth_batch, 4);
+}
+
+static const char jobfile_text[] =
+	"; a fio job file\n"
+	"# with both comment styles\n"
+	"\n"
+	"[global]\n"
+	"  bs = 8k  \n"
+	"time_based\n"
+	"runtime=${BLK_TEST_RUNTIME}\n"
+	"iodepth=4\n"
+	"thread\n"
+	"hw_queue_depth=128\n"
+	"\n"
+	"[seq-read]\n"
+	"rw=read\n"
+	"iodepth=${BLK_TEST_DEPTH}\n"
+	"description=sequential read at depth ${BLK_TEST_DEPTH}\n"
+	"\n"
+	"[global]\n"
+	"numjobs=2\n"
+	"\n"
+	"[rand-write]\r\n"
+	"rw=randwrite\r\n"
+	"norandommap\r\n"
+	"rwmixwrite=25\r\n";
+
+static void test_jobfile(void **state)
+{
+	const char *path = write_file("good.fio", jobfile_text);
+	struct bench_opts o;
+	int rc;
+
+	setenv("BLK_TEST_DEPTH", "16", 1);
+	setenv("BLK_TEST_RUNTIME", "3s", 1);
+	bench_opts_init(&o);
+	rc = bench_parse_jobfile(&o, path, NULL, errbuf, sizeof(errbuf));
+	assert_int_equal(rc, 0);
+	assert_int_equal(o.nr_jobs, 2);
+
+	assert_string_equal(o.jobs[0].name, "seq-read");
+	assert_int_equal(o.jobs[0].rw, RW_READ);
+	assert_true(o.jobs[0].has_rw);
+	assert_int_equal(o.jobs[0].bs, 8192);
+	assert_true(o.jobs[0].time_based);
+	assert_int_equal(o.jobs[0].runtime_ns, 3 * NS_PER_SEC);
+	assert_int_equal(o.jobs[0].iodepth, 16);
+	assert_int_equal(o.jobs[0].numjobs, 1);	/* second [global] is later */
+
+	assert_string_equal(o.jobs[1].name, "rand-write");
+	assert_int_equal(o.jobs[1].rw, RW_RANDWRITE);
+	assert_int_equal(o.jobs[1].bs, 8192);
+	assert_int_equal(o.jobs[1].iodepth, 4);
+	assert_int_equal(o.jobs[1].numjobs, 2);
+	assert_true(o.jobs[1].norandommap);
+	assert_int_equal(o.jobs[1].rwmixread, 75);
+
+	assert_int_equal(o.dev.hw_queue_depth, 128);
+	unsetenv("BLK_TEST_DEPTH");
+	unsetenv("BLK_TEST_RUNTIME");
+}
+
+static void test_jobfile_with_cli_global(void **state)
+{
+	const char *path = write_file("cli.fio",
+				      "[one]\nbs=16k\n[two]\nrw=randread\n");
+	const char *argv[] = {
+		"bench", "--iodepth=32", path, "--rw=write", "--dev=ram",
+	};
+	struct bench_opts o;
+
+	assert_int_equal(parse(&o, ARRAY_SIZE(argv), argv), 0);
+	assert_false(o.matrix);
+	assert_int_equal(o.nr_jobs, 2);
+	assert_int_equal(o.jobs[0].iodepth, 32);
+	assert_int_equal(o.jobs[0].rw, RW_WRITE);
+	assert_int_equal(o.jobs[0].bs, 16384);
+	assert_int_equal(o.jobs[1].iodepth, 32);
+	assert_int_equal(o.jobs[1].rw, RW_RANDREAD);
+	assert_int_equal(o.jobs[1].bs, 4096);
+	assert_int_equal(o.dev.nr_devs, 1);
+
+	/* A job file without rw= still is no matrix. */
+	path = write_file("norw.fio", "[x]\nsize=1m\n");
+	{
+		const char *argv2[] = { "bench", path };
+
+		assert_int_equal(parse(&o, 2, argv2), 0);
+		assert_false(o.matrix);
+		assert_int_equal(o.nr_jobs, 1);
+		assert_string_equal(o.jobs[0].name, "x");
+	}
+}
+
+static void jobfile_error(const char *text, int want_rc, const char *want)
+{
+	const char *path = write_file("bad.fio", text);
+	char msg[600];
+	struct bench_opts o;
+	int rc;
+
+	bench_opts_init(&o);
+	o.nr_jobs = 1;	/* jobs already there are kept on failure */
+	errbuf[0] = '\0';
+	rc = bench_parse_jobfile(&o, path, NULL, errbuf, sizeof(errbuf));
+	assert_int_equal(rc, want_rc);
+	assert_int_equal(o.nr_jobs, 1);
+	snprintf(msg, sizeof(msg), "%s%s", path, want);
+	assert_string_equal(errbuf, msg);
+}
+
+static void test_jobfile_errors(void **state)
+{
+	char big[BENCH_MAX_JOBS * 8 + 64], *p = big;
+	char want[64];
+	int i;
+
+	unsetenv("BLK_TEST_UNSET_VAR");
+	jobfile_error("[global]\nbs=4k\n\n[j]\n; comment\n\n\n\n\n\n\niodepth=0\n",
+		      -EINVAL, ":12: iodepth=0: out of range, allowed 1..65536");
+	jobfile_error("[j]\nfoo=1\n", -EINVAL, ":2: unknown option 'foo'");
+	jobfile_error("[j]\ndirect=1\n", -EINVAL,
+		      ":2: option 'direct' is a fio option that blkstack bench does not support");
+	jobfile_error("[j]\niodepth\n", -EINVAL,
+		      ":2: option 'iodepth' needs a value");
+	jobfile_error("[j]\niodepth=4 ; four\n", -EINVAL,
+		      ":2: iodepth=4 ; four: not a valid number");
+	jobfile_error("include other.fio\n[j]\n", -EINVAL,
+		      ":1: 'include' is a fio directive that blkstack bench does not support");
+	jobfile_error("[j]\niodepth=${BLK_TEST_UNSET_VAR}\n", -EINVAL,
+		      ":2: environment variable 'BLK_TEST_UNSET_VAR' is not set");
+	jobfile_error("[j]\niodepth=${BLK_TEST\n", -EINVAL,
+		      ":2: unterminated '${' in '${BLK_TEST'");
+	jobfile_error("iodepth=4\n[j]\n", -EINVAL,
+		      ":1: option 'iodepth' outside of a [section]");
+	jobfile_error("[j\n", -EINVAL, ":1: bad section header '[j'");
+	jobfile_error("[ ]\n", -EINVAL, ":1: empty section name");
+	jobfile_error("[j]\n=4\n", -EINVAL, ":2: option name missing before '='");
+	jobfile_error("", -EINVAL, ": no jobs defined");
+	jobfile_error("; only\n[global]\nbs=8k\n", -EINVAL, ": no jobs defined");
+
+	for (i = 0; i < BENCH_MAX_JOBS; i++)
+		p += sprintf(p, "[j%d]\n", i);
+	strcpy(p, "[last]\n");
+	snprintf(want, sizeof(want), ":%d: more than %d jobs",
+		 BENCH_MAX_JOBS, BENCH_MAX_JOBS);
+	/* One job is already in @o, so the 64th section overflows. */
+	jobfile_error(big, -EINVAL, want);
+}
+
+static void test_jobfile_missing(void **state)
+{
+	char path[600];
+	struct bench_opts o;
+	const char *argv[] = { "bench", path };
+
+	snprintf(path, sizeof(path), "%s/does-not-exist.fio", tmpdir);
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), -ENOENT);
+	assert_non_null(strstr(errbuf, "does-not-exist.fio: "));
+	assert_int_equal(parse(&o, 2, argv), -EINVAL);
+	assert_non_null(strstr(errbuf, "does-not-exist.fio: "));
+}
+
+static void test_usage(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	bench_usage(f);
+	fclose(f);
+	assert_non_null(strstr(buf, "Job options"));
+	assert_non_null(strstr(buf, "Device options"));
+	assert_non_null(strstr(buf, "null driver options"));
+	assert_non_null(strstr(buf, "Output options"));
+	assert_non_null(strstr(buf, "--iodepth=INT"));
+	assert_non_null(strstr(buf, "1..65536"));
+	assert_non_null(strstr(buf, "512..16M"));
+	assert_non_null(strstr(buf, "--time_based[=0|1]"));
+	assert_non_null(strstr(buf, "readwrite"));
+	assert_non_null(strstr(buf, "--completion_nsec=TIME"));
+	assert_non_null(strstr(buf, "--output-format=normal|json"));
+	assert_non_null(strstr(buf, "--dev=LIST"));
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_parse_time),
+		cmocka_unit_test(test_set_values),
+		cmocka_unit_test(test_bool_options),
+		cmocka_unit_test(test_rwmixwrite),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_dev_list),
+		cmocka_unit_test(test_rw_helpers),
+		cmocka_unit_test(test_cli_no_args_is_matrix),
+		cmocka_unit_test(test_cli_single_job),
+		cmocka_unit_test(test_cli_multiple_jobs),
+		cmocka_unit_test(test_cli_global_section),
+		cmocka_unit_test(test_cli_output_options),
+		cmocka_unit_test(test_cli_errors),
+		cmocka_unit_test(test_cli_iodepth_batch_capped),
+		cmocka_unit_test(test_jobfile),
+		cmocka_unit_test(test_jobfile_with_cli_global),
+		cmocka_unit_test(test_jobfile_errors),
+		cmocka_unit_test(test_jobfile_missing),
+		cmocka_unit_test(test_usage),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

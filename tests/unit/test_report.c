@@ -1,0 +1,923 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for the bench reports (src/bench/report.c): fio's text and
+ * JSON layouts and seed 001's matrix, from hand-built run results.  JSON is
+ * parsed back with jansson and checked field by field under fio's names.
+ *
+ * bench_rw_name() lives in options.c; a weak copy with the same names lets
+ * this test link without it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "bench/bench.h"
+
+#define NS_PER_SEC 1000000000ull
+
+__attribute__((weak)) const char *bench_rw_name(enum bench_rw rw)
+{
+	static const char *const names[] = {
+		[RW_READ] = "read", [RW_WRITE] = "write",
+		[RW_RANDREAD] = "randread", [RW_RANDWRITE] = "randwrite",
+		[RW_RW] = "rw", [RW_RANDRW] = "randrw",
+		[RW_TRIM] = "trim", [RW_RANDTRIM] = "randtrim",
+	};
+
+	if ((unsigned int)rw >= sizeof(names) / sizeof(names[0]))
+		return "unknown";
+	return names[rw];
+}
+
+/* ---- fixtures ---- */
+
+static void job_opts(struct bench_job_opts *jo, const char *name,
+		     enum bench_rw rw, unsigned int iodepth)
+{
+	memset(jo, 0, sizeof(*jo));
+	snprintf(jo->name, sizeof(jo->name), "%s", name);
+	jo->rw = rw;
+	jo->bs = 4096;
+	jo->iodepth = iodepth;
+	jo->numjobs = 1;
+	jo->runtime_ns = 2 * NS_PER_SEC;
+	jo->time_based = true;
+	jo->randrepeat = true;
+	jo->rwmixread = 50;
+	jo->loops = 1;
+}
+
+static void job_init(struct bench_job_result *j,
+		     const struct bench_job_opts *jo, unsigned int jobnum)
+{
+	int d;
+
+	memset(j, 0, sizeof(*j));
+	snprintf(j->name, sizeof(j->name), "%s", jo->name);
+	j->opts = jo;
+	j->jobnum = jobnum;
+	j->nr_threads = 1;
+	j->lat_valid = true;
+	for (d = 0; d < DDIR_NR; d++) {
+		blk_hist_init(&j->dir[d].slat);
+		blk_hist_init(&j->dir[d].clat);
+		blk_hist_init(&j->dir[d].lat);
+	}
+}
+
+/*
+ * Fill a direction with @ios I/Os of 4 KiB: clat takes the values
+ * clat_base + i for i in [0, ios), slat a constant 20 ns, lat the sum.
+ */
+static void fill_dir(struct bench_dir_stats *s, uint64_t ios, uint64_t clat_base)
+{
+	uint64_t i;
+
+	s->ios += ios;
+	s->bytes += ios * 4096;
+	for (i = 0; i < ios; i++) {
+		blk_hist_add(&s->slat, 20);
+		blk_hist_add(&s->clat, clat_base + i);
+		blk_hist_add(&s->lat, clat_base + i + 20);
+	}
+}
+
+static struct bench_job_result *jobs_alloc(unsigned int n)
+{
+	struct bench_job_result *j = calloc(n, sizeof(*j));
+
+	assert_non_null(j);
+	return j;
+}
+
+static void run_init(struct bench_run_result *r, const char *dev,
+		     const char *workload, struct bench_job_result *jobs,
+		     unsigned int nr_jobs)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->dev, sizeof(r->dev), "%s", dev);
+	snprintf(r->workload, sizeof(r->workload), "%s", workload);
+	r->jobs = jobs;
+	r->nr_jobs = nr_jobs;
+	r->wall_ns = 2 * NS_PER_SEC;
+	r->proc_usr_s = 1.5;
+	r->proc_sys_s = 0.5;
+	r->disk.ios[BLK_STAT_READ] = 900;
+	r->disk.ios[BLK_STAT_WRITE] = 7;
+	r->disk.merges[BLK_STAT_READ] = 100;
+	r->disk.merges[BLK_STAT_WRITE] = 3;
+	r->disk.merges[BLK_STAT_DISCARD] = 2;
+	r->disk.ticks_ms[BLK_STAT_READ] = 40;
+	r->disk.ticks_ms[BLK_STAT_WRITE] = 2;
+	r->disk.io_ticks_ms = 1000;
+	r->disk.requeues = 11;
+	r->disk.timeouts = 12;
+	r->disk.queue_runs = 13;
+	r->disk.errors = 14;
+	r->core_lat_mean_ns = 1234.0;
+}
+
+/* One randread job on "null": 1000 reads in 2 s, clat 500..1499 ns. */
+struct fixture {
+	struct bench_opts o;
+	struct bench_run_result run;
+	struct bench_job_result *jobs;
+};
+
+static struct fixture *fixture_one(void)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct bench_job_result *j;
+
+	assert_non_null(fx);
+	snprintf(fx->o.dev.devs[0], sizeof(fx->o.dev.devs[0]), "null");
+	snprintf(fx->o.dev.devs[1], sizeof(fx->o.dev.devs[1]), "ram");
+	fx->o.dev.nr_devs = 2;
+	snprintf(fx->o.dev.elevator, sizeof(fx->o.dev.elevator), "mq-deadline");
+	fx->o.dev.nr_hw_queues = 4;
+	fx->o.nr_jobs = 1;
+	job_opts(&fx->o.jobs[0], "randread", RW_RANDREAD, 32);
+	fx->jobs = jobs_alloc(1);
+	j = &fx->jobs[0];
+	job_init(j, &fx->o.jobs[0], 0);
+	fill_dir(&j->dir[DDIR_READ], 1000, 500);
+	j->runtime_ns = 2 * NS_PER_SEC;
+	j->usr_cpu_s = 1.0;
+	j->sys_cpu_s = 0.25;
+	j->ctx_switches = 42;
+	j->minf = 30;
+	j->majf = 1;
+	run_init(&fx->run, "null", "", fx->jobs, 1);
+	return fx;
+}
+
+static void fixture_free(struct fixture *fx)
+{
+	free(fx->jobs);
+	free(fx);
+}
+
+/* ---- capture helpers ---- */
+
+static char *capture_text(const struct bench_opts *o,
+			  const struct bench_run_result *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	bench_report_text(f, o, r);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static char *capture_matrix(const struct bench_run_result *runs,
+			    unsigned int rows, unsigned int devs)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	bench_report_matrix(f, runs, rows, devs);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static json_t *capture_json(const struct bench_opts *o,
+			    const struct bench_run_result *runs, unsigned int n)
+{
+	json_error_t jerr;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	json_t *root;
+
+	assert_non_null(f);
+	assert_int_equal(bench_report_json(f, o, runs, n), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_true(len > 0 && buf[len - 1] == '\n');
+	root = json_loads(buf, 0, &jerr);
+	if (!root)
+		fail_msg("bad JSON at line %d: %s", jerr.line, jerr.text);
+	free(buf);
+	return root;
+}
+
+/* json_t at a path of object keys, NULL-terminated */
+static json_t *jget(json_t *o, ...)
+{
+	const char *key;
+	va_list ap;
+
+	va_start(ap, o);
+	while (o && (key = va_arg(ap, const char *)))
+		o = json_object_get(o, key);
+	va_end(ap);
+	if (!o)
+		fail_msg("missing JSON field");
+	return o;
+}
+
+static json_int_t jgeti(json_t *v)
+{
+	if (!json_is_integer(v))
+		fail_msg("not an integer");
+	return json_integer_value(v);
+}
+
+static double jgetr(json_t *v)
+{
+	if (!json_is_real(v))
+		fail_msg("not a real");
+	return json_real_value(v);
+}
+
+static const char *jgets(json_t *v)
+{
+	if (!json_is_string(v))
+		fail_msg("not a string");
+	return json_string_value(v);
+}
+
+static void assert_close(double a, double b)
+{
+	if (fabs(a - b) > 1e-6 * (fabs(b) > 1 ? fabs(b) : 1))
+		fail_msg("%.9g != %.9g", a, b);
+}
+
+static void assert_contains(const char *hay, const char *needle)
+{
+	if (!strstr(hay, needle))
+		fail_msg("\"%s\" not in:\n%s", needle, hay);
+}
+
+static void assert_not_contains(const char *hay, const char *needle)
+{
+	if (strstr(hay, needle))
+		fail_msg("\"%s\" unexpectedly in:\n%s", needle, hay);
+}
+
+/* ---- JSON ---- */
+
+static void test_json_top_level(void **state)
+{
+	struct fixture *fx = fixture_one();
+	json_t *root = capture_json(&fx->o, &fx->run, 1), *g, *du;
+
+	assert_string_equal(jgets(jget(root, "fio version", NULL)),
+			    "blkstack-0.1 (fio-compatible)");
+	assert_true(jgeti(jget(root, "timestamp", NULL)) > 1500000000);
+	assert_true(jgeti(jget(root, "timestamp_ms", NULL)) / 1000 >=
+		    jgeti(jget(root, "timestamp", NULL)));
+	assert_true(strlen(jgets(jget(root, "time", NULL))) > 10);
+	assert_null(strchr(jgets(jget(root, "time", NULL)), '\n'));
+	g = jget(root, "global options", NULL);
+	assert_string_equal(jgets(jget(g, "dev", NULL)), "null,ram");
+	assert_string_equal(jgets(jget(g, "elevator", NULL)), "mq-deadline");
+	assert_string_equal(jgets(jget(g, "nr_hw_queues", NULL)), "4");
+	assert_int_equal(json_array_size(jget(root, "jobs", NULL)), 1);
+	du = jget(root, "disk_util", NULL);
+	assert_int_equal(json_array_size(du), 1);
+	du = json_array_get(du, 0);
+	assert_string_equal(jgets(jget(du, "name", NULL)), "null");
+	assert_int_equal(jgeti(jget(du, "read_ios", NULL)), 900);
+	assert_int_equal(jgeti(jget(du, "write_ios", NULL)), 7);
+	assert_int_equal(jgeti(jget(du, "read_merges", NULL)), 100);
+	assert_int_equal(jgeti(jget(du, "write_merges", NULL)), 3);
+	assert_int_equal(jgeti(jget(du, "read_ticks", NULL)), 40);
+	assert_int_equal(jgeti(jget(du, "write_ticks", NULL)), 2);
+	assert_int_equal(jgeti(jget(du, "in_queue", NULL)), 42);
+	/* 1000 ms busy of 2000 ms */
+	assert_close(jgetr(jget(du, "util", NULL)), 50.0);
+	json_decref(root);
+	fixture_free(fx);
+}
+
+static void test_json_job_fields(void **state)
+{
+	struct fixture *fx = fixture_one();
+	const struct blk_hist *clat = &fx->jobs[0].dir[DDIR_READ].clat;
+	const struct blk_hist *lat = &fx->jobs[0].dir[DDIR_READ].lat;
+	json_t *root = capture_json(&fx->o, &fx->run, 1);
+	json_t *job = json_array_get(jget(root, "jobs", NULL), 0);
+	json_t *rd = jget(job, "read", NULL), *pct, *bk, *jo;
+
+	assert_string_equal(jgets(jget(job, "jobname", NULL)), "randread");
+	assert_int_equal(jgeti(jget(job, "groupid", NULL)), 0);
+	assert_int_equal(jgeti(jget(job, "error", NULL)), 0);
+	assert_int_equal(jgeti(jget(job, "eta", NULL)), 0);
+	assert_int_equal(jgeti(jget(job, "elapsed", NULL)), 2);
+	jo = jget(job, "job options", NULL);
+	assert_string_equal(jgets(jget(jo, "name", NULL)), "randread");
+	assert_string_equal(jgets(jget(jo, "rw", NULL)), "randread");
+	assert_string_equal(jgets(jget(jo, "bs", NULL)), "4k");
+	assert_string_equal(jgets(jget(jo, "iodepth", NULL)), "32");
+	assert_string_equal(jgets(jget(jo, "numjobs", NULL)), "1");
+	assert_string_equal(jgets(jget(jo, "runtime", NULL)), "2");
+
+	/* 1000 x 4 KiB in 2 s */
+	assert_close(jgetr(jget(rd, "iops", NULL)), 500.0);
+	assert_int_equal(jgeti(jget(rd, "io_bytes", NULL)), 4096000);
+	assert_int_equal(jgeti(jget(rd, "io_kbytes", NULL)), 4000);
+	assert_int_equal(jgeti(jget(rd, "bw_bytes", NULL)), 2048000);
+	assert_int_equal(jgeti(jget(rd, "bw", NULL)), 2000);
+	assert_int_equal(jgeti(jget(rd, "runtime", NULL)), 2000);
+	assert_int_equal(jgeti(jget(rd, "total_ios", NULL)), 1000);
+	assert_int_equal(jgeti(jget(rd, "short_ios", NULL)), 0);
+	assert_int_equal(jgeti(jget(rd, "drop_ios", NULL)), 0);
+	assert_int_equal(jgeti(jget(rd, "bw_min", NULL)), 2000);
+	assert_int_equal(jgeti(jget(rd, "bw_max", NULL)), 2000);
+	assert_close(jgetr(jget(rd, "bw_agg", NULL)), 100.0);
+	assert_close(jgetr(jget(rd, "bw_mean", NULL)), 2000.0);
+	assert_close(jgetr(jget(rd, "bw_dev", NULL)), 0.0);
+	assert_int_equal(jgeti(jget(rd, "bw_samples", NULL)), 1);
+	assert_int_equal(jgeti(jget(rd, "iops_min", NULL)), 500);
+	assert_int_equal(jgeti(jget(rd, "iops_max", NULL)), 500);
+	assert_close(jgetr(jget(rd, "iops_mean", NULL)), 500.0);
+	assert_close(jgetr(jget(rd, "iops_stddev", NULL)), 0.0);
+	assert_int_equal(jgeti(jget(rd, "iops_samples", NULL)), 1);
+
+	/* latencies in ns, exact min/max/mean, N */
+	assert_int_equal(jgeti(jget(rd, "slat_ns", "min", NULL)), 20);
+	assert_int_equal(jgeti(jget(rd, "slat_ns", "max", NULL)), 20);
+	assert_int_equal(jgeti(jget(rd, "slat_ns", "N", NULL)), 1000);
+	assert_int_equal(jgeti(jget(rd, "clat_ns", "min", NULL)), 500);
+	assert_int_equal(jgeti(jget(rd, "clat_ns", "max", NULL)), 1499);
+	assert_close(jgetr(jget(rd, "clat_ns", "mean", NULL)), 999.5);
+	assert_close(jgetr(jget(rd, "clat_ns", "stddev", NULL)),
+		     blk_hist_stddev(clat));
+	assert_int_equal(jgeti(jget(rd, "clat_ns", "N", NULL)), 1000);
+	assert_close(jgetr(jget(rd, "lat_ns", "mean", NULL)), 1019.5);
+	assert_close(jgetr(jget(rd, "lat_ns", "mean", NULL)), blk_hist_mean(lat));
+	assert_null(json_object_get(jget(rd, "lat_ns", NULL), "percentile"));
+	pct = jget(rd, "clat_ns", "percentile", NULL);
+	assert_int_equal(json_object_size(pct), 17);
+	assert_int_equal(jgeti(jget(pct, "50.000000", NULL)),
+			 blk_hist_percentile(clat, 50));
+	/* the median of 500..1499 is ~999; buckets are within 3.1% */
+	assert_true(labs((long)jgeti(jget(pct, "50.000000", NULL)) - 999) < 32);
+	assert_int_equal(jgeti(jget(pct, "1.000000", NULL)),
+			 blk_hist_percentile(clat, 1));
+	assert_int_equal(jgeti(jget(pct, "99.990000", NULL)),
+			 blk_hist_percentile(clat, 99.99));
+	assert_int_equal(jgeti(jget(pct, "99.500000", NULL)),
+			 blk_hist_percentile(clat, 99.5));
+
+	/* directions without I/O: zeros, no percentiles */
+	assert_int_equal(jgeti(jget(job, "write", "total_ios", NULL)), 0);
+	assert_int_equal(jgeti(jget(job, "write", "runtime", NULL)), 0);
+	assert_int_equal(jgeti(jget(job, "write", "clat_ns", "N", NULL)), 0);
+	assert_int_equal(jgeti(jget(job, "write", "clat_ns", "min", NULL)), 0);
+	assert_null(json_object_get(jget(job, "write", "clat_ns", NULL),
+				    "percentile"));
+	assert_int_equal(jgeti(jget(job, "trim", "io_bytes", NULL)), 0);
+	assert_int_equal(jgeti(jget(job, "sync", "total_ios", NULL)), 0);
+	assert_int_equal(jgeti(jget(job, "sync", "lat_ns", "N", NULL)), 0);
+
+	/* CPU: thread time over the 2 s runtime */
+	assert_int_equal(jgeti(jget(job, "job_runtime", NULL)), 2000);
+	assert_close(jgetr(jget(job, "usr_cpu", NULL)), 50.0);
+	assert_close(jgetr(jget(job, "sys_cpu", NULL)), 12.5);
+	assert_int_equal(jgeti(jget(job, "ctx", NULL)), 42);
+	assert_int_equal(jgeti(jget(job, "majf", NULL)), 1);
+	assert_int_equal(jgeti(jget(job, "minf", NULL)), 30);
+
+	/* iodepth=32 */
+	assert_close(jgetr(jget(job, "iodepth_level", "32", NULL)), 100.0);
+	assert_close(jgetr(jget(job, "iodepth_level", "1", NULL)), 0.0);
+	assert_close(jgetr(jget(job, "iodepth_level", ">=64", NULL)), 0.0);
+
+	/* blkstack's own object */
+	bk = jget(job, "blkstack", NULL);
+	assert_string_equal(jgets(jget(bk, "dev", NULL)), "null");
+	assert_string_equal(jgets(jget(bk, "workload", NULL)), "");
+	assert_int_equal(jgeti(jget(bk, "merges", "read", NULL)), 100);
+	assert_int_equal(jgeti(jget(bk, "merges", "write", NULL)), 3);
+	assert_int_equal(jgeti(jget(bk, "merges", "trim", NULL)), 2);
+	assert_int_equal(jgeti(jget(bk, "requeues", NULL)), 11);
+	assert_int_equal(jgeti(jget(bk, "timeouts", NULL)), 12);
+	assert_int_equal(jgeti(jget(bk, "queue_runs", NULL)), 13);
+	assert_int_equal(jgeti(jget(bk, "errors", NULL)), 14);
+	assert_close(jgetr(jget(bk, "core_lat_mean_ns", NULL)), 1234.0);
+	assert_close(jgetr(jget(bk, "proc_usr_cpu", NULL)), 75.0);
+	assert_close(jgetr(jget(bk, "proc_sys_cpu", NULL)), 25.0);
+	assert_int_equal(jgeti(jget(bk, "wall_ns", NULL)), 2 * NS_PER_SEC);
+	assert_close(jgetr(jget(bk, "cpu_pct", NULL)), 100.0);
+	json_decref(root);
+	fixture_free(fx);
+}
+
+static double map_sum(json_t *m)
+{
+	const char *k;
+	json_t *v;
+	double s = 0;
+
+	json_object_foreach(m, k, v)
+		s += jgetr(v);
+	return s;
+}
+
+static void test_json_latency_buckets(void **state)
+{
+	struct fixture *fx = fixture_one();
+	struct bench_job_result *j = &fx->jobs[0];
+	json_t *root, *job;
+	int i;
+
+	/* replace the read latencies: 2 at 300 ns, 1 at 1.5 us, 1 at 5 ms */
+	job_init(j, &fx->o.jobs[0], 0);
+	j->runtime_ns = 2 * NS_PER_SEC;
+	j->dir[DDIR_READ].ios = 4;
+	j->dir[DDIR_READ].bytes = 4 * 4096;
+	for (i = 0; i < 2; i++)
+		blk_hist_add(&j->dir[DDIR_READ].lat, 300);
+	blk_hist_add(&j->dir[DDIR_READ].lat, 1500);
+	blk_hist_add(&j->dir[DDIR_READ].lat, 5000000);
+	root = capture_json(&fx->o, &fx->run, 1);
+	job = json_array_get(jget(root, "jobs", NULL), 0);
+	assert_close(jgetr(jget(job, "latency_ns", "500", NULL)), 50.0);
+	assert_close(jgetr(jget(job, "latency_ns", "250", NULL)), 0.0);
+	assert_close(jgetr(jget(job, "latency_us", "2", NULL)), 25.0);
+	assert_close(jgetr(jget(job, "latency_ms", "10", NULL)), 25.0);
+	assert_close(jgetr(jget(job, "latency_ms", ">=2000", NULL)), 0.0);
+	assert_int_equal(json_object_size(jget(job, "latency_ns", NULL)), 10);
+	assert_int_equal(json_object_size(jget(job, "latency_us", NULL)), 10);
+	assert_int_equal(json_object_size(jget(job, "latency_ms", NULL)), 12);
+	assert_close(map_sum(jget(job, "latency_ns", NULL)) +
+		     map_sum(jget(job, "latency_us", NULL)) +
+		     map_sum(jget(job, "latency_ms", NULL)), 100.0);
+	json_decref(root);
+
+	/* the regular fixture: 500..1519 ns total latency, all in ns/us */
+	fixture_free(fx);
+	fx = fixture_one();
+	root = capture_json(&fx->o, &fx->run, 1);
+	job = json_array_get(jget(root, "jobs", NULL), 0);
+	assert_close(map_sum(jget(job, "latency_ns", NULL)) +
+		     map_sum(jget(job, "latency_us", NULL)), 100.0);
+	assert_close(map_sum(jget(job, "latency_ms", NULL)), 0.0);
+	json_decref(root);
+	fixture_free(fx);
+}
+
+static void test_json_lat_invalid(void **state)
+{
+	struct fixture *fx = fixture_one();
+	json_t *root, *job;
+
+	fx->jobs[0].lat_valid = false;
+	root = capture_json(&fx->o, &fx->run, 1);
+	job = json_array_get(jget(root, "jobs", NULL), 0);
+	/* counts are still reported; latencies are zero with N=0 */
+	assert_int_equal(jgeti(jget(job, "read", "total_ios", NULL)), 1000);
+	assert_int_equal(jgeti(jget(job, "read", "clat_ns", "N", NULL)), 0);
+	assert_int_equal(jgeti(jget(job, "read", "clat_ns", "max", NULL)), 0);
+	assert_close(jgetr(jget(job, "read", "lat_ns", "mean", NULL)), 0.0);
+	assert_int_equal(jgeti(jget(job, "read", "slat_ns", "N", NULL)), 0);
+	assert_null(json_object_get(jget(job, "read", "clat_ns", NULL),
+				    "percentile"));
+	assert_close(map_sum(jget(job, "latency_ns", NULL)) +
+		     map_sum(jget(job, "latency_us", NULL)) +
+		     map_sum(jget(job, "latency_ms", NULL)), 0.0);
+	json_decref(root);
+	fixture_free(fx);
+}
+
+static void test_json_error(void **state)
+{
+	struct fixture *fx = fixture_one();
+	json_t *root;
+
+	fx->jobs[0].error = -EIO;
+	snprintf(fx->jobs[0].errmsg, sizeof(fx->jobs[0].errmsg), "read at 4096: IOERR");
+	root = capture_json(&fx->o, &fx->run, 1);
+	assert_int_equal(jgeti(jget(json_array_get(jget(root, "jobs", NULL), 0),
+				    "error", NULL)), EIO);
+	json_decref(root);
+	fixture_free(fx);
+}
+
+static void test_json_two_runs(void **state)
+{
+	struct fixture *a = fixture_one(), *b = fixture_one();
+	struct bench_run_result runs[2];
+	json_t *root, *jobs;
+
+	runs[0] = a->run;
+	runs[1] = b->run;
+	snprintf(runs[1].dev, sizeof(runs[1].dev), "ram");
+	runs[1].disk.merges[BLK_STAT_READ] = 777;
+	root = capture_json(&a->o, runs, 2);
+	jobs = jget(root, "jobs", NULL);
+	assert_int_equal(json_array_size(jobs), 2);
+	assert_string_equal(jgets(jget(json_array_get(jobs, 0), "blkstack", "dev", NULL)),
+			    "null");
+	assert_string_equal(jgets(jget(json_array_get(jobs, 1), "blkstack", "dev", NULL)),
+			    "ram");
+	assert_int_equal(jgeti(jget(json_array_get(jobs, 1), "blkstack", "merges",
+				    "read", NULL)), 777);
+	assert_int_equal(json_array_size(jget(root, "disk_util", NULL)), 2);
+	assert_string_equal(jgets(jget(json_array_get(jget(root, "disk_util", NULL), 1),
+				       "name", NULL)), "ram");
+	json_decref(root);
+	fixture_free(a);
+	fixture_free(b);
+}
+
+/* Two threads of one job (numjobs=2), plus the same pair on its own. */
+static struct fixture *fixture_two_threads(bool group_reporting)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct bench_job_result *j;
+	unsigned int t;
+
+	assert_non_null(fx);
+	snprintf(fx->o.dev.devs[0], sizeof(fx->o.dev.devs[0]), "null");
+	fx->o.dev.nr_devs = 1;
+	fx->o.nr_jobs = 1;
+	job_opts(&fx->o.jobs[0], "mixed", RW_RANDRW, 4);
+	fx->o.jobs[0].numjobs = 2;
+	fx->o.jobs[0].group_reporting = group_reporting;
+	fx->jobs = jobs_alloc(2);
+	for (t = 0; t < 2; t++) {
+		j = &fx->jobs[t];
+		job_init(j, &fx->o.jobs[0], t);
+		fill_dir(&j->dir[DDIR_READ], 1000 * (t + 1), 1000);
+		fill_dir(&j->dir[DDIR_WRITE], 500, 3000);
+		j->runtime_ns = (t + 1) * NS_PER_SEC; /* 1 s and 2 s */
+		j->usr_cpu_s = 0.5;
+		j->sys_cpu_s = 0.25;
+		j->ctx_switches = 10;
+		j->minf = 3;
+	}
+	run_init(&fx->run, "null", "", fx->jobs, 2);
+	return fx;
+}
+
+static void test_json_group_reporting(void **state)
+{
+	struct fixture *fx = fixture_two_threads(true);
+	json_t *root = capture_json(&fx->o, &fx->run, 1);
+	json_t *jobs = jget(root, "jobs", NULL), *job;
+
+	assert_int_equal(json_array_size(jobs), 1);
+	job = json_array_get(jobs, 0);
+	assert_string_equal(jgets(jget(job, "jobname", NULL)), "mixed");
+	assert_int_equal(jgeti(jget(job, "read", "total_ios", NULL)), 3000);
+	assert_int_equal(jgeti(jget(job, "write", "total_ios", NULL)), 1000);
+	assert_int_equal(jgeti(jget(job, "read", "io_bytes", NULL)), 3000 * 4096);
+	/* aggregate: all I/Os over the longest runtime */
+	assert_int_equal(jgeti(jget(job, "read", "runtime", NULL)), 2000);
+	assert_close(jgetr(jget(job, "read", "iops", NULL)), 1500.0);
+	assert_close(jgetr(jget(job, "write", "iops", NULL)), 500.0);
+	assert_int_equal(jgeti(jget(job, "read", "clat_ns", "N", NULL)), 3000);
+	assert_int_equal(jgeti(jget(job, "read", "clat_ns", "min", NULL)), 1000);
+	assert_int_equal(jgeti(jget(job, "read", "clat_ns", "max", NULL)), 2999);
+	/* per-thread CPU: 1.0 s user over 3 s of thread runtime */
+	assert_int_equal(jgeti(jget(job, "job_runtime", NULL)), 3000);
+	assert_close(jgetr(jget(job, "usr_cpu", NULL)), 100.0 / 3.0);
+	assert_close(jgetr(jget(job, "sys_cpu", NULL)), 50.0 / 3.0);
+	assert_int_equal(jgeti(jget(job, "ctx", NULL)), 20);
+	assert_int_equal(jgeti(jget(job, "minf", NULL)), 6);
+	assert_int_equal(jgeti(jget(job, "blkstack", "threads", NULL)), 2);
+	assert_close(jgetr(jget(job, "read", "bw_agg", NULL)), 100.0);
+	json_decref(root);
+	fixture_free(fx);
+
+	/* without group_reporting: one object per thread */
+	fx = fixture_two_threads(false);
+	root = capture_json(&fx->o, &fx->run, 1);
+	jobs = jget(root, "jobs", NULL);
+	assert_int_equal(json_array_size(jobs), 2);
+	assert_int_equal(jgeti(jget(json_array_get(jobs, 1), "read", "total_ios",
+				    NULL)), 2000);
+	assert_close(jgetr(jget(json_array_get(jobs, 0), "read", "iops", NULL)),
+		     1000.0);
+	/* thread 0: 4000 KiB/s of the group's 12000 KiB over 2 s */
+	assert_close(jgetr(jget(json_array_get(jobs, 0), "read", "bw_agg", NULL)),
+		     200.0 / 3.0);
+	json_decref(root);
+	fixture_free(fx);
+}
+
+/* ---- text ---- */
+
+static void test_text_basic(void **state)
+{
+	struct fixture *fx = fixture_one();
+	char *t = capture_text(&fx->o, &fx->run);
+
+	assert_contains(t, "randread: (groupid=0, jobs=1): err= 0: dev=null\n");
+	/* 500 IOPS, 2000 KiB/s = 2048 kB/s, 4000 KiB in 2000 ms */
+	assert_contains(t, "  read: IOPS=500, BW=2000KiB/s (2048kB/s)(4000KiB/2000msec)\n");
+	assert_contains(t, "    slat (nsec): min=20, max=20, avg=20.00, stdev=0.00\n");
+	assert_contains(t, "    clat (nsec): min=500, max=1499, avg=999.50, stdev=");
+	assert_contains(t, "     lat (nsec): min=520, max=1519, avg=1019.50, stdev=");
+	assert_contains(t, "    clat percentiles (nsec):\n");
+	assert_contains(t, "     |  1.00th=[");
+	assert_contains(t, "], 10.00th=[");
+	assert_contains(t, "], 20.00th=[");
+	assert_contains(t, "],\n     | 30.00th=[");
+	assert_contains(t, "     | 99.99th=[");
+	assert_contains(t, "  cpu          : usr=50.00%, sys=12.50%, ctx=42, majf=1, minf=30\n");
+	assert_contains(t, "  IO depths    : 1=0.0%, 2=0.0%, 4=0.0%, 8=0.0%, 16=0.0%, 32=100.0%, >=64=0.0%\n");
+	assert_contains(t, "     issued rwts: total=1000,0,0,0");
+	assert_contains(t, "  lat (nsec)   : ");
+	assert_contains(t, "Run status group 0 (all jobs):\n");
+	assert_contains(t, "   READ: bw=2000KiB/s (2048kB/s), 2000KiB/s-2000KiB/s (2048kB/s-2048kB/s), io=4000KiB (4096kB), run=2000-2000msec\n");
+	assert_not_contains(t, "  write:");
+	assert_not_contains(t, "WRITE:");
+	assert_contains(t, "Disk stats (read/write):\n");
+	assert_contains(t, "  null: ios=900/7, merge=100/3, ticks=40/2, in_queue=42, util=50.00%\n");
+	assert_contains(t, "  null: requeues=11, timeouts=12, queue_runs=13, errors=14, core lat avg=1.23us\n");
+	assert_not_contains(t, "error:");
+	free(t);
+	fixture_free(fx);
+}
+
+static void test_text_percentile_values(void **state)
+{
+	struct fixture *fx = fixture_one();
+	const struct blk_hist *clat = &fx->jobs[0].dir[DDIR_READ].clat;
+	char *t = capture_text(&fx->o, &fx->run), want[64];
+	unsigned long long p50 = blk_hist_percentile(clat, 50);
+	unsigned long long p9999 = blk_hist_percentile(clat, 99.99);
+	int w = snprintf(NULL, 0, "%llu", p9999);
+
+	/* values right-aligned to the widest one, as fio does */
+	assert_int_equal(w, 4);
+	snprintf(want, sizeof(want), ", 50.00th=[%*llu], ", w, p50);
+	assert_contains(t, want);
+	snprintf(want, sizeof(want), "     | 99.99th=[%llu]\n", p9999);
+	assert_contains(t, want);
+	/* 1st percentile of 500..1499 has three digits: padded */
+	snprintf(want, sizeof(want), "     |  1.00th=[ %llu],",
+		 (unsigned long long)blk_hist_percentile(clat, 1));
+	assert_contains(t, want);
+	free(t);
+	fixture_free(fx);
+}
+
+static void test_text_units(void **state)
+{
+	struct fixture *fx = fixture_one();
+	struct bench_dir_stats *s = &fx->jobs[0].dir[DDIR_READ];
+	char *t;
+
+	/* clat up to 50 us: usec; lat up to 20 ms: msec */
+	blk_hist_add(&s->clat, 50000);
+	blk_hist_add(&s->lat, 20000000);
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "    slat (nsec):");
+	assert_contains(t, "    clat (usec): min=0, max=50, avg=");
+	assert_contains(t, "     lat (msec): min=0, max=20, avg=");
+	assert_contains(t, "    clat percentiles (usec):\n");
+	assert_contains(t, "  lat (msec)   : ");
+	free(t);
+	fixture_free(fx);
+}
+
+static void test_text_fio_numbers(void **state)
+{
+	struct fixture *fx = fixture_one();
+	struct bench_job_result *j = &fx->jobs[0];
+	char *t;
+
+	/* 4512345 IOPS over 1 s; 18.5e9 B/s = 17.2 GiB/s */
+	j->runtime_ns = NS_PER_SEC;
+	j->dir[DDIR_READ].ios = 4512345;
+	j->dir[DDIR_READ].bytes = 18500000000ull;
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "  read: IOPS=4512k, BW=17.2GiB/s (18.5GB/s)(17.2GiB/1000msec)\n");
+	free(t);
+
+	/* 45123 IOPS, 176 MiB/s */
+	j->dir[DDIR_READ].ios = 45123;
+	j->dir[DDIR_READ].bytes = 45123ull * 4096;
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "  read: IOPS=45.1k, BW=176MiB/s (185MB/s)(176MiB/1000msec)\n");
+	free(t);
+	fixture_free(fx);
+}
+
+static void test_text_lat_invalid(void **state)
+{
+	struct fixture *fx = fixture_one();
+	char *t;
+
+	fx->jobs[0].lat_valid = false;
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "  read: IOPS=500,");
+	assert_not_contains(t, "slat");
+	assert_not_contains(t, "clat");
+	assert_not_contains(t, " lat (");
+	assert_not_contains(t, "percentiles");
+	assert_contains(t, "  cpu          :");
+	free(t);
+	fixture_free(fx);
+}
+
+static void test_text_error(void **state)
+{
+	struct fixture *fx = fixture_one();
+	char *t;
+
+	fx->jobs[0].error = -EIO;
+	snprintf(fx->jobs[0].errmsg, sizeof(fx->jobs[0].errmsg),
+		 "read at offset 4096: IOERR");
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "randread: (groupid=0, jobs=1): err= 5: dev=null\n"
+			   "  error: read at offset 4096: IOERR\n");
+	free(t);
+
+	/* no message: strerror */
+	fx->jobs[0].errmsg[0] = '\0';
+	fx->jobs[0].error = -EINVAL;
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "err=22: dev=null\n");
+	assert_contains(t, "  error: Invalid argument\n");
+	free(t);
+	fixture_free(fx);
+}
+
+static void test_text_group_reporting(void **state)
+{
+	struct fixture *fx = fixture_two_threads(true);
+	char *t = capture_text(&fx->o, &fx->run), *p;
+
+	assert_contains(t, "mixed: (groupid=0, jobs=2): err= 0: dev=null\n");
+	p = strstr(t, "mixed: (");
+	assert_null(strstr(p + 1, "mixed: ("));
+	/* 3000 reads, 1000 writes over the longest runtime (2 s) */
+	assert_contains(t, "  read: IOPS=1500, BW=6000KiB/s (6144kB/s)(11.7MiB/2000msec)\n");
+	assert_contains(t, "  write: IOPS=500, BW=2000KiB/s (2048kB/s)(4000KiB/2000msec)\n");
+	assert_contains(t, "    clat (nsec): min=1000, max=2999,");
+	assert_contains(t, "    clat (nsec): min=3000, max=3499,");
+	assert_contains(t, "  cpu          : usr=33.33%, sys=16.67%, ctx=20, majf=0, minf=6\n");
+	assert_contains(t, "     issued rwts: total=3000,1000,0,0");
+	assert_contains(t, "  IO depths    : 1=0.0%, 2=0.0%, 4=100.0%,");
+	assert_contains(t, "   READ: bw=6000KiB/s (6144kB/s), 6000KiB/s-6000KiB/s (6144kB/s-6144kB/s), io=11.7MiB (12.3MB), run=2000-2000msec\n");
+	assert_contains(t, "  WRITE: bw=2000KiB/s");
+	free(t);
+	fixture_free(fx);
+
+	/* without it: two sections, and the run status spans both threads */
+	fx = fixture_two_threads(false);
+	t = capture_text(&fx->o, &fx->run);
+	p = strstr(t, "mixed: (groupid=0, jobs=1)");
+	assert_non_null(p);
+	assert_non_null(strstr(p + 1, "mixed: (groupid=0, jobs=1)"));
+	assert_contains(t, "  read: IOPS=1000, BW=4000KiB/s");
+	/* 12000 KiB over 2 s; threads at 4000 and 4000 KiB/s; 1000-2000 ms */
+	assert_contains(t, "   READ: bw=6000KiB/s (6144kB/s), 4000KiB/s-4000KiB/s (4096kB/s-4096kB/s), io=11.7MiB (12.3MB), run=1000-2000msec\n");
+	free(t);
+	fixture_free(fx);
+}
+
+static void test_text_groups(void **state)
+{
+	struct fixture *fx = fixture_two_threads(false);
+	char *t;
+
+	/* stonewall: the second thread in group 1 */
+	fx->jobs[1].groupid = 1;
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "mixed: (groupid=1, jobs=1)");
+	assert_contains(t, "Run status group 0 (all jobs):\n"
+			   "   READ: bw=4000KiB/s");
+	assert_contains(t, "Run status group 1 (all jobs):\n"
+			   "   READ: bw=4000KiB/s (4096kB/s), 4000KiB/s-4000KiB/s (4096kB/s-4096kB/s), io=8000KiB (8192kB), run=2000-2000msec\n");
+	free(t);
+	fixture_free(fx);
+}
+
+static void test_text_util_capped(void **state)
+{
+	struct fixture *fx = fixture_one();
+	char *t;
+
+	fx->run.disk.io_ticks_ms = 5000; /* more than the 2 s wall time */
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "util=100.00%\n");
+	free(t);
+	fixture_free(fx);
+}
+
+/* ---- matrix and totals ---- */
+
+static void test_run_totals(void **state)
+{
+	struct fixture *fx = fixture_two_threads(false);
+
+	/* per-thread IOPS summed: (1000 + 500) / 1 s + (2000 + 500) / 2 s */
+	assert_close(bench_run_iops(&fx->run), 1500.0 + 1250.0);
+	/* (1.5 + 0.5) s CPU over 2 s wall */
+	assert_close(bench_run_cpu_pct(&fx->run), 100.0);
+	/*
+	 * mean clat of all I/Os: reads 1000..1999 (1000), 1000..2999 (2000),
+	 * writes 3000..3499 twice
+	 */
+	assert_close(bench_run_lat_us(&fx->run),
+		     (1000 * 1499.5 + 2000 * 1999.5 + 1000 * 3249.5) / 4000 / 1000);
+	/* 100 + 3 + 2 merges */
+	assert_close(bench_run_merges(&fx->run), 0.105);
+	fx->jobs[0].lat_valid = false;
+	fx->jobs[1].lat_valid = false;
+	assert_close(bench_run_lat_us(&fx->run), 0.0);
+	fx->run.wall_ns = 0;
+	assert_close(bench_run_cpu_pct(&fx->run), 0.0);
+	fixture_free(fx);
+}
+
+static void test_matrix(void **state)
+{
+	static const char *const rows[] = { "read", "randread" };
+	struct bench_job_result *jobs = jobs_alloc(4);
+	struct bench_job_opts jo;
+	struct bench_run_result runs[4];
+	unsigned int row, d;
+	char *t;
+
+	job_opts(&jo, "m", RW_READ, 32);
+	for (row = 0; row < 2; row++) {
+		for (d = 0; d < 2; d++) {
+			struct bench_run_result *r = &runs[row * 2 + d];
+			struct bench_job_result *j = &jobs[row * 2 + d];
+
+			job_init(j, &jo, 0);
+			j->runtime_ns = NS_PER_SEC;
+			/* IOPS(K) 8798.59 / 1234.56 / ... */
+			j->dir[DDIR_READ].ios = d ? 1234560 : 8798590;
+			j->dir[DDIR_READ].ios += row;
+			blk_hist_add_n(&j->dir[DDIR_READ].clat, 2150 + row * 5000, 10);
+			run_init(r, d ? "ram" : "null", rows[row], j, 1);
+			r->wall_ns = NS_PER_SEC;
+			r->proc_usr_s = 0.1543;
+			r->proc_sys_s = 0;
+			r->disk.merges[BLK_STAT_READ] = d ? 9064090 : 8798590;
+			r->disk.merges[BLK_STAT_WRITE] = 0;
+			r->disk.merges[BLK_STAT_DISCARD] = 0;
+		}
+	}
+	t = capture_matrix(runs, 2, 2);
+	assert_contains(t, "---------------------------------------\n"
+			   "IOPS(K)   |     null |      ram\n"
+			   "---------------------------------------\n"
+			   "read      |  8798.59 |  1234.56\n"
+			   "---------------------------------------\n"
+			   "randread  |  8798.59 |  1234.56\n"
+			   "---------------------------------------\n");
+	assert_contains(t, "CPU(%)    |     null |      ram\n");
+	assert_contains(t, "read      |    15.43 |    15.43\n");
+	assert_contains(t, "LAT(us)   |     null |      ram\n");
+	assert_contains(t, "read      |     2.15 |     2.15\n");
+	assert_contains(t, "randread  |     7.15 |     7.15\n");
+	assert_contains(t, "MERGE(K)  |     null |      ram\n");
+	assert_contains(t, "read      |  8798.59 |  9064.09\n");
+	/* the tables in order, then the legend after a blank line */
+	assert_true(strstr(t, "IOPS(K)") < strstr(t, "CPU(%)  "));
+	assert_true(strstr(t, "CPU(%)  ") < strstr(t, "LAT(us)  "));
+	assert_true(strstr(t, "LAT(us)  ") < strstr(t, "MERGE(K)  "));
+	assert_contains(t, "---\n\nCPU(%): process user+system CPU time / wall time x 100");
+	assert_contains(t, "MERGE(K): bios merged into requests, thousands\n");
+	free(t);
+	free(jobs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_top_level),
+		cmocka_unit_test(test_json_job_fields),
+		cmocka_unit_test(test_json_latency_buckets),
+		cmocka_unit_test(test_json_lat_invalid),
+		cmocka_unit_test(test_json_error),
+		cmocka_unit_test(test_json_two_runs),
+		cmocka_unit_test(test_json_group_reporting),
+		cmocka_unit_test(test_text_basic),
+		cmocka_unit_test(test_text_percentile_values),
+		cmocka_unit_test(test_text_units),
+		cmocka_unit_test(test_text_fio_numbers),
+		cmocka_unit_test(test_text_lat_invalid),
+		cmocka_unit_test(test_text_error),
+		cmocka_unit_test(test_text_group_reporting),
+		cmocka_unit_test(test_text_groups),
+		cmocka_unit_test(test_text_util_capped),
+		cmocka_unit_test(test_run_totals),
+		cmocka_unit_test(test_matrix),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
