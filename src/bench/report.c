@@ -220,14 +220,55 @@ struct lat_unit {
 	uint64_t div;
 };
 
-/* nsec below 10 us, usec below 10 ms, msec above: keeps numbers short */
-static struct lat_unit pick_unit(uint64_t max_ns)
+static const struct lat_unit lat_units[] = {
+	{ "nsec", 1 },
+	{ "usec", NSEC_PER_USEC },
+	{ "msec", NSEC_PER_MSEC },
+};
+#define NR_LAT_UNITS (sizeof(lat_units) / sizeof(lat_units[0]))
+
+/*
+ * lat_line_unit() - unit of a "clat (usec): min=..., max=..., avg=..." line.
+ * Like fio's display_lat() (nsec_to_usec(), nsec_to_msec()), go up one unit
+ * only while min, max and mean all reach 1000 of the current one, so that a
+ * single slow outlier cannot turn a line of short latencies into "min=0,
+ * avg=0.00".  fio also asks the same of the standard deviation; this
+ * doesn't, so a constant latency still moves to the larger unit.
+ */
+static struct lat_unit lat_line_unit(uint64_t min, uint64_t max, double mean)
 {
-	if (max_ns < 10000)
-		return (struct lat_unit){ "nsec", 1 };
-	if (max_ns < 10000000)
-		return (struct lat_unit){ "usec", NSEC_PER_USEC };
-	return (struct lat_unit){ "msec", NSEC_PER_MSEC };
+	unsigned int i = 0;
+
+	while (i + 1 < NR_LAT_UNITS) {
+		uint64_t next = lat_units[i + 1].div;
+
+		if (min < next || max < next || mean < (double)next)
+			break;
+		i++;
+	}
+	return lat_units[i];
+}
+
+/*
+ * pct_unit() - unit of the "clat percentiles" block, from the smallest and
+ * largest value listed, as fio's show_clat_percentiles() picks it: usec when
+ * the smallest is over 2000 ns and the largest over 99999 ns, msec when the
+ * smallest is over 2000 us and the largest over 99999 us, nsec otherwise.
+ * The smallest listed value is then at least 2 of the unit, never [0].
+ */
+static struct lat_unit pct_unit(uint64_t minv, uint64_t maxv)
+{
+	if (minv > 2000 * NSEC_PER_USEC && maxv > 99999 * NSEC_PER_USEC)
+		return lat_units[2];
+	if (minv > 2000 && maxv > 99999)
+		return lat_units[1];
+	return lat_units[0];
+}
+
+/* @ns in @u, rounded to the nearest integer */
+static uint64_t lat_in_unit(uint64_t ns, struct lat_unit u)
+{
+	return u.div > 1 ? (ns + u.div / 2) / u.div : ns;
 }
 
 static unsigned int lat_index(uint64_t v, unsigned int nr_bounds)
@@ -441,38 +482,59 @@ static double group_agg_bw(const struct group_dir *g)
 
 static void text_lat(FILE *f, const char *label, const struct blk_hist *h)
 {
+	uint64_t min, max;
 	struct lat_unit u;
+	double mean;
 
 	if (!h->count)
 		return;
-	u = pick_unit(h->max);
+	min = hist_min(h);
+	max = h->max;
+	mean = blk_hist_mean(h);
+	u = lat_line_unit(min, max, mean);
+	/* min and max truncated to the unit, as fio divides them */
 	fprintf(f, "%s (%s): min=%llu, max=%llu, avg=%.2f, stdev=%.2f\n",
-		label, u.name, (ull)(hist_min(h) / u.div), (ull)(h->max / u.div),
-		blk_hist_mean(h) / (double)u.div,
-		blk_hist_stddev(h) / (double)u.div);
+		label, u.name, (ull)(min / u.div), (ull)(max / u.div),
+		mean / (double)u.div, blk_hist_stddev(h) / (double)u.div);
 }
+
+/* fio's minimum width of a percentile value: "[  123]" */
+#define PCT_MIN_WIDTH 5
 
 static void text_percentiles(FILE *f, const struct blk_hist *h)
 {
-	uint64_t v[NR_PCTS];
+	uint64_t v[NR_PCTS], minv = UINT64_MAX, maxv = 0;
+	unsigned int i, per_line;
 	struct lat_unit u;
-	unsigned int i;
 	int width;
 
 	if (!h->count)
 		return;
-	u = pick_unit(h->max);
-	for (i = 0; i < NR_PCTS; i++)
-		v[i] = blk_hist_percentile(h, clat_pcts[i]) / u.div;
-	width = snprintf(NULL, 0, "%llu", (ull)v[NR_PCTS - 1]);
+	for (i = 0; i < NR_PCTS; i++) {
+		v[i] = blk_hist_percentile(h, clat_pcts[i]);
+		if (v[i] < minv)
+			minv = v[i];
+		if (v[i] > maxv)
+			maxv = v[i];
+	}
+	u = pct_unit(minv, maxv);
+	/* as in fio: at least five wide, wider for the widest value */
+	width = snprintf(NULL, 0, "%llu", (ull)lat_in_unit(maxv, u));
+	if (width < PCT_MIN_WIDTH)
+		width = PCT_MIN_WIDTH;
+	/* fio's wrapping: four a line at width 5 or 6, fewer when wider */
+	per_line = (80 - 7) / (2 + 10 + (unsigned int)width);
+	if (!per_line)
+		per_line = 1;
 	fprintf(f, "    clat percentiles (%s):\n", u.name);
 	for (i = 0; i < NR_PCTS; i++) {
-		if (!(i % 4))
+		if (!(i % per_line))
 			fputs("     |", f);
-		fprintf(f, " %5.2fth=[%*llu]", clat_pcts[i], width, (ull)v[i]);
+		fprintf(f, " %5.2fth=[%*llu]", clat_pcts[i], width,
+			(ull)lat_in_unit(v[i], u));
 		if (i == NR_PCTS - 1)
 			fputc('\n', f);
-		else if (i % 4 == 3)
+		else if (i % per_line == per_line - 1)
 			fputs(",\n", f);
 		else
 			fputc(',', f);

@@ -125,12 +125,12 @@ struct blk_mq_cring {
 struct elevator_type;
 
 struct blk_mq_hw_ctx {
-	/* hot: dispatch */
+	/* hot: dispatch.  driver_data first: blk_mq_hctx_driver_data() */
+	void *driver_data;
 	struct blk_dev *dev;
 	const struct blk_mq_ops *ops;
 	struct blk_mq_tags *tags;       /* driver tags */
 	struct blk_mq_tags *sched_tags; /* with an elevator */
-	void *driver_data;
 	void *sched_data;
 	const struct elevator_type *elv;
 	bool shared;                    /* more than one ctx: lock */
@@ -146,6 +146,9 @@ struct blk_mq_hw_ctx {
 	pthread_spinlock_t lock;        /* only when shared */
 	struct blk_mq_cring cring;
 };
+
+_Static_assert(__builtin_offsetof(struct blk_mq_hw_ctx, driver_data) == 0,
+	       "blk_mq_hctx_driver_data() reads the first member");
 
 /* Per-ctx counters; see struct blk_disk_stats. */
 struct blk_mq_ctx_stats {
@@ -166,6 +169,8 @@ struct blk_mq_ctx {
 	/* hot: submit and poll */
 	struct blk_dev *dev;
 	struct blk_mq_hw_ctx *hctx;
+	uint64_t capacity;              /* copies of the device's limits, */
+	uint32_t lbs_mask;              /* in the ctx's first cache line */
 	unsigned int tag_hint;
 	unsigned int sched_tag_hint;
 	unsigned int reserved_hint;

@@ -43,6 +43,8 @@ int sbitmap_init(struct sbitmap *sb, unsigned int depth, bool atomic)
 		unsigned int left = depth - i * bits_per_word;
 
 		sb->map[i].depth = left < bits_per_word ? left : bits_per_word;
+		sb->map[i].mask = sb->map[i].depth == 64 ?
+					  ~0ull : (1ull << sb->map[i].depth) - 1;
 	}
 	return 0;
 }
@@ -98,7 +100,7 @@ static int sbitmap_get_word(struct sbitmap *sb, struct sbitmap_word *w,
 	}
 }
 
-int sbitmap_get(struct sbitmap *sb, unsigned int *hint)
+int __sbitmap_get(struct sbitmap *sb, unsigned int *hint)
 {
 	unsigned int h = *hint, index, i, from;
 	int bit;
@@ -120,19 +122,6 @@ int sbitmap_get(struct sbitmap *sb, unsigned int *hint)
 			index = 0;
 	}
 	return -1;
-}
-
-void sbitmap_put(struct sbitmap *sb, unsigned int bitnr, unsigned int *hint)
-{
-	struct sbitmap_word *w = &sb->map[bitnr >> sb->shift];
-	uint64_t mask = 1ull << (bitnr & ((1u << sb->shift) - 1));
-
-	if (sb->atomic)
-		__atomic_fetch_and(&w->word, ~mask, __ATOMIC_RELEASE);
-	else
-		w->word &= ~mask;
-	/* reuse the tag just freed: its request is still in cache */
-	*hint = bitnr;
 }
 
 bool sbitmap_test_bit(const struct sbitmap *sb, unsigned int bitnr)

@@ -268,6 +268,56 @@ static void assert_not_contains(const char *hay, const char *needle)
 		fail_msg("\"%s\" unexpectedly in:\n%s", needle, hay);
 }
 
+/*
+ * The first "clat percentiles (unit):" block at or after @t: its unit and
+ * its 17 values as printed.  Returns the text after the block.
+ */
+#define NR_TEXT_PCTS 17
+static const char *parse_pcts(const char *t, char unit[8],
+			      unsigned long long v[NR_TEXT_PCTS])
+{
+	const char *p = strstr(t, "    clat percentiles (");
+	char *end;
+	int i;
+
+	if (!p)
+		fail_msg("no clat percentiles in:\n%s", t);
+	if (sscanf(p, "    clat percentiles (%7[a-z]):", unit) != 1)
+		fail_msg("bad percentiles header in:\n%s", p);
+	for (i = 0; i < NR_TEXT_PCTS; i++) {
+		p = strstr(p, "th=[");
+		if (!p)
+			fail_msg("percentile %d missing", i);
+		p += 4;
+		while (*p == ' ')
+			p++;
+		v[i] = strtoull(p, &end, 10);
+		if (end == p || *end != ']')
+			fail_msg("bad percentile value at: %.20s", p);
+		p = end;
+	}
+	return p;
+}
+
+/* The value printed after @key ("avg=") on the line starting with @line. */
+static double line_field(const char *t, const char *line, const char *key)
+{
+	const char *p = strstr(t, line), *q;
+
+	if (!p)
+		fail_msg("\"%s\" not in:\n%s", line, t);
+	q = strstr(p, key);
+	if (!q || memchr(p, '\n', (size_t)(q - p)))
+		fail_msg("no %s on line \"%s\"", key, line);
+	return strtod(q + strlen(key), NULL);
+}
+
+/* ns in a percentile unit, rounded to the nearest integer */
+static unsigned long long in_unit(uint64_t ns, uint64_t div)
+{
+	return (ns + div / 2) / div;
+}
+
 /* ---- JSON ---- */
 
 static void test_json_top_level(void **state)
@@ -654,37 +704,279 @@ static void test_text_percentile_values(void **state)
 	char *t = capture_text(&fx->o, &fx->run), want[64];
 	unsigned long long p50 = blk_hist_percentile(clat, 50);
 	unsigned long long p9999 = blk_hist_percentile(clat, 99.99);
-	int w = snprintf(NULL, 0, "%llu", p9999);
 
-	/* values right-aligned to the widest one, as fio does */
-	assert_int_equal(w, 4);
-	snprintf(want, sizeof(want), ", 50.00th=[%*llu], ", w, p50);
+	/* 500..1499 ns: nsec, values right-aligned at fio's minimum width 5 */
+	assert_true(p9999 >= 1000 && p9999 <= 9999);
+	assert_contains(t, "    clat percentiles (nsec):\n");
+	snprintf(want, sizeof(want), ", 50.00th=[%5llu], ", p50);
 	assert_contains(t, want);
-	snprintf(want, sizeof(want), "     | 99.99th=[%llu]\n", p9999);
+	snprintf(want, sizeof(want), "     | 99.99th=[ %llu]\n", p9999);
 	assert_contains(t, want);
-	/* 1st percentile of 500..1499 has three digits: padded */
-	snprintf(want, sizeof(want), "     |  1.00th=[ %llu],",
+	/* 1st percentile of 500..1499 has three digits: two spaces */
+	snprintf(want, sizeof(want), "     |  1.00th=[  %llu],",
 		 (unsigned long long)blk_hist_percentile(clat, 1));
 	assert_contains(t, want);
 	free(t);
 	fixture_free(fx);
 }
 
+/* A randread job whose read direction holds only what the test adds. */
+static struct fixture *fixture_empty_read(void)
+{
+	struct fixture *fx = fixture_one();
+	struct bench_job_result *j = &fx->jobs[0];
+
+	job_init(j, &fx->o.jobs[0], 0);
+	j->runtime_ns = 2 * NS_PER_SEC;
+	j->dir[DDIR_READ].ios = 1000;
+	j->dir[DDIR_READ].bytes = 1000 * 4096;
+	return fx;
+}
+
+/*
+ * min/max/avg lines: up one unit (nsec -> usec -> msec) only while min, max
+ * and mean all reach 1000 of the current unit; min and max truncated,
+ * avg and stdev with two decimals.
+ */
 static void test_text_units(void **state)
 {
 	struct fixture *fx = fixture_one();
 	struct bench_dir_stats *s = &fx->jobs[0].dir[DDIR_READ];
-	char *t;
+	char *t, want[128];
+	int i;
 
-	/* clat up to 50 us: usec; lat up to 20 ms: msec */
+	/* long outliers don't move a line whose min is under 1 us */
 	blk_hist_add(&s->clat, 50000);
 	blk_hist_add(&s->lat, 20000000);
 	t = capture_text(&fx->o, &fx->run);
-	assert_contains(t, "    slat (nsec):");
-	assert_contains(t, "    clat (usec): min=0, max=50, avg=");
-	assert_contains(t, "     lat (msec): min=0, max=20, avg=");
-	assert_contains(t, "    clat percentiles (usec):\n");
-	assert_contains(t, "  lat (msec)   : ");
+	assert_contains(t, "    slat (nsec): min=20, max=20, avg=20.00, stdev=0.00\n");
+	assert_contains(t, "    clat (nsec): min=500, max=50000, avg=");
+	assert_contains(t, "     lat (nsec): min=520, max=20000000, avg=");
+	assert_not_contains(t, "(usec): min=0,");
+	assert_not_contains(t, "(msec): min=0,");
+	assert_close(line_field(t, "     lat (nsec)", "avg="),
+		     round(blk_hist_mean(&s->lat) * 100) / 100);
+	free(t);
+	fixture_free(fx);
+
+	/* everything at or over 1 us: usec; stdev plays no part (0 here) */
+	fx = fixture_empty_read();
+	s = &fx->jobs[0].dir[DDIR_READ];
+	blk_hist_add_n(&s->slat, 20000, 1000);
+	for (i = 0; i < 1000; i++)
+		blk_hist_add(&s->clat, 2000 + i);
+	blk_hist_add_n(&s->lat, 1000, 1000);
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "    slat (usec): min=20, max=20, avg=20.00, stdev=0.00\n");
+	snprintf(want, sizeof(want),
+		 "    clat (usec): min=2, max=2, avg=2.50, stdev=%.2f\n",
+		 blk_hist_stddev(&s->clat) / 1000.0);
+	assert_contains(t, want);
+	/* exactly 1000 ns is enough */
+	assert_contains(t, "     lat (usec): min=1, max=1, avg=1.00, stdev=0.00\n");
+	free(t);
+	fixture_free(fx);
+
+	/* 999 ns is not */
+	fx = fixture_empty_read();
+	s = &fx->jobs[0].dir[DDIR_READ];
+	blk_hist_add_n(&s->clat, 999, 999);
+	blk_hist_add(&s->clat, 5000000);
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "    clat (nsec): min=999, max=5000000, avg=");
+	free(t);
+	fixture_free(fx);
+
+	/* msec only once min, max and mean reach 1 ms */
+	fx = fixture_empty_read();
+	s = &fx->jobs[0].dir[DDIR_READ];
+	blk_hist_add_n(&s->clat, 1500000, 500);
+	blk_hist_add_n(&s->clat, 2500000, 500);
+	blk_hist_add_n(&s->lat, 999999, 1);
+	blk_hist_add_n(&s->lat, 20000000, 999);
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "    clat (msec): min=1, max=2, avg=2.00, stdev=0.50\n");
+	/* min 999.999 us: stays in usec, max 20000 us */
+	assert_contains(t, "     lat (usec): min=999, max=20000, avg=");
+	free(t);
+	fixture_free(fx);
+}
+
+/*
+ * clat percentiles: fio's show_clat_percentiles() rule, from the smallest
+ * and the largest value listed: usec when the smallest is over 2000 ns and
+ * the largest over 99999 ns, msec when over 2000 us and 99999 us, nsec
+ * otherwise.  Values are rounded to the unit and padded to the widest, at
+ * least five characters.
+ */
+static void check_pct_block(const struct blk_hist *h, const char *t,
+			    const char *unit, uint64_t div)
+{
+	static const double pcts[NR_TEXT_PCTS] = {
+		1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0,
+		95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+	};
+	unsigned long long v[NR_TEXT_PCTS];
+	char got[8];
+	int i;
+
+	parse_pcts(t, got, v);
+	assert_string_equal(got, unit);
+	for (i = 0; i < NR_TEXT_PCTS; i++) {
+		assert_int_equal(v[i], in_unit(blk_hist_percentile(h, pcts[i]), div));
+		assert_true(v[i] > 0);
+	}
+}
+
+static void test_text_percentile_units(void **state)
+{
+	struct fixture *fx = fixture_empty_read();
+	struct blk_hist *clat = &fx->jobs[0].dir[DDIR_READ].clat;
+	char *t, want[64];
+
+	/* 3 us .. 150 us: usec */
+	blk_hist_add_n(clat, 3000, 500);
+	blk_hist_add_n(clat, 7600, 400);
+	blk_hist_add_n(clat, 150000, 100);
+	t = capture_text(&fx->o, &fx->run);
+	check_pct_block(clat, t, "usec", 1000);
+	/* 7600 ns lands in a bucket whose midpoint is 7615 ns: rounds up */
+	assert_int_equal(blk_hist_percentile(clat, 60), 7615);
+	assert_contains(t, "60.00th=[    8]");
+	/* width 5 although the widest, 150, has three digits */
+	assert_contains(t, "|  1.00th=[    3],");
+	free(t);
+	fixture_free(fx);
+
+	/* 3 us .. 50 us: smallest over 2000 ns but largest under 100 us: nsec */
+	fx = fixture_empty_read();
+	clat = &fx->jobs[0].dir[DDIR_READ].clat;
+	blk_hist_add_n(clat, 3000, 900);
+	blk_hist_add_n(clat, 50000, 100);
+	t = capture_text(&fx->o, &fx->run);
+	check_pct_block(clat, t, "nsec", 1);
+	assert_contains(t, "|  1.00th=[ 3000],");
+	/* bucket midpoints: the 50 us samples read 49663 */
+	snprintf(want, sizeof(want), "| 99.99th=[%llu]\n",
+		 (unsigned long long)blk_hist_percentile(clat, 99.99));
+	assert_contains(t, want);
+	free(t);
+	fixture_free(fx);
+
+	/*
+	 * 1.5 us .. 1.07 s: smallest under 2000 ns, nsec however long the
+	 * tail (2^30 ns starts a bucket, so it reads back exactly)
+	 */
+	fx = fixture_empty_read();
+	clat = &fx->jobs[0].dir[DDIR_READ].clat;
+	blk_hist_add_n(clat, 1500, 900);
+	blk_hist_add_n(clat, 1ull << 30, 100);
+	t = capture_text(&fx->o, &fx->run);
+	check_pct_block(clat, t, "nsec", 1);
+	/* ten digits wide: three a line, as fio wraps */
+	assert_contains(t, "|  1.00th=[      1500],  5.00th=[      1500], 10.00th=[      1500],\n"
+			   "     | 20.00th=[");
+	assert_contains(t, "     | 99.95th=[1073741824], 99.99th=[1073741824]\n");
+	free(t);
+	fixture_free(fx);
+
+	/* 3 ms .. 134 ms (2^27 ns, a bucket's first value): msec */
+	fx = fixture_empty_read();
+	clat = &fx->jobs[0].dir[DDIR_READ].clat;
+	blk_hist_add_n(clat, 3000000, 900);
+	blk_hist_add_n(clat, 1ull << 27, 100);
+	t = capture_text(&fx->o, &fx->run);
+	check_pct_block(clat, t, "msec", 1000000);
+	assert_contains(t, "|  1.00th=[    3],");
+	assert_contains(t, "| 99.99th=[  134]\n");
+	free(t);
+	fixture_free(fx);
+
+	/* 3 ms .. 33.5 ms (2^25 ns): largest under 100 ms, usec */
+	fx = fixture_empty_read();
+	clat = &fx->jobs[0].dir[DDIR_READ].clat;
+	blk_hist_add_n(clat, 3000000, 900);
+	blk_hist_add_n(clat, 1ull << 25, 100);
+	t = capture_text(&fx->o, &fx->run);
+	check_pct_block(clat, t, "usec", 1000);
+	assert_contains(t, "|  1.00th=[ 3000],");
+	assert_contains(t, "| 99.99th=[33554]\n");
+	free(t);
+	fixture_free(fx);
+}
+
+/*
+ * Regression: one 10 ms outlier among 100..399 ns completions used to pick
+ * msec/usec from the max alone and print "avg=0.00" and percentiles of
+ * [0].  The lines stay in nsec and every listed value is non-zero.
+ */
+static void test_text_units_small_values_not_rounded_to_zero(void **state)
+{
+	struct fixture *fx = fixture_empty_read();
+	struct bench_dir_stats *s = &fx->jobs[0].dir[DDIR_READ];
+	unsigned long long v[NR_TEXT_PCTS];
+	char *t, unit[8], want[128];
+	double avg;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		blk_hist_add(&s->slat, 40 + i % 20);
+		blk_hist_add(&s->clat, 100 + i % 300);
+		blk_hist_add(&s->lat, 150 + i % 300);
+	}
+	/* 1001 samples: the outlier is the 99.99th percentile itself */
+	blk_hist_add(&s->slat, 10000000);
+	blk_hist_add(&s->clat, 10000000);
+	blk_hist_add(&s->lat, 10000000);
+	s->ios = 1001;
+	t = capture_text(&fx->o, &fx->run);
+
+	assert_not_contains(t, "avg=0.00");
+	assert_contains(t, "    slat (nsec): min=40, max=10000000, avg=");
+	assert_contains(t, "    clat (nsec): min=100, max=10000000, avg=");
+	assert_contains(t, "     lat (nsec): min=150, max=10000000, avg=");
+	avg = line_field(t, "    clat (nsec)", "avg=");
+	assert_true(avg >= 100);
+	assert_close(avg, round(blk_hist_mean(&s->clat) * 100) / 100);
+	snprintf(want, sizeof(want), ", stdev=%.2f\n", blk_hist_stddev(&s->clat));
+	assert_contains(t, want);
+
+	parse_pcts(t, unit, v);
+	assert_true(!strcmp(unit, "nsec") || !strcmp(unit, "usec"));
+	assert_string_equal(unit, "nsec");
+	for (i = 0; i < NR_TEXT_PCTS; i++)
+		assert_true(v[i] > 0);
+	assert_true(v[0] >= 100 && v[0] < 400);
+	assert_int_equal(v[0], blk_hist_percentile(&s->clat, 1));
+	/* 99.9th is the last below the outlier (rank 1000 of 1001) */
+	assert_true(v[14] >= 100 && v[14] < 400);
+	assert_int_equal(v[15], 10000000);
+	assert_int_equal(v[16], 10000000);
+	assert_not_contains(t, "[0]");
+	assert_not_contains(t, " 0]");
+	free(t);
+	fixture_free(fx);
+
+	/*
+	 * The shape of a null-device run: most completions in a few hundred
+	 * ns, a 0.1% tail at 24..51 us.  nsec, five wide.
+	 */
+	fx = fixture_empty_read();
+	s = &fx->jobs[0].dir[DDIR_READ];
+	blk_hist_add_n(&s->clat, 150, 5000);
+	blk_hist_add_n(&s->clat, 250, 4890);
+	blk_hist_add_n(&s->clat, 24000, 100);
+	blk_hist_add_n(&s->clat, 51000, 10);
+	s->ios = 10000;
+	t = capture_text(&fx->o, &fx->run);
+	check_pct_block(&s->clat, t, "nsec", 1);
+	snprintf(want, sizeof(want), "|  1.00th=[  %llu],",
+		 (unsigned long long)blk_hist_percentile(&s->clat, 1));
+	assert_contains(t, want);
+	snprintf(want, sizeof(want), "| 99.99th=[%llu]\n",
+		 (unsigned long long)blk_hist_percentile(&s->clat, 99.99));
+	assert_contains(t, want);
+	assert_contains(t, "    clat (nsec): min=150, max=51000, avg=");
 	free(t);
 	fixture_free(fx);
 }
@@ -763,8 +1055,10 @@ static void test_text_group_reporting(void **state)
 	/* 3000 reads, 1000 writes over the longest runtime (2 s) */
 	assert_contains(t, "  read: IOPS=1500, BW=6000KiB/s (6144kB/s)(11.7MiB/2000msec)\n");
 	assert_contains(t, "  write: IOPS=500, BW=2000KiB/s (2048kB/s)(4000KiB/2000msec)\n");
-	assert_contains(t, "    clat (nsec): min=1000, max=2999,");
-	assert_contains(t, "    clat (nsec): min=3000, max=3499,");
+	/* min, max and mean all at least 1 us: usec, min and max truncated */
+	assert_contains(t, "    clat (usec): min=1, max=2,");
+	assert_contains(t, "    clat (usec): min=3, max=3, avg=3.25,");
+	assert_contains(t, "    slat (nsec): min=20, max=20,");
 	assert_contains(t, "  cpu          : usr=33.33%, sys=16.67%, ctx=20, majf=0, minf=6\n");
 	assert_contains(t, "     issued rwts: total=3000,1000,0,0");
 	assert_contains(t, "  IO depths    : 1=0.0%, 2=0.0%, 4=100.0%,");
@@ -909,6 +1203,8 @@ int main(void)
 		cmocka_unit_test(test_text_basic),
 		cmocka_unit_test(test_text_percentile_values),
 		cmocka_unit_test(test_text_units),
+		cmocka_unit_test(test_text_percentile_units),
+		cmocka_unit_test(test_text_units_small_values_not_rounded_to_zero),
 		cmocka_unit_test(test_text_fio_numbers),
 		cmocka_unit_test(test_text_lat_invalid),
 		cmocka_unit_test(test_text_error),

@@ -30,6 +30,7 @@ static void test_layout(void **state)
 	assert_int_equal(1u << sb.shift, 64);
 	assert_int_equal(sb.map_nr, 16);
 	assert_int_equal(sb.map[15].depth, 1000 - 15 * 64);
+	assert_int_equal(sb.map[15].mask, (1ull << (1000 - 15 * 64)) - 1);
 	sbitmap_free(&sb);
 }
 

@@ -19,6 +19,8 @@
 #include "blkstack/null.h"
 #include "../ram/page_store.h"
 
+#define likely(x) __builtin_expect(!!(x), 1)
+
 /* time from the core (clock.c) */
 uint64_t blk_time_ns(void);
 
@@ -45,6 +47,7 @@ struct null_queue {
 };
 
 struct null_dev {
+	bool fast;               /* irqmode 0, no faults, no data */
 	struct blk_null_config cfg;
 	struct page_store ps;
 	struct null_queue *queues;
@@ -99,6 +102,11 @@ static blk_status_t null_queue_rq(struct blk_mq_hw_ctx *hctx,
 	blk_status_t st = BLK_STS_OK;
 	struct null_cmd *cmd;
 
+	/* the measured path: one load and branch before completing */
+	if (likely(nd->fast)) {
+		blk_mq_complete_request(rq, BLK_STS_OK);
+		return BLK_STS_OK;
+	}
 	if (nd->cfg.fail_every | nd->cfg.timeout_every | nd->cfg.requeue_every) {
 		st = null_fault(nq, rq);
 		if (st == BLK_STS_RESOURCE)
@@ -265,6 +273,8 @@ int blk_null_create(const struct blk_null_config *cfg, struct blk_dev **dev)
 	if (!nd)
 		return -ENOMEM;
 	nd->cfg = *cfg;
+	nd->fast = cfg->irqmode == NULL_IRQ_NONE && !cfg->memory_backed &&
+		   !cfg->fail_every && !cfg->timeout_every && !cfg->requeue_every;
 	nd->nr_queues = qc.nr_hw_queues ? qc.nr_hw_queues : 1;
 	nd->queues = calloc(nd->nr_queues, sizeof(*nd->queues));
 	if (!nd->queues) {
