@@ -59,10 +59,13 @@ printf 'cost of latency accounting, blkstack: %.2f ns per I/O; fio: %.2f ns per 
 command -v valgrind >/dev/null || { echo "valgrind is not installed: scripts/install-deps.sh" >&2; exit 1; }
 IOS_SIZE=256M # 65536 I/Os, size-based so the count is exact
 
-# incl FUNC FILE: inclusive Ir of a function (0 if absent)
+# incl FUNC FILE: inclusive Ir of all calls to a function, summed over its
+# call edges ("=> file:FUNC (Nx)" lines).  The per-function totals are not
+# used: callgrind_annotate splits a function's cost by the file each inlined
+# line came from, so they depend on where it runs.
 incl() {
-	callgrind_annotate --threshold=100 --inclusive=yes "$2" 2>/dev/null |
-		awk -v f=":$1 " '!found && $0 ~ f && $0 !~ /=>/ {gsub(",", "", $1); v = $1; found = 1} END{print found ? v : 0}'
+	(cd / && callgrind_annotate --threshold=100 --inclusive=yes --tree=calling "$2" 2>/dev/null) |
+		awk -v f=":$1 [(]" '$0 ~ "=>" && $0 ~ f {gsub(",", "", $1); s += $1} END{print s + 0}'
 }
 
 cg_run() {

@@ -45,7 +45,7 @@ static void matrix_defaults(struct bench_job_opts *j, int argc, char **argv)
 	if (!arg_given(argc, argv, "runtime") && !arg_given(argc, argv, "timeout"))
 		j->runtime_ns = 1000000000ull;
 	if (!arg_given(argc, argv, "time_based") && !arg_given(argc, argv, "size") &&
-	    !arg_given(argc, argv, "io_size"))
+	    !arg_given(argc, argv, "io_size") && !arg_given(argc, argv, "io_limit"))
 		j->time_based = true;
 }
 
@@ -68,6 +68,7 @@ static int report_job_errors(const struct bench_run_result *r)
 int bench_main(int argc, char **argv)
 {
 	struct bench_run_result *runs = NULL;
+	struct bench_job_opts *row_jobs = NULL;
 	unsigned int nr_runs = 0, d, row, i;
 	struct bench_opts *o;
 	char err[512] = "";
@@ -126,27 +127,27 @@ int bench_main(int argc, char **argv)
 		struct bench_opts *mo = malloc(sizeof(*mo));
 		struct bench_job_opts tmpl = o->jobs[0];
 
-		if (!mo) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		matrix_defaults(&tmpl, argc, argv);
+		/* each run's results point at the job options it ran with */
+		row_jobs = calloc(NR_MATRIX_ROWS, sizeof(*row_jobs));
 		runs = calloc(NR_MATRIX_ROWS * o->dev.nr_devs, sizeof(*runs));
-		if (!runs) {
+		if (!mo || !runs || !row_jobs) {
 			free(mo);
 			ret = -ENOMEM;
 			goto out;
 		}
+		matrix_defaults(&tmpl, argc, argv);
 		*mo = *o;
 		mo->nr_jobs = 1;
 		for (row = 0; row < NR_MATRIX_ROWS; row++) {
 			for (d = 0; d < o->dev.nr_devs; d++) {
 				struct bench_run_result *r = &runs[nr_runs];
 
-				mo->jobs[0] = tmpl;
-				mo->jobs[0].rw = matrix_rows[row];
-				snprintf(mo->jobs[0].name, sizeof(mo->jobs[0].name),
+				row_jobs[row] = tmpl;
+				row_jobs[row].rw = matrix_rows[row];
+				row_jobs[row].has_rw = true;
+				snprintf(row_jobs[row].name, sizeof(row_jobs[row].name),
 					 "%s", bench_rw_name(matrix_rows[row]));
+				mo->jobs[0] = row_jobs[row];
 				ret = bench_run(mo, o->dev.devs[d], r, err, sizeof(err));
 				if (ret) {
 					fprintf(stderr, "blkstack bench: %s\n", err);
@@ -155,9 +156,9 @@ int bench_main(int argc, char **argv)
 				}
 				snprintf(r->workload, sizeof(r->workload), "%s",
 					 bench_rw_name(matrix_rows[row]));
-				/* job options must outlive mo: point at o's copy */
+				/* job options must outlive mo */
 				for (i = 0; i < r->nr_jobs; i++)
-					r->jobs[i].opts = &o->jobs[0];
+					r->jobs[i].opts = &row_jobs[row];
 				failed |= report_job_errors(r);
 				nr_runs++;
 			}
@@ -193,6 +194,7 @@ out:
 	for (i = 0; i < nr_runs; i++)
 		bench_run_result_free(&runs[i]);
 	free(runs);
+	free(row_jobs);
 	if (out != stdout && fclose(out)) {
 		fprintf(stderr, "blkstack bench: output=%s: %s\n", o->output,
 			strerror(errno));

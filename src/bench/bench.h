@@ -52,6 +52,7 @@ struct bench_job_result {
 struct bench_run_result {
 	char dev[16];
 	char workload[16];         /* matrix row, "" otherwise */
+	char clocksource[16];      /* "cpu" or "clock_gettime" */
 	struct bench_job_result *jobs;
 	unsigned int nr_jobs;
 	uint64_t wall_ns;          /* whole run, ramp included */

@@ -558,15 +558,16 @@ static void *job_thread_fn(void *arg)
 			break; /* all issued and all back */
 
 		/* time checks, once per 16 loops when timestamps are off */
-		if (td->lat || (++loops & 15) == 0) {
+		++loops;
+		if (td->lat || (loops & 15) == 0) {
 			now = bench_now_ns();
 			if (unlikely(!td->measuring) && now >= ramp_end)
 				job_measure_start(td, now);
 			if (runtime_end && now >= runtime_end)
 				break;
-			if ((loops & 1023) == 0)
-				job_publish_progress(td);
 		}
+		if ((loops & 1023) == 0)
+			job_publish_progress(td);
 	}
 	/* drain what is in flight; it is not counted after the deadline */
 	td->measuring = td->measuring && !runtime_end;
@@ -623,9 +624,10 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 			 o->name, (unsigned long long)size, o->bs);
 		return -EINVAL;
 	}
+	/* as fio: io_size (or the region) per loop, loops times */
 	if (!o->time_based)
-		td->bytes_limit = o->io_size ? o->io_size :
-					       td->nr_blocks * o->bs * o->loops;
+		td->bytes_limit = (o->io_size ? o->io_size : td->nr_blocks * o->bs) *
+				  o->loops;
 	td->lat = !o->gtod_reduce && !o->disable_lat;
 	td->res->lat_valid = td->lat;
 	td->ios = calloc(o->iodepth, sizeof(*td->ios));
@@ -710,14 +712,24 @@ static void fmt_rate(char *buf, size_t len, double v, const char *unit)
 		snprintf(buf, len, "%.0f%s", v, unit);
 }
 
-static void progress_line(struct job_thread *tds, unsigned int n,
-			  uint64_t elapsed_ns, uint64_t total_ns,
-			  uint64_t *prev_ios, uint64_t *prev_bytes, double dt_s)
+static void fmt_bw(char *buf, size_t len, double bytes_per_s)
 {
-	uint64_t ios[DDIR_NR] = { 0 }, bytes[DDIR_NR] = { 0 };
-	unsigned int i, d, running = 0;
-	char r_iops[32], w_iops[32], r_bw[32], w_bw[32], eta[32] = "--";
+	if (bytes_per_s >= 1024.0 * 1048576.0)
+		snprintf(buf, len, "%.1fGiB/s", bytes_per_s / (1024.0 * 1048576.0));
+	else if (bytes_per_s >= 1048576.0)
+		snprintf(buf, len, "%.1fMiB/s", bytes_per_s / 1048576.0);
+	else
+		snprintf(buf, len, "%.0fKiB/s", bytes_per_s / 1024.0);
+}
 
+/* Sum the job threads' published counters; returns threads still running. */
+static unsigned int progress_snapshot(struct job_thread *tds, unsigned int n,
+				      uint64_t *ios, uint64_t *bytes)
+{
+	unsigned int i, d, running = 0;
+
+	memset(ios, 0, sizeof(uint64_t) * DDIR_NR);
+	memset(bytes, 0, sizeof(uint64_t) * DDIR_NR);
 	for (i = 0; i < n; i++) {
 		if (!atomic_load(&tds[i].progress.done))
 			running++;
@@ -728,12 +740,22 @@ static void progress_line(struct job_thread *tds, unsigned int n,
 				&tds[i].progress.bytes[d], memory_order_relaxed);
 		}
 	}
+	return running;
+}
+
+static void progress_line(struct job_thread *tds, unsigned int n,
+			  uint64_t elapsed_ns, uint64_t total_ns,
+			  uint64_t *prev_ios, uint64_t *prev_bytes, double dt_s)
+{
+	uint64_t ios[DDIR_NR], bytes[DDIR_NR];
+	unsigned int running;
+	char r_iops[32], w_iops[32], r_bw[32], w_bw[32], eta[32] = "--";
+
+	running = progress_snapshot(tds, n, ios, bytes);
 	fmt_rate(r_iops, sizeof(r_iops), (double)(ios[0] - prev_ios[0]) / dt_s, "");
 	fmt_rate(w_iops, sizeof(w_iops), (double)(ios[1] - prev_ios[1]) / dt_s, "");
-	fmt_rate(r_bw, sizeof(r_bw),
-		 (double)(bytes[0] - prev_bytes[0]) / dt_s / 1048576.0, "MiB/s");
-	fmt_rate(w_bw, sizeof(w_bw),
-		 (double)(bytes[1] - prev_bytes[1]) / dt_s / 1048576.0, "MiB/s");
+	fmt_bw(r_bw, sizeof(r_bw), (double)(bytes[0] - prev_bytes[0]) / dt_s);
+	fmt_bw(w_bw, sizeof(w_bw), (double)(bytes[1] - prev_bytes[1]) / dt_s);
 	if (total_ns && total_ns > elapsed_ns) {
 		uint64_t s = (total_ns - elapsed_ns) / 1000000000ull;
 
@@ -778,8 +800,8 @@ static void wait_group(const struct bench_opts *o, struct job_thread *tds,
 			last = now;
 			printed = true;
 		} else if (tty && now - last >= 1000000000ull) {
-			/* keep the rate window at one second */
-			progress_line(tds, 0, 0, 0, prev_ios, prev_bytes, 1);
+			/* not printing yet: keep the rate window at one second */
+			progress_snapshot(tds, n, prev_ios, prev_bytes);
 			last = now;
 		}
 	}
@@ -809,6 +831,8 @@ int bench_run(const struct bench_opts *o, const char *devname,
 
 	memset(res, 0, sizeof(*res));
 	snprintf(res->dev, sizeof(res->dev), "%s", devname);
+	snprintf(res->clocksource, sizeof(res->clocksource), "%s",
+		 bench_clock_name());
 	/* threads per stonewall group: the device gets one queue per thread */
 	for (i = 0, t = 0; i < o->nr_jobs; i++) {
 		if (o->jobs[i].stonewall && i)

@@ -49,7 +49,7 @@ struct bench_dev_opts {
 	uint32_t logical_block_size; /* logical_block_size=, bytes, 512..65536 power of 2 (512) */
 	uint32_t max_sectors;       /* max_sectors=, 512-byte sectors, 8..65536 (2560) */
 	uint32_t max_segments;      /* max_segments=, 1..4096 (128) */
-	uint32_t nr_hw_queues;      /* nr_hw_queues= or submit_queues=, 0: numjobs of the largest job, 1..256 */
+	uint32_t nr_hw_queues;      /* nr_hw_queues= or submit_queues=, 0: one per job thread of the largest stonewall group, 1..256 */
 	uint32_t hw_queue_depth;    /* hw_queue_depth=, 1..65536 (256) */
 	bool shared_tags;           /* shared_tags=0|1 (0) */
 	char elevator[16];          /* elevator= or ioscheduler=: none | mq-deadline (none) */

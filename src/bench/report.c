@@ -8,9 +8,12 @@
  * seed 001 (IOPS(K), CPU(%), LAT(us), MERGE(K); one row per workload, one
  * column per device).
  *
- * With group_reporting, job threads of the same stonewall group and the same
- * job name are summed into one entry: histograms merged, I/O counts, bytes,
- * CPU times, context switches and faults added, runtime the longest thread's.
+ * With group_reporting, as in fio, every job thread of a stonewall group
+ * (reporting group, groupid) is summed into one entry, whatever the jobs'
+ * names; the entry takes the name and options of the group's first job, and
+ * that first job's group_reporting decides for the whole group.  Histograms
+ * are merged, I/O counts, bytes, CPU times, context switches and faults
+ * added, runtime the longest thread's.
  * As in fio, IOPS and bandwidth of such an entry are aggregates (total over
  * the longest runtime) and CPU percentages are per thread (total CPU time
  * over the sum of the threads' runtimes).
@@ -26,6 +29,7 @@
 
 #include <jansson.h>
 
+#include "blkstack/version.h"
 #include "bench.h"
 
 #define NSEC_PER_USEC 1000ull
@@ -144,12 +148,6 @@ static void hist_merge(struct blk_hist *dst, const struct blk_hist *src)
 	if (!dst->count)
 		blk_hist_init(dst);
 	blk_hist_merge(dst, src);
-}
-
-static const struct blk_hist *job_lat_hist(const struct bench_dir_stats *s)
-{
-	/* total latency; clat when only completions were timed */
-	return s->lat.count ? &s->lat : &s->clat;
 }
 
 /*
@@ -318,7 +316,11 @@ static void lat_dist_add(double cnt[NR_LAT_NS + NR_LAT_US + NR_LAT_MS],
 	}
 }
 
-/* Latency distribution of all directions of a job, in percent of I/Os. */
+/*
+ * Latency distribution of all directions of a job, in percent of I/Os.  As
+ * in fio (its io_u_lat_n/u/m counters), it is of the completion latency,
+ * clat, although fio labels it "lat".
+ */
 static void job_lat_dist(const struct bench_job_result *j, struct lat_dist *ld)
 {
 	double cnt[NR_LAT_NS + NR_LAT_US + NR_LAT_MS] = { 0 };
@@ -330,7 +332,7 @@ static void job_lat_dist(const struct bench_job_result *j, struct lat_dist *ld)
 	if (!j->lat_valid)
 		return;
 	for (d = 0; d < DDIR_NR; d++)
-		lat_dist_add(cnt, job_lat_hist(&j->dir[d]));
+		lat_dist_add(cnt, &j->dir[d].clat);
 	for (i = 0; i < NR_LAT_NS + NR_LAT_US + NR_LAT_MS; i++)
 		total += cnt[i];
 	if (!total)
@@ -393,6 +395,26 @@ static void rep_free(struct rep *rep)
 	rep->nr = 0;
 }
 
+static bool job_group_reporting(const struct bench_job_result *j)
+{
+	return j->opts && j->opts->group_reporting;
+}
+
+/*
+ * group_reporting of @j's stonewall group: that of the group's first job
+ * thread, so that the whole group is either one entry or one per thread.
+ */
+static bool group_reporting_of(const struct bench_run_result *r,
+			       const struct bench_job_result *j)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->nr_jobs; i++)
+		if (r->jobs[i].groupid == j->groupid)
+			return job_group_reporting(&r->jobs[i]);
+	return job_group_reporting(j);
+}
+
 static int rep_build(struct rep *rep, const struct bench_run_result *r)
 {
 	unsigned int i, k;
@@ -405,16 +427,16 @@ static int rep_build(struct rep *rep, const struct bench_run_result *r)
 		const struct bench_job_result *j = &r->jobs[i];
 		struct rep_ent *e;
 
-		if (!j->opts || !j->opts->group_reporting) {
+		if (!group_reporting_of(r, j)) {
 			e = &rep->ents[rep->nr++];
 			e->j = j;
 			e->thread_ns = j->runtime_ns;
 			continue;
 		}
+		/* fio's reporting group is the groupid alone, not the name */
 		for (k = 0; k < rep->nr; k++) {
 			e = &rep->ents[k];
-			if (e->sum && e->sum->groupid == j->groupid &&
-			    !strcmp(e->sum->name, j->name))
+			if (e->sum && e->sum->groupid == j->groupid)
 				break;
 		}
 		if (k < rep->nr) {
@@ -591,8 +613,12 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 	struct lat_dist ld;
 	int d;
 
-	fprintf(f, "%s: (groupid=%u, jobs=%u): err=%2d: dev=%s\n", j->name,
+	fprintf(f, "%s: (groupid=%u, jobs=%u): err=%2d: dev=%s", j->name,
 		j->groupid, job_threads(j), job_errno(j), r->dev);
+	if (r->clocksource[0])
+		fprintf(f, ", clocksource=%.*s", (int)sizeof(r->clocksource),
+			r->clocksource);
+	fputc('\n', f);
 	if (j->error)
 		fprintf(f, "  error: %s\n",
 			j->errmsg[0] ? j->errmsg : strerror(job_errno(j)));
@@ -693,11 +719,18 @@ void bench_report_text(FILE *f, const struct bench_opts *o,
 			text_group(f, &rep, gid);
 	}
 	fprintf(f, "\nDisk stats (read/write):\n");
-	fprintf(f, "  %s: ios=%llu/%llu, merge=%llu/%llu, ticks=%llu/%llu, in_queue=%llu, util=%.2f%%\n",
+	fprintf(f, "  %s: ios=%llu/%llu, merge=%llu/%llu, ticks=%llu/%llu, in_queue=%llu, util=%.2f%%",
 		r->dev, (ull)st->ios[BLK_STAT_READ], (ull)st->ios[BLK_STAT_WRITE],
 		(ull)st->merges[BLK_STAT_READ], (ull)st->merges[BLK_STAT_WRITE],
 		(ull)st->ticks_ms[BLK_STAT_READ], (ull)st->ticks_ms[BLK_STAT_WRITE],
 		(ull)disk_in_queue(st), disk_util(r));
+	/* discards only when the run did any, as /proc/diskstats' fields 12-15 */
+	if (st->ios[BLK_STAT_DISCARD])
+		fprintf(f, ", trim_ios=%llu, trim_merge=%llu, trim_ticks=%llu",
+			(ull)st->ios[BLK_STAT_DISCARD],
+			(ull)st->merges[BLK_STAT_DISCARD],
+			(ull)st->ticks_ms[BLK_STAT_DISCARD]);
+	fputc('\n', f);
 	fprintf(f, "  %s: requeues=%llu, timeouts=%llu, queue_runs=%llu, errors=%llu, core lat avg=%.2fus\n",
 		r->dev, (ull)st->requeues, (ull)st->timeouts,
 		(ull)st->queue_runs, (ull)st->errors,
@@ -893,6 +926,7 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 
 	jstr(c, o, "dev", r->dev);
 	jstr(c, o, "workload", r->workload);
+	jstr(c, o, "clocksource", r->clocksource);
 	jint(c, o, "threads", job_threads(j));
 	jint(c, m, "read", st->merges[BLK_STAT_READ]);
 	jint(c, m, "write", st->merges[BLK_STAT_WRITE]);
@@ -956,7 +990,9 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 	return o;
 }
 
-static json_t *json_global(struct jctx *c, const struct bench_opts *o)
+static json_t *json_global(struct jctx *c, const struct bench_opts *o,
+			   const struct bench_run_result *runs,
+			   unsigned int nr_runs)
 {
 	const struct bench_dev_opts *d;
 	json_t *g = json_object();
@@ -964,6 +1000,9 @@ static json_t *json_global(struct jctx *c, const struct bench_opts *o)
 	size_t len = 0;
 	unsigned int i;
 
+	/* the clock is chosen once per process: the first run's */
+	if (nr_runs && runs[0].clocksource[0])
+		jstr(c, g, "clocksource", runs[0].clocksource);
 	if (!o)
 		return g;
 	d = &o->dev;
@@ -1009,6 +1048,9 @@ static json_t *json_disk_util(struct jctx *c, const struct bench_run_result *r)
 	jint(c, o, "write_merges", st->merges[BLK_STAT_WRITE]);
 	jint(c, o, "read_ticks", st->ticks_ms[BLK_STAT_READ]);
 	jint(c, o, "write_ticks", st->ticks_ms[BLK_STAT_WRITE]);
+	jint(c, o, "trim_ios", st->ios[BLK_STAT_DISCARD]);
+	jint(c, o, "trim_merges", st->merges[BLK_STAT_DISCARD]);
+	jint(c, o, "trim_ticks", st->ticks_ms[BLK_STAT_DISCARD]);
 	jint(c, o, "in_queue", disk_in_queue(st));
 	jreal(c, o, "util", disk_util(r));
 	return o;
@@ -1030,12 +1072,12 @@ int bench_report_json(FILE *f, const struct bench_opts *o,
 		tbuf[strcspn(tbuf, "\n")] = '\0';
 
 	root = json_object();
-	jstr(&c, root, "fio version", "blkstack-0.1 (fio-compatible)");
+	jstr(&c, root, "fio version", "blkstack-" BLKSTACK_VERSION " (fio-compatible)");
 	jint(&c, root, "timestamp", (uint64_t)now);
 	jint(&c, root, "timestamp_ms",
 	     (uint64_t)now * 1000 + (uint64_t)ts.tv_nsec / NSEC_PER_MSEC);
 	jstr(&c, root, "time", tbuf);
-	jset(&c, root, "global options", json_global(&c, o));
+	jset(&c, root, "global options", json_global(&c, o, runs, nr_runs));
 	jobs = json_array();
 	du = json_array();
 	/* borrowed references: the arrays stay valid while root holds them */
@@ -1095,13 +1137,18 @@ double bench_run_lat_us(const struct bench_run_result *r)
 	unsigned int i;
 	int d;
 
-	/* the mean of the merged clat histograms: sums over counts */
+	/*
+	 * The mean of the merged total-latency (lat) histograms: sums over
+	 * counts.  Not clat: on devices that complete inline (null with
+	 * irqmode=0, ram) the device's work happens during submission, before
+	 * the issue timestamp, and clat would leave it out.
+	 */
 	for (i = 0; i < r->nr_jobs; i++) {
 		if (!r->jobs[i].lat_valid)
 			continue;
 		for (d = 0; d < DDIR_NR; d++) {
-			sum += r->jobs[i].dir[d].clat.sum;
-			count += (double)r->jobs[i].dir[d].clat.count;
+			sum += r->jobs[i].dir[d].lat.sum;
+			count += (double)r->jobs[i].dir[d].lat.count;
 		}
 	}
 	return safe_div(sum, count) / 1000.0;
@@ -1180,7 +1227,8 @@ void bench_report_matrix(FILE *f, const struct bench_run_result *runs,
 		}
 	}
 	fprintf(f, "\nCPU(%%): process user+system CPU time / wall time x 100 "
-		   "(100 = one core busy); LAT(us): mean completion latency "
-		   "(clat) of all I/Os; MERGE(K): bios merged into requests, "
+		   "(100 = one core busy); LAT(us): mean latency of all I/Os, "
+		   "from the I/O being prepared to its completion being reaped "
+		   "(fio's lat); MERGE(K): bios merged into requests, "
 		   "thousands\n");
 }

@@ -6,8 +6,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
-
-#define BLKSTACK_VERSION "0.1.0"
+#include "blkstack/version.h"
 
 static void usage(FILE *f)
 {

@@ -37,4 +37,18 @@ done
 	--iodepth=1 --size=16M --runtime=300ms --time_based --output-format=json >"$TMP/t.json"
 check "irqmode=2 completion_nsec=200us: clat mean >= 200us" \
 	jq -e '.jobs[0].read.clat_ns.mean >= 200000' "$TMP/t.json"
+
+# progress line: on a terminal for runs longer than 2 s, never into a pipe
+if command -v script >/dev/null; then
+	script -qc "$BLKSTACK bench --dev=null --rw=randread --size=16M --runtime=3 --time_based >/dev/null" \
+		/dev/null | tr '\r' '\n' >"$TMP/tty.txt"
+	check "progress line on a terminal" grep -aqE '^Jobs: 1 \(f=1\): \[[0-9.]+%\]\[r=[0-9.]+[KMG]iB/s' "$TMP/tty.txt"
+	script -qc "$BLKSTACK bench --dev=null --rw=randread --size=16M --runtime=3 --time_based --eta=never >/dev/null" \
+		/dev/null | tr '\r' '\n' >"$TMP/tty2.txt"
+	check "--eta=never: no progress line" bash -c "! grep -aq '^Jobs:' '$TMP/tty2.txt'"
+else
+	fail "script(1) missing: cannot give the bench a terminal"
+fi
+"$BLKSTACK" bench --dev=null --rw=randread --size=16M --runtime=3 --time_based 2>"$TMP/pipe_err" >/dev/null
+check "no progress line when stderr is not a terminal" bash -c "! grep -q 'Jobs:' '$TMP/pipe_err'"
 finish

@@ -37,11 +37,16 @@ else
 	fail "fio is not installed (scripts/install-deps.sh installs it)"
 fi
 
-# group_reporting sums the two readers into one job
+# group_reporting sums a reporting group into one entry, as fio does
 sed -i 's/^iodepth=8/iodepth=8\ngroup_reporting/' "$TMP/two.fio"
 "$BLKSTACK" bench --dev=null --output-format=json "$TMP/two.fio" >"$TMP/g.json"
-check "group_reporting: one entry per job section" \
-	jq -e '[.jobs[].jobname] == ["readers", "writers"]' "$TMP/g.json"
+check "group_reporting: one entry for the group, named after its first job" \
+	jq -e '[.jobs[].jobname] == ["readers"] and .jobs[0].read.total_ios > 0 and .jobs[0].write.total_ios > 0' "$TMP/g.json"
+# stonewall starts a new group: two entries
+sed -i 's/^\[writers\]/[writers]\nstonewall/' "$TMP/two.fio"
+"$BLKSTACK" bench --dev=null --output-format=json "$TMP/two.fio" >"$TMP/g2.json"
+check "stonewall: a second group with its own entry" \
+	jq -e '[.jobs[] | [.jobname, .groupid]] == [["readers", 0], ["writers", 1]]' "$TMP/g2.json"
 
 # job file errors name the file, the line and the option
 printf '[j]\nrw=randread\niodepth=0\n' >"$TMP/bad.fio"

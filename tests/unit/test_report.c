@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "bench/bench.h"
+#include "blkstack/version.h"
 
 #define NS_PER_SEC 1000000000ull
 
@@ -106,6 +107,7 @@ static void run_init(struct bench_run_result *r, const char *dev,
 	memset(r, 0, sizeof(*r));
 	snprintf(r->dev, sizeof(r->dev), "%s", dev);
 	snprintf(r->workload, sizeof(r->workload), "%s", workload);
+	snprintf(r->clocksource, sizeof(r->clocksource), "cpu");
 	r->jobs = jobs;
 	r->nr_jobs = nr_jobs;
 	r->wall_ns = 2 * NS_PER_SEC;
@@ -326,7 +328,10 @@ static void test_json_top_level(void **state)
 	json_t *root = capture_json(&fx->o, &fx->run, 1), *g, *du;
 
 	assert_string_equal(jgets(jget(root, "fio version", NULL)),
-			    "blkstack-0.1 (fio-compatible)");
+			    "blkstack-" BLKSTACK_VERSION " (fio-compatible)");
+	assert_string_equal(BLKSTACK_VERSION, "0.1.0");
+	assert_string_equal(jgets(jget(root, "fio version", NULL)),
+			    "blkstack-0.1.0 (fio-compatible)");
 	assert_true(jgeti(jget(root, "timestamp", NULL)) > 1500000000);
 	assert_true(jgeti(jget(root, "timestamp_ms", NULL)) / 1000 >=
 		    jgeti(jget(root, "timestamp", NULL)));
@@ -336,6 +341,7 @@ static void test_json_top_level(void **state)
 	assert_string_equal(jgets(jget(g, "dev", NULL)), "null,ram");
 	assert_string_equal(jgets(jget(g, "elevator", NULL)), "mq-deadline");
 	assert_string_equal(jgets(jget(g, "nr_hw_queues", NULL)), "4");
+	assert_string_equal(jgets(jget(g, "clocksource", NULL)), "cpu");
 	assert_int_equal(json_array_size(jget(root, "jobs", NULL)), 1);
 	du = jget(root, "disk_util", NULL);
 	assert_int_equal(json_array_size(du), 1);
@@ -348,8 +354,37 @@ static void test_json_top_level(void **state)
 	assert_int_equal(jgeti(jget(du, "read_ticks", NULL)), 40);
 	assert_int_equal(jgeti(jget(du, "write_ticks", NULL)), 2);
 	assert_int_equal(jgeti(jget(du, "in_queue", NULL)), 42);
+	/* no discards, but the fields are always there */
+	assert_int_equal(jgeti(jget(du, "trim_ios", NULL)), 0);
+	assert_int_equal(jgeti(jget(du, "trim_merges", NULL)), 2);
+	assert_int_equal(jgeti(jget(du, "trim_ticks", NULL)), 0);
 	/* 1000 ms busy of 2000 ms */
 	assert_close(jgetr(jget(du, "util", NULL)), 50.0);
+	json_decref(root);
+
+	/* a run that discarded: trim counters, in_queue includes their ticks */
+	fx->run.disk.ios[BLK_STAT_DISCARD] = 5;
+	fx->run.disk.ticks_ms[BLK_STAT_DISCARD] = 3;
+	root = capture_json(&fx->o, &fx->run, 1);
+	du = json_array_get(jget(root, "disk_util", NULL), 0);
+	assert_int_equal(jgeti(jget(du, "trim_ios", NULL)), 5);
+	assert_int_equal(jgeti(jget(du, "trim_merges", NULL)), 2);
+	assert_int_equal(jgeti(jget(du, "trim_ticks", NULL)), 3);
+	assert_int_equal(jgeti(jget(du, "read_ios", NULL)), 900);
+	assert_int_equal(jgeti(jget(du, "in_queue", NULL)), 45);
+	json_decref(root);
+
+	/* the first run's clock; none known, no key */
+	fx->run.clocksource[0] = '\0';
+	root = capture_json(&fx->o, &fx->run, 1);
+	assert_null(json_object_get(jget(root, "global options", NULL),
+				    "clocksource"));
+	json_decref(root);
+	snprintf(fx->run.clocksource, sizeof(fx->run.clocksource),
+		 "clock_gettime");
+	root = capture_json(&fx->o, &fx->run, 1);
+	assert_string_equal(jgets(jget(root, "global options", "clocksource",
+				       NULL)), "clock_gettime");
 	json_decref(root);
 	fixture_free(fx);
 }
@@ -452,6 +487,7 @@ static void test_json_job_fields(void **state)
 	bk = jget(job, "blkstack", NULL);
 	assert_string_equal(jgets(jget(bk, "dev", NULL)), "null");
 	assert_string_equal(jgets(jget(bk, "workload", NULL)), "");
+	assert_string_equal(jgets(jget(bk, "clocksource", NULL)), "cpu");
 	assert_int_equal(jgeti(jget(bk, "merges", "read", NULL)), 100);
 	assert_int_equal(jgeti(jget(bk, "merges", "write", NULL)), 3);
 	assert_int_equal(jgeti(jget(bk, "merges", "trim", NULL)), 2);
@@ -486,15 +522,20 @@ static void test_json_latency_buckets(void **state)
 	json_t *root, *job;
 	int i;
 
-	/* replace the read latencies: 2 at 300 ns, 1 at 1.5 us, 1 at 5 ms */
+	/*
+	 * replace the read latencies: clat 2 at 300 ns, 1 at 1.5 us, 1 at
+	 * 5 ms.  As in fio, the distribution is of clat: the total latencies,
+	 * all 30 us here, play no part.
+	 */
 	job_init(j, &fx->o.jobs[0], 0);
 	j->runtime_ns = 2 * NS_PER_SEC;
 	j->dir[DDIR_READ].ios = 4;
 	j->dir[DDIR_READ].bytes = 4 * 4096;
 	for (i = 0; i < 2; i++)
-		blk_hist_add(&j->dir[DDIR_READ].lat, 300);
-	blk_hist_add(&j->dir[DDIR_READ].lat, 1500);
-	blk_hist_add(&j->dir[DDIR_READ].lat, 5000000);
+		blk_hist_add(&j->dir[DDIR_READ].clat, 300);
+	blk_hist_add(&j->dir[DDIR_READ].clat, 1500);
+	blk_hist_add(&j->dir[DDIR_READ].clat, 5000000);
+	blk_hist_add_n(&j->dir[DDIR_READ].lat, 30000, 4);
 	root = capture_json(&fx->o, &fx->run, 1);
 	job = json_array_get(jget(root, "jobs", NULL), 0);
 	assert_close(jgetr(jget(job, "latency_ns", "500", NULL)), 50.0);
@@ -502,6 +543,7 @@ static void test_json_latency_buckets(void **state)
 	assert_close(jgetr(jget(job, "latency_us", "2", NULL)), 25.0);
 	assert_close(jgetr(jget(job, "latency_ms", "10", NULL)), 25.0);
 	assert_close(jgetr(jget(job, "latency_ms", ">=2000", NULL)), 0.0);
+	assert_close(jgetr(jget(job, "latency_us", "50", NULL)), 0.0);
 	assert_int_equal(json_object_size(jget(job, "latency_ns", NULL)), 10);
 	assert_int_equal(json_object_size(jget(job, "latency_us", NULL)), 10);
 	assert_int_equal(json_object_size(jget(job, "latency_ms", NULL)), 12);
@@ -510,7 +552,7 @@ static void test_json_latency_buckets(void **state)
 		     map_sum(jget(job, "latency_ms", NULL)), 100.0);
 	json_decref(root);
 
-	/* the regular fixture: 500..1519 ns total latency, all in ns/us */
+	/* the regular fixture: 500..1499 ns clat, all in ns/us */
 	fixture_free(fx);
 	fx = fixture_one();
 	root = capture_json(&fx->o, &fx->run, 1);
@@ -662,6 +704,116 @@ static void test_json_group_reporting(void **state)
 	fixture_free(fx);
 }
 
+/*
+ * Two job sections: "readers" (numjobs=2, reads) and "writers" (one
+ * thread, writes), group_reporting as given for each, "writers" in group
+ * 1 when @stonewall.
+ */
+static struct fixture *fixture_two_jobs(bool gr_readers, bool gr_writers,
+					bool stonewall)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct bench_job_result *j;
+	unsigned int t;
+
+	assert_non_null(fx);
+	snprintf(fx->o.dev.devs[0], sizeof(fx->o.dev.devs[0]), "null");
+	fx->o.dev.nr_devs = 1;
+	fx->o.nr_jobs = 2;
+	job_opts(&fx->o.jobs[0], "readers", RW_RANDREAD, 8);
+	fx->o.jobs[0].numjobs = 2;
+	fx->o.jobs[0].group_reporting = gr_readers;
+	job_opts(&fx->o.jobs[1], "writers", RW_WRITE, 8);
+	fx->o.jobs[1].group_reporting = gr_writers;
+	fx->o.jobs[1].stonewall = stonewall;
+	fx->jobs = jobs_alloc(3);
+	for (t = 0; t < 3; t++) {
+		j = &fx->jobs[t];
+		job_init(j, &fx->o.jobs[t / 2], t % 2);
+		j->groupid = t == 2 && stonewall;
+		if (t < 2)
+			fill_dir(&j->dir[DDIR_READ], 1000, 1000);
+		else
+			fill_dir(&j->dir[DDIR_WRITE], 2000, 5000);
+		j->runtime_ns = NS_PER_SEC;
+		j->usr_cpu_s = 0.5;
+		j->ctx_switches = 1;
+	}
+	run_init(&fx->run, "null", "", fx->jobs, 3);
+	return fx;
+}
+
+/*
+ * fio's reporting group is the stonewall group alone: with group_reporting
+ * every job of the group is one entry, named after the first job, whatever
+ * the other jobs are called.
+ */
+static void test_group_reporting_across_names(void **state)
+{
+	struct fixture *fx = fixture_two_jobs(true, true, false);
+	json_t *root = capture_json(&fx->o, &fx->run, 1), *jobs, *job;
+	char *t, *p;
+
+	jobs = jget(root, "jobs", NULL);
+	assert_int_equal(json_array_size(jobs), 1);
+	job = json_array_get(jobs, 0);
+	assert_string_equal(jgets(jget(job, "jobname", NULL)), "readers");
+	assert_int_equal(jgeti(jget(job, "read", "total_ios", NULL)), 2000);
+	assert_int_equal(jgeti(jget(job, "write", "total_ios", NULL)), 2000);
+	assert_int_equal(jgeti(jget(job, "write", "clat_ns", "min", NULL)), 5000);
+	assert_int_equal(jgeti(jget(job, "blkstack", "threads", NULL)), 3);
+	assert_int_equal(jgeti(jget(job, "job_runtime", NULL)), 3000);
+	assert_int_equal(jgeti(jget(job, "ctx", NULL)), 3);
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "readers: (groupid=0, jobs=3): err= 0:");
+	assert_not_contains(t, "writers:");
+	p = strstr(t, "readers: (");
+	assert_null(strstr(p + 1, "readers: ("));
+	assert_contains(t, "  read: IOPS=2000,");
+	assert_contains(t, "  write: IOPS=2000,");
+	assert_contains(t, "     issued rwts: total=2000,2000,0,0");
+	free(t);
+	fixture_free(fx);
+
+	/* the first job of the group decides for all of it */
+	fx = fixture_two_jobs(true, false, false);
+	root = capture_json(&fx->o, &fx->run, 1);
+	assert_int_equal(json_array_size(jget(root, "jobs", NULL)), 1);
+	json_decref(root);
+	fixture_free(fx);
+	fx = fixture_two_jobs(false, true, false);
+	root = capture_json(&fx->o, &fx->run, 1);
+	jobs = jget(root, "jobs", NULL);
+	assert_int_equal(json_array_size(jobs), 3);
+	assert_string_equal(jgets(jget(json_array_get(jobs, 2), "jobname", NULL)),
+			    "writers");
+	json_decref(root);
+	fixture_free(fx);
+
+	/* a stonewall makes two reporting groups: one entry each */
+	fx = fixture_two_jobs(true, true, true);
+	root = capture_json(&fx->o, &fx->run, 1);
+	jobs = jget(root, "jobs", NULL);
+	assert_int_equal(json_array_size(jobs), 2);
+	job = json_array_get(jobs, 0);
+	assert_string_equal(jgets(jget(job, "jobname", NULL)), "readers");
+	assert_int_equal(jgeti(jget(job, "groupid", NULL)), 0);
+	assert_int_equal(jgeti(jget(job, "read", "total_ios", NULL)), 2000);
+	assert_int_equal(jgeti(jget(job, "write", "total_ios", NULL)), 0);
+	assert_int_equal(jgeti(jget(job, "blkstack", "threads", NULL)), 2);
+	job = json_array_get(jobs, 1);
+	assert_string_equal(jgets(jget(job, "jobname", NULL)), "writers");
+	assert_int_equal(jgeti(jget(job, "groupid", NULL)), 1);
+	assert_int_equal(jgeti(jget(job, "write", "total_ios", NULL)), 2000);
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "readers: (groupid=0, jobs=2): err= 0:");
+	assert_contains(t, "writers: (groupid=1, jobs=1): err= 0:");
+	free(t);
+	fixture_free(fx);
+}
+
 /* ---- text ---- */
 
 static void test_text_basic(void **state)
@@ -669,7 +821,7 @@ static void test_text_basic(void **state)
 	struct fixture *fx = fixture_one();
 	char *t = capture_text(&fx->o, &fx->run);
 
-	assert_contains(t, "randread: (groupid=0, jobs=1): err= 0: dev=null\n");
+	assert_contains(t, "randread: (groupid=0, jobs=1): err= 0: dev=null, clocksource=cpu\n");
 	/* 500 IOPS, 2000 KiB/s = 2048 kB/s, 4000 KiB in 2000 ms */
 	assert_contains(t, "  read: IOPS=500, BW=2000KiB/s (2048kB/s)(4000KiB/2000msec)\n");
 	assert_contains(t, "    slat (nsec): min=20, max=20, avg=20.00, stdev=0.00\n");
@@ -692,10 +844,46 @@ static void test_text_basic(void **state)
 	assert_contains(t, "Disk stats (read/write):\n");
 	assert_contains(t, "  null: ios=900/7, merge=100/3, ticks=40/2, in_queue=42, util=50.00%\n");
 	assert_contains(t, "  null: requeues=11, timeouts=12, queue_runs=13, errors=14, core lat avg=1.23us\n");
+	assert_not_contains(t, "trim_");
 	assert_not_contains(t, "error:");
 	free(t);
 	fixture_free(fx);
 }
+
+/* The header names the clock; without one known, nothing is added. */
+static void test_text_clocksource(void **state)
+{
+	struct fixture *fx = fixture_one();
+	char *t;
+
+	snprintf(fx->run.clocksource, sizeof(fx->run.clocksource),
+		 "clock_gettime");
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "randread: (groupid=0, jobs=1): err= 0: dev=null, clocksource=clock_gettime\n");
+	free(t);
+	fx->run.clocksource[0] = '\0';
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "randread: (groupid=0, jobs=1): err= 0: dev=null\n");
+	assert_not_contains(t, "clocksource");
+	free(t);
+	fixture_free(fx);
+}
+
+/* A run that discarded: trim counters appended to the disk stats line. */
+static void test_text_disk_trim(void **state)
+{
+	struct fixture *fx = fixture_one();
+	char *t;
+
+	fx->run.disk.ios[BLK_STAT_DISCARD] = 5;
+	fx->run.disk.ticks_ms[BLK_STAT_DISCARD] = 3;
+	t = capture_text(&fx->o, &fx->run);
+	/* in_queue is the sum of all directions' ticks: 40 + 2 + 3 */
+	assert_contains(t, "  null: ios=900/7, merge=100/3, ticks=40/2, in_queue=45, util=50.00%, trim_ios=5, trim_merge=2, trim_ticks=3\n");
+	free(t);
+	fixture_free(fx);
+}
+
 
 static void test_text_percentile_values(void **state)
 {
@@ -798,6 +986,30 @@ static void test_text_units(void **state)
 	assert_contains(t, "    clat (msec): min=1, max=2, avg=2.00, stdev=0.50\n");
 	/* min 999.999 us: stays in usec, max 20000 us */
 	assert_contains(t, "     lat (usec): min=999, max=20000, avg=");
+	free(t);
+	fixture_free(fx);
+}
+
+/*
+ * The "lat (nsec/usec/msec)" distribution is of clat, as in fio: clat 3 x
+ * 300 ns and 1 x 5 us, total latency 30 us for all four.
+ */
+static void test_text_lat_dist_is_clat(void **state)
+{
+	struct fixture *fx = fixture_empty_read();
+	struct bench_dir_stats *s = &fx->jobs[0].dir[DDIR_READ];
+	char *t;
+
+	s->ios = 4;
+	s->bytes = 4 * 4096;
+	blk_hist_add_n(&s->clat, 300, 3);
+	blk_hist_add(&s->clat, 5000);
+	blk_hist_add_n(&s->lat, 30000, 4);
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "  lat (nsec)   : 500=75.00%\n");
+	assert_contains(t, "  lat (usec)   : 10=25.00%\n");
+	assert_not_contains(t, "50=");
+	assert_not_contains(t, "lat (msec)");
 	free(t);
 	fixture_free(fx);
 }
@@ -1001,6 +1213,25 @@ static void test_text_fio_numbers(void **state)
 	t = capture_text(&fx->o, &fx->run);
 	assert_contains(t, "  read: IOPS=45.1k, BW=176MiB/s (185MB/s)(176MiB/1000msec)\n");
 	free(t);
+
+	/*
+	 * 81.1 GiB/s steps up to GiB, never "83046MiB/s" or "81.1kMiB/s",
+	 * in the job's line and the group's
+	 */
+	j->dir[DDIR_READ].ios = 21260288;
+	j->dir[DDIR_READ].bytes = 87080461926ull;
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "  read: IOPS=21.3M, BW=81.1GiB/s (87.1GB/s)(81.1GiB/1000msec)\n");
+	assert_contains(t, "   READ: bw=81.1GiB/s (87.1GB/s), 81.1GiB/s-81.1GiB/s (87.1GB/s-87.1GB/s), io=81.1GiB (87.1GB), run=1000-1000msec\n");
+	assert_not_contains(t, "kMiB");
+	assert_not_contains(t, "kGiB");
+	free(t);
+
+	/* just past 9999 MiB/s: 9.77 GiB/s */
+	j->dir[DDIR_READ].bytes = 10485235712ull; /* 9999.5 MiB */
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "BW=9.77GiB/s (10.5GB/s)");
+	free(t);
 	fixture_free(fx);
 }
 
@@ -1030,7 +1261,7 @@ static void test_text_error(void **state)
 	snprintf(fx->jobs[0].errmsg, sizeof(fx->jobs[0].errmsg),
 		 "read at offset 4096: IOERR");
 	t = capture_text(&fx->o, &fx->run);
-	assert_contains(t, "randread: (groupid=0, jobs=1): err= 5: dev=null\n"
+	assert_contains(t, "randread: (groupid=0, jobs=1): err= 5: dev=null, clocksource=cpu\n"
 			   "  error: read at offset 4096: IOERR\n");
 	free(t);
 
@@ -1038,7 +1269,7 @@ static void test_text_error(void **state)
 	fx->jobs[0].errmsg[0] = '\0';
 	fx->jobs[0].error = -EINVAL;
 	t = capture_text(&fx->o, &fx->run);
-	assert_contains(t, "err=22: dev=null\n");
+	assert_contains(t, "err=22: dev=null, clocksource=cpu\n");
 	assert_contains(t, "  error: Invalid argument\n");
 	free(t);
 	fixture_free(fx);
@@ -1049,7 +1280,7 @@ static void test_text_group_reporting(void **state)
 	struct fixture *fx = fixture_two_threads(true);
 	char *t = capture_text(&fx->o, &fx->run), *p;
 
-	assert_contains(t, "mixed: (groupid=0, jobs=2): err= 0: dev=null\n");
+	assert_contains(t, "mixed: (groupid=0, jobs=2): err= 0: dev=null, clocksource=cpu\n");
 	p = strstr(t, "mixed: (");
 	assert_null(strstr(p + 1, "mixed: ("));
 	/* 3000 reads, 1000 writes over the longest runtime (2 s) */
@@ -1120,11 +1351,11 @@ static void test_run_totals(void **state)
 	/* (1.5 + 0.5) s CPU over 2 s wall */
 	assert_close(bench_run_cpu_pct(&fx->run), 100.0);
 	/*
-	 * mean clat of all I/Os: reads 1000..1999 (1000), 1000..2999 (2000),
-	 * writes 3000..3499 twice
+	 * mean total latency (lat, clat + 20 ns) of all I/Os: reads
+	 * 1020..2019 (1000), 1020..3019 (2000), writes 3020..3519 twice
 	 */
 	assert_close(bench_run_lat_us(&fx->run),
-		     (1000 * 1499.5 + 2000 * 1999.5 + 1000 * 3249.5) / 4000 / 1000);
+		     (1000 * 1519.5 + 2000 * 2019.5 + 1000 * 3269.5) / 4000 / 1000);
 	/* 100 + 3 + 2 merges */
 	assert_close(bench_run_merges(&fx->run), 0.105);
 	fx->jobs[0].lat_valid = false;
@@ -1155,7 +1386,13 @@ static void test_matrix(void **state)
 			/* IOPS(K) 8798.59 / 1234.56 / ... */
 			j->dir[DDIR_READ].ios = d ? 1234560 : 8798590;
 			j->dir[DDIR_READ].ios += row;
-			blk_hist_add_n(&j->dir[DDIR_READ].clat, 2150 + row * 5000, 10);
+			/*
+			 * LAT(us) is of total latency: an inline device
+			 * spends its time before the issue timestamp, so
+			 * clat (150 ns) is far below lat
+			 */
+			blk_hist_add_n(&j->dir[DDIR_READ].clat, 150, 10);
+			blk_hist_add_n(&j->dir[DDIR_READ].lat, 2150 + row * 5000, 10);
 			run_init(r, d ? "ram" : "null", rows[row], j, 1);
 			r->wall_ns = NS_PER_SEC;
 			r->proc_usr_s = 0.1543;
@@ -1185,6 +1422,9 @@ static void test_matrix(void **state)
 	assert_true(strstr(t, "CPU(%)  ") < strstr(t, "LAT(us)  "));
 	assert_true(strstr(t, "LAT(us)  ") < strstr(t, "MERGE(K)  "));
 	assert_contains(t, "---\n\nCPU(%): process user+system CPU time / wall time x 100");
+	assert_contains(t, "; LAT(us): mean latency of all I/Os, from the I/O being "
+			   "prepared to its completion being reaped (fio's lat); ");
+	assert_not_contains(t, "clat");
 	assert_contains(t, "MERGE(K): bios merged into requests, thousands\n");
 	free(t);
 	free(jobs);
@@ -1200,7 +1440,11 @@ int main(void)
 		cmocka_unit_test(test_json_error),
 		cmocka_unit_test(test_json_two_runs),
 		cmocka_unit_test(test_json_group_reporting),
+		cmocka_unit_test(test_group_reporting_across_names),
 		cmocka_unit_test(test_text_basic),
+		cmocka_unit_test(test_text_clocksource),
+		cmocka_unit_test(test_text_disk_trim),
+		cmocka_unit_test(test_text_lat_dist_is_clat),
 		cmocka_unit_test(test_text_percentile_values),
 		cmocka_unit_test(test_text_units),
 		cmocka_unit_test(test_text_percentile_units),
