@@ -7,7 +7,9 @@ PKGS=(
 	build-essential cmake pkg-config   # toolchain
 	libcmocka-dev                      # unit tests
 	libjansson-dev                     # JSON output
+	libisal-dev                        # ISA-L crc32_iscsi: verify=crc32c
 	libbsd-dev                         # <bsd/sys/tree.h> red-black trees (mq-deadline)
+	liburing-dev                       # io_uring (uring driver)
 	fio                                # peer for bench/ and job-file tests
 	valgrind                           # callgrind instruction counts in bench/
 	jq                                 # JSON checks in functional tests

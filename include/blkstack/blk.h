@@ -270,6 +270,23 @@ void blk_finish_plug(struct blk_mq_ctx *ctx);
 int blk_poll(struct blk_mq_ctx *ctx);
 
 /**
+ * blk_ctx_register_buffer() - tell the driver where this ctx's I/O buffers
+ * live, so that it can map them once (io_uring fixed buffers) instead of
+ * per I/O.
+ * @ctx: the calling thread's ctx.
+ * @addr: start of the buffer region.
+ * @len: its length in bytes.
+ *
+ * Optional: bios with buffers outside the region still work.
+ * Return: 0 when the driver registered it; -EOPNOTSUPP when the driver has
+ * nothing to register or the hardware queue is shared; -EINVAL for an empty
+ * region; the driver's -errno when registration was refused (the driver
+ * then works without it).
+ * Context: the ctx's thread, nothing in flight.
+ */
+int blk_ctx_register_buffer(struct blk_mq_ctx *ctx, void *addr, size_t len);
+
+/**
  * blk_ctx_inflight() - bios submitted on @ctx and not yet completed.
  * @ctx: the ctx.
  *

@@ -118,6 +118,9 @@ enum blk_eh_timer_return {
  *	reaped.  Same context.
  * @timeout: optional; @rq's deadline passed.  Return what to do.  Without
  *	it the core fails the request with BLK_STS_TIMEOUT.  Same context.
+ * @register_buffer: optional; map a consumer's buffer region for this
+ *	queue (blk_ctx_register_buffer()).  Return 0 or -errno.  Context: the
+ *	ctx's thread, queue not shared, nothing in flight.
  * @init_hctx: optional; set hctx driver data (blk_mq_hctx_set_driver_data).
  *	Return 0 or -errno.  Context: blk_dev_create().
  * @exit_hctx: optional; undo init_hctx.  Context: blk_dev_close().
@@ -129,6 +132,8 @@ struct blk_mq_ops {
 	void (*commit_rqs)(struct blk_mq_hw_ctx *hctx);
 	int (*poll)(struct blk_mq_hw_ctx *hctx);
 	enum blk_eh_timer_return (*timeout)(struct request *rq);
+	int (*register_buffer)(struct blk_mq_hw_ctx *hctx, void *addr,
+			       size_t len);
 	int (*init_hctx)(struct blk_mq_hw_ctx *hctx, void *driver_data,
 			 unsigned int hctx_idx);
 	void (*exit_hctx)(struct blk_mq_hw_ctx *hctx, unsigned int hctx_idx);

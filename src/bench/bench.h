@@ -25,6 +25,12 @@ struct bench_dir_stats {
 	uint64_t ios;       /* completed I/Os (bios) */
 	uint64_t bytes;     /* bytes completed */
 	uint64_t errors;    /* completed with an error status */
+	/*
+	 * This direction's measured time, fio's per-direction runtime: the
+	 * job's window, and for reads also the verify phase (verify=).  0 in
+	 * results built without it means the job's runtime_ns.
+	 */
+	uint64_t runtime_ns;
 	struct blk_hist slat; /* submission latency: prep -> submitted, ns */
 	struct blk_hist clat; /* completion latency: submitted -> reaped, ns */
 	struct blk_hist lat;  /* total: prep -> reaped, ns */
@@ -38,7 +44,7 @@ struct bench_job_result {
 	unsigned int jobnum;       /* 0..numjobs-1 */
 	unsigned int nr_threads;   /* threads summed here (group_reporting) */
 	struct bench_dir_stats dir[DDIR_NR];
-	uint64_t runtime_ns;       /* measured window (after ramp) */
+	uint64_t runtime_ns;       /* measured window (after ramp), verify phase included */
 	double usr_cpu_s;          /* thread CPU in the measured window */
 	double sys_cpu_s;
 	uint64_t ctx_switches;     /* voluntary + involuntary */
@@ -46,6 +52,11 @@ struct bench_job_result {
 	int error;                 /* first error, -errno; 0 if none */
 	char errmsg[160];
 	bool lat_valid;            /* latencies were measured (no gtod_reduce) */
+	/* verify= (verify.h): blocks read back and checked, and bad ones */
+	bool verify;               /* verify was on for this thread */
+	uint64_t verify_blocks;    /* blocks checked (verify phase, or every read of a read job) */
+	uint64_t verify_mismatches; /* of those, blocks that failed a check */
+	uint64_t verify_ns;        /* duration of the verify phase; in runtime_ns and dir[READ] */
 };
 
 /* One device's run: all jobs, plus the device's view. */
@@ -79,10 +90,17 @@ int bench_run(const struct bench_opts *o, const char *devname,
 
 void bench_run_result_free(struct bench_run_result *res);
 
-/** bench_dev_open() - create @devname from the device options. */
+/**
+ * bench_dev_open() - create @devname from the device options.
+ * @size: capacity for null and ram (dev_size= overrides), bytes.
+ * @create_size: for uring, the size a missing file is created with: the
+ *	jobs' explicit offset+size, or dev_size=; 0 when neither was given (a
+ *	missing file is then an error).
+ * @nr_threads: job threads that will attach at once.
+ */
 int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
-		   uint64_t size, unsigned int nr_threads, struct blk_dev **dev,
-		   char *err, size_t errlen);
+		   uint64_t size, uint64_t create_size, unsigned int nr_threads,
+		   struct blk_dev **dev, char *err, size_t errlen);
 
 /* report.c */
 

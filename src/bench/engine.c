@@ -12,6 +12,8 @@
  * it off.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -24,8 +26,10 @@
 
 #include "bench.h"
 #include "clock.h"
+#include "verify.h"
 #include "blkstack/null.h"
 #include "blkstack/ram.h"
+#include "blkstack/uring.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -94,8 +98,8 @@ const char *bench_clock_name(void)
 /* --------------------------------------------------------------- device */
 
 int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
-		   uint64_t size, unsigned int nr_threads, struct blk_dev **dev,
-		   char *err, size_t errlen)
+		   uint64_t size, uint64_t create_size, unsigned int nr_threads,
+		   struct blk_dev **dev, char *err, size_t errlen)
 {
 	struct blk_dev_config q = { 0 };
 	enum blk_elevator elv = BLK_ELV_NONE;
@@ -139,8 +143,24 @@ int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 		struct blk_ram_config rc = { .queue = q };
 
 		ret = blk_ram_create(&rc, dev);
+	} else if (!strcmp(devname, "uring")) {
+		struct blk_uring_config uc = { .queue = q };
+
+		if (!d->filename[0]) {
+			snprintf(err, errlen,
+				 "dev=uring needs filename=PATH (a file, created with size= when missing, or a block device)");
+			return -EINVAL;
+		}
+		uc.path = d->filename;
+		uc.create_size = d->dev_size ? d->dev_size : create_size;
+		uc.direct = d->direct;
+		uc.register_files = d->registerfiles;
+		uc.fixed_buffers = d->fixedbufs;
+		ret = blk_uring_create(&uc, dev, err, errlen);
+		if (ret)
+			return ret;
 	} else {
-		snprintf(err, errlen, "dev=%s: unknown device, allowed null, ram",
+		snprintf(err, errlen, "dev=%s: unknown device, allowed null, ram, uring",
 			 devname);
 		return -EINVAL;
 	}
@@ -258,7 +278,27 @@ struct job_thread {
 	struct job_progress progress;
 	uint64_t ios_done[DDIR_NR];  /* progress, thread-local */
 	uint64_t bytes_done[DDIR_NR];
+	uint64_t offset;             /* region start: offset + jobnum * offset_increment */
+	/* verify= (see verify.h and job_verify_*()) */
+	const char *devname;         /* names the dump files */
+	bool fill_writes;            /* writes carry a verify header and seeded data */
+	bool check_reads;            /* completed reads are checked */
+	bool prep_hook;              /* job_prep() goes through job_prep_hooked() */
+	bool reap_hook;              /* job_reap() calls job_verify_reaped() first */
+	bool verify_after;           /* a verify phase follows the workload */
+	bool verify_phase;           /* reading back: job_prep() walks the blocks */
+	uint64_t *written;           /* one bit per block written (do_verify=1) */
+	uint64_t written_blocks;     /* bits set in @written */
+	uint64_t verify_pos;         /* next block the verify phase considers */
+	struct rng vrng;             /* per-write data seeds */
+	uint64_t numberio;           /* writes prepared: the header's numberio */
+	uint64_t verify_first_bad;   /* lowest offset of a bad block */
+	unsigned int verify_msgs;    /* mismatch lines printed (at most VERIFY_MAX_MSGS) */
+	unsigned int verify_dumps;   /* bad blocks written out (at most VERIFY_MAX_DUMPS) */
 };
+
+#define VERIFY_MAX_MSGS 100
+#define VERIFY_MAX_DUMPS 10
 
 static void job_end_io(struct blk_bio *bio)
 {
@@ -301,7 +341,8 @@ static inline void randmap_set(struct job_thread *td, uint64_t w, uint64_t bit)
  * short as the pass fills up; without it, the scan cost 60 instructions
  * per I/O on average over a pass.
  */
-static inline uint64_t job_rand_block(struct job_thread *td)
+static inline __attribute__((always_inline))
+uint64_t job_rand_block(struct job_thread *td)
 {
 	uint64_t b = rng_below(&td->rng, td->nr_blocks);
 	uint64_t w, bit, free_bits, fw, i;
@@ -355,8 +396,56 @@ static inline enum bench_ddir job_pick_ddir(struct job_thread *td)
 							     DDIR_WRITE;
 }
 
-/* Fill in an I/O; false when the job has issued all it should. */
-static inline bool job_prep(struct job_thread *td, struct io_u *u)
+/* The first set bit at or after @b in a map of @nbits bits; @nbits if none. */
+static uint64_t bitmap_next(const uint64_t *map, uint64_t nbits, uint64_t b)
+{
+	uint64_t w, bits, nwords = (nbits + 63) / 64;
+
+	if (b >= nbits)
+		return nbits;
+	w = b >> 6;
+	bits = map[w] & (~0ull << (b & 63));
+	while (!bits) {
+		if (++w >= nwords)
+			return nbits;
+		bits = map[w];
+	}
+	b = (w << 6) | (uint64_t)__builtin_ctzll(bits);
+	return b < nbits ? b : nbits;
+}
+
+/*
+ * The verify phase's next read: the next written block in offset order
+ * (every block of the region for verify_only).
+ */
+static bool job_prep_verify(struct job_thread *td, struct io_u *u)
+{
+	uint64_t b = td->verify_pos;
+
+	if (td->bytes_issued >= td->bytes_limit)
+		return false;
+	if (td->written)
+		b = bitmap_next(td->written, td->nr_blocks, b);
+	if (b >= td->nr_blocks)
+		return false;
+	td->verify_pos = b + 1;
+	u->ddir = DDIR_READ;
+	u->bio.bi_offset = td->offset + b * td->o->bs;
+	u->bio.bi_size = td->o->bs;
+	u->bio.bi_flags = 0;
+	u->bio.bi_op = BLK_OP_READ;
+	u->bio.bi_vcnt = 1;
+	td->bytes_issued += td->o->bs;
+	return true;
+}
+
+/*
+ * The workload's next I/O; false when the job has issued all it should.
+ * Inlined into both job_prep() and job_prep_hooked(), so that the plain
+ * path stays one function, as it was before verify= existed.
+ */
+static inline __attribute__((always_inline))
+bool job_prep_io(struct job_thread *td, struct io_u *u)
 {
 	const struct bench_job_opts *o = td->o;
 	enum bench_ddir ddir;
@@ -373,7 +462,7 @@ static inline bool job_prep(struct job_thread *td, struct io_u *u)
 			td->seq_pos[ddir] = 0;
 	}
 	u->ddir = (uint8_t)ddir;
-	u->bio.bi_offset = o->offset + block * o->bs;
+	u->bio.bi_offset = td->offset + block * o->bs;
 	u->bio.bi_size = o->bs;
 	u->bio.bi_flags = 0;
 	if (ddir == DDIR_TRIM) {
@@ -385,6 +474,141 @@ static inline bool job_prep(struct job_thread *td, struct io_u *u)
 	}
 	td->bytes_issued += o->bs;
 	return true;
+}
+
+/* job_prep() for a job with verify=: the verify phase, or headers on writes. */
+static bool __attribute__((noinline))
+job_prep_hooked(struct job_thread *td, struct io_u *u)
+{
+	if (td->verify_phase)
+		return job_prep_verify(td, u);
+	if (!job_prep_io(td, u))
+		return false;
+	/* every write gets a header and fresh seeded data */
+	if (td->fill_writes && u->ddir == DDIR_WRITE)
+		bench_verify_fill(u->iov.iov_base, td->o->bs, u->bio.bi_offset,
+				  td->res->jobnum, rng_next(&td->vrng),
+				  td->numberio++);
+	return true;
+}
+
+/* Fill in an I/O; false when the job has issued all it should. */
+static inline bool job_prep(struct job_thread *td, struct io_u *u)
+{
+	if (unlikely(td->prep_hook))
+		return job_prep_hooked(td, u);
+	return job_prep_io(td, u);
+}
+
+/* Write a bad block to <verify_dump_dir>/blkstack-verify.<dev>.<offset>.received. */
+static int job_verify_dump(struct job_thread *td, const struct io_u *u,
+			   char *path, size_t pathlen)
+{
+	const char *p = u->iov.iov_base;
+	size_t left = u->bio.bi_size;
+	int fd, err = 0;
+
+	if ((size_t)snprintf(path, pathlen, "%s/blkstack-verify.%s.%" PRIu64 ".received",
+			     td->o->verify_dump_dir, td->devname,
+			     u->bio.bi_offset) >= pathlen)
+		return -ENAMETOOLONG;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (left) {
+		ssize_t n = write(fd, p, left);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+/*
+ * A block that failed its check: count it, and for the first ones print a
+ * line to stderr and write the block out.  The phase goes on, so that the
+ * whole region is checked.
+ */
+static void __attribute__((noinline, cold))
+job_verify_bad(struct job_thread *td, const struct io_u *u,
+	       const struct bench_verify_result *vr)
+{
+	char what[128], path[1200], where[1400];
+	int err;
+
+	if (!td->res->verify_mismatches++ ||
+	    u->bio.bi_offset < td->verify_first_bad)
+		td->verify_first_bad = u->bio.bi_offset;
+	if (td->verify_msgs >= VERIFY_MAX_MSGS)
+		return;
+	td->verify_msgs++;
+	bench_verify_describe(vr, what, sizeof(what));
+	if (td->verify_dumps >= VERIFY_MAX_DUMPS) {
+		snprintf(where, sizeof(where),
+			 "not written out (at most %d per thread)",
+			 VERIFY_MAX_DUMPS);
+	} else {
+		td->verify_dumps++;
+		err = job_verify_dump(td, u, path, sizeof(path));
+		if (err)
+			snprintf(where, sizeof(where), "could not write %s: %s",
+				 path, strerror(-err));
+		else
+			snprintf(where, sizeof(where), "received data in %s",
+				 path);
+	}
+	/* one fprintf: stdio keeps the line whole among threads */
+	fprintf(stderr,
+		"verify: bad block at offset %" PRIu64 " (job %u, len %u): %s (header numberio %" PRIu64 ", seed 0x%016" PRIx64 "); %s\n",
+		u->bio.bi_offset, td->res->jobnum, u->bio.bi_size, what,
+		vr->numberio, vr->seed, where);
+}
+
+/*
+ * verify=, before job_reap() accounts a completion list: note the writes
+ * done, check the reads.  It works outside the measured window too.  The
+ * list comes newest first; it is turned round so that blocks are checked,
+ * and reported, in submission order.
+ */
+static struct io_u * __attribute__((noinline))
+job_verify_reaped(struct job_thread *td, struct io_u *u)
+{
+	struct bench_verify_result vr;
+	struct io_u *rev = NULL, *next;
+
+	for (; u; u = next) {
+		next = u->next;
+		u->next = rev;
+		rev = u;
+	}
+	for (u = rev; u; u = u->next) {
+		if (u->bio.bi_status)
+			continue;
+		if (u->ddir == DDIR_WRITE && td->written) {
+			uint64_t b = (u->bio.bi_offset - td->offset) / td->o->bs;
+			uint64_t bit = 1ull << (b & 63);
+
+			if (!(td->written[b >> 6] & bit)) {
+				td->written[b >> 6] |= bit;
+				td->written_blocks++;
+			}
+		} else if (u->ddir == DDIR_READ && td->check_reads) {
+			td->res->verify_blocks++;
+			if (unlikely(bench_verify_check(u->iov.iov_base,
+							u->bio.bi_size,
+							u->bio.bi_offset, &vr)))
+				job_verify_bad(td, u, &vr);
+		}
+	}
+	return rev;
 }
 
 /* Account one run of I/Os that share their timestamps. */
@@ -421,6 +645,8 @@ static void job_reap(struct job_thread *td, uint64_t now)
 	enum bench_ddir run_ddir = DDIR_READ;
 
 	td->completed = NULL;
+	if (unlikely(td->reap_hook))
+		u = job_verify_reaped(td, u);
 	while (u) {
 		struct io_u *next = u->next;
 		enum bench_ddir ddir = (enum bench_ddir)u->ddir;
@@ -487,30 +713,19 @@ static void job_publish_progress(struct job_thread *td)
 	}
 }
 
-static void *job_thread_fn(void *arg)
+/*
+ * One phase of a job: keep iodepth I/Os in flight, in batches, until
+ * job_prep() has nothing more, the runtime deadline (0: none) passes or an
+ * error stops the job; then drain.  Statistics start at @ramp_end.
+ */
+static void job_loop(struct job_thread *td, uint64_t ramp_end,
+		     uint64_t runtime_end)
 {
-	struct job_thread *td = arg;
 	const struct bench_job_opts *o = td->o;
 	unsigned int batch_max = o->iodepth_batch ? o->iodepth_batch : o->iodepth;
-	uint64_t now, ramp_end, runtime_end = 0;
 	unsigned int loops = 0;
-	struct rusage ru;
+	uint64_t now;
 	int ret;
-
-	ret = blk_ctx_attach(td->dev, &td->ctx);
-	pthread_barrier_wait(td->start_barrier);
-	if (ret) {
-		job_error(td, ret, "cannot attach to the device: %s",
-			  strerror(-ret));
-		goto out;
-	}
-	now = bench_now_ns();
-	td->t_start = now;
-	ramp_end = now + o->ramp_time_ns;
-	if (o->runtime_ns)
-		runtime_end = ramp_end + o->runtime_ns;
-	if (!o->ramp_time_ns)
-		job_measure_start(td, now);
 
 	while (!td->stop) {
 		unsigned int n = 0;
@@ -530,6 +745,10 @@ static void *job_thread_fn(void *arg)
 				ret = blk_submit(td->ctx, &u->bio);
 				if (unlikely(ret)) {
 					td->bytes_issued -= o->bs;
+					/* the verify phase must not skip it */
+					if (td->verify_phase)
+						td->verify_pos = (u->bio.bi_offset -
+								  td->offset) / o->bs;
 					if (ret == -EAGAIN)
 						break;
 					job_error(td, ret,
@@ -575,11 +794,101 @@ static void *job_thread_fn(void *arg)
 		if (blk_poll(td->ctx) > 0)
 			job_reap(td, td->lat ? bench_now_ns() : 0);
 	}
+}
+
+/*
+ * verify=: read back every written block (verify_only: every block of the
+ * region) in offset order, at the job's iodepth, checking each.  As in fio,
+ * the reads count in the read statistics and the runtime does not cut the
+ * phase short.
+ */
+static void job_verify_phase(struct job_thread *td)
+{
+	uint64_t blocks = td->written ? td->written_blocks : td->nr_blocks;
+
+	td->verify_phase = true;
+	td->check_reads = true;
+	td->prep_hook = true;
+	td->reap_hook = true;
+	td->verify_pos = 0;
+	td->bytes_issued = 0;
+	td->bytes_limit = blocks * td->o->bs;
+	td->measuring = true;
+	if (blocks)
+		job_loop(td, 0, 0);
+	td->verify_phase = false;
+}
+
+/* After the job: one error naming the first bad block, and the rest. */
+static void job_verify_finish(struct job_thread *td)
+{
+	struct bench_job_result *r = td->res;
+
+	if (!r->verify_mismatches)
+		return;
+	if (r->verify_mismatches > td->verify_msgs)
+		fprintf(stderr,
+			"verify: job %u: %" PRIu64 " more bad blocks not reported (at most %d messages per thread)\n",
+			r->jobnum, r->verify_mismatches - td->verify_msgs,
+			VERIFY_MAX_MSGS);
+	if (!r->error) {
+		r->error = -EILSEQ;
+		snprintf(r->errmsg, sizeof(r->errmsg),
+			 "verify: %" PRIu64 " of %" PRIu64 " blocks bad, the first at offset %" PRIu64,
+			 r->verify_mismatches, r->verify_blocks,
+			 td->verify_first_bad);
+	}
+}
+
+static void *job_thread_fn(void *arg)
+{
+	struct job_thread *td = arg;
+	const struct bench_job_opts *o = td->o;
+	uint64_t now, ramp_end, runtime_end = 0, work_ns, verify_ns = 0;
+	unsigned int d;
+	struct rusage ru;
+	int ret;
+
+	ret = blk_ctx_attach(td->dev, &td->ctx);
+	/* io_uring fixed buffers; drivers without the notion say -EOPNOTSUPP */
+	if (!ret)
+		blk_ctx_register_buffer(td->ctx, td->buf,
+					(size_t)o->iodepth * o->bs);
+	pthread_barrier_wait(td->start_barrier);
+	if (ret) {
+		job_error(td, ret, "cannot attach to the device: %s",
+			  strerror(-ret));
+		goto out;
+	}
 	now = bench_now_ns();
-	if (!td->t_measure)
-		td->t_measure = now;
-	td->res->runtime_ns = (runtime_end && now > runtime_end ? runtime_end : now) -
-			      td->t_measure;
+	td->t_start = now;
+	ramp_end = now + o->ramp_time_ns;
+	if (o->runtime_ns)
+		runtime_end = ramp_end + o->runtime_ns;
+	if (!o->ramp_time_ns)
+		job_measure_start(td, now);
+
+	if (!o->verify_only)
+		job_loop(td, ramp_end, runtime_end);
+	now = bench_now_ns();
+	if (!td->t_measure)	/* the workload ended within the ramp */
+		job_measure_start(td, now);
+	work_ns = (runtime_end && now > runtime_end ? runtime_end : now) -
+		  td->t_measure;
+	if (td->verify_after && !td->res->error) {
+		job_verify_phase(td);
+		verify_ns = bench_now_ns() - now;
+	}
+	job_verify_finish(td);
+	/* fio's per-direction runtimes: the verify phase is the reads' */
+	for (d = 0; d < DDIR_NR; d++)
+		td->res->dir[d].runtime_ns = work_ns;
+	if (td->verify_after) {
+		td->res->verify_ns = verify_ns;
+		td->res->dir[DDIR_READ].runtime_ns = verify_ns +
+			(!o->verify_only && bench_rw_reads(o->rw) ? work_ns : 0);
+	}
+	td->res->runtime_ns = work_ns + verify_ns;
 	getrusage(RUSAGE_THREAD, &ru);
 	td->res->usr_cpu_s = tv_s(ru.ru_utime) - tv_s(td->ru_start.ru_utime);
 	td->res->sys_cpu_s = tv_s(ru.ru_stime) - tv_s(td->ru_start.ru_stime);
@@ -600,22 +909,36 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		     uint64_t dev_size, uint32_t lbs, unsigned int seed_idx,
 		     char *err, size_t errlen)
 {
-	uint64_t size = o->size ? o->size : dev_size - o->offset;
+	unsigned int jobnum = td->res->jobnum;
+	uint64_t size, inc = 0;
 	unsigned int i;
 	char *p;
 
 	td->o = o;
-	if (o->offset >= dev_size || size > dev_size - o->offset) {
-		snprintf(err, errlen,
-			 "%s: offset=%llu size=%llu: past the end of the %llu-byte device",
-			 o->name, (unsigned long long)o->offset,
-			 (unsigned long long)size, (unsigned long long)dev_size);
+	/* offset_increment: thread N of the job starts N increments further */
+	if (__builtin_mul_overflow(o->offset_increment, (uint64_t)jobnum, &inc) ||
+	    __builtin_add_overflow(o->offset, inc, &td->offset))
+		td->offset = UINT64_MAX;
+	size = o->size ? o->size : td->offset < dev_size ? dev_size - td->offset : 0;
+	if (td->offset >= dev_size || size > dev_size - td->offset) {
+		if (o->offset_increment)
+			snprintf(err, errlen,
+				 "%s: offset=%llu + %u * offset_increment=%llu, size=%llu: past the end of the %llu-byte device",
+				 o->name, (unsigned long long)o->offset, jobnum,
+				 (unsigned long long)o->offset_increment,
+				 (unsigned long long)size,
+				 (unsigned long long)dev_size);
+		else
+			snprintf(err, errlen,
+				 "%s: offset=%llu size=%llu: past the end of the %llu-byte device",
+				 o->name, (unsigned long long)o->offset,
+				 (unsigned long long)size, (unsigned long long)dev_size);
 		return -ERANGE;
 	}
-	if (o->bs % lbs || o->offset % lbs) {
+	if (o->bs % lbs || td->offset % lbs) {
 		snprintf(err, errlen,
-			 "%s: bs=%u offset=%llu: must be multiples of the logical block size %u",
-			 o->name, o->bs, (unsigned long long)o->offset, lbs);
+			 "%s: bs=%u offset=%llu: must be multiples of the device's logical block size %u (a block device's sector size; with direct=1 the file system's O_DIRECT alignment)",
+			 o->name, o->bs, (unsigned long long)td->offset, lbs);
 		return -EINVAL;
 	}
 	td->nr_blocks = size / o->bs;
@@ -630,6 +953,30 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 				  o->loops;
 	td->lat = !o->gtod_reduce && !o->disable_lat;
 	td->res->lat_valid = td->lat;
+	if (o->verify != VERIFY_NONE) {
+		/*
+		 * As fio: a job that writes fills every write with a header
+		 * and seeded data and, with do_verify, reads them all back
+		 * after the workload; a job that only reads checks every
+		 * read; verify_only skips the workload and checks the region.
+		 */
+		bool writes = bench_rw_writes(o->rw) && !o->verify_only;
+
+		td->res->verify = true;
+		td->fill_writes = writes;
+		td->check_reads = !writes && !o->verify_only;
+		if (writes && o->do_verify) {
+			td->written = calloc((td->nr_blocks + 63) / 64, 8);
+			if (!td->written)
+				goto nomem;
+		}
+		td->verify_after = td->written || o->verify_only;
+		td->prep_hook = td->fill_writes;
+		td->reap_hook = td->written || td->check_reads;
+		rng_seed(&td->vrng, (o->randrepeat ? o->randseed :
+				     bench_gettime_ns()) ^ 0x76657269667931ull ^
+			 ((uint64_t)seed_idx << 32));
+	}
 	td->ios = calloc(o->iodepth, sizeof(*td->ios));
 	td->batch = calloc(o->iodepth, sizeof(*td->batch));
 	if (posix_memalign(&td->buf, 4096, (size_t)o->iodepth * o->bs))
@@ -693,6 +1040,7 @@ nomem:
 
 static void job_teardown(struct job_thread *td)
 {
+	free(td->written);
 	free(td->ios);
 	free(td->batch);
 	free(td->buf);
@@ -811,9 +1159,19 @@ static void wait_group(const struct bench_opts *o, struct job_thread *tds,
 
 /* ------------------------------------------------------------------ run */
 
+/* End of the last thread's region: offset_increment moves each thread on. */
 static uint64_t job_region_end(const struct bench_job_opts *j)
 {
-	return j->offset + (j->size ? j->size : (1ull << 30));
+	uint64_t start = j->offset, inc, end;
+
+	if (j->numjobs > 1 &&
+	    (__builtin_mul_overflow(j->offset_increment,
+				    (uint64_t)(j->numjobs - 1), &inc) ||
+	     __builtin_add_overflow(start, inc, &start)))
+		return UINT64_MAX;
+	if (__builtin_add_overflow(start, j->size ? j->size : (1ull << 30), &end))
+		return UINT64_MAX;
+	return end;
 }
 
 int bench_run(const struct bench_opts *o, const char *devname,
@@ -825,7 +1183,7 @@ int bench_run(const struct bench_opts *o, const char *devname,
 	struct blk_dev *dev = NULL;
 	struct blk_dev_info info;
 	struct rusage ru0, ru1;
-	uint64_t size = 0, t0;
+	uint64_t size = 0, explicit_size = 0, t0;
 	struct blk_hist *h;
 	int ret;
 
@@ -843,13 +1201,26 @@ int bench_run(const struct bench_opts *o, const char *devname,
 		nr_threads += o->jobs[i].numjobs;
 		if (job_region_end(&o->jobs[i]) > size)
 			size = job_region_end(&o->jobs[i]);
+		/* offset_increment included: the last thread's range */
+		if (o->jobs[i].size && job_region_end(&o->jobs[i]) > explicit_size)
+			explicit_size = job_region_end(&o->jobs[i]);
 	}
-	ret = bench_dev_open(&o->dev, devname, size, max_group_threads, &dev,
+	ret = bench_dev_open(&o->dev, devname, size, explicit_size,
+			     max_group_threads, &dev,
 			     err, errlen);
 	if (ret)
 		return ret;
 	blk_dev_get_info(dev, &info);
 	res->info = info;
+	for (i = 0; i < o->nr_jobs; i++) {
+		if (o->jobs[i].verify != VERIFY_NONE && !info.stores_data) {
+			snprintf(err, errlen,
+				 "verify=crc32c: the %s device does not store data; use dev=ram, dev=uring, or null with memory_backed=1",
+				 devname);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
 	res->jobs = calloc(nr_threads, sizeof(*res->jobs));
 	tds = calloc(nr_threads, sizeof(*tds));
 	if (!res->jobs || !tds) {
@@ -873,6 +1244,7 @@ int bench_run(const struct bench_opts *o, const char *devname,
 			r->nr_threads = 1;
 			tds[t].res = r;
 			tds[t].dev = dev;
+			tds[t].devname = res->dev;
 			job_reset_stats(&tds[t]);
 			ret = job_setup(&tds[t], &o->jobs[i], info.capacity,
 					info.logical_block_size, t, err, errlen);

@@ -85,6 +85,7 @@ struct opt_def {
 	uint64_t store_ns;	/* OPT_TIME: unit of the stored field */
 	unsigned int flags;
 	const struct opt_choice *choices;	/* NULL-name terminated */
+	const struct opt_choice *hidden;	/* also accepted, not listed */
 	const char *const *unsupported;		/* fio values we reject */
 	/* Replaces the plain store; @v is the parsed number (choice: ->val). */
 	int (*apply)(struct opt_ctx *c, uint64_t v);
@@ -128,6 +129,26 @@ static const struct opt_choice clock_choices[] = {
 
 static const char *const clock_unsupported[] = { "gettimeofday", NULL };
 
+static const struct opt_choice verify_choices[] = {
+	{ "crc32c", VERIFY_CRC32C },
+	{ "crc32c-intel", VERIFY_CRC32C },
+	{ "none", VERIFY_NONE },
+	{ NULL, 0 },
+};
+
+/* fio's own spelling of off, verify=0: accepted, none is what is listed */
+static const struct opt_choice verify_hidden[] = {
+	{ "0", VERIFY_NONE },
+	{ NULL, 0 },
+};
+
+/* fio's other verify= checksums and modes */
+static const char *const verify_unsupported[] = {
+	"md5", "crc64", "crc32", "crc16", "crc7", "sha1", "sha256", "sha512",
+	"sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "meta",
+	"pattern", "null", NULL,
+};
+
 static const struct opt_choice elevator_choices[] = {
 	{ "none", 0 },
 	{ "mq-deadline", 1 },
@@ -139,7 +160,7 @@ static const char *const elevator_unsupported[] = {
 };
 
 /* Driver names --dev= accepts, in the order usage lists them. */
-static const char *const dev_names[] = { "null", "ram" };
+static const char *const dev_names[] = { "null", "ram", "uring" };
 
 static int apply_rw(struct opt_ctx *c, uint64_t v);
 static int apply_rwmixwrite(struct opt_ctx *c, uint64_t v);
@@ -175,6 +196,9 @@ static const struct opt_def opts[] = {
 	  .help = "range of the device each thread covers; 0: the device, or 1G" },
 	{ .name = "offset", .type = OPT_SIZE, JOBF(offset), .max = UINT64_MAX,
 	  .def = "0", .help = "start of the range" },
+	{ .name = "offset_increment", .type = OPT_SIZE,
+	  JOBF(offset_increment), .max = UINT64_MAX, .def = "0",
+	  .help = "thread N of the job (0..numjobs-1) starts at offset + N * offset_increment" },
 	{ .name = "io_size", .alias = { "io_limit" }, .type = OPT_SIZE,
 	  JOBF(io_size), .max = UINT64_MAX, .def = "0",
 	  .help = "bytes each thread transfers per loop; 0: size" },
@@ -217,11 +241,24 @@ static const struct opt_def opts[] = {
 	{ .name = "stonewall", .alias = { "wait_for_previous" },
 	  .type = OPT_BOOL, JOBF(stonewall), .max = 1, .def = "0",
 	  .help = "start only after every earlier job has finished" },
+	{ .name = "verify", .type = OPT_CHOICE, JOBF(verify),
+	  .choices = verify_choices, .hidden = verify_hidden,
+	  .unsupported = verify_unsupported, .def = "none",
+	  .help = "written blocks carry a header and a CRC-32C; reads check them" },
+	{ .name = "do_verify", .type = OPT_BOOL, JOBF(do_verify), .max = 1,
+	  .def = "1",
+	  .help = "with verify: read back and check every written block after the writes" },
+	{ .name = "verify_only", .type = OPT_BOOL, JOBF(verify_only), .max = 1,
+	  .def = "0",
+	  .help = "with verify: no workload; read and check every block of the range once" },
+	{ .name = "verify_dump_dir", .type = OPT_STR, JOBF(verify_dump_dir),
+	  .metavar = "PATH", .def = ".",
+	  .help = "blkstack's: directory verify writes bad blocks to (at most 10 per thread)" },
 
 	/* Device options: null_blk module parameters and queue attributes. */
 	{ .name = "dev", .type = OPT_STR, DEVF(devs), .apply = apply_dev,
 	  .metavar = "LIST",
-	  .help = "drivers to run in turn, comma-separated: null, ram (default null,ram for the matrix)" },
+	  .help = "drivers to run in turn, comma-separated: null, ram, uring (default null,ram for the matrix)" },
 	{ .name = "dev_size", .type = OPT_SIZE, DEVF(dev_size),
 	  .max = UINT64_MAX, .flags = OPT_F_ALIGN512, .def = "0",
 	  .help = "device capacity; 0: the largest offset+size of the jobs" },
@@ -258,6 +295,18 @@ static const struct opt_def opts[] = {
 	  .unit_ns = NSEC_PER_MSEC, .store_ns = NSEC_PER_MSEC, .def = "30s",
 	  .help = "time before a request is timed out, whole ms" },
 
+	/* uring driver: fio's io_uring engine names. */
+	{ .name = "filename", .type = OPT_STR, DEVF(filename), .metavar = "PATH",
+	  .help = "dev=uring: a regular file (created with size= when missing) or a block device" },
+	{ .name = "direct", .type = OPT_BOOL, DEVF(direct), .max = 1, .def = "0",
+	  .help = "dev=uring: O_DIRECT, bypassing the page cache" },
+	{ .name = "registerfiles", .type = OPT_BOOL, DEVF(registerfiles),
+	  .max = 1, .def = "1",
+	  .help = "dev=uring: register the file with each ring (falls back when refused)" },
+	{ .name = "fixedbufs", .type = OPT_BOOL, DEVF(fixedbufs), .max = 1,
+	  .def = "1",
+	  .help = "dev=uring: register I/O buffers with each ring (falls back when refused)" },
+
 	/* null driver: null_blk's parameter names. */
 	{ .name = "irqmode", .type = OPT_UINT, NULLF(irqmode),
 	  .min = 0, .max = 2, .def = "0",
@@ -283,12 +332,14 @@ static const struct opt_def opts[] = {
  * typo ("unknown option") apart from a fio feature that is simply missing.
  */
 static const char *const fio_unsupported[] = {
-	"ioengine", "direct", "buffered", "filename", "directory", "filesize",
+	"ioengine", "buffered", "directory", "filesize",
 	"nrfiles", "openfiles", "file_service_type", "create_serialize",
 	"create_on_open", "fallocate", "fadvise_hint", "invalidate", "sync",
-	"fsync", "fdatasync", "end_fsync", "fsync_on_close", "verify",
-	"do_verify", "verify_only", "verify_pattern", "verify_interval",
-	"verify_backlog", "verify_fatal", "rate", "rate_iops", "rate_min",
+	"fsync", "fdatasync", "end_fsync", "fsync_on_close", "verify_pattern",
+	"verify_interval", "verify_offset", "verify_backlog",
+	"verify_backlog_batch", "verify_fatal", "verify_dump", "verify_async",
+	"verify_state_save", "verify_state_load", "experimental_verify",
+	"trim_percentage", "trim_verify_zero", "rate", "rate_iops", "rate_min",
 	"rate_process", "thinktime", "thinktime_blocks", "thinktime_spin",
 	"cpus_allowed", "cpus_allowed_policy", "cpumask", "numa_cpu_nodes",
 	"numa_mem_policy", "nice", "prio", "prioclass", "zonemode", "zonesize",
@@ -302,10 +353,9 @@ static const char *const fio_unsupported[] = {
 	"lockmem", "mem", "iomem", "exitall", "exitall_on_error", "startdelay",
 	"continue_on_error", "write_bw_log", "write_lat_log", "write_iops_log",
 	"write_hist_log", "log_avg_msec", "per_job_logs", "unit_base",
-	"kb_base", "offset_increment", "offset_align", "number_ios",
+	"kb_base", "offset_align", "number_ios",
 	"fill_device", "latency_target", "max_latency", "percentile_list",
-	"unified_rw_reporting", "new_group", "hipri", "fixedbufs",
-	"registerfiles", "sqthread_poll", "cpumode", "cpuload",
+	"unified_rw_reporting", "new_group", "hipri", "sqthread_poll", "cpumode", "cpuload",
 	"exec_prerun", "exec_postrun", "read_iolog", "write_iolog",
 };
 
@@ -641,14 +691,14 @@ static int apply_dev(struct opt_ctx *c, uint64_t unused)
 
 		if (!len)
 			return val_err(c, -EINVAL,
-				       "empty device name in the list, allowed null|ram");
+				       "empty device name in the list, allowed null|ram|uring");
 		for (i = 0; i < ARRAY_SIZE(dev_names); i++)
 			if (strlen(dev_names[i]) == len &&
 			    !memcmp(dev_names[i], p, len))
 				known = dev_names[i];
 		if (!known)
 			return val_err(c, -EINVAL,
-				       "unknown device '%.*s', allowed null|ram",
+				       "unknown device '%.*s', allowed null|ram|uring",
 				       (int)len, p);
 		for (i = 0; i < n; i++)
 			if (!strcmp(devs[i], known))
@@ -676,6 +726,12 @@ static int parse_choice(struct opt_ctx *c, uint64_t *v)
 
 	fmt_choices(d, allowed, sizeof(allowed));
 	for (ch = d->choices; ch->name; ch++) {
+		if (!strcmp(ch->name, c->val)) {
+			*v = ch->val;
+			return 0;
+		}
+	}
+	for (ch = d->hidden; ch && ch->name; ch++) {
 		if (!strcmp(ch->name, c->val)) {
 			*v = ch->val;
 			return 0;
@@ -956,6 +1012,19 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 		/* fio caps the batch at the depth rather than failing. */
 		if (j->iodepth_batch > j->iodepth)
 			j->iodepth_batch = j->iodepth;
+		if (j->verify_only && j->verify == VERIFY_NONE) {
+			set_err(err, errlen,
+				"job '%s': verify_only=1 needs verify=crc32c",
+				j->name);
+			return -EINVAL;
+		}
+		if (j->verify != VERIFY_NONE && !j->verify_only &&
+		    (j->rw == RW_TRIM || j->rw == RW_RANDTRIM)) {
+			set_err(err, errlen,
+				"job '%s': verify=crc32c with rw=%s: a trim job writes no data to verify",
+				j->name, bench_rw_name(j->rw));
+			return -EINVAL;
+		}
 	}
 	return 0;
 }

@@ -22,6 +22,11 @@ enum bench_rw {
 	RW_RANDTRIM,    /* randtrim */
 };
 
+enum bench_verify {
+	VERIFY_NONE = 0,  /* verify=none (or fio's 0) */
+	VERIFY_CRC32C,    /* verify=crc32c, crc32c-intel */
+};
+
 enum bench_output_format {
 	OUT_NORMAL = 0,
 	OUT_JSON,
@@ -56,6 +61,11 @@ struct bench_dev_opts {
 	bool iostats;               /* iostats=0|1 (1) */
 	uint32_t run_batch;         /* run_batch=, completions before a stopped queue re-runs, 1..65536 (1) */
 	uint32_t rq_timeout_ms;     /* rq_timeout=, ms, 1..3600000 (30000) */
+	/* uring driver (fio's names) */
+	char filename[4096];        /* filename=: file or block device for dev=uring */
+	bool direct;                /* direct=0|1: O_DIRECT (0) */
+	bool registerfiles;         /* registerfiles=0|1: register the file with each ring (1) */
+	bool fixedbufs;             /* fixedbufs=0|1: register I/O buffers with each ring (1) */
 	/* null driver (null_blk's names) */
 	uint32_t irqmode;           /* irqmode=0 inline, 1 completion thread, 2 timer (0) */
 	uint64_t completion_nsec;   /* completion_nsec=, ns, 0..1e9, for irqmode=2 (10000) */
@@ -89,6 +99,11 @@ struct bench_job_opts {
 	bool group_reporting;       /* group_reporting (0) */
 	enum bench_clocksource clocksource; /* clocksource=clock_gettime|cpu (auto) */
 	uint32_t stonewall;         /* stonewall / wait_for_previous: start after earlier jobs end */
+	uint64_t offset_increment;  /* offset_increment=: thread N of the job starts at offset + N * it (0) */
+	enum bench_verify verify;   /* verify=crc32c|crc32c-intel|none (none) */
+	bool do_verify;             /* do_verify=0|1: read back after the writes (1) */
+	bool verify_only;           /* verify_only=0|1: no workload, only check the region (0) */
+	char verify_dump_dir[1024]; /* verify_dump_dir=PATH: where bad blocks are written (.) */
 	bool has_rw;                /* rw= was given (matrix mode when no job sets it) */
 };
 

@@ -122,19 +122,29 @@ static int job_errno(const struct bench_job_result *j)
 	return j->error < 0 ? -j->error : j->error;
 }
 
+/*
+ * A direction's runtime, as fio keeps one per direction: the job's window,
+ * and for reads the verify phase too (a write job's reads are all verify
+ * reads, so their rate is over the verify phase alone).
+ */
+static uint64_t dir_runtime(const struct bench_job_result *j, int d)
+{
+	return j->dir[d].runtime_ns ? j->dir[d].runtime_ns : j->runtime_ns;
+}
+
 /* Per-direction rates: 0 for a direction that did no I/O. */
 static double dir_iops(const struct bench_job_result *j, int d)
 {
 	if (!j->dir[d].ios)
 		return 0.0;
-	return safe_div((double)j->dir[d].ios, (double)j->runtime_ns / 1e9);
+	return safe_div((double)j->dir[d].ios, (double)dir_runtime(j, d) / 1e9);
 }
 
 static double dir_bw(const struct bench_job_result *j, int d)
 {
 	if (!j->dir[d].ios)
 		return 0.0;
-	return safe_div((double)j->dir[d].bytes, (double)j->runtime_ns / 1e9);
+	return safe_div((double)j->dir[d].bytes, (double)dir_runtime(j, d) / 1e9);
 }
 
 /*
@@ -362,6 +372,9 @@ static void job_add(struct bench_job_result *dst,
 	int d;
 
 	for (d = 0; d < DDIR_NR; d++) {
+		uint64_t rd = dir_runtime(dst, d), rs = dir_runtime(src, d);
+
+		dst->dir[d].runtime_ns = rd > rs ? rd : rs;
 		dst->dir[d].ios += src->dir[d].ios;
 		dst->dir[d].bytes += src->dir[d].bytes;
 		dst->dir[d].errors += src->dir[d].errors;
@@ -381,6 +394,11 @@ static void job_add(struct bench_job_result *dst,
 		memcpy(dst->errmsg, src->errmsg, sizeof(dst->errmsg));
 	}
 	dst->lat_valid |= src->lat_valid;
+	dst->verify |= src->verify;
+	dst->verify_blocks += src->verify_blocks;
+	dst->verify_mismatches += src->verify_mismatches;
+	if (src->verify_ns > dst->verify_ns)
+		dst->verify_ns = src->verify_ns;
 	dst->nr_threads += job_threads(src);
 }
 
@@ -483,10 +501,10 @@ static void group_dir_stats(const struct rep *rep, unsigned int groupid, int d,
 		bw = dir_bw(j, d);
 		g->bytes += j->dir[d].bytes;
 		g->ios += j->dir[d].ios;
-		if (!g->any || j->runtime_ns < g->min_run_ns)
-			g->min_run_ns = j->runtime_ns;
-		if (!g->any || j->runtime_ns > g->max_run_ns)
-			g->max_run_ns = j->runtime_ns;
+		if (!g->any || dir_runtime(j, d) < g->min_run_ns)
+			g->min_run_ns = dir_runtime(j, d);
+		if (!g->any || dir_runtime(j, d) > g->max_run_ns)
+			g->max_run_ns = dir_runtime(j, d);
 		if (!g->any || bw < g->min_bw)
 			g->min_bw = bw;
 		if (!g->any || bw > g->max_bw)
@@ -574,7 +592,7 @@ static void text_dir(FILE *f, const struct bench_job_result *j, int d)
 		fmt_num(bw, sizeof(bw), rate, true, "B/s"),
 		fmt_num(bwd, sizeof(bwd), rate, false, "B/s"),
 		fmt_num(io, sizeof(io), (double)s->bytes, true, "B"),
-		(ull)ns_to_ms(j->runtime_ns));
+		(ull)ns_to_ms(dir_runtime(j, d)));
 	if (!j->lat_valid)
 		return;
 	text_lat(f, "    slat", &s->slat);
@@ -642,6 +660,9 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 		(ull)j->dir[DDIR_TRIM].ios);
 	fprintf(f, "     latency   : target=0, window=0, percentile=100.00%%, depth=%u\n",
 		job_iodepth(j));
+	if (j->verify)
+		fprintf(f, "  verify       : crc32c, %llu blocks verified, %llu mismatches\n",
+			(ull)j->verify_blocks, (ull)j->verify_mismatches);
 	fputc('\n', f);
 }
 
@@ -827,7 +848,7 @@ static json_t *json_dir(struct jctx *c, const struct rep *rep,
 	jint(c, o, "bw_bytes", (uint64_t)bw);
 	jint(c, o, "bw", bw_kib);
 	jreal(c, o, "iops", iops);
-	jint(c, o, "runtime", active ? ns_to_ms(j->runtime_ns) : 0);
+	jint(c, o, "runtime", active ? ns_to_ms(dir_runtime(j, d)) : 0);
 	jint(c, o, "total_ios", s->ios);
 	jint(c, o, "short_ios", 0);
 	jint(c, o, "drop_ios", 0);
@@ -876,6 +897,9 @@ static json_t *json_job_opts(struct jctx *c, const struct bench_job_result *j)
 		jstr(c, o, "size", fmt_size(buf, sizeof(buf), jo->size));
 	if (jo->offset)
 		jstr(c, o, "offset", fmt_size(buf, sizeof(buf), jo->offset));
+	if (jo->offset_increment)
+		jstr(c, o, "offset_increment",
+		     fmt_size(buf, sizeof(buf), jo->offset_increment));
 	if (jo->io_size)
 		jstr(c, o, "io_size", fmt_size(buf, sizeof(buf), jo->io_size));
 	if (jo->runtime_ns)
@@ -904,6 +928,15 @@ static json_t *json_job_opts(struct jctx *c, const struct bench_job_result *j)
 		jstr(c, o, "clocksource", "cpu");
 	if (jo->stonewall)
 		jstr(c, o, "stonewall", "1");
+	if (jo->verify != VERIFY_NONE) {
+		jstr(c, o, "verify", "crc32c");
+		if (!jo->do_verify)
+			jstr(c, o, "do_verify", "0");
+		if (jo->verify_only)
+			jstr(c, o, "verify_only", "1");
+		if (strcmp(jo->verify_dump_dir, ".") && jo->verify_dump_dir[0])
+			jstr(c, o, "verify_dump_dir", jo->verify_dump_dir);
+	}
 	return o;
 }
 
@@ -942,6 +975,14 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 	jreal(c, o, "proc_sys_cpu", safe_div(r->proc_sys_s * 100.0, wall_s));
 	jint(c, o, "wall_ns", r->wall_ns);
 	jreal(c, o, "cpu_pct", bench_run_cpu_pct(r));
+	if (j->verify) {
+		json_t *v = json_object();
+
+		jstr(c, v, "type", "crc32c");
+		jint(c, v, "blocks_verified", j->verify_blocks);
+		jint(c, v, "mismatches", j->verify_mismatches);
+		jset(c, o, "verify", v);
+	}
 	return o;
 }
 

@@ -95,34 +95,45 @@ fail:
 	return NULL;
 }
 
+/*
+ * The request's fields are reset before its bit is released: once the bit
+ * is free, another thread sharing the tag set may allocate the request and
+ * initialise it (regression: writing rq->tag and rq->state after the put
+ * clobbered the new owner's request and leaked its tag, hanging
+ * shared_tags runs).  The atomic put has release semantics.
+ */
 static void blk_mq_put_driver_tag(struct blk_mq_ctx *ctx, struct request *rq)
 {
 	struct blk_mq_tags *tags = rq->mq_hctx->tags;
 	unsigned int tag = (unsigned int)rq->tag;
 
+	rq->tag = -1;
 	if (unlikely(tag < tags->nr_reserved_tags))
 		sbitmap_put(&tags->breserved_tags, tag, &ctx->reserved_hint);
 	else
 		sbitmap_put(&tags->bitmap_tags, tag - tags->nr_reserved_tags,
 			    &ctx->tag_hint);
-	rq->tag = -1;
 }
 
 /* Release every tag a request holds; it returns to the idle pool. */
 static inline void blk_mq_free_rq_tags(struct blk_mq_ctx *ctx,
 				       struct request *rq)
 {
-	if (rq->tag >= 0)
-		blk_mq_put_driver_tag(ctx, rq);
+	rq->state = MQ_RQ_IDLE;
 	if (rq->rq_flags & RQF_ELV) {
 		struct blk_mq_tags *st = rq->mq_hctx->sched_tags;
+		unsigned int itag = (unsigned int)rq->internal_tag;
 
-		sbitmap_put(&st->bitmap_tags,
-			    (unsigned int)rq->internal_tag - st->nr_reserved_tags,
-			    &ctx->sched_tag_hint);
+		/* the driver tag first: the request owns it until then */
+		if (rq->tag >= 0)
+			blk_mq_put_driver_tag(ctx, rq);
 		rq->internal_tag = -1;
+		sbitmap_put(&st->bitmap_tags, itag - st->nr_reserved_tags,
+			    &ctx->sched_tag_hint);
+		return;
 	}
-	rq->state = MQ_RQ_IDLE;
+	if (rq->tag >= 0)
+		blk_mq_put_driver_tag(ctx, rq);
 }
 
 /* Get a driver tag for a request allocated from scheduler tags. */
@@ -715,19 +726,41 @@ int blk_poll(struct blk_mq_ctx *ctx)
 	done = ctx->done.head;
 	nr_rqs = ctx->done.count;
 	rq_list_init(&ctx->done);
-	if (unlikely(hctx->stopped) && nr_rqs) {
-		hctx->completions_since_stop += nr_rqs;
-		if (hctx->completions_since_stop >= ctx->dev->cfg.run_batch)
-			hctx->run_pending = true;
-	}
-	if (unlikely(hctx->run_pending))
-		blk_mq_run_hw_queue(hctx);
 	hctx_unlock(hctx);
 
 	if (done)
 		nr = blk_mq_end_requests(ctx, done);
-	/* a run above may have completed requests inline */
+
+	/*
+	 * Restart a stopped queue only now that the completed requests'
+	 * tags are free (regression: restarting before blk_mq_end_requests()
+	 * found no driver tag, stopped again, and waited 3 ms per request
+	 * with mq-deadline at hw_queue_depth=1).  Requests the run completes
+	 * inline are reaped at the next poll.
+	 */
+	if (unlikely(hctx->shared || hctx->stopped || hctx->run_pending)) {
+		hctx_lock(hctx);
+		if (hctx->stopped && nr_rqs) {
+			hctx->completions_since_stop += nr_rqs;
+			if (hctx->completions_since_stop >= ctx->dev->cfg.run_batch)
+				hctx->run_pending = true;
+		}
+		if (hctx->run_pending)
+			blk_mq_run_hw_queue(hctx);
+		hctx_unlock(hctx);
+	}
 	return (int)nr;
+}
+
+int blk_ctx_register_buffer(struct blk_mq_ctx *ctx, void *addr, size_t len)
+{
+	struct blk_mq_hw_ctx *hctx = ctx->hctx;
+
+	if (!addr || !len)
+		return -EINVAL;
+	if (!hctx->ops->register_buffer || hctx->shared)
+		return -EOPNOTSUPP;
+	return hctx->ops->register_buffer(hctx, addr, len);
 }
 
 unsigned int blk_ctx_inflight(const struct blk_mq_ctx *ctx)

@@ -5,12 +5,12 @@ source "$(dirname "$0")/lib.sh" "$@"
 
 expect_error "iodepth=0 out of range" "iodepth=0.*1\.\.65536" bench --iodepth=0
 expect_error "unknown option" "unknown option 'foo'" bench --foo=1
-expect_error "unsupported fio option" "direct.*not support" bench --direct=1
+expect_error "unsupported fio option" "buffered.*not support" bench --buffered=1
 expect_error "bad rw" "rw=sideways" bench --rw=sideways
 expect_error "bad bs" "bs=" bench --bs=100
 expect_error "bad size suffix" "size=4x" bench --size=4x
 expect_error "rwmixread > 100" "rwmixread=101" bench --rw=randrw --rwmixread=101
-expect_error "unknown device" "dev=xyz.*null.*ram" bench --dev=xyz
+expect_error "unknown device" "dev=xyz.*null.*ram.*uring" bench --dev=xyz
 expect_error "bad elevator" "elevator=cfq" bench --elevator=cfq
 expect_error "bad irqmode" "irqmode=3" bench --irqmode=3
 expect_error "terse output unsupported" "terse" bench --output-format=terse

@@ -38,6 +38,20 @@ done
 check "irqmode=2 completion_nsec=200us: clat mean >= 200us" \
 	jq -e '.jobs[0].read.clat_ns.mean >= 200000' "$TMP/t.json"
 
+# regression: two jobs on a shared tag set hung (a freed request was written
+# after its tag went back, leaking the next owner's tag)
+hung=0
+for i in 1 2 3 4 5; do
+	timeout 20 "$BLKSTACK" bench --dev=null --rw=randread --numjobs=2 --shared_tags=1 --iodepth=16 \
+		--hw_queue_depth=32 --runtime=200ms --time_based >/dev/null 2>&1 || hung=$((hung + 1))
+done
+check "shared_tags with two jobs finishes (5 runs)" test $hung -eq 0
+# regression: mq-deadline with one driver tag waited 3 ms per request; 4 jobs
+# x 1024 I/Os then took over 12 s
+timeout 10 "$BLKSTACK" bench --dev=null --rw=randwrite --numjobs=4 --elevator=mq-deadline \
+	--hw_queue_depth=1 --nr_hw_queues=1 --iodepth=8 --irqmode=1 --size=4M >/dev/null 2>&1
+check "mq-deadline, one driver tag, shared queue: 4096 I/Os finish" test $? -eq 0
+
 # progress line: on a terminal for runs longer than 2 s, never into a pipe
 if command -v script >/dev/null; then
 	script -qc "$BLKSTACK bench --dev=null --rw=randread --size=16M --runtime=3 --time_based >/dev/null" \

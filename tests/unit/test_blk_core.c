@@ -687,6 +687,145 @@ static void test_diskstats_line(void **state)
 	close_dev(dev, ctx);
 }
 
+
+/*
+ * Regression: with mq-deadline and one driver tag, the stopped queue was
+ * restarted before the completed request's tag was freed, found no tag,
+ * and then waited for the 3 ms resource delay per request.  Each poll must
+ * now move the next request along.
+ */
+static void test_elevator_restart_after_tags_freed(void **state)
+{
+	struct blk_dev_config c = base_cfg();
+	struct blk_dev *dev;
+	struct blk_mq_ctx *ctx;
+	static struct blk_bio b[16];
+	static struct iovec iov[16];
+	unsigned int i, polls = 0;
+
+	c.queue_depth = 1;   /* one driver tag */
+	c.nr_requests = 64;  /* room for all 16 in the scheduler */
+	assert_int_equal(blk_dev_create(&c, &dev), 0);
+	assert_int_equal(blk_dev_set_elevator(dev, BLK_ELV_MQ_DEADLINE), 0);
+	assert_int_equal(blk_ctx_attach(dev, &ctx), 0);
+	td.complete_inline = true;
+	blk_start_plug(ctx);
+	for (i = 0; i < 16; i++) {
+		bio_init(&b[i], &iov[i], BLK_OP_READ, i * 8192, 512);
+		assert_int_equal(blk_submit(ctx, &b[i]), 0);
+	}
+	blk_finish_plug(ctx);
+	while (nr_done < 16 && polls < 1000) {
+		blk_poll(ctx);
+		polls++;
+	}
+	assert_int_equal(nr_done, 16);
+	/* one request per poll, not one per 3 ms (thousands of polls) */
+	assert_true(polls <= 17);
+	close_dev(dev, ctx);
+}
+
+struct tag_worker {
+	struct blk_dev *dev;
+	unsigned int done;
+	int err;
+};
+
+static void tag_worker_end_io(struct blk_bio *bio)
+{
+	(*(unsigned int *)bio->bi_private)++;
+}
+
+static blk_status_t inline_queue_rq(struct blk_mq_hw_ctx *hctx,
+				    const struct blk_mq_queue_data *bd)
+{
+	blk_mq_complete_request(bd->rq, BLK_STS_OK);
+	return BLK_STS_OK;
+}
+
+static const struct blk_mq_ops inline_ops = {
+	.queue_rq = inline_queue_rq,
+};
+
+static void *tag_worker_fn(void *p)
+{
+	struct tag_worker *w = p;
+	struct blk_bio b[6];
+	struct iovec iov[6];
+	struct blk_mq_ctx *ctx;
+	unsigned int i, submitted = 0;
+
+	if (blk_ctx_attach(w->dev, &ctx)) {
+		w->err = 1;
+		return NULL;
+	}
+	for (i = 0; i < 6; i++) {
+		memset(&b[i], 0, sizeof(b[i]));
+		iov[i].iov_base = buf;
+		iov[i].iov_len = 512;
+		b[i].bi_op = BLK_OP_READ;
+		b[i].bi_offset = i * 8192;
+		b[i].bi_size = 512;
+		b[i].bi_vcnt = 1;
+		b[i].bi_io_vec = &iov[i];
+		b[i].bi_end_io = tag_worker_end_io;
+		b[i].bi_private = &w->done;
+	}
+	/* keep up to 6 in flight against 8 shared tags, 20000 times */
+	while (submitted < 20000) {
+		for (i = 0; i < 6 && submitted < 20000; i++) {
+			int ret = blk_submit(ctx, &b[i]);
+
+			if (ret == -EAGAIN)
+				break;
+			if (ret) {
+				w->err = 1;
+				break;
+			}
+			submitted++;
+			while (blk_ctx_inflight(ctx))
+				blk_poll(ctx);
+		}
+		blk_poll(ctx);
+	}
+	if (blk_drain(ctx, 10000000000ull))
+		w->err = 1;
+	blk_ctx_detach(ctx);
+	return NULL;
+}
+
+/*
+ * Regression: a request's fields were written after its tag was put back,
+ * clobbering the request another thread had just allocated from a shared
+ * tag set; its tag leaked and the run hung.
+ */
+static void test_shared_tags_two_threads_no_tag_leak(void **state)
+{
+	struct blk_dev_config c = base_cfg();
+	struct tag_worker w[2] = { { 0 }, { 0 } };
+	struct blk_mq_tags *tags;
+	struct blk_dev *dev;
+	pthread_t t[2];
+
+	c.ops = &inline_ops;
+	c.nr_hw_queues = 2;
+	c.queue_depth = 8;
+	c.shared_tags = true;
+	assert_int_equal(blk_dev_create(&c, &dev), 0);
+	w[0].dev = w[1].dev = dev;
+	pthread_create(&t[0], NULL, tag_worker_fn, &w[0]);
+	pthread_create(&t[1], NULL, tag_worker_fn, &w[1]);
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	assert_int_equal(w[0].err, 0);
+	assert_int_equal(w[1].err, 0);
+	assert_int_equal(w[0].done, 20000);
+	assert_int_equal(w[1].done, 20000);
+	tags = dev->tags[0];
+	assert_int_equal(sbitmap_weight(&tags->bitmap_tags), 0);
+	blk_dev_close(dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -707,6 +846,8 @@ int main(void)
 		cmocka_unit_test_setup(test_bad_config, setup),
 		cmocka_unit_test_setup(test_elevator_sorts_dispatch, setup),
 		cmocka_unit_test_setup(test_diskstats_line, setup),
+		cmocka_unit_test_setup(test_elevator_restart_after_tags_freed, setup),
+		cmocka_unit_test_setup(test_shared_tags_two_threads_no_tag_leak, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -318,9 +318,9 @@ static void test_errors(void **state)
 	assert_non_null(strstr(errbuf, "only valid on the command line"));
 
 	/* fio options we do not implement. */
-	assert_int_equal(set(&o, &j, "direct", "1"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "buffered", "1"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
-			    "option 'direct' is a fio option that blkstack bench does not support");
+			    "option 'buffered' is a fio option that blkstack bench does not support");
 	assert_int_equal(set(&o, &j, "ioengine", "libaio"), -EOPNOTSUPP);
 	assert_int_equal(set(&o, &j, "bssplit", "4k/50:8k/50"), -EOPNOTSUPP);
 
@@ -417,7 +417,7 @@ static void test_dev_list(void **state)
 
 	assert_int_equal(set(&o, &j, "dev", "null,nvme"), -EINVAL);
 	assert_string_equal(errbuf,
-			    "dev=null,nvme: unknown device 'nvme', allowed null|ram");
+			    "dev=null,nvme: unknown device 'nvme', allowed null|ram|uring");
 	assert_int_equal(set(&o, &j, "dev", "null,,ram"), -EINVAL);
 	assert_non_null(strstr(errbuf, "empty device name"));
 	assert_int_equal(set(&o, &j, "dev", "null,"), -EINVAL);
@@ -570,8 +570,8 @@ static void test_cli_errors(void **state)
 		{ "--iodepth", "option 'iodepth' needs a value" },
 		{ "--iodepth=0", "iodepth=0: out of range, allowed 1..65536" },
 		{ "--foo=1", "unknown option 'foo'" },
-		{ "--direct=1",
-		  "option 'direct' is a fio option that blkstack bench does not support" },
+		{ "--buffered=1",
+		  "option 'buffered' is a fio option that blkstack bench does not support" },
 		{ "--output-format=terse", NULL },
 		{ "--output-format=xml", NULL },
 		{ "--eta=sometimes", NULL },
@@ -735,8 +735,8 @@ static void test_jobfile_errors(void **state)
 	jobfile_error("[global]\nbs=4k\n\n[j]\n; comment\n\n\n\n\n\n\niodepth=0\n",
 		      -EINVAL, ":12: iodepth=0: out of range, allowed 1..65536");
 	jobfile_error("[j]\nfoo=1\n", -EINVAL, ":2: unknown option 'foo'");
-	jobfile_error("[j]\ndirect=1\n", -EINVAL,
-		      ":2: option 'direct' is a fio option that blkstack bench does not support");
+	jobfile_error("[j]\nbuffered=1\n", -EINVAL,
+		      ":2: option 'buffered' is a fio option that blkstack bench does not support");
 	jobfile_error("[j]\niodepth\n", -EINVAL,
 		      ":2: option 'iodepth' needs a value");
 	jobfile_error("[j]\niodepth=4 ; four\n", -EINVAL,
@@ -803,6 +803,68 @@ static void test_usage(void **state)
 	free(buf);
 }
 
+/* verify=, do_verify, verify_only, verify_dump_dir, offset_increment */
+static void test_verify_options(void **state)
+{
+	struct bench_opts o;
+	struct bench_job_opts j;
+
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+	assert_int_equal(j.verify, VERIFY_NONE);
+	assert_true(j.do_verify);
+	assert_false(j.verify_only);
+	assert_string_equal(j.verify_dump_dir, ".");
+	assert_int_equal(j.offset_increment, 0);
+
+	assert_int_equal(set(&o, &j, "verify", "crc32c"), 0);
+	assert_int_equal(j.verify, VERIFY_CRC32C);
+	assert_int_equal(set(&o, &j, "verify", "none"), 0);
+	assert_int_equal(j.verify, VERIFY_NONE);
+	assert_int_equal(set(&o, &j, "verify", "crc32c-intel"), 0);
+	assert_int_equal(j.verify, VERIFY_CRC32C);
+	/* fio's own spelling of off */
+	assert_int_equal(set(&o, &j, "verify", "0"), 0);
+	assert_int_equal(j.verify, VERIFY_NONE);
+	assert_int_equal(set(&o, &j, "verify", "md5"), -EOPNOTSUPP);
+	assert_string_equal(errbuf,
+			    "verify=md5: a value blkstack bench does not support, allowed crc32c|crc32c-intel|none");
+	assert_int_equal(set(&o, &j, "verify", "sha256"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "verify", "crc33"), -EINVAL);
+	assert_string_equal(errbuf,
+			    "verify=crc33: bad value, allowed crc32c|crc32c-intel|none");
+
+	assert_int_equal(set(&o, &j, "do_verify", "0"), 0);
+	assert_false(j.do_verify);
+	assert_int_equal(set(&o, &j, "verify_only", NULL), 0);
+	assert_true(j.verify_only);
+	assert_int_equal(set(&o, &j, "verify_dump_dir", "/tmp/x"), 0);
+	assert_string_equal(j.verify_dump_dir, "/tmp/x");
+	assert_int_equal(set(&o, &j, "offset_increment", "64m"), 0);
+	assert_int_equal(j.offset_increment, 64ull << 20);
+
+	/* the rest of fio's verify family stays unsupported */
+	assert_int_equal(set(&o, &j, "verify_fatal", "1"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "verify_pattern", "0xff"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "verify_backlog", "16"), -EOPNOTSUPP);
+}
+
+static void test_verify_cli_checks(void **state)
+{
+	struct bench_opts o;
+	const char *only[] = { "bench", "--rw=read", "--verify_only" };
+	const char *trim[] = { "bench", "--rw=trim", "--verify=crc32c" };
+	const char *ok[] = { "bench", "--rw=trim", "--verify=crc32c",
+			     "--verify_only" };
+
+	assert_int_equal(parse(&o, ARRAY_SIZE(only), only), -EINVAL);
+	assert_string_equal(errbuf, "job 'bench': verify_only=1 needs verify=crc32c");
+	assert_int_equal(parse(&o, ARRAY_SIZE(trim), trim), -EINVAL);
+	assert_string_equal(errbuf,
+			    "job 'bench': verify=crc32c with rw=trim: a trim job writes no data to verify");
+	assert_int_equal(parse(&o, ARRAY_SIZE(ok), ok), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -827,6 +889,8 @@ int main(void)
 		cmocka_unit_test(test_jobfile_errors),
 		cmocka_unit_test(test_jobfile_missing),
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_verify_options),
+		cmocka_unit_test(test_verify_cli_checks),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1430,6 +1430,116 @@ static void test_matrix(void **state)
 	free(jobs);
 }
 
+/*
+ * verify=: a write job of two threads, each 2 s of writes and then a 0.5 s
+ * verify phase that read back its 1000 blocks; thread 1 found 3 bad ones.
+ */
+static struct fixture *fixture_verify(bool group_reporting)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	unsigned int t;
+
+	assert_non_null(fx);
+	snprintf(fx->o.dev.devs[0], sizeof(fx->o.dev.devs[0]), "ram");
+	fx->o.dev.nr_devs = 1;
+	fx->o.nr_jobs = 1;
+	job_opts(&fx->o.jobs[0], "vw", RW_RANDWRITE, 8);
+	fx->o.jobs[0].numjobs = 2;
+	fx->o.jobs[0].group_reporting = group_reporting;
+	fx->o.jobs[0].verify = VERIFY_CRC32C;
+	fx->o.jobs[0].do_verify = true;
+	fx->o.jobs[0].offset_increment = 4 << 20;
+	snprintf(fx->o.jobs[0].verify_dump_dir,
+		 sizeof(fx->o.jobs[0].verify_dump_dir), "/tmp/d");
+	fx->jobs = jobs_alloc(2);
+	for (t = 0; t < 2; t++) {
+		struct bench_job_result *j = &fx->jobs[t];
+
+		job_init(j, &fx->o.jobs[0], t);
+		fill_dir(&j->dir[DDIR_WRITE], 1000, 1000);
+		fill_dir(&j->dir[DDIR_READ], 1000, 500);
+		j->dir[DDIR_WRITE].runtime_ns = 2 * NS_PER_SEC;
+		j->dir[DDIR_TRIM].runtime_ns = 2 * NS_PER_SEC;
+		j->dir[DDIR_READ].runtime_ns = NS_PER_SEC / 2;
+		j->runtime_ns = 2 * NS_PER_SEC + NS_PER_SEC / 2;
+		j->verify = true;
+		j->verify_blocks = 1000;
+		j->verify_mismatches = t ? 3 : 0;
+		j->verify_ns = NS_PER_SEC / 2;
+		j->usr_cpu_s = 1.25;
+	}
+	run_init(&fx->run, "ram", "", fx->jobs, 2);
+	return fx;
+}
+
+static void test_verify_report(void **state)
+{
+	struct fixture *fx = fixture_verify(false);
+	json_t *root = capture_json(&fx->o, &fx->run, 1), *job;
+	char *t;
+
+	job = json_array_get(jget(root, "jobs", NULL), 1);
+	assert_string_equal(jgets(jget(job, "blkstack", "verify", "type", NULL)),
+			    "crc32c");
+	assert_int_equal(jgeti(jget(job, "blkstack", "verify", "blocks_verified",
+				    NULL)), 1000);
+	assert_int_equal(jgeti(jget(job, "blkstack", "verify", "mismatches",
+				    NULL)), 3);
+	/* fio's per-direction runtime: the verify phase is the reads' */
+	assert_int_equal(jgeti(jget(job, "read", "runtime", NULL)), 500);
+	assert_close(jgetr(jget(job, "read", "iops", NULL)), 2000.0);
+	assert_int_equal(jgeti(jget(job, "write", "runtime", NULL)), 2000);
+	assert_close(jgetr(jget(job, "write", "iops", NULL)), 500.0);
+	assert_int_equal(jgeti(jget(job, "job_runtime", NULL)), 2500);
+	assert_close(jgetr(jget(job, "usr_cpu", NULL)), 50.0);
+	assert_string_equal(jgets(jget(job, "job options", "verify", NULL)),
+			    "crc32c");
+	assert_string_equal(jgets(jget(job, "job options", "offset_increment",
+				       NULL)), "4M");
+	assert_string_equal(jgets(jget(job, "job options", "verify_dump_dir",
+				       NULL)), "/tmp/d");
+	assert_null(json_object_get(jget(job, "job options", NULL), "do_verify"));
+	json_decref(root);
+
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "  verify       : crc32c, 1000 blocks verified, 0 mismatches\n");
+	assert_contains(t, "  verify       : crc32c, 1000 blocks verified, 3 mismatches\n");
+	assert_contains(t, "  read: IOPS=2000, BW=8000KiB/s (8192kB/s)(4000KiB/500msec)\n");
+	assert_contains(t, "  write: IOPS=500, BW=2000KiB/s (2048kB/s)(4000KiB/2000msec)\n");
+	assert_contains(t, "run=500-500msec\n");
+	assert_contains(t, "run=2000-2000msec\n");
+	free(t);
+	fixture_free(fx);
+
+	/* group_reporting sums the counts */
+	fx = fixture_verify(true);
+	root = capture_json(&fx->o, &fx->run, 1);
+	job = json_array_get(jget(root, "jobs", NULL), 0);
+	assert_int_equal(jgeti(jget(job, "blkstack", "verify", "blocks_verified",
+				    NULL)), 2000);
+	assert_int_equal(jgeti(jget(job, "blkstack", "verify", "mismatches",
+				    NULL)), 3);
+	assert_int_equal(jgeti(jget(job, "read", "runtime", NULL)), 500);
+	assert_close(jgetr(jget(job, "read", "iops", NULL)), 4000.0);
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "  verify       : crc32c, 2000 blocks verified, 3 mismatches\n");
+	free(t);
+	fixture_free(fx);
+
+	/* no verify: no verify line or object */
+	fx = fixture_one();
+	root = capture_json(&fx->o, &fx->run, 1);
+	job = json_array_get(jget(root, "jobs", NULL), 0);
+	assert_null(json_object_get(jget(job, "blkstack", NULL), "verify"));
+	assert_null(json_object_get(jget(job, "job options", NULL), "verify"));
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	assert_not_contains(t, "verify");
+	free(t);
+	fixture_free(fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1457,6 +1567,7 @@ int main(void)
 		cmocka_unit_test(test_text_util_capped),
 		cmocka_unit_test(test_run_totals),
 		cmocka_unit_test(test_matrix),
+		cmocka_unit_test(test_verify_report),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uring driver: a regular file or a block device, through io_uring
+ * (liburing), one ring per hardware queue.
+ */
+#ifndef BLKSTACK_URING_H
+#define BLKSTACK_URING_H
+
+#include <stddef.h>
+
+#include "blk_mq.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * struct blk_uring_config - a uring device.
+ * @queue: queue limits and tag set.  capacity is ignored: it is the size
+ *	of the file or block device.  logical_block_size: for a block device
+ *	the larger of this and the device's (BLKSSZGET); for a file this value
+ *	(0: 512), raised to the file system's O_DIRECT alignment with @direct.
+ *	name, ops, cmd_size and driver_data are set by the driver.
+ * @path: a regular file or a block device.
+ * @create_size: bytes; a missing file is created with this size, an empty
+ *	existing file is extended to it; 0: the file must exist and be
+ *	non-empty.  An existing non-empty file keeps its size.
+ * @direct: open with O_DIRECT.
+ * @register_files: register the file with each ring (IOSQE_FIXED_FILE);
+ *	falls back to the plain descriptor when the kernel refuses.
+ * @fixed_buffers: accept blk_ctx_register_buffer() and use READ_FIXED /
+ *	WRITE_FIXED for buffers inside the region; falls back when refused
+ *	(RLIMIT_MEMLOCK on older kernels).
+ */
+struct blk_uring_config {
+	struct blk_dev_config queue;
+	const char *path;
+	uint64_t create_size;
+	bool direct;
+	bool register_files;
+	bool fixed_buffers;
+};
+
+/**
+ * blk_uring_create() - open @cfg->path and set up one io_uring per queue.
+ * @cfg: configuration; copied.
+ * @dev: set on success.
+ * @err: receives a message naming the file, the cause and what to do.
+ * @errlen: size of @err.
+ *
+ * Operations: READ/WRITE as read/write (or readv/writev for several
+ * segments; READ_FIXED/WRITE_FIXED inside a registered buffer), FUA as
+ * RWF_DSYNC, FLUSH as fdatasync (IORING_OP_FSYNC, IORING_FSYNC_DATASYNC),
+ * DISCARD as a hole punch on files and BLKDISCARD on block devices,
+ * WRITE_ZEROES as FALLOC_FL_ZERO_RANGE on files (a hole punch where the
+ * file system lacks it) and BLKZEROOUT on block devices.  Short transfers
+ * are resubmitted for the remainder, -EAGAIN is retried, and a read that
+ * reaches the end of the file fails with BLK_STS_IOERR.
+ *
+ * Return: 0; -ENOENT (missing file and no @create_size); -EACCES or -EPERM
+ * (permission); -EINVAL (not a file or block device, O_DIRECT refused by
+ * the file system, bad limits); -ENOSYS or -EPERM from io_uring_setup
+ * (io_uring disabled by sysctl or seccomp); -ENOMEM (memlock limit);
+ * other -errno from open, fstat or ioctl.
+ * Context: any thread.
+ */
+int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
+		     char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLKSTACK_URING_H */

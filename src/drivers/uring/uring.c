@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uring driver - see blkstack/uring.h.
+ *
+ * One io_uring per hardware queue.  queue_rq() fills SQEs, commit_rqs()
+ * submits the batch with one io_uring_submit() (one io_uring_enter()),
+ * poll() reaps CQEs on the ctx's thread and completes requests inline
+ * (blk_mq_complete_request()), so completions need no ring back to the core.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "blkstack/uring.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+struct uring_dev;
+
+struct uring_queue {
+	struct uring_dev *ud;
+	struct io_uring ring;
+	bool ring_ok;
+	bool fixed_file;        /* the file is registered as index 0 */
+	char *fixed_base;       /* registered buffer, or NULL */
+	size_t fixed_len;
+	unsigned int unsubmitted; /* SQEs filled since the last submit */
+};
+
+struct uring_dev {
+	struct blk_uring_config cfg;
+	char path[4096];
+	int fd;
+	bool is_bdev;
+	bool zero_range_ok;     /* FALLOC_FL_ZERO_RANGE works on this file */
+	bool warned_einval;
+	uint32_t lbs;
+	struct uring_queue *queues;
+	unsigned int nr_queues;
+};
+
+/* Per-request driver data (cmd_size), sized for max_segments iovecs. */
+struct uring_cmd {
+	uint32_t done;          /* bytes transferred so far */
+	uint8_t punch;          /* write zeroes fell back to a hole punch */
+	uint16_t nr_iov;
+	struct iovec iov[];
+};
+
+static struct io_uring_sqe *uring_get_sqe(struct uring_queue *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+
+	if (unlikely(!sqe)) {
+		/* SQ full: push what is there and try once more */
+		io_uring_submit(&q->ring);
+		q->unsubmitted = 0;
+		sqe = io_uring_get_sqe(&q->ring);
+	}
+	return sqe;
+}
+
+static inline void uring_set_file(struct uring_queue *q,
+				  struct io_uring_sqe *sqe)
+{
+	if (q->fixed_file) {
+		sqe->fd = 0;
+		sqe->flags |= IOSQE_FIXED_FILE;
+	}
+}
+
+/* Collect the request's iovecs, skipping the first @skip bytes. */
+static unsigned int uring_build_iov(struct request *rq, struct uring_cmd *cmd,
+				    uint32_t skip)
+{
+	unsigned int n = 0, i;
+	struct blk_bio *bio;
+
+	rq_for_each_bio(bio, rq) {
+		for (i = 0; i < bio->bi_vcnt; i++) {
+			const struct iovec *v = &bio->bi_io_vec[i];
+
+			if (skip >= v->iov_len) {
+				skip -= (uint32_t)v->iov_len;
+				continue;
+			}
+			cmd->iov[n].iov_base = (char *)v->iov_base + skip;
+			cmd->iov[n].iov_len = v->iov_len - skip;
+			skip = 0;
+			n++;
+		}
+	}
+	cmd->nr_iov = (uint16_t)n;
+	return n;
+}
+
+/* Queue the (rest of a) READ or WRITE. */
+static int uring_prep_rw(struct uring_queue *q, struct request *rq,
+			 struct uring_cmd *cmd)
+{
+	struct uring_dev *ud = q->ud;
+	struct io_uring_sqe *sqe = uring_get_sqe(q);
+	uint64_t off = rq->offset + cmd->done;
+	bool wr = rq->op == BLK_OP_WRITE;
+	unsigned int n;
+
+	if (!sqe)
+		return -EBUSY;
+	n = uring_build_iov(rq, cmd, cmd->done);
+	if (n == 1) {
+		char *buf = cmd->iov[0].iov_base;
+		unsigned int len = (unsigned int)cmd->iov[0].iov_len;
+
+		if (q->fixed_base && (size_t)(buf - q->fixed_base) < q->fixed_len &&
+		    (size_t)(buf - q->fixed_base) + len <= q->fixed_len) {
+			if (wr)
+				io_uring_prep_write_fixed(sqe, ud->fd, buf, len, off, 0);
+			else
+				io_uring_prep_read_fixed(sqe, ud->fd, buf, len, off, 0);
+		} else if (wr) {
+			io_uring_prep_write(sqe, ud->fd, buf, len, off);
+		} else {
+			io_uring_prep_read(sqe, ud->fd, buf, len, off);
+		}
+	} else if (wr) {
+		io_uring_prep_writev(sqe, ud->fd, cmd->iov, n, off);
+	} else {
+		io_uring_prep_readv(sqe, ud->fd, cmd->iov, n, off);
+	}
+	if (wr && (rq->cmd_flags & BLK_BIO_FUA))
+		sqe->rw_flags = RWF_DSYNC; /* FUA: durable when it completes */
+	uring_set_file(q, sqe);
+	io_uring_sqe_set_data(sqe, rq);
+	q->unsubmitted++;
+	return 0;
+}
+
+static int uring_prep_zero(struct uring_queue *q, struct request *rq,
+			   struct uring_cmd *cmd)
+{
+	struct io_uring_sqe *sqe = uring_get_sqe(q);
+	int mode;
+
+	if (!sqe)
+		return -EBUSY;
+	if (rq->op == BLK_OP_DISCARD || cmd->punch || !q->ud->zero_range_ok)
+		mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+	else
+		mode = FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
+	io_uring_prep_fallocate(sqe, q->ud->fd, mode, rq->offset, rq->data_len);
+	uring_set_file(q, sqe);
+	io_uring_sqe_set_data(sqe, rq);
+	q->unsubmitted++;
+	return 0;
+}
+
+/* Block devices: discard and zeroout are ioctls, done inline. */
+static blk_status_t uring_bdev_zero(struct uring_dev *ud, struct request *rq)
+{
+	uint64_t range[2] = { rq->offset, rq->data_len };
+	unsigned long req = rq->op == BLK_OP_DISCARD ? BLKDISCARD : BLKZEROOUT;
+
+	if (ioctl(ud->fd, req, range) == 0)
+		return BLK_STS_OK;
+	return errno == EOPNOTSUPP ? BLK_STS_NOTSUPP : BLK_STS_IOERR;
+}
+
+static blk_status_t uring_queue_rq(struct blk_mq_hw_ctx *hctx,
+				   const struct blk_mq_queue_data *bd)
+{
+	struct uring_queue *q = blk_mq_hctx_driver_data(hctx);
+	struct request *rq = bd->rq;
+	struct uring_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	struct io_uring_sqe *sqe;
+	int ret;
+
+	cmd->done = 0;
+	cmd->punch = 0;
+	switch (rq->op) {
+	case BLK_OP_READ:
+	case BLK_OP_WRITE:
+		ret = uring_prep_rw(q, rq, cmd);
+		break;
+	case BLK_OP_FLUSH:
+		sqe = uring_get_sqe(q);
+		if (!sqe)
+			return BLK_STS_RESOURCE;
+		io_uring_prep_fsync(sqe, q->ud->fd, IORING_FSYNC_DATASYNC);
+		uring_set_file(q, sqe);
+		io_uring_sqe_set_data(sqe, rq);
+		q->unsubmitted++;
+		ret = 0;
+		break;
+	case BLK_OP_DISCARD:
+	case BLK_OP_WRITE_ZEROES:
+		if (q->ud->is_bdev) {
+			blk_mq_complete_request(rq, uring_bdev_zero(q->ud, rq));
+			return BLK_STS_OK;
+		}
+		ret = uring_prep_zero(q, rq, cmd);
+		break;
+	default:
+		return BLK_STS_NOTSUPP;
+	}
+	return ret ? BLK_STS_RESOURCE : BLK_STS_OK;
+}
+
+/* The doorbell: one io_uring_enter() for the batch. */
+static void uring_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	struct uring_queue *q = blk_mq_hctx_driver_data(hctx);
+
+	if (q->unsubmitted) {
+		io_uring_submit(&q->ring);
+		q->unsubmitted = 0;
+	}
+}
+
+static blk_status_t uring_errno_status(struct uring_dev *ud,
+				       struct request *rq, int err)
+{
+	switch (err) {
+	case -ENOSPC:
+	case -EDQUOT:
+		return BLK_STS_NOSPC;
+	case -EOPNOTSUPP:
+		return BLK_STS_NOTSUPP;
+	case -EINVAL:
+		if (ud->cfg.direct && !ud->warned_einval) {
+			ud->warned_einval = true;
+			fprintf(stderr,
+				"blkstack: uring: %s: EINVAL for %u bytes at offset %llu: "
+				"with direct=1 the offset, the length and the buffer address "
+				"must be multiples of the file system's O_DIRECT alignment "
+				"(logical_block_size=%u here)\n",
+				ud->path, rq->data_len,
+				(unsigned long long)rq->offset, ud->lbs);
+		}
+		return BLK_STS_INVAL;
+	case -EIO:
+		return BLK_STS_IOERR;
+	default:
+		return BLK_STS_IOERR;
+	}
+}
+
+/* One CQE: finish, resubmit the remainder, or retry. */
+static void uring_complete(struct uring_queue *q, struct request *rq, int res)
+{
+	struct uring_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	struct uring_dev *ud = q->ud;
+
+	if (unlikely(res == -EAGAIN || res == -EINTR)) {
+		res = rq->op <= BLK_OP_WRITE ? uring_prep_rw(q, rq, cmd) :
+		      rq->op == BLK_OP_FLUSH ? -EAGAIN : uring_prep_zero(q, rq, cmd);
+		if (res == 0)
+			return;
+		if (rq->op == BLK_OP_FLUSH) {
+			/* rare: a flush that must be retried, done inline */
+			res = fdatasync(ud->fd) ? -errno : 0;
+		} else {
+			res = -EBUSY;
+		}
+	}
+	if (unlikely(res == -EOPNOTSUPP && rq->op == BLK_OP_WRITE_ZEROES &&
+		     !cmd->punch)) {
+		/* no ZERO_RANGE on this file system (tmpfs): punch instead */
+		ud->zero_range_ok = false;
+		cmd->punch = 1;
+		if (uring_prep_zero(q, rq, cmd) == 0)
+			return;
+	}
+	if (unlikely(res < 0)) {
+		blk_mq_complete_request(rq, uring_errno_status(ud, rq, res));
+		return;
+	}
+	if (rq->op <= BLK_OP_WRITE) {
+		if (unlikely(res == 0)) {
+			/* end of file inside the device: an error, not zeros */
+			blk_mq_complete_request(rq, BLK_STS_IOERR);
+			return;
+		}
+		cmd->done += (uint32_t)res;
+		if (unlikely(cmd->done < rq->data_len)) {
+			/* short transfer: resubmit the rest */
+			if (uring_prep_rw(q, rq, cmd) == 0)
+				return;
+			blk_mq_complete_request(rq, BLK_STS_IOERR);
+			return;
+		}
+	}
+	blk_mq_complete_request(rq, BLK_STS_OK);
+}
+
+static int uring_poll(struct blk_mq_hw_ctx *hctx)
+{
+	struct uring_queue *q = blk_mq_hctx_driver_data(hctx);
+	struct io_uring_cqe *cqe;
+	unsigned int head, n = 0;
+
+	io_uring_for_each_cqe(&q->ring, head, cqe) {
+		uring_complete(q, io_uring_cqe_get_data(cqe), cqe->res);
+		n++;
+	}
+	if (n)
+		io_uring_cq_advance(&q->ring, n);
+	/* resubmissions from uring_complete() */
+	if (q->unsubmitted) {
+		io_uring_submit(&q->ring);
+		q->unsubmitted = 0;
+	}
+	return (int)n;
+}
+
+static enum blk_eh_timer_return uring_timeout(struct request *rq)
+{
+	/*
+	 * The kernel owns the I/O and will complete it: cancelling would
+	 * race with the CQE for no gain.  Keep waiting.
+	 */
+	return BLK_EH_RESET_TIMER;
+}
+
+static int uring_register_buffer(struct blk_mq_hw_ctx *hctx, void *addr,
+				 size_t len)
+{
+	struct uring_queue *q = blk_mq_hctx_driver_data(hctx);
+	struct iovec iov = { .iov_base = addr, .iov_len = len };
+	int ret;
+
+	if (!q->ud->cfg.fixed_buffers)
+		return -EOPNOTSUPP;
+	if (q->fixed_base) {
+		io_uring_unregister_buffers(&q->ring);
+		q->fixed_base = NULL;
+		q->fixed_len = 0;
+	}
+	ret = io_uring_register_buffers(&q->ring, &iov, 1);
+	if (ret)
+		return ret; /* RLIMIT_MEMLOCK and the like: plain reads then */
+	q->fixed_base = addr;
+	q->fixed_len = len;
+	return 0;
+}
+
+static const char *uring_setup_hint(int err)
+{
+	switch (err) {
+	case -EPERM:
+		return "io_uring is not allowed here: check the sysctl "
+		       "kernel.io_uring_disabled (0 allows it) and any seccomp "
+		       "filter (containers often block io_uring_setup)";
+	case -ENOSYS:
+		return "this kernel or a seccomp filter does not provide "
+		       "io_uring_setup (Linux 5.1 or later is needed)";
+	case -ENOMEM:
+		return "the ring could not be allocated: on kernels before 5.12 "
+		       "rings count against RLIMIT_MEMLOCK; raise it (ulimit -l) "
+		       "or lower hw_queue_depth";
+	default:
+		return "io_uring_queue_init failed";
+	}
+}
+
+static int uring_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
+			   unsigned int idx)
+{
+	struct uring_dev *ud = data;
+	struct uring_queue *q = &ud->queues[idx];
+	unsigned int entries = 1;
+	int ret;
+
+	q->ud = ud;
+	blk_mq_hctx_set_driver_data(hctx, q);
+	while (entries < ud->cfg.queue.queue_depth && entries < 4096)
+		entries <<= 1;
+	ret = io_uring_queue_init(entries, &q->ring, 0);
+	if (ret)
+		return ret;
+	q->ring_ok = true;
+	if (ud->cfg.register_files &&
+	    io_uring_register_files(&q->ring, &ud->fd, 1) == 0)
+		q->fixed_file = true;
+	return 0;
+}
+
+static void uring_exit_hctx(struct blk_mq_hw_ctx *hctx, unsigned int idx)
+{
+	struct uring_queue *q = blk_mq_hctx_driver_data(hctx);
+
+	if (q->ring_ok)
+		io_uring_queue_exit(&q->ring);
+	q->ring_ok = false;
+}
+
+static void uring_free(void *data)
+{
+	struct uring_dev *ud = data;
+
+	if (ud->fd >= 0)
+		close(ud->fd);
+	free(ud->queues);
+	free(ud);
+}
+
+static const struct blk_mq_ops uring_mq_ops = {
+	.queue_rq = uring_queue_rq,
+	.commit_rqs = uring_commit_rqs,
+	.poll = uring_poll,
+	.timeout = uring_timeout,
+	.register_buffer = uring_register_buffer,
+	.init_hctx = uring_init_hctx,
+	.exit_hctx = uring_exit_hctx,
+	.free = uring_free,
+};
+
+/* O_DIRECT alignment the file system asks for (statx STATX_DIOALIGN). */
+static uint32_t uring_dio_align(int fd)
+{
+#ifdef STATX_DIOALIGN
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+	    (stx.stx_mask & STATX_DIOALIGN) && stx.stx_dio_offset_align)
+		return stx.stx_dio_offset_align;
+#endif
+	return 0;
+}
+
+/* Open (or create) the file; fills ud->fd, capacity and lbs. */
+static int uring_open(struct uring_dev *ud, uint64_t *capacity, char *err,
+		      size_t errlen)
+{
+	const struct blk_uring_config *c = &ud->cfg;
+	int flags = O_RDWR | O_CLOEXEC | (c->direct ? O_DIRECT : 0);
+	struct stat st;
+	uint32_t lbs = c->queue.logical_block_size ? c->queue.logical_block_size : 512;
+	int ret;
+
+	if (stat(ud->path, &st) && errno == ENOENT) {
+		if (!c->create_size) {
+			snprintf(err, errlen,
+				 "%s: no such file; give size= to create it", ud->path);
+			return -ENOENT;
+		}
+		flags |= O_CREAT | O_EXCL;
+	}
+	ud->fd = open(ud->path, flags, 0644);
+	if (ud->fd < 0 && errno == EINVAL && c->direct) {
+		snprintf(err, errlen,
+			 "%s: the file system refuses O_DIRECT (direct=1); use direct=0 "
+			 "or a file on another file system", ud->path);
+		return -EINVAL;
+	}
+	if (ud->fd < 0) {
+		ret = -errno;
+		if (ret == -EACCES || ret == -EPERM || ret == -EROFS)
+			snprintf(err, errlen,
+				 "%s: %s opening it for reading and writing; run as a "
+				 "user who may write it, or choose another file",
+				 ud->path, strerror(-ret));
+		else
+			snprintf(err, errlen, "%s: cannot open: %s", ud->path,
+				 strerror(-ret));
+		return ret;
+	}
+	if (fstat(ud->fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: fstat: %s", ud->path, strerror(-ret));
+		return ret;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t bytes = 0;
+		int ssz = 0;
+
+		if (ioctl(ud->fd, BLKGETSIZE64, &bytes) ||
+		    ioctl(ud->fd, BLKSSZGET, &ssz)) {
+			ret = -errno;
+			snprintf(err, errlen, "%s: cannot read the device's size: %s",
+				 ud->path, strerror(-ret));
+			return ret;
+		}
+		ud->is_bdev = true;
+		if ((uint32_t)ssz > lbs)
+			lbs = (uint32_t)ssz;
+		*capacity = bytes;
+	} else if (S_ISREG(st.st_mode)) {
+		if (st.st_size == 0 && c->create_size) {
+			if (ftruncate(ud->fd, (off_t)c->create_size)) {
+				ret = -errno;
+				snprintf(err, errlen, "%s: cannot size it to %llu bytes: %s",
+					 ud->path, (unsigned long long)c->create_size,
+					 strerror(-ret));
+				return ret;
+			}
+			st.st_size = (off_t)c->create_size;
+		}
+		if (c->direct) {
+			uint32_t a = uring_dio_align(ud->fd);
+
+			if (a > lbs)
+				lbs = a;
+		}
+		*capacity = (uint64_t)st.st_size;
+		ud->zero_range_ok = true;
+	} else {
+		snprintf(err, errlen, "%s: neither a regular file nor a block device",
+			 ud->path);
+		return -EINVAL;
+	}
+	*capacity -= *capacity % lbs;
+	if (!*capacity) {
+		snprintf(err, errlen,
+			 "%s: empty (smaller than one %u-byte block); give size= to "
+			 "size a new file", ud->path, lbs);
+		return -EINVAL;
+	}
+	ud->lbs = lbs;
+	return 0;
+}
+
+int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
+		     char *err, size_t errlen)
+{
+	struct blk_dev_config qc = cfg->queue;
+	struct uring_dev *ud;
+	uint64_t capacity = 0;
+	int ret;
+
+	if (!cfg->path || !cfg->path[0]) {
+		snprintf(err, errlen, "dev=uring needs filename=PATH");
+		return -EINVAL;
+	}
+	ud = calloc(1, sizeof(*ud));
+	if (!ud)
+		return -ENOMEM;
+	ud->fd = -1;
+	ud->cfg = *cfg;
+	snprintf(ud->path, sizeof(ud->path), "%s", cfg->path);
+	ud->cfg.path = ud->path;
+	ret = uring_open(ud, &capacity, err, errlen);
+	if (ret)
+		goto fail;
+	ud->nr_queues = qc.nr_hw_queues ? qc.nr_hw_queues : 1;
+	ud->queues = calloc(ud->nr_queues, sizeof(*ud->queues));
+	if (!ud->queues) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if (!qc.queue_depth)
+		qc.queue_depth = 64;
+	if (!qc.max_segments)
+		qc.max_segments = 128;
+	ud->cfg.queue.queue_depth = qc.queue_depth;
+	qc.name = "uring";
+	qc.capacity = capacity;
+	qc.logical_block_size = ud->lbs;
+	qc.ops = &uring_mq_ops;
+	qc.driver_data = ud;
+	qc.cmd_size = (uint32_t)(sizeof(struct uring_cmd) +
+				 qc.max_segments * sizeof(struct iovec));
+	qc.can_flush = true;
+	qc.can_discard = true;
+	qc.can_write_zeroes = true;
+	qc.stores_data = true;
+	if (qc.max_sectors && qc.max_sectors < (ud->lbs >> 9))
+		qc.max_sectors = ud->lbs >> 9;
+	ret = blk_dev_create(&qc, dev);
+	if (ret == -EPERM || ret == -ENOSYS || ret == -ENOMEM) {
+		snprintf(err, errlen, "%s: io_uring: %s: %s", ud->path,
+			 strerror(-ret), uring_setup_hint(ret));
+		goto fail_queues;
+	}
+	if (ret) {
+		snprintf(err, errlen, "%s: cannot set up the device: %s", ud->path,
+			 strerror(-ret));
+		goto fail_queues;
+	}
+	return 0;
+fail_queues:
+	/* blk_dev_create() ran exit_hctx for the rings it set up */
+	for (unsigned int i = 0; i < ud->nr_queues; i++)
+		if (ud->queues[i].ring_ok)
+			io_uring_queue_exit(&ud->queues[i].ring);
+fail:
+	uring_free(ud);
+	return ret;
+}
