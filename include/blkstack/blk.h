@@ -201,7 +201,7 @@ int blk_elevator_parse(const char *name, enum blk_elevator *elv);
  * The ctx is mapped to the least used hardware queue.  A queue used by one
  * ctx runs without locks or atomic read-modify-writes; once a second ctx is
  * attached to it (more submitting threads than nr_hw_queues, allowed only if
- * the device was created with shared_hctx), that queue takes a spinlock on
+ * the device was created with shared_hctx), that queue takes a mutex on
  * submit and poll.  The ctx must then be used by one thread at a time.
  *
  * Return: 0, -EBUSY when every hardware queue already has a ctx and the

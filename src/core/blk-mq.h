@@ -143,7 +143,7 @@ struct blk_mq_hw_ctx {
 	unsigned int completions_since_stop;
 	struct rq_list dispatch;        /* requeued / RESOURCE, before elevator */
 	uint64_t elv_now_ns;            /* coarse time for the elevator */
-	pthread_spinlock_t lock;        /* only when shared */
+	pthread_mutex_t lock;           /* only when shared: adaptive mutex */
 	struct blk_mq_cring cring;
 };
 
