@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "bench/options.h"
@@ -33,18 +34,58 @@ struct jobfile {
 	size_t errlen;
 };
 
+/*
+ * Text from the file in a message, as options.c shows it: at most SHOW_MAX
+ * characters and then "...", control bytes and bytes that are not UTF-8 as
+ * \xNN, so that an error never sends a terminal escape or a page of text.
+ */
+#define SHOW_MAX 64
+#define SHOW_LEN (SHOW_MAX * 4 + 4)	/* every character escaped, "...", NUL */
+#define PATH_SHOW_MAX 256		/* file names are cut later than text */
+#define PATH_SHOW_LEN (PATH_SHOW_MAX * 4 + 4)
+
+/* @s escaped into @buf, at most @max characters of it (see bench_show()). */
+static const char *show_max(char *buf, size_t len, const char *s, size_t max)
+{
+	return bench_show(buf, len, s, strlen(s), max);
+}
+
+/* @s shown in a message; @buf has SHOW_LEN bytes. */
+static const char *show(char *buf, const char *s)
+{
+	return show_max(buf, SHOW_LEN, s, SHOW_MAX);
+}
+
+/* "path: <what>", for the errors about the file as a whole. */
+static __attribute__((format(printf, 4, 5)))
+void file_err(const char *path, char *err, size_t errlen, const char *fmt,
+	      ...)
+{
+	char what[512], shown[PATH_SHOW_LEN];
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(err, errlen, "%s: %s",
+		 show_max(shown, sizeof(shown), path, PATH_SHOW_MAX), what);
+}
+
 /* "path:line: <what>" */
 static __attribute__((format(printf, 3, 4)))
 int jf_err(struct jobfile *jf, int rc, const char *fmt, ...)
 {
-	char what[512];
+	char what[640], shown[PATH_SHOW_LEN];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	if (jf->err && jf->errlen)
-		snprintf(jf->err, jf->errlen, "%s:%u: %s", jf->path,
+		snprintf(jf->err, jf->errlen, "%s:%u: %s",
+			 show_max(shown, sizeof(shown), jf->path, PATH_SHOW_MAX),
 			 jf->lineno, what);
 	return rc;
 }
@@ -96,6 +137,7 @@ static int expand_env(struct jobfile *jf, const char *in, char **out)
 	size_t len = 0, cap = 0;
 	char *buf = NULL;
 	const char *p = in;
+	char shown[SHOW_LEN];
 	int rc = 0;
 
 	rc = append(&buf, &len, &cap, "", 0);
@@ -113,12 +155,14 @@ static int expand_env(struct jobfile *jf, const char *in, char **out)
 			break;
 		end = strchr(q + 2, '}');
 		if (!end) {
-			rc = jf_err(jf, -EINVAL, "unterminated '${' in '%s'", in);
+			rc = jf_err(jf, -EINVAL, "unterminated '${' in '%s'",
+				    show(shown, in));
 			break;
 		}
 		n = end - (q + 2);
 		if (!n || n >= sizeof(name)) {
-			rc = jf_err(jf, -EINVAL, "bad variable name in '%s'", in);
+			rc = jf_err(jf, -EINVAL, "bad variable name in '%s'",
+				    show(shown, in));
 			break;
 		}
 		memcpy(name, q + 2, n);
@@ -126,7 +170,8 @@ static int expand_env(struct jobfile *jf, const char *in, char **out)
 		val = getenv(name);
 		if (!val) {
 			rc = jf_err(jf, -EINVAL,
-				    "environment variable '%s' is not set", name);
+				    "environment variable '%s' is not set",
+				    show(shown, name));
 			break;
 		}
 		rc = append(&buf, &len, &cap, val, strlen(val));
@@ -145,10 +190,12 @@ static int expand_env(struct jobfile *jf, const char *in, char **out)
 static int section(struct jobfile *jf, char *line)
 {
 	char *close = strrchr(line, ']');
-	char *name;
+	char shown[SHOW_LEN];
+	char *name, *p;
 
 	if (!close || close[1])
-		return jf_err(jf, -EINVAL, "bad section header '%s'", line);
+		return jf_err(jf, -EINVAL, "bad section header '%s'",
+			      show(shown, line));
 	*close = '\0';
 	name = trim(line + 1);
 	if (!*name)
@@ -156,13 +203,21 @@ static int section(struct jobfile *jf, char *line)
 	if (strlen(name) >= BENCH_NAME_MAX)
 		return jf_err(jf, -EINVAL,
 			      "section name '%s' longer than %d characters",
-			      name, BENCH_NAME_MAX - 1);
+			      show(shown, name), BENCH_NAME_MAX - 1);
+	/* The name goes to reports and terminals as it is. */
+	for (p = name; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return jf_err(jf, -EINVAL,
+				      "section name '%s': control characters are not allowed",
+				      show(shown, name));
 	if (!strcmp(name, "global")) {
 		jf->cur = &jf->global;
 		return 0;
 	}
 	if (jf->o->nr_jobs >= BENCH_MAX_JOBS)
-		return jf_err(jf, -EINVAL, "more than %d jobs", BENCH_MAX_JOBS);
+		return jf_err(jf, -EINVAL,
+			      "more than %d jobs (blkstack bench's limit)",
+			      BENCH_MAX_JOBS);
 	/* A job starts from [global] as it stands at the job's header. */
 	jf->cur = &jf->o->jobs[jf->o->nr_jobs++];
 	*jf->cur = jf->global;
@@ -179,7 +234,7 @@ static bool is_include(const char *s)
 static int option(struct jobfile *jf, char *line)
 {
 	char *eq = strchr(line, '='), *key, *val = NULL, *exp = NULL;
-	char msg[384];
+	char msg[512], shown[SHOW_LEN];
 	int rc;
 
 	if (eq) {
@@ -194,7 +249,8 @@ static int option(struct jobfile *jf, char *line)
 		return jf_err(jf, -EINVAL, "option name missing before '='");
 	if (!jf->cur)
 		return jf_err(jf, -EINVAL,
-			      "option '%s' outside of a [section]", key);
+			      "option '%s' outside of a [section]",
+			      show(shown, key));
 	if (val && strstr(val, "${")) {
 		rc = expand_env(jf, val, &exp);
 		if (rc)
@@ -223,6 +279,7 @@ int bench_parse_jobfile(struct bench_opts *o, const char *path,
 			const struct bench_job_opts *global, char *err,
 			size_t errlen)
 {
+	static const char bom[] = "\xef\xbb\xbf";	/* UTF-8 BOM */
 	struct jobfile jf = {
 		.o = o, .path = path, .err = err, .errlen = errlen,
 	};
@@ -230,6 +287,8 @@ int bench_parse_jobfile(struct bench_opts *o, const char *path,
 	bool is_stdin = !strcmp(path, "-");
 	char *line = NULL;
 	size_t cap = 0;
+	struct stat st;
+	ssize_t n;
 	FILE *f;
 	int rc = 0;
 
@@ -241,29 +300,54 @@ int bench_parse_jobfile(struct bench_opts *o, const char *path,
 	f = is_stdin ? stdin : fopen(path, "r");
 	if (!f) {
 		rc = -errno;
-		if (err && errlen)
-			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		file_err(path, err, errlen, "%s", strerror(-rc));
 		return rc;
 	}
-	while (getline(&line, &cap, f) >= 0) {
+	/* fopen() takes a directory; reading it would fail with EISDIR. */
+	if (fstat(fileno(f), &st))
+		rc = -errno;
+	else if (S_ISDIR(st.st_mode))
+		rc = -EISDIR;
+	if (rc) {
+		file_err(path, err, errlen, "%s", strerror(-rc));
+		if (!is_stdin)
+			fclose(f);
+		return rc;
+	}
+	for (;;) {
+		char *p;
+
+		errno = 0;
+		n = getline(&line, &cap, f);
+		if (n < 0) {
+			/* -1 at the end too: only errno tells them apart */
+			if (ferror(f))
+				rc = -(errno ? errno : EIO);
+			break;
+		}
 		jf.lineno++;
-		rc = parse_line(&jf, line);
+		/* C strings would end the line there and hide the rest. */
+		if (memchr(line, '\0', n)) {
+			rc = jf_err(&jf, -EINVAL, "NUL byte in the line");
+			break;
+		}
+		p = line;
+		/* Some editors start a UTF-8 file with a byte order mark. */
+		if (jf.lineno == 1 && !strncmp(p, bom, sizeof(bom) - 1))
+			p += sizeof(bom) - 1;
+		rc = parse_line(&jf, p);
 		if (rc)
 			break;
 	}
-	if (!rc && ferror(f)) {
-		rc = -EIO;
-		if (err && errlen)
-			snprintf(err, errlen, "%s: read error", path);
-	}
+	if (rc && n < 0)
+		file_err(path, err, errlen, "%s", strerror(-rc));
 	free(line);
 	if (!is_stdin)
 		fclose(f);
 
 	if (!rc && o->nr_jobs == first) {
 		rc = -EINVAL;
-		if (err && errlen)
-			snprintf(err, errlen, "%s: no jobs defined", path);
+		file_err(path, err, errlen, "no jobs defined");
 	}
 	if (rc) {
 		/* Leave @o's job list as it was. */

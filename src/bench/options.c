@@ -53,6 +53,7 @@ enum opt_group {
 #define OPT_F_ALIGN512	0x1	/* value must be a multiple of 512 */
 #define OPT_F_POW2	0x2	/* value must be a power of two */
 #define OPT_F_CHOICE_STR 0x4	/* choice is stored as its name, not ->val */
+#define OPT_F_PRINTABLE	0x8	/* text without control characters */
 
 struct opt_choice {
 	const char *name;
@@ -168,7 +169,7 @@ static int apply_dev(struct opt_ctx *c, uint64_t v);
 
 static const struct opt_def opts[] = {
 	/* Job options, fio's names and defaults. */
-	{ .name = "name", .type = OPT_STR, JOBF(name),
+	{ .name = "name", .type = OPT_STR, JOBF(name), .flags = OPT_F_PRINTABLE,
 	  .help = "job name; on the command line --name= starts a new job, --name=global a global section" },
 	{ .name = "description", .type = OPT_STR, .group = GRP_JOB,
 	  .where = OPT_IGNORED, .help = "accepted and ignored" },
@@ -386,6 +387,85 @@ static const struct cli_opt {
 	{ "help", NULL, "print this list" },
 };
 
+/*
+ * Text from the user in a message: at most SHOW_MAX characters and then
+ * "...", control bytes and bytes that are not UTF-8 as \xNN, so that
+ * an error never sends a terminal escape or a page of text.
+ */
+#define SHOW_MAX 64
+#define SHOW_LEN (SHOW_MAX * 4 + 4)	/* every character escaped, "...", NUL */
+
+/* Bytes in the visible UTF-8 character at @p, 0 when it is not one. */
+static size_t utf8_char(const unsigned char *p, size_t n)
+{
+	size_t need, i;
+
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;	/* ASCII, a continuation, overlong, past U+10FFFF */
+	need = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
+	if (n < need)
+		return 0;
+	for (i = 1; i < need; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((p[0] == 0xc2 && p[1] < 0xa0) ||	/* C1 controls */
+	    (p[0] == 0xe0 && p[1] < 0xa0) ||	/* overlong */
+	    (p[0] == 0xed && p[1] >= 0xa0) ||	/* surrogates */
+	    (p[0] == 0xf0 && p[1] < 0x90) ||	/* overlong */
+	    (p[0] == 0xf4 && p[1] >= 0x90))	/* past U+10FFFF */
+		return 0;
+	if (need == 3) {
+		unsigned int cp = (p[0] & 0x0f) << 12 | (p[1] & 0x3f) << 6 |
+				  (p[2] & 0x3f);
+
+		/* Invisible, or moving the text around it: zero widths,
+		 * line and paragraph separators, bidi controls, the BOM. */
+		if ((cp >= 0x200b && cp <= 0x200f) ||
+		    (cp >= 0x2028 && cp <= 0x202e) ||
+		    (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff)
+			return 0;
+	}
+	return need;
+}
+
+const char *bench_show(char *buf, size_t len, const char *s, size_t n,
+		       size_t max_chars)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0, i = 0, chars;
+
+	for (chars = 0; i < n && chars < max_chars; chars++) {
+		size_t k = p[i] >= 0x20 && p[i] < 0x7f ? 1 : utf8_char(p + i, n - i);
+		size_t w = k ? k : 4;
+
+		if (o + w + 4 > len)	/* keep room for "..." */
+			break;
+		if (k)
+			memcpy(buf + o, p + i, k);
+		else
+			snprintf(buf + o, 5, "\\x%02x", p[i]);
+		o += w;
+		i += k ? k : 1;
+	}
+	if (i < n) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static const char *show_n(char *buf, size_t len, const char *s, size_t n)
+{
+	return bench_show(buf, len, s, n, SHOW_MAX);
+}
+
+/* @s shown in a message; @buf has SHOW_LEN bytes. */
+static const char *show(char *buf, const char *s)
+{
+	return show_n(buf, SHOW_LEN, s, strlen(s));
+}
+
 static __attribute__((format(printf, 3, 4)))
 void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -402,13 +482,14 @@ void set_err(char *err, size_t errlen, const char *fmt, ...)
 static __attribute__((format(printf, 3, 4)))
 int val_err(struct opt_ctx *c, int rc, const char *fmt, ...)
 {
-	char what[256];
+	char what[512], name[SHOW_LEN], val[SHOW_LEN];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	set_err(c->err, c->errlen, "%s=%s: %s", c->name, c->val, what);
+	set_err(c->err, c->errlen, "%s=%s: %s", show(name, c->name),
+		show(val, c->val), what);
 	return rc;
 }
 
@@ -422,13 +503,18 @@ static bool in_list(const char *const *list, size_t n, const char *s)
 	return false;
 }
 
-/* Decimal digits, or hex digits after 0x; at least one. */
+/*
+ * Decimal digits, or hex digits after 0x; at least one.  A number past 64
+ * bits is read to its end all the same, so that the caller can still tell
+ * a bad suffix (-EINVAL) from a good one on too large a number (-ERANGE).
+ */
 static int parse_digits(const char *s, uint64_t *v, const char **end,
 			bool *hex)
 {
 	unsigned int base = 10;
 	uint64_t r = 0;
 	const char *p = s;
+	bool overflow = false;
 
 	*hex = false;
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
@@ -450,13 +536,13 @@ static int parse_digits(const char *s, uint64_t *v, const char **end,
 			break;
 		if (__builtin_mul_overflow(r, base, &r) ||
 		    __builtin_add_overflow(r, d, &r))
-			return -ERANGE;
+			overflow = true;
 	}
 	if (p == s)
 		return -EINVAL;
 	*v = r;
 	*end = p;
-	return 0;
+	return overflow ? -ERANGE : 0;
 }
 
 /*
@@ -495,25 +581,40 @@ static int size_mult(const char *s, uint64_t *mult)
 	return 0;
 }
 
-int bench_parse_size(const char *s, uint64_t *out)
+/*
+ * bench_parse_size(), also giving the multiplier of the suffix and the
+ * suffix as written ("" for none), for the message about an overflow.
+ */
+static int parse_size(const char *s, uint64_t *out, uint64_t *mult,
+		      const char **sfx)
 {
 	const char *end;
-	uint64_t v, mult;
+	uint64_t v;
 	bool hex;
+	int rc;
 
-	if (!s || parse_digits(s, &v, &end, &hex))
+	if (!s)
 		return -EINVAL;
-	if (hex) {
-		/* "0x1b" would be ambiguous: hex takes no suffix. */
-		if (*end)
-			return -EINVAL;
-		*out = v;
-		return 0;
-	}
-	if (size_mult(end, &mult) || __builtin_mul_overflow(v, mult, &v))
+	rc = parse_digits(s, &v, &end, &hex);
+	if (rc == -EINVAL)
+		return rc;
+	*mult = 1;
+	*sfx = end;
+	/* "0x1b" would be ambiguous: hex takes no suffix. */
+	if (hex ? *end != '\0' : size_mult(end, mult) != 0)
 		return -EINVAL;
+	if (rc || __builtin_mul_overflow(v, *mult, &v))
+		return -ERANGE;
 	*out = v;
 	return 0;
+}
+
+int bench_parse_size(const char *s, uint64_t *out)
+{
+	uint64_t mult;
+	const char *sfx;
+
+	return parse_size(s, out, &mult, &sfx);
 }
 
 /*
@@ -534,27 +635,43 @@ static const struct {
 	{ "d", 86400 * NSEC_PER_SEC },
 };
 
-int bench_parse_time(const char *s, uint64_t def_unit_ns, uint64_t *out_ns)
+/* bench_parse_time(), also giving the unit in ns and as written. */
+static int parse_time(const char *s, uint64_t def_unit_ns, uint64_t *out_ns,
+		      uint64_t *unit, const char **sfx)
 {
 	const char *end;
-	uint64_t v, unit = def_unit_ns;
+	uint64_t v;
 	bool hex;
 	size_t i;
+	int rc;
 
-	if (!s || !def_unit_ns || parse_digits(s, &v, &end, &hex) || hex)
+	if (!s || !def_unit_ns)
 		return -EINVAL;
+	rc = parse_digits(s, &v, &end, &hex);
+	if (rc == -EINVAL || hex)
+		return -EINVAL;
+	*unit = def_unit_ns;
+	*sfx = end;
 	if (*end) {
 		for (i = 0; i < ARRAY_SIZE(time_units); i++)
 			if (!strcasecmp(end, time_units[i].name))
 				break;
 		if (i == ARRAY_SIZE(time_units))
 			return -EINVAL;
-		unit = time_units[i].ns;
+		*unit = time_units[i].ns;
 	}
-	if (__builtin_mul_overflow(v, unit, &v))
-		return -EINVAL;
+	if (rc || __builtin_mul_overflow(v, *unit, &v))
+		return -ERANGE;
 	*out_ns = v;
 	return 0;
+}
+
+int bench_parse_time(const char *s, uint64_t def_unit_ns, uint64_t *out_ns)
+{
+	uint64_t unit;
+	const char *sfx;
+
+	return parse_time(s, def_unit_ns, out_ns, &unit, &sfx);
 }
 
 /* 16777216 -> "16M": the largest power-of-1024 suffix that is exact. */
@@ -599,7 +716,10 @@ static void fmt_time(char *buf, size_t len, uint64_t ns)
 
 static void fmt_val(const struct opt_def *d, char *buf, size_t len, uint64_t v)
 {
-	if (d->type == OPT_SIZE)
+	/* The bound of an unbounded option: shorter than 20 digits. */
+	if (v == UINT64_MAX)
+		snprintf(buf, len, "2^64-1%s", d->type == OPT_TIME ? "ns" : "");
+	else if (d->type == OPT_SIZE)
 		fmt_size(buf, len, v);
 	else if (d->type == OPT_TIME)
 		fmt_time(buf, len, v);
@@ -627,6 +747,67 @@ static void fmt_choices(const struct opt_def *d, char *buf, size_t len)
 	for (ch = d->choices; ch->name && n < len; ch++)
 		n += snprintf(buf + n, len - n, "%s%s",
 			      ch == d->choices ? "" : "|", ch->name);
+}
+
+/*
+ * What a number of @d's type looks like, for "not <form>" and "needs a
+ * value: <form>"; NULL for the types whose allowed values say it all.
+ */
+static const char *fmt_form(const struct opt_def *d, char *buf, size_t len)
+{
+	char unit[16];
+
+	switch (d->type) {
+	case OPT_UINT:
+		return "a number (a whole number with an optional k/m/g/t/p suffix)";
+	case OPT_SIZE:
+		return "a size (a whole number with an optional k/m/g/t/p suffix)";
+	case OPT_TIME:
+		fmt_time(unit, sizeof(unit), d->unit_ns);
+		snprintf(buf, len,
+			 "a time (a whole number with an optional unit ns/us/ms/s/m/h/d, %s without one)",
+			 unit + 1);
+		return buf;
+	case OPT_STR:
+		if (d->apply)
+			return NULL;	/* --dev: the list says it */
+		return d->metavar && !strcmp(d->metavar, "PATH") ? "a path" :
+		       "text";
+	default:
+		return NULL;
+	}
+}
+
+/* What @d allows: "allowed 1..65536", "allowed 0|1"; "" when anything. */
+static void fmt_allowed(const struct opt_def *d, char *buf, size_t len)
+{
+	char what[160];
+
+	switch (d->type) {
+	case OPT_UINT:
+	case OPT_SIZE:
+	case OPT_TIME:
+		fmt_range(d, what, sizeof(what));
+		snprintf(buf, len, "allowed %s", what);
+		return;
+	case OPT_BOOL:
+		snprintf(buf, len, "allowed 0|1");
+		return;
+	case OPT_CHOICE:
+		fmt_choices(d, what, sizeof(what));
+		snprintf(buf, len, "allowed %s", what);
+		return;
+	case OPT_STR:
+		if (d->apply)
+			snprintf(buf, len,
+				 "allowed a comma-separated list of null|ram|uring");
+		else if (d->len)
+			snprintf(buf, len, "at most %zu characters", d->len - 1);
+		else
+			buf[0] = '\0';
+		return;
+	}
+	buf[0] = '\0';
 }
 
 /* The option's field in the job or in the device options. */
@@ -688,6 +869,7 @@ static int apply_dev(struct opt_ctx *c, uint64_t unused)
 		const char *e = strchr(p, ',');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
 		const char *known = NULL;
+		char shown[SHOW_LEN];
 
 		if (!len)
 			return val_err(c, -EINVAL,
@@ -698,8 +880,8 @@ static int apply_dev(struct opt_ctx *c, uint64_t unused)
 				known = dev_names[i];
 		if (!known)
 			return val_err(c, -EINVAL,
-				       "unknown device '%.*s', allowed null|ram|uring",
-				       (int)len, p);
+				       "unknown device '%s', allowed null|ram|uring",
+				       show_n(shown, sizeof(shown), p, len));
 		for (i = 0; i < n; i++)
 			if (!strcmp(devs[i], known))
 				return val_err(c, -EINVAL,
@@ -757,11 +939,46 @@ static int parse_choice(struct opt_ctx *c, uint64_t *v)
 	return val_err(c, -EINVAL, "bad value, allowed %s", allowed);
 }
 
+/* "not a size (...), allowed 512..16M": what a value that fails to parse gets. */
+static int not_err(struct opt_ctx *c)
+{
+	char form[160], allowed[200];
+
+	fmt_allowed(c->d, allowed, sizeof(allowed));
+	return val_err(c, -EINVAL, "not %s, %s",
+		       fmt_form(c->d, form, sizeof(form)), allowed);
+}
+
+/*
+ * A number past 2^64-1 once its suffix (@sfx as written, @unit its
+ * multiplier; "" for the default @unit) is applied.
+ */
+static int overflow_err(struct opt_ctx *c, uint64_t unit, const char *sfx)
+{
+	const struct opt_def *d = c->d;
+	char buf[80];
+
+	if (d->max != UINT64_MAX) {
+		fmt_range(d, buf, sizeof(buf));
+		return val_err(c, -EINVAL, "out of range, allowed %s", buf);
+	}
+	if (!*sfx && d->type == OPT_TIME) {
+		fmt_time(buf, sizeof(buf), unit);	/* "1s" */
+		sfx = buf + 1;
+	}
+	return val_err(c, -EINVAL,
+		       "overflows 64 bits, the maximum is %" PRIu64 "%s",
+		       UINT64_MAX / unit, sfx);
+}
+
 /* Parse c->val into a number and check it; strings are handled by caller. */
 static int parse_number(struct opt_ctx *c, uint64_t *v)
 {
 	const struct opt_def *d = c->d;
+	const char *sfx;
+	uint64_t unit;
 	char range[80];
+	int rc;
 
 	switch (d->type) {
 	case OPT_BOOL:
@@ -771,10 +988,6 @@ static int parse_number(struct opt_ctx *c, uint64_t *v)
 		return 0;
 	case OPT_CHOICE:
 		return parse_choice(c, v);
-	case OPT_UINT:
-		if (bench_parse_size(c->val, v))
-			return val_err(c, -EINVAL, "not a valid number");
-		break;
 	case OPT_SIZE:
 		if (strchr(c->val, '%'))
 			return val_err(c, -EOPNOTSUPP,
@@ -782,14 +995,21 @@ static int parse_number(struct opt_ctx *c, uint64_t *v)
 		if (strchr(c->val, ','))
 			return val_err(c, -EOPNOTSUPP,
 				       "separate read,write[,trim] values are a fio feature that blkstack bench does not support");
-		if (bench_parse_size(c->val, v))
-			return val_err(c, -EINVAL,
-				       "bad size, use bytes with an optional k/m/g/t/p suffix");
+		/* An int has the syntax of a size. */
+		__attribute__((fallthrough));
+	case OPT_UINT:
+		rc = parse_size(c->val, v, &unit, &sfx);
+		if (rc == -ERANGE)
+			return overflow_err(c, unit, sfx);
+		if (rc)
+			return not_err(c);
 		break;
 	case OPT_TIME:
-		if (bench_parse_time(c->val, d->unit_ns, v))
-			return val_err(c, -EINVAL,
-				       "bad time, use a number with an optional unit ns/us/ms/s/m/h/d");
+		rc = parse_time(c->val, d->unit_ns, v, &unit, &sfx);
+		if (rc == -ERANGE)
+			return overflow_err(c, unit, sfx);
+		if (rc)
+			return not_err(c);
 		break;
 	case OPT_STR:
 		abort();
@@ -803,16 +1023,30 @@ static int parse_number(struct opt_ctx *c, uint64_t *v)
 	if ((d->flags & OPT_F_POW2) && (*v & (*v - 1)))
 		return val_err(c, -EINVAL, "not a power of 2");
 	if (d->type == OPT_TIME) {
-		char unit[16];
+		char unit_name[16];
 
 		if (*v % d->store_ns) {
-			fmt_time(unit, sizeof(unit), d->store_ns);
+			fmt_time(unit_name, sizeof(unit_name), d->store_ns);
 			return val_err(c, -EINVAL, "not a whole number of %s",
-				       unit + 1);
+				       unit_name + 1);
 		}
 		*v /= d->store_ns;
 	}
 	return 0;
+}
+
+/* "option 'bs' needs a value: a size (...), allowed 512..16M" */
+static int needs_value_err(const struct opt_def *d, const char *name,
+			   char *err, size_t errlen)
+{
+	char shown[SHOW_LEN], form_buf[160], allowed[200];
+	const char *form = fmt_form(d, form_buf, sizeof(form_buf));
+
+	fmt_allowed(d, allowed, sizeof(allowed));
+	set_err(err, errlen, "option '%s' needs a value%s%s%s%s",
+		show(shown, name), form ? ": " : "", form ? form : "",
+		allowed[0] ? ", " : "", allowed);
+	return -EINVAL;
 }
 
 /* Apply @val to the option @d found under the spelling @name. */
@@ -828,15 +1062,16 @@ static int set_one(const struct opt_def *d, const char *name,
 	int rc;
 
 	if ((d->where == OPT_JOB && !j) || (d->where == OPT_DEV && !o)) {
-		set_err(err, errlen, "option '%s' cannot be set here", name);
+		char shown[SHOW_LEN];
+
+		set_err(err, errlen, "option '%s' cannot be set here",
+			show(shown, name));
 		return -EINVAL;
 	}
-	if (!val && d->type == OPT_BOOL) {
+	if (!val && d->type == OPT_BOOL)
 		c.val = "1";
-	} else if (!val || !*val) {
-		set_err(err, errlen, "option '%s' needs a value", name);
-		return -EINVAL;
-	}
+	else if (!val || !*val)
+		return needs_value_err(d, name, err, errlen);
 
 	if (d->type == OPT_STR) {
 		if (d->where == OPT_IGNORED)
@@ -847,6 +1082,15 @@ static int set_one(const struct opt_def *d, const char *name,
 			return val_err(&c, -EINVAL,
 				       "too long, at most %zu characters",
 				       d->len - 1);
+		/* A job name goes to reports and terminals as it is. */
+		if (d->flags & OPT_F_PRINTABLE) {
+			const char *p;
+
+			for (p = c.val; *p; p++)
+				if ((unsigned char)*p < 0x20 || *p == 0x7f)
+					return val_err(&c, -EINVAL,
+						       "control characters are not allowed");
+		}
 		memcpy(field(&c), c.val, strlen(c.val) + 1);
 		return 0;
 	}
@@ -910,14 +1154,19 @@ static const char *spelling_hint(const char *name)
 	return NULL;
 }
 
-static bool is_cli_opt(const char *name)
+static const struct cli_opt *find_cli_opt(const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(cli_opts); i++)
 		if (!strcmp(cli_opts[i].name, name))
-			return true;
-	return false;
+			return &cli_opts[i];
+	return NULL;
+}
+
+static bool is_cli_opt(const char *name)
+{
+	return find_cli_opt(name) != NULL;
 }
 
 int bench_set_option(struct bench_opts *o, struct bench_job_opts *job,
@@ -925,6 +1174,7 @@ int bench_set_option(struct bench_opts *o, struct bench_job_opts *job,
 		     size_t errlen)
 {
 	const struct opt_def *d;
+	char shown[SHOW_LEN];
 	const char *hint;
 
 	if (!name)
@@ -948,9 +1198,9 @@ int bench_set_option(struct bench_opts *o, struct bench_job_opts *job,
 	hint = spelling_hint(name);
 	if (hint)
 		set_err(err, errlen, "unknown option '%s' (did you mean '%s'?)",
-			name, hint);
+			show(shown, name), hint);
 	else
-		set_err(err, errlen, "unknown option '%s'", name);
+		set_err(err, errlen, "unknown option '%s'", show(shown, name));
 	return -ENOENT;
 }
 
@@ -992,6 +1242,7 @@ void bench_opts_init(struct bench_opts *o)
 static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 {
 	uint32_t lbs = o->dev.logical_block_size;
+	char name[SHOW_LEN];
 	unsigned int i;
 
 	if (lbs && o->dev.dev_size % lbs) {
@@ -1006,7 +1257,7 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 		if (lbs && j->bs % lbs) {
 			set_err(err, errlen,
 				"job '%s': bs=%" PRIu32 " is not a multiple of logical_block_size=%" PRIu32,
-				j->name, j->bs, lbs);
+				show(name, j->name), j->bs, lbs);
 			return -EINVAL;
 		}
 		/* fio caps the batch at the depth rather than failing. */
@@ -1015,14 +1266,14 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 		if (j->verify_only && j->verify == VERIFY_NONE) {
 			set_err(err, errlen,
 				"job '%s': verify_only=1 needs verify=crc32c",
-				j->name);
+				show(name, j->name));
 			return -EINVAL;
 		}
 		if (j->verify != VERIFY_NONE && !j->verify_only &&
 		    (j->rw == RW_TRIM || j->rw == RW_RANDTRIM)) {
 			set_err(err, errlen,
 				"job '%s': verify=crc32c with rw=%s: a trim job writes no data to verify",
-				j->name, bench_rw_name(j->rw));
+				show(name, j->name), bench_rw_name(j->rw));
 			return -EINVAL;
 		}
 	}
@@ -1032,20 +1283,26 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 static int parse_cli_opt(struct bench_opts *o, const char *name,
 			 const char *val, char *err, size_t errlen)
 {
-	if (!strcmp(name, "help")) {
-		o->help = true;
-		return 0;
-	}
-	if (!strcmp(name, "matrix")) {
+	const struct cli_opt *c = find_cli_opt(name);
+	char shown[SHOW_LEN];
+
+	if (!c->metavar) {
+		/* --help=1, --matrix=0: a switch, not a 0|1 option */
 		if (val) {
-			set_err(err, errlen, "option 'matrix' takes no value");
+			set_err(err, errlen, "option '%s' takes no value", name);
 			return -EINVAL;
 		}
-		o->matrix = true;
+		if (!strcmp(name, "help"))
+			o->help = true;
+		else
+			o->matrix = true;
 		return 0;
 	}
 	if (!val || !*val) {
-		set_err(err, errlen, "option '%s' needs a value", name);
+		/* "normal|json" lists the values, "FILE" names the kind */
+		set_err(err, errlen, "option '%s' needs a value%s%s%s", name,
+			strchr(c->metavar, '|') ? ", allowed " : " (",
+			c->metavar, strchr(c->metavar, '|') ? "" : ")");
 		return -EINVAL;
 	}
 	if (!strcmp(name, "output-format")) {
@@ -1057,12 +1314,12 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 			   strchr(val, ',')) {
 			set_err(err, errlen,
 				"output-format=%s: a fio format that blkstack bench does not support, allowed normal|json",
-				val);
+				show(shown, val));
 			return -EINVAL;
 		} else {
 			set_err(err, errlen,
 				"output-format=%s: bad value, allowed normal|json",
-				val);
+				show(shown, val));
 			return -EINVAL;
 		}
 		return 0;
@@ -1071,7 +1328,7 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 		if (strlen(val) >= sizeof(o->output)) {
 			set_err(err, errlen,
 				"output=%s: too long, at most %zu characters",
-				val, sizeof(o->output) - 1);
+				show(shown, val), sizeof(o->output) - 1);
 			return -EINVAL;
 		}
 		snprintf(o->output, sizeof(o->output), "%s", val);
@@ -1089,7 +1346,7 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 		o->eta_always = false;
 	} else {
 		set_err(err, errlen, "eta=%s: bad value, allowed auto|always|never",
-			val);
+			show(shown, val));
 		return -EINVAL;
 	}
 	return 0;
@@ -1107,7 +1364,7 @@ int bench_parse_args(struct bench_opts *o, int argc, char **argv, char *err,
 		     size_t errlen)
 {
 	struct bench_job_opts global, *cur = &global;
-	char name[128];
+	char name[128], shown[SHOW_LEN];
 	int i, nr_files = 0, rc;
 	bool dashdash = false;
 
@@ -1130,7 +1387,7 @@ int bench_parse_args(struct bench_opts *o, int argc, char **argv, char *err,
 		if (a[1] != '-') {
 			set_err(err, errlen,
 				"unknown argument '%s': options are --name=value",
-				a);
+				show(shown, a));
 			return -EINVAL;
 		}
 		a += 2;
@@ -1138,7 +1395,8 @@ int bench_parse_args(struct bench_opts *o, int argc, char **argv, char *err,
 		len = eq ? (size_t)(eq - a) : strlen(a);
 		val = eq ? eq + 1 : NULL;
 		if (!len || len >= sizeof(name)) {
-			set_err(err, errlen, "unknown option '%s'", argv[i]);
+			set_err(err, errlen, "unknown option '%s'",
+				show(shown, argv[i]));
 			return -EINVAL;
 		}
 		memcpy(name, a, len);
@@ -1161,16 +1419,16 @@ int bench_parse_args(struct bench_opts *o, int argc, char **argv, char *err,
 			return -EINVAL;
 		}
 		if (!strcmp(name, "name")) {
-			if (!val || !*val) {
-				set_err(err, errlen, "option 'name' needs a value");
-				return -EINVAL;
-			}
+			if (!val || !*val)
+				return needs_value_err(opt_find("name"), name,
+						       err, errlen);
 			if (!strcmp(val, "global")) {
 				cur = &global;
 				continue;
 			}
 			if (o->nr_jobs >= BENCH_MAX_JOBS) {
-				set_err(err, errlen, "more than %d jobs",
+				set_err(err, errlen,
+					"more than %d jobs (blkstack bench's limit)",
 					BENCH_MAX_JOBS);
 				return -EINVAL;
 			}

@@ -190,7 +190,8 @@ bool bench_rw_writes(enum bench_rw rw);
  * as fio reads it with its default kb_base=1024: k, kb, KB are 1024 and,
  * backwards from the standard, the IEC spellings ki, kib, KiB are 1000;
  * an optional trailing b; 0x hex without a suffix.
- * Return: 0 or -EINVAL.
+ * Return: 0; -EINVAL for bad syntax; -ERANGE when the value, suffix
+ * applied, does not fit in 64 bits.
  */
 int bench_parse_size(const char *s, uint64_t *out);
 
@@ -198,9 +199,21 @@ int bench_parse_size(const char *s, uint64_t *out);
  * bench_parse_time() - fio time: integer with optional unit us/ms/s/m/h/d
  * (also usec, msec, sec, min, and ns/nsec for nanosecond options);
  * @def_unit_ns applies without a unit (1e9 for runtime).
- * Return: 0 or -EINVAL.
+ * Return: 0; -EINVAL for bad syntax (or a zero @def_unit_ns); -ERANGE when
+ * the value in ns does not fit in 64 bits.
  */
 int bench_parse_time(const char *s, uint64_t def_unit_ns, uint64_t *out_ns);
+
+/**
+ * bench_show() - user text made safe for a message: at most @max_chars
+ * characters then "...", control bytes, invisible characters and bytes
+ * that are not UTF-8 as \xNN.
+ * @buf: output; @len bytes, at least 4 (@max_chars * 4 + 4 holds any input).
+ * @s, @n: the text and its length in bytes.
+ * Return: @buf.
+ */
+const char *bench_show(char *buf, size_t len, const char *s, size_t n,
+		       size_t max_chars);
 
 /** bench_usage() - print the option list to @f. */
 void bench_usage(FILE *f);

@@ -9,6 +9,29 @@ expect_error "unsupported fio option" "buffered.*not support" bench --buffered=1
 expect_error "bad rw" "rw=sideways" bench --rw=sideways
 expect_error "bad bs" "bs=" bench --bs=100
 expect_error "bad size suffix" "size=4x" bench --size=4x
+# a value that does not parse says what would: the form and the range
+for v in abc -1 1.5 4kk; do
+	expect_error "iodepth=$v: form and range" \
+		"iodepth=$v: not a number \(a whole number with an optional k/m/g/t/p suffix\), allowed 1\.\.65536$" \
+		bench --iodepth=$v
+done
+expect_error "bs=4x: form and range" \
+	"bs=4x: not a size \(a whole number with an optional k/m/g/t/p suffix\), allowed 512\.\.16M$" bench --bs=4x
+expect_error "fail_every=4kk: what is allowed" \
+	"fail_every=4kk: not a number \(.*k/m/g/t/p suffix\), allowed 0\.\.2\^64-1$" bench --fail_every=4kk
+expect_error "runtime=abc: form and range" \
+	"runtime=abc: not a time \(a whole number with an optional unit ns/us/ms/s/m/h/d, s without one\)" bench --runtime=abc
+expect_error "empty --bs= says what it takes" \
+	"option 'bs' needs a value: a size .*, allowed 512\.\.16M$" bench --bs=
+expect_error "empty --rw= lists the values" \
+	"option 'rw' needs a value, allowed read\|write\|" bench --rw=
+expect_error "runtime past 64 bits: overflow and the maximum" \
+	"runtime=99999999999d: overflows 64 bits, the maximum is 213503d$" bench --runtime=99999999999d
+expect_error "--help takes no value" "option 'help' takes no value" bench --help=1
+expect_error "--help= takes no value" "option 'help' takes no value" bench --help=
+expect_error "control bytes in an option are escaped" "unknown option 'foo\\\\x1b\\[2J'" \
+	bench "--foo$(printf '\033')[2J=1"
+check "no raw escape byte in the message" bash -c '! grep -q "$(printf "\033")" "$1"' _ "$TMP/err"
 expect_error "rwmixread > 100" "rwmixread=101" bench --rw=randrw --rwmixread=101
 expect_error "unknown device" "dev=xyz.*null.*ram.*uring" bench --dev=xyz
 expect_error "bad elevator" "elevator=cfq" bench --elevator=cfq

@@ -54,4 +54,29 @@ expect_error "bad value in job file names file:line" "bad.fio:3: iodepth=0: .*1\
 printf '[j]\nioengine=libaio\n' >"$TMP/unsup.fio"
 expect_error "fio option blkstack lacks is named unsupported" "ioengine.*not support" bench "$TMP/unsup.fio"
 expect_error "missing job file" "nonexistent.fio" bench "$TMP/nonexistent.fio"
+expect_error "a directory as job file" "^blkstack bench: $TMP: Is a directory$" bench "$TMP"
+
+# more jobs than blkstack bench takes: the limit is in the message
+for i in $(seq 65); do printf '[j%d]\n' "$i"; done >"$TMP/many.fio"
+expect_error "65 jobs: the limit of 64 is named" \
+	"many.fio:65: more than 64 jobs \(blkstack bench's limit\)" bench "$TMP/many.fio"
+# long names and values are cut at 64 characters in messages
+long=$(printf 'x%.0s' $(seq 300))
+printf '[%s]\n' "$long" >"$TMP/long.fio"
+expect_error "long section name cut with ..." \
+	"long.fio:1: section name 'x{64}\.\.\.' longer than 63 characters" bench "$TMP/long.fio"
+printf '[j]\nrw=%s\n' "$long" >"$TMP/longval.fio"
+expect_error "long value cut with ..." "longval.fio:2: rw=x{64}\.\.\.: bad value" bench "$TMP/longval.fio"
+# control bytes are shown as \xNN, never sent to the terminal
+printf '[j]\nrw=\033[2Jread\n' >"$TMP/ctl.fio"
+expect_error "control byte escaped" 'ctl.fio:2: rw=\\x1b\[2Jread: bad value' bench "$TMP/ctl.fio"
+check "no raw escape byte in the message" bash -c '! grep -q "$(printf "\033")" "$1"' _ "$TMP/err"
+# a NUL byte in a line is an error, not the end of the line
+printf '[j]\nrw=read\000junk\nsize=1m\n' >"$TMP/nul.fio"
+expect_error "NUL byte names file:line" "nul.fio:2: NUL byte in the line" bench "$TMP/nul.fio"
+# a UTF-8 byte order mark at the start of the file is skipped
+printf '\357\273\277[bom]\nrw=read\nsize=1m\n' >"$TMP/bom.fio"
+"$BLKSTACK" bench --dev=null --output-format=json "$TMP/bom.fio" >"$TMP/bom.json"
+check "BOM: exit 0" test $? -eq 0
+check "BOM: job named without it" jq -e '[.jobs[].jobname] == ["bom"]' "$TMP/bom.json"
 finish

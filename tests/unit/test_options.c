@@ -47,8 +47,9 @@ static int group_teardown(void **state)
 	return rmdir(tmpdir);
 }
 
-/* Write @text to @name in the temp dir; returns a static path. */
-static const char *write_file(const char *name, const char *text)
+/* Write @len bytes of @text to @name in the temp dir; a static path. */
+static const char *write_file_n(const char *name, const char *text,
+				size_t len)
 {
 	static char path[4][512];
 	static int slot;
@@ -58,9 +59,14 @@ static const char *write_file(const char *name, const char *text)
 	snprintf(p, sizeof(path[0]), "%s/%s", tmpdir, name);
 	f = fopen(p, "w");
 	assert_non_null(f);
-	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fwrite(text, 1, len, f), len);
 	assert_int_equal(fclose(f), 0);
 	return p;
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+	return write_file_n(name, text, strlen(text));
 }
 
 static int parse(struct bench_opts *o, int argc, const char **argv)
@@ -140,7 +146,14 @@ static void test_parse_size(void **state)
 	};
 	static const char *const bad[] = {
 		"", "4x", "-1", "+1", " 4k", "4k ", "k", "4kk", "4kbb", "0x",
-		"0x1k", "1.5g", "18446744073709551616", "16777216t", "16385p",
+		"0x1k", "1.5g",
+		/* too large and a bad suffix: the syntax is what is wrong */
+		"99999999999999999999x", "0x1ffffffffffffffffk",
+	};
+	/* Good syntax, more than 64 bits. */
+	static const char *const overflow[] = {
+		"18446744073709551616", "16777216t", "16385p",
+		"0x10000000000000000", "99999999999999999999k",
 	};
 	uint64_t v;
 	size_t i;
@@ -155,6 +168,12 @@ static void test_parse_size(void **state)
 		assert_int_equal(bench_parse_size(bad[i], &v), -EINVAL);
 		assert_int_equal(v, 12345);
 	}
+	for (i = 0; i < ARRAY_SIZE(overflow); i++) {
+		v = 12345;
+		assert_int_equal(bench_parse_size(overflow[i], &v), -ERANGE);
+		assert_int_equal(v, 12345);
+	}
+	assert_int_equal(bench_parse_size(NULL, &v), -EINVAL);
 }
 
 static void test_parse_time(void **state)
@@ -172,7 +191,11 @@ static void test_parse_time(void **state)
 	};
 	static const char *const bad[] = {
 		"", "5x", "-1", "ms", "5 s", "1.5s", "0x10", "5mss",
-		"18446744073709551615s", "999999999999h",
+		"99999999999999999999x",
+	};
+	static const char *const overflow[] = {
+		"18446744073709551615s", "999999999999h", "99999999999d",
+		"99999999999999999999",
 	};
 	uint64_t v;
 	size_t i;
@@ -185,6 +208,16 @@ static void test_parse_time(void **state)
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		assert_int_equal(bench_parse_time(bad[i], NS_PER_SEC, &v),
 				 -EINVAL);
+	for (i = 0; i < ARRAY_SIZE(overflow); i++) {
+		v = 12345;
+		assert_int_equal(bench_parse_time(overflow[i], NS_PER_SEC, &v),
+				 -ERANGE);
+		assert_int_equal(v, 12345);
+	}
+	/* The largest value, to the nanosecond. */
+	assert_int_equal(bench_parse_time("18446744073709551615ns",
+					  NS_PER_SEC, &v), 0);
+	assert_int_equal(v, UINT64_MAX);
 	/* The default unit only applies without a unit. */
 	assert_int_equal(bench_parse_time("30", 1000000, &v), 0);
 	assert_int_equal(v, 30000000);
@@ -370,13 +403,17 @@ static void test_errors(void **state)
 
 	/* Bad values. */
 	assert_int_equal(set(&o, &j, "iodepth", "4x"), -EINVAL);
-	assert_string_equal(errbuf, "iodepth=4x: not a valid number");
+	assert_string_equal(errbuf,
+			    "iodepth=4x: not a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536");
 	assert_int_equal(set(&o, &j, "iodepth", "-1"), -EINVAL);
 	assert_int_equal(set(&o, &j, "iodepth", "99999999999999999999"), -EINVAL);
+	assert_string_equal(errbuf,
+			    "iodepth=99999999999999999999: out of range, allowed 1..65536");
 	assert_int_equal(set(&o, &j, "iodepth", "4294967297"), -EINVAL);
 	assert_non_null(strstr(errbuf, "out of range"));
 	assert_int_equal(set(&o, &j, "runtime", "5x"), -EINVAL);
-	assert_non_null(strstr(errbuf, "runtime=5x: bad time"));
+	assert_string_equal(errbuf,
+			    "runtime=5x: not a time (a whole number with an optional unit ns/us/ms/s/m/h/d, s without one), allowed 0..2^64-1ns");
 	assert_int_equal(set(&o, &j, "rw", "sequential"), -EINVAL);
 	assert_string_equal(errbuf,
 			    "rw=sequential: bad value, allowed read|write|randread|randwrite|rw|readwrite|randrw|trim|randtrim");
@@ -386,18 +423,155 @@ static void test_errors(void **state)
 	assert_string_equal(o.dev.elevator, "none");
 	assert_int_equal(j.iodepth, 1);
 
-	/* Missing value. */
+	/* Missing value: the message says what to give. */
 	assert_int_equal(set(&o, &j, "iodepth", NULL), -EINVAL);
-	assert_string_equal(errbuf, "option 'iodepth' needs a value");
+	assert_string_equal(errbuf,
+			    "option 'iodepth' needs a value: a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536");
 	assert_int_equal(set(&o, &j, "rw", ""), -EINVAL);
-	assert_string_equal(errbuf, "option 'rw' needs a value");
+	assert_string_equal(errbuf,
+			    "option 'rw' needs a value, allowed read|write|randread|randwrite|rw|readwrite|randrw|trim|randtrim");
 	assert_int_equal(set(&o, &j, "time_based", ""), -EINVAL);
+	assert_string_equal(errbuf, "option 'time_based' needs a value, allowed 0|1");
 
 	/* Too long a name. */
 	assert_int_equal(set(&o, &j, "name",
 			     "0123456789012345678901234567890123456789012345678901234567890123"),
 			 -EINVAL);
 	assert_non_null(strstr(errbuf, "too long, at most 63"));
+}
+
+/* Every number, size and time error says the form and what is allowed. */
+static void test_number_errors(void **state)
+{
+	static const struct {
+		const char *name, *val, *msg;
+	} cases[] = {
+		{ "iodepth", "abc",
+		  "iodepth=abc: not a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536" },
+		{ "iodepth", "-1",
+		  "iodepth=-1: not a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536" },
+		{ "iodepth", "1.5",
+		  "iodepth=1.5: not a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536" },
+		{ "iodepth", "4kk",
+		  "iodepth=4kk: not a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536" },
+		{ "bs", "4x",
+		  "bs=4x: not a size (a whole number with an optional k/m/g/t/p suffix), allowed 512..16M" },
+		{ "size", "1.5g",
+		  "size=1.5g: not a size (a whole number with an optional k/m/g/t/p suffix), allowed 0..2^64-1" },
+		{ "fail_every", "4kk",
+		  "fail_every=4kk: not a number (a whole number with an optional k/m/g/t/p suffix), allowed 0..2^64-1" },
+		{ "rq_timeout", "abc",
+		  "rq_timeout=abc: not a time (a whole number with an optional unit ns/us/ms/s/m/h/d, ms without one), allowed 1ms..1h" },
+		{ "completion_nsec", "-5",
+		  "completion_nsec=-5: not a time (a whole number with an optional unit ns/us/ms/s/m/h/d, ns without one), allowed 0..1s" },
+		/* Past 64 bits: the maximum, in the unit given. */
+		{ "runtime", "99999999999d",
+		  "runtime=99999999999d: overflows 64 bits, the maximum is 213503d" },
+		{ "runtime", "99999999999999999999",
+		  "runtime=99999999999999999999: overflows 64 bits, the maximum is 18446744073s" },
+		{ "ramp_time", "99999999999999999999ms",
+		  "ramp_time=99999999999999999999ms: overflows 64 bits, the maximum is 18446744073709ms" },
+		{ "size", "16385p",
+		  "size=16385p: overflows 64 bits, the maximum is 16383p" },
+		{ "fail_every", "99999999999999999999",
+		  "fail_every=99999999999999999999: overflows 64 bits, the maximum is 18446744073709551615" },
+		/* A bounded option: its range says it. */
+		{ "rq_timeout", "99999999999d",
+		  "rq_timeout=99999999999d: out of range, allowed 1ms..1h" },
+		{ "bs", "99999999999999999999",
+		  "bs=99999999999999999999: out of range, allowed 512..16M" },
+	};
+	struct bench_opts o;
+	struct bench_job_opts j;
+	size_t i;
+
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		assert_int_equal(set(&o, &j, cases[i].name, cases[i].val),
+				 -EINVAL);
+		assert_string_equal(errbuf, cases[i].msg);
+	}
+	/* Nothing was stored. */
+	assert_int_equal(j.iodepth, 1);
+	assert_int_equal(j.runtime_ns, 0);
+	assert_int_equal(o.dev.fail_every, 0);
+}
+
+/* An empty value gets what the option allows, whatever its type. */
+static void test_empty_value_errors(void **state)
+{
+	static const struct {
+		const char *name, *msg;
+	} cases[] = {
+		{ "bs",
+		  "option 'bs' needs a value: a size (a whole number with an optional k/m/g/t/p suffix), allowed 512..16M" },
+		{ "runtime",
+		  "option 'runtime' needs a value: a time (a whole number with an optional unit ns/us/ms/s/m/h/d, s without one), allowed 0..2^64-1ns" },
+		{ "elevator", "option 'elevator' needs a value, allowed none|mq-deadline" },
+		{ "dev",
+		  "option 'dev' needs a value, allowed a comma-separated list of null|ram|uring" },
+		{ "name", "option 'name' needs a value: text, at most 63 characters" },
+		{ "filename",
+		  "option 'filename' needs a value: a path, at most 4095 characters" },
+		{ "description", "option 'description' needs a value: text" },
+	};
+	struct bench_opts o;
+	struct bench_job_opts j;
+	size_t i;
+
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		assert_int_equal(set(&o, &j, cases[i].name, ""), -EINVAL);
+		assert_string_equal(errbuf, cases[i].msg);
+		assert_int_equal(set(&o, &j, cases[i].name, NULL), -EINVAL);
+		assert_string_equal(errbuf, cases[i].msg);
+	}
+}
+
+/* Text from the user is cut at 64 characters and never sent raw. */
+static void test_error_text_shown_safely(void **state)
+{
+	char long_val[200], want[300];
+	struct bench_opts o;
+	struct bench_job_opts j;
+
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+
+	memset(long_val, 'x', sizeof(long_val) - 1);
+	long_val[sizeof(long_val) - 1] = '\0';
+	assert_int_equal(set(&o, &j, "rw", long_val), -EINVAL);
+	snprintf(want, sizeof(want), "rw=%.64s...: bad value, allowed ", long_val);
+	assert_memory_equal(errbuf, want, strlen(want));
+	assert_int_equal(set(&o, &j, long_val, "1"), -ENOENT);
+	snprintf(want, sizeof(want), "unknown option '%.64s...'", long_val);
+	assert_string_equal(errbuf, want);
+	/* Exactly 64 characters: no "..." */
+	long_val[64] = '\0';
+	assert_int_equal(set(&o, &j, "rw", long_val), -EINVAL);
+	snprintf(want, sizeof(want), "rw=%s: bad", long_val);
+	assert_memory_equal(errbuf, want, strlen(want));
+
+	/* Control bytes, DEL, a bad byte and a C1 control: \xNN. */
+	assert_int_equal(set(&o, &j, "rw", "\x1b[31mred\x7f\xff\xc2\x9b"), -EINVAL);
+	assert_non_null(strstr(errbuf,
+			       "rw=\\x1b[31mred\\x7f\\xff\\xc2\\x9b: bad value"));
+	assert_int_equal(set(&o, &j, "fo\no", "1"), -ENOENT);
+	assert_string_equal(errbuf, "unknown option 'fo\\x0ao'");
+	/* UTF-8 text stays as it is. */
+	assert_int_equal(set(&o, &j, "rw", "l\xc3\xa9se"), -EINVAL);
+	assert_non_null(strstr(errbuf, "rw=l\xc3\xa9se: bad value"));
+	/* The list of devices shows the bad element the same way. */
+	assert_int_equal(set(&o, &j, "dev", "null,\x01"), -EINVAL);
+	assert_string_equal(errbuf,
+			    "dev=null,\\x01: unknown device '\\x01', allowed null|ram|uring");
+	/* A job name goes to reports: no control characters in it. */
+	assert_int_equal(set(&o, &j, "name", "a\tb"), -EINVAL);
+	assert_string_equal(errbuf,
+			    "name=a\\x09b: control characters are not allowed");
+	assert_int_equal(set(&o, &j, "name", "r\xc3\xa9" "ad"), 0);
 }
 
 static void test_dev_list(void **state)
@@ -567,7 +741,10 @@ static void test_cli_errors(void **state)
 		const char *arg;
 		const char *msg;
 	} cases[] = {
-		{ "--iodepth", "option 'iodepth' needs a value" },
+		{ "--iodepth",
+		  "option 'iodepth' needs a value: a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536" },
+		{ "--bs=",
+		  "option 'bs' needs a value: a size (a whole number with an optional k/m/g/t/p suffix), allowed 512..16M" },
 		{ "--iodepth=0", "iodepth=0: out of range, allowed 1..65536" },
 		{ "--foo=1", "unknown option 'foo'" },
 		{ "--buffered=1",
@@ -576,9 +753,16 @@ static void test_cli_errors(void **state)
 		{ "--output-format=xml", NULL },
 		{ "--eta=sometimes", NULL },
 		{ "--minimal", NULL },
-		{ "--output=", NULL },
-		{ "--name=", "option 'name' needs a value" },
-		{ "--matrix=1", NULL },
+		{ "--output=", "option 'output' needs a value (FILE)" },
+		{ "--eta=", "option 'eta' needs a value, allowed auto|always|never" },
+		{ "--output-format",
+		  "option 'output-format' needs a value, allowed normal|json" },
+		{ "--name=", "option 'name' needs a value: text, at most 63 characters" },
+		{ "--matrix=1", "option 'matrix' takes no value" },
+		{ "--help=1", "option 'help' takes no value" },
+		{ "--help=", "option 'help' takes no value" },
+		{ "--help=0", "option 'help' takes no value" },
+		{ "--eta=\x1b[2J", "eta=\\x1b[2J: bad value, allowed auto|always|never" },
 		{ "-x", NULL },
 		{ "--dev=null,foo", NULL },
 		{ "--bs=512", NULL },		/* with logical_block_size=4k */
@@ -602,6 +786,28 @@ static void test_cli_errors(void **state)
 		assert_int_equal(parse(&o, 2, argv), -EINVAL);
 		assert_non_null(strstr(errbuf, "not support"));
 		assert_non_null(strstr(errbuf, "normal|json"));
+	}
+	{
+		/* --help with a value fails even before a bad option. */
+		const char *argv[] = { "bench", "--help=1", "--bogus" };
+
+		assert_int_equal(parse(&o, 3, argv), -EINVAL);
+		assert_string_equal(errbuf, "option 'help' takes no value");
+		assert_false(o.help);
+	}
+	{
+		const char *argv[BENCH_MAX_JOBS + 2] = { "bench" };
+		char want[80];
+
+		for (i = 1; i <= BENCH_MAX_JOBS + 1; i++)
+			argv[i] = "--name=j";
+		assert_int_equal(parse(&o, BENCH_MAX_JOBS + 1, argv), 0);
+		assert_int_equal(o.nr_jobs, BENCH_MAX_JOBS);
+		assert_int_equal(parse(&o, BENCH_MAX_JOBS + 2, argv), -EINVAL);
+		snprintf(want, sizeof(want),
+			 "more than %d jobs (blkstack bench's limit)",
+			 BENCH_MAX_JOBS);
+		assert_string_equal(errbuf, want);
 	}
 }
 
@@ -708,9 +914,11 @@ static void test_jobfile_with_cli_global(void **state)
 	}
 }
 
-static void jobfile_error(const char *text, int want_rc, const char *want)
+/* A job file of @len bytes fails with @want_rc and "<path><want>". */
+static void jobfile_error_n(const char *text, size_t len, int want_rc,
+			    const char *want)
 {
-	const char *path = write_file("bad.fio", text);
+	const char *path = write_file_n("bad.fio", text, len);
 	char msg[600];
 	struct bench_opts o;
 	int rc;
@@ -723,6 +931,11 @@ static void jobfile_error(const char *text, int want_rc, const char *want)
 	assert_int_equal(o.nr_jobs, 1);
 	snprintf(msg, sizeof(msg), "%s%s", path, want);
 	assert_string_equal(errbuf, msg);
+}
+
+static void jobfile_error(const char *text, int want_rc, const char *want)
+{
+	jobfile_error_n(text, strlen(text), want_rc, want);
 }
 
 static void test_jobfile_errors(void **state)
@@ -738,9 +951,9 @@ static void test_jobfile_errors(void **state)
 	jobfile_error("[j]\nbuffered=1\n", -EINVAL,
 		      ":2: option 'buffered' is a fio option that blkstack bench does not support");
 	jobfile_error("[j]\niodepth\n", -EINVAL,
-		      ":2: option 'iodepth' needs a value");
+		      ":2: option 'iodepth' needs a value: a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536");
 	jobfile_error("[j]\niodepth=4 ; four\n", -EINVAL,
-		      ":2: iodepth=4 ; four: not a valid number");
+		      ":2: iodepth=4 ; four: not a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536");
 	jobfile_error("include other.fio\n[j]\n", -EINVAL,
 		      ":1: 'include' is a fio directive that blkstack bench does not support");
 	jobfile_error("[j]\niodepth=${BLK_TEST_UNSET_VAR}\n", -EINVAL,
@@ -758,10 +971,95 @@ static void test_jobfile_errors(void **state)
 	for (i = 0; i < BENCH_MAX_JOBS; i++)
 		p += sprintf(p, "[j%d]\n", i);
 	strcpy(p, "[last]\n");
-	snprintf(want, sizeof(want), ":%d: more than %d jobs",
+	snprintf(want, sizeof(want),
+		 ":%d: more than %d jobs (blkstack bench's limit)",
 		 BENCH_MAX_JOBS, BENCH_MAX_JOBS);
 	/* One job is already in @o, so the 64th section overflows. */
 	jobfile_error(big, -EINVAL, want);
+}
+
+/* What a job file holds is shown cut and escaped; odd bytes are caught. */
+static void test_jobfile_bytes(void **state)
+{
+	static const char nul_mid[] = "[j]\nrw=read\0; hidden\nbs=8k\n";
+	static const char nul_end[] = "[j]\nrw=read\n\0";
+	char text[400], want[400], name[101];
+	const char *path;
+	struct bench_opts o;
+
+	memset(name, 'n', 100);
+	name[100] = '\0';
+
+	/* Long section names and values: 64 characters, then "..." */
+	snprintf(text, sizeof(text), "[%s]\n", name);
+	snprintf(want, sizeof(want),
+		 ":1: section name '%.64s...' longer than 63 characters", name);
+	jobfile_error(text, -EINVAL, want);
+	snprintf(text, sizeof(text), "[j]\nrw=%s\n", name);
+	snprintf(want, sizeof(want),
+		 ":2: rw=%.64s...: bad value, allowed read|write|randread|randwrite|rw|readwrite|randrw|trim|randtrim",
+		 name);
+	jobfile_error(text, -EINVAL, want);
+	snprintf(text, sizeof(text), "[%s\n", name);
+	snprintf(want, sizeof(want), ":1: bad section header '[%.63s...'",
+		 name);
+	jobfile_error(text, -EINVAL, want);
+	snprintf(text, sizeof(text), "%s=1\n[j]\n", name);
+	snprintf(want, sizeof(want),
+		 ":1: option '%.64s...' outside of a [section]", name);
+	jobfile_error(text, -EINVAL, want);
+
+	/* Control bytes are escaped, never echoed. */
+	jobfile_error("[j]\nrw=\x1b[31mred\n", -EINVAL,
+		      ":2: rw=\\x1b[31mred: bad value, allowed read|write|randread|randwrite|rw|readwrite|randrw|trim|randtrim");
+	jobfile_error("[j\x07\n", -EINVAL, ":1: bad section header '[j\\x07'");
+	jobfile_error("[j]\nfoo\x08=1\n", -EINVAL, ":2: unknown option 'foo\\x08'");
+	jobfile_error("[j]\niodepth=${\x1b}\n", -EINVAL,
+		      ":2: environment variable '\\x1b' is not set");
+	jobfile_error("[j\x1b]\nrw=read\n", -EINVAL,
+		      ":1: section name 'j\\x1b': control characters are not allowed");
+
+	/* A NUL byte would cut the line short: an error, not a guess. */
+	jobfile_error_n(nul_mid, sizeof(nul_mid) - 1, -EINVAL,
+			":2: NUL byte in the line");
+	jobfile_error_n(nul_end, sizeof(nul_end) - 1, -EINVAL,
+			":3: NUL byte in the line");
+
+	/* A UTF-8 byte order mark starts the file: skipped. */
+	path = write_file("bom.fio", "\xef\xbb\xbf[bom]\nbs=8k\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), 0);
+	assert_int_equal(o.nr_jobs, 1);
+	assert_string_equal(o.jobs[0].name, "bom");
+	assert_int_equal(o.jobs[0].bs, 8192);
+	path = write_file("bom2.fio", "\xef\xbb\xbf; comment\n[b]\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), 0);
+	assert_string_equal(o.jobs[0].name, "b");
+	/* Only at the start of the file; elsewhere it is shown, not hidden. */
+	jobfile_error("[j]\n\xef\xbb\xbf[k]\n", -EINVAL,
+		      ":2: unknown option '\\xef\\xbb\\xbf[k]'");
+	/* So is a bidi override, which would turn the message around. */
+	jobfile_error("[j]\nrw=\xe2\x80\xae" "daer\n", -EINVAL,
+		      ":2: rw=\\xe2\\x80\\xaedaer: bad value, allowed read|write|randread|randwrite|rw|readwrite|randrw|trim|randtrim");
+}
+
+static void test_jobfile_directory(void **state)
+{
+	const char *argv[] = { "bench", tmpdir };
+	char want[600];
+	struct bench_opts o;
+
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, tmpdir, NULL, errbuf,
+					     sizeof(errbuf)), -EISDIR);
+	snprintf(want, sizeof(want), "%s: Is a directory", tmpdir);
+	assert_string_equal(errbuf, want);
+	assert_int_equal(o.nr_jobs, 0);
+	assert_int_equal(parse(&o, 2, argv), -EINVAL);
+	assert_string_equal(errbuf, want);
 }
 
 static void test_jobfile_missing(void **state)
@@ -875,6 +1173,9 @@ int main(void)
 		cmocka_unit_test(test_bool_options),
 		cmocka_unit_test(test_rwmixwrite),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_number_errors),
+		cmocka_unit_test(test_empty_value_errors),
+		cmocka_unit_test(test_error_text_shown_safely),
 		cmocka_unit_test(test_dev_list),
 		cmocka_unit_test(test_rw_helpers),
 		cmocka_unit_test(test_cli_no_args_is_matrix),
@@ -887,6 +1188,8 @@ int main(void)
 		cmocka_unit_test(test_jobfile),
 		cmocka_unit_test(test_jobfile_with_cli_global),
 		cmocka_unit_test(test_jobfile_errors),
+		cmocka_unit_test(test_jobfile_bytes),
+		cmocka_unit_test(test_jobfile_directory),
 		cmocka_unit_test(test_jobfile_missing),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_verify_options),
