@@ -4,9 +4,13 @@
  * report as fio does (text or JSON) or as seed 001's matrix tables.
  */
 #include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #include "clock.h"
@@ -49,6 +53,62 @@ static void matrix_defaults(struct bench_job_opts *j, int argc, char **argv)
 		j->time_based = true;
 }
 
+/*
+ * SIGINT/SIGTERM: stop the jobs as if their runtime had ended and report
+ * what ran.  A second signal kills as usual: the handler puts SIG_DFL back
+ * and raises it again, delivered when the handler returns.  One exception:
+ * a repeat within STOP_DUP_NS of the first is the same interrupt delivered
+ * twice, as timeout(1) does (it signals the command, then its process
+ * group), and must not throw the report away.  Only async-signal-safe
+ * calls here: clock_gettime(), sigaction(), raise() and lock-free atomics.
+ * Job and device threads block both signals, so the main thread runs it.
+ */
+#define STOP_DUP_NS 100000000ull
+
+static atomic_ullong stop_first_ns;
+
+static void stop_handler(int sig)
+{
+	struct sigaction dfl;
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (!atomic_load(&bench_interrupted)) {
+		atomic_store(&stop_first_ns, now);
+		atomic_store(&bench_interrupted, sig);
+		return;
+	}
+	if (now - atomic_load(&stop_first_ns) < STOP_DUP_NS)
+		return;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(SIGINT, &dfl, NULL);
+	sigaction(SIGTERM, &dfl, NULL);
+	raise(sig);
+}
+
+static void stop_handlers_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = stop_handler;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static bool interrupted(void)
+{
+	return atomic_load(&bench_interrupted) != 0;
+}
+
 static int report_job_errors(const struct bench_run_result *r)
 {
 	unsigned int i;
@@ -73,6 +133,7 @@ int bench_main(int argc, char **argv)
 	struct bench_opts *o;
 	char err[512] = "";
 	FILE *out = stdout;
+	bool err_printed = false;
 	int ret, failed = 0;
 
 	o = calloc(1, sizeof(*o));
@@ -119,6 +180,7 @@ int bench_main(int argc, char **argv)
 		free(o);
 		return 1;
 	}
+	stop_handlers_install();
 	if (o->output[0]) {
 		out = fopen(o->output, "w");
 		if (!out) {
@@ -144,8 +206,19 @@ int bench_main(int argc, char **argv)
 		matrix_defaults(&tmpl, argc, argv);
 		*mo = *o;
 		mo->nr_jobs = 1;
+		/* cells that do not run (interrupted) show as empty */
 		for (row = 0; row < NR_MATRIX_ROWS; row++) {
 			for (d = 0; d < o->dev.nr_devs; d++) {
+				struct bench_run_result *r =
+					&runs[row * o->dev.nr_devs + d];
+
+				snprintf(r->dev, sizeof(r->dev), "%s", o->dev.devs[d]);
+				snprintf(r->workload, sizeof(r->workload), "%s",
+					 bench_rw_name(matrix_rows[row]));
+			}
+		}
+		for (row = 0; row < NR_MATRIX_ROWS && !interrupted(); row++) {
+			for (d = 0; d < o->dev.nr_devs && !interrupted(); d++) {
 				struct bench_run_result *r = &runs[nr_runs];
 
 				row_jobs[row] = tmpl;
@@ -157,6 +230,7 @@ int bench_main(int argc, char **argv)
 				ret = bench_run(mo, o->dev.devs[d], r, err, sizeof(err));
 				if (ret) {
 					fprintf(stderr, "blkstack bench: %s\n", err);
+					err_printed = true;
 					free(mo);
 					goto out;
 				}
@@ -180,10 +254,11 @@ int bench_main(int argc, char **argv)
 			ret = -ENOMEM;
 			goto out;
 		}
-		for (d = 0; d < o->dev.nr_devs; d++) {
+		for (d = 0; d < o->dev.nr_devs && !interrupted(); d++) {
 			ret = bench_run(o, o->dev.devs[d], &runs[d], err, sizeof(err));
 			if (ret) {
 				fprintf(stderr, "blkstack bench: %s\n", err);
+				err_printed = true;
 				goto out;
 			}
 			nr_runs++;
@@ -195,8 +270,11 @@ int bench_main(int argc, char **argv)
 			ret = bench_report_json(out, o, runs, nr_runs);
 	}
 out:
-	if (ret == -ENOMEM)
+	if (ret == -ENOMEM && !err_printed)
 		fprintf(stderr, "blkstack bench: out of memory\n");
+	if (interrupted())
+		fprintf(stderr, "blkstack bench: interrupted by %s: jobs stopped, the report covers what ran\n",
+			atomic_load(&bench_interrupted) == SIGTERM ? "SIGTERM" : "SIGINT");
 	for (i = 0; i < nr_runs; i++)
 		bench_run_result_free(&runs[i]);
 	free(runs);

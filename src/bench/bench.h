@@ -5,6 +5,7 @@
 #ifndef BLKSTACK_BENCH_H
 #define BLKSTACK_BENCH_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -31,6 +32,12 @@ struct bench_dir_stats {
 	 * results built without it means the job's runtime_ns.
 	 */
 	uint64_t runtime_ns;
+	/*
+	 * Where that time starts, in absolute bench-clock ns (bench_now_ns()):
+	 * the direction's window is [start_ns, start_ns + runtime_ns].  Only
+	 * meaningful when the job's window_end_ns is set.
+	 */
+	uint64_t start_ns;
 	struct blk_hist slat; /* submission latency: prep -> submitted, ns */
 	struct blk_hist clat; /* completion latency: submitted -> reaped, ns */
 	struct blk_hist lat;  /* total: prep -> reaped, ns */
@@ -45,6 +52,17 @@ struct bench_job_result {
 	unsigned int nr_threads;   /* threads summed here (group_reporting) */
 	struct bench_dir_stats dir[DDIR_NR];
 	uint64_t runtime_ns;       /* measured window (after ramp), verify phase included */
+	/*
+	 * The measured window in absolute bench-clock ns (bench_now_ns()):
+	 * from the end of the ramp (or the thread's start, for a job that
+	 * ended within its ramp) to the end of the last counted I/O, verify
+	 * phase included.  Aggregates over threads (group_reporting, the
+	 * matrix) divide by the span of their windows, so that threads that
+	 * ran one after another do not add up as if they ran at once.  Both
+	 * 0 in results built without it: the window is then [0, runtime_ns].
+	 */
+	uint64_t window_start_ns;
+	uint64_t window_end_ns;
 	double usr_cpu_s;          /* thread CPU in the measured window */
 	double sys_cpu_s;
 	uint64_t ctx_switches;     /* voluntary + involuntary */
@@ -58,6 +76,13 @@ struct bench_job_result {
 	uint64_t verify_mismatches; /* of those, blocks that failed a check */
 	uint64_t verify_ns;        /* duration of the verify phase; in runtime_ns and dir[READ] */
 };
+
+/*
+ * Set (to the signal number) by SIGINT/SIGTERM while `blkstack bench` runs:
+ * job threads stop as if their runtime had ended, later stonewall groups,
+ * devices and matrix cells do not start, and the report is still written.
+ */
+extern atomic_int bench_interrupted;
 
 /* One device's run: all jobs, plus the device's view. */
 struct bench_run_result {
@@ -128,7 +153,11 @@ int bench_report_json(FILE *f, const struct bench_opts *o,
 void bench_report_matrix(FILE *f, const struct bench_run_result *runs,
 			 unsigned int nr_rows, unsigned int nr_devs);
 
-/** Totals of a run over jobs and directions, for the matrix. */
+/**
+ * Totals of a run over jobs and directions, for the matrix.  bench_run_iops()
+ * is all I/Os over the span of the threads' windows, from the earliest
+ * start to the latest end.
+ */
 double bench_run_iops(const struct bench_run_result *r);
 double bench_run_cpu_pct(const struct bench_run_result *r);
 double bench_run_lat_us(const struct bench_run_result *r);

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,8 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 struct bench_clock bench_clk;
+
+atomic_int bench_interrupted;
 
 /* ---------------------------------------------------------------- clock */
 
@@ -97,6 +100,9 @@ const char *bench_clock_name(void)
 
 /* --------------------------------------------------------------- device */
 
+/* The core's limit on hardware queues; nr_hw_queues=0 stops there. */
+#define BENCH_MAX_AUTO_HW_QUEUES 256u
+
 int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 		   uint64_t size, uint64_t create_size, unsigned int nr_threads,
 		   struct blk_dev **dev, char *err, size_t errlen)
@@ -109,7 +115,10 @@ int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 	q.logical_block_size = d->logical_block_size;
 	q.max_sectors = d->max_sectors;
 	q.max_segments = d->max_segments;
-	q.nr_hw_queues = d->nr_hw_queues ? d->nr_hw_queues : nr_threads;
+	/* automatic: one per thread, at most the core's 256 (threads then share) */
+	q.nr_hw_queues = d->nr_hw_queues ? d->nr_hw_queues :
+		nr_threads > BENCH_MAX_AUTO_HW_QUEUES ? BENCH_MAX_AUTO_HW_QUEUES :
+							nr_threads;
 	if (!q.nr_hw_queues)
 		q.nr_hw_queues = 1;
 	q.queue_depth = d->hw_queue_depth;
@@ -270,10 +279,13 @@ struct job_thread {
 	uint64_t seq_pos[DDIR_NR];   /* next sequential block per direction */
 	uint64_t bytes_issued;
 	uint64_t bytes_limit;        /* 0: none (time_based) */
-	bool measuring;
+	bool measuring;              /* completions are counted */
+	bool ramping;                /* in ramp_time: counted, reset when it ends */
 	bool lat;                    /* latency timestamps */
 	bool stop;
-	uint64_t t_start, t_measure, t_end_deadline;
+	bool interrupted;            /* stopped by SIGINT/SIGTERM (bench_interrupted) */
+	uint64_t t_start, t_measure;
+	uint64_t t_loop_end;         /* end of job_loop()'s measured window */
 	struct rusage ru_start;
 	struct job_progress progress;
 	uint64_t ios_done[DDIR_NR];  /* progress, thread-local */
@@ -334,6 +346,16 @@ static inline void randmap_set(struct job_thread *td, uint64_t w, uint64_t bit)
 		td->randmap_full[w >> 6] |= 1ull << (w & 63);
 }
 
+/* An empty map: no block used; a partial last word's missing blocks marked used. */
+static void randmap_clear(struct job_thread *td)
+{
+	memset(td->randmap, 0, td->randmap_words * 8);
+	memset(td->randmap_full, 0, td->randmap_full_words * 8);
+	td->randmap_used = 0;
+	if (td->nr_blocks & 63)
+		td->randmap[td->randmap_words - 1] = ~0ull << (td->nr_blocks & 63);
+}
+
 /*
  * Pick the next block for a random direction, honouring the random map:
  * a block already done this pass is replaced by the next free one after
@@ -350,13 +372,12 @@ uint64_t job_rand_block(struct job_thread *td)
 	if (!td->randmap)
 		return b;
 	if (unlikely(td->randmap_used == td->nr_blocks)) {
-		/* every block done once: start the next pass */
-		memset(td->randmap, 0, td->randmap_words * 8);
-		memset(td->randmap_full, 0, td->randmap_full_words * 8);
-		td->randmap_used = 0;
-		/* a partial last word: mark its missing blocks used */
-		if (td->nr_blocks & 63)
-			td->randmap[td->randmap_words - 1] = ~0ull << (td->nr_blocks & 63);
+		/*
+		 * every block done once: start the next pass.  The first pass
+		 * starts from the map job_setup() prepared, so this clear
+		 * never runs before a whole pass of I/O has paid for it.
+		 */
+		randmap_clear(td);
 	}
 	w = b >> 6;
 	bit = b & 63;
@@ -693,10 +714,15 @@ static double tv_s(struct timeval tv)
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
+/*
+ * Start (or restart, at the end of the ramp) the measured window: counters
+ * and histograms from zero.
+ */
 static void job_measure_start(struct job_thread *td, uint64_t now)
 {
 	job_reset_stats(td);
 	td->measuring = true;
+	td->ramping = false;
 	td->t_measure = now;
 	getrusage(RUSAGE_THREAD, &td->ru_start);
 }
@@ -715,8 +741,16 @@ static void job_publish_progress(struct job_thread *td)
 
 /*
  * One phase of a job: keep iodepth I/Os in flight, in batches, until
- * job_prep() has nothing more, the runtime deadline (0: none) passes or an
- * error stops the job; then drain.  Statistics start at @ramp_end.
+ * job_prep() has nothing more, the runtime deadline (0: none) passes, an
+ * error stops the job or SIGINT/SIGTERM interrupts the run; then drain.
+ * Statistics are reset at @ramp_end (job_measure_start()).
+ *
+ * The measured window ends at td->t_loop_end: when the loop stops, or,
+ * when the drained I/Os are counted (no deadline, no interrupt), when the
+ * drain ends.  Every counted I/O was reaped before it, so that I/Os
+ * counted over the window's length is a true rate even when the last
+ * batch completes well after the deadline (a large bs, inline completions
+ * during a long submission).
  */
 static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		     uint64_t runtime_end)
@@ -776,24 +810,43 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 			 td->bytes_limit && td->bytes_issued >= td->bytes_limit)
 			break; /* all issued and all back */
 
+		/* SIGINT/SIGTERM: stop as if the runtime had ended */
+		if (unlikely(atomic_load_explicit(&bench_interrupted,
+						  memory_order_relaxed))) {
+			td->interrupted = true;
+			break;
+		}
+
 		/* time checks, once per 16 loops when timestamps are off */
 		++loops;
 		if (td->lat || (loops & 15) == 0) {
 			now = bench_now_ns();
-			if (unlikely(!td->measuring) && now >= ramp_end)
+			if (unlikely(td->ramping) && now >= ramp_end) {
 				job_measure_start(td, now);
+				/*
+				 * the runtime counts from the end of the ramp as
+				 * seen here, so a late check does not shorten it
+				 */
+				if (runtime_end &&
+				    __builtin_add_overflow(now, o->runtime_ns,
+							   &runtime_end))
+					runtime_end = UINT64_MAX;
+			}
 			if (runtime_end && now >= runtime_end)
 				break;
 		}
 		if ((loops & 1023) == 0)
 			job_publish_progress(td);
 	}
-	/* drain what is in flight; it is not counted after the deadline */
-	td->measuring = td->measuring && !runtime_end;
+	td->t_loop_end = bench_now_ns();
+	/* drain what is in flight; not counted after a deadline or interrupt */
+	td->measuring = td->measuring && !runtime_end && !td->interrupted;
 	while (blk_ctx_inflight(td->ctx)) {
 		if (blk_poll(td->ctx) > 0)
 			job_reap(td, td->lat ? bench_now_ns() : 0);
 	}
+	if (td->measuring)
+		td->t_loop_end = bench_now_ns();
 }
 
 /*
@@ -814,6 +867,7 @@ static void job_verify_phase(struct job_thread *td)
 	td->bytes_issued = 0;
 	td->bytes_limit = blocks * td->o->bs;
 	td->measuring = true;
+	td->ramping = false;
 	if (blocks)
 		job_loop(td, 0, 0);
 	td->verify_phase = false;
@@ -845,6 +899,8 @@ static void *job_thread_fn(void *arg)
 	struct job_thread *td = arg;
 	const struct bench_job_opts *o = td->o;
 	uint64_t now, ramp_end, runtime_end = 0, work_ns, verify_ns = 0;
+	uint64_t verify_start = 0, window_end;
+	bool workload_reads;
 	unsigned int d;
 	struct rusage ru;
 	int ret;
@@ -862,33 +918,48 @@ static void *job_thread_fn(void *arg)
 	}
 	now = bench_now_ns();
 	td->t_start = now;
-	ramp_end = now + o->ramp_time_ns;
-	if (o->runtime_ns)
-		runtime_end = ramp_end + o->runtime_ns;
-	if (!o->ramp_time_ns)
-		job_measure_start(td, now);
+	/* saturating: a huge ramp_time or runtime means no end */
+	if (__builtin_add_overflow(now, o->ramp_time_ns, &ramp_end))
+		ramp_end = UINT64_MAX;
+	if (o->runtime_ns &&
+	    __builtin_add_overflow(ramp_end, o->runtime_ns, &runtime_end))
+		runtime_end = UINT64_MAX;
+	/*
+	 * Count from the start; the end of the ramp resets the statistics
+	 * and starts the window again.  A job that ends within its ramp
+	 * (size-based, an error, an interrupt) so reports its whole run.
+	 */
+	job_measure_start(td, now);
+	td->ramping = o->ramp_time_ns != 0;
+	td->t_loop_end = now;
 
 	if (!o->verify_only)
 		job_loop(td, ramp_end, runtime_end);
-	now = bench_now_ns();
-	if (!td->t_measure)	/* the workload ended within the ramp */
-		job_measure_start(td, now);
-	work_ns = (runtime_end && now > runtime_end ? runtime_end : now) -
-		  td->t_measure;
-	if (td->verify_after && !td->res->error) {
+	work_ns = td->t_loop_end - td->t_measure;
+	window_end = td->t_loop_end;
+	if (td->verify_after && !td->res->error && !td->interrupted) {
+		verify_start = bench_now_ns();
 		job_verify_phase(td);
-		verify_ns = bench_now_ns() - now;
+		window_end = bench_now_ns();
+		verify_ns = window_end - verify_start;
 	}
 	job_verify_finish(td);
 	/* fio's per-direction runtimes: the verify phase is the reads' */
-	for (d = 0; d < DDIR_NR; d++)
+	for (d = 0; d < DDIR_NR; d++) {
 		td->res->dir[d].runtime_ns = work_ns;
+		td->res->dir[d].start_ns = td->t_measure;
+	}
 	if (td->verify_after) {
+		workload_reads = !o->verify_only && bench_rw_reads(o->rw);
 		td->res->verify_ns = verify_ns;
 		td->res->dir[DDIR_READ].runtime_ns = verify_ns +
-			(!o->verify_only && bench_rw_reads(o->rw) ? work_ns : 0);
+			(workload_reads ? work_ns : 0);
+		if (!workload_reads && verify_start)
+			td->res->dir[DDIR_READ].start_ns = verify_start;
 	}
 	td->res->runtime_ns = work_ns + verify_ns;
+	td->res->window_start_ns = td->t_measure;
+	td->res->window_end_ns = window_end;
 	getrusage(RUSAGE_THREAD, &ru);
 	td->res->usr_cpu_s = tv_s(ru.ru_utime) - tv_s(td->ru_start.ru_utime);
 	td->res->sys_cpu_s = tv_s(ru.ru_stime) - tv_s(td->ru_start.ru_stime);
@@ -904,6 +975,39 @@ out:
 	atomic_store(&td->progress.done, true);
 	return NULL;
 }
+
+/* Physical memory in bytes; UINT64_MAX when unknown (no limit). */
+static uint64_t bench_phys_mem(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t b;
+
+	if (pages <= 0 || psz <= 0 ||
+	    __builtin_mul_overflow((uint64_t)pages, (uint64_t)psz, &b))
+		return UINT64_MAX;
+	return b;
+}
+
+/* "16 GiB", "512 MiB", "3.50 GiB" */
+static const char *fmt_bytes(char *buf, size_t len, uint64_t v)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double d = (double)v;
+	unsigned int u = 0;
+
+	while (d >= 1024.0 && u < 6) {
+		d /= 1024.0;
+		u++;
+	}
+	if (d == floor(d))
+		snprintf(buf, len, "%.0f %s", d, units[u]);
+	else
+		snprintf(buf, len, "%.2f %s", d, units[u]);
+	return buf;
+}
+
+/* The largest random map (norandommap=0) a thread may have, bytes. */
+#define BENCH_RANDMAP_MAX (1ull << 30)
 
 static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		     uint64_t dev_size, uint32_t lbs, unsigned int seed_idx,
@@ -1008,13 +1112,42 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		td->fixed_ddir = -1;
 	}
 	if (td->random && !o->norandommap) {
+		uint64_t map_bytes, half = bench_phys_mem() / 2;
+		char need[32], avail[32];
+
 		td->randmap_words = (td->nr_blocks + 63) / 64;
 		td->randmap_full_words = (td->randmap_words + 63) / 64;
+		map_bytes = (td->randmap_words + td->randmap_full_words) * 8;
+		/* as fio: a map this size is a mistake, not a benchmark */
+		if (map_bytes > BENCH_RANDMAP_MAX ||
+		    map_bytes * o->numjobs > half) {
+			fmt_bytes(need, sizeof(need), map_bytes);
+			if (map_bytes > BENCH_RANDMAP_MAX)
+				snprintf(err, errlen,
+					 "%s: size=%llu bs=%u: the random map needs %s (one bit per block), more than the %s allowed; set norandommap, or use a larger bs or a smaller size",
+					 o->name, (unsigned long long)size, o->bs,
+					 need, fmt_bytes(avail, sizeof(avail),
+							 BENCH_RANDMAP_MAX));
+			else
+				snprintf(err, errlen,
+					 "%s: size=%llu bs=%u numjobs=%u: the random maps need %s per thread (one bit per block), more than half of physical memory (%s) in all; set norandommap, or use a larger bs or a smaller size",
+					 o->name, (unsigned long long)size, o->bs,
+					 o->numjobs, need,
+					 fmt_bytes(avail, sizeof(avail), half));
+			return -ENOMEM;
+		}
+		/*
+		 * calloc'd: the pages stay untouched until picks reach them,
+		 * and the first pass needs no clear inside the measured loop
+		 */
 		td->randmap = calloc(td->randmap_words, 8);
 		td->randmap_full = calloc(td->randmap_full_words, 8);
 		if (!td->randmap || !td->randmap_full)
 			goto nomem;
-		td->randmap_used = td->nr_blocks; /* first pass starts clean */
+		td->randmap_used = 0;
+		if (td->nr_blocks & 63)
+			td->randmap[td->randmap_words - 1] =
+				~0ull << (td->nr_blocks & 63);
 	}
 	rng_seed(&td->rng, o->randrepeat ? o->randseed + seed_idx :
 					   bench_gettime_ns() + seed_idx);
@@ -1174,6 +1307,122 @@ static uint64_t job_region_end(const struct bench_job_opts *j)
 	return end;
 }
 
+/*
+ * A job's range, before any device exists: offset, size and the last
+ * thread's offset (offset_increment) must add up within 64 bits and be
+ * multiples of the logical block size, so that errors name them and not
+ * the device size derived from them.
+ */
+static int job_check_region(const struct bench_job_opts *j,
+			    const struct bench_dev_opts *d, char *err,
+			    size_t errlen)
+{
+	uint32_t lbs = d->logical_block_size ? d->logical_block_size : 512;
+	/* size=0: the rest of the device, which dev_size=0 sizes from offset+1G */
+	uint64_t size = j->size ? j->size : d->dev_size ? 0 : 1ull << 30;
+	uint64_t start = j->offset, inc = 0, end;
+	unsigned int last = j->numjobs ? j->numjobs - 1 : 0;
+	const char *size_note = !j->size && !d->dev_size ?
+		" (size=0 with dev_size=0 sizes the device as offset + 1G)" : "";
+
+	if (last && j->offset_increment &&
+	    (__builtin_mul_overflow(j->offset_increment, (uint64_t)last, &inc) ||
+	     __builtin_add_overflow(start, inc, &start) ||
+	     __builtin_add_overflow(start, size, &end))) {
+		snprintf(err, errlen,
+			 "%s: offset=%llu + %u * offset_increment=%llu + size=%llu%s: the last thread's range overflows 64 bits",
+			 j->name, (unsigned long long)j->offset, last,
+			 (unsigned long long)j->offset_increment,
+			 (unsigned long long)size,
+			 size_note);
+		return -EINVAL;
+	}
+	if (__builtin_add_overflow(start, size, &end)) {
+		snprintf(err, errlen,
+			 "%s: offset=%llu size=%llu%s: offset + size overflows 64 bits",
+			 j->name, (unsigned long long)j->offset,
+			 (unsigned long long)size,
+			 size_note);
+		return -EINVAL;
+	}
+	if (j->offset % lbs) {
+		snprintf(err, errlen,
+			 "%s: offset=%llu: not a multiple of logical_block_size=%u",
+			 j->name, (unsigned long long)j->offset, lbs);
+		return -EINVAL;
+	}
+	if (j->size % lbs) {
+		snprintf(err, errlen,
+			 "%s: size=%llu: not a multiple of logical_block_size=%u",
+			 j->name, (unsigned long long)j->size, lbs);
+		return -EINVAL;
+	}
+	if (last && j->offset_increment % lbs) {
+		snprintf(err, errlen,
+			 "%s: offset_increment=%llu: not a multiple of logical_block_size=%u",
+			 j->name, (unsigned long long)j->offset_increment, lbs);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Checks of every job before the device is created: the ranges, and the
+ * I/O buffers, iodepth x bs per thread, all allocated (and filled) before
+ * the first group starts; more than half of physical memory is an error.
+ */
+static int jobs_check(const struct bench_opts *o, char *err, size_t errlen)
+{
+	uint64_t half = bench_phys_mem() / 2, total = 0, need;
+	char a[32], b[32], c[32];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < o->nr_jobs; i++) {
+		const struct bench_job_opts *j = &o->jobs[i];
+
+		ret = job_check_region(j, &o->dev, err, errlen);
+		if (ret)
+			return ret;
+		/* at most 65536 x 16 MiB x 1024 x 64 jobs: 2^56 */
+		need = (uint64_t)j->iodepth * j->bs * j->numjobs;
+		total += need;
+		if (total > half) {
+			fmt_bytes(a, sizeof(a), need);
+			fmt_bytes(b, sizeof(b), total);
+			fmt_bytes(c, sizeof(c), half);
+			if (total == need)
+				snprintf(err, errlen,
+					 "%s: iodepth=%u x bs=%u x numjobs=%u needs %s of I/O buffers, more than half of physical memory (%s available)",
+					 j->name, j->iodepth, j->bs, j->numjobs,
+					 a, c);
+			else
+				snprintf(err, errlen,
+					 "%s: iodepth=%u x bs=%u x numjobs=%u needs %s of I/O buffers, %s with the earlier jobs, more than half of physical memory (%s available)",
+					 j->name, j->iodepth, j->bs, j->numjobs,
+					 a, b, c);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Block (or restore) SIGINT and SIGTERM in the calling thread. */
+static void stop_signals_block(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+static void stop_signals_restore(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 int bench_run(const struct bench_opts *o, const char *devname,
 	      struct bench_run_result *res, char *err, size_t errlen)
 {
@@ -1185,6 +1434,7 @@ int bench_run(const struct bench_opts *o, const char *devname,
 	struct rusage ru0, ru1;
 	uint64_t size = 0, explicit_size = 0, t0;
 	struct blk_hist *h;
+	sigset_t sigs;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
@@ -1205,9 +1455,19 @@ int bench_run(const struct bench_opts *o, const char *devname,
 		if (o->jobs[i].size && job_region_end(&o->jobs[i]) > explicit_size)
 			explicit_size = job_region_end(&o->jobs[i]);
 	}
+	ret = jobs_check(o, err, errlen);
+	if (ret)
+		return ret;
+	/*
+	 * Threads the device starts (completion threads) and job threads
+	 * inherit a mask without SIGINT and SIGTERM: the main thread takes
+	 * them, and no device thread sees an EINTR.
+	 */
+	stop_signals_block(&sigs);
 	ret = bench_dev_open(&o->dev, devname, size, explicit_size,
 			     max_group_threads, &dev,
 			     err, errlen);
+	stop_signals_restore(&sigs);
 	if (ret)
 		return ret;
 	blk_dev_get_info(dev, &info);
@@ -1263,6 +1523,11 @@ int bench_run(const struct bench_opts *o, const char *devname,
 
 		while (gend < o->nr_jobs && !o->jobs[gend].stonewall)
 			gend++;
+		/* interrupted: later groups do not start nor appear in the report */
+		if (atomic_load(&bench_interrupted)) {
+			res->nr_jobs = first;
+			break;
+		}
 		for (i = gstart_job, gthreads = 0; i < gend; i++) {
 			const struct bench_job_opts *j = &o->jobs[i];
 			uint64_t jt = j->runtime_ns ? j->ramp_time_ns + j->runtime_ns : 0;
@@ -1272,6 +1537,7 @@ int bench_run(const struct bench_opts *o, const char *devname,
 				total_ns = jt;
 		}
 		pthread_barrier_init(&barrier, NULL, gthreads);
+		stop_signals_block(&sigs);
 		for (i = 0; i < gthreads; i++) {
 			tds[first + i].start_barrier = &barrier;
 			if (pthread_create(&tds[first + i].thread, NULL,
@@ -1291,6 +1557,7 @@ int bench_run(const struct bench_opts *o, const char *devname,
 				break;
 			}
 		}
+		stop_signals_restore(&sigs);
 		wait_group(o, tds + first, gthreads, total_ns);
 		for (i = 0; i < gthreads; i++)
 			pthread_join(tds[first + i].thread, NULL);

@@ -13,10 +13,13 @@
  * names; the entry takes the name and options of the group's first job, and
  * that first job's group_reporting decides for the whole group.  Histograms
  * are merged, I/O counts, bytes, CPU times, context switches and faults
- * added, runtime the longest thread's.
- * As in fio, IOPS and bandwidth of such an entry are aggregates (total over
- * the longest runtime) and CPU percentages are per thread (total CPU time
- * over the sum of the threads' runtimes).
+ * added.  The runtime is the span of the threads' measured windows, from
+ * the earliest start to the latest end (per direction, over the threads
+ * that did I/O in it), so IOPS and bandwidth of such an entry are
+ * aggregates: the total over the time the threads were running, however
+ * staggered their starts.  CPU percentages are per thread (total CPU time
+ * over the sum of the threads' runtimes).  The "Run status group" bw and
+ * the matrix's IOPS are over the same span.
  */
 #include <errno.h>
 #include <math.h>
@@ -130,6 +133,40 @@ static int job_errno(const struct bench_job_result *j)
 static uint64_t dir_runtime(const struct bench_job_result *j, int d)
 {
 	return j->dir[d].runtime_ns ? j->dir[d].runtime_ns : j->runtime_ns;
+}
+
+/*
+ * A direction's measured window in absolute bench-clock ns; [0, runtime]
+ * for results built without windows (they then all start together).
+ */
+static void dir_window(const struct bench_job_result *j, int d,
+		       uint64_t *start, uint64_t *end)
+{
+	*start = j->window_end_ns ? j->dir[d].start_ns : 0;
+	*end = *start + dir_runtime(j, d);
+}
+
+/* The job's whole window, likewise. */
+static void job_window(const struct bench_job_result *j, uint64_t *start,
+		       uint64_t *end)
+{
+	if (j->window_end_ns) {
+		*start = j->window_start_ns;
+		*end = j->window_end_ns;
+	} else {
+		*start = 0;
+		*end = j->runtime_ns;
+	}
+}
+
+static bool job_did_io(const struct bench_job_result *j)
+{
+	int d;
+
+	for (d = 0; d < DDIR_NR; d++)
+		if (j->dir[d].ios)
+			return true;
+	return false;
 }
 
 /* Per-direction rates: 0 for a direction that did no I/O. */
@@ -366,15 +403,45 @@ static unsigned int depth_index(unsigned int depth)
 
 /* ---- entries: job threads, or group_reporting sums ---- */
 
+/*
+ * Merge window [@ss, @se] of a thread into [@ds, @de]: their span when
+ * both did I/O, the one that did when only one did, and when neither did,
+ * @ds with the longer length (windows of threads that did no I/O, such as
+ * one that failed to start, must not stretch the span).
+ */
+static void window_merge(bool dst_io, bool src_io, uint64_t *ds, uint64_t *de,
+			 uint64_t ss, uint64_t se)
+{
+	if (dst_io && src_io) {
+		if (ss < *ds)
+			*ds = ss;
+		if (se > *de)
+			*de = se;
+	} else if (src_io) {
+		*ds = ss;
+		*de = se;
+	} else if (!dst_io && se - ss > *de - *ds) {
+		*de = *ds + (se - ss);
+	}
+}
+
 static void job_add(struct bench_job_result *dst,
 		    const struct bench_job_result *src)
 {
+	uint64_t ds, de, ss, se;
 	int d;
 
 	for (d = 0; d < DDIR_NR; d++) {
-		uint64_t rd = dir_runtime(dst, d), rs = dir_runtime(src, d);
-
-		dst->dir[d].runtime_ns = rd > rs ? rd : rs;
+		/*
+		 * the span of the windows of the threads that did I/O in this
+		 * direction (of all of them while none did)
+		 */
+		dir_window(dst, d, &ds, &de);
+		dir_window(src, d, &ss, &se);
+		window_merge(dst->dir[d].ios != 0, src->dir[d].ios != 0,
+			     &ds, &de, ss, se);
+		dst->dir[d].start_ns = ds;
+		dst->dir[d].runtime_ns = de - ds;
 		dst->dir[d].ios += src->dir[d].ios;
 		dst->dir[d].bytes += src->dir[d].bytes;
 		dst->dir[d].errors += src->dir[d].errors;
@@ -382,8 +449,13 @@ static void job_add(struct bench_job_result *dst,
 		hist_merge(&dst->dir[d].clat, &src->dir[d].clat);
 		hist_merge(&dst->dir[d].lat, &src->dir[d].lat);
 	}
-	if (src->runtime_ns > dst->runtime_ns)
-		dst->runtime_ns = src->runtime_ns;
+	/* likewise for the whole window, over the threads that did any I/O */
+	job_window(dst, &ds, &de);
+	job_window(src, &ss, &se);
+	window_merge(job_did_io(dst), job_did_io(src), &ds, &de, ss, se);
+	dst->window_start_ns = ds;
+	dst->window_end_ns = de;
+	dst->runtime_ns = de - ds;
 	dst->usr_cpu_s += src->usr_cpu_s;
 	dst->sys_cpu_s += src->sys_cpu_s;
 	dst->ctx_switches += src->ctx_switches;
@@ -477,11 +549,15 @@ static int rep_build(struct rep *rep, const struct bench_run_result *r)
 	return 0;
 }
 
-/* Aggregate bandwidth of a group in one direction: fio's run status "bw". */
+/*
+ * Aggregate bandwidth of a group in one direction: fio's run status "bw",
+ * the group's bytes over the span of its entries' windows.
+ */
 struct group_dir {
 	uint64_t bytes;
 	uint64_t ios;
 	uint64_t min_run_ns, max_run_ns;
+	uint64_t span_start, span_end;
 	double min_bw, max_bw;
 	bool any;
 };
@@ -494,11 +570,14 @@ static void group_dir_stats(const struct rep *rep, unsigned int groupid, int d,
 	memset(g, 0, sizeof(*g));
 	for (i = 0; i < rep->nr; i++) {
 		const struct bench_job_result *j = rep->ents[i].j;
+		uint64_t ws, we;
 		double bw;
 
 		if (j->groupid != groupid || !j->dir[d].ios)
 			continue;
 		bw = dir_bw(j, d);
+		dir_window(j, d, &ws, &we);
+		window_merge(g->any, true, &g->span_start, &g->span_end, ws, we);
 		g->bytes += j->dir[d].bytes;
 		g->ios += j->dir[d].ios;
 		if (!g->any || dir_runtime(j, d) < g->min_run_ns)
@@ -515,7 +594,8 @@ static void group_dir_stats(const struct rep *rep, unsigned int groupid, int d,
 
 static double group_agg_bw(const struct group_dir *g)
 {
-	return safe_div((double)g->bytes, (double)g->max_run_ns / 1e9);
+	return safe_div((double)g->bytes,
+			(double)(g->span_end - g->span_start) / 1e9);
 }
 
 /* ---- text ---- */
@@ -1155,15 +1235,27 @@ int bench_report_json(FILE *f, const struct bench_opts *o,
 
 double bench_run_iops(const struct bench_run_result *r)
 {
-	double iops = 0;
+	uint64_t ios = 0, start = 0, end = 0, ws, we;
+	bool any = false;
 	unsigned int i;
 	int d;
 
-	/* sum of per-thread IOPS: each thread over its own runtime */
-	for (i = 0; i < r->nr_jobs; i++)
+	/*
+	 * all I/Os over the span of the windows of the threads that did I/O:
+	 * threads that ran one after another do not add up as if at once
+	 */
+	for (i = 0; i < r->nr_jobs; i++) {
+		const struct bench_job_result *j = &r->jobs[i];
+
+		if (!job_did_io(j))
+			continue;
 		for (d = 0; d < DDIR_NR; d++)
-			iops += dir_iops(&r->jobs[i], d);
-	return iops;
+			ios += j->dir[d].ios;
+		job_window(j, &ws, &we);
+		window_merge(any, true, &start, &end, ws, we);
+		any = true;
+	}
+	return safe_div((double)ios, (double)(end - start) / 1e9);
 }
 
 double bench_run_cpu_pct(const struct bench_run_result *r)

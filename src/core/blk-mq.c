@@ -505,6 +505,7 @@ int blk_submit(struct blk_mq_ctx *ctx, struct blk_bio *bio)
 	ret = blk_bio_check(ctx, bio);
 	if (unlikely(ret))
 		return ret;
+	blk_current_ctx = ctx; /* merges are allowed into this ctx's requests */
 	if (ctx->iostats) {
 		if (!ctx->plugged)
 			ctx->now_ns = blk_time_ns();
@@ -869,7 +870,7 @@ static int blk_dev_check_config(struct blk_dev_config *c)
 	if (!c->queue_depth)
 		c->queue_depth = 64;
 	if (!c->nr_requests)
-		c->nr_requests = 2 * c->queue_depth;
+		c->nr_requests = c->queue_depth > 32768 ? 65536 : 2 * c->queue_depth;
 	if (!c->rq_timeout_ms)
 		c->rq_timeout_ms = 30000;
 	if (!c->run_batch)

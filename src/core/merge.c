@@ -23,6 +23,15 @@ enum elv_merge blk_try_merge(const struct blk_dev *dev,
 	if (rq->op != bio->bi_op || !blk_op_mergeable(bio->bi_op) ||
 	    rq->cmd_flags != bio->bi_flags || !rq->bio)
 		return ELEVATOR_NO_MERGE;
+	/*
+	 * Only into the submitting ctx's own requests: a request is ended on
+	 * its ctx's thread, which calls every bio's bi_end_io and counts
+	 * them in its in-flight total (regression: mq-deadline on a queue
+	 * shared by several threads merged one thread's bio into another's
+	 * request; in-flight counts went negative and jobs never drained).
+	 */
+	if (rq->mq_ctx != blk_current_ctx)
+		return ELEVATOR_NO_MERGE;
 	if ((uint64_t)rq->data_len + bio->bi_size > max_bytes ||
 	    (unsigned int)rq->nr_segments + bio->bi_vcnt > dev->cfg.max_segments)
 		return ELEVATOR_NO_MERGE;
@@ -55,7 +64,8 @@ bool blk_rq_merge_ok_rq(const struct blk_dev *dev, const struct request *rq,
 	uint64_t max_bytes = (uint64_t)dev->cfg.max_sectors << 9;
 
 	if (rq->op != next->op || !blk_op_mergeable(rq->op) ||
-	    rq->cmd_flags != next->cmd_flags || !rq->bio || !next->bio)
+	    rq->cmd_flags != next->cmd_flags || !rq->bio || !next->bio ||
+	    rq->mq_ctx != next->mq_ctx)
 		return false;
 	if (rq->offset + rq->data_len != next->offset)
 		return false;

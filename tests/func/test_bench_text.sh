@@ -42,14 +42,14 @@ check "irqmode=2 completion_nsec=200us: clat mean >= 200us" \
 # after its tag went back, leaking the next owner's tag)
 hung=0
 for i in 1 2 3 4 5; do
-	timeout 120 "$BLKSTACK" bench --dev=null --rw=randread --numjobs=2 --shared_tags=1 --iodepth=16 \
+	timeout -k 10 120 "$BLKSTACK" bench --dev=null --rw=randread --numjobs=2 --shared_tags=1 --iodepth=16 \
 		--hw_queue_depth=32 --runtime=200ms --time_based >/dev/null 2>&1 || hung=$((hung + 1))
 done
 check "shared_tags with two jobs finishes (5 runs)" test $hung -eq 0
 # mq-deadline with one driver tag on a queue shared by 4 jobs finishes (the
 # 3 ms-per-request stall it once had is caught by unit/blk_core; this only
 # catches a hang, with room for a loaded ASan run)
-timeout 120 "$BLKSTACK" bench --dev=null --rw=randwrite --numjobs=4 --elevator=mq-deadline \
+timeout -k 10 120 "$BLKSTACK" bench --dev=null --rw=randwrite --numjobs=4 --elevator=mq-deadline \
 	--hw_queue_depth=1 --nr_hw_queues=1 --iodepth=8 --irqmode=1 --size=4M >/dev/null 2>&1
 check "mq-deadline, one driver tag, shared queue: 4096 I/Os finish" test $? -eq 0
 

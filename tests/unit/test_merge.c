@@ -72,6 +72,36 @@ static void test_no_merge_cases(void **state)
 	assert_int_equal(blk_try_merge(&dev, &rq, &bio), ELEVATOR_NO_MERGE);
 }
 
+/*
+ * Regression: a bio merged into another ctx's request was ended on that
+ * ctx's thread and counted in its in-flight total (jobs sharing a queue
+ * under mq-deadline never drained).
+ */
+static void test_no_merge_across_ctx(void **state)
+{
+	struct request next;
+	struct blk_bio nbio;
+
+	reset();
+	bio.bi_offset = 12288;
+	rq.mq_ctx = (struct blk_mq_ctx *)0x1000;
+	blk_current_ctx = (struct blk_mq_ctx *)0x2000;
+	assert_int_equal(blk_try_merge(&dev, &rq, &bio), ELEVATOR_NO_MERGE);
+	blk_current_ctx = rq.mq_ctx;
+	assert_int_equal(blk_try_merge(&dev, &rq, &bio), ELEVATOR_BACK_MERGE);
+	memset(&next, 0, sizeof(next));
+	next.op = BLK_OP_WRITE;
+	next.offset = 12288;
+	next.data_len = 2048;
+	next.nr_segments = 1;
+	next.bio = next.biotail = &nbio;
+	next.mq_ctx = (struct blk_mq_ctx *)0x2000;
+	assert_false(blk_rq_merge_ok_rq(&dev, &rq, &next));
+	next.mq_ctx = rq.mq_ctx;
+	assert_true(blk_rq_merge_ok_rq(&dev, &rq, &next));
+	blk_current_ctx = NULL;
+}
+
 static void test_limits(void **state)
 {
 	reset();
@@ -113,6 +143,7 @@ int main(void)
 		cmocka_unit_test(test_back_and_front),
 		cmocka_unit_test(test_no_merge_cases),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_no_merge_across_ctx),
 		cmocka_unit_test(test_request_merge),
 	};
 

@@ -1346,8 +1346,11 @@ static void test_run_totals(void **state)
 {
 	struct fixture *fx = fixture_two_threads(false);
 
-	/* per-thread IOPS summed: (1000 + 500) / 1 s + (2000 + 500) / 2 s */
-	assert_close(bench_run_iops(&fx->run), 1500.0 + 1250.0);
+	/*
+	 * all I/Os over the span of the windows: without windows, the
+	 * threads start together, so (1000 + 500 + 2000 + 500) over 2 s
+	 */
+	assert_close(bench_run_iops(&fx->run), 2000.0);
 	/* (1.5 + 0.5) s CPU over 2 s wall */
 	assert_close(bench_run_cpu_pct(&fx->run), 100.0);
 	/*
@@ -1363,6 +1366,97 @@ static void test_run_totals(void **state)
 	assert_close(bench_run_lat_us(&fx->run), 0.0);
 	fx->run.wall_ns = 0;
 	assert_close(bench_run_cpu_pct(&fx->run), 0.0);
+	fixture_free(fx);
+}
+
+/*
+ * Threads whose measured windows do not overlap (many threads started
+ * staggered on few CPUs) must not add up as if they ran at once: group
+ * IOPS, the run status bw and the matrix IOPS are totals over the span
+ * from the earliest window start to the latest window end.  Before, each
+ * was the total over the longest thread runtime (or a sum of per-thread
+ * rates), which made 256 threads of 10 ms on 2 vCPUs report 633M IOPS.
+ */
+static void set_window(struct bench_job_result *j, uint64_t start, uint64_t len)
+{
+	int d;
+
+	j->window_start_ns = start;
+	j->window_end_ns = start + len;
+	j->runtime_ns = len;
+	for (d = 0; d < DDIR_NR; d++) {
+		j->dir[d].start_ns = start;
+		j->dir[d].runtime_ns = len;
+	}
+}
+
+static void test_group_iops_staggered_windows(void **state)
+{
+	struct fixture *fx = fixture_two_threads(true);
+	json_t *root, *job;
+	char *t;
+
+	/* thread 0 runs 10..11 s, thread 1 11..13 s: a 3 s span */
+	set_window(&fx->jobs[0], 10 * NS_PER_SEC, NS_PER_SEC);
+	set_window(&fx->jobs[1], 11 * NS_PER_SEC, 2 * NS_PER_SEC);
+	root = capture_json(&fx->o, &fx->run, 1);
+	job = json_array_get(jget(root, "jobs", NULL), 0);
+	assert_int_equal(jgeti(jget(job, "read", "runtime", NULL)), 3000);
+	assert_close(jgetr(jget(job, "read", "iops", NULL)), 3000.0 / 3.0);
+	assert_close(jgetr(jget(job, "write", "iops", NULL)), 1000.0 / 3.0);
+	/* per-thread CPU still over the threads' summed runtimes */
+	assert_int_equal(jgeti(jget(job, "job_runtime", NULL)), 3000);
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	/* 3000 reads of 4 KiB over 3 s */
+	assert_contains(t, "  read: IOPS=1000, BW=4000KiB/s (4096kB/s)(11.7MiB/3000msec)\n");
+	assert_contains(t, "   READ: bw=4000KiB/s (4096kB/s), 4000KiB/s-4000KiB/s");
+	free(t);
+	/* the matrix: 4000 I/Os over 3 s, not 1500/s + 1250/s */
+	assert_close(bench_run_iops(&fx->run), 4000.0 / 3.0);
+	fixture_free(fx);
+
+	/* per-thread entries keep their own rates; the group's bw is over the span */
+	fx = fixture_two_threads(false);
+	set_window(&fx->jobs[0], 10 * NS_PER_SEC, NS_PER_SEC);
+	set_window(&fx->jobs[1], 11 * NS_PER_SEC, 2 * NS_PER_SEC);
+	root = capture_json(&fx->o, &fx->run, 1);
+	job = json_array_get(jget(root, "jobs", NULL), 0);
+	assert_close(jgetr(jget(job, "read", "iops", NULL)), 1000.0);
+	assert_int_equal(jgeti(jget(job, "read", "runtime", NULL)), 1000);
+	/* thread 0: 4000 KiB/s of the group's 12000 KiB over 3 s */
+	assert_close(jgetr(jget(job, "read", "bw_agg", NULL)), 100.0);
+	job = json_array_get(jget(root, "jobs", NULL), 1);
+	assert_close(jgetr(jget(job, "read", "iops", NULL)), 1000.0);
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "   READ: bw=4000KiB/s (4096kB/s), 4000KiB/s-4000KiB/s (4096kB/s-4096kB/s), io=11.7MiB (12.3MB), run=1000-2000msec\n");
+	free(t);
+	fixture_free(fx);
+}
+
+/*
+ * A thread that did no I/O (one that could not start) has no window; it
+ * must not stretch the span back to 0.
+ */
+static void test_group_window_ignores_idle_thread(void **state)
+{
+	struct fixture *fx = fixture_two_threads(true);
+	json_t *root, *job;
+	int d;
+
+	set_window(&fx->jobs[0], 10 * NS_PER_SEC, NS_PER_SEC);
+	for (d = 0; d < DDIR_NR; d++) {
+		fx->jobs[1].dir[d].ios = 0;
+		fx->jobs[1].dir[d].bytes = 0;
+	}
+	fx->jobs[1].runtime_ns = 0;
+	root = capture_json(&fx->o, &fx->run, 1);
+	job = json_array_get(jget(root, "jobs", NULL), 0);
+	assert_int_equal(jgeti(jget(job, "read", "runtime", NULL)), 1000);
+	assert_close(jgetr(jget(job, "read", "iops", NULL)), 1000.0);
+	json_decref(root);
+	assert_close(bench_run_iops(&fx->run), 1500.0);
 	fixture_free(fx);
 }
 
@@ -1540,6 +1634,40 @@ static void test_verify_report(void **state)
 	fixture_free(fx);
 }
 
+/*
+ * verify=: a write job's reads are its verify phase, which starts after
+ * the writes; the group's read window spans the threads' verify phases.
+ */
+static void test_group_window_verify_reads(void **state)
+{
+	struct fixture *fx = fixture_verify(true);
+	json_t *root, *job;
+	unsigned int t;
+
+	/*
+	 * thread 0 writes 10..12 s and verifies 12..12.5 s; thread 1 starts
+	 * 1 s later: reads span 12..13.5 s, writes 10..13 s
+	 */
+	for (t = 0; t < 2; t++) {
+		struct bench_job_result *j = &fx->jobs[t];
+		uint64_t s = (10 + t) * NS_PER_SEC;
+
+		j->window_start_ns = s;
+		j->window_end_ns = s + 2 * NS_PER_SEC + NS_PER_SEC / 2;
+		j->dir[DDIR_WRITE].start_ns = s;
+		j->dir[DDIR_TRIM].start_ns = s;
+		j->dir[DDIR_READ].start_ns = s + 2 * NS_PER_SEC;
+	}
+	root = capture_json(&fx->o, &fx->run, 1);
+	job = json_array_get(jget(root, "jobs", NULL), 0);
+	assert_int_equal(jgeti(jget(job, "read", "runtime", NULL)), 1500);
+	assert_close(jgetr(jget(job, "read", "iops", NULL)), 2000.0 / 1.5);
+	assert_int_equal(jgeti(jget(job, "write", "runtime", NULL)), 3000);
+	assert_close(jgetr(jget(job, "write", "iops", NULL)), 2000.0 / 3.0);
+	json_decref(root);
+	fixture_free(fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1566,6 +1694,9 @@ int main(void)
 		cmocka_unit_test(test_text_groups),
 		cmocka_unit_test(test_text_util_capped),
 		cmocka_unit_test(test_run_totals),
+		cmocka_unit_test(test_group_iops_staggered_windows),
+		cmocka_unit_test(test_group_window_ignores_idle_thread),
+		cmocka_unit_test(test_group_window_verify_reads),
 		cmocka_unit_test(test_matrix),
 		cmocka_unit_test(test_verify_report),
 	};
