@@ -95,6 +95,10 @@ enum blk_op {
  * @bi_flags: BLK_BIO_* flags.
  * @bi_status: set by the core before @bi_end_io is called.
  * @bi_vcnt: number of entries in @bi_io_vec (READ and WRITE only).
+ * @bi_native_status: set by the core with @bi_status: the device's own
+ *	status when the request failed, 0 on success.  NVMe: the status field
+ *	(SCT << 8 | SC, blkstack/nvme_spec.h NVME_SF_*).  Protocol exports map
+ *	it back to their peers.
  * @bi_io_vec: data buffers; their lengths must add up to @bi_size.  The
  *	array and buffers must stay valid until @bi_end_io.
  * @bi_end_io: completion callback, called exactly once, on the thread that
@@ -112,6 +116,7 @@ struct blk_bio {
 	uint8_t bi_flags;
 	blk_status_t bi_status;
 	uint16_t bi_vcnt;
+	uint32_t bi_native_status;
 	const struct iovec *bi_io_vec;
 	void (*bi_end_io)(struct blk_bio *bio);
 	void *bi_private;

@@ -64,6 +64,13 @@ struct request {
 	uint64_t fifo_time_ns;         /* elevator: FIFO expiry */
 	uint32_t retries;              /* driver: free for retry counting */
 	uint32_t timeouts;             /* (core) times the deadline passed */
+	/*
+	 * driver: the device's own status when completing with an error
+	 * (NVMe status field; 0 when none).  The core copies it into every
+	 * bio's bi_native_status when status is not OK.  Drivers that set it
+	 * once must set it on every error completion.
+	 */
+	uint32_t native_status;
 	void *elv_priv[4];             /* elevator private */
 } __attribute__((aligned(64)));
 

@@ -680,6 +680,8 @@ static unsigned int blk_mq_end_requests(struct blk_mq_ctx *ctx,
 			struct blk_bio *bnext = bio->bi_next;
 
 			bio->bi_status = status;
+			bio->bi_native_status = unlikely(status) ?
+				rq->native_status : 0;
 			ctx->inflight--;
 			nr_bios++;
 			bio->bi_end_io(bio);
