@@ -85,6 +85,19 @@ bool nvme_queue_recover(struct nvme_queue *q)
 	char err[256];
 	int ret = 0;
 
+	if (st & NVME_ST_DEAD) {
+		/* nothing will complete: fail what this queue had in flight */
+		for (tag = 0; tag < q->nr_tags; tag++) {
+			struct request *rq = q->rqs[tag];
+
+			if (rq) {
+				q->rqs[tag] = NULL;
+				nvme_fail_rq(q, rq);
+			}
+		}
+		q->inflight = 0;
+		return false;
+	}
 	if (st == q->gen_word)
 		return true;
 	if (st & NVME_ST_RESETTING)
@@ -92,7 +105,7 @@ bool nvme_queue_recover(struct nvme_queue *q)
 	/*
 	 * The controller stopped at least once since this queue was created:
 	 * the CQ is stable.  Entries posted before it stopped are real
-	 * completions (data moved): complete them.
+	 * completions (data moved): complete them.  The rest is requeued.
 	 */
 	nvme_reap_cq(q);
 	for (tag = 0; tag < q->nr_tags; tag++) {
@@ -101,22 +114,14 @@ bool nvme_queue_recover(struct nvme_queue *q)
 		if (!rq)
 			continue;
 		q->rqs[tag] = NULL;
-		if (st & NVME_ST_DEAD) {
-			nvme_fail_rq(q, rq);
-		} else {
-			NV_STAT_ADD(&q->st.requeued, 1);
-			blk_mq_requeue_request(rq);
-		}
+		NV_STAT_ADD(&q->st.requeued, 1);
+		blk_mq_requeue_request(rq);
 	}
 	q->inflight = 0;
 	q->sq_tail = q->sq_head = q->cq_head = 0;
 	q->unrung = 0;
 	q->cq_phase = 1;
 	memset(q->cq, 0, (size_t)q->depth * sizeof(*q->cq));
-	if (st & NVME_ST_DEAD) {
-		q->gen_word = st;
-		return false;
-	}
 	for (tries = 0; tries < 2; tries++) {
 		pthread_mutex_lock(&nh->admin_lock);
 		st = atomic_load_explicit(&nh->state, memory_order_acquire);
