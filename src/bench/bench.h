@@ -12,6 +12,7 @@
 #include "blkstack/blk.h"
 #include "blkstack/hist.h"
 #include "options.h"
+#include "blkstack/nvme.h"
 
 /* fio's data directions in its JSON: read, write, trim */
 enum bench_ddir {
@@ -98,6 +99,8 @@ struct bench_run_result {
 	struct blk_dev_info info;
 	uint64_t core_lat_count;   /* requests in the core's histograms */
 	double core_lat_mean_ns;   /* request latency seen by the core */
+	bool has_nvme;             /* dev=nvme: the host driver's counters */
+	struct blk_nvme_stats nvme;
 };
 
 /**

@@ -29,6 +29,7 @@
 #include "clock.h"
 #include "verify.h"
 #include "blkstack/null.h"
+#include "blkstack/nvme.h"
 #include "blkstack/ram.h"
 #include "blkstack/uring.h"
 
@@ -103,6 +104,100 @@ const char *bench_clock_name(void)
 /* The core's limit on hardware queues; nr_hw_queues=0 stops there. */
 #define BENCH_MAX_AUTO_HW_QUEUES 256u
 
+/*
+ * dev=nvme: the host driver over an emulated controller whose one
+ * namespace is stored on ram, null or (filename=) uring.  The namespace
+ * device gets one hardware queue per I/O queue pair, so that an inline
+ * controller can attach one backend ctx per CQ; its tags cover a full SQ.  Closing the nvme device destroys the controller and the
+ * namespace device (own_ctrl, own_ns).
+ */
+static int bench_nvme_open(const struct bench_dev_opts *d,
+			   const struct blk_dev_config *q, uint64_t create_size,
+			   unsigned int nr_threads, struct blk_dev **dev,
+			   char *err, size_t errlen)
+{
+	struct blk_dev_config nq = *q;
+	struct nvme_ctrl_config cc = { 0 };
+	struct blk_nvme_config hc = { .queue = *q };
+	struct nvme_ctrl *ctrl = NULL;
+	struct blk_dev *ns = NULL;
+	uint32_t queues = d->nvme_queues ? d->nvme_queues : q->nr_hw_queues;
+	uint32_t qd = d->nvme_qd ? d->nvme_qd : 1024;
+	uint32_t max_bytes = (q->max_sectors ? q->max_sectors : 2560) * 512u;
+	uint32_t mdts = 0;
+	int ret;
+
+	/*
+	 * The namespace: as many queues as CQs, each deep enough for one SQ.
+	 * That is what nvme_ctrl.h asks for (one backend ctx per CQ inline,
+	 * one in thread mode), so the queues need not be shared: a shared
+	 * hctx locks on every submit and poll, measured at 140 -> 96 ns per
+	 * 4k read for nvme_ns=null inline.
+	 */
+	nq.nr_hw_queues = queues;
+	nq.shared_hctx = false;
+	nq.queue_depth = qd > 65536 ? 65536 : qd;
+	nq.nr_requests = 0;
+	nq.shared_tags = false;
+	nq.iostats = false;
+	nq.rq_timeout_ms = 0;
+	if (d->filename[0]) {
+		struct blk_uring_config uc = { .queue = nq };
+
+		uc.path = d->filename;
+		uc.create_size = d->dev_size ? d->dev_size : create_size;
+		uc.direct = d->direct;
+		uc.register_files = d->registerfiles;
+		uc.fixed_buffers = false;
+		ret = blk_uring_create(&uc, &ns, err, errlen);
+		if (ret)
+			return ret;
+	} else if (d->nvme_ns == 1) {
+		struct blk_null_config nc = { .queue = nq };
+
+		ret = blk_null_create(&nc, &ns);
+	} else {
+		struct blk_ram_config rc = { .queue = nq };
+
+		ret = blk_ram_create(&rc, &ns);
+	}
+	if (ret) {
+		snprintf(err, errlen, "dev=nvme: cannot create the namespace device: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	/* MDTS: the smallest power of two of 4 KiB pages holding max_sectors */
+	while (mdts < 15 && (4096u << mdts) < max_bytes)
+		mdts++;
+	cc.mode = d->nvme_ctrl ? NVME_CTRL_INLINE : NVME_CTRL_THREAD;
+	cc.nr_ns = 1;
+	cc.ns = &ns;
+	cc.own_ns = true;
+	cc.mqes = 65536;
+	cc.max_io_queues = queues;
+	cc.mdts = mdts;
+	ret = nvme_ctrl_create(&cc, &ctrl, err, errlen);
+	if (ret) {
+		blk_dev_close(ns);
+		return ret;
+	}
+	hc.ctrl = ctrl;
+	hc.own_ctrl = true;
+	hc.io_queue_entries = qd;
+	hc.queue.nr_hw_queues = queues;
+	hc.queue.shared_hctx = nr_threads > queues;
+	hc.queue.queue_depth = q->queue_depth && q->queue_depth < qd - 1 ?
+			       q->queue_depth : qd - 1;
+	hc.sqe_init = d->nvme_sqe_init ? BLK_NVME_SQE_FIELDS : BLK_NVME_SQE_MEMSET;
+	ret = blk_nvme_create(&hc, dev, err, errlen);
+	if (ret) {
+		/* the controller is left to us on failure; it owns ns */
+		nvme_ctrl_destroy(ctrl);
+		return ret;
+	}
+	return 0;
+}
+
 int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 		   uint64_t size, uint64_t create_size, unsigned int nr_threads,
 		   struct blk_dev **dev, char *err, size_t errlen)
@@ -168,8 +263,13 @@ int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 		ret = blk_uring_create(&uc, dev, err, errlen);
 		if (ret)
 			return ret;
+	} else if (!strcmp(devname, "nvme")) {
+		ret = bench_nvme_open(d, &q, create_size, nr_threads, dev, err,
+				      errlen);
+		if (ret)
+			return ret;
 	} else {
-		snprintf(err, errlen, "dev=%s: unknown device, allowed null, ram, uring",
+		snprintf(err, errlen, "dev=%s: unknown device, allowed null, ram, uring, nvme",
 			 devname);
 		return -EINVAL;
 	}
@@ -1480,6 +1580,16 @@ int bench_run(const struct bench_opts *o, const char *devname,
 			ret = -EINVAL;
 			goto out;
 		}
+		/* NVMe commands are bounded by MDTS; the core does not split bios */
+		if (!strcmp(devname, "nvme") &&
+		    o->jobs[i].bs > (uint64_t)info.max_sectors * 512) {
+			snprintf(err, errlen,
+				 "%s: bs=%u: larger than the nvme device's largest transfer, %u bytes (max_sectors=%u); raise max_sectors= (the controller's MDTS follows it) or lower bs",
+				 o->jobs[i].name, o->jobs[i].bs,
+				 info.max_sectors * 512, info.max_sectors);
+			ret = -EINVAL;
+			goto out;
+		}
 	}
 	res->jobs = calloc(nr_threads, sizeof(*res->jobs));
 	tds = calloc(nr_threads, sizeof(*tds));
@@ -1571,6 +1681,10 @@ int bench_run(const struct bench_opts *o, const char *devname,
 	res->proc_usr_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
 	res->proc_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
 	blk_dev_get_stats(dev, &res->disk);
+	if (!strcmp(devname, "nvme")) {
+		res->has_nvme = true;
+		blk_nvme_get_stats(dev, &res->nvme);
+	}
 	h = malloc(sizeof(*h));
 	if (h) {
 		uint64_t n = 0;

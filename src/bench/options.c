@@ -48,6 +48,7 @@ enum opt_group {
 	GRP_JOB,
 	GRP_DEV,
 	GRP_NULL,
+	GRP_NVME,
 };
 
 #define OPT_F_ALIGN512	0x1	/* value must be a multiple of 512 */
@@ -102,6 +103,9 @@ struct opt_def {
 	.off = offsetof(struct bench_dev_opts, f), \
 	.len = sizeof(((struct bench_dev_opts *)0)->f)
 #define NULLF(f) .where = OPT_DEV, .group = GRP_NULL, \
+	.off = offsetof(struct bench_dev_opts, f), \
+	.len = sizeof(((struct bench_dev_opts *)0)->f)
+#define NVMEF(f) .where = OPT_DEV, .group = GRP_NVME, \
 	.off = offsetof(struct bench_dev_opts, f), \
 	.len = sizeof(((struct bench_dev_opts *)0)->f)
 
@@ -161,7 +165,25 @@ static const char *const elevator_unsupported[] = {
 };
 
 /* Driver names --dev= accepts, in the order usage lists them. */
-static const char *const dev_names[] = { "null", "ram", "uring" };
+static const char *const dev_names[] = { "null", "ram", "uring", "nvme" };
+
+static const struct opt_choice nvme_ctrl_choices[] = {
+	{ "thread", 0 },	/* NVME_CTRL_THREAD */
+	{ "inline", 1 },	/* NVME_CTRL_INLINE */
+	{ NULL, 0 },
+};
+
+static const struct opt_choice nvme_sqe_init_choices[] = {
+	{ "memset", 0 },	/* BLK_NVME_SQE_MEMSET */
+	{ "fields", 1 },	/* BLK_NVME_SQE_FIELDS */
+	{ NULL, 0 },
+};
+
+static const struct opt_choice nvme_ns_choices[] = {
+	{ "ram", 0 },
+	{ "null", 1 },
+	{ NULL, 0 },
+};
 
 static int apply_rw(struct opt_ctx *c, uint64_t v);
 static int apply_rwmixwrite(struct opt_ctx *c, uint64_t v);
@@ -259,7 +281,7 @@ static const struct opt_def opts[] = {
 	/* Device options: null_blk module parameters and queue attributes. */
 	{ .name = "dev", .type = OPT_STR, DEVF(devs), .apply = apply_dev,
 	  .metavar = "LIST",
-	  .help = "drivers to run in turn, comma-separated: null, ram, uring (default null,ram for the matrix)" },
+	  .help = "drivers to run in turn, comma-separated: null, ram, uring, nvme (default null,ram for the matrix)" },
 	{ .name = "dev_size", .type = OPT_SIZE, DEVF(dev_size),
 	  .max = UINT64_MAX, .flags = OPT_F_ALIGN512, .def = "0",
 	  .help = "device capacity; 0: the largest offset+size of the jobs" },
@@ -298,7 +320,7 @@ static const struct opt_def opts[] = {
 
 	/* uring driver: fio's io_uring engine names. */
 	{ .name = "filename", .type = OPT_STR, DEVF(filename), .metavar = "PATH",
-	  .help = "dev=uring: a regular file (created with size= when missing) or a block device" },
+	  .help = "dev=uring, dev=nvme: a regular file (created with size= when missing) or a block device; for nvme the namespace's storage" },
 	{ .name = "direct", .type = OPT_BOOL, DEVF(direct), .max = 1, .def = "0",
 	  .help = "dev=uring: O_DIRECT, bypassing the page cache" },
 	{ .name = "registerfiles", .type = OPT_BOOL, DEVF(registerfiles),
@@ -326,6 +348,27 @@ static const struct opt_def opts[] = {
 	{ .name = "requeue_every", .type = OPT_UINT, NULLF(requeue_every),
 	  .max = UINT64_MAX, .def = "0",
 	  .help = "every Nth request is answered busy once and requeued; 0: off" },
+
+	/*
+	 * nvme host driver over the emulated controller: blkstack's own
+	 * options, so no fio name to follow.  Underscores as every other
+	 * option here; the dashed spelling (--nvme-qd) is an alias.
+	 */
+	{ .name = "nvme_queues", .alias = { "nvme-queues" }, .type = OPT_UINT, NVMEF(nvme_queues),
+	  .min = 0, .max = 256, .def = "0",
+	  .help = "I/O SQ/CQ pairs (hardware queues); 0: as nr_hw_queues, one per job thread" },
+	{ .name = "nvme_qd", .alias = { "nvme-qd" }, .type = OPT_UINT, NVMEF(nvme_qd),
+	  .min = 2, .max = 65536, .def = "1024",
+	  .help = "entries per I/O SQ and CQ; host tags: qd-1, or hw_queue_depth if smaller" },
+	{ .name = "nvme_ctrl", .alias = { "nvme-ctrl" }, .type = OPT_CHOICE, NVMEF(nvme_ctrl),
+	  .choices = nvme_ctrl_choices, .def = "thread",
+	  .help = "controller: its own thread polling doorbells, or inline on the doorbell writer" },
+	{ .name = "nvme_sqe_init", .alias = { "nvme-sqe-init" }, .type = OPT_CHOICE, NVMEF(nvme_sqe_init),
+	  .choices = nvme_sqe_init_choices, .def = "fields",
+	  .help = "SQE fill: memset then used fields, or every field once in order" },
+	{ .name = "nvme_ns", .alias = { "nvme-ns" }, .type = OPT_CHOICE, NVMEF(nvme_ns),
+	  .choices = nvme_ns_choices, .def = "ram",
+	  .help = "namespace storage without filename=: ram, or null (no data, protocol cost only)" },
 };
 
 /*
@@ -800,7 +843,7 @@ static void fmt_allowed(const struct opt_def *d, char *buf, size_t len)
 	case OPT_STR:
 		if (d->apply)
 			snprintf(buf, len,
-				 "allowed a comma-separated list of null|ram|uring");
+				 "allowed a comma-separated list of null|ram|uring|nvme");
 		else if (d->len)
 			snprintf(buf, len, "at most %zu characters", d->len - 1);
 		else
@@ -873,14 +916,14 @@ static int apply_dev(struct opt_ctx *c, uint64_t unused)
 
 		if (!len)
 			return val_err(c, -EINVAL,
-				       "empty device name in the list, allowed null|ram|uring");
+				       "empty device name in the list, allowed null|ram|uring|nvme");
 		for (i = 0; i < ARRAY_SIZE(dev_names); i++)
 			if (strlen(dev_names[i]) == len &&
 			    !memcmp(dev_names[i], p, len))
 				known = dev_names[i];
 		if (!known)
 			return val_err(c, -EINVAL,
-				       "unknown device '%s', allowed null|ram|uring",
+				       "unknown device '%s', allowed null|ram|uring|nvme",
 				       show_n(shown, sizeof(shown), p, len));
 		for (i = 0; i < n; i++)
 			if (!strcmp(devs[i], known))
@@ -1601,6 +1644,8 @@ void bench_usage(FILE *f)
 	usage_group(f, GRP_DEV,
 		    "Device options (whole run; job files may set them too)");
 	usage_group(f, GRP_NULL, "null driver options (null_blk's names)");
+	usage_group(f, GRP_NVME,
+		    "nvme driver options (dev=nvme: host driver over the emulated controller)");
 	fprintf(f, "\nOutput options (command line only):\n");
 	for (i = 0; i < ARRAY_SIZE(cli_opts); i++) {
 		char left[64];

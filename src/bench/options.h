@@ -73,6 +73,12 @@ struct bench_dev_opts {
 	uint64_t fail_every;        /* fail_every=N: every Nth request IOERR, 0 off */
 	uint64_t timeout_every;     /* timeout_every=N: every Nth request never completes, 0 off */
 	uint64_t requeue_every;     /* requeue_every=N: every Nth request answers RESOURCE once, 0 off */
+	/* nvme driver (dev=nvme) */
+	uint32_t nvme_queues;       /* nvme_queues=, I/O queue pairs, 0..256 (0: as nr_hw_queues) */
+	uint32_t nvme_qd;           /* nvme_qd=, entries per I/O SQ/CQ, 2..65536 (1024) */
+	uint32_t nvme_ctrl;         /* nvme_ctrl=thread|inline (thread) */
+	uint32_t nvme_sqe_init;     /* nvme_sqe_init=memset|fields (fields) */
+	uint32_t nvme_ns;           /* nvme_ns=ram|null: namespace without filename= (ram) */
 };
 
 /* One job, after [global] and the job's own options are applied. */

@@ -1055,6 +1055,22 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 	jreal(c, o, "proc_sys_cpu", safe_div(r->proc_sys_s * 100.0, wall_s));
 	jint(c, o, "wall_ns", r->wall_ns);
 	jreal(c, o, "cpu_pct", bench_run_cpu_pct(r));
+	if (r->has_nvme) {
+		const struct blk_nvme_stats *ns = &r->nvme;
+		json_t *v = json_object();
+
+		jint(c, v, "sq_doorbells", ns->sq_doorbells);
+		jint(c, v, "cq_doorbells", ns->cq_doorbells);
+		jint(c, v, "cqes", ns->cqes);
+		jint(c, v, "prp_lists", ns->prp_lists);
+		jint(c, v, "bounced", ns->bounced);
+		jint(c, v, "timeouts", ns->timeouts);
+		jint(c, v, "aborts", ns->aborts);
+		jint(c, v, "resets", ns->resets);
+		jint(c, v, "requeued", ns->requeued);
+		jint(c, v, "errors", ns->errors);
+		jset(c, o, "nvme", v);
+	}
 	if (j->verify) {
 		json_t *v = json_object();
 

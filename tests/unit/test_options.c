@@ -510,7 +510,7 @@ static void test_empty_value_errors(void **state)
 		  "option 'runtime' needs a value: a time (a whole number with an optional unit ns/us/ms/s/m/h/d, s without one), allowed 0..2^64-1ns" },
 		{ "elevator", "option 'elevator' needs a value, allowed none|mq-deadline" },
 		{ "dev",
-		  "option 'dev' needs a value, allowed a comma-separated list of null|ram|uring" },
+		  "option 'dev' needs a value, allowed a comma-separated list of null|ram|uring|nvme" },
 		{ "name", "option 'name' needs a value: text, at most 63 characters" },
 		{ "filename",
 		  "option 'filename' needs a value: a path, at most 4095 characters" },
@@ -566,7 +566,7 @@ static void test_error_text_shown_safely(void **state)
 	/* The list of devices shows the bad element the same way. */
 	assert_int_equal(set(&o, &j, "dev", "null,\x01"), -EINVAL);
 	assert_string_equal(errbuf,
-			    "dev=null,\\x01: unknown device '\\x01', allowed null|ram|uring");
+			    "dev=null,\\x01: unknown device '\\x01', allowed null|ram|uring|nvme");
 	/* A job name goes to reports: no control characters in it. */
 	assert_int_equal(set(&o, &j, "name", "a\tb"), -EINVAL);
 	assert_string_equal(errbuf,
@@ -589,9 +589,13 @@ static void test_dev_list(void **state)
 	assert_int_equal(o.dev.nr_devs, 1);
 	assert_string_equal(o.dev.devs[0], "ram");
 
-	assert_int_equal(set(&o, &j, "dev", "null,nvme"), -EINVAL);
+	assert_int_equal(set(&o, &j, "dev", "null,nvme"), 0);
+	assert_int_equal(o.dev.nr_devs, 2);
+	assert_string_equal(o.dev.devs[1], "nvme");
+	assert_int_equal(set(&o, &j, "dev", "ram"), 0);
+	assert_int_equal(set(&o, &j, "dev", "null,scsi"), -EINVAL);
 	assert_string_equal(errbuf,
-			    "dev=null,nvme: unknown device 'nvme', allowed null|ram|uring");
+			    "dev=null,scsi: unknown device 'scsi', allowed null|ram|uring|nvme");
 	assert_int_equal(set(&o, &j, "dev", "null,,ram"), -EINVAL);
 	assert_non_null(strstr(errbuf, "empty device name"));
 	assert_int_equal(set(&o, &j, "dev", "null,"), -EINVAL);
@@ -601,6 +605,41 @@ static void test_dev_list(void **state)
 	assert_int_equal(set(&o, &j, "dev", NULL), -EINVAL);
 	assert_int_equal(o.dev.nr_devs, 1);
 	assert_string_equal(o.dev.devs[0], "ram");
+}
+
+/* dev=nvme's options: defaults, ranges, choices, the dashed alias */
+static void test_nvme_options(void **state)
+{
+	struct bench_opts o;
+	struct bench_job_opts j;
+
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+	assert_int_equal(o.dev.nvme_queues, 0);
+	assert_int_equal(o.dev.nvme_qd, 1024);
+	assert_int_equal(o.dev.nvme_ctrl, 0);          /* thread */
+	assert_int_equal(o.dev.nvme_sqe_init, 1);      /* fields */
+	assert_int_equal(o.dev.nvme_ns, 0);            /* ram */
+	assert_int_equal(set(&o, &j, "nvme_qd", "64"), 0);
+	assert_int_equal(o.dev.nvme_qd, 64);
+	assert_int_equal(set(&o, &j, "nvme-qd", "2"), 0);
+	assert_int_equal(o.dev.nvme_qd, 2);
+	assert_int_equal(set(&o, &j, "nvme_qd", "1"), -EINVAL);
+	assert_non_null(strstr(errbuf, "nvme_qd=1"));
+	assert_non_null(strstr(errbuf, "allowed 2..65536"));
+	assert_int_equal(set(&o, &j, "nvme-queues", "257"), -EINVAL);
+	assert_non_null(strstr(errbuf, "nvme-queues=257"));
+	assert_non_null(strstr(errbuf, "allowed 0..256"));
+	assert_int_equal(set(&o, &j, "nvme_ctrl", "inline"), 0);
+	assert_int_equal(o.dev.nvme_ctrl, 1);
+	assert_int_equal(set(&o, &j, "nvme_ctrl", "dma"), -EINVAL);
+	assert_non_null(strstr(errbuf, "thread|inline"));
+	assert_int_equal(set(&o, &j, "nvme_sqe_init", "memset"), 0);
+	assert_int_equal(o.dev.nvme_sqe_init, 0);
+	assert_int_equal(set(&o, &j, "nvme_ns", "null"), 0);
+	assert_int_equal(o.dev.nvme_ns, 1);
+	assert_int_equal(set(&o, &j, "nvme_ns", "disk"), -EINVAL);
+	assert_non_null(strstr(errbuf, "ram|null"));
 }
 
 static void test_rw_helpers(void **state)
@@ -1177,6 +1216,7 @@ int main(void)
 		cmocka_unit_test(test_empty_value_errors),
 		cmocka_unit_test(test_error_text_shown_safely),
 		cmocka_unit_test(test_dev_list),
+		cmocka_unit_test(test_nvme_options),
 		cmocka_unit_test(test_rw_helpers),
 		cmocka_unit_test(test_cli_no_args_is_matrix),
 		cmocka_unit_test(test_cli_single_job),
