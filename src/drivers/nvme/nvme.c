@@ -271,41 +271,60 @@ static blk_status_t nvme_refuse(struct request *rq, blk_status_t st)
 	return st;
 }
 
-static blk_status_t nvme_queue_rq(struct blk_mq_hw_ctx *hctx,
-				  const struct blk_mq_queue_data *bd)
+/* Claim SQ slot @tail for @rq and account it. */
+static inline void nvme_sq_push(struct nvme_queue *q, struct request *rq,
+				uint32_t next)
 {
-	struct nvme_queue *q = blk_mq_hctx_driver_data(hctx);
-	struct request *rq = bd->rq;
+	q->rqs[rq->tag] = rq;
+	q->inflight++;
+	q->sq_tail = next;
+	q->unrung++;
+}
+
+/*
+ * READ/WRITE whose segments break the PRP rules: through the tag's bounce
+ * buffer (allocated on first use, then kept).  Returns the PRPs in @c.
+ */
+static __attribute__((noinline)) blk_status_t
+nvme_map_slow(struct nvme_queue *q, struct request *rq, struct nvme_command *c)
+{
+	struct nvme_iod *iod = blk_mq_rq_to_pdu(rq);
+	void **b;
+
+	if (nvme_build_prps(q, rq, c))
+		return BLK_STS_OK;
+	b = &q->bounce[rq->tag];
+	if (!*b) {
+		*b = nvme_alloc_pages(q->nh->max_bytes);
+		if (!*b)
+			return nvme_refuse(rq, BLK_STS_RESOURCE);
+	}
+	if (rq->op == BLK_OP_WRITE)
+		nvme_bounce_copy(rq, *b, true);
+	iod->bounced = 1;
+	NV_STAT_ADD(&q->st.bounced, 1);
+	nvme_prps_contig(q, rq, (uintptr_t)*b, rq->data_len, c);
+	return BLK_STS_OK;
+}
+
+/* Flush, discard, write zeroes, and reads/writes off the fast path. */
+static __attribute__((noinline)) blk_status_t
+nvme_queue_slow(struct nvme_queue *q, struct request *rq, uint32_t tail,
+		uint32_t next)
+{
 	struct nvme_iod *iod = blk_mq_rq_to_pdu(rq);
 	struct nvme_command c;
-	uint32_t tail = q->sq_tail, next;
+	blk_status_t st;
 
-	if (unlikely(atomic_load_explicit(&q->nh->state, memory_order_relaxed) !=
-		     q->gen_word)) {
-		if (!nvme_queue_recover(q)) {
-			if (atomic_load_explicit(&q->nh->state,
-						 memory_order_relaxed) & NVME_ST_DEAD)
-				return nvme_refuse(rq, BLK_STS_IOERR);
-			return BLK_STS_RESOURCE;
-		}
-		tail = q->sq_tail;
-	}
-	next = tail + 1 == q->depth ? 0 : tail + 1;
-	if (unlikely(next == q->sq_head))
-		return BLK_STS_RESOURCE;        /* SQ full */
-
-	iod->bounced = 0;
+	memset(&c, 0, sizeof(c));
 	c.cid = (uint16_t)rq->tag;
 	c.nsid = q->nsid;
-	c.cdw11 = 0;
-	c.cdw12 = 0;
 	switch (rq->op) {
 	case BLK_OP_READ:
 	case BLK_OP_WRITE: {
-		const struct blk_bio *bio = rq->bio;
 		uint64_t slba = rq->offset >> q->lba_shift;
 
-		if (unlikely(rq->data_len > q->nh->max_bytes))
+		if (unlikely(rq->data_len > q->max_bytes))
 			return nvme_refuse(rq, BLK_STS_INVAL);
 		c.opcode = rq->op == BLK_OP_WRITE ? nvme_cmd_write : nvme_cmd_read;
 		c.cdw10 = (uint32_t)slba;
@@ -313,24 +332,9 @@ static blk_status_t nvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 		c.cdw12 = (rq->data_len >> q->lba_shift) - 1;
 		if ((rq->cmd_flags & BLK_BIO_FUA) && rq->op == BLK_OP_WRITE)
 			c.cdw12 |= NVME_RW_FUA;
-		if (likely(rq->nr_segments == 1 && !bio->bi_next &&
-			   !((uintptr_t)bio->bi_io_vec[0].iov_base & 3))) {
-			nvme_prps_contig(q, rq, (uintptr_t)bio->bi_io_vec[0].iov_base,
-					 rq->data_len, &c);
-		} else if (!nvme_build_prps(q, rq, &c)) {
-			void **b = &q->bounce[rq->tag];
-
-			if (!*b) {
-				*b = nvme_alloc_pages(q->nh->max_bytes);
-				if (!*b)
-					return nvme_refuse(rq, BLK_STS_RESOURCE);
-			}
-			if (rq->op == BLK_OP_WRITE)
-				nvme_bounce_copy(rq, *b, true);
-			iod->bounced = 1;
-			NV_STAT_ADD(&q->st.bounced, 1);
-			nvme_prps_contig(q, rq, (uintptr_t)*b, rq->data_len, &c);
-		}
+		st = nvme_map_slow(q, rq, &c);
+		if (st)
+			return st;
 		break;
 	}
 	case BLK_OP_FLUSH:
@@ -341,8 +345,6 @@ static blk_status_t nvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 			return BLK_STS_OK;
 		}
 		c.opcode = nvme_cmd_flush;
-		c.prp1 = c.prp2 = 0;
-		c.cdw10 = 0;
 		break;
 	case BLK_OP_DISCARD:
 		iod->dsm.cattr = 0;
@@ -350,7 +352,6 @@ static blk_status_t nvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 		iod->dsm.slba = rq->offset >> q->lba_shift;
 		c.opcode = nvme_cmd_dsm;
 		c.prp1 = (uint64_t)(uintptr_t)&iod->dsm;
-		c.prp2 = 0;
 		c.cdw10 = 0;            /* NR: one range, 0's based */
 		c.cdw11 = NVME_DSM_AD;
 		break;
@@ -361,7 +362,6 @@ static blk_status_t nvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 		if (nlb > 65536)
 			return nvme_refuse(rq, BLK_STS_INVAL);
 		c.opcode = nvme_cmd_write_zeroes;
-		c.prp1 = c.prp2 = 0;
 		c.cdw10 = (uint32_t)slba;
 		c.cdw11 = (uint32_t)(slba >> 32);
 		c.cdw12 = nlb - 1;
@@ -372,10 +372,95 @@ static blk_status_t nvme_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 	iod->status = NVME_HOST_NO_STATUS;
 	nvme_sqe_write(&q->sq[tail], q->sqe_init, &c);
-	q->rqs[rq->tag] = rq;
-	q->inflight++;
-	q->sq_tail = next;
-	q->unrung++;
+	nvme_sq_push(q, rq, next);
+	return BLK_STS_OK;
+}
+
+/*
+ * The fast path: a READ or WRITE in one contiguous dword-aligned buffer.
+ * The SQE is built from scalars straight into the slot; everything else
+ * goes to nvme_queue_slow(), so that no command structure has its address
+ * taken here (it was spilled to the stack and copied field by field).
+ */
+static blk_status_t nvme_queue_rq(struct blk_mq_hw_ctx *hctx,
+				  const struct blk_mq_queue_data *bd)
+{
+	struct nvme_queue *q = blk_mq_hctx_driver_data(hctx);
+	struct request *rq = bd->rq;
+	struct nvme_iod *iod = blk_mq_rq_to_pdu(rq);
+	const struct blk_bio *bio = rq->bio;
+	uint32_t tail = q->sq_tail, next, cdw12;
+	struct nvme_command *sqe;
+	uint64_t slba, prp1, prp2;
+	uintptr_t a, first_end;
+	uint8_t opcode;
+
+	if (unlikely(atomic_load_explicit(q->state, memory_order_relaxed) !=
+		     q->gen_word)) {
+		if (!nvme_queue_recover(q)) {
+			if (atomic_load_explicit(q->state, memory_order_relaxed) &
+			    NVME_ST_DEAD)
+				return nvme_refuse(rq, BLK_STS_IOERR);
+			return BLK_STS_RESOURCE;
+		}
+		tail = q->sq_tail;
+	}
+	next = tail + 1 == q->depth ? 0 : tail + 1;
+	if (unlikely(next == q->sq_head))
+		return BLK_STS_RESOURCE;        /* SQ full */
+	iod->bounced = 0;
+	if (unlikely(rq->op > BLK_OP_WRITE || rq->nr_segments != 1 ||
+		     bio->bi_next || rq->data_len > q->max_bytes))
+		return nvme_queue_slow(q, rq, tail, next);
+	a = (uintptr_t)bio->bi_io_vec[0].iov_base;
+	if (unlikely(a & 3))
+		return nvme_queue_slow(q, rq, tail, next);
+
+	opcode = rq->op == BLK_OP_WRITE ? nvme_cmd_write : nvme_cmd_read;
+	slba = rq->offset >> q->lba_shift;
+	cdw12 = (rq->data_len >> q->lba_shift) - 1;
+	if ((rq->cmd_flags & BLK_BIO_FUA) && rq->op == BLK_OP_WRITE)
+		cdw12 |= NVME_RW_FUA;
+	first_end = (a | (NVME_HOST_PAGE - 1)) + 1;
+	prp1 = a;
+	if (a + rq->data_len <= first_end)
+		prp2 = 0;
+	else if (a + rq->data_len <= first_end + NVME_HOST_PAGE)
+		prp2 = first_end;
+	else
+		prp2 = nvme_prp_list_contig(q, rq, a, rq->data_len);
+
+	iod->status = NVME_HOST_NO_STATUS;
+	sqe = &q->sq[tail];
+	if (q->sqe_init == BLK_NVME_SQE_MEMSET) {
+		memset(sqe, 0, sizeof(*sqe));
+		sqe->opcode = opcode;
+		sqe->cid = (uint16_t)rq->tag;
+		sqe->nsid = q->nsid;
+		sqe->prp1 = prp1;
+		sqe->prp2 = prp2;
+		sqe->cdw10 = (uint32_t)slba;
+		sqe->cdw11 = (uint32_t)(slba >> 32);
+		sqe->cdw12 = cdw12;
+	} else {
+		/* every field once, ascending: all 64 bytes */
+		sqe->opcode = opcode;
+		sqe->flags = 0;
+		sqe->cid = (uint16_t)rq->tag;
+		sqe->nsid = q->nsid;
+		sqe->cdw2 = 0;
+		sqe->cdw3 = 0;
+		sqe->mptr = 0;
+		sqe->prp1 = prp1;
+		sqe->prp2 = prp2;
+		sqe->cdw10 = (uint32_t)slba;
+		sqe->cdw11 = (uint32_t)(slba >> 32);
+		sqe->cdw12 = cdw12;
+		sqe->cdw13 = 0;
+		sqe->cdw14 = 0;
+		sqe->cdw15 = 0;
+	}
+	nvme_sq_push(q, rq, next);
 	return BLK_STS_OK;
 }
 
@@ -468,7 +553,7 @@ static int nvme_poll(struct blk_mq_hw_ctx *hctx)
 	struct nvme_queue *q = blk_mq_hctx_driver_data(hctx);
 	int n;
 
-	if (unlikely(atomic_load_explicit(&q->nh->state, memory_order_relaxed) !=
+	if (unlikely(atomic_load_explicit(q->state, memory_order_relaxed) !=
 		     q->gen_word) &&
 	    !nvme_queue_recover(q))
 		return 0;
@@ -707,6 +792,8 @@ int blk_nvme_create(const struct blk_nvme_config *cfg, struct blk_dev **dev,
 		q->sqe_init = (uint8_t)nh->cfg.sqe_init;
 		q->has_vwc = nh->vwc;
 		q->gen_word = NVME_ST_GEN_ONE;
+		q->state = &nh->state;
+		q->max_bytes = nh->max_bytes;
 		ret = nvme_create_io_queue_locked(nh, q, err, errlen);
 		if (ret)
 			break;

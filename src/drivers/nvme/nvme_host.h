@@ -67,7 +67,9 @@ struct nvme_queue {
 	struct nvme_completion *cq;
 	struct request **rqs;           /* cid -> request in flight, or NULL */
 	struct nvme_ctrl *ctrl;
+	const _Atomic uint32_t *state;  /* &nvme_host.state */
 	uint32_t gen_word;              /* nvme_host.state at creation */
+	uint32_t max_bytes;             /* nvme_host.max_bytes */
 	uint32_t nsid;
 	uint32_t sq_db;                 /* doorbell register offsets */
 	uint32_t cq_db;
