@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "blkstack/nvme_ctrl.h"
+#include "blkstack/blk_mq.h"
 #include "blkstack/ram.h"
 #include "blkstack/uring.h"
 
@@ -1877,6 +1878,143 @@ static void test_uring_backend(void **state)
 	free(chk);
 }
 
+/*
+ * "flat": a test driver over one buffer, without flush, discard or write
+ * zeroes, failing every request that touches byte offset bad_off with
+ * BLK_STS_MEDIUM.
+ */
+struct flat {
+	uint8_t *mem;
+	uint64_t bad_off;
+};
+
+static blk_status_t flat_queue_rq(struct blk_mq_hw_ctx *hctx,
+				  const struct blk_mq_queue_data *bd)
+{
+	struct flat *f = blk_mq_hctx_driver_data(hctx);
+	struct request *rq = bd->rq;
+	uint64_t off = rq->offset;
+	blk_status_t st = BLK_STS_OK;
+	struct blk_bio *bio;
+	unsigned int i;
+
+	if (f->bad_off >= rq->offset && f->bad_off < rq->offset + rq->data_len)
+		st = BLK_STS_MEDIUM;
+	else if (rq->op == BLK_OP_READ || rq->op == BLK_OP_WRITE)
+		rq_for_each_bio(bio, rq)
+			for (i = 0; i < bio->bi_vcnt; i++) {
+				const struct iovec *v = &bio->bi_io_vec[i];
+
+				if (rq->op == BLK_OP_READ)
+					memcpy(v->iov_base, f->mem + off, v->iov_len);
+				else
+					memcpy(f->mem + off, v->iov_base, v->iov_len);
+				off += v->iov_len;
+			}
+	else
+		st = BLK_STS_NOTSUPP;
+	blk_mq_complete_request(rq, st);
+	return BLK_STS_OK;
+}
+
+static int flat_init_hctx(struct blk_mq_hw_ctx *hctx, void *data, unsigned int idx)
+{
+	(void)idx;
+	blk_mq_hctx_set_driver_data(hctx, data);
+	return 0;
+}
+
+static void flat_free(void *data)
+{
+	struct flat *f = data;
+
+	free(f->mem);
+	free(f);
+}
+
+static const struct blk_mq_ops flat_ops = {
+	.queue_rq = flat_queue_rq,
+	.init_hctx = flat_init_hctx,
+	.free = flat_free,
+};
+
+static struct blk_dev *flat_create(uint64_t bytes, uint64_t bad_off)
+{
+	struct blk_dev_config c = { 0 };
+	struct flat *f = calloc(1, sizeof(*f));
+	struct blk_dev *d;
+
+	assert_non_null(f);
+	f->mem = calloc(1, bytes);
+	assert_non_null(f->mem);
+	memset(f->mem, 0xab, bytes);
+	f->bad_off = bad_off;
+	c.name = "flat";
+	c.capacity = bytes;
+	c.nr_hw_queues = 4;
+	c.queue_depth = 16;
+	c.stores_data = true;
+	c.ops = &flat_ops;
+	c.driver_data = f;
+	assert_int_equal(blk_dev_create(&c, &d), 0);
+	return d;
+}
+
+/* A backend without flush, discard and write zeroes; medium errors. */
+static void test_plain_backend(void **state)
+{
+	struct nvme_ctrl_config cfg = { 0 };
+	struct host h;
+	struct hq *q;
+	uint8_t *buf = pages(2), *id = pages(1), *rng = pages(1);
+	struct sqe a;
+
+	host_init_dev(&h, mode_of(state), 1, &cfg, flat_create(1 << 20, 700 * 512));
+	host_enable(&h, 16);
+	q = ioq(&h, 0, 16, 16);
+	/* no volatile write cache, no deallocated-reads-zero promise */
+	a = (struct sqe){ .opc = nvme_admin_identify, .prp1 = (uintptr_t)id };
+	a.cdw[0] = NVME_ID_CNS_CTRL;
+	assert_int_equal(admin(&h, &a).sf, 0);
+	assert_int_equal(id[525], 0);
+	a.cdw[0] = NVME_ID_CNS_NS;
+	a.nsid = 1;
+	assert_int_equal(admin(&h, &a).sf, 0);
+	assert_int_equal(id[33], 0);
+	/* Write Zeroes (and with DEAC) become writes of zeroes */
+	a = rw_sqe(nvme_cmd_write_zeroes, 1, 10, 300, 0, 0, 0);
+	assert_int_equal(cmd(&h, q, &a).sf, 0);
+	check_zero(&h, q, 1, 10, 16, buf, true);
+	check_zero(&h, q, 1, 294, 16, buf, true);
+	check_zero(&h, q, 1, 310, 1, buf, false);
+	check_zero(&h, q, 1, 9, 1, buf, false);
+	a = rw_sqe(nvme_cmd_write_zeroes, 1, 400, 8, 0, 0, NVME_WZ_DEAC);
+	assert_int_equal(cmd(&h, q, &a).sf, 0);
+	check_zero(&h, q, 1, 400, 8, buf, true);
+	/* DSM deallocate: advisory, the data stays */
+	put32(rng + 4, 16);
+	put64(rng + 8, 500);
+	a = (struct sqe){ .opc = nvme_cmd_dsm, .nsid = 1, .prp1 = (uintptr_t)rng };
+	a.cdw[1] = NVME_DSM_AD;
+	assert_int_equal(cmd(&h, q, &a).sf, 0);
+	check_zero(&h, q, 1, 500, 16, buf, false);
+	/* Flush of a device without a cache: success */
+	a = (struct sqe){ .opc = nvme_cmd_flush, .nsid = 0xffffffff };
+	assert_int_equal(cmd(&h, q, &a).sf, 0);
+	/* medium errors: Unrecovered Read Error, Write Fault */
+	assert_int_equal(SFX(rw(&h, q, nvme_cmd_read, 1, 696, 8, (uintptr_t)buf, 0, 0).sf),
+			 SF(NVME_SCT_MEDIA, NVME_SC_READ_ERROR));
+	assert_int_equal(SFX(rw(&h, q, nvme_cmd_write, 1, 700, 1, (uintptr_t)buf, 0, 0).sf),
+			 SF(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT));
+	assert_int_equal(SFX(rw(&h, q, nvme_cmd_compare, 1, 699, 2, (uintptr_t)buf, 0, 0).sf),
+			 SF(NVME_SCT_MEDIA, NVME_SC_READ_ERROR));
+	assert_int_equal(rw(&h, q, nvme_cmd_read, 1, 701, 8, (uintptr_t)buf, 0, 0).sf, 0);
+	host_fini(&h);
+	free(buf);
+	free(id);
+	free(rng);
+}
+
 #define BOTH(fn) \
 	cmocka_unit_test_prestate(fn, (void *)(uintptr_t)NVME_CTRL_THREAD), \
 	cmocka_unit_test_prestate(fn, (void *)(uintptr_t)NVME_CTRL_INLINE)
@@ -1908,6 +2046,7 @@ int main(void)
 		BOTH(test_backend_busy),
 		BOTH(test_shared_cq_delete),
 		BOTH(test_uring_backend),
+		BOTH(test_plain_backend),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
