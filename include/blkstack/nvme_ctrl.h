@@ -28,6 +28,12 @@
  *    write is legal on real hardware and a no-op there.  Processing of one
  *    CQ (and the SQs that post to it) is serialised by a per-CQ mutex.
  *
+ * What is emulated, and the decisions where the spec leaves a choice, are
+ * in docs/nvme-ctrl.md.  In short: PRPs only (no SGLs, no fused commands,
+ * no metadata), one LBA format per namespace, polled queues (interrupt
+ * fields are accepted and ignored), CAP.CQR = 1 (queues must be physically
+ * contiguous), an unsupported configuration at enable sets CSTS.CFS.
+ *
  * Spec references are to the NVM Express Base Specification 2.0 ("Base")
  * and the NVM Command Set Specification 1.0 ("NVM").
  */
@@ -63,8 +69,12 @@ enum nvme_ctrl_mode {
  * @nr_ns: namespaces, 1..NVME_CTRL_MAX_NS; NSID i+1 is stored on @ns[i].
  * @ns: the namespaces' devices.  Each needs as many hardware queues as the
  *	controller uses backend contexts (thread mode: 1; inline mode: one per
- *	I/O CQ the host creates) or shared_hctx.  The namespace's LBA size is
- *	the device's logical block size and its size the device's capacity.
+ *	I/O CQ the host creates, attached on the CQ's first command for that
+ *	namespace and released when the CQ is deleted) or shared_hctx; an
+ *	inline-mode command that finds no free hardware queue completes with
+ *	Internal Error.  The namespace's LBA size is the device's logical block
+ *	size and its size the device's capacity.  Transfers larger than the
+ *	device's max_sectors or max_segments are split into several bios.
  * @own_ns: nvme_ctrl_destroy() closes the @ns devices.
  * @mqes: CAP.MQES + 1, largest queue size in entries, 2..65536 (0: 4096).
  * @max_io_queues: I/O SQs and CQs granted by Number of Queues,
@@ -112,9 +122,13 @@ struct nvme_ctrl_config {
  * @err: receives a message naming the field and its allowed range.
  * @errlen: size of @err.
  *
- * Thread mode starts the controller thread here.
+ * Thread mode attaches one context per namespace and starts the
+ * controller thread here.  CAP is fixed from @cfg (Base 3.1.3.1): MQES,
+ * CQR = 1, AMS = 0 (round robin only), TO, DSTRD, NSSRS = 0, CSS = NVM,
+ * MPSMIN, MPSMAX.
  * Return: 0; -EINVAL (a field out of range, named in @err); -ENOMEM;
- * -errno from pthread_create.
+ * -EBUSY from blk_ctx_attach() (thread mode: a namespace device has no
+ * free hardware queue); -errno from pthread_create.
  * Context: any thread.
  */
 int nvme_ctrl_create(const struct nvme_ctrl_config *cfg,
@@ -124,6 +138,9 @@ int nvme_ctrl_create(const struct nvme_ctrl_config *cfg,
  * nvme_ctrl_destroy() - power off: stop the thread, drain namespace I/O,
  * free.  Closes the namespace devices when own_ns was set.
  * @ctrl: the controller, or NULL.
+ *
+ * Commands still outstanding end without a CQE, as in a Controller Reset
+ * (Base 3.7.2); nothing is flushed (use a shutdown, CC.SHN, for that).
  * Context: any thread.  The controller no longer touches host memory after
  * this returns, so queue memory may then be freed.
  */
@@ -140,16 +157,31 @@ void nvme_ctrl_destroy(struct nvme_ctrl *ctrl);
  */
 uint32_t nvme_ctrl_read32(struct nvme_ctrl *ctrl, uint32_t off);
 
-/** nvme_ctrl_read64() - read CAP, ASQ or ACQ (8-byte aligned @off). */
+/**
+ * nvme_ctrl_read64() - read CAP, ASQ or ACQ (Base 3.1.3.1, 3.1.3.9-10).
+ * @ctrl: the controller.
+ * @off: NVME_REG_CAP, NVME_REG_ASQ or NVME_REG_ACQ; any other 4-byte
+ *	aligned offset reads as two nvme_ctrl_read32() calls (low first).
+ * Return: the register value.
+ * Context: any thread.
+ */
 uint64_t nvme_ctrl_read64(struct nvme_ctrl *ctrl, uint32_t off);
 
 /**
  * nvme_ctrl_write32() - write a 32-bit register of BAR0.
  * @ctrl: the controller.
- * @off: byte offset: CC, AQA, INTMS, INTMC, NSSR or a doorbell.
+ * @off: byte offset: CC, AQA, INTMS, INTMC, NSSR, the halves of ASQ and
+ *	ACQ, or a doorbell (Base 3.1.3.25, 3.1.3.26: 1000h + (2y [+ 1]) *
+ *	(4 << CAP.DSTRD)).
  * @val: the value.
  *
- * Writes to read-only registers are ignored.  An invalid doorbell write (a
+ * Writes to read-only registers are ignored, and so are NSSR writes
+ * (CAP.NSSRS = 0) and writes between doorbells when CAP.DSTRD > 0.  INTMS
+ * sets and INTMC clears bits of the mask both read back (no interrupts are
+ * raised: queues are polled).  CC (Base 3.1.3.5): EN 0 -> 1 checks MPS,
+ * CSS, AMS, AQA, ASQ and ACQ and sets CSTS.RDY, or CSTS.CFS when they are
+ * unsupported; EN 1 -> 0 is a Controller Reset; SHN starts a shutdown,
+ * reported in CSTS.SHST (Base 3.6.2).  An invalid doorbell write (a
  * queue that does not exist, a tail past the queue size, a head that frees
  * entries the host was never given) is ignored and posts an asynchronous
  * event of type Error (Base 5.2, Invalid Doorbell Write Value / Register)
@@ -160,7 +192,16 @@ uint64_t nvme_ctrl_read64(struct nvme_ctrl *ctrl, uint32_t off);
  */
 void nvme_ctrl_write32(struct nvme_ctrl *ctrl, uint32_t off, uint32_t val);
 
-/** nvme_ctrl_write64() - write ASQ or ACQ (ignored while CC.EN = 1). */
+/**
+ * nvme_ctrl_write64() - write ASQ or ACQ (Base 3.1.3.9, 3.1.3.10).
+ * @ctrl: the controller.
+ * @off: NVME_REG_ASQ or NVME_REG_ACQ; another offset is written as two
+ *	nvme_ctrl_write32() calls (low first).
+ * @val: the value; bits 11:0 are reserved and read as 0.
+ *
+ * Ignored while CC.EN = 1.
+ * Context: any thread.
+ */
 void nvme_ctrl_write64(struct nvme_ctrl *ctrl, uint32_t off, uint64_t val);
 
 /**
@@ -183,7 +224,10 @@ uint32_t nvme_ctrl_dstrd(const struct nvme_ctrl *ctrl);
  * @status: status field to complete with (NVME_SF(sct, sc), optionally
  *	| NVME_SF_DNR); 0 leaves the status alone.  The command is not
  *	executed when a status is injected.
- * @delay_us: added latency before the completion is posted, microseconds.
+ * @delay_us: added latency, microseconds: the fetched command waits this
+ *	long before it executes (and so before its completion is posted).
+ *	While it waits an Abort aborts it (Command Abort Requested).  Inline
+ *	mode lets time pass only on doorbell writes of the command's CQ.
  * @drop: execute the command but never post its completion.
  * @count: matches to act on, then the fault is removed; 0: forever.
  */
@@ -205,7 +249,10 @@ struct nvme_ctrl_fault {
  * the first match acts.
  * @ctrl: the controller.
  * @f: the rule; copied.
- * Return: 0, -ENOSPC when 16 rules exist, -EINVAL for a bad field.
+ * Return: 0, -ENOSPC when 16 rules exist, -EINVAL for a bad field (opcode
+ * outside -1..255, qid outside -1..65535, an admin rule with a qid other
+ * than -1 or 0, an I/O rule with qid 0, an LBA range that wraps, status
+ * wider than 15 bits).
  * Context: any thread (rules are protected by a lock taken only when at
  * least one rule exists).
  */

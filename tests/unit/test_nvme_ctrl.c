@@ -21,7 +21,9 @@
 #include <cmocka.h>
 
 #include "blkstack/nvme_ctrl.h"
+#include "blkstack/blk_mq.h"
 #include "blkstack/ram.h"
+#include "blkstack/uring.h"
 
 #define PG 4096u
 #define NS_BYTES (64ull << 20)
@@ -77,12 +79,14 @@ struct cqe {
 #define SFX(sf) ((sf) & 0x7ff)   /* SCT and SC, without CRD, M, DNR */
 #define DNR (1u << 14)
 
+/* Host memory: 8 KiB aligned, so that it also serves CC.MPS = 1. */
 static void *pages(size_t n)
 {
-	void *p = aligned_alloc(PG, n * PG);
+	size_t len = (n * PG + 8191) & ~(size_t)8191;
+	void *p = aligned_alloc(8192, len);
 
 	assert_non_null(p);
-	memset(p, 0, n * PG);
+	memset(p, 0, len);
 	return p;
 }
 
@@ -1663,6 +1667,354 @@ static void test_parallel_queues(void **state)
 	host_fini(&h);
 }
 
+/* CC.MPS = 1: 8 KiB memory pages decide PRP boundaries and alignment. */
+static void test_page_size_8k(void **state)
+{
+	struct nvme_ctrl_config cfg = { 0 };
+	struct host h;
+	struct hq *q;
+	uint8_t *p = pages(8), *chk = pages(6), *lst = pages(2);
+	uint8_t *p0 = p, *p1 = p + 4 * PG, *p2 = p + 2 * PG;   /* 8 KiB pages */
+	uint8_t src[20480];
+	struct sqe a;
+
+	cfg.mpsmax = 1;
+	host_init_cfg(&h, mode_of(state), 1, &cfg);
+	host_program(&h, 16);
+	nvme_ctrl_write32(h.ctrl, NVME_REG_CC, cc_value(1));
+	wait_csts(&h, NVME_CSTS_RDY, NVME_CSTS_RDY);
+	q = ioq(&h, 0, 16, 16);
+	/* 20 KiB from offset 1024: 7 KiB, then a list of two 8 KiB pages */
+	fill(src, sizeof(src), 77);
+	memcpy(p0 + 1024, src, 7168);
+	memcpy(p1, src + 7168, 8192);
+	memcpy(p2, src + 15360, 5120);
+	put64(lst, (uintptr_t)p1);
+	put64(lst + 8, (uintptr_t)p2);
+	assert_int_equal(rw(&h, q, nvme_cmd_write, 1, 8, 40, (uintptr_t)p0 + 1024,
+			    (uintptr_t)lst, 0).sf, 0);
+	backend_read(h.dev[0], 8 * 512, chk, sizeof(src));
+	assert_memory_equal(src, chk, sizeof(src));
+	/* 12 KiB from offset 0: one 8 KiB page, PRP2 the second page */
+	assert_int_equal(rw(&h, q, nvme_cmd_read, 1, 8, 24, (uintptr_t)chk,
+			    (uintptr_t)chk + 2 * PG, 0).sf, 0);
+	assert_memory_equal(chk, p0 + 1024, 7168);
+	/* PRP2 4 KiB aligned but not 8 KiB aligned: PRP Offset Invalid */
+	a = rw_sqe(nvme_cmd_read, 1, 8, 24, (uintptr_t)chk, (uintptr_t)chk + PG, 0);
+	assert_int_equal(SFX(cmd(&h, q, &a).sf), SF(0, NVME_SC_PRP_INVALID_OFFSET));
+	/* a CQ base that is not 8 KiB aligned */
+	assert_int_equal(SFX(create_cq(&h, 2, 8, p + PG, 1).sf), SF(0, NVME_SC_INVALID_FIELD));
+	host_fini(&h);
+	free(p);
+	free(chk);
+	free(lst);
+}
+
+/* A backend with 2 tags: the controller queues what it cannot submit. */
+static void test_backend_busy(void **state)
+{
+	struct nvme_ctrl_config cfg = { 0 };
+	struct blk_ram_config rc = { 0 };
+	struct blk_dev *dev;
+	struct host h;
+	struct hq *q;
+	uint8_t *buf = pages(48 * 2), *chk = pages(48 * 2);
+	unsigned int i, round;
+
+	rc.queue.capacity = NS_BYTES;
+	rc.queue.nr_hw_queues = 4;
+	rc.queue.queue_depth = 2;
+	assert_int_equal(blk_ram_create(&rc, &dev), 0);
+	host_init_dev(&h, mode_of(state), 1, &cfg, dev);
+	host_enable(&h, 16);
+	q = ioq(&h, 0, 64, 64);
+	for (round = 0; round < 4; round++) {
+		fill(buf, 48 * 2 * PG, round);
+		for (i = 0; i < 48; i++) {
+			struct sqe a = rw_sqe(nvme_cmd_write, 1, 16 * i, 16,
+					      (uintptr_t)buf + 2 * i * PG,
+					      (uintptr_t)buf + (2 * i + 1) * PG, 0);
+
+			submit(&h, q, &a);
+		}
+		for (i = 0; i < 48; i++)
+			assert_int_equal(wait_cqe(&h, q).sf, 0);
+		for (i = 0; i < 48; i++) {
+			struct sqe a = rw_sqe(nvme_cmd_read, 1, 16 * i, 16,
+					      (uintptr_t)chk + 2 * i * PG,
+					      (uintptr_t)chk + (2 * i + 1) * PG, 0);
+
+			submit(&h, q, &a);
+		}
+		for (i = 0; i < 48; i++)
+			assert_int_equal(wait_cqe(&h, q).sf, 0);
+		assert_memory_equal(buf, chk, 48 * 2 * PG);
+	}
+	host_fini(&h);
+	free(buf);
+	free(chk);
+}
+
+/* Two SQs posting to one CQ; deleting an SQ aborts its waiting commands. */
+static void test_shared_cq_delete(void **state)
+{
+	struct host h;
+	struct hq *q, q2;
+	uint8_t *buf = pages(1), *sq2 = pages(1);
+	struct nvme_ctrl_fault f = { .opcode = nvme_cmd_read, .qid = 2,
+				     .delay_us = 30000000 };
+	struct sqe a;
+	struct cqe c;
+	uint16_t cid;
+
+	host_init(&h, mode_of(state), 1);
+	host_enable(&h, 16);
+	q = ioq(&h, 0, 16, 16);
+	assert_int_equal(create_sq(&h, 2, 8, sq2, 1, 1).sf, 0);
+	memset(&q2, 0, sizeof(q2));
+	q2.qid = 2;
+	q2.sq = sq2;
+	q2.sq_size = 8;
+	q2.cid = 500;
+	/* a write through SQ 2 completes on CQ 1, with SQ ID 2 */
+	a = rw_sqe(nvme_cmd_write, 1, 0, 1, (uintptr_t)buf, 0, 0);
+	cid = submit(&h, &q2, &a);
+	c = wait_cqe(&h, q);
+	assert_int_equal(c.sf, 0);
+	assert_int_equal(c.sqid, 2);
+	assert_int_equal(c.cid, cid);
+	assert_int_equal(c.sqhd, 1);
+	/* a read held by a delay, then Delete SQ 2: Aborted due to SQ Deletion */
+	assert_int_equal(nvme_ctrl_add_fault(h.ctrl, &f), 0);
+	a = rw_sqe(nvme_cmd_read, 1, 0, 1, (uintptr_t)buf, 0, 0);
+	cid = submit(&h, &q2, &a);
+	assert_int_equal(wait_cqe_ms(&h, q, &c, 30), -ETIMEDOUT);
+	assert_int_equal(SFX(delete_q(&h, nvme_admin_delete_cq, 1).sf), SF(1, NVME_SC_QUEUE_DELETION));
+	assert_int_equal(delete_q(&h, nvme_admin_delete_sq, 2).sf, 0);
+	c = wait_cqe(&h, q);
+	assert_int_equal(c.cid, cid);
+	assert_int_equal(c.sqid, 2);
+	assert_int_equal(SFX(c.sf), SF(0, NVME_SC_ABORT_QUEUE));
+	/* SQ 1 unaffected */
+	assert_int_equal(rw(&h, q, nvme_cmd_write, 1, 0, 1, (uintptr_t)buf, 0, 0).sf, 0);
+	nvme_ctrl_clear_faults(h.ctrl);
+	host_fini(&h);
+	free(buf);
+	free(sq2);
+}
+
+/* A uring backend over a file: completions arrive later, big transfers split. */
+static void test_uring_backend(void **state)
+{
+	struct nvme_ctrl_config cfg = { 0 };
+	struct blk_uring_config uc = { 0 };
+	char path[] = "/tmp/nvme_ctrl_test_XXXXXX", err[256];
+	struct blk_dev *dev;
+	struct host h;
+	struct hq *q;
+	uint8_t *buf, *chk;
+	unsigned int i;
+	uint32_t cc;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	uc.path = path;
+	uc.create_size = 16 << 20;
+	uc.queue.nr_hw_queues = 4;
+	if (blk_uring_create(&uc, &dev, err, sizeof(err))) {
+		unlink(path);
+		skip();
+	}
+	cfg.mdts = 9;
+	host_init_dev(&h, mode_of(state), 1, &cfg, dev);
+	host_enable(&h, 16);
+	q = ioq(&h, 0, 64, 64);
+	buf = pages(600);
+	chk = pages(600);
+	fill(buf, 600 * (size_t)PG, 3);
+	/* 2 MiB of non-adjacent pages: 512 segments, more than uring's 128 */
+	for (i = 0; i < 3; i++) {
+		uint8_t *pg[513];
+		uint8_t *lists = pages(4);
+		uint64_t p1, p2;
+		unsigned int k;
+
+		for (k = 0; k < 512; k++)
+			pg[k] = buf + (size_t)((k * 7 + i) % 512) * PG;
+		build_prps(pg, 512, 0, 512 * PG, lists, 0, &p1, &p2);
+		assert_int_equal(rw(&h, q, nvme_cmd_write, 1, 4096 * i, 4096, p1, p2,
+				    i == 1 ? NVME_RW_FUA : 0).sf, 0);
+		for (k = 0; k < 512; k++)
+			pg[k] = chk + (size_t)k * PG;
+		memset(lists, 0, 4 * PG);
+		build_prps(pg, 512, 0, 512 * PG, lists, 0, &p1, &p2);
+		assert_int_equal(rw(&h, q, nvme_cmd_read, 1, 4096 * i, 4096, p1, p2, 0).sf, 0);
+		for (k = 0; k < 512; k++)
+			assert_memory_equal(chk + (size_t)k * PG,
+					    buf + (size_t)((k * 7 + i) % 512) * PG, PG);
+		free(lists);
+	}
+	/* many small writes in flight, then flush and shutdown */
+	for (i = 0; i < 40; i++) {
+		struct sqe a = rw_sqe(nvme_cmd_write, 1, 20000 + 8 * i, 8,
+				      (uintptr_t)buf + i * PG, 0, 0);
+
+		submit(&h, q, &a);
+	}
+	for (i = 0; i < 40; i++)
+		assert_int_equal(wait_cqe(&h, q).sf, 0);
+	{
+		struct sqe a = { .opc = nvme_cmd_flush, .nsid = 1 };
+
+		assert_int_equal(cmd(&h, q, &a).sf, 0);
+	}
+	cc = nvme_ctrl_read32(h.ctrl, NVME_REG_CC);
+	nvme_ctrl_write32(h.ctrl, NVME_REG_CC, cc | NVME_CC_SHN_NORMAL);
+	wait_csts(&h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_CMPLT);
+	host_fini(&h);
+	unlink(path);
+	free(buf);
+	free(chk);
+}
+
+/*
+ * "flat": a test driver over one buffer, without flush, discard or write
+ * zeroes, failing every request that touches byte offset bad_off with
+ * BLK_STS_MEDIUM.
+ */
+struct flat {
+	uint8_t *mem;
+	uint64_t bad_off;
+};
+
+static blk_status_t flat_queue_rq(struct blk_mq_hw_ctx *hctx,
+				  const struct blk_mq_queue_data *bd)
+{
+	struct flat *f = blk_mq_hctx_driver_data(hctx);
+	struct request *rq = bd->rq;
+	uint64_t off = rq->offset;
+	blk_status_t st = BLK_STS_OK;
+	struct blk_bio *bio;
+	unsigned int i;
+
+	if (f->bad_off >= rq->offset && f->bad_off < rq->offset + rq->data_len)
+		st = BLK_STS_MEDIUM;
+	else if (rq->op == BLK_OP_READ || rq->op == BLK_OP_WRITE)
+		rq_for_each_bio(bio, rq)
+			for (i = 0; i < bio->bi_vcnt; i++) {
+				const struct iovec *v = &bio->bi_io_vec[i];
+
+				if (rq->op == BLK_OP_READ)
+					memcpy(v->iov_base, f->mem + off, v->iov_len);
+				else
+					memcpy(f->mem + off, v->iov_base, v->iov_len);
+				off += v->iov_len;
+			}
+	else
+		st = BLK_STS_NOTSUPP;
+	blk_mq_complete_request(rq, st);
+	return BLK_STS_OK;
+}
+
+static int flat_init_hctx(struct blk_mq_hw_ctx *hctx, void *data, unsigned int idx)
+{
+	(void)idx;
+	blk_mq_hctx_set_driver_data(hctx, data);
+	return 0;
+}
+
+static void flat_free(void *data)
+{
+	struct flat *f = data;
+
+	free(f->mem);
+	free(f);
+}
+
+static const struct blk_mq_ops flat_ops = {
+	.queue_rq = flat_queue_rq,
+	.init_hctx = flat_init_hctx,
+	.free = flat_free,
+};
+
+static struct blk_dev *flat_create(uint64_t bytes, uint64_t bad_off)
+{
+	struct blk_dev_config c = { 0 };
+	struct flat *f = calloc(1, sizeof(*f));
+	struct blk_dev *d;
+
+	assert_non_null(f);
+	f->mem = calloc(1, bytes);
+	assert_non_null(f->mem);
+	memset(f->mem, 0xab, bytes);
+	f->bad_off = bad_off;
+	c.name = "flat";
+	c.capacity = bytes;
+	c.nr_hw_queues = 4;
+	c.queue_depth = 16;
+	c.stores_data = true;
+	c.ops = &flat_ops;
+	c.driver_data = f;
+	assert_int_equal(blk_dev_create(&c, &d), 0);
+	return d;
+}
+
+/* A backend without flush, discard and write zeroes; medium errors. */
+static void test_plain_backend(void **state)
+{
+	struct nvme_ctrl_config cfg = { 0 };
+	struct host h;
+	struct hq *q;
+	uint8_t *buf = pages(2), *id = pages(1), *rng = pages(1);
+	struct sqe a;
+
+	host_init_dev(&h, mode_of(state), 1, &cfg, flat_create(1 << 20, 700 * 512));
+	host_enable(&h, 16);
+	q = ioq(&h, 0, 16, 16);
+	/* no volatile write cache, no deallocated-reads-zero promise */
+	a = (struct sqe){ .opc = nvme_admin_identify, .prp1 = (uintptr_t)id };
+	a.cdw[0] = NVME_ID_CNS_CTRL;
+	assert_int_equal(admin(&h, &a).sf, 0);
+	assert_int_equal(id[525], 0);
+	a.cdw[0] = NVME_ID_CNS_NS;
+	a.nsid = 1;
+	assert_int_equal(admin(&h, &a).sf, 0);
+	assert_int_equal(id[33], 0);
+	/* Write Zeroes (and with DEAC) become writes of zeroes */
+	a = rw_sqe(nvme_cmd_write_zeroes, 1, 10, 300, 0, 0, 0);
+	assert_int_equal(cmd(&h, q, &a).sf, 0);
+	check_zero(&h, q, 1, 10, 16, buf, true);
+	check_zero(&h, q, 1, 294, 16, buf, true);
+	check_zero(&h, q, 1, 310, 1, buf, false);
+	check_zero(&h, q, 1, 9, 1, buf, false);
+	a = rw_sqe(nvme_cmd_write_zeroes, 1, 400, 8, 0, 0, NVME_WZ_DEAC);
+	assert_int_equal(cmd(&h, q, &a).sf, 0);
+	check_zero(&h, q, 1, 400, 8, buf, true);
+	/* DSM deallocate: advisory, the data stays */
+	put32(rng + 4, 16);
+	put64(rng + 8, 500);
+	a = (struct sqe){ .opc = nvme_cmd_dsm, .nsid = 1, .prp1 = (uintptr_t)rng };
+	a.cdw[1] = NVME_DSM_AD;
+	assert_int_equal(cmd(&h, q, &a).sf, 0);
+	check_zero(&h, q, 1, 500, 16, buf, false);
+	/* Flush of a device without a cache: success */
+	a = (struct sqe){ .opc = nvme_cmd_flush, .nsid = 0xffffffff };
+	assert_int_equal(cmd(&h, q, &a).sf, 0);
+	/* medium errors: Unrecovered Read Error, Write Fault */
+	assert_int_equal(SFX(rw(&h, q, nvme_cmd_read, 1, 696, 8, (uintptr_t)buf, 0, 0).sf),
+			 SF(NVME_SCT_MEDIA, NVME_SC_READ_ERROR));
+	assert_int_equal(SFX(rw(&h, q, nvme_cmd_write, 1, 700, 1, (uintptr_t)buf, 0, 0).sf),
+			 SF(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT));
+	assert_int_equal(SFX(rw(&h, q, nvme_cmd_compare, 1, 699, 2, (uintptr_t)buf, 0, 0).sf),
+			 SF(NVME_SCT_MEDIA, NVME_SC_READ_ERROR));
+	assert_int_equal(rw(&h, q, nvme_cmd_read, 1, 701, 8, (uintptr_t)buf, 0, 0).sf, 0);
+	host_fini(&h);
+	free(buf);
+	free(id);
+	free(rng);
+}
+
 #define BOTH(fn) \
 	cmocka_unit_test_prestate(fn, (void *)(uintptr_t)NVME_CTRL_THREAD), \
 	cmocka_unit_test_prestate(fn, (void *)(uintptr_t)NVME_CTRL_INLINE)
@@ -1690,6 +2042,11 @@ int main(void)
 		BOTH(test_faults),
 		BOTH(test_reset_inflight),
 		BOTH(test_parallel_queues),
+		BOTH(test_page_size_8k),
+		BOTH(test_backend_busy),
+		BOTH(test_shared_cq_delete),
+		BOTH(test_uring_backend),
+		BOTH(test_plain_backend),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,7 +43,7 @@ static uint16_t identify_ctrl(struct nvme_ctrl *ctrl, struct nvme_id_ctrl *id)
 	id->acl = (uint8_t)ctrl->cfg.acl;
 	id->aerl = (uint8_t)ctrl->cfg.aerl;
 	id->frmw = (1u << 1) | 1u;  /* one slot, slot 1 read only */
-	id->lpa = 0;
+	id->lpa = 1u << 2;      /* extended NUMD and log page offset */
 	id->elpe = NVME_CTRL_ERR_LOG - 1;
 	id->npss = 0;
 	id->wctemp = 343;
@@ -164,7 +164,6 @@ static uint16_t admin_create_cq(struct nvme_ctrl *ctrl, struct nvme_cmd *c)
 {
 	uint16_t qid = c->sqe.cdw10 & 0xffff;
 	uint32_t size = (c->sqe.cdw10 >> 16) + 1;
-	uint32_t cc = ctrl->cc_cur;
 	struct nvme_cq *cq;
 	int ret;
 
@@ -176,7 +175,7 @@ static uint16_t admin_create_cq(struct nvme_ctrl *ctrl, struct nvme_cmd *c)
 	/* CAP.CQR = 1: queues must be physically contiguous */
 	if (!(c->sqe.cdw11 & NVME_QUEUE_PHYS_CONTIG))
 		return INVALID_FIELD;
-	if (((cc & NVME_CC_IOCQES_MASK) >> NVME_CC_IOCQES_SHIFT) != 4)
+	if (ctrl->iocqes != 4)
 		return INVALID_FIELD;
 	if (!c->sqe.prp1 || (c->sqe.prp1 & (ctrl->page_size - 1)))
 		return INVALID_FIELD;
@@ -196,7 +195,6 @@ static uint16_t admin_create_sq(struct nvme_ctrl *ctrl, struct nvme_cmd *c)
 	uint16_t qid = c->sqe.cdw10 & 0xffff;
 	uint32_t size = (c->sqe.cdw10 >> 16) + 1;
 	uint16_t cqid = c->sqe.cdw11 >> 16;
-	uint32_t cc = ctrl->cc_cur;
 	struct nvme_cq *cq;
 	int ret;
 
@@ -210,7 +208,7 @@ static uint16_t admin_create_sq(struct nvme_ctrl *ctrl, struct nvme_cmd *c)
 		return SF_CMD(NVME_SC_CQ_INVALID) | NVME_SF_DNR;
 	if (!(c->sqe.cdw11 & NVME_QUEUE_PHYS_CONTIG))
 		return INVALID_FIELD;
-	if (((cc & NVME_CC_IOSQES_MASK) >> NVME_CC_IOSQES_SHIFT) != 6)
+	if (ctrl->iosqes != 6)
 		return INVALID_FIELD;
 	if (!c->sqe.prp1 || (c->sqe.prp1 & (ctrl->page_size - 1)))
 		return INVALID_FIELD;
@@ -448,7 +446,7 @@ static uint16_t admin_get_log(struct nvme_ctrl *ctrl, struct nvme_cmd *c)
 	free(out);
 	/* reading the Error log with RAE = 0 re-arms Error events (Base 5.2) */
 	if (!st && lid == NVME_LOG_ERROR && !rae)
-		ctrl->ev_err_masked = false;
+		ctrl->ev_err_masked = false;    /* events fire after this CQE */
 	return st;
 }
 
@@ -566,6 +564,7 @@ static void admin_aer(struct nvme_ctrl *ctrl, struct nvme_cmd *c)
 void nvme_admin_exec(struct nvme_cmd *c)
 {
 	struct nvme_ctrl *ctrl = c->sq->ctrl;
+	uint8_t opc = c->sqe.opcode;
 	uint32_t res = 0;
 	uint16_t st;
 
@@ -613,4 +612,6 @@ void nvme_admin_exec(struct nvme_cmd *c)
 		break;
 	}
 	nvme_cmd_complete(c, st, res);
+	if (opc == nvme_admin_get_log_page)
+		nvme_aer_run(ctrl);
 }

@@ -52,6 +52,7 @@ struct nvme_bctx {
 	struct blk_mq_ctx *ctx;
 	struct nvme_cmd *retry_head, *retry_tail;
 	bool plugged;
+	bool polling;           /* inside blk_poll / blk_drain: no new plug */
 };
 
 /* Continuation run when a command's backend bio completes successfully. */
@@ -177,7 +178,9 @@ struct nvme_ctrl {
 
 	/* features */
 	uint32_t feat_arb, feat_pm, feat_temp, feat_err, feat_irqc, feat_aec;
-	bool vwc_present, vwc_on;
+	bool vwc_present;
+	_Atomic bool vwc_on;            /* read by I/O on other threads (inline) */
+	uint32_t iosqes, iocqes;        /* CC fields latched at enable */
 
 	/* asynchronous events */
 	_Atomic uint32_t ev_err_pending;   /* bit 0: invalid register, bit 1: value */

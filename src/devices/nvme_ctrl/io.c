@@ -93,7 +93,11 @@ static void io_submit(struct nvme_cmd *c)
 	c->bio.bi_end_io = io_end;
 	c->bio.bi_private = c;
 	c->bio.bi_next = NULL;
-	if (!b->plugged) {
+	/*
+	 * Plug the bios of one fetch batch; a continuation submitted from a
+	 * completion callback goes out at once instead.
+	 */
+	if (!b->plugged && !b->polling) {
 		blk_start_plug(b->ctx);
 		b->plugged = true;
 	}
@@ -174,7 +178,9 @@ unsigned int nvme_bctx_poll(struct nvme_ctrl *ctrl, struct nvme_cq *cq)
 	for (i = 0; i < ctrl->nr_ns; i++) {
 		if (!b[i].ctx)
 			continue;
+		b[i].polling = true;
 		r = blk_poll(b[i].ctx);
+		b[i].polling = false;
 		if (r > 0)
 			n += (unsigned int)r;
 		if (b[i].retry_head) {
@@ -207,7 +213,9 @@ void nvme_cq_drain_backend(struct nvme_ctrl *ctrl, struct nvme_cq *cq,
 		for (i = 0; i < ctrl->nr_ns; i++) {
 			if (!b[i].ctx)
 				continue;
+			b[i].polling = true;
 			blk_drain(b[i].ctx, 0);
+			b[i].polling = false;
 			if (!b[i].retry_head)
 				continue;
 			if (silent) {
@@ -575,7 +583,7 @@ static void exec_dsm(struct nvme_ctrl *ctrl, struct nvme_cmd *c)
 	}
 	r = c->buf;
 	for (i = 0; i < nr; i++) {
-		if (r[i].slba >= ns->nsze || r[i].nlb > ns->nsze - r[i].slba) {
+		if (r[i].nlb && (r[i].slba >= ns->nsze || r[i].nlb > ns->nsze - r[i].slba)) {
 			nvme_cmd_complete(c, SF_GEN(NVME_SC_LBA_RANGE) | NVME_SF_DNR, 0);
 			return;
 		}

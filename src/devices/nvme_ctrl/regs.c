@@ -71,6 +71,9 @@ static void ctrl_enable(struct nvme_ctrl *ctrl, uint32_t cc)
 		return;
 	}
 	ctrl->page_shift = 12 + mps;
+	/* checked when I/O queues are created (Base 3.1.3.5) */
+	ctrl->iosqes = (cc & NVME_CC_IOSQES_MASK) >> NVME_CC_IOSQES_SHIFT;
+	ctrl->iocqes = (cc & NVME_CC_IOCQES_MASK) >> NVME_CC_IOCQES_SHIFT;
 	ctrl->page_size = ps;
 	ctrl->mdts_bytes = (4096ull << ctrl->cfg.mpsmin) << ctrl->cfg.mdts;
 	ctrl->nsqa = ctrl->ncqa = ctrl->cfg.max_io_queues - 1;
