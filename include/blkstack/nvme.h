@@ -14,6 +14,10 @@
  * tag) and builds PRPs from the request's segments; commit_rqs() writes the
  * SQ tail doorbell once per dispatch batch; poll() consumes CQEs by phase tag
  * and writes the CQ head doorbell once per batch.
+ *
+ * Timeouts send Abort, then reset the controller; a reset is published as a
+ * new generation and each queue's owner thread recreates its own queue
+ * (docs/nvme.md, "Timeouts and resets").
  */
 #ifndef BLKSTACK_NVME_H
 #define BLKSTACK_NVME_H
@@ -40,8 +44,9 @@ enum blk_nvme_sqe_init {
 
 /**
  * struct blk_nvme_config - an NVMe namespace as a block device.
- * @queue: tag set and limits.  nr_hw_queues: I/O queue pairs to create
- *	(0: 1; fewer when the controller grants fewer).  queue_depth: tags per
+ * @queue: tag set and limits.  nr_hw_queues: I/O queue pairs to create,
+ *	1..NVME_CTRL_MAX_IO_QUEUES (0: 1; fewer when the controller grants
+ *	fewer).  queue_depth: tags per
  *	queue, at most @io_queue_entries - 1 (0: @io_queue_entries - 1).
  *	max_sectors: capped by the controller's MDTS.  capacity and
  *	logical_block_size come from Identify Namespace.  name, ops, cmd_size,
@@ -53,7 +58,12 @@ enum blk_nvme_sqe_init {
  *	or CAP.MQES+1 if smaller).
  * @admin_queue_entries: 2..4096 (0: 32).
  * @sqe_init: enum blk_nvme_sqe_init.
- * @admin_timeout_ms: admin command timeout (0: 5000).
+ * @admin_timeout_ms: admin command timeout, in ms (0: 5000).
+ *
+ * Queue memory (SQs, CQs, PRP lists: max_sectors worth per tag, bounce
+ * buffers: one per tag on first use) is page aligned and freed at
+ * blk_dev_close(), after the controller is destroyed (own_ctrl) or
+ * disabled.
  */
 struct blk_nvme_config {
 	struct blk_dev_config queue;
@@ -73,11 +83,20 @@ struct blk_nvme_config {
  * @err: receives a message naming the step or field that failed.
  * @errlen: size of @err.
  *
- * Return: 0; -EINVAL (a field out of range); -ETIMEDOUT (CSTS.RDY did not
- * change within CAP.TO, or an admin command timed out); -EIO (CSTS.CFS, or
- * an admin command failed: its NVMe status is in @err); -ENODEV (no active
- * namespace, or @nsid not active); -ENOMEM.  On failure @ctrl is left
- * disabled and is not destroyed, even with own_ctrl.
+ * Requests larger than the largest transfer (max_sectors, after MDTS and
+ * the 65536-block NLB limit) fail with BLK_STS_INVAL: the block core does
+ * not split bios, so consumers keep bi_size within max_sectors.
+ *
+ * Return: 0; -EINVAL (a field out of range, named with its allowed range in
+ * @err: io_queue_entries against CAP.MQES+1, queue_depth against
+ * io_queue_entries - 1, nr_hw_queues, admin_queue_entries, sqe_init; or a
+ * controller without 4 KiB pages (CAP.MPSMIN) or the NVM command set
+ * (CAP.CSS); or a queue limit blk_dev_create() refused); -ETIMEDOUT
+ * (CSTS.RDY did not change within CAP.TO, or an admin command timed out);
+ * -EIO (CSTS.CFS, or an admin command failed: its NVMe status is in @err);
+ * -ENODEV (no active namespace, @nsid not active, or a namespace format
+ * with metadata or an LBA size outside 512..65536); -ENOMEM.  On failure
+ * @ctrl is left disabled and is not destroyed, even with own_ctrl.
  * Context: any thread.
  */
 int blk_nvme_create(const struct blk_nvme_config *cfg, struct blk_dev **dev,
@@ -100,6 +119,12 @@ blk_status_t blk_nvme_status_to_blk(uint16_t sf);
  * blk_nvme_rq_status() - the NVMe status field a request completed with
  * (kept beside its blk_status_t).
  * @rq: a request of an nvme device, in its bi_end_io or after.
+ *
+ * The whole 15-bit field (CQE DW3 bits 31:17: SC, SCT, CRD, M, DNR), as
+ * rq->native_status and the bios' bi_native_status carry it on errors.
+ * Requests the host fails itself (a dead controller, a request the driver
+ * refuses) report 0xffff here and Command Aborted By Host (SCT 3h, SC 71h)
+ * as native status.
  * Return: the status field (0: success), or 0xffff when the request never
  * reached the controller.
  * Context: the request's ctx thread.
@@ -132,22 +157,41 @@ struct blk_nvme_stats {
 	uint64_t errors;
 };
 
-/** blk_nvme_get_stats() - read the counters.  Context: any thread. */
+/**
+ * blk_nvme_get_stats() - read the counters, summed over the I/O queues
+ * (relaxed reads while I/O runs).
+ * @dev: an nvme device.
+ * @st: filled in.
+ * Context: any thread.
+ */
 void blk_nvme_get_stats(struct blk_dev *dev, struct blk_nvme_stats *st);
 
 /**
  * blk_nvme_reset() - reset the controller as the timeout path does:
- * disable, re-enable, recreate every I/O queue; requests in flight are
- * requeued and complete exactly once.
+ * disable, re-enable with the admin queue, Set Features Number of Queues,
+ * publish a new reset generation.  Each I/O queue is recreated by the
+ * thread that owns it at its next blk_poll() or submission, which first
+ * completes what the controller posted before it stopped and requeues the
+ * rest: requests in flight complete exactly once.  docs/nvme.md describes
+ * the design.
  * @dev: an nvme device.
- * Return: 0, or -errno as blk_nvme_create().
+ *
+ * A reset that fails leaves the controller dead: every request then fails
+ * with BLK_STS_IOERR.
+ * Return: 0 (also when another thread reset it meanwhile); -ENODEV when
+ * the controller is already dead; -ETIMEDOUT (CSTS.RDY did not change
+ * within CAP.TO, or an admin command timed out); -EIO (CSTS.CFS, an admin
+ * command failed, or the controller now grants fewer I/O queues).
  * Context: any thread (the ctx threads keep polling; each requeues its
  * queue's requests at its next blk_poll()).
  */
 int blk_nvme_reset(struct blk_dev *dev);
 
 /**
- * blk_nvme_ctrl() - the controller under a device.
+ * blk_nvme_ctrl() - the controller under a device (for fault injection and
+ * its counters).
+ * @dev: an nvme device.
+ * Return: the controller given in blk_nvme_config.ctrl.
  * Context: any.
  */
 struct nvme_ctrl *blk_nvme_ctrl(struct blk_dev *dev);
