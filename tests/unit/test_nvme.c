@@ -38,6 +38,7 @@ struct setup {
 	uint32_t mdts;              /* 0: controller default */
 	uint32_t max_sectors;       /* host (0: default) */
 	uint32_t rq_timeout_ms;
+	uint32_t admin_timeout_ms;
 	enum blk_nvme_sqe_init sqe_init;
 	bool shared_hctx;
 };
@@ -76,6 +77,7 @@ static struct blk_dev *make_dev(const struct setup *s, int expect, char *err,
 	hc.own_ctrl = true;
 	hc.io_queue_entries = entries;
 	hc.sqe_init = s->sqe_init;
+	hc.admin_timeout_ms = s->admin_timeout_ms;
 	hc.queue.nr_hw_queues = queues;
 	hc.queue.max_sectors = s->max_sectors;
 	hc.queue.max_segments = 1024;
@@ -699,6 +701,77 @@ static void test_timeout_abort_succeeds(void **state)
 	}
 }
 
+/*
+ * A reset whose Set Features never completes (admin drop fault): the reset
+ * fails with -ETIMEDOUT, the controller is dead, and I/O fails at once with
+ * IOERR and Command Aborted By Host as native status - it does not hang.
+ * A second reset says -ENODEV.
+ */
+static void test_failed_reset_kills_controller(void **state)
+{
+	static char r[4096] __attribute__((aligned(4096)));
+
+	for (int m = 0; m < 2; m++) {
+		struct setup s = { .mode = modes[m], .admin_timeout_ms = 200 };
+		struct blk_dev *dev = make_dev(&s, 0, NULL, 0);
+		struct nvme_ctrl_fault f = { .admin = true,
+					     .opcode = nvme_admin_set_features,
+					     .qid = -1, .drop = true };
+		struct blk_nvme_stats st;
+		struct blk_mq_ctx *ctx;
+		struct iovec iov = { r, sizeof(r) };
+
+		assert_int_equal(blk_ctx_attach(dev, &ctx), 0);
+		assert_int_equal(io(ctx, BLK_OP_READ, 0, &iov, 1, sizeof(r), 0), BLK_STS_OK);
+		assert_int_equal(nvme_ctrl_add_fault(blk_nvme_ctrl(dev), &f), 0);
+		assert_int_equal(blk_nvme_reset(dev), -ETIMEDOUT);
+		assert_int_equal(io(ctx, BLK_OP_READ, 0, &iov, 1, sizeof(r), 0), BLK_STS_IOERR);
+		assert_int_equal(last_native, NVME_SF(NVME_SCT_PATH, 0x71));
+		assert_int_equal(blk_nvme_reset(dev), -ENODEV);
+		blk_nvme_get_stats(dev, &st);
+		assert_int_equal(st.resets, 1);
+		nvme_ctrl_clear_faults(blk_nvme_ctrl(dev));
+		blk_ctx_detach(ctx);
+		blk_dev_close(dev);
+	}
+}
+
+/* Back-to-back resets with nothing in flight, then I/O on every queue. */
+static void test_idle_resets(void **state)
+{
+	static char w[4096] __attribute__((aligned(4096)));
+	static char r[4096] __attribute__((aligned(4096)));
+
+	for (int m = 0; m < 2; m++) {
+		struct setup s = { .mode = modes[m], .queues = 2 };
+		struct blk_dev *dev = make_dev(&s, 0, NULL, 0);
+		struct blk_mq_ctx *ctx[2];
+		struct blk_nvme_stats st;
+		struct iovec iov = { w, sizeof(w) };
+
+		assert_int_equal(blk_ctx_attach(dev, &ctx[0]), 0);
+		assert_int_equal(blk_ctx_attach(dev, &ctx[1]), 0);
+		for (int k = 0; k < 5; k++)
+			assert_int_equal(blk_nvme_reset(dev), 0);
+		for (int c = 0; c < 2; c++) {
+			fill(w, sizeof(w), 77 + c);
+			iov.iov_base = w;
+			assert_int_equal(io(ctx[c], BLK_OP_WRITE, 8192u * c, &iov, 1, 4096, 0),
+					 BLK_STS_OK);
+			iov.iov_base = r;
+			assert_int_equal(io(ctx[c], BLK_OP_READ, 8192u * c, &iov, 1, 4096, 0),
+					 BLK_STS_OK);
+			assert_memory_equal(w, r, sizeof(r));
+		}
+		blk_nvme_get_stats(dev, &st);
+		assert_int_equal(st.resets, 5);
+		assert_int_equal(st.requeued, 0);
+		blk_ctx_detach(ctx[0]);
+		blk_ctx_detach(ctx[1]);
+		blk_dev_close(dev);
+	}
+}
+
 /* ---------------------------------------------------- resets under load */
 
 #define LOAD_BLOCKS 4096u
@@ -941,6 +1014,8 @@ int main(void)
 		cmocka_unit_test(test_fault_status),
 		cmocka_unit_test(test_timeout_dropped_completion),
 		cmocka_unit_test(test_timeout_abort_succeeds),
+		cmocka_unit_test(test_failed_reset_kills_controller),
+		cmocka_unit_test(test_idle_resets),
 		cmocka_unit_test(test_reset_under_load),
 		cmocka_unit_test(test_drop_resets_under_load),
 	};
