@@ -153,10 +153,11 @@ int nvme_admin_cmd_locked(struct nvme_host *nh, struct nvme_command *cmd,
 	nvme_ctrl_write32(nh->ctrl, sqdb, aq->sq_tail);
 	for (;;) {
 		struct nvme_completion *cqe = &aq->cq[aq->cq_head];
-		uint16_t st = __atomic_load_n(&cqe->status, __ATOMIC_ACQUIRE);
+		uint32_t dw3 = nvme_cqe_dw3(cqe);
+		uint16_t st = (uint16_t)(dw3 >> 16);
 
 		if ((st & NVME_CQE_PHASE) == aq->cq_phase) {
-			bool mine = cqe->cid == cid;
+			bool mine = (uint16_t)dw3 == cid;
 			uint32_t res = cqe->result;
 
 			if (++aq->cq_head == aq->depth) {

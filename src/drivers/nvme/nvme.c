@@ -497,13 +497,12 @@ static inline int nvme_process_cq(struct nvme_queue *q)
 
 	for (;;) {
 		struct nvme_completion *cqe = &cq[head];
-		uint16_t st = __atomic_load_n(&cqe->status, __ATOMIC_ACQUIRE);
+		uint32_t dw3 = nvme_cqe_dw3(cqe);
+		uint16_t st = (uint16_t)(dw3 >> 16), cid = (uint16_t)dw3, sf;
 		struct request *rq;
-		uint16_t cid, sf;
 
 		if ((st & NVME_CQE_PHASE) != phase)
 			break;
-		cid = cqe->cid;
 		q->sq_head = cqe->sq_head;
 		if (++head == depth) {
 			head = 0;

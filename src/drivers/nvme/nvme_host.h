@@ -38,6 +38,19 @@
 #define NVME_ST_DEAD 2u
 #define NVME_ST_GEN_ONE 4u
 
+/*
+ * CQE DW3 (CID, phase, status field) with one acquire load: the controller
+ * publishes an entry with a release store of the same 32 bits, after the
+ * other dwords and the data (nvme_ctrl's cq_write()).  Loading the 16-bit
+ * status half alone would not pair with it (C11: another object), which
+ * ThreadSanitizer reported as races on the CQE fields and on Identify data.
+ */
+static inline uint32_t nvme_cqe_dw3(const struct nvme_completion *cqe)
+{
+	return __atomic_load_n((const uint32_t *)((uintptr_t)cqe + 12),
+			       __ATOMIC_ACQUIRE);
+}
+
 /* Counters written by a queue's owner, read by anyone: no RMW. */
 #define NV_STAT_ADD(p, v) \
 	__atomic_store_n((p), __atomic_load_n((p), __ATOMIC_RELAXED) + (v), \
