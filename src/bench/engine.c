@@ -1573,6 +1573,14 @@ int bench_run(const struct bench_opts *o, const char *devname,
 	blk_dev_get_info(dev, &info);
 	res->info = info;
 	for (i = 0; i < o->nr_jobs; i++) {
+		/* the host driver cannot know its namespace stores nothing */
+		if (o->jobs[i].verify != VERIFY_NONE && !strcmp(devname, "nvme") &&
+		    o->dev.nvme_ns == 1 && !o->dev.filename[0]) {
+			snprintf(err, errlen,
+				 "verify=crc32c: dev=nvme with nvme_ns=null stores no data; use nvme_ns=ram or filename=");
+			ret = -EINVAL;
+			goto out;
+		}
 		if (o->jobs[i].verify != VERIFY_NONE && !info.stores_data) {
 			snprintf(err, errlen,
 				 "verify=crc32c: the %s device does not store data; use dev=ram, dev=uring, or null with memory_backed=1",
