@@ -736,6 +736,41 @@ static void test_failed_reset_kills_controller(void **state)
 	}
 }
 
+/*
+ * A borrowed controller (own_ctrl = 0): closing the device shuts it down
+ * normally (CC.SHN, one completed shutdown) and leaves it disabled, alive,
+ * for a second host to bring up again.
+ */
+static void test_borrowed_ctrl_shutdown(void **state)
+{
+	for (int m = 0; m < 2; m++) {
+		struct blk_ram_config rc = { 0 };
+		struct nvme_ctrl_config cc = { 0 };
+		struct blk_nvme_config hc = { 0 };
+		struct nvme_ctrl_stats cs;
+		struct nvme_ctrl *ctrl;
+		struct blk_dev *ns, *dev;
+		char err[256];
+
+		rc.queue.capacity = 8 << 20;
+		assert_int_equal(blk_ram_create(&rc, &ns), 0);
+		cc.mode = modes[m];
+		cc.nr_ns = 1;
+		cc.ns = &ns;
+		cc.own_ns = true;
+		assert_int_equal(nvme_ctrl_create(&cc, &ctrl, err, sizeof(err)), 0);
+		hc.ctrl = ctrl;
+		for (int k = 0; k < 2; k++) {
+			assert_int_equal(blk_nvme_create(&hc, &dev, err, sizeof(err)), 0);
+			blk_dev_close(dev);
+			nvme_ctrl_get_stats(ctrl, &cs);
+			assert_int_equal(cs.shutdowns, k + 1);
+			assert_int_equal(nvme_ctrl_read32(ctrl, NVME_REG_CSTS) & NVME_CSTS_RDY, 0);
+		}
+		nvme_ctrl_destroy(ctrl);
+	}
+}
+
 /* Back-to-back resets with nothing in flight, then I/O on every queue. */
 static void test_idle_resets(void **state)
 {
@@ -1016,6 +1051,7 @@ int main(void)
 		cmocka_unit_test(test_timeout_abort_succeeds),
 		cmocka_unit_test(test_failed_reset_kills_controller),
 		cmocka_unit_test(test_idle_resets),
+		cmocka_unit_test(test_borrowed_ctrl_shutdown),
 		cmocka_unit_test(test_reset_under_load),
 		cmocka_unit_test(test_drop_resets_under_load),
 	};

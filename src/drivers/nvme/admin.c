@@ -88,8 +88,35 @@ int nvme_ctrl_disable(struct nvme_host *nh)
 		/* enabling in progress: let it finish before clearing EN */
 		nvme_wait_ready(nh, true);
 	}
-	nvme_ctrl_write32(nh->ctrl, NVME_REG_CC, cc & ~NVME_CC_EN);
+	nvme_ctrl_write32(nh->ctrl, NVME_REG_CC, cc & ~(NVME_CC_EN | NVME_CC_SHN_MASK));
 	return nvme_wait_ready(nh, false);
+}
+
+/*
+ * Base 3.6.1: normal shutdown - CC.SHN = 01b, wait for CSTS.SHST = 10b
+ * (the controller flushes its volatile write cache), bounded by CAP.TO.
+ * Only on an enabled, live controller.  Return 0 or -ETIMEDOUT.
+ */
+int nvme_ctrl_shutdown(struct nvme_host *nh)
+{
+	uint64_t end = now_ms() + nh->timeout_ms;
+	uint32_t cc = nvme_ctrl_read32(nh->ctrl, NVME_REG_CC);
+	unsigned int spins = 0;
+
+	if (!(cc & NVME_CC_EN) ||
+	    (nvme_ctrl_read32(nh->ctrl, NVME_REG_CSTS) & NVME_CSTS_CFS))
+		return 0;
+	cc = (cc & ~NVME_CC_SHN_MASK) | NVME_CC_SHN_NORMAL;
+	nvme_ctrl_write32(nh->ctrl, NVME_REG_CC, cc);
+	for (;;) {
+		uint32_t csts = nvme_ctrl_read32(nh->ctrl, NVME_REG_CSTS);
+
+		if ((csts & NVME_CSTS_SHST_MASK) == NVME_CSTS_SHST_CMPLT)
+			return 0;
+		if (now_ms() > end)
+			return -ETIMEDOUT;
+		nvme_wait_step(&spins);
+	}
 }
 
 /*

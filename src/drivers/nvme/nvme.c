@@ -592,14 +592,20 @@ static int nvme_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 }
 
 /*
- * Stop the controller touching host memory, then free it.  An owned
- * controller is destroyed; a borrowed one is left disabled.
+ * Stop the controller touching host memory, then free it: a normal
+ * shutdown (Base 3.6.1) when the device was up, then an owned controller
+ * is destroyed and a borrowed one is left disabled.
  */
 static void nvme_host_free(struct nvme_host *nh)
 {
 	unsigned int i;
 
 	if (nh->ctrl) {
+		/* as nvme-pci on removal: a normal shutdown flushes the cache */
+		if (nh->dev && !(atomic_load(&nh->state) & NVME_ST_DEAD) &&
+		    nvme_ctrl_shutdown(nh))
+			fprintf(stderr, "blkstack: nvme: shutdown did not complete within CAP.TO (%u ms)\n",
+				nh->timeout_ms);
 		if (nh->cfg.own_ctrl && nh->dev)
 			nvme_ctrl_destroy(nh->ctrl);
 		else

@@ -162,6 +162,7 @@ int nvme_admin_cmd_locked(struct nvme_host *nh, struct nvme_command *cmd,
 int nvme_admin_cmd(struct nvme_host *nh, struct nvme_command *cmd,
 		   uint32_t *result, uint16_t *sf);
 int nvme_ctrl_disable(struct nvme_host *nh);
+int nvme_ctrl_shutdown(struct nvme_host *nh);
 int nvme_ctrl_enable(struct nvme_host *nh, char *err, size_t errlen);
 int nvme_set_queue_count(struct nvme_host *nh, uint32_t want, uint32_t *got,
 			 char *err, size_t errlen);
