@@ -529,9 +529,21 @@ static void test_cap_vs(void **state)
 	{
 		struct hq *q = ioq(&h, 0, 8, 8);
 		uint8_t *buf = pages(1);
+		struct nvme_ctrl_stats st;
 
 		assert_int_equal(rw(&h, q, nvme_cmd_write, 1, 0, 8, (uintptr_t)buf, 0, 0).sf, 0);
 		free(buf);
+		/* Create CQ, Create SQ, Write: one tail and one head write each */
+		nvme_ctrl_get_stats(h.ctrl, &st);
+		assert_int_equal(st.sq_doorbells, 3);
+		assert_int_equal(st.cq_doorbells, 3);
+		assert_int_equal(st.commands, 3);
+		assert_int_equal(st.completions, 3);
+		assert_int_equal(st.errors, 0);
+		ioq_delete(&h, 0);
+		nvme_ctrl_get_stats(h.ctrl, &st);
+		assert_int_equal(st.sq_doorbells, 5);
+		assert_int_equal(st.cq_doorbells, 5);
 	}
 	host_fini(&h);
 

@@ -107,6 +107,7 @@ struct nvme_sq {
 	struct nvme_cmd *free;
 	uint32_t busy;
 	struct nvme_sq *cq_next;        /* SQs posting to the same CQ */
+	_Atomic uint64_t db_writes;     /* valid tail doorbell writes */
 };
 
 struct nvme_cq {
@@ -125,6 +126,7 @@ struct nvme_cq {
 	struct nvme_cmd *wait_head, *wait_tail;  /* done, CQ full */
 	struct nvme_cmd *timers;        /* CMD_DELAYED commands */
 	struct nvme_bctx *bctx;         /* inline mode: per namespace, lazily */
+	_Atomic uint64_t db_writes;     /* valid head doorbell writes */
 };
 
 struct nvme_ns {
@@ -218,7 +220,33 @@ struct nvme_ctrl {
 		st_invalid_db;
 };
 
-#define STAT_INC(ctrl, f) atomic_fetch_add_explicit(&(ctrl)->f, 1, memory_order_relaxed)
+/*
+ * Counters written by the controller side.  Thread mode has one writer (the
+ * controller thread): a relaxed load and store, no locked instruction on
+ * the fast path.  Inline mode has one writer per CQ: a relaxed fetch-add.
+ */
+static inline void ctr_add(const struct nvme_ctrl *ctrl, _Atomic uint64_t *c,
+			   uint64_t n)
+{
+	if (ctrl->inline_mode)
+		atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+	else
+		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+				      memory_order_relaxed);
+}
+
+#define STAT_INC(ctrl, f) ctr_add((ctrl), &(ctrl)->f, 1)
+
+/*
+ * A doorbell counter of one queue: written by the queue's owner thread
+ * only (nvme_ctrl.h), so a relaxed load and store; no shared cache line
+ * between host threads.
+ */
+static inline void db_count(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
 
 /* regs.c */
 uint64_t nvme_now_ns(void);

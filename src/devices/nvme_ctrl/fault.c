@@ -144,6 +144,11 @@ void nvme_ctrl_get_stats(const struct nvme_ctrl *ctrl,
 	st->completions = RD(st_completions);
 	st->sq_doorbells = RD(st_sq_db);
 	st->cq_doorbells = RD(st_cq_db);
+	/* plus the live per-queue counters (folded in when a queue goes) */
+	for (uint32_t q = 0; q < c->nr_qids; q++) {
+		st->sq_doorbells += RD(sq[q].db_writes);
+		st->cq_doorbells += RD(cq[q].db_writes);
+	}
 	st->errors = RD(st_errors);
 	st->dropped = RD(st_dropped);
 	st->aborted = RD(st_aborted);

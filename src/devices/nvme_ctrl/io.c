@@ -247,12 +247,12 @@ static void io_done(struct nvme_cmd *c)
 	switch (c->sqe.opcode) {
 	case nvme_cmd_read:
 	case nvme_cmd_compare:
-		atomic_fetch_add_explicit(&ctrl->host_reads, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&ctrl->units_read, c->total, memory_order_relaxed);
+		ctr_add(ctrl, &ctrl->host_reads, 1);
+		ctr_add(ctrl, &ctrl->units_read, c->total);
 		break;
 	case nvme_cmd_write:
-		atomic_fetch_add_explicit(&ctrl->host_writes, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&ctrl->units_written, c->total, memory_order_relaxed);
+		ctr_add(ctrl, &ctrl->host_writes, 1);
+		ctr_add(ctrl, &ctrl->units_written, c->total);
 		break;
 	default:
 		break;

@@ -395,6 +395,8 @@ void nvme_sq_teardown(struct nvme_ctrl *ctrl, struct nvme_sq *sq, bool silent)
 		nvme_cmd_free(c);
 	}
 	atomic_store_explicit(&sq->valid_size, 0, memory_order_release);
+	atomic_fetch_add_explicit(&ctrl->st_sq_db,
+				  atomic_exchange(&sq->db_writes, 0), memory_order_relaxed);
 	for (pp = &cq->sqs; *pp; pp = &(*pp)->cq_next) {
 		if (*pp == sq) {
 			*pp = sq->cq_next;
@@ -426,6 +428,8 @@ void nvme_cq_teardown(struct nvme_ctrl *ctrl, struct nvme_cq *cq)
 	if (!atomic_load_explicit(&cq->valid_size, memory_order_relaxed))
 		return;
 	atomic_store_explicit(&cq->valid_size, 0, memory_order_release);
+	atomic_fetch_add_explicit(&ctrl->st_cq_db,
+				  atomic_exchange(&cq->db_writes, 0), memory_order_relaxed);
 	if (cq->bctx) {
 		for (i = 0; i < ctrl->nr_ns; i++) {
 			if (cq->bctx[i].ctx) {

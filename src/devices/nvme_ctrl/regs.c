@@ -199,7 +199,8 @@ static void invalid_doorbell(struct nvme_ctrl *ctrl, uint32_t bit)
 {
 	struct nvme_cq *acq_q = &ctrl->cq[0];
 
-	STAT_INC(ctrl, st_invalid_db);
+	/* host threads and the controller thread: a real fetch-add */
+	atomic_fetch_add_explicit(&ctrl->st_invalid_db, 1, memory_order_relaxed);
 	if (!atomic_load(&ctrl->enabled))
 		return;
 	atomic_fetch_or_explicit(&ctrl->ev_err_pending, bit, memory_order_release);
@@ -274,7 +275,7 @@ static void doorbell_write(struct nvme_ctrl *ctrl, uint32_t off, uint32_t val)
 			invalid_doorbell(ctrl, 2);
 			return;
 		}
-		STAT_INC(ctrl, st_sq_db);
+		db_count(&sq->db_writes);
 		if (ctrl->inline_mode)
 			inline_sq_doorbell(ctrl, sq, val);
 		else
@@ -291,7 +292,7 @@ static void doorbell_write(struct nvme_ctrl *ctrl, uint32_t off, uint32_t val)
 			invalid_doorbell(ctrl, 2);
 			return;
 		}
-		STAT_INC(ctrl, st_cq_db);
+		db_count(&cq->db_writes);
 		if (ctrl->inline_mode)
 			inline_cq_doorbell(ctrl, cq, val);
 		else
