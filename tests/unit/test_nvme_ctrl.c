@@ -22,6 +22,7 @@
 
 #include "blkstack/nvme_ctrl.h"
 #include "blkstack/blk_mq.h"
+#include "blkstack/null.h"
 #include "blkstack/ram.h"
 #include "blkstack/uring.h"
 
@@ -2027,6 +2028,49 @@ static void test_plain_backend(void **state)
 	free(rng);
 }
 
+/*
+ * A backend with one tag and 300 ms completions: the second command waits
+ * for the tag, and Abort can take it back; the first is past recall.
+ */
+static void test_abort_backend_wait(void **state)
+{
+	struct nvme_ctrl_config cfg = { 0 };
+	struct blk_null_config nc = { 0 };
+	struct sqe a = { .opc = nvme_admin_abort };
+	struct blk_dev *dev;
+	struct host h;
+	struct hq *q;
+	uint8_t *buf = pages(1);
+	struct sqe r = rw_sqe(nvme_cmd_read, 1, 0, 1, (uintptr_t)buf, 0, 0);
+	uint16_t cid1, cid2;
+	struct cqe c;
+
+	nc.queue.capacity = NS_BYTES;
+	nc.queue.nr_hw_queues = 4;
+	nc.queue.queue_depth = 1;
+	nc.irqmode = NULL_IRQ_TIMER;
+	nc.completion_nsec = 300000000;
+	assert_int_equal(blk_null_create(&nc, &dev), 0);
+	host_init_dev(&h, mode_of(state), 1, &cfg, dev);
+	host_enable(&h, 16);
+	q = ioq(&h, 0, 16, 16);
+	cid1 = submit(&h, q, &r);
+	cid2 = submit(&h, q, &r);
+	assert_int_equal(wait_cqe_ms(&h, q, &c, 20), -ETIMEDOUT);
+	a.cdw[0] = 1u | ((uint32_t)cid2 << 16);
+	assert_int_equal(admin(&h, &a).dw0 & 1, 0);
+	a.cdw[0] = 1u | ((uint32_t)cid1 << 16);
+	assert_int_equal(admin(&h, &a).dw0 & 1, 1);
+	c = wait_cqe(&h, q);
+	assert_int_equal(c.cid, cid2);
+	assert_int_equal(SFX(c.sf), SF(0, NVME_SC_ABORT_REQ));
+	c = wait_cqe(&h, q);
+	assert_int_equal(c.cid, cid1);
+	assert_int_equal(c.sf, 0);
+	host_fini(&h);
+	free(buf);
+}
+
 #define BOTH(fn) \
 	cmocka_unit_test_prestate(fn, (void *)(uintptr_t)NVME_CTRL_THREAD), \
 	cmocka_unit_test_prestate(fn, (void *)(uintptr_t)NVME_CTRL_INLINE)
@@ -2059,6 +2103,7 @@ int main(void)
 		BOTH(test_shared_cq_delete),
 		BOTH(test_uring_backend),
 		BOTH(test_plain_backend),
+		BOTH(test_abort_backend_wait),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
