@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -2071,6 +2072,81 @@ static void test_abort_backend_wait(void **state)
 	free(buf);
 }
 
+/* A reset from another thread while a submitter keeps 16 reads in flight. */
+struct loader {
+	struct host *h;
+	struct hq *q;
+	uint8_t *buf;
+	_Atomic bool stop;
+	unsigned int done;
+};
+
+static void *loader_fn(void *arg)
+{
+	struct loader *l = arg;
+	struct cqe c;
+	unsigned int i;
+
+	for (i = 0; i < 16; i++) {
+		struct sqe a = rw_sqe(nvme_cmd_read, 1, 8 * i, 8, (uintptr_t)l->buf + i * PG, 0, 0);
+
+		submit(l->h, l->q, &a);
+	}
+	while (!atomic_load(&l->stop)) {
+		struct sqe a;
+
+		if (wait_cqe_ms(l->h, l->q, &c, 1))
+			continue;
+		l->done++;
+		a = rw_sqe(nvme_cmd_read, 1, 8 * (l->done % 16), 8,
+			   (uintptr_t)l->buf + (l->done % 16) * PG, 0, 0);
+		submit(l->h, l->q, &a);
+	}
+	return NULL;
+}
+
+static void test_reset_under_load(void **state)
+{
+	struct nvme_ctrl_config cfg = { 0 };
+	struct blk_null_config nc = { 0 };
+	struct blk_dev *dev;
+	struct loader l;
+	struct host h;
+	pthread_t th;
+	uint8_t *snap = malloc(64 * 16);
+	unsigned int round;
+
+	nc.queue.capacity = NS_BYTES;
+	nc.queue.nr_hw_queues = 4;
+	nc.irqmode = NULL_IRQ_TIMER;
+	nc.completion_nsec = 200000;
+	assert_int_equal(blk_null_create(&nc, &dev), 0);
+	host_init_dev(&h, mode_of(state), 1, &cfg, dev);
+	for (round = 0; round < 5; round++) {
+		memset(&l, 0, sizeof(l));
+		host_enable(&h, 16);
+		l.h = &h;
+		l.q = ioq(&h, 0, 64, 64);
+		l.buf = pages(16);
+		assert_int_equal(pthread_create(&th, NULL, loader_fn, &l), 0);
+		usleep(20000);
+		nvme_ctrl_write32(h.ctrl, NVME_REG_CC, 0);
+		wait_csts(&h, NVME_CSTS_RDY, 0);
+		/* from here on the controller writes nothing */
+		memcpy(snap, l.q->cq, 64 * 16);
+		usleep(5000);
+		atomic_store(&l.stop, true);
+		pthread_join(th, NULL);
+		usleep(5000);
+		assert_memory_equal(snap, l.q->cq, 64 * 16);
+		assert_true(l.done > 0);
+		free(l.buf);
+		hq_free(&h.io[0]);
+	}
+	host_fini(&h);
+	free(snap);
+}
+
 #define BOTH(fn) \
 	cmocka_unit_test_prestate(fn, (void *)(uintptr_t)NVME_CTRL_THREAD), \
 	cmocka_unit_test_prestate(fn, (void *)(uintptr_t)NVME_CTRL_INLINE)
@@ -2104,6 +2180,7 @@ int main(void)
 		BOTH(test_uring_backend),
 		BOTH(test_plain_backend),
 		BOTH(test_abort_backend_wait),
+		BOTH(test_reset_under_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
