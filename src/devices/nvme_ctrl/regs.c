@@ -5,6 +5,7 @@
  * controller thread, or inline on the register writer's thread.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,9 +494,11 @@ static bool has_inflight(struct nvme_ctrl *ctrl)
 }
 
 /*
- * Poll CC and the doorbells.  Idle, it spins for 1 ms (a host that submits
- * again at once sees no wake-up latency), then sleeps 30 us at a time so
- * that an idle controller does not hold a core.
+ * Poll CC and the doorbells.  Idle, it spins for 50 us, then yields the
+ * core until 1 ms (a host that submits again at once sees no wake-up
+ * latency, and a host thread waiting for the same core gets it), then
+ * sleeps 30 us at a time so that an idle controller does not hold a core.
+ * With namespace I/O in flight it never sleeps.
  */
 static void *ctrl_thread(void *arg)
 {
@@ -520,8 +523,11 @@ static void *ctrl_thread(void *arg)
 		now = nvme_now_ns();
 		if (!idle_since)
 			idle_since = now;
-		if (now - idle_since < 1000000 || has_inflight(ctrl)) {
+		if (now - idle_since < 50000) {
 			cpu_relax();
+		} else if (now - idle_since < 1000000 || has_inflight(ctrl)) {
+			/* let a host thread that shares our core run */
+			sched_yield();
 		} else {
 			struct timespec ts = { 0, 30000 };
 
