@@ -527,6 +527,20 @@ static void test_cap_vs(void **state)
 	assert_int_equal(nvme_ctrl_read32(h.ctrl, NVME_REG_INTMS), 0x4);
 	/* stride 16 bytes: SQ1 tail at 1000h + 2 * 16 */
 	assert_int_equal(nvme_sq_tail_doorbell(1, h.dstrd), 0x1020);
+	/* the byte layout used here is struct nvme_command's */
+	{
+		struct sqe a = { .opc = 0x81, .flags = 0x40, .nsid = 0x01020304,
+				 .prp1 = 0x1112131415161718ull, .prp2 = 0x2122232425262728ull,
+				 .cdw = { 10, 11, 12, 13, 14, 15 } };
+		struct nvme_command nc = { .opcode = 0x81, .flags = 0x40, .cid = 0xbeef,
+					   .nsid = 0x01020304, .prp1 = 0x1112131415161718ull,
+					   .prp2 = 0x2122232425262728ull, .cdw10 = 10, .cdw11 = 11,
+					   .cdw12 = 12, .cdw13 = 13, .cdw14 = 14, .cdw15 = 15 };
+		uint8_t e[64];
+
+		sqe_put(e, &a, 0xbeef);
+		assert_memory_equal(e, &nc, 64);
+	}
 	host_enable(&h, 8);
 	{
 		struct hq *q = ioq(&h, 0, 8, 8);
@@ -546,6 +560,13 @@ static void test_cap_vs(void **state)
 		nvme_ctrl_get_stats(h.ctrl, &st);
 		assert_int_equal(st.sq_doorbells, 5);
 		assert_int_equal(st.cq_doorbells, 5);
+		/* between doorbells (stride 16): ignored, not even invalid */
+		nvme_ctrl_write32(h.ctrl, 0x1004, 1);
+		/* a queue that is gone: invalid */
+		nvme_ctrl_write32(h.ctrl, nvme_sq_tail_doorbell(1, h.dstrd), 1);
+		nvme_ctrl_get_stats(h.ctrl, &st);
+		assert_int_equal(st.invalid_doorbells, 1);
+		assert_int_equal(st.sq_doorbells, 5);
 	}
 	host_fini(&h);
 
