@@ -37,6 +37,25 @@ struct nvme_sq;
 struct nvme_cq;
 struct nvme_cmd;
 
+/*
+ * Counters of the commands posting to one CQ, kept in the CQ: one writer
+ * at a time (the controller thread, or the holder of the CQ lock), so a
+ * relaxed load and store, no locked instruction and no cache line shared
+ * between CQs.  Folded into ctrl->ctr_base when the CQ goes.
+ */
+enum nvme_ctr {
+	CTR_COMMANDS,
+	CTR_COMPLETIONS,
+	CTR_ERRORS,
+	CTR_DROPPED,
+	CTR_ABORTED,
+	CTR_HOST_READS,         /* SMART: Read and Compare commands */
+	CTR_HOST_WRITES,
+	CTR_BYTES_READ,
+	CTR_BYTES_WRITTEN,
+	CTR_NR,
+};
+
 /* A command's state (struct nvme_cmd.state). */
 enum nvme_cmd_state {
 	CMD_FREE = 0,
@@ -127,6 +146,7 @@ struct nvme_cq {
 	struct nvme_cmd *timers;        /* CMD_DELAYED commands */
 	struct nvme_bctx *bctx;         /* inline mode: per namespace, lazily */
 	_Atomic uint64_t db_writes;     /* valid head doorbell writes */
+	_Atomic uint64_t ctr[CTR_NR];
 };
 
 struct nvme_ns {
@@ -195,9 +215,8 @@ struct nvme_ctrl {
 	uint64_t err_count;
 	pthread_mutex_t log_lock;
 
-	/* SMART counters */
-	_Atomic uint64_t units_read, units_written;  /* bytes */
-	_Atomic uint64_t host_reads, host_writes;
+	/* counters of deleted CQs; SMART's power-on time */
+	_Atomic uint64_t ctr_base[CTR_NR];
 	uint64_t power_on_ns;
 
 	/* faults */
@@ -215,8 +234,7 @@ struct nvme_ctrl {
 	pthread_mutex_t cc_lock;
 
 	/* counters (struct nvme_ctrl_stats) */
-	_Atomic uint64_t st_commands, st_completions, st_sq_db, st_cq_db,
-		st_errors, st_dropped, st_aborted, st_resets, st_shutdowns,
+	_Atomic uint64_t st_sq_db, st_cq_db, st_resets, st_shutdowns,
 		st_invalid_db;
 };
 
@@ -236,6 +254,15 @@ static inline void ctr_add(const struct nvme_ctrl *ctrl, _Atomic uint64_t *c,
 }
 
 #define STAT_INC(ctrl, f) ctr_add((ctrl), &(ctrl)->f, 1)
+
+static inline void cq_ctr(struct nvme_cq *cq, enum nvme_ctr i, uint64_t n)
+{
+	atomic_store_explicit(&cq->ctr[i],
+			      atomic_load_explicit(&cq->ctr[i], memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+uint64_t nvme_ctr_sum(const struct nvme_ctrl *ctrl, enum nvme_ctr i);
 
 /*
  * A doorbell counter of one queue: written by the queue's owner thread

@@ -242,17 +242,17 @@ void nvme_cq_drain_backend(struct nvme_ctrl *ctrl, struct nvme_cq *cq,
 
 static void io_done(struct nvme_cmd *c)
 {
-	struct nvme_ctrl *ctrl = c->sq->ctrl;
+	struct nvme_cq *cq = nvme_cmd_cq(c);
 
 	switch (c->sqe.opcode) {
 	case nvme_cmd_read:
 	case nvme_cmd_compare:
-		ctr_add(ctrl, &ctrl->host_reads, 1);
-		ctr_add(ctrl, &ctrl->units_read, c->total);
+		cq_ctr(cq, CTR_HOST_READS, 1);
+		cq_ctr(cq, CTR_BYTES_READ, c->total);
 		break;
 	case nvme_cmd_write:
-		ctr_add(ctrl, &ctrl->host_writes, 1);
-		ctr_add(ctrl, &ctrl->units_written, c->total);
+		cq_ctr(cq, CTR_HOST_WRITES, 1);
+		cq_ctr(cq, CTR_BYTES_WRITTEN, c->total);
 		break;
 	default:
 		break;
