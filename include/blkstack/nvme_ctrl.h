@@ -75,7 +75,8 @@ enum nvme_ctrl_mode {
  *	Internal Error.  The namespace's LBA size is the device's logical block
  *	size and its size the device's capacity.  Transfers larger than the
  *	device's max_sectors or max_segments are split into several bios.
- * @own_ns: nvme_ctrl_destroy() closes the @ns devices.
+ * @own_ns: nvme_ctrl_destroy() closes the @ns devices (a failed
+ *	nvme_ctrl_create() leaves them to the caller).
  * @mqes: CAP.MQES + 1, largest queue size in entries, 2..65536 (0: 4096).
  * @max_io_queues: I/O SQs and CQs granted by Number of Queues,
  *	1..NVME_CTRL_MAX_IO_QUEUES (0: 64).

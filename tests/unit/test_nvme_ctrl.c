@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -22,6 +23,7 @@
 
 #include "blkstack/nvme_ctrl.h"
 #include "blkstack/blk_mq.h"
+#include "blkstack/null.h"
 #include "blkstack/ram.h"
 #include "blkstack/uring.h"
 
@@ -525,13 +527,46 @@ static void test_cap_vs(void **state)
 	assert_int_equal(nvme_ctrl_read32(h.ctrl, NVME_REG_INTMS), 0x4);
 	/* stride 16 bytes: SQ1 tail at 1000h + 2 * 16 */
 	assert_int_equal(nvme_sq_tail_doorbell(1, h.dstrd), 0x1020);
+	/* the byte layout used here is struct nvme_command's */
+	{
+		struct sqe a = { .opc = 0x81, .flags = 0x40, .nsid = 0x01020304,
+				 .prp1 = 0x1112131415161718ull, .prp2 = 0x2122232425262728ull,
+				 .cdw = { 10, 11, 12, 13, 14, 15 } };
+		struct nvme_command nc = { .opcode = 0x81, .flags = 0x40, .cid = 0xbeef,
+					   .nsid = 0x01020304, .prp1 = 0x1112131415161718ull,
+					   .prp2 = 0x2122232425262728ull, .cdw10 = 10, .cdw11 = 11,
+					   .cdw12 = 12, .cdw13 = 13, .cdw14 = 14, .cdw15 = 15 };
+		uint8_t e[64];
+
+		sqe_put(e, &a, 0xbeef);
+		assert_memory_equal(e, &nc, 64);
+	}
 	host_enable(&h, 8);
 	{
 		struct hq *q = ioq(&h, 0, 8, 8);
 		uint8_t *buf = pages(1);
+		struct nvme_ctrl_stats st;
 
 		assert_int_equal(rw(&h, q, nvme_cmd_write, 1, 0, 8, (uintptr_t)buf, 0, 0).sf, 0);
 		free(buf);
+		/* Create CQ, Create SQ, Write: one tail and one head write each */
+		nvme_ctrl_get_stats(h.ctrl, &st);
+		assert_int_equal(st.sq_doorbells, 3);
+		assert_int_equal(st.cq_doorbells, 3);
+		assert_int_equal(st.commands, 3);
+		assert_int_equal(st.completions, 3);
+		assert_int_equal(st.errors, 0);
+		ioq_delete(&h, 0);
+		nvme_ctrl_get_stats(h.ctrl, &st);
+		assert_int_equal(st.sq_doorbells, 5);
+		assert_int_equal(st.cq_doorbells, 5);
+		/* between doorbells (stride 16): ignored, not even invalid */
+		nvme_ctrl_write32(h.ctrl, 0x1004, 1);
+		/* a queue that is gone: invalid */
+		nvme_ctrl_write32(h.ctrl, nvme_sq_tail_doorbell(1, h.dstrd), 1);
+		nvme_ctrl_get_stats(h.ctrl, &st);
+		assert_int_equal(st.invalid_doorbells, 1);
+		assert_int_equal(st.sq_doorbells, 5);
 	}
 	host_fini(&h);
 
@@ -2015,6 +2050,124 @@ static void test_plain_backend(void **state)
 	free(rng);
 }
 
+/*
+ * A backend with one tag and 300 ms completions: the second command waits
+ * for the tag, and Abort can take it back; the first is past recall.
+ */
+static void test_abort_backend_wait(void **state)
+{
+	struct nvme_ctrl_config cfg = { 0 };
+	struct blk_null_config nc = { 0 };
+	struct sqe a = { .opc = nvme_admin_abort };
+	struct blk_dev *dev;
+	struct host h;
+	struct hq *q;
+	uint8_t *buf = pages(1);
+	struct sqe r = rw_sqe(nvme_cmd_read, 1, 0, 1, (uintptr_t)buf, 0, 0);
+	uint16_t cid1, cid2;
+	struct cqe c;
+
+	nc.queue.capacity = NS_BYTES;
+	nc.queue.nr_hw_queues = 4;
+	nc.queue.queue_depth = 1;
+	nc.irqmode = NULL_IRQ_TIMER;
+	nc.completion_nsec = 300000000;
+	assert_int_equal(blk_null_create(&nc, &dev), 0);
+	host_init_dev(&h, mode_of(state), 1, &cfg, dev);
+	host_enable(&h, 16);
+	q = ioq(&h, 0, 16, 16);
+	cid1 = submit(&h, q, &r);
+	cid2 = submit(&h, q, &r);
+	assert_int_equal(wait_cqe_ms(&h, q, &c, 20), -ETIMEDOUT);
+	a.cdw[0] = 1u | ((uint32_t)cid2 << 16);
+	assert_int_equal(admin(&h, &a).dw0 & 1, 0);
+	a.cdw[0] = 1u | ((uint32_t)cid1 << 16);
+	assert_int_equal(admin(&h, &a).dw0 & 1, 1);
+	c = wait_cqe(&h, q);
+	assert_int_equal(c.cid, cid2);
+	assert_int_equal(SFX(c.sf), SF(0, NVME_SC_ABORT_REQ));
+	c = wait_cqe(&h, q);
+	assert_int_equal(c.cid, cid1);
+	assert_int_equal(c.sf, 0);
+	host_fini(&h);
+	free(buf);
+}
+
+/* A reset from another thread while a submitter keeps 16 reads in flight. */
+struct loader {
+	struct host *h;
+	struct hq *q;
+	uint8_t *buf;
+	_Atomic bool stop;
+	unsigned int done;
+};
+
+static void *loader_fn(void *arg)
+{
+	struct loader *l = arg;
+	struct cqe c;
+	unsigned int i;
+
+	for (i = 0; i < 16; i++) {
+		struct sqe a = rw_sqe(nvme_cmd_read, 1, 8 * i, 8, (uintptr_t)l->buf + i * PG, 0, 0);
+
+		submit(l->h, l->q, &a);
+	}
+	while (!atomic_load(&l->stop)) {
+		struct sqe a;
+
+		if (wait_cqe_ms(l->h, l->q, &c, 1))
+			continue;
+		l->done++;
+		a = rw_sqe(nvme_cmd_read, 1, 8 * (l->done % 16), 8,
+			   (uintptr_t)l->buf + (l->done % 16) * PG, 0, 0);
+		submit(l->h, l->q, &a);
+	}
+	return NULL;
+}
+
+static void test_reset_under_load(void **state)
+{
+	struct nvme_ctrl_config cfg = { 0 };
+	struct blk_null_config nc = { 0 };
+	struct blk_dev *dev;
+	struct loader l;
+	struct host h;
+	pthread_t th;
+	uint8_t *snap = malloc(64 * 16);
+	unsigned int round;
+
+	nc.queue.capacity = NS_BYTES;
+	nc.queue.nr_hw_queues = 4;
+	nc.irqmode = NULL_IRQ_TIMER;
+	nc.completion_nsec = 200000;
+	assert_int_equal(blk_null_create(&nc, &dev), 0);
+	host_init_dev(&h, mode_of(state), 1, &cfg, dev);
+	for (round = 0; round < 5; round++) {
+		memset(&l, 0, sizeof(l));
+		host_enable(&h, 16);
+		l.h = &h;
+		l.q = ioq(&h, 0, 64, 64);
+		l.buf = pages(16);
+		assert_int_equal(pthread_create(&th, NULL, loader_fn, &l), 0);
+		usleep(20000);
+		nvme_ctrl_write32(h.ctrl, NVME_REG_CC, 0);
+		wait_csts(&h, NVME_CSTS_RDY, 0);
+		/* from here on the controller writes nothing */
+		memcpy(snap, l.q->cq, 64 * 16);
+		usleep(5000);
+		atomic_store(&l.stop, true);
+		pthread_join(th, NULL);
+		usleep(5000);
+		assert_memory_equal(snap, l.q->cq, 64 * 16);
+		assert_true(l.done > 0);
+		free(l.buf);
+		hq_free(&h.io[0]);
+	}
+	host_fini(&h);
+	free(snap);
+}
+
 #define BOTH(fn) \
 	cmocka_unit_test_prestate(fn, (void *)(uintptr_t)NVME_CTRL_THREAD), \
 	cmocka_unit_test_prestate(fn, (void *)(uintptr_t)NVME_CTRL_INLINE)
@@ -2047,6 +2200,8 @@ int main(void)
 		BOTH(test_shared_cq_delete),
 		BOTH(test_uring_backend),
 		BOTH(test_plain_backend),
+		BOTH(test_abort_backend_wait),
+		BOTH(test_reset_under_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -383,12 +383,12 @@ static size_t log_smart(struct nvme_ctrl *ctrl, uint8_t *buf)
 	s->avail_spare = 100;
 	s->spare_thresh = 10;
 	/* thousands of 512-byte units, rounded up (Base Figure 207) */
-	v = RD(units_read) / 512;
+	v = nvme_ctr_sum(ctrl, CTR_BYTES_READ) / 512;
 	put128(s->data_units_read, (v + 999) / 1000);
-	v = RD(units_written) / 512;
+	v = nvme_ctr_sum(ctrl, CTR_BYTES_WRITTEN) / 512;
 	put128(s->data_units_written, (v + 999) / 1000);
-	put128(s->host_reads, RD(host_reads));
-	put128(s->host_writes, RD(host_writes));
+	put128(s->host_reads, nvme_ctr_sum(ctrl, CTR_HOST_READS));
+	put128(s->host_writes, nvme_ctr_sum(ctrl, CTR_HOST_WRITES));
 	put128(s->power_cycles, 1);
 	put128(s->power_on_hours, (nvme_now_ns() - ctrl->power_on_ns) / 3600000000000ull);
 	pthread_mutex_lock(&ctrl->log_lock);

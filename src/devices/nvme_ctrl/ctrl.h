@@ -37,6 +37,25 @@ struct nvme_sq;
 struct nvme_cq;
 struct nvme_cmd;
 
+/*
+ * Counters of the commands posting to one CQ, kept in the CQ: one writer
+ * at a time (the controller thread, or the holder of the CQ lock), so a
+ * relaxed load and store, no locked instruction and no cache line shared
+ * between CQs.  Folded into ctrl->ctr_base when the CQ goes.
+ */
+enum nvme_ctr {
+	CTR_COMMANDS,
+	CTR_COMPLETIONS,
+	CTR_ERRORS,
+	CTR_DROPPED,
+	CTR_ABORTED,
+	CTR_HOST_READS,         /* SMART: Read and Compare commands */
+	CTR_HOST_WRITES,
+	CTR_BYTES_READ,
+	CTR_BYTES_WRITTEN,
+	CTR_NR,
+};
+
 /* A command's state (struct nvme_cmd.state). */
 enum nvme_cmd_state {
 	CMD_FREE = 0,
@@ -107,6 +126,7 @@ struct nvme_sq {
 	struct nvme_cmd *free;
 	uint32_t busy;
 	struct nvme_sq *cq_next;        /* SQs posting to the same CQ */
+	_Atomic uint64_t db_writes;     /* valid tail doorbell writes */
 };
 
 struct nvme_cq {
@@ -125,6 +145,8 @@ struct nvme_cq {
 	struct nvme_cmd *wait_head, *wait_tail;  /* done, CQ full */
 	struct nvme_cmd *timers;        /* CMD_DELAYED commands */
 	struct nvme_bctx *bctx;         /* inline mode: per namespace, lazily */
+	_Atomic uint64_t db_writes;     /* valid head doorbell writes */
+	_Atomic uint64_t ctr[CTR_NR];
 };
 
 struct nvme_ns {
@@ -193,9 +215,8 @@ struct nvme_ctrl {
 	uint64_t err_count;
 	pthread_mutex_t log_lock;
 
-	/* SMART counters */
-	_Atomic uint64_t units_read, units_written;  /* bytes */
-	_Atomic uint64_t host_reads, host_writes;
+	/* counters of deleted CQs; SMART's power-on time */
+	_Atomic uint64_t ctr_base[CTR_NR];
 	uint64_t power_on_ns;
 
 	/* faults */
@@ -213,12 +234,46 @@ struct nvme_ctrl {
 	pthread_mutex_t cc_lock;
 
 	/* counters (struct nvme_ctrl_stats) */
-	_Atomic uint64_t st_commands, st_completions, st_sq_db, st_cq_db,
-		st_errors, st_dropped, st_aborted, st_resets, st_shutdowns,
+	_Atomic uint64_t st_sq_db, st_cq_db, st_resets, st_shutdowns,
 		st_invalid_db;
 };
 
-#define STAT_INC(ctrl, f) atomic_fetch_add_explicit(&(ctrl)->f, 1, memory_order_relaxed)
+/*
+ * Counters written by the controller side.  Thread mode has one writer (the
+ * controller thread): a relaxed load and store, no locked instruction on
+ * the fast path.  Inline mode has one writer per CQ: a relaxed fetch-add.
+ */
+static inline void ctr_add(const struct nvme_ctrl *ctrl, _Atomic uint64_t *c,
+			   uint64_t n)
+{
+	if (ctrl->inline_mode)
+		atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+	else
+		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+				      memory_order_relaxed);
+}
+
+#define STAT_INC(ctrl, f) ctr_add((ctrl), &(ctrl)->f, 1)
+
+static inline void cq_ctr(struct nvme_cq *cq, enum nvme_ctr i, uint64_t n)
+{
+	atomic_store_explicit(&cq->ctr[i],
+			      atomic_load_explicit(&cq->ctr[i], memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+uint64_t nvme_ctr_sum(const struct nvme_ctrl *ctrl, enum nvme_ctr i);
+
+/*
+ * A doorbell counter of one queue: written by the queue's owner thread
+ * only (nvme_ctrl.h), so a relaxed load and store; no shared cache line
+ * between host threads.
+ */
+static inline void db_count(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
 
 /* regs.c */
 uint64_t nvme_now_ns(void);

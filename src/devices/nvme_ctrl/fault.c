@@ -134,19 +134,35 @@ void nvme_errlog_add(struct nvme_ctrl *ctrl, const struct nvme_cmd *c,
 	pthread_mutex_unlock(&ctrl->log_lock);
 }
 
+/* A counter: deleted CQs' totals plus the live CQs'. */
+uint64_t nvme_ctr_sum(const struct nvme_ctrl *ctrl, enum nvme_ctr i)
+{
+	uint64_t v = atomic_load_explicit(&ctrl->ctr_base[i], memory_order_relaxed);
+	uint32_t q;
+
+	for (q = 0; q < ctrl->nr_qids; q++)
+		v += atomic_load_explicit(&ctrl->cq[q].ctr[i], memory_order_relaxed);
+	return v;
+}
+
 void nvme_ctrl_get_stats(const struct nvme_ctrl *ctrl,
 			 struct nvme_ctrl_stats *st)
 {
 	struct nvme_ctrl *c = (struct nvme_ctrl *)ctrl;
 
 #define RD(f) atomic_load_explicit(&c->f, memory_order_relaxed)
-	st->commands = RD(st_commands);
-	st->completions = RD(st_completions);
+	st->commands = nvme_ctr_sum(ctrl, CTR_COMMANDS);
+	st->completions = nvme_ctr_sum(ctrl, CTR_COMPLETIONS);
 	st->sq_doorbells = RD(st_sq_db);
 	st->cq_doorbells = RD(st_cq_db);
-	st->errors = RD(st_errors);
-	st->dropped = RD(st_dropped);
-	st->aborted = RD(st_aborted);
+	/* plus the live per-queue counters (folded in when a queue goes) */
+	for (uint32_t q = 0; q < c->nr_qids; q++) {
+		st->sq_doorbells += RD(sq[q].db_writes);
+		st->cq_doorbells += RD(cq[q].db_writes);
+	}
+	st->errors = nvme_ctr_sum(ctrl, CTR_ERRORS);
+	st->dropped = nvme_ctr_sum(ctrl, CTR_DROPPED);
+	st->aborted = nvme_ctr_sum(ctrl, CTR_ABORTED);
 	st->resets = RD(st_resets);
 	st->shutdowns = RD(st_shutdowns);
 	st->invalid_doorbells = RD(st_invalid_db);

@@ -242,17 +242,17 @@ void nvme_cq_drain_backend(struct nvme_ctrl *ctrl, struct nvme_cq *cq,
 
 static void io_done(struct nvme_cmd *c)
 {
-	struct nvme_ctrl *ctrl = c->sq->ctrl;
+	struct nvme_cq *cq = nvme_cmd_cq(c);
 
 	switch (c->sqe.opcode) {
 	case nvme_cmd_read:
 	case nvme_cmd_compare:
-		atomic_fetch_add_explicit(&ctrl->host_reads, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&ctrl->units_read, c->total, memory_order_relaxed);
+		cq_ctr(cq, CTR_HOST_READS, 1);
+		cq_ctr(cq, CTR_BYTES_READ, c->total);
 		break;
 	case nvme_cmd_write:
-		atomic_fetch_add_explicit(&ctrl->host_writes, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&ctrl->units_written, c->total, memory_order_relaxed);
+		cq_ctr(cq, CTR_HOST_WRITES, 1);
+		cq_ctr(cq, CTR_BYTES_WRITTEN, c->total);
 		break;
 	default:
 		break;
@@ -693,16 +693,22 @@ static void flush_end(struct blk_bio *bio)
 	(void)bio;
 }
 
-static void flush_ctx(struct blk_mq_ctx *ctx)
+/* @b: the context's struct nvme_bctx, or NULL for a temporary one. */
+static void flush_ctx(struct blk_mq_ctx *ctx, struct nvme_bctx *b)
 {
 	struct blk_bio bio;
 
 	memset(&bio, 0, sizeof(bio));
 	bio.bi_op = BLK_OP_FLUSH;
 	bio.bi_end_io = flush_end;
+	/* commands continued from these polls must not sit in a plug */
+	if (b)
+		b->polling = true;
 	while (blk_submit(ctx, &bio) == -EAGAIN)
 		blk_poll(ctx);
 	blk_drain(ctx, 0);
+	if (b)
+		b->polling = false;
 }
 
 void nvme_io_flush_all(struct nvme_ctrl *ctrl)
@@ -716,7 +722,7 @@ void nvme_io_flush_all(struct nvme_ctrl *ctrl)
 		if (!ctrl->ns[i].info.can_flush)
 			continue;
 		if (!ctrl->inline_mode) {
-			flush_ctx(ctrl->tbctx[i].ctx);
+			flush_ctx(ctrl->tbctx[i].ctx, &ctrl->tbctx[i]);
 			continue;
 		}
 		for (q = 1; q < ctrl->nr_qids && !done; q++) {
@@ -724,13 +730,13 @@ void nvme_io_flush_all(struct nvme_ctrl *ctrl)
 
 			pthread_mutex_lock(&cq->lock);
 			if (cq->bctx && cq->bctx[i].ctx) {
-				flush_ctx(cq->bctx[i].ctx);
+				flush_ctx(cq->bctx[i].ctx, &cq->bctx[i]);
 				done = true;
 			}
 			pthread_mutex_unlock(&cq->lock);
 		}
 		if (!done && !blk_ctx_attach(ctrl->ns[i].dev, &ctx)) {
-			flush_ctx(ctx);
+			flush_ctx(ctx, NULL);
 			blk_ctx_detach(ctx);
 		}
 	}

@@ -133,13 +133,13 @@ static void cq_write(struct nvme_ctrl *ctrl, struct nvme_cq *cq,
 		cq->tail = 0;
 		cq->phase ^= 1;
 	}
-	STAT_INC(ctrl, st_completions);
+	cq_ctr(cq, CTR_COMPLETIONS, 1);
 }
 
 void nvme_cmd_complete(struct nvme_cmd *c, uint16_t status, uint32_t result)
 {
 	struct nvme_ctrl *ctrl = c->sq->ctrl;
-	struct nvme_cq *cq;
+	struct nvme_cq *cq = nvme_cmd_cq(c);
 
 	if (atomic_load_explicit(&ctrl->resetting, memory_order_relaxed)) {
 		/* controller reset: in-flight commands end without a CQE */
@@ -147,20 +147,19 @@ void nvme_cmd_complete(struct nvme_cmd *c, uint16_t status, uint32_t result)
 		return;
 	}
 	if (status) {
-		STAT_INC(ctrl, st_errors);
+		cq_ctr(cq, CTR_ERRORS, 1);
 		if (NVME_SF_SC(status) == NVME_SC_ABORT_REQ &&
 		    NVME_SF_SCT(status) == NVME_SCT_GENERIC)
-			STAT_INC(ctrl, st_aborted);
+			cq_ctr(cq, CTR_ABORTED, 1);
 		nvme_errlog_add(ctrl, c, status);
 	}
 	if (c->drop) {
-		STAT_INC(ctrl, st_dropped);
+		cq_ctr(cq, CTR_DROPPED, 1);
 		nvme_cmd_free(c);
 		return;
 	}
 	c->status = status;
 	c->result = result;
-	cq = nvme_cmd_cq(c);
 	if (cq->wait_head || cq_full(cq)) {
 		/* keep CQE order among waiters: no overtaking of older ones */
 		c->state = CMD_POSTWAIT;
@@ -287,7 +286,7 @@ unsigned int nvme_sq_fetch(struct nvme_ctrl *ctrl, struct nvme_sq *sq,
 		if (++sq->head == sq->size)
 			sq->head = 0;
 		n++;
-		STAT_INC(ctrl, st_commands);
+		cq_ctr(&ctrl->cq[sq->cqid], CTR_COMMANDS, 1);
 		c->next = NULL;
 		c->state = CMD_EXEC;
 		c->drop = false;
@@ -395,6 +394,8 @@ void nvme_sq_teardown(struct nvme_ctrl *ctrl, struct nvme_sq *sq, bool silent)
 		nvme_cmd_free(c);
 	}
 	atomic_store_explicit(&sq->valid_size, 0, memory_order_release);
+	atomic_fetch_add_explicit(&ctrl->st_sq_db,
+				  atomic_exchange(&sq->db_writes, 0), memory_order_relaxed);
 	for (pp = &cq->sqs; *pp; pp = &(*pp)->cq_next) {
 		if (*pp == sq) {
 			*pp = sq->cq_next;
@@ -426,6 +427,12 @@ void nvme_cq_teardown(struct nvme_ctrl *ctrl, struct nvme_cq *cq)
 	if (!atomic_load_explicit(&cq->valid_size, memory_order_relaxed))
 		return;
 	atomic_store_explicit(&cq->valid_size, 0, memory_order_release);
+	atomic_fetch_add_explicit(&ctrl->st_cq_db,
+				  atomic_exchange(&cq->db_writes, 0), memory_order_relaxed);
+	for (i = 0; i < CTR_NR; i++)
+		atomic_fetch_add_explicit(&ctrl->ctr_base[i],
+					  atomic_exchange(&cq->ctr[i], 0),
+					  memory_order_relaxed);
 	if (cq->bctx) {
 		for (i = 0; i < ctrl->nr_ns; i++) {
 			if (cq->bctx[i].ctx) {
