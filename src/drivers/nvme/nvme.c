@@ -11,6 +11,7 @@
  * (reset generation), read-mostly.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -561,6 +562,7 @@ static int nvme_poll(struct blk_mq_hw_ctx *hctx)
 		NV_STAT_ADD(&q->st.cqes, (uint64_t)n);
 		NV_STAT_ADD(&q->st.cq_doorbells, 1);
 		nvme_ctrl_write32(q->ctrl, q->cq_db, q->cq_head);
+		q->empty_polls = 0;
 	} else if (q->inflight) {
 		/*
 		 * Nothing new while commands are outstanding: write the same
@@ -568,6 +570,15 @@ static int nvme_poll(struct blk_mq_hw_ctx *hctx)
 		 * backend (nvme_ctrl.h); a no-op for real hardware.
 		 */
 		nvme_ctrl_write32(q->ctrl, q->cq_db, q->cq_head);
+		/*
+		 * A controller thread that shares this CPU (more threads
+		 * than cores) cannot post while we spin: give up the CPU
+		 * now and then.  Off the fast path: only empty polls count.
+		 */
+		if (unlikely(++q->empty_polls >= NVME_EMPTY_POLLS_YIELD)) {
+			q->empty_polls = 0;
+			sched_yield();
+		}
 	}
 	return n;
 }

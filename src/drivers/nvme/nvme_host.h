@@ -21,6 +21,9 @@
 #define NVME_HOST_PAGE 4096u
 #define NVME_PRPS_PER_PAGE 512u
 
+/* empty polls in a row with commands outstanding before a sched_yield() */
+#define NVME_EMPTY_POLLS_YIELD 64
+
 /* blk_nvme_rq_status() of a request the controller never answered */
 #define NVME_HOST_NO_STATUS 0xffffu
 /*
@@ -104,6 +107,7 @@ struct nvme_queue {
 	uint64_t *prp_pages;            /* nr_tags * prp_pages_per_tag pages */
 	void **bounce;                  /* per tag, allocated on first use */
 	bool warned_cid;
+	uint32_t empty_polls;           /* in a row, with commands outstanding */
 	struct nvme_queue_stats st;
 } __attribute__((aligned(64)));
 
