@@ -82,7 +82,7 @@ declare -A IT IH IC IB
 for d in $ORDER; do
 	out=$TMP/cg.$d
 	# shellcheck disable=SC2086
-	valgrind --tool=callgrind --callgrind-out-file="$out" "$BLKSTACK" bench ${ARGS[$d]} $WL \
+	valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$out" "$BLKSTACK" bench ${ARGS[$d]} $WL \
 		--size=256M --output-format=json >"$TMP/cg.json" 2>/dev/null
 	ios=$(jq '.jobs[0].read.total_ios' "$TMP/cg.json")
 	total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
@@ -112,4 +112,4 @@ echo
 echo "host drv: nvme_queue_rq + nvme_commit_rqs + nvme_poll, less nvme_ctrl_write32 (the controller runs inside doorbell writes)"
 echo "controller: nvme_ctrl_write32, less the namespace device's block core and driver it calls"
 echo "ns device+core: the controller's calls into the block API (blk_submit, blk_poll, blk_finish_plug): the namespace's block core and driver"
-echo "KEEP_CG=/path/prefix keeps the callgrind files of the nvme runs for callgrind_annotate"
+echo "KEEP_CG=/path/prefix keeps the callgrind files of the nvme runs (--dump-instr=yes: callgrind_annotate or kcachegrind per instruction)"

@@ -52,7 +52,7 @@ incl() {
 cg() {
 	local out=$TMP/cg.$1
 	# shellcheck disable=SC2086
-	valgrind --tool=callgrind --callgrind-out-file="$out" "$BLKSTACK" bench $WL \
+	valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$out" "$BLKSTACK" bench $WL \
 		--nvme-ctrl=inline --nvme-sqe-init="$1" --size=256M --output-format=json \
 		>"$TMP/cg.json" 2>/dev/null
 	local ios total qrq
