@@ -76,7 +76,8 @@ struct nvme_queue_stats {
 
 /*
  * One I/O SQ/CQ pair, owned by the thread that holds its hctx.  The first
- * cache line holds what queue_rq() and poll() touch per I/O.
+ * two cache lines hold what queue_rq() and poll() read per I/O; the rest
+ * (from nh) is per-tag state, counters and the slow path.
  */
 struct nvme_queue {
 	struct nvme_command *sq;
@@ -100,7 +101,7 @@ struct nvme_queue {
 	uint8_t has_vwc;
 	uint16_t qid;
 
-	/* second line: per-tag resources and slow path */
+	/* per-tag resources, counters, slow path */
 	struct nvme_host *nh __attribute__((aligned(64)));
 	uint32_t inflight;              /* commands given to the controller */
 	uint32_t nr_tags;
