@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# blkstack serve (dev=ram) against nbdkit's memory plugin, same fio job, same
+# run: fio --ioengine=nbd, 4 KiB random reads at QD32, one job, over a Unix
+# socket (TCP with --tcp).  Both exports are first filled with data (one
+# sequential 1 MiB write pass), so that neither server can answer from a
+# hole.  Rounds alternate the two servers; the medians and their ratio are
+# printed.
+#
+# usage: bench/nbd-vs-nbdkit.sh [runtime_s=5] [rounds=5] [size=512M] [--tcp]
+# env:   BLKSTACK=path/to/blkstack (default build/blkstack)
+#        NBDKIT_THREADS=N nbdkit's --threads (default: nbdkit's own, 16)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNTIME=${1:-5}
+ROUNDS=${2:-5}
+SIZE=${3:-512M}
+TCP=${4:-}
+BLKSTACK=${BLKSTACK:-build/blkstack}
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+for c in fio nbdkit jq; do
+	command -v "$c" >/dev/null || { echo "$c is not installed: scripts/install-deps.sh" >&2; exit 1; }
+done
+fio --enghelp 2>/dev/null | grep -qw nbd || { echo "this fio has no nbd engine" >&2; exit 1; }
+[ -x "$BLKSTACK" ] || make build >/dev/null
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+if [ "$TCP" = "--tcp" ]; then
+	P1=$(free_port); P2=$(free_port)
+	"$BLKSTACK" serve --nbd=127.0.0.1:"$P1" --dev=ram --size="$SIZE" 2>"$TMP/blk.log" &
+	PIDS+=($!)
+	nbdkit -f -i 127.0.0.1 -p "$P2" ${NBDKIT_THREADS:+--threads=$NBDKIT_THREADS} memory "$SIZE" 2>"$TMP/kit.log" &
+	PIDS+=($!)
+	U1="nbd://127.0.0.1:$P1/"
+	U2="nbd://127.0.0.1:$P2/"
+else
+	"$BLKSTACK" serve --unix="$TMP/blk.sock" --dev=ram --size="$SIZE" 2>"$TMP/blk.log" &
+	PIDS+=($!)
+	nbdkit -f -U "$TMP/kit.sock" ${NBDKIT_THREADS:+--threads=$NBDKIT_THREADS} memory "$SIZE" 2>"$TMP/kit.log" &
+	PIDS+=($!)
+	U1="nbd+unix:///?socket=$TMP/blk.sock"
+	U2="nbd+unix:///?socket=$TMP/kit.sock"
+fi
+for i in $(seq 50); do
+	if nbdinfo --size "$U1" >/dev/null 2>&1 && nbdinfo --size "$U2" >/dev/null 2>&1; then break; fi
+	sleep 0.1
+done
+
+WL="--rw=randread --bs=4k --iodepth=32 --numjobs=1 --size=$SIZE --runtime=$RUNTIME --time_based"
+median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+fill() { fio --name=fill --ioengine=nbd --uri="$1" --rw=write --bs=1M --iodepth=8 --size="$SIZE" >/dev/null; }
+iops() {
+	# shellcheck disable=SC2086
+	fio --name=rr --ioengine=nbd --uri="$1" $WL --output-format=json 2>/dev/null | sed -n "/^{/,\$p" | jq '.jobs[0].read.iops'
+}
+
+fill "$U1"
+fill "$U2"
+echo "workload: fio --ioengine=nbd $WL"
+echo "rounds: $ROUNDS, alternating nbdkit memory and blkstack serve --dev=ram"
+for i in $(seq "$ROUNDS"); do
+	iops "$U2" >>"$TMP/kit"
+	iops "$U1" >>"$TMP/blk"
+done
+K=$(median <"$TMP/kit")
+B=$(median <"$TMP/blk")
+printf '\n%-30s %14s %14s %8s\n' "median IOPS" "nbdkit memory" "blkstack ram" "ratio"
+printf '%-30s %14.0f %14.0f %7.2fx\n' "4k randread QD32" "$K" "$B" "$(awk "BEGIN { printf \"%.6f\", $B / $K }")"
+echo "rounds (nbdkit): $(tr '\n' ' ' <"$TMP/kit")"
+echo "rounds (blkstack): $(tr '\n' ' ' <"$TMP/blk")"
