@@ -4,7 +4,7 @@
 # socket (TCP with --tcp).  Both exports are first filled with data (one
 # sequential 1 MiB write pass), so that neither server can answer from a
 # hole.  Rounds alternate the two servers; the medians and their ratio are
-# printed.
+# printed, and each server's CPU time per I/O (from /proc, user + system).
 #
 # usage: bench/nbd-vs-nbdkit.sh [runtime_s=5] [rounds=5] [size=512M] [--tcp]
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
@@ -36,16 +36,16 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 if [ "$TCP" = "--tcp" ]; then
 	P1=$(free_port); P2=$(free_port)
 	"$BLKSTACK" serve --nbd=127.0.0.1:"$P1" --dev=ram --size="$SIZE" 2>"$TMP/blk.log" &
-	PIDS+=($!)
+	BLK_PID=$!
 	nbdkit -f -i 127.0.0.1 -p "$P2" ${NBDKIT_THREADS:+--threads=$NBDKIT_THREADS} memory "$SIZE" 2>"$TMP/kit.log" &
-	PIDS+=($!)
+	KIT_PID=$!
 	U1="nbd://127.0.0.1:$P1/"
 	U2="nbd://127.0.0.1:$P2/"
 else
 	"$BLKSTACK" serve --unix="$TMP/blk.sock" --dev=ram --size="$SIZE" 2>"$TMP/blk.log" &
-	PIDS+=($!)
+	BLK_PID=$!
 	nbdkit -f -U "$TMP/kit.sock" ${NBDKIT_THREADS:+--threads=$NBDKIT_THREADS} memory "$SIZE" 2>"$TMP/kit.log" &
-	PIDS+=($!)
+	KIT_PID=$!
 	U1="nbd+unix:///?socket=$TMP/blk.sock"
 	U2="nbd+unix:///?socket=$TMP/kit.sock"
 fi
@@ -57,22 +57,38 @@ done
 WL="--rw=randread --bs=4k --iodepth=32 --numjobs=1 --size=$SIZE --runtime=$RUNTIME --time_based"
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 fill() { fio --name=fill --ioengine=nbd --uri="$1" --rw=write --bs=1M --iodepth=8 --size="$SIZE" >/dev/null; }
+# CPU ticks (user + system) of a process and its threads
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# one round: IOPS to stdout, server CPU microseconds per I/O to file $3
 iops() {
+	local t0 t1 out ios hz
+	hz=$(getconf CLK_TCK)
+	t0=$(ticks "$2")
 	# shellcheck disable=SC2086
-	fio --name=rr --ioengine=nbd --uri="$1" $WL --output-format=json 2>/dev/null | sed -n "/^{/,\$p" | jq '.jobs[0].read.iops'
+	out=$(fio --name=rr --ioengine=nbd --uri="$1" $WL --output-format=json 2>/dev/null | sed -n "/^{/,\$p")
+	t1=$(ticks "$2")
+	ios=$(jq '.jobs[0].read.total_ios' <<<"$out")
+	awk "BEGIN { printf \"%.3f\\n\", ($t1 - $t0) * 1e6 / $hz / $ios }" >>"$3"
+	jq '.jobs[0].read.iops' <<<"$out"
 }
 
+PIDS+=("$BLK_PID" "$KIT_PID")
 fill "$U1"
 fill "$U2"
 echo "workload: fio --ioengine=nbd $WL"
 echo "rounds: $ROUNDS, alternating nbdkit memory and blkstack serve --dev=ram"
 for i in $(seq "$ROUNDS"); do
-	iops "$U2" >>"$TMP/kit"
-	iops "$U1" >>"$TMP/blk"
+	iops "$U2" "$KIT_PID" "$TMP/kit_cpu" >>"$TMP/kit"
+	iops "$U1" "$BLK_PID" "$TMP/blk_cpu" >>"$TMP/blk"
 done
 K=$(median <"$TMP/kit")
 B=$(median <"$TMP/blk")
 printf '\n%-30s %14s %14s %8s\n' "median IOPS" "nbdkit memory" "blkstack ram" "ratio"
 printf '%-30s %14.0f %14.0f %7.2fx\n' "4k randread QD32" "$K" "$B" "$(awk "BEGIN { printf \"%.6f\", $B / $K }")"
+KC=$(median <"$TMP/kit_cpu")
+BC=$(median <"$TMP/blk_cpu")
+printf '%-30s %14.2f %14.2f %7.2fx\n' "server CPU us per I/O" "$KC" "$BC" "$(awk "BEGIN { printf \"%.6f\", $KC / $BC }")"
+echo "(the client, fio + libnbd, makes ~6 system calls per I/O and saturates one"
+echo " core on small machines: IOPS then measure the client; CPU per I/O, the server)"
 echo "rounds (nbdkit): $(tr '\n' ' ' <"$TMP/kit")"
 echo "rounds (blkstack): $(tr '\n' ' ' <"$TMP/blk")"

@@ -198,6 +198,8 @@ static void dev_flush(struct blk_dev *dev)
 	blk_ctx_detach(ctx);
 }
 
+static void tv_set(int fd, int opt, unsigned int ms);
+
 static const char *transmit(struct nbd_client *cl,
 			    const struct blk_nbd_export *exp,
 			    const struct blk_nbd_session *s)
@@ -212,13 +214,19 @@ static const char *transmit(struct nbd_client *cl,
 	ret = blk_nbd_conn_create(exp, s, srv->cfg.max_inflight, &conn);
 	if (ret)
 		return ret == -EBUSY ? "no free hardware queue" : "out of memory";
-	fcntl(cl->fd, F_SETFL, fcntl(cl->fd, F_GETFL) | O_NONBLOCK);
+	/*
+	 * The socket stays blocking with a receive timeout: when nothing is
+	 * in flight the thread sleeps in recv() itself (one system call per
+	 * request batch instead of poll() + recv()); sends never block
+	 * (MSG_DONTWAIT) and a backed-up client is waited for with poll().
+	 */
+	tv_set(cl->fd, SO_RCVTIMEO, IDLE_WAIT_MS);
 	setsockopt(cl->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 	for (;;) {
-		struct pollfd pfd = { .fd = cl->fd };
 		void *buf;
 		size_t room;
+		int rflags = MSG_DONTWAIT;
 
 		if (atomic_load(srv->stop) && !stop_ms) {
 			stop_ms = now_ms();
@@ -228,11 +236,51 @@ static const char *transmit(struct nbd_client *cl,
 			why = "server stopping: client does not read its replies";
 			goto out;
 		}
-		/* receive everything the socket holds, as room allows */
-		while (!eof && (room = blk_nbd_conn_rx_buf(conn, &buf))) {
-			ssize_t n = recv(cl->fd, buf, room, MSG_DONTWAIT);
+		blk_nbd_conn_poll(conn);
+		if (tx_flush(cl, conn)) {
+			why = "client gone (send failed)";
+			goto out;
+		}
+		if (eof) {
+			why = blk_nbd_conn_closing(conn) ? "disconnected" :
+			      "client hung up without NBD_CMD_DISC";
+			goto out;
+		}
+		if (blk_nbd_conn_closing(conn) && !blk_nbd_conn_inflight(conn)) {
+			why = stop_ms ? "server stopping" : "NBD_CMD_DISC";
+			goto out;
+		}
+		room = blk_nbd_conn_rx_buf(conn, &buf);
+		if (blk_nbd_conn_dev_busy(conn)) {
+			/* the device owes completions: wait briefly for either */
+			struct pollfd pfd = { .fd = cl->fd, .events = POLLIN };
+			struct timespec ts = { 0, BUSY_WAIT_NS };
 
-			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			if (room)
+				ppoll(&pfd, 1, &ts, NULL);
+			else
+				nanosleep(&ts, NULL);
+		} else {
+			struct iovec v;
+
+			if (blk_nbd_conn_tx_iov(conn, &v, 1) || !room) {
+				struct pollfd pfd = { .fd = cl->fd };
+
+				pfd.events = (room ? POLLIN : 0) |
+					     (blk_nbd_conn_tx_iov(conn, &v, 1) ?
+					      POLLOUT : 0);
+				poll(&pfd, 1, IDLE_WAIT_MS);
+			} else {
+				rflags = 0; /* sleep in recv(), up to SO_RCVTIMEO */
+			}
+		}
+		/* receive what the socket holds, as room allows */
+		while (!eof && (room = blk_nbd_conn_rx_buf(conn, &buf))) {
+			ssize_t n = recv(cl->fd, buf, room, rflags);
+
+			rflags = MSG_DONTWAIT;
+			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR &&
+				       errno != EWOULDBLOCK)) {
 				eof = true;
 				break;
 			}
@@ -246,43 +294,17 @@ static const char *transmit(struct nbd_client *cl,
 			if ((size_t)n < room)
 				break;
 		}
-		blk_nbd_conn_poll(conn);
-		if (tx_flush(cl, conn)) {
-			why = "client gone (send failed)";
-			goto out;
-		}
-		if (eof) {
-			why = blk_nbd_conn_closing(conn) ? "disconnected" :
-			      "client hung up without NBD_CMD_DISC";
-			goto out;
-		}
-		if (blk_nbd_conn_closing(conn) && !blk_nbd_conn_inflight(conn)) {
-			why = atomic_load(srv->stop) ? "server stopping" :
-						       "NBD_CMD_DISC";
-			goto out;
-		}
-		if (blk_nbd_conn_dev_busy(conn)) {
-			struct timespec ts = { 0, BUSY_WAIT_NS };
-
-			pfd.events = POLLIN;
-			ppoll(&pfd, 1, &ts, NULL);
-			continue;
-		}
-		if (blk_nbd_conn_rx_buf(conn, &buf))
-			pfd.events |= POLLIN;
-		{
-			struct iovec v;
-
-			if (blk_nbd_conn_tx_iov(conn, &v, 1))
-				pfd.events |= POLLOUT;
-		}
-		if (poll(&pfd, 1, IDLE_WAIT_MS) > 0 &&
-		    (pfd.revents & (POLLHUP | POLLERR)) && !(pfd.revents & POLLIN))
-			eof = true;
 	}
 out:
 	blk_nbd_conn_destroy(conn);
 	return why;
+}
+
+static void tv_set(int fd, int opt, unsigned int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
 }
 
 static void *client_thread(void *arg)
