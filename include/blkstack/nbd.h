@@ -387,12 +387,26 @@ unsigned int blk_nbd_conn_inflight(const struct blk_nbd_conn *conn);
 unsigned int blk_nbd_conn_dev_busy(const struct blk_nbd_conn *conn);
 
 /**
- * blk_nbd_conn_closing() - the client sent NBD_CMD_DISC, or
- * blk_nbd_conn_shutdown() was called: no more requests are read.
+ * blk_nbd_conn_closing() - the client sent NBD_CMD_DISC or broke the
+ * framing, or blk_nbd_conn_shutdown() was called: the caller stops once
+ * nothing is in flight.
  * @conn: the connection.
  * Context: the owner thread.
  */
 bool blk_nbd_conn_closing(const struct blk_nbd_conn *conn);
+
+/**
+ * blk_nbd_conn_error() - whether the client broke the framing.
+ * @conn: the connection.
+ *
+ * A bad request magic may also be found while replies are released
+ * (blk_nbd_conn_tx_done() parses requests that were waiting for a slot),
+ * where no -errno can be returned: the caller checks here.  Once set, the
+ * engine takes no more bytes and blk_nbd_conn_closing() is true.
+ * Return: 0, or -EPROTO.
+ * Context: the owner thread.
+ */
+int blk_nbd_conn_error(const struct blk_nbd_conn *conn);
 
 /**
  * blk_nbd_conn_shutdown() - stop taking requests (server stopping).

@@ -103,6 +103,8 @@ static inline int memio_feed(struct memio *m, struct blk_nbd_conn *c,
 		size_t room = blk_nbd_conn_rx_buf(c, &buf), n;
 		int ret;
 
+		if (blk_nbd_conn_error(c))
+			return blk_nbd_conn_error(c);
 		if (!room) {
 			blk_nbd_conn_poll(c);
 			memio_tx(m, c);
@@ -126,7 +128,7 @@ static inline int memio_feed(struct memio *m, struct blk_nbd_conn *c,
 		memio_tx(m, c);
 	}
 	memio_tx(m, c);
-	return 0;
+	return blk_nbd_conn_error(c);
 }
 
 #endif /* BLKSTACK_NBD_MEMIO_H */

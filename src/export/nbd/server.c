@@ -246,6 +246,10 @@ static const char *transmit(struct nbd_client *cl,
 			      "client hung up without NBD_CMD_DISC";
 			goto out;
 		}
+		if (blk_nbd_conn_error(conn)) {
+			why = "protocol error (bad request magic)";
+			goto out;
+		}
 		if (blk_nbd_conn_closing(conn) && !blk_nbd_conn_inflight(conn)) {
 			why = stop_ms ? "server stopping" : "NBD_CMD_DISC";
 			goto out;
@@ -269,7 +273,10 @@ static const char *transmit(struct nbd_client *cl,
 				pfd.events = (room ? POLLIN : 0) |
 					     (blk_nbd_conn_tx_iov(conn, &v, 1) ?
 					      POLLOUT : 0);
-				poll(&pfd, 1, IDLE_WAIT_MS);
+				/* a hang-up is seen here when we do not read */
+				if (poll(&pfd, 1, IDLE_WAIT_MS) > 0 && !room &&
+				    (pfd.revents & (POLLHUP | POLLERR)))
+					eof = true;
 			} else {
 				rflags = 0; /* sleep in recv(), up to SO_RCVTIMEO */
 			}

@@ -74,6 +74,7 @@ struct blk_nbd_conn {
 	struct nbd_slot *discard_slot;  /* its error reply, sent after */
 	bool closing, shutdown, plugged;
 	bool dying;                     /* destroy: complete, submit nothing */
+	bool broken;                    /* bad request magic: framing lost */
 };
 
 static uint8_t *zbuf; /* ZBUF_SIZE zeroes, shared, never written */
@@ -657,8 +658,11 @@ static int on_header(struct blk_nbd_conn *c, const uint8_t *p)
 	struct nbd_slot *sl = slot_get(c);
 	struct blk_nbd_request *r;
 
-	if (blk_nbd_parse_request(p, &sl->req))
-		return -EPROTO; /* the slot is freed with the connection */
+	if (blk_nbd_parse_request(p, &sl->req)) {
+		slot_put(c, sl);
+		c->broken = true;
+		return -EPROTO;
+	}
 	r = &sl->req;
 	if (r->type == NBD_CMD_DISC && !c->shutdown) {
 		c->closing = true;
@@ -696,6 +700,8 @@ static int rx_process(struct blk_nbd_conn *c)
 {
 	int ret = 0;
 
+	if (c->broken)
+		return -EPROTO;
 	while (c->rx_start < c->rx_end && !c->closing) {
 		size_t avail = c->rx_end - c->rx_start;
 		uint8_t *p = c->rx + c->rx_start;
@@ -746,7 +752,7 @@ size_t blk_nbd_conn_rx_buf(struct blk_nbd_conn *c, void **buf)
 {
 	struct nbd_slot *sl = c->payload;
 
-	if (c->closing)
+	if (c->closing || c->broken)
 		return 0;
 	if (sl && c->rx_start == c->rx_end &&
 	    sl->req.length - sl->got >= RX_DIRECT_MIN) {
@@ -768,6 +774,8 @@ int blk_nbd_conn_rx_done(struct blk_nbd_conn *c, size_t n)
 {
 	struct nbd_slot *sl = c->payload;
 
+	if (c->broken)
+		return -EPROTO;
 	if (!n)
 		return 0;
 	if (sl && c->rx_start == c->rx_end &&
@@ -855,7 +863,12 @@ unsigned int blk_nbd_conn_dev_busy(const struct blk_nbd_conn *c)
 
 bool blk_nbd_conn_closing(const struct blk_nbd_conn *c)
 {
-	return c->closing || c->shutdown;
+	return c->closing || c->shutdown || c->broken;
+}
+
+int blk_nbd_conn_error(const struct blk_nbd_conn *c)
+{
+	return c->broken ? -EPROTO : 0;
 }
 
 void blk_nbd_conn_shutdown(struct blk_nbd_conn *c)
