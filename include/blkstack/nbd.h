@@ -217,8 +217,9 @@ struct blk_nbd_session {
  * requires), then answers options until one of them starts transmission:
  * EXPORT_NAME (an unknown name ends the session: the option cannot return
  * an error) or GO with NBD_REP_ACK.  Handled: EXPORT_NAME, ABORT, LIST,
- * INFO, GO (NBD_INFO_EXPORT, NAME, DESCRIPTION, BLOCK_SIZE: minimum 1,
- * preferred the logical block size or 4096, maximum NBD_MAX_PAYLOAD),
+ * INFO, GO (NBD_INFO_EXPORT, NAME, DESCRIPTION, BLOCK_SIZE: minimum the
+ * logical block size,
+ * preferred the larger of it and 4096, maximum NBD_MAX_PAYLOAD),
  * STRUCTURED_REPLY, LIST_META_CONTEXT and SET_META_CONTEXT (base:allocation
  * only).  STARTTLS gets NBD_REP_ERR_POLICY (no TLS); any other option
  * NBD_REP_ERR_UNSUP; malformed option data NBD_REP_ERR_INVALID, and the
@@ -278,11 +279,11 @@ int blk_nbd_parse_request(const uint8_t *buf, struct blk_nbd_request *req);
  * FLUSH with a nonzero offset or length, BLOCK_STATUS without
  * base:allocation or past the end, a zero length (except FLUSH and DISC),
  * or an offset or length not a multiple of the logical block size for
- * WRITE, TRIM and WRITE_ZEROES; NBD_EPERM for WRITE, TRIM or WRITE_ZEROES
+ * READ, WRITE, TRIM and WRITE_ZEROES (the handshake advertises that size
+ * as the minimum block size); NBD_EPERM for WRITE, TRIM or WRITE_ZEROES
  * on a read-only export; NBD_ENOSPC for a write-class command past the
- * end; NBD_EINVAL for a READ or CACHE past the end; NBD_EOVERFLOW for a
- * READ or WRITE longer than NBD_MAX_PAYLOAD.  A READ that is not aligned
- * to the logical block size is allowed (the engine widens it).
+ * end; NBD_EINVAL for a READ, CACHE or BLOCK_STATUS past the end;
+ * NBD_EOVERFLOW for a READ or WRITE longer than NBD_MAX_PAYLOAD.
  * Context: any.
  */
 uint32_t blk_nbd_check_request(const struct blk_nbd_request *req,
