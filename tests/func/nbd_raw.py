@@ -408,6 +408,29 @@ def check_acked_intact(addr):
     c.disc()
 
 
+def check_big_pipeline(addr):
+    """8 pipelined 32 MiB writes: more than a connection's 64 MiB data
+    budget, so the server must stop parsing and resume without deadlock."""
+    c = Conn(addr)
+    c.start()
+    c.go()
+    c.s.settimeout(60)
+    MB32 = 32 << 20
+    hs = []
+    for i in range(8):
+        c.handle += 1
+        hs.append(c.handle)
+        c.s.sendall(struct.pack(">IHHQQI", REQMAGIC, 0, CMD_WRITE, c.handle,
+                                (i % 2) * MB32, MB32) + bytes([i]) * MB32)
+    for h in hs:
+        e, _ = c.answer(h)
+        expect(e == 0, "pipelined 32 MiB write failed: %d" % e)
+    for i in (0, 1):
+        e, d = c.cmd(CMD_READ, i * MB32, MB32)
+        expect(e == 0 and d == bytes([6 + i]) * MB32, "32 MiB read back differs")
+    c.disc()
+
+
 def check_idle_conn(addr):
     """Open a connection and keep it open (for the shutdown test)."""
     c = Conn(addr)

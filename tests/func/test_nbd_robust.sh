@@ -20,6 +20,7 @@ check "option errors: UNSUP, POLICY, INVALID, UNKNOWN, TOO_BIG; session goes on"
 check "command errors: EINVAL, ENOSPC, EOVERFLOW, ENOTSUP; connection stays usable" raw commands
 check "commands over the Unix socket" raw commands "unix:$SOCK"
 check "read-only export: EPERM for writes, reads work" raw read_only "127.0.0.1:$PORT" ro
+check "8 pipelined 32 MiB writes (over the 64 MiB per-connection budget)" raw big_pipeline
 check "acknowledged writes, then a hang-up mid 16 MiB write" raw write_then_cut
 check "server survives the hang-up" alive
 check "acknowledged writes intact for the next client" raw acked_intact

@@ -167,7 +167,8 @@ static void opt_add(struct opt_buf *o, uint32_t opt, const void *d, uint32_t len
 	put_be64(o->b + o->n, NBD_IHAVEOPT);
 	put_be32(o->b + o->n + 8, opt);
 	put_be32(o->b + o->n + 12, len);
-	memcpy(o->b + o->n + 16, d, len);
+	if (len)
+		memcpy(o->b + o->n + 16, d, len);
 	o->n += 16 + len;
 }
 

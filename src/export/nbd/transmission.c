@@ -29,6 +29,13 @@
 #define SLOT_TXV 24
 #define KEEP_BUF (1u << 20)      /* larger buffers are freed after use */
 #define BUF_ALIGN 4096           /* O_DIRECT media */
+/*
+ * READ and WRITE data held by one connection at once.  Without it a client
+ * could pin max_inflight x 32 MiB (2 GiB at the default 64) per
+ * connection; with it a connection stops parsing requests until replies
+ * have gone out.  A single request of up to NBD_MAX_PAYLOAD always runs.
+ */
+#define DATA_BUDGET (64u << 20)
 
 struct nbd_slot {
 	struct blk_nbd_conn *conn;
@@ -64,6 +71,7 @@ struct blk_nbd_conn {
 	struct nbd_slot *free;
 	unsigned int nr_slots, nr_free;
 	unsigned int dev_busy;          /* slots with bios not yet completed */
+	uint64_t data_bytes;            /* READ/WRITE lengths of taken slots */
 	struct nbd_slot *tx_head, *tx_tail;
 	struct nbd_slot *retry_head, *retry_tail;
 	/* receive side */
@@ -621,11 +629,20 @@ static struct nbd_slot *slot_get(struct blk_nbd_conn *c)
 	sl->err = 0;
 	sl->got = 0;
 	sl->on_retry = false;
+	sl->req.type = NBD_CMD_CACHE; /* no data charged until parsed */
+	sl->req.length = 0;
 	return sl;
+}
+
+static uint32_t slot_data(const struct nbd_slot *sl)
+{
+	return sl->req.type == NBD_CMD_READ || sl->req.type == NBD_CMD_WRITE ?
+	       sl->req.length : 0;
 }
 
 static void slot_put(struct blk_nbd_conn *c, struct nbd_slot *sl)
 {
+	c->data_bytes -= slot_data(sl);
 	if (sl->cap > KEEP_BUF) {
 		free(sl->buf);
 		sl->buf = NULL;
@@ -664,6 +681,7 @@ static int on_header(struct blk_nbd_conn *c, const uint8_t *p)
 		return -EPROTO;
 	}
 	r = &sl->req;
+	c->data_bytes += slot_data(sl);
 	if (r->type == NBD_CMD_DISC && !c->shutdown) {
 		c->closing = true;
 		slot_put(c, sl);
@@ -736,6 +754,14 @@ static int rx_process(struct blk_nbd_conn *c)
 		}
 		if (avail < NBD_REQUEST_SIZE || !c->nr_free)
 			break;
+		if (c->data_bytes) { /* over the budget: wait for replies */
+			uint16_t type = get_be16(p + 6);
+			uint32_t len = get_be32(p + 24);
+
+			if ((type == NBD_CMD_READ || type == NBD_CMD_WRITE) &&
+			    c->data_bytes + len > DATA_BUDGET)
+				break;
+		}
 		start_plug(c);
 		ret = on_header(c, p);
 		c->rx_start += NBD_REQUEST_SIZE;
