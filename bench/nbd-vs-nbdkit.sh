@@ -35,22 +35,30 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 if [ "$TCP" = "--tcp" ]; then
 	P1=$(free_port); P2=$(free_port)
-	"$BLKSTACK" serve --nbd=127.0.0.1:"$P1" --dev=ram --size="$SIZE" 2>"$TMP/blk.log" &
+	P3=$(free_port)
+	"$BLKSTACK" serve --nbd=127.0.0.1:"$P1" --dev=ram --size="$SIZE" --spin-us=0 2>"$TMP/blk.log" &
 	BLK_PID=$!
+	"$BLKSTACK" serve --nbd=127.0.0.1:"$P3" --dev=ram --size="$SIZE" --spin-us=50 2>"$TMP/spin.log" &
+	SPIN_PID=$!
+	U3="nbd://127.0.0.1:$P3/"
 	nbdkit -f -i 127.0.0.1 -p "$P2" ${NBDKIT_THREADS:+--threads=$NBDKIT_THREADS} memory "$SIZE" 2>"$TMP/kit.log" &
 	KIT_PID=$!
 	U1="nbd://127.0.0.1:$P1/"
 	U2="nbd://127.0.0.1:$P2/"
 else
-	"$BLKSTACK" serve --unix="$TMP/blk.sock" --dev=ram --size="$SIZE" 2>"$TMP/blk.log" &
+	"$BLKSTACK" serve --unix="$TMP/blk.sock" --dev=ram --size="$SIZE" --spin-us=0 2>"$TMP/blk.log" &
 	BLK_PID=$!
+	"$BLKSTACK" serve --unix="$TMP/spin.sock" --dev=ram --size="$SIZE" --spin-us=50 2>"$TMP/spin.log" &
+	SPIN_PID=$!
+	U3="nbd+unix:///?socket=$TMP/spin.sock"
 	nbdkit -f -U "$TMP/kit.sock" ${NBDKIT_THREADS:+--threads=$NBDKIT_THREADS} memory "$SIZE" 2>"$TMP/kit.log" &
 	KIT_PID=$!
 	U1="nbd+unix:///?socket=$TMP/blk.sock"
 	U2="nbd+unix:///?socket=$TMP/kit.sock"
 fi
 for i in $(seq 50); do
-	if nbdinfo --size "$U1" >/dev/null 2>&1 && nbdinfo --size "$U2" >/dev/null 2>&1; then break; fi
+	if nbdinfo --size "$U1" >/dev/null 2>&1 && nbdinfo --size "$U2" >/dev/null 2>&1 &&
+		nbdinfo --size "$U3" >/dev/null 2>&1; then break; fi
 	sleep 0.1
 done
 
@@ -72,23 +80,31 @@ iops() {
 	jq '.jobs[0].read.iops' <<<"$out"
 }
 
-PIDS+=("$BLK_PID" "$KIT_PID")
+PIDS+=("$BLK_PID" "$KIT_PID" "$SPIN_PID")
 fill "$U1"
+fill "$U3"
 fill "$U2"
 echo "workload: fio --ioengine=nbd $WL"
-echo "rounds: $ROUNDS, alternating nbdkit memory and blkstack serve --dev=ram"
+echo "rounds: $ROUNDS, alternating nbdkit memory, blkstack serve --dev=ram --spin-us=0, and --spin-us=50 (the default)"
 for i in $(seq "$ROUNDS"); do
 	iops "$U2" "$KIT_PID" "$TMP/kit_cpu" >>"$TMP/kit"
 	iops "$U1" "$BLK_PID" "$TMP/blk_cpu" >>"$TMP/blk"
+	iops "$U3" "$SPIN_PID" "$TMP/spin_cpu" >>"$TMP/spin"
 done
 K=$(median <"$TMP/kit")
 B=$(median <"$TMP/blk")
-printf '\n%-30s %14s %14s %8s\n' "median IOPS" "nbdkit memory" "blkstack ram" "ratio"
-printf '%-30s %14.0f %14.0f %7.2fx\n' "4k randread QD32" "$K" "$B" "$(awk "BEGIN { printf \"%.6f\", $B / $K }")"
+S=$(median <"$TMP/spin")
+printf '\n%-30s %14s %14s %8s %14s %8s\n' "median" "nbdkit memory" "ram spin=0" "ratio" "ram (default)" "ratio"
+printf '%-30s %14.0f %14.0f %7.2fx %14.0f %7.2fx\n' "IOPS, 4k randread QD32" "$K" "$B" \
+	"$(awk "BEGIN { printf \"%.6f\", $B / $K }")" "$S" "$(awk "BEGIN { printf \"%.6f\", $S / $K }")"
 KC=$(median <"$TMP/kit_cpu")
 BC=$(median <"$TMP/blk_cpu")
-printf '%-30s %14.2f %14.2f %7.2fx\n' "server CPU us per I/O" "$KC" "$BC" "$(awk "BEGIN { printf \"%.6f\", $KC / $BC }")"
+SC=$(median <"$TMP/spin_cpu")
+printf '%-30s %14.2f %14.2f %7.2fx %14.2f %7.2fx\n' "server CPU us per I/O" "$KC" "$BC" \
+	"$(awk "BEGIN { printf \"%.6f\", $KC / $BC }")" "$SC" "$(awk "BEGIN { printf \"%.6f\", $KC / $SC }")"
+echo "(CPU ratios are nbdkit / blkstack: above 1 means blkstack spends less)"
 echo "(the client, fio + libnbd, makes ~6 system calls per I/O and saturates one"
 echo " core on small machines: IOPS then measure the client; CPU per I/O, the server)"
 echo "rounds (nbdkit): $(tr '\n' ' ' <"$TMP/kit")"
 echo "rounds (blkstack): $(tr '\n' ' ' <"$TMP/blk")"
+echo "rounds (blkstack spin): $(tr '\n' ' ' <"$TMP/spin")"

@@ -439,6 +439,10 @@ void blk_nbd_conn_destroy(struct blk_nbd_conn *conn);
  * @max_connections: connections served at once (0: 64); more are closed
  *	at once, with a log line.
  * @max_inflight: per connection (0: 64).
+ * @spin_us: when a connection has nothing in flight, poll its socket for
+ *	this many microseconds before sleeping in recv() (0: sleep at once).
+ *	Only while there are fewer connections than online CPUs: spinning
+ *	threads must not take the CPU from each other.
  * @log: where the one line per connection goes (NULL: stderr).
  */
 struct blk_nbd_server_config {
@@ -448,6 +452,7 @@ struct blk_nbd_server_config {
 	const char *unix_path;
 	unsigned int max_connections;
 	unsigned int max_inflight;
+	unsigned int spin_us;
 	void *log; /* FILE * */
 };
 
