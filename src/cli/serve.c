@@ -171,10 +171,17 @@ int serve_main(int argc, char **argv)
 			serve_usage(stdout);
 			ret = 0;
 			goto out;
-		} else if (!strcmp(name, "nbd")) {
-			tcp = arg + 6;
-		} else if (!strcmp(name, "unix")) {
-			unix_path = arg + 7;
+		} else if (!strcmp(name, "nbd") || !strcmp(name, "unix")) {
+			if (!val || !*val) {
+				fprintf(stderr, "blkstack serve: --%s needs a value (%s)\n",
+					name, !strcmp(name, "nbd") ? "HOST:PORT" : "PATH");
+				goto out;
+			}
+			/* point into argv: the server keeps the string */
+			if (!strcmp(name, "nbd"))
+				tcp = arg + 6;
+			else
+				unix_path = arg + 7;
 		} else if (!strcmp(name, "max-connections")) {
 			if (parse_uint(name, val, 1024, &max_conn))
 				goto out;
