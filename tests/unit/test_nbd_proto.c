@@ -244,6 +244,7 @@ static void test_handshake_errors(void **state)
 	m.in = o.b;
 	m.in_len = 4;
 	assert_int_equal(blk_nbd_handshake(&ex, 1, &io, &s), -EPROTO);
+	free(m.out);
 	/* hang-up right after the flags: a clean end */
 	put_be32(o.b, 1);
 	m = (struct memio){ .in = o.b, .in_len = 4 };
