@@ -468,6 +468,8 @@ static void slot_finish(struct nbd_slot *sl)
 
 	if (!sl->status && sl->flush_after && !c->dying) {
 		sl->flush_after = false;
+		if (sl->bios != &sl->bio)
+			free(sl->bios);
 		bio_init(&sl->bio, sl, BLK_OP_FLUSH, 0, 0, NULL);
 		sl->bios = &sl->bio;
 		sl->nbios = 1;
