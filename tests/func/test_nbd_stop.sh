@@ -12,7 +12,7 @@ fio --enghelp 2>/dev/null | grep -qw nbd || { echo "SKIP: fio without the nbd en
 start_server --dev=uring --filename="$TMP/disk.img" --size=64M || exit 1
 # one complete pass first: every block then holds a valid verify header,
 # and the interrupted passes below only ever replace one with another
-timeout 120 fio --ioengine=nbd --uri="$URI" --name=w --rw=write --bs=64k --iodepth=16 \
+timeout 120 fio --verify_state_save=0 --ioengine=nbd --uri="$URI" --name=w --rw=write --bs=64k --iodepth=16 \
 	--size=64M --verify=crc32c --do_verify=0 >/dev/null 2>&1
 check "first full pass written" test $? -eq 0
 
@@ -22,7 +22,7 @@ import socket, time
 s = socket.create_connection(('127.0.0.1', $PORT)); s.recv(18); time.sleep(60)" &
 LURKER=$!
 # fio: sequential 64k writes with verify headers, runs until the server goes
-timeout 120 fio --ioengine=nbd --uri="$URI" --name=w --rw=write --bs=64k --iodepth=16 \
+timeout 120 fio --verify_state_save=0 --ioengine=nbd --uri="$URI" --name=w --rw=write --bs=64k --iodepth=16 \
 	--size=64M --loops=1000 --time_based --runtime=60 --verify=crc32c --do_verify=0 \
 	--output-format=json >"$TMP/fio.out" 2>&1 &
 FIO=$!
@@ -47,7 +47,7 @@ wait "$LURKER" 2>/dev/null
 # read the whole file back through a new server and count blocks that
 # have a header (written) and check them
 start_server --dev=uring --filename="$TMP/disk.img" --read-only || exit 1
-timeout 120 fio --ioengine=nbd --uri="$URI" --name=w --rw=write --bs=64k --iodepth=16 \
+timeout 120 fio --verify_state_save=0 --ioengine=nbd --uri="$URI" --name=w --rw=write --bs=64k --iodepth=16 \
 	--size=64M --verify=crc32c --verify_only=1 --output-format=json 2>/dev/null |
 	sed -n '/^{/,$p' >"$TMP/verify.json"
 # an interrupted write could only show up as a torn or stale block
