@@ -127,8 +127,9 @@ enum blk_eh_timer_return {
  * @free: optional; free the driver's device data.  Context: blk_dev_close().
  * @block_status: optional; describe the allocation of [@offset, @offset +
  *	@len) as at most @nr_ext consecutive extents (see
- *	blk_dev_block_status(), which has checked the range).  Return the
- *	number filled (>= 1) or -errno.  Context: any thread, concurrently
+ *	blk_dev_block_status(), which has checked the range and @flags).
+ *	Return the number filled (>= 1), -EAGAIN for BLK_STATUS_NOWAIT when
+ *	an answer needs system calls, or -errno.  Context: any thread, concurrently
  *	with I/O on every queue; not through a request.
  */
 struct blk_mq_ops {
@@ -144,7 +145,8 @@ struct blk_mq_ops {
 	void (*exit_hctx)(struct blk_mq_hw_ctx *hctx, unsigned int hctx_idx);
 	void (*free)(void *driver_data);
 	int (*block_status)(void *driver_data, uint64_t offset, uint64_t len,
-			    struct blk_extent *ext, unsigned int nr_ext);
+			    struct blk_extent *ext, unsigned int nr_ext,
+			    unsigned int flags);
 };
 
 /**

@@ -1117,11 +1117,12 @@ void blk_dev_get_info(const struct blk_dev *dev, struct blk_dev_info *info)
 }
 
 int blk_dev_block_status(struct blk_dev *dev, uint64_t offset, uint64_t len,
-			 struct blk_extent *ext, unsigned int nr_ext)
+			 struct blk_extent *ext, unsigned int nr_ext,
+			 unsigned int flags)
 {
 	uint64_t cap = dev->cfg.capacity;
 
-	if (!len || !nr_ext)
+	if (!len || !nr_ext || (flags & ~BLK_STATUS_NOWAIT))
 		return -EINVAL;
 	if (offset >= cap || len > cap - offset)
 		return -ERANGE;
@@ -1131,7 +1132,7 @@ int blk_dev_block_status(struct blk_dev *dev, uint64_t offset, uint64_t len,
 		return 1;
 	}
 	return dev->ops->block_status(dev->cfg.driver_data, offset, len, ext,
-				      nr_ext);
+				      nr_ext, flags);
 }
 
 void *blk_dev_driver_data(struct blk_dev *dev)

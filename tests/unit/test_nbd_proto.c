@@ -14,6 +14,10 @@
 #include "blkstack/nbd.h"
 #include "blkstack/null.h"
 #include "blkstack/ram.h"
+#include "blkstack/uring.h"
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #include "export/nbd/wire.h"
 #include "../helpers/nbd_memio.h"
 
@@ -488,7 +492,7 @@ static void test_block_status_ram(void **state)
 			       .bi_size = sizeof(buf), .bi_vcnt = 1,
 			       .bi_io_vec = &iov };
 
-	assert_int_equal(blk_dev_block_status(dev, 0, 8 * MiB, e, 8), 1);
+	assert_int_equal(blk_dev_block_status(dev, 0, 8 * MiB, e, 8, 0), 1);
 	assert_true(e[0].length == 8 * MiB);
 	assert_int_equal(e[0].flags, BLK_EXTENT_HOLE | BLK_EXTENT_ZERO);
 	assert_int_equal(blk_ctx_attach(dev, &ctx), 0);
@@ -498,19 +502,23 @@ static void test_block_status_ram(void **state)
 	assert_int_equal(blk_drain(ctx, 0), 0);
 	assert_int_equal(done, 1);
 	blk_ctx_detach(ctx);
-	assert_int_equal(blk_dev_block_status(dev, 0, 8 * MiB, e, 8), 3);
+	assert_int_equal(blk_dev_block_status(dev, 0, 8 * MiB, e, 8, 0), 3);
 	assert_true(e[0].length == 3 * MiB && e[0].flags == 3);
 	assert_true(e[1].length == 3 * 4096 && e[1].flags == 0);
 	assert_true(e[2].length == 5 * MiB - 3 * 4096 && e[2].flags == 3);
 	/* extents run out: lengths add up to less than asked */
-	assert_int_equal(blk_dev_block_status(dev, 0, 8 * MiB, e, 2), 2);
+	assert_int_equal(blk_dev_block_status(dev, 0, 8 * MiB, e, 2, 0), 2);
 	assert_true(e[0].length + e[1].length < 8 * MiB);
 	/* unaligned start inside the data */
-	assert_int_equal(blk_dev_block_status(dev, 3 * MiB + 100, 4000, e, 8), 1);
+	assert_int_equal(blk_dev_block_status(dev, 3 * MiB + 100, 4000, e, 8, 0), 1);
 	assert_true(e[0].length == 4000 && e[0].flags == 0);
-	assert_int_equal(blk_dev_block_status(dev, 8 * MiB, 1, e, 8), -ERANGE);
-	assert_int_equal(blk_dev_block_status(dev, 0, 0, e, 8), -EINVAL);
-	assert_int_equal(blk_dev_block_status(dev, 0, 1, e, 0), -EINVAL);
+	assert_int_equal(blk_dev_block_status(dev, 8 * MiB, 1, e, 8, 0), -ERANGE);
+	assert_int_equal(blk_dev_block_status(dev, 0, 0, e, 8, 0), -EINVAL);
+	assert_int_equal(blk_dev_block_status(dev, 0, 1, e, 0, 0), -EINVAL);
+	assert_int_equal(blk_dev_block_status(dev, 0, 1, e, 1, 0x80), -EINVAL);
+	/* ram answers from memory: NOWAIT works */
+	assert_int_equal(blk_dev_block_status(dev, 0, 8 * MiB, e, 8,
+					      BLK_STATUS_NOWAIT), 3);
 	blk_dev_close(dev);
 }
 
@@ -521,13 +529,48 @@ static void test_block_status_null(void **state)
 	struct blk_extent e[2];
 
 	assert_int_equal(blk_null_create(&nc, &dev), 0);
-	assert_int_equal(blk_dev_block_status(dev, 0, MiB, e, 2), 1);
+	assert_int_equal(blk_dev_block_status(dev, 0, MiB, e, 2, 0), 1);
 	assert_true(e[0].length == MiB && e[0].flags == 0);
 	blk_dev_close(dev);
 	nc.memory_backed = true;
 	assert_int_equal(blk_null_create(&nc, &dev), 0);
-	assert_int_equal(blk_dev_block_status(dev, 0, MiB, e, 2), 1);
+	assert_int_equal(blk_dev_block_status(dev, 0, MiB, e, 2, 0), 1);
 	assert_int_equal(e[0].flags, BLK_EXTENT_HOLE | BLK_EXTENT_ZERO);
+	blk_dev_close(dev);
+}
+
+/* uring over a sparse file: SEEK_DATA/SEEK_HOLE; NOWAIT refuses. */
+static void test_block_status_uring(void **state)
+{
+	char path[] = "/var/tmp/blkstack-bs-XXXXXX", err[256];
+	struct blk_uring_config uc = { .path = path };
+	struct blk_dev *dev;
+	struct blk_extent e[8];
+	static char buf[65536];
+	int fd = mkstemp(path), n, i;
+	uint64_t sum = 0;
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 16 * MiB), 0);
+	memset(buf, 1, sizeof(buf));
+	assert_int_equal(pwrite(fd, buf, sizeof(buf), 4 * MiB), (ssize_t)sizeof(buf));
+	close(fd);
+	assert_int_equal(blk_uring_create(&uc, &dev, err, sizeof(err)), 0);
+	n = blk_dev_block_status(dev, 0, 16 * MiB, e, 8, 0);
+	unlink(path);
+	assert_true(n >= 1);
+	for (i = 0; i < n; i++)
+		sum += e[i].length;
+	assert_true(sum == 16 * MiB);
+	/* the written range is data; a file system without holes says all data */
+	n = blk_dev_block_status(dev, 4 * MiB, 65536, e, 8, 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(e[0].flags, 0);
+	n = blk_dev_block_status(dev, 0, 4096, e, 8, 0);
+	assert_int_equal(n, 1);
+	assert_true(e[0].flags == 0 || e[0].flags == (BLK_EXTENT_HOLE | BLK_EXTENT_ZERO));
+	assert_int_equal(blk_dev_block_status(dev, 0, 4096, e, 8, BLK_STATUS_NOWAIT),
+			 -EAGAIN);
 	blk_dev_close(dev);
 }
 
@@ -544,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_shutdown),
 		cmocka_unit_test(test_block_status_ram),
 		cmocka_unit_test(test_block_status_null),
+		cmocka_unit_test(test_block_status_uring),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -257,7 +257,8 @@ static void null_free(void *data)
  * data: reads leave the buffer untouched, so "reads as zeroes" would lie.
  */
 static int null_block_status(void *data, uint64_t offset, uint64_t len,
-			     struct blk_extent *ext, unsigned int nr_ext)
+			     struct blk_extent *ext, unsigned int nr_ext,
+			     unsigned int flags)
 {
 	struct null_dev *nd = data;
 

@@ -55,7 +55,8 @@ static void ram_free(void *data)
 }
 
 static int ram_block_status(void *data, uint64_t offset, uint64_t len,
-			    struct blk_extent *ext, unsigned int nr_ext)
+			    struct blk_extent *ext, unsigned int nr_ext,
+			    unsigned int flags)
 {
 	struct ram_dev *rd = data;
 

@@ -419,12 +419,15 @@ static void uring_free(void *data)
  * what lseek answers there too.  Block devices: all data.
  */
 static int uring_block_status(void *data, uint64_t offset, uint64_t len,
-			      struct blk_extent *ext, unsigned int nr_ext)
+			      struct blk_extent *ext, unsigned int nr_ext,
+			      unsigned int flags)
 {
 	struct uring_dev *ud = data;
 	uint64_t end = offset + len;
 	unsigned int n = 0;
 
+	if (!ud->is_bdev && (flags & BLK_STATUS_NOWAIT))
+		return -EAGAIN;
 	if (ud->is_bdev) {
 		ext[0].length = len;
 		ext[0].flags = 0;

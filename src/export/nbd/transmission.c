@@ -354,7 +354,7 @@ static void do_block_status(struct blk_nbd_conn *c, struct nbd_slot *sl)
 	size_t h;
 
 	n = blk_dev_block_status(c->exp->dev, sl->req.offset, sl->req.length,
-				 ext, max);
+				 ext, max, 0);
 	if (n < 1) {
 		/* spec: a status of 0 for the whole range is always safe */
 		ext[0].length = sl->req.length;
@@ -544,9 +544,11 @@ static void slot_run(struct blk_nbd_conn *c, struct nbd_slot *sl)
 	case NBD_CMD_READ:
 		sl->next_ext = 0;
 		if (c->s.structured && !(r->flags & NBD_CMD_FLAG_DF)) {
+			/* the map only when it costs no system call */
 			int n = blk_dev_block_status(c->exp->dev, r->offset,
 						     r->length, sl->ext,
-						     READ_EXTENTS);
+						     READ_EXTENTS,
+						     BLK_STATUS_NOWAIT);
 
 			if (n == 1 && (sl->ext[0].flags & BLK_EXTENT_ZERO)) {
 				/* all zeroes: one hole chunk, no I/O */
