@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ex[1] = (struct blk_nbd_export){ .name = "ro", .description = "",
 					 .dev = dev, .read_only = true };
 	ret = blk_nbd_handshake(ex, 2, &io, &s);
-	if (ret == 0 && (s.export > 1 || (s.base_allocation && !s.structured)))
+	if (ret == 0 && (s.export_idx > 1 || (s.base_allocation && !s.structured)))
 		abort(); /* the session must be consistent */
 	if (ret > 1)
 		abort();

@@ -22,7 +22,6 @@
 #ifndef BLKSTACK_NBD_H
 #define BLKSTACK_NBD_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -187,7 +186,7 @@ struct blk_nbd_io {
 
 /**
  * struct blk_nbd_session - what the handshake negotiated.
- * @export: index into the exports array of the export chosen.
+ * @export_idx: index into the exports array of the export chosen.
  * @structured: NBD_OPT_STRUCTURED_REPLY was acknowledged.
  * @base_allocation: base:allocation was selected by SET_META_CONTEXT for
  *	this export (NBD_CMD_BLOCK_STATUS is then allowed).
@@ -195,7 +194,7 @@ struct blk_nbd_io {
  * @tflags: transmission flags sent to the client.
  */
 struct blk_nbd_session {
-	unsigned int export;
+	unsigned int export_idx;
 	bool structured;
 	bool base_allocation;
 	bool no_zeroes;
@@ -483,7 +482,9 @@ unsigned int blk_nbd_server_port(const struct blk_nbd_server *srv);
 /**
  * blk_nbd_server_run() - accept and serve until @stop becomes nonzero.
  * @srv: the server.
- * @stop: checked at least every 100 ms (a signal handler may set it).
+ * @stop: checked at least every 100 ms with an atomic load (a signal
+ *	handler may set it with __atomic_store_n() or a plain store to an
+ *	int it owns).
  *
  * Each connection runs on its own thread: handshake, then the
  * transmission engine with a nonblocking socket.  On stop: no new
@@ -495,7 +496,7 @@ unsigned int blk_nbd_server_port(const struct blk_nbd_server *srv);
  * connection).
  * Context: one thread; blocks.
  */
-int blk_nbd_server_run(struct blk_nbd_server *srv, atomic_int *stop);
+int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop);
 
 /**
  * blk_nbd_server_destroy() - close the sockets (removes the Unix socket file).

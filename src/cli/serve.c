@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +28,11 @@ struct serve_export {
 	struct bench_opts *o; /* device options (o->dev) */
 };
 
-static atomic_int serve_stop;
+static int serve_stop;
 
 static void on_signal(int sig)
 {
-	atomic_store(&serve_stop, sig);
+	__atomic_store_n(&serve_stop, sig, __ATOMIC_RELEASE);
 }
 
 void serve_usage(FILE *f)
@@ -290,7 +289,7 @@ int serve_main(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "blkstack serve: stopped (signal %d)\n",
-		atomic_load(&serve_stop));
+		__atomic_load_n(&serve_stop, __ATOMIC_ACQUIRE));
 	ret = 0;
 	goto out;
 usage:

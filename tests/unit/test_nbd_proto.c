@@ -226,7 +226,7 @@ static void test_handshake_go(void **state)
 	assert_int_equal(count_replies(&m, NBD_REP_META_CONTEXT), 1);
 	assert_int_equal(count_replies(&m, NBD_REP_INFO), 2);
 	assert_int_equal(count_replies(&m, NBD_REP_ACK), 4);
-	assert_int_equal(s.export, 1);
+	assert_int_equal(s.export_idx, 1);
 	assert_true(s.structured && s.base_allocation && s.no_zeroes);
 	assert_true(s.tflags & NBD_FLAG_READ_ONLY);
 	free(m.out);

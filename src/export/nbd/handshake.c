@@ -164,7 +164,7 @@ static int hs_info_go(struct hs *h, uint32_t opt, const uint8_t *d,
 		ret = hs_reply(h, opt, NBD_REP_ACK, NULL, 0);
 	if (ret || opt != NBD_OPT_GO)
 		return ret;
-	s->export = (unsigned int)idx;
+	s->export_idx = (unsigned int)idx;
 	return 1;
 }
 
@@ -289,7 +289,7 @@ static int hs_export_name(struct hs *h, const uint8_t *d, uint32_t len,
 	blk_dev_get_info(h->exports[idx].dev, &info);
 	put_be64(rep, info.capacity);
 	put_be16(rep + 8, blk_nbd_export_flags(&h->exports[idx], h->structured));
-	s->export = (unsigned int)idx;
+	s->export_idx = (unsigned int)idx;
 	return hs_send(h, rep, sizeof(rep), zeroes, no_zeroes ? 0 : 124);
 }
 
@@ -425,8 +425,8 @@ transmission:
 	ret = 0;
 	s->structured = h.structured;
 	s->base_allocation = h.structured && h.meta_set &&
-			     h.meta_export == s->export;
-	s->tflags = blk_nbd_export_flags(&exports[s->export], h.structured);
+			     h.meta_export == s->export_idx;
+	s->tflags = blk_nbd_export_flags(&exports[s->export_idx], h.structured);
 out:
 	free(data);
 	return ret;

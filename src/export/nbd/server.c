@@ -44,7 +44,7 @@ struct blk_nbd_server {
 	int tcp_fd, unix_fd;
 	unsigned int port;
 	char unix_path[108];
-	atomic_int *stop;
+	int *stop;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned int active;            /* connections (read unlocked to decide spinning) */
@@ -52,6 +52,11 @@ struct blk_nbd_server {
 	unsigned long next_id;
 	FILE *log;
 };
+
+static inline int stop_flag(const struct blk_nbd_server *srv)
+{
+	return __atomic_load_n(srv->stop, __ATOMIC_ACQUIRE);
+}
 
 struct nbd_client {
 	struct blk_nbd_server *srv;
@@ -75,7 +80,7 @@ static bool cl_stopping(void *opaque)
 {
 	struct nbd_client *cl = opaque;
 
-	return atomic_load(cl->srv->stop) != 0;
+	return stop_flag(cl->srv) != 0;
 }
 
 static int cl_recv(void *opaque, void *buf, size_t len)
@@ -275,7 +280,7 @@ static const char *transmit(struct nbd_client *cl,
 		size_t room;
 		int rflags = MSG_DONTWAIT;
 
-		if (atomic_load(srv->stop) && !stop_ms) {
+		if (stop_flag(srv) && !stop_ms) {
 			stop_ms = now_ms();
 			blk_nbd_conn_shutdown(conn);
 		}
@@ -390,10 +395,10 @@ static void *client_thread(void *arg)
 	setsockopt(cl->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	ret = blk_nbd_handshake(srv->cfg.exports, srv->cfg.nr_exports, &io, &s);
 	if (ret == 0) {
-		name = srv->cfg.exports[s.export].name;
-		why = transmit(cl, &srv->cfg.exports[s.export], &s);
-		if (atomic_load(srv->stop))
-			dev_flush(srv->cfg.exports[s.export].dev);
+		name = srv->cfg.exports[s.export_idx].name;
+		why = transmit(cl, &srv->cfg.exports[s.export_idx], &s);
+		if (stop_flag(srv))
+			dev_flush(srv->cfg.exports[s.export_idx].dev);
 	} else if (ret == 1) {
 		why = "handshake ended by the client";
 	} else {
@@ -628,7 +633,7 @@ static void accept_one(struct blk_nbd_server *srv, int lfd)
 	pthread_attr_destroy(&attr);
 }
 
-int blk_nbd_server_run(struct blk_nbd_server *srv, atomic_int *stop)
+int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
 {
 	struct pollfd pfd[2];
 	int n = 0, i;
@@ -638,7 +643,7 @@ int blk_nbd_server_run(struct blk_nbd_server *srv, atomic_int *stop)
 		pfd[n++] = (struct pollfd){ .fd = srv->tcp_fd, .events = POLLIN };
 	if (srv->unix_fd >= 0)
 		pfd[n++] = (struct pollfd){ .fd = srv->unix_fd, .events = POLLIN };
-	while (!atomic_load(stop)) {
+	while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
 		int r = poll(pfd, (nfds_t)n, IDLE_WAIT_MS);
 
 		if (r < 0 && errno != EINTR)
