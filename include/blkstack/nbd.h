@@ -490,7 +490,8 @@ unsigned int blk_nbd_server_port(const struct blk_nbd_server *srv);
  * transmission engine with a nonblocking socket.  On stop: no new
  * connections; connections in the handshake are ended; connections in
  * transmission finish their in-flight requests, answer later ones
- * ESHUTDOWN, flush the device, and close.  Returns once all have ended.
+ * ESHUTDOWN, and close; then every export's device is flushed
+ * (BLK_OP_FLUSH when it can_flush).  Returns once all that is done.
  * Return: 0, or -errno from poll()/accept() failures other than EINTR and
  * per-connection resource errors (which are logged and only end that
  * connection).

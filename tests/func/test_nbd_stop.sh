@@ -37,6 +37,7 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "SIGTERM under load: status 0" test $rc -eq 0
 check "stopped within 5 s (took $ms ms)" test $ms -lt 5000
 check "stop logged" grep -q "stopped (signal 15)" "$TMP/server.log"
+check "device flushed at stop" grep -q "nbd: export '': flushed" "$TMP/server.log"
 check "the writing connection ended because the server stopped" grep -q "server stopping" "$TMP/server.log"
 check "the handshake lurker was let go" grep -qE "handshake failed|handshake ended" "$TMP/server.log"
 wait "$FIO"

@@ -185,10 +185,10 @@ static void flush_end_io(struct blk_bio *bio)
 }
 
 /*
- * Flush the device once the connection is idle (server stop): writes
+ * Flush a device once no connection uses it (server stop): writes
  * acknowledged without FUA reach stable storage before the process exits.
  */
-static void dev_flush(struct blk_dev *dev)
+static const char *dev_flush(struct blk_dev *dev)
 {
 	struct blk_dev_info info;
 	struct blk_mq_ctx *ctx;
@@ -197,11 +197,15 @@ static void dev_flush(struct blk_dev *dev)
 			       .bi_private = &done };
 
 	blk_dev_get_info(dev, &info);
-	if (!info.can_flush || blk_ctx_attach(dev, &ctx))
-		return;
+	if (!info.can_flush)
+		return "nothing to flush";
+	if (blk_ctx_attach(dev, &ctx))
+		return "flush failed: no queue";
 	if (!blk_submit(ctx, &bio))
 		blk_drain(ctx, 0);
 	blk_ctx_detach(ctx);
+	return !done ? "flush failed: not submitted" :
+	       bio.bi_status ? "flush failed" : "flushed";
 }
 
 static void tv_set(int fd, int opt, unsigned int ms);
@@ -397,8 +401,6 @@ static void *client_thread(void *arg)
 	if (ret == 0) {
 		name = srv->cfg.exports[s.export_idx].name;
 		why = transmit(cl, &srv->cfg.exports[s.export_idx], &s);
-		if (stop_flag(srv))
-			dev_flush(srv->cfg.exports[s.export_idx].dev);
 	} else if (ret == 1) {
 		why = "handshake ended by the client";
 	} else {
@@ -670,6 +672,10 @@ int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
 		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
 	}
 	pthread_mutex_unlock(&srv->lock);
+	/* every connection is gone: make acknowledged writes durable */
+	for (i = 0; i < (int)srv->cfg.nr_exports; i++)
+		fprintf(srv->log, "nbd: export '%s': %s\n", srv->cfg.exports[i].name,
+			dev_flush(srv->cfg.exports[i].dev));
 	return 0;
 }
 
