@@ -82,7 +82,6 @@ static int hs_info(struct hs *h, uint32_t opt, uint16_t type,
 	uint8_t buf[2 + 12];
 	struct blk_dev_info info;
 	const char *s;
-	uint8_t hdr[2];
 
 	put_be16(buf, type);
 	switch (type) {
@@ -110,8 +109,7 @@ static int hs_info(struct hs *h, uint32_t opt, uint16_t type,
 			n = NBD_MAX_STRING;
 		if (type == NBD_INFO_DESCRIPTION && !n)
 			return 0;
-		put_be16(hdr, type);
-		memcpy(rep, hdr, 2);
+		put_be16(rep, type);
 		memcpy(rep + 2, s, n);
 		return hs_reply(h, opt, NBD_REP_INFO, rep, (uint32_t)(2 + n));
 	}
