@@ -3,7 +3,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 
-.PHONY: all build build-quiet test run asan test-asan clean
+.PHONY: all build build-quiet test run asan test-asan clean fuzz
 
 all: build
 
@@ -33,5 +33,20 @@ run: build-quiet
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	./$(BUILD)/blkstack bench --dev=null,ram,uring --filename=$$tmp/blkstack.img --dev_size=1G
 
+# libFuzzer targets (clang): build in build-fuzz/ and run each for FUZZ_TIME
+# seconds, starting from the seed corpus in fuzz/corpus/<target>/ (copied:
+# new inputs stay in build-fuzz/corpus-<target>/; crashes in build-fuzz/).
+FUZZ_BUILD ?= build-fuzz
+FUZZ_TIME ?= 60
+fuzz:
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBLK_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_nbd_handshake fuzz_nbd_transmission -- --no-print-directory
+	@for t in nbd_handshake nbd_transmission; do \
+		mkdir -p $(FUZZ_BUILD)/corpus-$$t && cp -n fuzz/corpus/$$t/* $(FUZZ_BUILD)/corpus-$$t/ ; \
+		echo "fuzzing $$t for $(FUZZ_TIME) s"; \
+		( cd $(FUZZ_BUILD) && ./fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -max_len=70000 \
+			-print_final_stats=1 corpus-$$t ) || exit 1; \
+	done
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -13,6 +13,11 @@ PKGS=(
 	fio                                # peer for bench/ and job-file tests
 	valgrind                           # callgrind instruction counts in bench/
 	jq                                 # JSON checks in functional tests
+	python3                            # raw NBD wire client in tests/func/nbd_raw.py
+	libnbd-bin                         # nbdinfo, nbdcopy: NBD clients in tests/func
+	qemu-utils                         # qemu-img, qemu-io: NBD clients in tests/func
+	nbdkit                             # peer server in bench/nbd-vs-nbdkit.sh
+	clang libclang-rt-14-dev           # libFuzzer targets in fuzz/ (make fuzz)
 )
 
 missing=()

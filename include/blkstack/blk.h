@@ -308,6 +308,59 @@ unsigned int blk_ctx_inflight(const struct blk_mq_ctx *ctx);
  */
 int blk_drain(struct blk_mq_ctx *ctx, uint64_t timeout_ns);
 
+/* Extent flags (blk_dev_block_status()); NBD's base:allocation bits. */
+#define BLK_EXTENT_HOLE (1u << 0) /* not allocated in the backing store */
+#define BLK_EXTENT_ZERO (1u << 1) /* reads return zeroes */
+
+/* blk_dev_block_status() flags */
+#define BLK_STATUS_NOWAIT (1u << 0) /* only what is known in memory, no system call */
+
+/**
+ * struct blk_extent - one run of a device's allocation map.
+ * @length: bytes, > 0.
+ * @flags: BLK_EXTENT_* flags; 0 means allocated data (or unknown).
+ */
+struct blk_extent {
+	uint64_t length;
+	uint32_t flags;
+};
+
+/**
+ * blk_dev_block_status() - the device's allocation map for a byte range,
+ * as consecutive extents (like SEEK_DATA/SEEK_HOLE or NBD's
+ * base:allocation).
+ * @dev: the device.
+ * @offset: start, in bytes (any byte offset below the capacity).
+ * @len: bytes of interest, > 0; @offset + @len must not pass the capacity.
+ * @ext: array of @nr_ext extents, filled from @offset on.
+ * @nr_ext: entries in @ext, >= 1.
+ * @flags: BLK_STATUS_NOWAIT: answer only from memory (ram, null); a
+ *	driver that would need system calls (uring's lseek, which on tmpfs
+ *	scans the page cache up to the next hole: measured 600 us per 4 KiB
+ *	read on a 64 MiB file) returns -EAGAIN instead.  For callers on a fast
+ *	path, such as the NBD server splitting reads into holes and data.
+ *
+ * Extents are consecutive from @offset; adjacent extents have different
+ * flags.  Their lengths add up to @len, or to less when @nr_ext ran out
+ * (the caller asks again from where they end).  A driver without the
+ * block_status op reports one extent of data (flags 0) for the whole
+ * range: "allocated" is always a safe answer.  Drivers: ram and
+ * memory_backed null from their page bitmap (4 KiB granularity), uring
+ * from SEEK_DATA/SEEK_HOLE on files (block devices are all data), null
+ * without memory_backed all data (its reads do not return zeroes).
+ * The answer is a snapshot: writes in flight may change it.
+ *
+ * Return: number of extents filled (1..@nr_ext); -EINVAL for @len 0,
+ * @nr_ext 0 or an unknown flag; -ERANGE when the range passes the
+ * capacity; -EAGAIN for BLK_STATUS_NOWAIT when the driver cannot answer
+ * from memory; a driver's -errno (-EIO, say, when lseek fails).
+ * Context: any thread; does not use a ctx and may be called while I/O
+ * runs.  May sleep (uring: lseek system calls).
+ */
+int blk_dev_block_status(struct blk_dev *dev, uint64_t offset, uint64_t len,
+			 struct blk_extent *ext, unsigned int nr_ext,
+			 unsigned int flags);
+
 /*
  * Statistics, in the shape of /proc/diskstats (Documentation/admin-guide/
  * iostats.rst): one group per direction.

@@ -132,6 +132,12 @@ enum blk_eh_timer_return {
  *	Return 0 or -errno.  Context: blk_dev_create().
  * @exit_hctx: optional; undo init_hctx.  Context: blk_dev_close().
  * @free: optional; free the driver's device data.  Context: blk_dev_close().
+ * @block_status: optional; describe the allocation of [@offset, @offset +
+ *	@len) as at most @nr_ext consecutive extents (see
+ *	blk_dev_block_status(), which has checked the range and @flags).
+ *	Return the number filled (>= 1), -EAGAIN for BLK_STATUS_NOWAIT when
+ *	an answer needs system calls, or -errno.  Context: any thread, concurrently
+ *	with I/O on every queue; not through a request.
  */
 struct blk_mq_ops {
 	blk_status_t (*queue_rq)(struct blk_mq_hw_ctx *hctx,
@@ -145,6 +151,9 @@ struct blk_mq_ops {
 			 unsigned int hctx_idx);
 	void (*exit_hctx)(struct blk_mq_hw_ctx *hctx, unsigned int hctx_idx);
 	void (*free)(void *driver_data);
+	int (*block_status)(void *driver_data, uint64_t offset, uint64_t len,
+			    struct blk_extent *ext, unsigned int nr_ext,
+			    unsigned int flags);
 };
 
 /**

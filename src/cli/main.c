@@ -7,6 +7,7 @@
 
 #include "bench/bench.h"
 #include "blkstack/version.h"
+#include "serve.h"
 
 static void usage(FILE *f)
 {
@@ -17,10 +18,13 @@ static void usage(FILE *f)
 		"  bench [options] [jobfile...]  fio-compatible benchmark of the block core\n"
 		"                                (no workload: the read/randread/write/randwrite\n"
 		"                                matrix on null and ram)\n"
+		"  serve [options]               export devices over NBD (qemu, nbdinfo,\n"
+		"                                nbdcopy, fio --ioengine=nbd, nbd-client)\n"
 		"  version                       print the version\n"
 		"  help                          this text\n"
 		"\n"
-		"'blkstack bench --help' lists the benchmark's options.\n");
+		"'blkstack bench --help' lists the benchmark's options,\n"
+		"'blkstack serve --help' the NBD server's.\n");
 }
 
 int main(int argc, char **argv)
@@ -31,6 +35,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "bench"))
 		return bench_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "serve"))
+		return serve_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		printf("blkstack %s\n", BLKSTACK_VERSION);
 		return 0;

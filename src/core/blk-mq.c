@@ -1118,6 +1118,25 @@ void blk_dev_get_info(const struct blk_dev *dev, struct blk_dev_info *info)
 	info->stores_data = c->stores_data;
 }
 
+int blk_dev_block_status(struct blk_dev *dev, uint64_t offset, uint64_t len,
+			 struct blk_extent *ext, unsigned int nr_ext,
+			 unsigned int flags)
+{
+	uint64_t cap = dev->cfg.capacity;
+
+	if (!len || !nr_ext || (flags & ~BLK_STATUS_NOWAIT))
+		return -EINVAL;
+	if (offset >= cap || len > cap - offset)
+		return -ERANGE;
+	if (!dev->ops->block_status) {
+		ext[0].length = len;
+		ext[0].flags = 0;
+		return 1;
+	}
+	return dev->ops->block_status(dev->cfg.driver_data, offset, len, ext,
+				      nr_ext, flags);
+}
+
 void *blk_dev_driver_data(struct blk_dev *dev)
 {
 	return dev->cfg.driver_data;

@@ -252,7 +252,25 @@ static void null_free(void *data)
 	free(nd);
 }
 
+/*
+ * memory_backed: the page bitmap.  Otherwise every block is reported as
+ * data: reads leave the buffer untouched, so "reads as zeroes" would lie.
+ */
+static int null_block_status(void *data, uint64_t offset, uint64_t len,
+			     struct blk_extent *ext, unsigned int nr_ext,
+			     unsigned int flags)
+{
+	struct null_dev *nd = data;
+
+	if (nd->cfg.memory_backed)
+		return ps_block_status(&nd->ps, offset, len, ext, nr_ext);
+	ext[0].length = len;
+	ext[0].flags = 0;
+	return 1;
+}
+
 static const struct blk_mq_ops null_mq_ops = {
+	.block_status = null_block_status,
 	.queue_rq = null_queue_rq,
 	.commit_rqs = null_commit_rqs,
 	.timeout = null_timeout,

@@ -3,6 +3,7 @@
  * Sparse page store - see page_store.h.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -187,4 +188,67 @@ int ps_rq_rw(struct page_store *ps, struct request *rq)
 			return ret;
 	}
 	return 0;
+}
+
+/* Pages from @pidx of chunk @ch (NULL: absent) with the same state as the
+ * first, at most @max; whole 64-page words are skipped at once. */
+static unsigned int ps_run(struct ps_chunk *ch, unsigned int pidx,
+			   unsigned int max, bool *present)
+{
+	unsigned int n = 0;
+
+	if (!ch) {
+		*present = false;
+		return max;
+	}
+	*present = ps_page_present(ch, pidx);
+	while (n < max) {
+		unsigned int p = pidx + n;
+		uint64_t w = atomic_load_explicit(&ch->present[p / 64],
+						  memory_order_relaxed);
+
+		if (!(p % 64) && max - n >= 64 && w == (*present ? ~0ull : 0)) {
+			n += 64;
+			continue;
+		}
+		if (!!(w & (1ull << (p % 64))) != *present)
+			break;
+		n++;
+	}
+	return n;
+}
+
+int ps_block_status(struct page_store *ps, uint64_t offset, uint64_t len,
+		    struct blk_extent *ext, unsigned int nr_ext)
+{
+	unsigned int n = 0;
+
+	while (len) {
+		uint64_t pgno = offset >> PS_PAGE_SHIFT;
+		unsigned int pidx = pgno & (CHUNK_PAGES - 1);
+		struct ps_chunk *ch = ps_get_chunk(ps, pgno >> PS_CHUNK_SHIFT, 0);
+		unsigned int pages;
+		uint64_t bytes;
+		uint32_t flags;
+		bool present;
+
+		pages = ps_run(ch, pidx, CHUNK_PAGES - pidx, &present);
+		bytes = ((uint64_t)pages << PS_PAGE_SHIFT) -
+			(offset & (PS_PAGE_SIZE - 1));
+		if (bytes > len)
+			bytes = len;
+		flags = present ? 0 : BLK_EXTENT_HOLE | BLK_EXTENT_ZERO;
+		if (n && ext[n - 1].flags == flags) {
+			ext[n - 1].length += bytes;
+		} else {
+			if (n == nr_ext)
+				break;
+			ext[n].length = bytes;
+			ext[n].flags = flags;
+			n++;
+		}
+		offset += bytes;
+		len -= bytes;
+	}
+	return (int)n;
 }

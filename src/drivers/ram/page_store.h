@@ -76,4 +76,14 @@ int ps_rq_rw(struct page_store *ps, struct request *rq);
 /** ps_allocated() - true when the page holding @offset is allocated. */
 int ps_allocated(struct page_store *ps, uint64_t offset);
 
+/**
+ * ps_block_status() - allocation map of [@offset, @offset + @len) at page
+ * granularity: written pages are data (flags 0), others BLK_EXTENT_HOLE |
+ * BLK_EXTENT_ZERO.  Range checked by the caller.
+ * Return: extents filled, 1..@nr_ext.
+ * Context: any thread (relaxed reads of the present bitmaps).
+ */
+int ps_block_status(struct page_store *ps, uint64_t offset, uint64_t len,
+		    struct blk_extent *ext, unsigned int nr_ext);
+
 #endif /* BLKSTACK_PAGE_STORE_H */

@@ -54,8 +54,18 @@ static void ram_free(void *data)
 	free(rd);
 }
 
+static int ram_block_status(void *data, uint64_t offset, uint64_t len,
+			    struct blk_extent *ext, unsigned int nr_ext,
+			    unsigned int flags)
+{
+	struct ram_dev *rd = data;
+
+	return ps_block_status(&rd->ps, offset, len, ext, nr_ext);
+}
+
 static const struct blk_mq_ops ram_mq_ops = {
 	.queue_rq = ram_queue_rq,
+	.block_status = ram_block_status,
 	.init_hctx = ram_init_hctx,
 	.free = ram_free,
 };

@@ -412,7 +412,56 @@ static void uring_free(void *data)
 	free(ud);
 }
 
+/*
+ * Files: SEEK_DATA / SEEK_HOLE (lseek moves the shared file position, which
+ * no I/O uses: every SQE carries its offset).  Holes read as zeroes.  A
+ * file system without hole support reports everything as data, which is
+ * what lseek answers there too.  Block devices: all data.
+ */
+static int uring_block_status(void *data, uint64_t offset, uint64_t len,
+			      struct blk_extent *ext, unsigned int nr_ext,
+			      unsigned int flags)
+{
+	struct uring_dev *ud = data;
+	uint64_t end = offset + len;
+	unsigned int n = 0;
+
+	if (!ud->is_bdev && (flags & BLK_STATUS_NOWAIT))
+		return -EAGAIN;
+	if (ud->is_bdev) {
+		ext[0].length = len;
+		ext[0].flags = 0;
+		return 1;
+	}
+	while (offset < end && n < nr_ext) {
+		off_t d = lseek(ud->fd, (off_t)offset, SEEK_DATA);
+		uint64_t next;
+
+		if (d < 0 && errno != ENXIO)
+			return n ? (int)n : -errno;
+		if (d < 0 || (uint64_t)d > offset) {
+			/* a hole up to the next data, or to the end */
+			next = d < 0 || (uint64_t)d > end ? end : (uint64_t)d;
+			ext[n].flags = BLK_EXTENT_HOLE | BLK_EXTENT_ZERO;
+		} else {
+			off_t h = lseek(ud->fd, (off_t)offset, SEEK_HOLE);
+
+			if (h < 0)
+				return n ? (int)n : -errno;
+			next = (uint64_t)h > end ? end : (uint64_t)h;
+			if (next <= offset)
+				next = end; /* cannot happen; never loop */
+			ext[n].flags = 0;
+		}
+		ext[n].length = next - offset;
+		offset = next;
+		n++;
+	}
+	return (int)n;
+}
+
 static const struct blk_mq_ops uring_mq_ops = {
+	.block_status = uring_block_status,
 	.queue_rq = uring_queue_rq,
 	.commit_rqs = uring_commit_rqs,
 	.poll = uring_poll,

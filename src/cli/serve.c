@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: MIT
+/*
+ * blkstack serve: export blkstack devices over NBD (docs/nbd.md).
+ *
+ * Exports: device options before the first --export=NAME are defaults for
+ * every export; options after an --export=NAME apply to that export only,
+ * as fio applies [global] and then a job's own section.  Without
+ * --export there is one export, named "" (the default export).  The first
+ * export also answers the empty name.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "blkstack/nbd.h"
+#include "serve.h"
+
+#define MAX_EXPORTS 64
+
+struct serve_export {
+	char name[NBD_MAX_STRING + 1];
+	char description[1024];
+	bool read_only;
+	struct bench_opts *o; /* device options (o->dev) */
+};
+
+static int serve_stop;
+
+static void on_signal(int sig)
+{
+	__atomic_store_n(&serve_stop, sig, __ATOMIC_RELEASE);
+}
+
+void serve_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: blkstack serve [server options] [device options]\n"
+		"                      [--export=NAME [export options]]...\n"
+		"\n"
+		"Serve blkstack devices over NBD (fixed newstyle, structured replies,\n"
+		"base:allocation). Stops on SIGINT/SIGTERM after in-flight requests,\n"
+		"flushing the devices. One line per connection goes to stderr.\n"
+		"\n"
+		"server options:\n"
+		"  --nbd=HOST:PORT        TCP address (default 127.0.0.1:10809 when no\n"
+		"                         --unix is given; port 0 picks a free one)\n"
+		"  --unix=PATH            Unix socket (with or instead of --nbd)\n"
+		"  --max-connections=N    connections at once, 1..1024 (64)\n"
+		"  --max-inflight=N       requests run at once per connection, 1..1024 (64)\n"
+		"  --spin-us=US           poll an idle connection this long before sleeping,\n"
+		"                         0..100000 (50; only with fewer connections than CPUs)\n"
+		"\n"
+		"export options (before the first --export: defaults for all exports):\n"
+		"  --export=NAME          start an export called NAME (clients ask for it\n"
+		"                         by name; the first export is also the default)\n"
+		"  --description=TEXT     shown by NBD_OPT_LIST and NBD_INFO_DESCRIPTION\n"
+		"  --read-only            refuse writes (EPERM), advertise READ_ONLY\n"
+		"  --dev=null|ram|uring   the driver (ram)\n"
+		"  --size=SIZE            device size (k/m/g suffixes); for uring, the size a\n"
+		"                         missing file is created with\n"
+		"  any device option of 'blkstack bench --help': filename=, direct=,\n"
+		"  logical_block_size=, nr_hw_queues=, hw_queue_depth=, memory_backed=,\n"
+		"  elevator=, ... (e.g. --filename=/var/tmp/disk.img --direct=1)\n"
+		"\n"
+		"example:\n"
+		"  blkstack serve --nbd=127.0.0.1:10809 --dev=ram --size=1G\n"
+		"  blkstack serve --unix=/tmp/nbd.sock --export=a --dev=ram --size=1G \\\n"
+		"      --export=b --dev=uring --filename=/var/tmp/b.img --size=4G --read-only\n");
+}
+
+static int parse_uint(const char *name, const char *v, unsigned int max,
+		      unsigned int *out)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = v ? strtoul(v, &end, 10) : 0;
+	if (!v || !*v || *end || errno || x < 1 || x > max) {
+		fprintf(stderr, "blkstack serve: --%s=%s: allowed 1..%u\n", name,
+			v ? v : "", max);
+		return -EINVAL;
+	}
+	*out = (unsigned int)x;
+	return 0;
+}
+
+static struct serve_export *export_new(struct serve_export *ex, unsigned int n,
+				       const struct serve_export *defaults)
+{
+	struct serve_export *e = &ex[n];
+
+	*e = *defaults;
+	e->o = malloc(sizeof(*e->o));
+	if (!e->o)
+		return NULL;
+	memcpy(e->o, defaults->o, sizeof(*e->o));
+	return e;
+}
+
+static int open_export(struct serve_export *e, unsigned int max_conn,
+		       struct blk_dev **dev)
+{
+	struct bench_dev_opts d = e->o->dev;
+	const char *devname = d.nr_devs ? d.devs[0] : "ram";
+	char err[512];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int ret;
+
+	if (d.nr_devs > 1) {
+		fprintf(stderr, "blkstack serve: export '%s': --dev= takes one device\n",
+			e->name);
+		return -EINVAL;
+	}
+	if (!d.dev_size && strcmp(devname, "uring")) {
+		fprintf(stderr, "blkstack serve: export '%s': --size= is required for dev=%s\n",
+			e->name, devname);
+		return -EINVAL;
+	}
+	/* one queue per CPU (at most 16); connections beyond share them */
+	if (!d.nr_hw_queues)
+		d.nr_hw_queues = ncpu < 1 ? 1 : ncpu > 16 ? 16 : (uint32_t)ncpu;
+	ret = bench_dev_open(&d, devname, d.dev_size, d.dev_size, max_conn + 1,
+			     dev, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "blkstack serve: export '%s': %s\n", e->name, err);
+	return ret;
+}
+
+int serve_main(int argc, char **argv)
+{
+	struct serve_export defaults = { .name = "" }, *ex, *cur;
+	struct blk_nbd_export nexp[MAX_EXPORTS];
+	struct blk_dev *devs[MAX_EXPORTS] = { 0 };
+	struct blk_nbd_server_config cfg = { 0 };
+	struct blk_nbd_server *srv = NULL;
+	const char *tcp = NULL, *unix_path = NULL;
+	unsigned int nr = 0, i, max_conn = 64, max_inflight = 64, spin_us = 50;
+	struct sigaction sa = { .sa_handler = on_signal };
+	char err[512];
+	int ret = 1, a;
+
+	ex = calloc(MAX_EXPORTS, sizeof(*ex));
+	defaults.o = malloc(sizeof(*defaults.o));
+	if (!ex || !defaults.o) {
+		fprintf(stderr, "blkstack serve: out of memory\n");
+		goto out;
+	}
+	bench_opts_init(defaults.o);
+	cur = &defaults;
+
+	for (a = 1; a < argc; a++) {
+		char *arg = argv[a], *name, *val;
+		char buf[8192];
+
+		if (strncmp(arg, "--", 2)) {
+			fprintf(stderr, "blkstack serve: unexpected argument '%s'\n", arg);
+			goto usage;
+		}
+		snprintf(buf, sizeof(buf), "%s", arg + 2);
+		name = buf;
+		val = strchr(buf, '=');
+		if (val)
+			*val++ = 0;
+		if (!strcmp(name, "help") || !strcmp(name, "h")) {
+			serve_usage(stdout);
+			ret = 0;
+			goto out;
+		} else if (!strcmp(name, "nbd") || !strcmp(name, "unix")) {
+			if (!val || !*val) {
+				fprintf(stderr, "blkstack serve: --%s needs a value (%s)\n",
+					name, !strcmp(name, "nbd") ? "HOST:PORT" : "PATH");
+				goto out;
+			}
+			/* point into argv: the server keeps the string */
+			if (!strcmp(name, "nbd"))
+				tcp = arg + 6;
+			else
+				unix_path = arg + 7;
+		} else if (!strcmp(name, "max-connections")) {
+			if (parse_uint(name, val, 1024, &max_conn))
+				goto out;
+		} else if (!strcmp(name, "spin-us")) {
+			if (!val || !strcmp(val, "0"))
+				spin_us = 0;
+			else if (parse_uint(name, val, 100000, &spin_us))
+				goto out;
+		} else if (!strcmp(name, "max-inflight")) {
+			if (parse_uint(name, val, 1024, &max_inflight))
+				goto out;
+		} else if (!strcmp(name, "export")) {
+			if (!val || strlen(val) > NBD_MAX_STRING) {
+				fprintf(stderr, "blkstack serve: --export=NAME: 0..%u bytes\n",
+					NBD_MAX_STRING);
+				goto out;
+			}
+			for (i = 0; i < nr; i++)
+				if (!strcmp(ex[i].name, val)) {
+					fprintf(stderr, "blkstack serve: --export=%s given twice\n",
+						val);
+					goto out;
+				}
+			if (nr == MAX_EXPORTS) {
+				fprintf(stderr, "blkstack serve: at most %d exports\n",
+					MAX_EXPORTS);
+				goto out;
+			}
+			cur = export_new(ex, nr, &defaults);
+			if (!cur)
+				goto out;
+			nr++;
+			snprintf(cur->name, sizeof(cur->name), "%s", val);
+		} else if (!strcmp(name, "description")) {
+			snprintf(cur->description, sizeof(cur->description), "%s",
+				 val ? val : "");
+		} else if (!strcmp(name, "read-only") || !strcmp(name, "readonly")) {
+			if (val && strcmp(val, "1") && strcmp(val, "0")) {
+				fprintf(stderr, "blkstack serve: --read-only takes no value (or 0|1)\n");
+				goto out;
+			}
+			cur->read_only = !val || !strcmp(val, "1");
+		} else {
+			/* a device option; size= is the device's size here */
+			if (!strcmp(name, "size"))
+				name = "dev_size";
+			if (bench_set_option(cur->o, NULL, name, val, err, sizeof(err))) {
+				fprintf(stderr, "blkstack serve: %s\n", err);
+				goto usage;
+			}
+		}
+	}
+	if (!nr) {
+		if (!export_new(ex, 0, &defaults))
+			goto out;
+		nr = 1;
+	}
+	if (!tcp && !unix_path)
+		tcp = "127.0.0.1:10809";
+
+	for (i = 0; i < nr; i++) {
+		if (open_export(&ex[i], max_conn, &devs[i]))
+			goto out;
+		nexp[i] = (struct blk_nbd_export){
+			.name = ex[i].name, .description = ex[i].description,
+			.dev = devs[i], .read_only = ex[i].read_only,
+		};
+	}
+	cfg.exports = nexp;
+	cfg.nr_exports = nr;
+	cfg.tcp_addr = tcp;
+	cfg.unix_path = unix_path;
+	cfg.max_connections = max_conn;
+	cfg.max_inflight = max_inflight;
+	cfg.spin_us = spin_us;
+	cfg.log = stderr;
+	if (blk_nbd_server_create(&cfg, &srv, err, sizeof(err))) {
+		fprintf(stderr, "blkstack serve: %s\n", err);
+		goto out;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (tcp) {
+		const char *colon = strrchr(tcp, ':');
+
+		fprintf(stderr, "blkstack serve: listening on %.*s:%u\n",
+			(int)(colon - tcp), tcp, blk_nbd_server_port(srv));
+	}
+	if (unix_path)
+		fprintf(stderr, "blkstack serve: listening on unix:%s\n", unix_path);
+	for (i = 0; i < nr; i++) {
+		struct blk_dev_info info;
+
+		blk_dev_get_info(devs[i], &info);
+		fprintf(stderr,
+			"blkstack serve: export '%s': %s, %llu bytes, block %u, flags 0x%x%s\n",
+			ex[i].name, info.name, (unsigned long long)info.capacity,
+			info.logical_block_size,
+			blk_nbd_export_flags(&nexp[i], true),
+			ex[i].read_only ? ", read-only" : "");
+	}
+	fflush(stderr);
+	if (blk_nbd_server_run(srv, &serve_stop)) {
+		fprintf(stderr, "blkstack serve: %s\n", strerror(errno));
+		goto out;
+	}
+	fprintf(stderr, "blkstack serve: stopped (signal %d)\n",
+		__atomic_load_n(&serve_stop, __ATOMIC_ACQUIRE));
+	ret = 0;
+	goto out;
+usage:
+	fprintf(stderr, "'blkstack serve --help' lists the options.\n");
+out:
+	blk_nbd_server_destroy(srv);
+	for (i = 0; i < MAX_EXPORTS; i++) {
+		blk_dev_close(devs[i]);
+		if (ex && i < nr)
+			free(ex[i].o);
+	}
+	free(ex);
+	free(defaults.o);
+	return ret;
+}

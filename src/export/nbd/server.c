@@ -1,0 +1,695 @@
+// SPDX-License-Identifier: MIT
+/*
+ * NBD server: listening sockets, one thread per connection - see
+ * blkstack/nbd.h.  The protocol lives in handshake.c and transmission.c;
+ * this file only moves bytes and decides when to wait.
+ *
+ * Waiting: the connection's socket is nonblocking.  While the device has
+ * requests of this connection in flight (uring completes asynchronously)
+ * the thread waits in ppoll() for at most BUSY_WAIT_NS before polling the
+ * device again; when nothing is in flight it sleeps in poll() on the
+ * socket, waking every IDLE_WAIT_MS to check for shutdown.  ram and null
+ * complete inline, so their replies leave in the same loop turn as the
+ * requests arrived.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blkstack/nbd.h"
+
+#define IDLE_WAIT_MS 100
+#define BUSY_WAIT_NS 20000
+#define HANDSHAKE_IDLE_MS 30000     /* a silent client in the handshake */
+#define STOP_GRACE_MS 10000         /* shutdown: wait this long for clients */
+#define TX_IOV 256
+
+struct blk_nbd_server {
+	struct blk_nbd_server_config cfg;
+	int tcp_fd, unix_fd;
+	unsigned int port;
+	char unix_path[108];
+	int *stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int active;            /* connections (read unlocked to decide spinning) */
+	unsigned int ncpu;
+	unsigned long next_id;
+	FILE *log;
+};
+
+static inline int stop_flag(const struct blk_nbd_server *srv)
+{
+	return __atomic_load_n(srv->stop, __ATOMIC_ACQUIRE);
+}
+
+struct nbd_client {
+	struct blk_nbd_server *srv;
+	int fd;
+	unsigned long id;
+	char peer[80];
+	uint64_t rx_bytes, tx_bytes;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------- handshake I/O */
+
+static bool cl_stopping(void *opaque)
+{
+	struct nbd_client *cl = opaque;
+
+	return stop_flag(cl->srv) != 0;
+}
+
+static int cl_recv(void *opaque, void *buf, size_t len)
+{
+	struct nbd_client *cl = opaque;
+	uint64_t idle_since = now_ms();
+
+	while (len) {
+		struct pollfd pfd = { .fd = cl->fd, .events = POLLIN };
+		ssize_t n;
+		int r = poll(&pfd, 1, IDLE_WAIT_MS);
+
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r <= 0) {
+			if (cl_stopping(cl))
+				return -ESHUTDOWN;
+			if (now_ms() - idle_since > HANDSHAKE_IDLE_MS)
+				return -ETIMEDOUT;
+			continue;
+		}
+		n = recv(cl->fd, buf, len, 0);
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		cl->rx_bytes += (uint64_t)n;
+		buf = (uint8_t *)buf + n;
+		len -= (size_t)n;
+		idle_since = now_ms();
+	}
+	return 0;
+}
+
+static int cl_send(void *opaque, const struct iovec *iov, int iovcnt)
+{
+	struct nbd_client *cl = opaque;
+	struct iovec v[4];
+	struct msghdr mh = { .msg_iov = v };
+	int i, cnt = 0;
+
+	for (i = 0; i < iovcnt && cnt < 4; i++)
+		if (iov[i].iov_len)
+			v[cnt++] = iov[i];
+	mh.msg_iovlen = (size_t)cnt;
+	while (mh.msg_iovlen) {
+		ssize_t n = sendmsg(cl->fd, &mh, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno; /* SO_SNDTIMEO bounds a stuck client */
+		}
+		cl->tx_bytes += (uint64_t)n;
+		while (n && mh.msg_iovlen) {
+			if ((size_t)n >= mh.msg_iov->iov_len) {
+				n -= (ssize_t)mh.msg_iov->iov_len;
+				mh.msg_iov++;
+				mh.msg_iovlen--;
+			} else {
+				mh.msg_iov->iov_base = (uint8_t *)mh.msg_iov->iov_base + n;
+				mh.msg_iov->iov_len -= (size_t)n;
+				n = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- transmission */
+
+/* Send what the engine has queued; -errno when the peer is gone. */
+static int tx_flush(struct nbd_client *cl, struct blk_nbd_conn *conn)
+{
+	struct iovec iov[TX_IOV];
+
+	for (;;) {
+		struct msghdr mh = { .msg_iov = iov };
+		int n = blk_nbd_conn_tx_iov(conn, iov, TX_IOV);
+		ssize_t sent;
+
+		if (!n)
+			return 0;
+		mh.msg_iovlen = (size_t)n;
+		sent = sendmsg(cl->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (sent < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return 0;
+			return -errno;
+		}
+		cl->tx_bytes += (uint64_t)sent;
+		blk_nbd_conn_tx_done(conn, (size_t)sent);
+	}
+}
+
+static void flush_end_io(struct blk_bio *bio)
+{
+	*(int *)bio->bi_private = 1;
+}
+
+/*
+ * Flush a device once no connection uses it (server stop): writes
+ * acknowledged without FUA reach stable storage before the process exits.
+ */
+static const char *dev_flush(struct blk_dev *dev)
+{
+	struct blk_dev_info info;
+	struct blk_mq_ctx *ctx;
+	int done = 0;
+	struct blk_bio bio = { .bi_op = BLK_OP_FLUSH, .bi_end_io = flush_end_io,
+			       .bi_private = &done };
+
+	blk_dev_get_info(dev, &info);
+	if (!info.can_flush)
+		return "nothing to flush";
+	if (blk_ctx_attach(dev, &ctx))
+		return "flush failed: no queue";
+	if (!blk_submit(ctx, &bio))
+		blk_drain(ctx, 0);
+	blk_ctx_detach(ctx);
+	return !done ? "flush failed: not submitted" :
+	       bio.bi_status ? "flush failed" : "flushed";
+}
+
+static void tv_set(int fd, int opt, unsigned int ms);
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Busy-wait up to @ns for bytes on @fd (MSG_PEEK, nonblocking): a client
+ * at queue depth sends its next request within microseconds of a reply,
+ * and catching it awake saves a sleep and a wake-up on both sides (the
+ * client's send() pays for waking the server).  Return: true when data is
+ * there.
+ */
+static bool spin_for_data(int fd, uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+	char b;
+
+	do {
+		if (recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
+			return true;
+	} while (now_ns() < end);
+	return false;
+}
+
+/*
+ * Poll the device (and the socket, when there is room) for up to @ns.
+ * Return: true when a completion or request arrived.
+ */
+static bool spin_dev(int fd, struct blk_nbd_conn *conn, size_t room,
+		     uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+	char b;
+
+	do {
+		if (blk_nbd_conn_poll(conn) > 0)
+			return true;
+		if (room && recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
+			return true;
+	} while (now_ns() < end);
+	return false;
+}
+
+static const char *transmit(struct nbd_client *cl,
+			    const struct blk_nbd_export *exp,
+			    const struct blk_nbd_session *s)
+{
+	struct blk_nbd_server *srv = cl->srv;
+	struct blk_nbd_conn *conn;
+	const char *why = NULL;
+	bool eof = false;
+	uint64_t stop_ms = 0, spin_ns = srv->cfg.spin_us * 1000ull;
+	int ret, one = 1;
+
+	ret = blk_nbd_conn_create(exp, s, srv->cfg.max_inflight, &conn);
+	if (ret)
+		return ret == -EBUSY ? "no free hardware queue" : "out of memory";
+	/*
+	 * The socket stays blocking with a receive timeout: when nothing is
+	 * in flight the thread sleeps in recv() itself (one system call per
+	 * request batch instead of poll() + recv()); sends never block
+	 * (MSG_DONTWAIT) and a backed-up client is waited for with poll().
+	 */
+	tv_set(cl->fd, SO_RCVTIMEO, IDLE_WAIT_MS);
+	setsockopt(cl->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+
+	for (;;) {
+		void *buf;
+		size_t room;
+		int rflags = MSG_DONTWAIT;
+
+		if (stop_flag(srv) && !stop_ms) {
+			stop_ms = now_ms();
+			blk_nbd_conn_shutdown(conn);
+		}
+		if (stop_ms && now_ms() - stop_ms > STOP_GRACE_MS) {
+			why = "server stopping: client does not read its replies";
+			goto out;
+		}
+		blk_nbd_conn_poll(conn);
+		if (tx_flush(cl, conn)) {
+			why = "client gone (send failed)";
+			goto out;
+		}
+		if (eof) {
+			why = blk_nbd_conn_closing(conn) ? "disconnected" :
+			      "client hung up without NBD_CMD_DISC";
+			goto out;
+		}
+		if (blk_nbd_conn_error(conn)) {
+			why = "protocol error (bad request magic)";
+			goto out;
+		}
+		if (blk_nbd_conn_closing(conn) && !blk_nbd_conn_inflight(conn)) {
+			why = stop_ms ? "server stopping" : "NBD_CMD_DISC";
+			goto out;
+		}
+		room = blk_nbd_conn_rx_buf(conn, &buf);
+		if (blk_nbd_conn_dev_busy(conn)) {
+			/*
+			 * The device owes completions (uring: io-wq or the
+			 * disk).  Spin on both first: ppoll()'s 20 us is
+			 * 100 us on this VM's timers; then wait briefly.
+			 */
+			struct pollfd pfd = { .fd = cl->fd, .events = POLLIN };
+			struct timespec ts = { 0, BUSY_WAIT_NS };
+
+			if (spin_ns && srv->active < srv->ncpu &&
+			    spin_dev(cl->fd, conn, room, spin_ns))
+				;
+			else if (room)
+				ppoll(&pfd, 1, &ts, NULL);
+			else
+				nanosleep(&ts, NULL);
+		} else {
+			struct iovec v;
+
+			if (blk_nbd_conn_tx_iov(conn, &v, 1) || !room) {
+				struct pollfd pfd = { .fd = cl->fd };
+
+				pfd.events = (room ? POLLIN : 0) |
+					     (blk_nbd_conn_tx_iov(conn, &v, 1) ?
+					      POLLOUT : 0);
+				/* a hang-up is seen here when we do not read */
+				if (poll(&pfd, 1, IDLE_WAIT_MS) > 0 && !room &&
+				    (pfd.revents & (POLLHUP | POLLERR)))
+					eof = true;
+			} else if (spin_ns && srv->active < srv->ncpu &&
+				   spin_for_data(cl->fd, spin_ns)) {
+				/* the next request came while spinning */
+			} else {
+				rflags = 0; /* sleep in recv(), up to SO_RCVTIMEO */
+			}
+		}
+		/* receive what the socket holds, as room allows */
+		while (!eof && (room = blk_nbd_conn_rx_buf(conn, &buf))) {
+			ssize_t n = recv(cl->fd, buf, room, rflags);
+
+			rflags = MSG_DONTWAIT;
+			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR &&
+				       errno != EWOULDBLOCK)) {
+				eof = true;
+				break;
+			}
+			if (n < 0)
+				break;
+			cl->rx_bytes += (uint64_t)n;
+			if (blk_nbd_conn_rx_done(conn, (size_t)n)) {
+				why = "protocol error (bad request magic)";
+				goto out;
+			}
+			if ((size_t)n < room)
+				break;
+		}
+	}
+out:
+	blk_nbd_conn_destroy(conn);
+	return why;
+}
+
+static void tv_set(int fd, int opt, unsigned int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
+}
+
+static void *client_thread(void *arg)
+{
+	struct nbd_client *cl = arg;
+	struct blk_nbd_server *srv = cl->srv;
+	struct blk_nbd_io io = {
+		.opaque = cl, .recv = cl_recv, .send = cl_send,
+		.stopping = cl_stopping,
+	};
+	struct blk_nbd_session s;
+	struct timeval tv = { .tv_sec = 10 };
+	uint64_t t0 = now_ms();
+	const char *why, *name = "-";
+	char whybuf[64];
+	int ret;
+
+	prctl(PR_SET_TIMERSLACK, 1UL); /* ppoll's 20 us waits stay short */
+	setsockopt(cl->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	ret = blk_nbd_handshake(srv->cfg.exports, srv->cfg.nr_exports, &io, &s);
+	if (ret == 0) {
+		name = srv->cfg.exports[s.export_idx].name;
+		why = transmit(cl, &srv->cfg.exports[s.export_idx], &s);
+	} else if (ret == 1) {
+		why = "handshake ended by the client";
+	} else {
+		snprintf(whybuf, sizeof(whybuf), "handshake failed: %s",
+			 ret == -EPROTO ? "protocol violation" :
+			 ret == -ENOENT ? "unknown export name" :
+					  strerror(-ret));
+		why = whybuf;
+	}
+	fprintf(srv->log,
+		"nbd: conn %lu %s export '%s' %.3f s rx %llu B tx %llu B: %s\n",
+		cl->id, cl->peer, name, (now_ms() - t0) / 1000.0,
+		(unsigned long long)cl->rx_bytes,
+		(unsigned long long)cl->tx_bytes, why ? why : "closed");
+	fflush(srv->log);
+	close(cl->fd);
+	free(cl);
+	pthread_mutex_lock(&srv->lock);
+	srv->active--;
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+	return NULL;
+}
+
+/* ------------------------------------------------------- sockets */
+
+static int listen_tcp(struct blk_nbd_server *srv, const char *addr, char *err,
+		      size_t errlen)
+{
+	char host[256];
+	const char *colon = strrchr(addr, ':');
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *res, *ai;
+	size_t hl;
+	int fd = -1, ret, one = 1;
+
+	if (!colon || !colon[1]) {
+		snprintf(err, errlen, "--nbd=%s: expected HOST:PORT", addr);
+		return -EINVAL;
+	}
+	hl = (size_t)(colon - addr);
+	if (hl >= sizeof(host)) {
+		snprintf(err, errlen, "--nbd=%s: host name too long", addr);
+		return -EINVAL;
+	}
+	memcpy(host, addr, hl);
+	host[hl] = 0;
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = 0;
+	}
+	ret = getaddrinfo(host[0] ? host : "127.0.0.1", colon + 1, &hints, &res);
+	if (ret) {
+		snprintf(err, errlen, "--nbd=%s: %s", addr, gai_strerror(ret));
+		return -EINVAL;
+	}
+	ret = -EADDRNOTAVAIL;
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			ret = -errno;
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, 64))
+			break;
+		ret = -errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(err, errlen, "--nbd=%s: cannot listen: %s", addr,
+			 strerror(-ret));
+		return ret;
+	}
+	{
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+
+		getsockname(fd, (struct sockaddr *)&ss, &sl);
+		srv->port = ntohs(ss.ss_family == AF_INET6 ?
+				  ((struct sockaddr_in6 *)&ss)->sin6_port :
+				  ((struct sockaddr_in *)&ss)->sin_port);
+	}
+	srv->tcp_fd = fd;
+	return 0;
+}
+
+static int listen_unix(struct blk_nbd_server *srv, const char *path, char *err,
+		       size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, ret;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "--unix=%s: path longer than %zu bytes",
+			 path, sizeof(sa.sun_path) - 1);
+		return -EINVAL;
+	}
+	strcpy(sa.sun_path, path);
+	if (!stat(path, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "--unix=%s: exists and is not a socket",
+				 path);
+			return -EEXIST;
+		}
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(fd, 64)) {
+		ret = -errno;
+		snprintf(err, errlen, "--unix=%s: cannot listen: %s", path,
+			 strerror(-ret));
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	strcpy(srv->unix_path, path);
+	srv->unix_fd = fd;
+	return 0;
+}
+
+int blk_nbd_server_create(const struct blk_nbd_server_config *cfg,
+			  struct blk_nbd_server **out, char *err,
+			  size_t errlen)
+{
+	struct blk_nbd_server *srv;
+	int ret;
+
+	if (!cfg->nr_exports || cfg->nr_exports > 64 ||
+	    (!cfg->tcp_addr && !cfg->unix_path) || cfg->max_inflight > 1024) {
+		snprintf(err, errlen, "nbd server: bad configuration");
+		return -EINVAL;
+	}
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->cfg = *cfg;
+	if (!srv->cfg.max_connections)
+		srv->cfg.max_connections = 64;
+	if (!srv->cfg.max_inflight)
+		srv->cfg.max_inflight = 64;
+	srv->log = cfg->log ? cfg->log : stderr;
+	srv->tcp_fd = srv->unix_fd = -1;
+	srv->ncpu = (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->cond, NULL);
+	ret = cfg->tcp_addr ? listen_tcp(srv, cfg->tcp_addr, err, errlen) : 0;
+	if (!ret && cfg->unix_path)
+		ret = listen_unix(srv, cfg->unix_path, err, errlen);
+	if (ret) {
+		blk_nbd_server_destroy(srv);
+		return ret;
+	}
+	*out = srv;
+	return 0;
+}
+
+unsigned int blk_nbd_server_port(const struct blk_nbd_server *srv)
+{
+	return srv->tcp_fd >= 0 ? srv->port : 0;
+}
+
+static void peer_name(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[64] = "?";
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) ||
+	    ss.ss_family == AF_UNIX) {
+		snprintf(buf, len, "unix");
+		return;
+	}
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(in->sin_port));
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, ntohs(in6->sin6_port));
+	}
+}
+
+static void accept_one(struct blk_nbd_server *srv, int lfd)
+{
+	struct nbd_client *cl;
+	pthread_attr_t attr;
+	pthread_t th;
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return; /* EAGAIN, ECONNABORTED, EMFILE: try again later */
+	cl = calloc(1, sizeof(*cl));
+	if (!cl) {
+		close(fd);
+		return;
+	}
+	cl->srv = srv;
+	cl->fd = fd;
+	peer_name(fd, cl->peer, sizeof(cl->peer));
+	pthread_mutex_lock(&srv->lock);
+	cl->id = ++srv->next_id;
+	if (srv->active >= srv->cfg.max_connections) {
+		pthread_mutex_unlock(&srv->lock);
+		fprintf(srv->log, "nbd: conn %lu %s refused: %u connections already\n",
+			cl->id, cl->peer, srv->cfg.max_connections);
+		close(fd);
+		free(cl);
+		return;
+	}
+	srv->active++;
+	pthread_mutex_unlock(&srv->lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, client_thread, cl)) {
+		fprintf(srv->log, "nbd: conn %lu %s refused: no thread\n",
+			cl->id, cl->peer);
+		close(fd);
+		free(cl);
+		pthread_mutex_lock(&srv->lock);
+		srv->active--;
+		pthread_mutex_unlock(&srv->lock);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
+{
+	struct pollfd pfd[2];
+	int n = 0, i;
+
+	srv->stop = stop;
+	if (srv->tcp_fd >= 0)
+		pfd[n++] = (struct pollfd){ .fd = srv->tcp_fd, .events = POLLIN };
+	if (srv->unix_fd >= 0)
+		pfd[n++] = (struct pollfd){ .fd = srv->unix_fd, .events = POLLIN };
+	while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
+		int r = poll(pfd, (nfds_t)n, IDLE_WAIT_MS);
+
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		for (i = 0; r > 0 && i < n; i++)
+			if (pfd[i].revents & POLLIN)
+				accept_one(srv, pfd[i].fd);
+	}
+	/*
+	 * Connections see the stop flag within IDLE_WAIT_MS and give up on a
+	 * client that does not read within STOP_GRACE_MS: waiting for all of
+	 * them is bounded, and the devices stay open until then.
+	 */
+	pthread_mutex_lock(&srv->lock);
+	while (srv->active) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	/* every connection is gone: make acknowledged writes durable */
+	for (i = 0; i < (int)srv->cfg.nr_exports; i++)
+		fprintf(srv->log, "nbd: export '%s': %s\n", srv->cfg.exports[i].name,
+			dev_flush(srv->cfg.exports[i].dev));
+	return 0;
+}
+
+void blk_nbd_server_destroy(struct blk_nbd_server *srv)
+{
+	if (!srv)
+		return;
+	if (srv->tcp_fd >= 0)
+		close(srv->tcp_fd);
+	if (srv->unix_fd >= 0) {
+		close(srv->unix_fd);
+		unlink(srv->unix_path);
+	}
+	pthread_mutex_destroy(&srv->lock);
+	pthread_cond_destroy(&srv->cond);
+	free(srv);
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# blkstack serve's command line: errors name the option and what is
+# allowed; help texts list the subcommand and its options; the default
+# export and --unix alone work.
+source "$(dirname "$0")/lib.sh" "$@"
+source "$(dirname "$0")/nbd_lib.sh"
+
+expect_error "--nbd without a value" "--nbd needs a value" serve --nbd
+expect_error "job options are refused" "option 'bs' cannot be set here" serve --bs=4k --size=1M
+expect_error "ram needs a size" "--size= is required for dev=ram" serve --dev=ram
+expect_error "unknown device" "unknown device 'nvme2', allowed" serve --dev=nvme2 --size=1M
+expect_error "bad address" "--nbd=nohost: expected HOST:PORT" serve --nbd=nohost --size=1M
+expect_error "export named twice" "--export=a given twice" serve --size=1M --export=a --export=a
+expect_error "bad --max-inflight" "--max-inflight=0: allowed 1..1024" serve --size=1M --max-inflight=0
+expect_error "uring needs a file" "dev=uring needs filename=" serve --dev=uring
+expect_error "size not a multiple of the block size" "dev_size=1000: not a multiple of 512" \
+	serve --size=1000 --logical_block_size=4096
+expect_error "unknown option" "unknown option 'frobnicate'" serve --frobnicate=1 --size=1M
+check "blkstack help lists serve" bash -c "'$BLKSTACK' help | grep -q '^  serve'"
+check "serve --help lists --export and --read-only" \
+	bash -c "'$BLKSTACK' serve --help | grep -q -- '--export=NAME' && '$BLKSTACK' serve --help | grep -q -- '--read-only'"
+
+# a port in use is an error that names the address
+start_server --size=1M || exit 1
+expect_error "port in use" "127.0.0.1:$PORT: cannot listen: Address already in use" \
+	serve --size=1M --nbd=127.0.0.1:$PORT
+stop_server
+check "server stopped" test $? -eq 0
+finish
