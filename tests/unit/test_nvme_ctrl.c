@@ -2099,7 +2099,7 @@ struct loader {
 	struct hq *q;
 	uint8_t *buf;
 	_Atomic bool stop;
-	unsigned int done;
+	_Atomic unsigned int done;
 };
 
 static void *loader_fn(void *arg)
@@ -2135,7 +2135,7 @@ static void test_reset_under_load(void **state)
 	struct host h;
 	pthread_t th;
 	uint8_t *snap = malloc(64 * 16);
-	unsigned int round;
+	unsigned int round, i;
 
 	nc.queue.capacity = NS_BYTES;
 	nc.queue.nr_hw_queues = 4;
@@ -2150,7 +2150,13 @@ static void test_reset_under_load(void **state)
 		l.q = ioq(&h, 0, 64, 64);
 		l.buf = pages(16);
 		assert_int_equal(pthread_create(&th, NULL, loader_fn, &l), 0);
-		usleep(20000);
+		/*
+		 * Reset only once reads are completing: a fixed sleep here
+		 * failed on a loaded machine under ASan (no read done yet).
+		 */
+		for (i = 0; i < 10000 && atomic_load(&l.done) < 4; i++)
+			usleep(1000);
+		assert_true(atomic_load(&l.done) >= 4);
 		nvme_ctrl_write32(h.ctrl, NVME_REG_CC, 0);
 		wait_csts(&h, NVME_CSTS_RDY, 0);
 		/* from here on the controller writes nothing */
