@@ -15,6 +15,7 @@
 #        PIN=C,S  run every client on CPU C and every server on CPU S
 #                 (taskset, the same for all servers; default: unpinned)
 #        PERF=0   do not use perf (no syscall counts)
+#        SPIN_US=N the spinning blkstack's --spin-us (default 50, the default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNTIME=${1:-5}
@@ -43,6 +44,7 @@ if [ -n "${PIN:-}" ]; then
 	SPIN=(taskset -c "${PIN#*,}")
 fi
 PERF=${PERF:-1}
+SPIN_US=${SPIN_US:-50}
 EV=task-clock,context-switches,raw_syscalls:sys_enter
 if [ "$PERF" = 1 ] && ! perf stat -x, -e "$EV" -o /dev/null -- true 2>/dev/null; then
 	PERF=0
@@ -68,7 +70,7 @@ fi
 KIT_ARGS+=(memory "$SIZE")
 "${SPIN[@]}" "$BLKSTACK" serve "${B1[@]}" --dev=ram --size="$SIZE" --spin-us=0 2>"$TMP/blk.log" &
 BLK_PID=$!
-"${SPIN[@]}" "$BLKSTACK" serve "${B3[@]}" --dev=ram --size="$SIZE" --spin-us=50 2>"$TMP/spin.log" &
+"${SPIN[@]}" "$BLKSTACK" serve "${B3[@]}" --dev=ram --size="$SIZE" --spin-us="$SPIN_US" 2>"$TMP/spin.log" &
 SPIN_PID=$!
 "${SPIN[@]}" nbdkit "${KIT_ARGS[@]}" 2>"$TMP/kit.log" &
 KIT_PID=$!
@@ -129,7 +131,7 @@ fill "$U3"
 fill "$U2"
 echo "workload: fio --ioengine=nbd $WL${PIN:+ (client: ${CPIN[*]})}"
 echo "nbdkit: ${SPIN[*]}${SPIN[*]:+ }nbdkit ${KIT_ARGS[*]}"
-echo "blkstack: ${SPIN[*]}${SPIN[*]:+ }$BLKSTACK serve ${B1[*]} --dev=ram --size=$SIZE --spin-us=0, and --spin-us=50 (the default)"
+echo "blkstack: ${SPIN[*]}${SPIN[*]:+ }$BLKSTACK serve ${B1[*]} --dev=ram --size=$SIZE --spin-us=0, and --spin-us=$SPIN_US (50: the default)"
 echo "rounds: $ROUNDS, alternating the three; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for _ in $(seq "$ROUNDS"); do
 	round "$U2" "$KIT_PID" "$TMP/kit"
@@ -149,7 +151,7 @@ row() { # label fmt file-suffix ratio-direction(1: blk/kit, -1: kit/blk)
 			"$(awk "BEGIN { print ($B > 0) ? $K / $B : 0 }")" "$S" "$(awk "BEGIN { print ($S > 0) ? $K / $S : 0 }")"
 	fi
 }
-printf '\n%-30s %14s %14s %8s %14s %8s\n' "median" "nbdkit memory" "ram spin=0" "ratio" "ram (default)" "ratio"
+printf '\n%-30s %14s %14s %8s %14s %8s\n' "median" "nbdkit memory" "ram spin=0" "ratio" "ram spin=$SPIN_US" "ratio"
 row "IOPS, 4k randread QD32" .0f iops 1
 row "server CPU us per I/O" .2f scpu -1
 row "client CPU us per I/O" .2f ccpu -1
