@@ -3,12 +3,19 @@
 # run: fio --ioengine=nbd, 4 KiB random reads at QD32, one job, over a Unix
 # socket (TCP with --tcp).  Both exports are first filled with data (one
 # sequential 1 MiB write pass), so that neither server can answer from a
-# hole.  Rounds alternate the two servers; the medians and their ratio are
-# printed, and each server's CPU time per I/O (from /proc, user + system).
+# hole.  Rounds alternate the servers; the medians and their ratio are
+# printed, with per-I/O costs of both sides: server CPU time (from /proc,
+# user + system), client (fio + libnbd) CPU time and context switches (from
+# perf stat, else fio's own usr/sys), and system calls per I/O of client
+# and server (perf's raw_syscalls tracepoint, when perf can use it).
 #
 # usage: bench/nbd-vs-nbdkit.sh [runtime_s=5] [rounds=5] [size=512M] [--tcp]
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
 #        NBDKIT_THREADS=N nbdkit's --threads (default: nbdkit's own, 16)
+#        PIN=C,S  run every client on CPU C and every server on CPU S
+#                 (taskset, the same for all servers; default: unpinned)
+#        PERF=0   do not use perf (no syscall counts)
+#        SPIN_US=N the spinning blkstack's --spin-us (default 50, the default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNTIME=${1:-5}
@@ -31,32 +38,44 @@ done
 fio --enghelp 2>/dev/null | grep -qw nbd || { echo "this fio has no nbd engine" >&2; exit 1; }
 [ -x "$BLKSTACK" ] || make build >/dev/null
 
+CPIN=() SPIN=()
+if [ -n "${PIN:-}" ]; then
+	CPIN=(taskset -c "${PIN%,*}")
+	SPIN=(taskset -c "${PIN#*,}")
+fi
+PERF=${PERF:-1}
+SPIN_US=${SPIN_US:-50}
+EV=task-clock,context-switches,raw_syscalls:sys_enter
+if [ "$PERF" = 1 ] && ! perf stat -x, -e "$EV" -o /dev/null -- true 2>/dev/null; then
+	PERF=0
+fi
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+KIT_ARGS=(-f ${NBDKIT_THREADS:+--threads=$NBDKIT_THREADS})
 if [ "$TCP" = "--tcp" ]; then
-	P1=$(free_port); P2=$(free_port)
-	P3=$(free_port)
-	"$BLKSTACK" serve --nbd=127.0.0.1:"$P1" --dev=ram --size="$SIZE" --spin-us=0 2>"$TMP/blk.log" &
-	BLK_PID=$!
-	"$BLKSTACK" serve --nbd=127.0.0.1:"$P3" --dev=ram --size="$SIZE" --spin-us=50 2>"$TMP/spin.log" &
-	SPIN_PID=$!
-	U3="nbd://127.0.0.1:$P3/"
-	nbdkit -f -i 127.0.0.1 -p "$P2" ${NBDKIT_THREADS:+--threads=$NBDKIT_THREADS} memory "$SIZE" 2>"$TMP/kit.log" &
-	KIT_PID=$!
+	P1=$(free_port); P2=$(free_port); P3=$(free_port)
+	B1=(--nbd=127.0.0.1:"$P1"); B3=(--nbd=127.0.0.1:"$P3")
+	KIT_ARGS+=(-i 127.0.0.1 -p "$P2")
 	U1="nbd://127.0.0.1:$P1/"
 	U2="nbd://127.0.0.1:$P2/"
+	U3="nbd://127.0.0.1:$P3/"
 else
-	"$BLKSTACK" serve --unix="$TMP/blk.sock" --dev=ram --size="$SIZE" --spin-us=0 2>"$TMP/blk.log" &
-	BLK_PID=$!
-	"$BLKSTACK" serve --unix="$TMP/spin.sock" --dev=ram --size="$SIZE" --spin-us=50 2>"$TMP/spin.log" &
-	SPIN_PID=$!
-	U3="nbd+unix:///?socket=$TMP/spin.sock"
-	nbdkit -f -U "$TMP/kit.sock" ${NBDKIT_THREADS:+--threads=$NBDKIT_THREADS} memory "$SIZE" 2>"$TMP/kit.log" &
-	KIT_PID=$!
+	B1=(--unix="$TMP/blk.sock"); B3=(--unix="$TMP/spin.sock")
+	KIT_ARGS+=(-U "$TMP/kit.sock")
 	U1="nbd+unix:///?socket=$TMP/blk.sock"
 	U2="nbd+unix:///?socket=$TMP/kit.sock"
+	U3="nbd+unix:///?socket=$TMP/spin.sock"
 fi
-for i in $(seq 50); do
+KIT_ARGS+=(memory "$SIZE")
+"${SPIN[@]}" "$BLKSTACK" serve "${B1[@]}" --dev=ram --size="$SIZE" --spin-us=0 2>"$TMP/blk.log" &
+BLK_PID=$!
+"${SPIN[@]}" "$BLKSTACK" serve "${B3[@]}" --dev=ram --size="$SIZE" --spin-us="$SPIN_US" 2>"$TMP/spin.log" &
+SPIN_PID=$!
+"${SPIN[@]}" nbdkit "${KIT_ARGS[@]}" 2>"$TMP/kit.log" &
+KIT_PID=$!
+PIDS+=("$BLK_PID" "$KIT_PID" "$SPIN_PID")
+for _ in $(seq 50); do
 	if nbdinfo --size "$U1" >/dev/null 2>&1 && nbdinfo --size "$U2" >/dev/null 2>&1 &&
 		nbdinfo --size "$U3" >/dev/null 2>&1; then break; fi
 	sleep 0.1
@@ -67,44 +86,84 @@ median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a
 fill() { fio --name=fill --ioengine=nbd --uri="$1" --rw=write --bs=1M --iodepth=8 --size="$SIZE" >/dev/null; }
 # CPU ticks (user + system) of a process and its threads
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# one round: IOPS to stdout, server CPU microseconds per I/O to file $3
-iops() {
-	local t0 t1 out ios hz
+# a counter out of perf stat -x, output
+pv() { awk -F, -v e="$2" '$3 == e {print $1}' "$1"; }
+# one round against URI $1, server pid $2, results appended to $3.*
+round() {
+	local t0 t1 out ios hz sp=
+	kill -0 "$2" 2>/dev/null || { echo "server $2 ($3) is gone: see its log in $TMP" >&2; exit 1; }
 	hz=$(getconf CLK_TCK)
 	t0=$(ticks "$2")
-	# shellcheck disable=SC2086
-	out=$(fio --name=rr --ioengine=nbd --uri="$1" $WL --output-format=json 2>/dev/null | sed -n "/^{/,\$p")
+	if [ "$PERF" = 1 ]; then
+		perf stat -x, -e "$EV" -p "$2" -o "$TMP/srv.perf" &
+		sp=$!
+		sleep 0.2 # perf attaches
+		# shellcheck disable=SC2086
+		out=$("${CPIN[@]}" perf stat -x, -e "$EV" -o "$TMP/cl.perf" -- \
+			fio --name=rr --ioengine=nbd --uri="$1" $WL --output-format=json 2>/dev/null |
+			sed -n "/^{/,\$p")
+		kill -INT "$sp"
+		wait "$sp" || true
+	else
+		# shellcheck disable=SC2086
+		out=$("${CPIN[@]}" fio --name=rr --ioengine=nbd --uri="$1" $WL --output-format=json 2>/dev/null |
+			sed -n "/^{/,\$p")
+	fi
 	t1=$(ticks "$2")
 	ios=$(jq '.jobs[0].read.total_ios' <<<"$out")
-	awk "BEGIN { printf \"%.3f\\n\", ($t1 - $t0) * 1e6 / $hz / $ios }" >>"$3"
-	jq '.jobs[0].read.iops' <<<"$out"
+	[ "$ios" -gt 0 ] || { echo "no I/O against $1" >&2; exit 1; }
+	jq '.jobs[0].read.iops' <<<"$out" >>"$3.iops"
+	awk "BEGIN { printf \"%.3f\\n\", ($t1 - $t0) * 1e6 / $hz / $ios }" >>"$3.scpu"
+	if [ "$PERF" = 1 ]; then
+		awk -v c="$(pv "$TMP/cl.perf" task-clock)" -v n="$ios" 'BEGIN { printf "%.3f\n", c * 1000 / n }' >>"$3.ccpu"
+		awk -v c="$(pv "$TMP/cl.perf" context-switches)" -v n="$ios" 'BEGIN { printf "%.4f\n", c / n }' >>"$3.ccs"
+		awk -v c="$(pv "$TMP/cl.perf" raw_syscalls:sys_enter)" -v n="$ios" 'BEGIN { printf "%.3f\n", c / n }' >>"$3.csys"
+		awk -v c="$(pv "$TMP/srv.perf" raw_syscalls:sys_enter)" -v n="$ios" 'BEGIN { printf "%.3f\n", c / n }' >>"$3.ssys"
+		awk -v c="$(pv "$TMP/srv.perf" context-switches)" -v n="$ios" 'BEGIN { printf "%.4f\n", c / n }' >>"$3.scs"
+	else # fio's job process: usr/sys percent of its runtime; ctx is voluntary + involuntary
+		jq --argjson n "$ios" '.jobs[0] | (.usr_cpu + .sys_cpu) / 100 * .job_runtime * 1000 / $n' <<<"$out" >>"$3.ccpu"
+		jq --argjson n "$ios" '.jobs[0].ctx / $n' <<<"$out" >>"$3.ccs"
+	fi
 }
 
-PIDS+=("$BLK_PID" "$KIT_PID" "$SPIN_PID")
 fill "$U1"
 fill "$U3"
 fill "$U2"
-echo "workload: fio --ioengine=nbd $WL"
-echo "rounds: $ROUNDS, alternating nbdkit memory, blkstack serve --dev=ram --spin-us=0, and --spin-us=50 (the default)"
-for i in $(seq "$ROUNDS"); do
-	iops "$U2" "$KIT_PID" "$TMP/kit_cpu" >>"$TMP/kit"
-	iops "$U1" "$BLK_PID" "$TMP/blk_cpu" >>"$TMP/blk"
-	iops "$U3" "$SPIN_PID" "$TMP/spin_cpu" >>"$TMP/spin"
+echo "workload: fio --ioengine=nbd $WL${PIN:+ (client: ${CPIN[*]})}"
+echo "nbdkit: ${SPIN[*]}${SPIN[*]:+ }nbdkit ${KIT_ARGS[*]}"
+echo "blkstack: ${SPIN[*]}${SPIN[*]:+ }$BLKSTACK serve ${B1[*]} --dev=ram --size=$SIZE --spin-us=0, and --spin-us=$SPIN_US (50: the default)"
+echo "rounds: $ROUNDS, alternating the three; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for _ in $(seq "$ROUNDS"); do
+	round "$U2" "$KIT_PID" "$TMP/kit"
+	round "$U1" "$BLK_PID" "$TMP/blk"
+	round "$U3" "$SPIN_PID" "$TMP/spin"
 done
-K=$(median <"$TMP/kit")
-B=$(median <"$TMP/blk")
-S=$(median <"$TMP/spin")
-printf '\n%-30s %14s %14s %8s %14s %8s\n' "median" "nbdkit memory" "ram spin=0" "ratio" "ram (default)" "ratio"
-printf '%-30s %14.0f %14.0f %7.2fx %14.0f %7.2fx\n' "IOPS, 4k randread QD32" "$K" "$B" \
-	"$(awk "BEGIN { printf \"%.6f\", $B / $K }")" "$S" "$(awk "BEGIN { printf \"%.6f\", $S / $K }")"
-KC=$(median <"$TMP/kit_cpu")
-BC=$(median <"$TMP/blk_cpu")
-SC=$(median <"$TMP/spin_cpu")
-printf '%-30s %14.2f %14.2f %7.2fx %14.2f %7.2fx\n' "server CPU us per I/O" "$KC" "$BC" \
-	"$(awk "BEGIN { printf \"%.6f\", $KC / $BC }")" "$SC" "$(awk "BEGIN { printf \"%.6f\", $KC / $SC }")"
-echo "(CPU ratios are nbdkit / blkstack: above 1 means blkstack spends less)"
-echo "(the client, fio + libnbd, makes ~6 system calls per I/O and saturates one"
-echo " core on small machines: IOPS then measure the client; CPU per I/O, the server)"
-echo "rounds (nbdkit): $(tr '\n' ' ' <"$TMP/kit")"
-echo "rounds (blkstack): $(tr '\n' ' ' <"$TMP/blk")"
-echo "rounds (blkstack spin): $(tr '\n' ' ' <"$TMP/spin")"
+m() { median <"$1"; }
+row() { # label fmt file-suffix ratio-direction(1: blk/kit, -1: kit/blk)
+	local K B S
+	[ -s "$TMP/kit.$3" ] || return 0
+	K=$(m "$TMP/kit.$3"); B=$(m "$TMP/blk.$3"); S=$(m "$TMP/spin.$3")
+	if [ "$4" = 1 ]; then
+		printf "%-30s %14$2 %14$2 %7.2fx %14$2 %7.2fx\n" "$1" "$K" "$B" \
+			"$(awk "BEGIN { print $B / $K }")" "$S" "$(awk "BEGIN { print $S / $K }")"
+	else
+		printf "%-30s %14$2 %14$2 %7.2fx %14$2 %7.2fx\n" "$1" "$K" "$B" \
+			"$(awk "BEGIN { print ($B > 0) ? $K / $B : 0 }")" "$S" "$(awk "BEGIN { print ($S > 0) ? $K / $S : 0 }")"
+	fi
+}
+printf '\n%-30s %14s %14s %8s %14s %8s\n' "median" "nbdkit memory" "ram spin=0" "ratio" "ram spin=$SPIN_US" "ratio"
+row "IOPS, 4k randread QD32" .0f iops 1
+row "server CPU us per I/O" .2f scpu -1
+row "client CPU us per I/O" .2f ccpu -1
+row "client ctx switches per I/O" .3f ccs -1
+row "client syscalls per I/O" .2f csys -1
+row "server syscalls per I/O" .2f ssys -1
+row "server ctx switches per I/O" .3f scs -1
+echo "(IOPS ratio: blkstack / nbdkit; cost ratios: nbdkit / blkstack, so above 1"
+echo " is better for blkstack everywhere; client = fio + libnbd, whose CPU per I/O"
+echo " bounds the IOPS once it saturates a core)"
+[ "$PERF" = 1 ] || echo "(no perf: client CPU and ctx switches from fio's job; no syscall counts)"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "rounds (nbdkit): $(tr '\n' ' ' <"$TMP/kit.iops")"
+echo "rounds (blkstack): $(tr '\n' ' ' <"$TMP/blk.iops")"
+echo "rounds (blkstack spin): $(tr '\n' ' ' <"$TMP/spin.iops")"
