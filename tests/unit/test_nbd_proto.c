@@ -473,6 +473,50 @@ static void test_shutdown(void **state)
 	blk_dev_close(dev);
 }
 
+/*
+ * A send that ends inside a later reply still frees the replies before it,
+ * and requests left in the receive buffer for want of a slot must then be
+ * parsed at once: they were left unparsed until more bytes arrived (or a
+ * send ended exactly between iovecs), so a DISC queued behind a full set
+ * of slots was never seen before the client's EOF.
+ */
+static void test_partial_send_frees_slots(void **state)
+{
+	struct blk_dev *dev = ram_dev(MiB);
+	struct blk_nbd_export ex = { .name = "", .description = "", .dev = dev };
+	struct blk_nbd_session s = { 0 };
+	struct blk_nbd_conn *c;
+	uint8_t in[4 * 28];
+	struct iovec v[8];
+	void *buf;
+	int i;
+
+	s.tflags = blk_nbd_export_flags(&ex, false);
+	assert_int_equal(blk_nbd_conn_create(&ex, &s, 2, &c), 0);
+	for (i = 0; i < 3; i++)
+		put_req(in + 28 * i, 0, NBD_CMD_READ, (uint64_t)i + 1, 0, 4096);
+	put_req(in + 3 * 28, 0, NBD_CMD_DISC, 4, 0, 0);
+	assert_true(blk_nbd_conn_rx_buf(c, &buf) >= sizeof(in));
+	memcpy(buf, in, sizeof(in));
+	assert_int_equal(blk_nbd_conn_rx_done(c, sizeof(in)), 0);
+	while (blk_nbd_conn_dev_busy(c))
+		blk_nbd_conn_poll(c);
+	assert_int_equal(blk_nbd_conn_inflight(c), 2); /* both slots taken */
+	assert_false(blk_nbd_conn_closing(c));
+	/* send reply 1 (16 + 4096 bytes) and 100 bytes of reply 2 */
+	assert_true(blk_nbd_conn_tx_iov(c, v, 8) >= 3);
+	blk_nbd_conn_tx_done(c, 16 + 4096 + 100);
+	/* request 3 took the freed slot; the DISC waits for a slot */
+	while (blk_nbd_conn_dev_busy(c))
+		blk_nbd_conn_poll(c);
+	assert_int_equal(blk_nbd_conn_inflight(c), 2);
+	assert_false(blk_nbd_conn_closing(c));
+	blk_nbd_conn_tx_done(c, 16 + 4096 - 100 + 10);
+	assert_true(blk_nbd_conn_closing(c)); /* the DISC was parsed */
+	blk_nbd_conn_destroy(c);
+	blk_dev_close(dev);
+}
+
 /* ------------------------------------------------------------ block status */
 
 static void end_io(struct blk_bio *bio)
@@ -585,6 +629,7 @@ int main(void)
 		cmocka_unit_test(test_handshake_errors),
 		cmocka_unit_test(test_transmission),
 		cmocka_unit_test(test_shutdown),
+		cmocka_unit_test(test_partial_send_frees_slots),
 		cmocka_unit_test(test_block_status_ram),
 		cmocka_unit_test(test_block_status_null),
 		cmocka_unit_test(test_block_status_uring),
