@@ -517,6 +517,32 @@ static void test_partial_send_frees_slots(void **state)
 	blk_dev_close(dev);
 }
 
+/* A DISC after shutdown still gets no reply (the spec has none for it). */
+static void test_disc_while_stopping(void **state)
+{
+	struct blk_dev *dev = ram_dev(MiB);
+	struct blk_nbd_export ex = { .name = "", .description = "", .dev = dev };
+	struct blk_nbd_session s = { 0 };
+	struct blk_nbd_conn *c;
+	struct memio m = { 0 };
+	uint8_t in[28];
+	void *buf;
+
+	s.tflags = blk_nbd_export_flags(&ex, false);
+	assert_int_equal(blk_nbd_conn_create(&ex, &s, 2, &c), 0);
+	blk_nbd_conn_shutdown(c);
+	put_req(in, 0, NBD_CMD_DISC, 1, 0, 0);
+	assert_true(blk_nbd_conn_rx_buf(c, &buf) >= sizeof(in));
+	memcpy(buf, in, sizeof(in));
+	assert_int_equal(blk_nbd_conn_rx_done(c, sizeof(in)), 0);
+	memio_tx(&m, c);
+	assert_int_equal(m.out_len, 0);
+	assert_int_equal(blk_nbd_conn_inflight(c), 0);
+	blk_nbd_conn_destroy(c);
+	free(m.out);
+	blk_dev_close(dev);
+}
+
 /* ------------------------------------------------------------ block status */
 
 static void end_io(struct blk_bio *bio)
@@ -630,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_transmission),
 		cmocka_unit_test(test_shutdown),
 		cmocka_unit_test(test_partial_send_frees_slots),
+		cmocka_unit_test(test_disc_while_stopping),
 		cmocka_unit_test(test_block_status_ram),
 		cmocka_unit_test(test_block_status_null),
 		cmocka_unit_test(test_block_status_uring),

@@ -686,7 +686,7 @@ static int on_header(struct blk_nbd_conn *c, const uint8_t *p)
 	}
 	r = &sl->req;
 	c->data_bytes += slot_data(sl);
-	if (r->type == NBD_CMD_DISC && !c->shutdown) {
+	if (r->type == NBD_CMD_DISC) { /* no reply, even while stopping */
 		c->closing = true;
 		slot_put(c, sl);
 		return 0;
