@@ -264,6 +264,7 @@ static const char *transmit(struct nbd_client *cl,
 	struct blk_nbd_conn *conn;
 	const char *why = NULL;
 	bool eof = false;
+	struct iovec eof_v;
 	uint64_t stop_ms = 0, spin_ns = srv->cfg.spin_us * 1000ull;
 	int ret, one = 1;
 
@@ -297,7 +298,13 @@ static const char *transmit(struct nbd_client *cl,
 			why = "client gone (send failed)";
 			goto out;
 		}
-		if (eof) {
+		/*
+		 * EOF may be a half-close (shutdown(SHUT_WR)) by a client
+		 * still reading: requests already received run and their
+		 * replies go out first (a send failure ends it sooner).
+		 */
+		if (eof && !blk_nbd_conn_dev_busy(conn) &&
+		    !blk_nbd_conn_tx_iov(conn, &eof_v, 1)) {
 			why = blk_nbd_conn_closing(conn) ? "disconnected" :
 			      "client hung up without NBD_CMD_DISC";
 			goto out;
@@ -310,7 +317,7 @@ static const char *transmit(struct nbd_client *cl,
 			why = stop_ms ? "server stopping" : "NBD_CMD_DISC";
 			goto out;
 		}
-		room = blk_nbd_conn_rx_buf(conn, &buf);
+		room = eof ? 0 : blk_nbd_conn_rx_buf(conn, &buf);
 		if (blk_nbd_conn_dev_busy(conn)) {
 			/*
 			 * The device owes completions (uring: io-wq or the
