@@ -454,6 +454,15 @@ static int listen_tcp(struct blk_nbd_server *srv, const char *addr, char *err,
 		snprintf(err, errlen, "--nbd=%s: host name too long", addr);
 		return -EINVAL;
 	}
+	/*
+	 * getaddrinfo() takes a numeric port modulo 65536 (99999 would
+	 * listen on 34463): only decimal 0..65535 is a port.
+	 */
+	if (strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+	    strlen(colon + 1) > 5 || atoi(colon + 1) > 65535) {
+		snprintf(err, errlen, "--nbd=%s: port must be 0..65535", addr);
+		return -EINVAL;
+	}
 	memcpy(host, addr, hl);
 	host[hl] = 0;
 	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
