@@ -233,6 +233,43 @@ static void test_handshake_go(void **state)
 	blk_dev_close(dev);
 }
 
+/*
+ * An export named "" that is not the first is reached by the empty name:
+ * "" used to mean the first export whatever the names, so such an export
+ * was listed but could never be opened.
+ */
+static void test_handshake_empty_name(void **state)
+{
+	struct blk_dev *dev = ram_dev(MiB);
+	struct blk_nbd_export ex[2] = {
+		{ .name = "a", .description = "", .dev = dev },
+		{ .name = "", .description = "", .dev = dev },
+	};
+	struct opt_buf o = { .n = 4 };
+	struct memio m = { 0 };
+	struct blk_nbd_io io = memio_io(&m);
+	struct blk_nbd_session s;
+	uint8_t d[8];
+
+	put_be32(o.b, NBD_FLAG_C_FIXED_NEWSTYLE | NBD_FLAG_C_NO_ZEROES);
+	put_be32(d, 0);
+	put_be16(d + 4, 0);
+	opt_add(&o, NBD_OPT_GO, d, 6);
+	m.in = o.b;
+	m.in_len = o.n;
+	assert_int_equal(blk_nbd_handshake(ex, 2, &io, &s), 0);
+	assert_int_equal(s.export_idx, 1);
+	free(m.out);
+	/* without an export named "", "" is still the first one */
+	memset(&m, 0, sizeof(m));
+	m.in = o.b;
+	m.in_len = o.n;
+	assert_int_equal(blk_nbd_handshake(ex, 1, &io, &s), 0);
+	assert_int_equal(s.export_idx, 0);
+	free(m.out);
+	blk_dev_close(dev);
+}
+
 static void test_handshake_errors(void **state)
 {
 	struct blk_dev *dev = ram_dev(MiB);
@@ -652,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_errno_map),
 		cmocka_unit_test(test_export_flags),
 		cmocka_unit_test(test_handshake_go),
+		cmocka_unit_test(test_handshake_empty_name),
 		cmocka_unit_test(test_handshake_errors),
 		cmocka_unit_test(test_transmission),
 		cmocka_unit_test(test_shutdown),
