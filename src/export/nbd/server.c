@@ -36,6 +36,8 @@
 #define IDLE_WAIT_MS 100
 #define BUSY_WAIT_NS 20000
 #define HANDSHAKE_IDLE_MS 30000     /* a silent client in the handshake */
+#define HANDSHAKE_LIMIT_MS 30000    /* the whole handshake (slowloris) */
+#define HANDSHAKE_STOP_MS 1000      /* a handshake still talking at stop */
 #define STOP_GRACE_MS 10000         /* shutdown: wait this long for clients */
 #define TX_IOV 256
 
@@ -64,6 +66,8 @@ struct nbd_client {
 	unsigned long id;
 	char peer[80];
 	uint64_t rx_bytes, tx_bytes;
+	uint64_t hs_deadline;           /* now_ms() the handshake must end by */
+	uint64_t stop_seen;             /* now_ms() the handshake saw the stop */
 };
 
 static uint64_t now_ms(void)
@@ -91,7 +95,24 @@ static int cl_recv(void *opaque, void *buf, size_t len)
 	while (len) {
 		struct pollfd pfd = { .fd = cl->fd, .events = POLLIN };
 		ssize_t n;
-		int r = poll(&pfd, 1, IDLE_WAIT_MS);
+		int r;
+
+		/*
+		 * A client that keeps sending, however slowly, is never idle:
+		 * bound the whole handshake, and the time it may go on once
+		 * the server stops (enough to finish an option and get
+		 * NBD_REP_ERR_SHUTDOWN), or it holds a connection slot, or
+		 * the stop, for as long as it likes.
+		 */
+		if (cl_stopping(cl)) {
+			if (!cl->stop_seen)
+				cl->stop_seen = now_ms();
+			else if (now_ms() - cl->stop_seen > HANDSHAKE_STOP_MS)
+				return -ESHUTDOWN;
+		}
+		if (now_ms() > cl->hs_deadline)
+			return -ETIMEDOUT;
+		r = poll(&pfd, 1, IDLE_WAIT_MS);
 
 		if (r < 0 && errno != EINTR)
 			return -errno;
@@ -404,6 +425,7 @@ static void *client_thread(void *arg)
 
 	prctl(PR_SET_TIMERSLACK, 1UL); /* ppoll's 20 us waits stay short */
 	setsockopt(cl->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	cl->hs_deadline = t0 + HANDSHAKE_LIMIT_MS;
 	ret = blk_nbd_handshake(srv->cfg.exports, srv->cfg.nr_exports, &io, &s);
 	if (ret == 0) {
 		name = srv->cfg.exports[s.export_idx].name;
