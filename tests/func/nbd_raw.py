@@ -431,6 +431,48 @@ def check_big_pipeline(addr):
     c.disc()
 
 
+def check_half_close(addr):
+    """Pipelined reads (more than the 64 slots' worth, so some wait in the
+    receive buffer), optionally a DISC, then shutdown(SHUT_WR): a client
+    that half-closes still reads, and every request sent before it must
+    be answered.  The server used to stop at the EOF with most replies
+    unsent, and to leave a DISC queued behind full slots unparsed."""
+    MB = 1 << 20
+    base = 8 * MB
+    c = Conn(addr)
+    c.start()
+    c.go()
+    pat = os.urandom(MB)
+    e, _ = c.cmd(CMD_WRITE, base, MB, data=pat)
+    expect(e == 0, "write failed: %d" % e)
+    c.disc()
+    for disc in (True, False):
+        c = Conn(addr)
+        c.start()
+        c.go()
+        c.s.settimeout(30)
+        n = 80
+        first = c.handle + 1
+        reqs = b""
+        for i in range(n):
+            c.handle += 1
+            reqs += struct.pack(">IHHQQI", REQMAGIC, 0, CMD_READ, c.handle, base, MB)
+        if disc:
+            reqs += struct.pack(">IHHQQI", REQMAGIC, 0, CMD_DISC, 0, 0, 0)
+        c.s.sendall(reqs)
+        c.s.shutdown(socket.SHUT_WR)
+        time.sleep(0.3)  # let the server see the EOF with replies queued
+        c.base = base
+        for i in range(n):
+            try:
+                e, d = c.answer(first + i, MB)
+            except EOFError:
+                raise Fail("half-close%s: EOF after %d of %d replies" %
+                           (" after DISC" if disc else "", i, n))
+            expect(e == 0 and d == pat, "reply %d wrong after a half-close" % i)
+        expect(c.closed_by_server(), "server did not close after the half-close")
+
+
 def check_idle_conn(addr):
     """Open a connection and keep it open (for the shutdown test)."""
     c = Conn(addr)

@@ -10,6 +10,10 @@ expect_error "job options are refused" "option 'bs' cannot be set here" serve --
 expect_error "ram needs a size" "--size= is required for dev=ram" serve --dev=ram
 expect_error "unknown device" "unknown device 'nvme2', allowed" serve --dev=nvme2 --size=1M
 expect_error "bad address" "--nbd=nohost: expected HOST:PORT" serve --nbd=nohost --size=1M
+expect_error "port out of range (not taken modulo 65536)" "--nbd=127.0.0.1:99999: port must be 0..65535" \
+	serve --nbd=127.0.0.1:99999 --size=1M
+expect_error "port not a number" "--nbd=127.0.0.1:-5: port must be 0..65535" \
+	serve --nbd=127.0.0.1:-5 --size=1M
 expect_error "export named twice" "--export=a given twice" serve --size=1M --export=a --export=a
 expect_error "bad --max-inflight" "--max-inflight=0: allowed 1..1024" serve --size=1M --max-inflight=0
 expect_error "uring needs a file" "dev=uring needs filename=" serve --dev=uring

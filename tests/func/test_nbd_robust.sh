@@ -24,6 +24,8 @@ check "8 pipelined 32 MiB writes (over the 64 MiB per-connection budget)" raw bi
 check "acknowledged writes, then a hang-up mid 16 MiB write" raw write_then_cut
 check "server survives the hang-up" alive
 check "acknowledged writes intact for the next client" raw acked_intact
+check "half-closed client (TCP) gets every reply, with and without DISC" raw half_close
+check "half-closed client (Unix socket) gets every reply" raw half_close "unix:$SOCK"
 
 # many connections at once, some misbehaving, while others work
 pids=()

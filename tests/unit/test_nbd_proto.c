@@ -233,6 +233,43 @@ static void test_handshake_go(void **state)
 	blk_dev_close(dev);
 }
 
+/*
+ * An export named "" that is not the first is reached by the empty name:
+ * "" used to mean the first export whatever the names, so such an export
+ * was listed but could never be opened.
+ */
+static void test_handshake_empty_name(void **state)
+{
+	struct blk_dev *dev = ram_dev(MiB);
+	struct blk_nbd_export ex[2] = {
+		{ .name = "a", .description = "", .dev = dev },
+		{ .name = "", .description = "", .dev = dev },
+	};
+	struct opt_buf o = { .n = 4 };
+	struct memio m = { 0 };
+	struct blk_nbd_io io = memio_io(&m);
+	struct blk_nbd_session s;
+	uint8_t d[8];
+
+	put_be32(o.b, NBD_FLAG_C_FIXED_NEWSTYLE | NBD_FLAG_C_NO_ZEROES);
+	put_be32(d, 0);
+	put_be16(d + 4, 0);
+	opt_add(&o, NBD_OPT_GO, d, 6);
+	m.in = o.b;
+	m.in_len = o.n;
+	assert_int_equal(blk_nbd_handshake(ex, 2, &io, &s), 0);
+	assert_int_equal(s.export_idx, 1);
+	free(m.out);
+	/* without an export named "", "" is still the first one */
+	memset(&m, 0, sizeof(m));
+	m.in = o.b;
+	m.in_len = o.n;
+	assert_int_equal(blk_nbd_handshake(ex, 1, &io, &s), 0);
+	assert_int_equal(s.export_idx, 0);
+	free(m.out);
+	blk_dev_close(dev);
+}
+
 static void test_handshake_errors(void **state)
 {
 	struct blk_dev *dev = ram_dev(MiB);
@@ -473,6 +510,76 @@ static void test_shutdown(void **state)
 	blk_dev_close(dev);
 }
 
+/*
+ * A send that ends inside a later reply still frees the replies before it,
+ * and requests left in the receive buffer for want of a slot must then be
+ * parsed at once: they were left unparsed until more bytes arrived (or a
+ * send ended exactly between iovecs), so a DISC queued behind a full set
+ * of slots was never seen before the client's EOF.
+ */
+static void test_partial_send_frees_slots(void **state)
+{
+	struct blk_dev *dev = ram_dev(MiB);
+	struct blk_nbd_export ex = { .name = "", .description = "", .dev = dev };
+	struct blk_nbd_session s = { 0 };
+	struct blk_nbd_conn *c;
+	uint8_t in[4 * 28];
+	struct iovec v[8];
+	void *buf;
+	int i;
+
+	s.tflags = blk_nbd_export_flags(&ex, false);
+	assert_int_equal(blk_nbd_conn_create(&ex, &s, 2, &c), 0);
+	for (i = 0; i < 3; i++)
+		put_req(in + 28 * i, 0, NBD_CMD_READ, (uint64_t)i + 1, 0, 4096);
+	put_req(in + 3 * 28, 0, NBD_CMD_DISC, 4, 0, 0);
+	assert_true(blk_nbd_conn_rx_buf(c, &buf) >= sizeof(in));
+	memcpy(buf, in, sizeof(in));
+	assert_int_equal(blk_nbd_conn_rx_done(c, sizeof(in)), 0);
+	while (blk_nbd_conn_dev_busy(c))
+		blk_nbd_conn_poll(c);
+	assert_int_equal(blk_nbd_conn_inflight(c), 2); /* both slots taken */
+	assert_false(blk_nbd_conn_closing(c));
+	/* send reply 1 (16 + 4096 bytes) and 100 bytes of reply 2 */
+	assert_true(blk_nbd_conn_tx_iov(c, v, 8) >= 3);
+	blk_nbd_conn_tx_done(c, 16 + 4096 + 100);
+	/* request 3 took the freed slot; the DISC waits for a slot */
+	while (blk_nbd_conn_dev_busy(c))
+		blk_nbd_conn_poll(c);
+	assert_int_equal(blk_nbd_conn_inflight(c), 2);
+	assert_false(blk_nbd_conn_closing(c));
+	blk_nbd_conn_tx_done(c, 16 + 4096 - 100 + 10);
+	assert_true(blk_nbd_conn_closing(c)); /* the DISC was parsed */
+	blk_nbd_conn_destroy(c);
+	blk_dev_close(dev);
+}
+
+/* A DISC after shutdown still gets no reply (the spec has none for it). */
+static void test_disc_while_stopping(void **state)
+{
+	struct blk_dev *dev = ram_dev(MiB);
+	struct blk_nbd_export ex = { .name = "", .description = "", .dev = dev };
+	struct blk_nbd_session s = { 0 };
+	struct blk_nbd_conn *c;
+	struct memio m = { 0 };
+	uint8_t in[28];
+	void *buf;
+
+	s.tflags = blk_nbd_export_flags(&ex, false);
+	assert_int_equal(blk_nbd_conn_create(&ex, &s, 2, &c), 0);
+	blk_nbd_conn_shutdown(c);
+	put_req(in, 0, NBD_CMD_DISC, 1, 0, 0);
+	assert_true(blk_nbd_conn_rx_buf(c, &buf) >= sizeof(in));
+	memcpy(buf, in, sizeof(in));
+	assert_int_equal(blk_nbd_conn_rx_done(c, sizeof(in)), 0);
+	memio_tx(&m, c);
+	assert_int_equal(m.out_len, 0);
+	assert_int_equal(blk_nbd_conn_inflight(c), 0);
+	blk_nbd_conn_destroy(c);
+	free(m.out);
+	blk_dev_close(dev);
+}
+
 /* ------------------------------------------------------------ block status */
 
 static void end_io(struct blk_bio *bio)
@@ -582,9 +689,12 @@ int main(void)
 		cmocka_unit_test(test_errno_map),
 		cmocka_unit_test(test_export_flags),
 		cmocka_unit_test(test_handshake_go),
+		cmocka_unit_test(test_handshake_empty_name),
 		cmocka_unit_test(test_handshake_errors),
 		cmocka_unit_test(test_transmission),
 		cmocka_unit_test(test_shutdown),
+		cmocka_unit_test(test_partial_send_frees_slots),
+		cmocka_unit_test(test_disc_while_stopping),
 		cmocka_unit_test(test_block_status_ram),
 		cmocka_unit_test(test_block_status_null),
 		cmocka_unit_test(test_block_status_uring),

@@ -59,13 +59,12 @@ static int hs_find(const struct hs *h, const uint8_t *name, uint32_t len)
 {
 	unsigned int i;
 
-	if (!len)
-		return 0; /* the default export */
 	for (i = 0; i < h->nr_exports; i++)
 		if (strlen(h->exports[i].name) == len &&
 		    !memcmp(h->exports[i].name, name, len))
 			return (int)i;
-	return -1;
+	/* "" is the first export, unless an export is named "" */
+	return len ? -1 : 0;
 }
 
 static uint32_t hs_min_block(const struct blk_nbd_export *e)

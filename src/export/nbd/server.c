@@ -36,6 +36,8 @@
 #define IDLE_WAIT_MS 100
 #define BUSY_WAIT_NS 20000
 #define HANDSHAKE_IDLE_MS 30000     /* a silent client in the handshake */
+#define HANDSHAKE_LIMIT_MS 30000    /* the whole handshake (slowloris) */
+#define HANDSHAKE_STOP_MS 1000      /* a handshake still talking at stop */
 #define STOP_GRACE_MS 10000         /* shutdown: wait this long for clients */
 #define TX_IOV 256
 
@@ -64,6 +66,8 @@ struct nbd_client {
 	unsigned long id;
 	char peer[80];
 	uint64_t rx_bytes, tx_bytes;
+	uint64_t hs_deadline;           /* now_ms() the handshake must end by */
+	uint64_t stop_seen;             /* now_ms() the handshake saw the stop */
 };
 
 static uint64_t now_ms(void)
@@ -91,7 +95,24 @@ static int cl_recv(void *opaque, void *buf, size_t len)
 	while (len) {
 		struct pollfd pfd = { .fd = cl->fd, .events = POLLIN };
 		ssize_t n;
-		int r = poll(&pfd, 1, IDLE_WAIT_MS);
+		int r;
+
+		/*
+		 * A client that keeps sending, however slowly, is never idle:
+		 * bound the whole handshake, and the time it may go on once
+		 * the server stops (enough to finish an option and get
+		 * NBD_REP_ERR_SHUTDOWN), or it holds a connection slot, or
+		 * the stop, for as long as it likes.
+		 */
+		if (cl_stopping(cl)) {
+			if (!cl->stop_seen)
+				cl->stop_seen = now_ms();
+			else if (now_ms() - cl->stop_seen > HANDSHAKE_STOP_MS)
+				return -ESHUTDOWN;
+		}
+		if (now_ms() > cl->hs_deadline)
+			return -ETIMEDOUT;
+		r = poll(&pfd, 1, IDLE_WAIT_MS);
 
 		if (r < 0 && errno != EINTR)
 			return -errno;
@@ -264,6 +285,7 @@ static const char *transmit(struct nbd_client *cl,
 	struct blk_nbd_conn *conn;
 	const char *why = NULL;
 	bool eof = false;
+	struct iovec eof_v;
 	uint64_t stop_ms = 0, spin_ns = srv->cfg.spin_us * 1000ull;
 	int ret, one = 1;
 
@@ -297,7 +319,13 @@ static const char *transmit(struct nbd_client *cl,
 			why = "client gone (send failed)";
 			goto out;
 		}
-		if (eof) {
+		/*
+		 * EOF may be a half-close (shutdown(SHUT_WR)) by a client
+		 * still reading: requests already received run and their
+		 * replies go out first (a send failure ends it sooner).
+		 */
+		if (eof && !blk_nbd_conn_dev_busy(conn) &&
+		    !blk_nbd_conn_tx_iov(conn, &eof_v, 1)) {
 			why = blk_nbd_conn_closing(conn) ? "disconnected" :
 			      "client hung up without NBD_CMD_DISC";
 			goto out;
@@ -310,7 +338,7 @@ static const char *transmit(struct nbd_client *cl,
 			why = stop_ms ? "server stopping" : "NBD_CMD_DISC";
 			goto out;
 		}
-		room = blk_nbd_conn_rx_buf(conn, &buf);
+		room = eof ? 0 : blk_nbd_conn_rx_buf(conn, &buf);
 		if (blk_nbd_conn_dev_busy(conn)) {
 			/*
 			 * The device owes completions (uring: io-wq or the
@@ -397,6 +425,7 @@ static void *client_thread(void *arg)
 
 	prctl(PR_SET_TIMERSLACK, 1UL); /* ppoll's 20 us waits stay short */
 	setsockopt(cl->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	cl->hs_deadline = t0 + HANDSHAKE_LIMIT_MS;
 	ret = blk_nbd_handshake(srv->cfg.exports, srv->cfg.nr_exports, &io, &s);
 	if (ret == 0) {
 		name = srv->cfg.exports[s.export_idx].name;
@@ -445,6 +474,15 @@ static int listen_tcp(struct blk_nbd_server *srv, const char *addr, char *err,
 	hl = (size_t)(colon - addr);
 	if (hl >= sizeof(host)) {
 		snprintf(err, errlen, "--nbd=%s: host name too long", addr);
+		return -EINVAL;
+	}
+	/*
+	 * getaddrinfo() takes a numeric port modulo 65536 (99999 would
+	 * listen on 34463): only decimal 0..65535 is a port.
+	 */
+	if (strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+	    strlen(colon + 1) > 5 || atoi(colon + 1) > 65535) {
+		snprintf(err, errlen, "--nbd=%s: port must be 0..65535", addr);
 		return -EINVAL;
 	}
 	memcpy(host, addr, hl);

@@ -686,7 +686,7 @@ static int on_header(struct blk_nbd_conn *c, const uint8_t *p)
 	}
 	r = &sl->req;
 	c->data_bytes += slot_data(sl);
-	if (r->type == NBD_CMD_DISC && !c->shutdown) {
+	if (r->type == NBD_CMD_DISC) { /* no reply, even while stopping */
 		c->closing = true;
 		slot_put(c, sl);
 		return 0;
@@ -863,9 +863,10 @@ void blk_nbd_conn_tx_done(struct blk_nbd_conn *c, size_t n)
 		struct iovec *v = &sl->txv[sl->txi];
 
 		if (n < v->iov_len) {
+			/* not return: slots freed above must still be used */
 			v->iov_base = (uint8_t *)v->iov_base + n;
 			v->iov_len -= n;
-			return;
+			break;
 		}
 		n -= v->iov_len;
 		sl->txi++;
