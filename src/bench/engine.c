@@ -365,6 +365,12 @@ struct job_thread {
 	void *buf;
 	struct io_u *free_list;
 	unsigned int nr_free;
+	/*
+	 * An I/O job_prep() filled in (its block taken from the random map
+	 * or the sequence, its write data seeded) that blk_submit() refused
+	 * with -EAGAIN: off the free list, submitted as it is next time.
+	 */
+	struct io_u *retry;
 	struct io_u *completed;      /* reaped by the last blk_poll() */
 	struct io_u **batch;         /* I/Os of the batch being submitted */
 	struct rng rng;
@@ -865,34 +871,51 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		unsigned int n = 0;
 
 		/* submit a batch */
-		if (td->nr_free) {
+		if (td->nr_free || td->retry) {
 			uint64_t t0 = td->lat ? bench_now_ns() : 0;
 			unsigned int i;
 
 			blk_start_plug(td->ctx);
-			while (td->nr_free && n < batch_max) {
-				struct io_u *u = td->free_list;
+			while ((td->nr_free || td->retry) && n < batch_max) {
+				struct io_u *u = td->retry;
 
-				if (!job_prep(td, u))
-					break;
+				if (unlikely(u)) {
+					td->retry = NULL;
+				} else {
+					u = td->free_list;
+					if (!job_prep(td, u))
+						break;
+					td->free_list = u->next;
+					td->nr_free--;
+				}
 				u->start_ns = t0;
 				ret = blk_submit(td->ctx, &u->bio);
 				if (unlikely(ret)) {
+					/*
+					 * Busy: submit this very I/O again.  A new
+					 * job_prep() would lose the block this one
+					 * took: a random map pass then wrote some
+					 * blocks twice and others never, and verify
+					 * checked only the blocks written.
+					 */
+					if (ret == -EAGAIN) {
+						td->retry = u;
+						break;
+					}
 					td->bytes_issued -= o->bs;
 					/* the verify phase must not skip it */
 					if (td->verify_phase)
 						td->verify_pos = (u->bio.bi_offset -
 								  td->offset) / o->bs;
-					if (ret == -EAGAIN)
-						break;
+					u->next = td->free_list;
+					td->free_list = u;
+					td->nr_free++;
 					job_error(td, ret,
 						  "submit at offset %llu, length %u: %s",
 						  (unsigned long long)u->bio.bi_offset,
 						  u->bio.bi_size, strerror(-ret));
 					break;
 				}
-				td->free_list = u->next;
-				td->nr_free--;
 				td->batch[n++] = u;
 			}
 			blk_finish_plug(td->ctx);
@@ -939,6 +962,14 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 			job_publish_progress(td);
 	}
 	td->t_loop_end = bench_now_ns();
+	if (td->retry) {
+		/* stopped before it could go: it was never issued */
+		td->bytes_issued -= o->bs;
+		td->retry->next = td->free_list;
+		td->free_list = td->retry;
+		td->nr_free++;
+		td->retry = NULL;
+	}
 	/* drain what is in flight; not counted after a deadline or interrupt */
 	td->measuring = td->measuring && !runtime_end && !td->interrupted;
 	while (blk_ctx_inflight(td->ctx)) {
