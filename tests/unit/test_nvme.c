@@ -963,19 +963,19 @@ static void sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
-static void reset_load_run(enum nvme_ctrl_mode mode, bool drops)
+static void reset_load_run_q(enum nvme_ctrl_mode mode, bool drops,
+			     unsigned int nt, unsigned int nq)
 {
-	enum { NT = 2 };
-	struct setup s = { .mode = mode, .queues = NT, .entries = 256,
-			   .capacity = 4096ull * LOAD_BLOCKS * NT,
-			   .rq_timeout_ms = 200 };
+	struct setup s = { .mode = mode, .queues = nq, .entries = 256,
+			   .capacity = 4096ull * LOAD_BLOCKS * nt,
+			   .rq_timeout_ms = 200, .shared_hctx = nt > nq };
 	struct blk_dev *dev = make_dev(&s, 0, NULL, 0);
-	struct load_thread *t = calloc(NT, sizeof(*t));
+	struct load_thread *t = calloc(nt, sizeof(*t));
 	atomic_bool stop = false;
 	struct blk_nvme_stats st;
 	unsigned int i, k;
 
-	for (i = 0; i < NT; i++) {
+	for (i = 0; i < nt; i++) {
 		t[i].dev = dev;
 		t[i].id = i;
 		t[i].base = i * LOAD_BLOCKS;
@@ -999,7 +999,7 @@ static void reset_load_run(enum nvme_ctrl_mode mode, bool drops)
 	}
 	sleep_ms(60);
 	atomic_store(&stop, true);
-	for (i = 0; i < NT; i++) {
+	for (i = 0; i < nt; i++) {
 		void *ret;
 
 		assert_int_equal(pthread_join(t[i].tid, &ret), 0);
@@ -1021,6 +1021,25 @@ static void reset_load_run(enum nvme_ctrl_mode mode, bool drops)
 	assert_true(st.requeued >= 1);
 	blk_dev_close(dev);
 	free(t);
+}
+
+static void reset_load_run(enum nvme_ctrl_mode mode, bool drops)
+{
+	reset_load_run_q(mode, drops, 2, 2);
+}
+
+/*
+ * Threads sharing an I/O queue (shared hctx): a reset, or a dropped
+ * completion (Abort, then reset), recovers the queue on whichever thread
+ * holds it next, requeueing requests other threads submitted; each still
+ * ends exactly once with its data.  3 threads on 1 queue, 3 on 2.
+ */
+static void test_shared_queue_resets_under_load(void **state)
+{
+	for (int m = 0; m < 2; m++) {
+		reset_load_run_q(modes[m], false, 3, 1);
+		reset_load_run_q(modes[m], true, 3, 2);
+	}
 }
 
 static void test_reset_under_load(void **state)
@@ -1054,6 +1073,7 @@ int main(void)
 		cmocka_unit_test(test_borrowed_ctrl_shutdown),
 		cmocka_unit_test(test_reset_under_load),
 		cmocka_unit_test(test_drop_resets_under_load),
+		cmocka_unit_test(test_shared_queue_resets_under_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
