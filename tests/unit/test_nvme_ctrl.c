@@ -2179,7 +2179,7 @@ struct loader {
 	struct hq *q;
 	uint8_t *buf;
 	_Atomic bool stop;
-	unsigned int done;
+	_Atomic unsigned int done;
 };
 
 static void *loader_fn(void *arg)
@@ -2215,7 +2215,7 @@ static void test_reset_under_load(void **state)
 	struct host h;
 	pthread_t th;
 	uint8_t *snap = malloc(64 * 16);
-	unsigned int round;
+	unsigned int round, wait_ms;
 
 	nc.queue.capacity = NS_BYTES;
 	nc.queue.nr_hw_queues = 4;
@@ -2230,6 +2230,13 @@ static void test_reset_under_load(void **state)
 		l.q = ioq(&h, 0, 64, 64);
 		l.buf = pages(16);
 		assert_int_equal(pthread_create(&th, NULL, loader_fn, &l), 0);
+		/*
+		 * Reset while reads complete: wait for the first one (a loaded
+		 * 2-CPU box under ASan can take longer than the 20 ms this
+		 * waited alone, and the test then failed on l.done > 0).
+		 */
+		for (wait_ms = 0; !atomic_load(&l.done) && wait_ms < 10000; wait_ms++)
+			usleep(1000);
 		usleep(20000);
 		nvme_ctrl_write32(h.ctrl, NVME_REG_CC, 0);
 		wait_csts(&h, NVME_CSTS_RDY, 0);
