@@ -104,6 +104,15 @@ const char *bench_clock_name(void)
 /* The core's limit on hardware queues; nr_hw_queues=0 stops there. */
 #define BENCH_MAX_AUTO_HW_QUEUES 256u
 
+/* dev=nvme out of memory: say which options size it (queues x entries x tags). */
+static void bench_nvme_enomem(char *err, size_t errlen, const char *what,
+			      uint32_t queues, uint32_t qd, uint32_t tags)
+{
+	snprintf(err, errlen,
+		 "dev=nvme: out of memory for %s: nvme_queues=%u queues x nvme_qd=%u entries, %u tags per queue; lower nvme_queues or nvme_qd (host tags: also hw_queue_depth)",
+		 what, queues, qd, tags);
+}
+
 /*
  * dev=nvme: the host driver over an emulated controller whose one
  * namespace is stored on ram, null or (filename=) uring.  The namespace
@@ -161,6 +170,11 @@ static int bench_nvme_open(const struct bench_dev_opts *d,
 
 		ret = blk_ram_create(&rc, &ns);
 	}
+	if (ret == -ENOMEM) {
+		bench_nvme_enomem(err, errlen, "the namespace device", queues, qd,
+				  nq.queue_depth);
+		return ret;
+	}
 	if (ret) {
 		snprintf(err, errlen, "dev=nvme: cannot create the namespace device: %s",
 			 strerror(-ret));
@@ -178,6 +192,8 @@ static int bench_nvme_open(const struct bench_dev_opts *d,
 	cc.mdts = mdts;
 	ret = nvme_ctrl_create(&cc, &ctrl, err, errlen);
 	if (ret) {
+		if (ret == -ENOMEM)
+			bench_nvme_enomem(err, errlen, "the controller", queues, qd, qd - 1);
 		blk_dev_close(ns);
 		return ret;
 	}
@@ -191,6 +207,9 @@ static int bench_nvme_open(const struct bench_dev_opts *d,
 	hc.sqe_init = d->nvme_sqe_init ? BLK_NVME_SQE_FIELDS : BLK_NVME_SQE_MEMSET;
 	ret = blk_nvme_create(&hc, dev, err, errlen);
 	if (ret) {
+		if (ret == -ENOMEM)
+			bench_nvme_enomem(err, errlen, "the host queues", queues, qd,
+					  hc.queue.queue_depth);
 		/* the controller is left to us on failure; it owns ns */
 		nvme_ctrl_destroy(ctrl);
 		return ret;
