@@ -1070,7 +1070,8 @@ static void reset_load_run_q(enum nvme_ctrl_mode mode, bool drops,
 		assert_int_equal(t[i].bad_ends, 0);
 		assert_int_equal(t[i].bad_data, 0);
 		assert_int_equal(t[i].errors, 0);
-		assert_true(t[i].done > 1000);
+		/* threads sharing a queue get less of it on a loaded box */
+		assert_true(t[i].done > (nt == nq ? 1000u : 50u));
 		for (k = 0; k < LOAD_QD; k++)
 			free(t[i].ios[k].buf);
 	}
