@@ -271,7 +271,9 @@ int blk_mq_complete_request_remote(struct blk_mq_hw_ctx *hctx,
 
 /**
  * blk_mq_requeue_request() - give a request back to the core to dispatch
- * again (after a reset, say).  Tags are kept.
+ * again (after a reset, say).  Its tag is kept; with an elevator the
+ * request keeps its scheduler tag and gives its driver tag back (it gets
+ * one again at dispatch, and rq->tag is -1 until then).
  * @rq: an in-flight request.
  *
  * Context: the thread that holds the request's hctx.

@@ -104,6 +104,15 @@ const char *bench_clock_name(void)
 /* The core's limit on hardware queues; nr_hw_queues=0 stops there. */
 #define BENCH_MAX_AUTO_HW_QUEUES 256u
 
+/* dev=nvme out of memory: say which options size it (queues x entries x tags). */
+static void bench_nvme_enomem(char *err, size_t errlen, const char *what,
+			      uint32_t queues, uint32_t qd, uint32_t tags)
+{
+	snprintf(err, errlen,
+		 "dev=nvme: out of memory for %s: nvme_queues=%u queues x nvme_qd=%u entries, %u tags per queue; lower nvme_queues or nvme_qd (host tags: also hw_queue_depth)",
+		 what, queues, qd, tags);
+}
+
 /*
  * dev=nvme: the host driver over an emulated controller whose one
  * namespace is stored on ram, null or (filename=) uring.  The namespace
@@ -161,6 +170,11 @@ static int bench_nvme_open(const struct bench_dev_opts *d,
 
 		ret = blk_ram_create(&rc, &ns);
 	}
+	if (ret == -ENOMEM) {
+		bench_nvme_enomem(err, errlen, "the namespace device", queues, qd,
+				  nq.queue_depth);
+		return ret;
+	}
 	if (ret) {
 		snprintf(err, errlen, "dev=nvme: cannot create the namespace device: %s",
 			 strerror(-ret));
@@ -178,6 +192,8 @@ static int bench_nvme_open(const struct bench_dev_opts *d,
 	cc.mdts = mdts;
 	ret = nvme_ctrl_create(&cc, &ctrl, err, errlen);
 	if (ret) {
+		if (ret == -ENOMEM)
+			bench_nvme_enomem(err, errlen, "the controller", queues, qd, qd - 1);
 		blk_dev_close(ns);
 		return ret;
 	}
@@ -191,6 +207,9 @@ static int bench_nvme_open(const struct bench_dev_opts *d,
 	hc.sqe_init = d->nvme_sqe_init ? BLK_NVME_SQE_FIELDS : BLK_NVME_SQE_MEMSET;
 	ret = blk_nvme_create(&hc, dev, err, errlen);
 	if (ret) {
+		if (ret == -ENOMEM)
+			bench_nvme_enomem(err, errlen, "the host queues", queues, qd,
+					  hc.queue.queue_depth);
 		/* the controller is left to us on failure; it owns ns */
 		nvme_ctrl_destroy(ctrl);
 		return ret;
@@ -365,6 +384,12 @@ struct job_thread {
 	void *buf;
 	struct io_u *free_list;
 	unsigned int nr_free;
+	/*
+	 * An I/O job_prep() filled in (its block taken from the random map
+	 * or the sequence, its write data seeded) that blk_submit() refused
+	 * with -EAGAIN: off the free list, submitted as it is next time.
+	 */
+	struct io_u *retry;
 	struct io_u *completed;      /* reaped by the last blk_poll() */
 	struct io_u **batch;         /* I/Os of the batch being submitted */
 	struct rng rng;
@@ -865,34 +890,51 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		unsigned int n = 0;
 
 		/* submit a batch */
-		if (td->nr_free) {
+		if (td->nr_free || td->retry) {
 			uint64_t t0 = td->lat ? bench_now_ns() : 0;
 			unsigned int i;
 
 			blk_start_plug(td->ctx);
-			while (td->nr_free && n < batch_max) {
-				struct io_u *u = td->free_list;
+			while ((td->nr_free || td->retry) && n < batch_max) {
+				struct io_u *u = td->retry;
 
-				if (!job_prep(td, u))
-					break;
+				if (unlikely(u)) {
+					td->retry = NULL;
+				} else {
+					u = td->free_list;
+					if (!job_prep(td, u))
+						break;
+					td->free_list = u->next;
+					td->nr_free--;
+				}
 				u->start_ns = t0;
 				ret = blk_submit(td->ctx, &u->bio);
 				if (unlikely(ret)) {
+					/*
+					 * Busy: submit this very I/O again.  A new
+					 * job_prep() would lose the block this one
+					 * took: a random map pass then wrote some
+					 * blocks twice and others never, and verify
+					 * checked only the blocks written.
+					 */
+					if (ret == -EAGAIN) {
+						td->retry = u;
+						break;
+					}
 					td->bytes_issued -= o->bs;
 					/* the verify phase must not skip it */
 					if (td->verify_phase)
 						td->verify_pos = (u->bio.bi_offset -
 								  td->offset) / o->bs;
-					if (ret == -EAGAIN)
-						break;
+					u->next = td->free_list;
+					td->free_list = u;
+					td->nr_free++;
 					job_error(td, ret,
 						  "submit at offset %llu, length %u: %s",
 						  (unsigned long long)u->bio.bi_offset,
 						  u->bio.bi_size, strerror(-ret));
 					break;
 				}
-				td->free_list = u->next;
-				td->nr_free--;
 				td->batch[n++] = u;
 			}
 			blk_finish_plug(td->ctx);
@@ -939,6 +981,14 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 			job_publish_progress(td);
 	}
 	td->t_loop_end = bench_now_ns();
+	if (td->retry) {
+		/* stopped before it could go: it was never issued */
+		td->bytes_issued -= o->bs;
+		td->retry->next = td->free_list;
+		td->free_list = td->retry;
+		td->nr_free++;
+		td->retry = NULL;
+	}
 	/* drain what is in flight; not counted after a deadline or interrupt */
 	td->measuring = td->measuring && !runtime_end && !td->interrupted;
 	while (blk_ctx_inflight(td->ctx)) {

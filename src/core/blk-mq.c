@@ -597,6 +597,15 @@ void blk_mq_requeue_request(struct request *rq)
 		STAT_ADD(&rq->mq_ctx->stats.dispatched[rq_data_dir(rq)],
 			 (uint64_t)-1);
 	rq->state = MQ_RQ_IDLE;
+	/*
+	 * With an elevator the driver tag goes back, as on BLK_STS_RESOURCE
+	 * (and in the kernel's __blk_mq_requeue_request()); dispatch gets
+	 * one again.  Kept, it could sit behind a request on the dispatch
+	 * list that waits for that very tag: nothing would move again
+	 * (an nvme reset at one tag per queue with mq-deadline hung so).
+	 */
+	if ((rq->rq_flags & RQF_ELV) && rq->tag >= 0)
+		blk_mq_put_driver_tag(rq->mq_ctx, rq);
 	STAT_ADD(&rq->mq_ctx->stats.requeues, 1);
 	rq_list_add_tail(&hctx->dispatch, rq);
 	hctx->run_pending = true;

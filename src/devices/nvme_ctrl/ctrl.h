@@ -107,6 +107,7 @@ struct nvme_cmd {
 	uint64_t total;                 /* bytes of the data transfer */
 	uint8_t op;                     /* backend op of the chunks */
 	uint8_t bflags;                 /* BLK_BIO_* of the chunks */
+	bool bounce;                    /* READ/WRITE through buf (unaligned PRP1) */
 	uint32_t step;                  /* DSM range / flush namespace index */
 	void *buf;                      /* Compare / DSM / zeroes bounce buffer */
 	size_t buf_len;

@@ -22,7 +22,7 @@
 #define NONRW_CHUNK (1ull << 30)
 
 /* Source of zeroes for Write Zeroes on a backend without the op. */
-static char zero_buf[65536];
+static char zero_buf[65536] __attribute__((aligned(4096)));
 
 struct nvme_bctx *nvme_bctx_get(struct nvme_ctrl *ctrl, struct nvme_cq *cq,
 				uint32_t nsidx)
@@ -337,7 +337,10 @@ static void rw_cont(struct nvme_cmd *c)
 	rw_next(c);
 }
 
-/* Single-buffer chunks (Compare's bounce buffer, zeroes): c->buf / zero_buf. */
+/*
+ * Single-buffer chunks (Compare's buffer, zeroes, the bounce buffer of a
+ * READ or WRITE): c->buf / zero_buf.
+ */
 static void buf_cont(struct nvme_cmd *c);
 
 static void buf_next(struct nvme_cmd *c)
@@ -348,7 +351,9 @@ static void buf_next(struct nvme_cmd *c)
 	memset(&c->bio, 0, sizeof(c->bio));
 	c->bio.bi_op = c->op;
 	c->bio.bi_offset = c->off;
-	if (c->op == BLK_OP_WRITE) {
+	if (c->bounce)
+		c->bio.bi_flags = c->bflags;
+	if (c->op == BLK_OP_WRITE && !c->bounce) {
 		/* zeroes */
 		if (n > sizeof(zero_buf))
 			n = sizeof(zero_buf);
@@ -388,10 +393,24 @@ static void buf_cont(struct nvme_cmd *c)
 		buf_next(c);
 		return;
 	}
-	if (c->sqe.opcode == nvme_cmd_compare)
+	if (c->sqe.opcode == nvme_cmd_compare) {
 		compare_finish(c);
-	else
-		io_done(c);
+		return;
+	}
+	if (c->bounce && c->op == BLK_OP_READ)
+		nvme_iov_copy_to(c->iov, c->iov_cnt, c->buf, c->total);
+	io_done(c);
+}
+
+/*
+ * A buffer for backend bios: aligned as strictly as an O_DIRECT file
+ * may ask (the uring driver's logical block size follows its alignment).
+ */
+static void *io_buf_alloc(struct nvme_cmd *c, uint64_t len)
+{
+	c->buf = aligned_alloc(4096, (len + 4095) & ~4095ull);
+	c->buf_len = c->buf ? len : 0;
+	return c->buf;
 }
 
 /* Data-less chunks (DISCARD, WRITE_ZEROES): c->off, c->left. */
@@ -488,12 +507,11 @@ static void exec_rw(struct nvme_ctrl *ctrl, struct nvme_cmd *c)
 	c->split_rest = 0;
 	c->bflags = 0;
 	if (c->sqe.opcode == nvme_cmd_compare) {
-		c->buf = malloc(c->total);
-		if (!c->buf) {
+		/* aligned: an O_DIRECT backend refuses malloc's 16 bytes */
+		if (!io_buf_alloc(c, c->total)) {
 			st = SF_GEN(NVME_SC_INTERNAL);
 			goto fail;
 		}
-		c->buf_len = c->total;
 		c->op = BLK_OP_READ;
 		buf_next(c);
 		return;
@@ -506,6 +524,25 @@ static void exec_rw(struct nvme_ctrl *ctrl, struct nvme_cmd *c)
 			c->bflags = BLK_BIO_FUA;
 	} else {
 		c->op = BLK_OP_READ;
+	}
+	/*
+	 * PRP1 may start at any dword of its page (Base 4.1.1), so the host
+	 * memory segments need not be aligned to the logical block, which an
+	 * O_DIRECT backend requires of every buffer (EINVAL: a valid command
+	 * failed).  Only PRP1's offset can break it: every other entry starts
+	 * a page.  Such a transfer goes through an aligned buffer.
+	 */
+	if (__builtin_expect(!!(c->sqe.prp1 & ((ns->info.logical_block_size < ctrl->page_size ?
+				     ns->info.logical_block_size : ctrl->page_size) - 1)), 0)) {
+		if (!io_buf_alloc(c, c->total)) {
+			st = SF_GEN(NVME_SC_INTERNAL);
+			goto fail;
+		}
+		if (c->op == BLK_OP_WRITE)
+			nvme_iov_copy_from(c->buf, c->iov, c->iov_cnt, c->total);
+		c->bounce = true;
+		buf_next(c);
+		return;
 	}
 	rw_next(c);
 	return;

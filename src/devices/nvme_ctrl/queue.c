@@ -294,6 +294,7 @@ unsigned int nvme_sq_fetch(struct nvme_ctrl *ctrl, struct nvme_sq *sq,
 		c->status = 0;
 		c->result = 0;
 		c->bctx = NULL;
+		c->bounce = false;
 		if (atomic_load_explicit(&ctrl->nr_faults, memory_order_relaxed) &&
 		    nvme_fault_match(ctrl, sq->qid == 0, &c->sqe, sq->qid, &act)) {
 			c->drop = act.drop;
