@@ -138,6 +138,12 @@ enum blk_elevator {
  * @logical_block_size: in bytes, power of two, 512..65536.
  * @max_sectors: largest request the core builds, in 512-byte sectors.
  * @max_segments: largest number of iovec entries in one request.
+ * @max_discard_sectors: largest DISCARD bio, 512-byte sectors; 0: no limit.
+ * @max_write_zeroes_sectors: largest WRITE_ZEROES bio, 512-byte sectors;
+ *	0: no limit.  The core does not split bios: a consumer that may send
+ *	larger READ/WRITE bios than @max_sectors, or larger DISCARD/WRITE_ZEROES
+ *	bios than these, splits them itself (a driver may fail them with
+ *	BLK_STS_INVAL).
  * @nr_hw_queues: hardware queues.
  * @queue_depth: driver tags per hardware queue (or in all, if shared).
  * @can_flush: BLK_OP_FLUSH and BLK_BIO_FUA are meaningful.
@@ -151,6 +157,8 @@ struct blk_dev_info {
 	uint32_t logical_block_size;
 	uint32_t max_sectors;
 	uint32_t max_segments;
+	uint32_t max_discard_sectors;
+	uint32_t max_write_zeroes_sectors;
 	uint32_t nr_hw_queues;
 	uint32_t queue_depth;
 	bool can_flush;

@@ -163,6 +163,9 @@ struct blk_mq_ops {
  * @logical_block_size: bytes; power of two 512..65536 (0: 512).
  * @max_sectors: largest merged request, 512-byte sectors (0: 2560).
  * @max_segments: largest iovec count of a merged request (0: 128).
+ * @max_discard_sectors, @max_write_zeroes_sectors: largest bio of that op
+ *	the driver takes, 512-byte sectors (0: no limit); reported to
+ *	consumers by blk_dev_get_info(), who split larger ones.
  * @nr_hw_queues: hardware queues, 1..256 (0: 1).
  * @queue_depth: driver tags per hardware queue, 1..65536 (0: 64).
  * @nr_reserved_tags: of @queue_depth, kept for BLK_MQ_REQ_RESERVED.
@@ -186,6 +189,8 @@ struct blk_dev_config {
 	uint32_t logical_block_size;
 	uint32_t max_sectors;
 	uint32_t max_segments;
+	uint32_t max_discard_sectors;
+	uint32_t max_write_zeroes_sectors;
 	uint32_t nr_hw_queues;
 	uint32_t queue_depth;
 	uint32_t nr_reserved_tags;

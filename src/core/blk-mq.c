@@ -1119,6 +1119,8 @@ void blk_dev_get_info(const struct blk_dev *dev, struct blk_dev_info *info)
 	info->logical_block_size = c->logical_block_size;
 	info->max_sectors = c->max_sectors;
 	info->max_segments = c->max_segments;
+	info->max_discard_sectors = c->max_discard_sectors;
+	info->max_write_zeroes_sectors = c->max_write_zeroes_sectors;
 	info->nr_hw_queues = c->nr_hw_queues;
 	info->queue_depth = c->queue_depth;
 	info->can_flush = c->can_flush;

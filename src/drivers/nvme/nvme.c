@@ -829,6 +829,8 @@ int blk_nvme_create(const struct blk_nvme_config *cfg, struct blk_dev **dev,
 	qc.can_flush = nh->vwc;
 	qc.can_discard = nh->oncs & NVME_ONCS_DSM;
 	qc.can_write_zeroes = nh->oncs & NVME_ONCS_WRITE_ZEROES;
+	/* Write Zeroes NLB is 16 bits: 65536 blocks per command */
+	qc.max_write_zeroes_sectors = 65536u << (nh->lba_shift - 9);
 	qc.stores_data = true;
 	qc.ops = &nvme_mq_ops;
 	qc.driver_data = nh;

@@ -505,24 +505,78 @@ static int slot_buf(struct nbd_slot *sl, size_t len)
 	return 0;
 }
 
-/* NO_HOLE write zeroes: writes of the shared zero buffer, 1 MiB each. */
-static int slot_zero_writes(struct nbd_slot *sl, uint16_t bflags)
+/*
+ * Largest bio of @op the device takes, in bytes, a multiple of the logical
+ * block size; 0: no limit.  The block core does not split bios (a driver
+ * such as nvme fails one past its limits), so the server does.
+ */
+static uint64_t dev_bio_limit(const struct blk_dev_info *info, uint8_t op)
+{
+	uint64_t bytes;
+
+	switch (op) {
+	case BLK_OP_READ:
+	case BLK_OP_WRITE:
+		bytes = (uint64_t)info->max_sectors << 9;
+		break;
+	case BLK_OP_DISCARD:
+		bytes = (uint64_t)info->max_discard_sectors << 9;
+		break;
+	case BLK_OP_WRITE_ZEROES:
+		bytes = (uint64_t)info->max_write_zeroes_sectors << 9;
+		break;
+	default:
+		return 0;
+	}
+	if (!bytes)
+		return 0;
+	bytes &= ~(uint64_t)(info->logical_block_size - 1);
+	return bytes ? bytes : info->logical_block_size;
+}
+
+/*
+ * Set up the request's bios, each at most @limit bytes (0: one bio).
+ * @buf: the data of a READ or WRITE, advanced bio by bio; @zero: every bio
+ * writes the shared zero buffer (NO_HOLE write zeroes; @limit is then at
+ * most ZBUF_SIZE).  Return: 0 or -ENOMEM.
+ */
+static int slot_split(struct nbd_slot *sl, uint8_t op, uint8_t bflags,
+		      uint64_t limit, uint8_t *buf, bool zero)
 {
 	uint64_t off = sl->req.offset, left = sl->req.length;
-	unsigned int n = (unsigned int)((left + ZBUF_SIZE - 1) / ZBUF_SIZE), i;
-	struct iovec *iov;
+	bool data = op == BLK_OP_READ || op == BLK_OP_WRITE;
+	struct iovec *iov = NULL;
+	unsigned int n, i;
 
-	sl->bios = calloc(n, sizeof(*sl->bios) + sizeof(*iov));
+	if (!limit || limit >= left) {
+		if (data) {
+			sl->iov.iov_base = zero ? zbuf : buf;
+			sl->iov.iov_len = left;
+		}
+		bio_init(&sl->bio, sl, op, off, (uint32_t)left,
+			 data ? &sl->iov : NULL);
+		sl->bio.bi_flags = bflags;
+		sl->bios = &sl->bio;
+		sl->nbios = 1;
+		return 0;
+	}
+	n = (unsigned int)((left + limit - 1) / limit);
+	sl->bios = calloc(n, sizeof(*sl->bios) + (data ? sizeof(*iov) : 0));
 	if (!sl->bios)
 		return -ENOMEM;
-	iov = (struct iovec *)(sl->bios + n);
+	if (data)
+		iov = (struct iovec *)(sl->bios + n);
 	for (i = 0; i < n; i++) {
-		uint32_t len = left > ZBUF_SIZE ? ZBUF_SIZE : (uint32_t)left;
+		uint32_t len = left > limit ? (uint32_t)limit : (uint32_t)left;
 
-		iov[i].iov_base = zbuf;
-		iov[i].iov_len = len;
-		bio_init(&sl->bios[i], sl, BLK_OP_WRITE, off, len, &iov[i]);
-		sl->bios[i].bi_flags = (uint8_t)bflags;
+		if (data) {
+			iov[i].iov_base = zero ? zbuf : buf;
+			iov[i].iov_len = len;
+			if (!zero)
+				buf += len;
+		}
+		bio_init(&sl->bios[i], sl, op, off, len, data ? &iov[i] : NULL);
+		sl->bios[i].bi_flags = bflags;
 		off += len;
 		left -= len;
 	}
@@ -569,40 +623,47 @@ static void slot_run(struct blk_nbd_conn *c, struct nbd_slot *sl)
 			reply_error(c, sl, NBD_ENOMEM);
 			return;
 		}
-		sl->iov.iov_base = sl->buf;
-		sl->iov.iov_len = r->length;
-		bio_init(&sl->bio, sl, BLK_OP_READ, r->offset, r->length,
-			 &sl->iov);
+		if (slot_split(sl, BLK_OP_READ, 0,
+			       dev_bio_limit(&c->info, BLK_OP_READ), sl->buf,
+			       false))
+			goto nomem;
 		break;
 	case NBD_CMD_WRITE:
-		sl->iov.iov_base = sl->buf;
-		sl->iov.iov_len = r->length;
-		bio_init(&sl->bio, sl, BLK_OP_WRITE, r->offset, r->length,
-			 &sl->iov);
-		sl->bio.bi_flags = bflags;
+		if (slot_split(sl, BLK_OP_WRITE, bflags,
+			       dev_bio_limit(&c->info, BLK_OP_WRITE), sl->buf,
+			       false))
+			goto nomem;
 		break;
 	case NBD_CMD_FLUSH:
 		bio_init(&sl->bio, sl, BLK_OP_FLUSH, 0, 0, NULL);
 		break;
 	case NBD_CMD_TRIM:
-		bio_init(&sl->bio, sl, BLK_OP_DISCARD, r->offset, r->length, NULL);
+		if (slot_split(sl, BLK_OP_DISCARD, 0,
+			       dev_bio_limit(&c->info, BLK_OP_DISCARD), NULL,
+			       false))
+			goto nomem;
 		sl->flush_after = fua;
 		break;
 	case NBD_CMD_WRITE_ZEROES:
 		if (r->flags & NBD_CMD_FLAG_NO_HOLE) {
+			uint64_t lim = dev_bio_limit(&c->info, BLK_OP_WRITE);
+
 			/* writing zeroes is not fast: the client falls back */
 			if (r->flags & NBD_CMD_FLAG_FAST_ZERO) {
 				reply_error(c, sl, NBD_ENOTSUP);
 				return;
 			}
-			if (!zbuf || slot_zero_writes(sl, bflags)) {
-				sl->bios = NULL;
-				reply_error(c, sl, NBD_ENOMEM);
-				return;
-			}
+			if (!lim || lim > ZBUF_SIZE)
+				lim = ZBUF_SIZE;
+			if (!zbuf ||
+			    slot_split(sl, BLK_OP_WRITE, bflags, lim, NULL, true))
+				goto nomem;
 		} else {
-			bio_init(&sl->bio, sl, BLK_OP_WRITE_ZEROES, r->offset,
-				 r->length, NULL);
+			if (slot_split(sl, BLK_OP_WRITE_ZEROES, 0,
+				       dev_bio_limit(&c->info,
+						     BLK_OP_WRITE_ZEROES),
+				       NULL, false))
+				goto nomem;
 			sl->flush_after = fua;
 		}
 		break;
@@ -617,6 +678,10 @@ static void slot_run(struct blk_nbd_conn *c, struct nbd_slot *sl)
 		return;
 	}
 	slot_start(c, sl);
+	return;
+nomem:
+	sl->bios = NULL;
+	reply_error(c, sl, NBD_ENOMEM);
 }
 
 /* ------------------------------------------------------------ receive */
