@@ -1079,10 +1079,16 @@ static void reset_load_run_q(enum nvme_ctrl_mode mode, bool drops,
 	if (drops) {
 		assert_true(st.resets >= 1);
 		assert_true(st.timeouts >= 1);
+		/* the dropped command was in flight at the reset */
+		assert_true(st.requeued >= 1);
 	} else {
+		/*
+		 * No requeue count is asserted here: on a loaded machine
+		 * (ASan, 2 CPUs) the threads can all be off CPU with nothing
+		 * in flight when a reset lands (seen once in CI).
+		 */
 		assert_int_equal(st.resets, 6);
 	}
-	assert_true(st.requeued >= 1);
 	blk_dev_close(dev);
 	free(t);
 }
