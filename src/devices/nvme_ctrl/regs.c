@@ -253,10 +253,31 @@ static void inline_cq_doorbell(struct nvme_ctrl *ctrl, struct nvme_cq *cq,
 		invalid_doorbell(ctrl, 2);
 }
 
+/*
+ * A doorbell write to a queue of @valid_size entries (0: no such queue) is
+ * valid when the queue exists and @val indexes one of its entries; an
+ * invalid one is ignored and reported (Base 3.1.3.25).
+ */
+static bool doorbell_valid(struct nvme_ctrl *ctrl, _Atomic uint32_t *valid_size,
+			   uint32_t val)
+{
+	uint32_t size = atomic_load_explicit(valid_size, memory_order_acquire);
+
+	if (!size) {
+		invalid_doorbell(ctrl, 1);
+		return false;
+	}
+	if (val >= size) {
+		invalid_doorbell(ctrl, 2);
+		return false;
+	}
+	return true;
+}
+
 static void doorbell_write(struct nvme_ctrl *ctrl, uint32_t off, uint32_t val)
 {
 	uint32_t stride = 4u << ctrl->cfg.dstrd, rel = off - NVME_REG_DBS;
-	uint32_t idx = rel / stride, qid = idx / 2, size;
+	uint32_t idx = rel / stride, qid = idx / 2;
 
 	if (rel % stride)
 		return;         /* between doorbells: reserved */
@@ -267,38 +288,26 @@ static void doorbell_write(struct nvme_ctrl *ctrl, uint32_t off, uint32_t val)
 	if (!(idx & 1)) {
 		struct nvme_sq *sq = &ctrl->sq[qid];
 
-		size = atomic_load_explicit(&sq->valid_size, memory_order_acquire);
-		if (!size) {
-			invalid_doorbell(ctrl, 1);
+		if (!doorbell_valid(ctrl, &sq->valid_size, val))
 			return;
-		}
-		if (val >= size) {
-			invalid_doorbell(ctrl, 2);
-			return;
-		}
 		db_count(&sq->db_writes);
-		if (ctrl->inline_mode)
+		if (ctrl->inline_mode) {
 			inline_sq_doorbell(ctrl, sq, val);
-		else
-			atomic_store_explicit(&ctrl->db[idx], val, memory_order_release);
+			return;
+		}
 	} else {
 		struct nvme_cq *cq = &ctrl->cq[qid];
 
-		size = atomic_load_explicit(&cq->valid_size, memory_order_acquire);
-		if (!size) {
-			invalid_doorbell(ctrl, 1);
+		if (!doorbell_valid(ctrl, &cq->valid_size, val))
 			return;
-		}
-		if (val >= size) {
-			invalid_doorbell(ctrl, 2);
-			return;
-		}
 		db_count(&cq->db_writes);
-		if (ctrl->inline_mode)
+		if (ctrl->inline_mode) {
 			inline_cq_doorbell(ctrl, cq, val);
-		else
-			atomic_store_explicit(&ctrl->db[idx], val, memory_order_release);
+			return;
+		}
 	}
+	/* thread mode: the controller thread polls the value */
+	atomic_store_explicit(&ctrl->db[idx], val, memory_order_release);
 }
 
 /* ------------------------------------------------------ register access */
