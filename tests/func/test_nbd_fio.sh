@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 source "$(dirname "$0")/nbd_lib.sh"
 need fio jq
-fio --enghelp 2>/dev/null | grep -qw nbd || { echo "SKIP: fio without the nbd engine"; exit 77; }
+fio --enghelp 2>/dev/null | grep -w nbd >/dev/null || { echo "SKIP: fio without the nbd engine"; exit 77; }
 
 start_server --dev=ram --size=256M --nr_hw_queues=2 || exit 1
 

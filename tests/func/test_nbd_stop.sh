@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 source "$(dirname "$0")/nbd_lib.sh"
 need fio jq python3
-fio --enghelp 2>/dev/null | grep -qw nbd || { echo "SKIP: fio without the nbd engine"; exit 77; }
+fio --enghelp 2>/dev/null | grep -w nbd >/dev/null || { echo "SKIP: fio without the nbd engine"; exit 77; }
 
 start_server --dev=uring --filename="$TMP/disk.img" --size=64M || exit 1
 # one complete pass first: every block then holds a valid verify header,
