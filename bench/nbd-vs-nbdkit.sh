@@ -6,16 +6,28 @@
 # hole.  Rounds alternate the servers; the medians and their ratio are
 # printed, with per-I/O costs of both sides: server CPU time (from /proc,
 # user + system), client (fio + libnbd) CPU time and context switches (from
-# perf stat, else fio's own usr/sys), and system calls per I/O of client
-# and server (perf's raw_syscalls tracepoint, when perf can use it).
+# perf stat, else fio's own usr/sys), the share of a CPU the client used
+# (near 1.0: the client, not the server, sets the IOPS), and system calls
+# per I/O of client and server (perf's raw_syscalls tracepoint, when perf
+# can use it).
+#
+# Two blkstack servers run: "plain" (--spin-us=0 --coalesce-us=0: every
+# request wakes the connection thread) and the defaults (spinning 50 us,
+# adaptive request coalescing up to 1000 us; see docs/nbd.md).
 #
 # usage: bench/nbd-vs-nbdkit.sh [runtime_s=5] [rounds=5] [size=512M] [--tcp]
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
 #        NBDKIT_THREADS=N nbdkit's --threads (default: nbdkit's own, 16)
+#        SERVER_CPU=PCT  give every server the same CPU budget: PCT percent
+#                 of one CPU (a cgroup of its own each, cpu.max / CFS
+#                 quota, 10 ms period), so that the servers, not the
+#                 client, limit the IOPS: IOPS per unit of server CPU.
+#                 Needs root and a cpu cgroup controller (v2 or v1).
 #        PIN=C,S  run every client on CPU C and every server on CPU S
 #                 (taskset, the same for all servers; default: unpinned)
 #        PERF=0   do not use perf (no syscall counts)
-#        SPIN_US=N the spinning blkstack's --spin-us (default 50, the default)
+#        SPIN_US=N, COALESCE_US=N  the default server's --spin-us and
+#                 --coalesce-us (defaults 50 and 1000, blkstack's own)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNTIME=${1:-5}
@@ -25,9 +37,11 @@ TCP=${4:-}
 BLKSTACK=${BLKSTACK:-build/blkstack}
 TMP=$(mktemp -d)
 PIDS=()
+CGROUPS=()
 cleanup() {
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
+	for c in "${CGROUPS[@]}"; do rmdir "$c" 2>/dev/null || true; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -35,7 +49,7 @@ trap cleanup EXIT
 for c in fio nbdkit jq; do
 	command -v "$c" >/dev/null || { echo "$c is not installed: scripts/install-deps.sh" >&2; exit 1; }
 done
-fio --enghelp 2>/dev/null | grep -qw nbd || { echo "this fio has no nbd engine" >&2; exit 1; }
+fio --enghelp 2>/dev/null | grep -w nbd >/dev/null || { echo "this fio has no nbd engine" >&2; exit 1; }
 [ -x "$BLKSTACK" ] || make build >/dev/null
 
 CPIN=() SPIN=()
@@ -45,6 +59,45 @@ if [ -n "${PIN:-}" ]; then
 fi
 PERF=${PERF:-1}
 SPIN_US=${SPIN_US:-50}
+COALESCE_US=${COALESCE_US:-1000}
+SERVER_CPU=${SERVER_CPU:-}
+
+# cgroup NAME: make a cgroup with the SERVER_CPU budget; prints its path
+cgroup() {
+	local d
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then # v2
+		grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null ||
+			echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+		d=/sys/fs/cgroup/blkstack-bench-$$-$1
+		mkdir "$d" 2>/dev/null && echo "$((SERVER_CPU * 100)) 10000" >"$d/cpu.max" 2>/dev/null ||
+			{ rmdir "$d" 2>/dev/null; return 1; }
+	elif [ -d /sys/fs/cgroup/cpu ]; then # v1
+		d=/sys/fs/cgroup/cpu/blkstack-bench-$$-$1
+		mkdir "$d" 2>/dev/null && echo 10000 >"$d/cpu.cfs_period_us" &&
+			echo "$((SERVER_CPU * 100))" >"$d/cpu.cfs_quota_us" ||
+			{ rmdir "$d" 2>/dev/null; return 1; }
+	else
+		return 1
+	fi
+	echo "$d"
+}
+CG_KIT=() CG_BLK=() CG_SPIN=()
+if [ -n "$SERVER_CPU" ]; then
+	case $SERVER_CPU in
+	'' | *[!0-9]*) echo "SERVER_CPU=$SERVER_CPU: a percentage of one CPU, 1..200" >&2; exit 1 ;;
+	esac
+	if [ "$SERVER_CPU" -lt 1 ] || [ "$SERVER_CPU" -gt 200 ]; then
+		echo "SERVER_CPU=$SERVER_CPU: a percentage of one CPU, 1..200" >&2; exit 1
+	fi
+	for n in kit blk spin; do
+		d=$(cgroup "$n") || { echo "SERVER_CPU needs a writable cpu cgroup (v2 /sys/fs/cgroup with the cpu controller, or v1 /sys/fs/cgroup/cpu): run as root" >&2; exit 1; }
+		CGROUPS+=("$d")
+		declare -n arr="CG_${n^^}"
+		# shellcheck disable=SC2016
+		arr=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$d")
+		unset -n arr
+	done
+fi
 EV=task-clock,context-switches,raw_syscalls:sys_enter
 if [ "$PERF" = 1 ] && ! perf stat -x, -e "$EV" -o /dev/null -- true 2>/dev/null; then
 	PERF=0
@@ -68,11 +121,13 @@ else
 	U3="nbd+unix:///?socket=$TMP/spin.sock"
 fi
 KIT_ARGS+=(memory "$SIZE")
-"${SPIN[@]}" "$BLKSTACK" serve "${B1[@]}" --dev=ram --size="$SIZE" --spin-us=0 2>"$TMP/blk.log" &
+"${CG_BLK[@]}" "${SPIN[@]}" "$BLKSTACK" serve "${B1[@]}" --dev=ram --size="$SIZE" --spin-us=0 \
+	--coalesce-us=0 2>"$TMP/blk.log" &
 BLK_PID=$!
-"${SPIN[@]}" "$BLKSTACK" serve "${B3[@]}" --dev=ram --size="$SIZE" --spin-us="$SPIN_US" 2>"$TMP/spin.log" &
+"${CG_SPIN[@]}" "${SPIN[@]}" "$BLKSTACK" serve "${B3[@]}" --dev=ram --size="$SIZE" --spin-us="$SPIN_US" \
+	--coalesce-us="$COALESCE_US" 2>"$TMP/spin.log" &
 SPIN_PID=$!
-"${SPIN[@]}" nbdkit "${KIT_ARGS[@]}" 2>"$TMP/kit.log" &
+"${CG_KIT[@]}" "${SPIN[@]}" nbdkit "${KIT_ARGS[@]}" 2>"$TMP/kit.log" &
 KIT_PID=$!
 PIDS+=("$BLK_PID" "$KIT_PID" "$SPIN_PID")
 for _ in $(seq 50); do
@@ -116,6 +171,8 @@ round() {
 	awk "BEGIN { printf \"%.3f\\n\", ($t1 - $t0) * 1e6 / $hz / $ios }" >>"$3.scpu"
 	if [ "$PERF" = 1 ]; then
 		awk -v c="$(pv "$TMP/cl.perf" task-clock)" -v n="$ios" 'BEGIN { printf "%.3f\n", c * 1000 / n }' >>"$3.ccpu"
+		awk -v c="$(pv "$TMP/cl.perf" task-clock)" -v r="$(jq '.jobs[0].job_runtime' <<<"$out")" \
+			'BEGIN { printf "%.3f\n", c / r }' >>"$3.cbusy"
 		awk -v c="$(pv "$TMP/cl.perf" context-switches)" -v n="$ios" 'BEGIN { printf "%.4f\n", c / n }' >>"$3.ccs"
 		awk -v c="$(pv "$TMP/cl.perf" raw_syscalls:sys_enter)" -v n="$ios" 'BEGIN { printf "%.3f\n", c / n }' >>"$3.csys"
 		awk -v c="$(pv "$TMP/srv.perf" raw_syscalls:sys_enter)" -v n="$ios" 'BEGIN { printf "%.3f\n", c / n }' >>"$3.ssys"
@@ -123,6 +180,7 @@ round() {
 	else # fio's job process: usr/sys percent of its runtime; ctx is voluntary + involuntary
 		jq --argjson n "$ios" '.jobs[0] | (.usr_cpu + .sys_cpu) / 100 * .job_runtime * 1000 / $n' <<<"$out" >>"$3.ccpu"
 		jq --argjson n "$ios" '.jobs[0].ctx / $n' <<<"$out" >>"$3.ccs"
+		jq '.jobs[0] | (.usr_cpu + .sys_cpu) / 100' <<<"$out" >>"$3.cbusy"
 	fi
 }
 
@@ -131,7 +189,13 @@ fill "$U3"
 fill "$U2"
 echo "workload: fio --ioengine=nbd $WL${PIN:+ (client: ${CPIN[*]})}"
 echo "nbdkit: ${SPIN[*]}${SPIN[*]:+ }nbdkit ${KIT_ARGS[*]}"
-echo "blkstack: ${SPIN[*]}${SPIN[*]:+ }$BLKSTACK serve ${B1[*]} --dev=ram --size=$SIZE --spin-us=0, and --spin-us=$SPIN_US (50: the default)"
+echo "blkstack: ${SPIN[*]}${SPIN[*]:+ }$BLKSTACK serve ${B1[*]} --dev=ram --size=$SIZE --spin-us=0 --coalesce-us=0 (plain),"
+echo "          and --spin-us=$SPIN_US --coalesce-us=$COALESCE_US (defaults: 50, 1000)"
+if [ -n "$SERVER_CPU" ]; then
+	echo "server CPU budget: $SERVER_CPU% of one CPU for each server (${CGROUPS[0]%-kit}-*)"
+else
+	echo "server CPU budget: none (SERVER_CPU=PCT sets one)"
+fi
 echo "rounds: $ROUNDS, alternating the three; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for _ in $(seq "$ROUNDS"); do
 	round "$U2" "$KIT_PID" "$TMP/kit"
@@ -151,8 +215,9 @@ row() { # label fmt file-suffix ratio-direction(1: blk/kit, -1: kit/blk)
 			"$(awk "BEGIN { print ($B > 0) ? $K / $B : 0 }")" "$S" "$(awk "BEGIN { print ($S > 0) ? $K / $S : 0 }")"
 	fi
 }
-printf '\n%-30s %14s %14s %8s %14s %8s\n' "median" "nbdkit memory" "ram spin=0" "ratio" "ram spin=$SPIN_US" "ratio"
+printf '\n%-30s %14s %14s %8s %14s %8s\n' "median" "nbdkit memory" "ram plain" "ratio" "ram default" "ratio"
 row "IOPS, 4k randread QD32" .0f iops 1
+row "client CPUs busy (1.0: bound)" .2f cbusy 1
 row "server CPU us per I/O" .2f scpu -1
 row "client CPU us per I/O" .2f ccpu -1
 row "client ctx switches per I/O" .3f ccs -1
@@ -161,9 +226,10 @@ row "server syscalls per I/O" .2f ssys -1
 row "server ctx switches per I/O" .3f scs -1
 echo "(IOPS ratio: blkstack / nbdkit; cost ratios: nbdkit / blkstack, so above 1"
 echo " is better for blkstack everywhere; client = fio + libnbd, whose CPU per I/O"
-echo " bounds the IOPS once it saturates a core)"
+echo " bounds the IOPS once it saturates a core: see 'client CPUs busy'; its"
+echo " ratio is not a cost ratio but blkstack's share over nbdkit's)"
 [ "$PERF" = 1 ] || echo "(no perf: client CPU and ctx switches from fio's job; no syscall counts)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "rounds (nbdkit): $(tr '\n' ' ' <"$TMP/kit.iops")"
-echo "rounds (blkstack): $(tr '\n' ' ' <"$TMP/blk.iops")"
-echo "rounds (blkstack spin): $(tr '\n' ' ' <"$TMP/spin.iops")"
+echo "rounds (blkstack plain): $(tr '\n' ' ' <"$TMP/blk.iops")"
+echo "rounds (blkstack default): $(tr '\n' ' ' <"$TMP/spin.iops")"

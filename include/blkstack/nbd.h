@@ -379,6 +379,15 @@ void blk_nbd_conn_tx_done(struct blk_nbd_conn *conn, size_t n);
 unsigned int blk_nbd_conn_inflight(const struct blk_nbd_conn *conn);
 
 /**
+ * blk_nbd_conn_requests() - request headers received so far (well-formed
+ * ones, NBD_CMD_DISC included).
+ * @conn: the connection.
+ * Return: the count since blk_nbd_conn_create().
+ * Context: the owner thread.
+ */
+uint64_t blk_nbd_conn_requests(const struct blk_nbd_conn *conn);
+
+/**
  * blk_nbd_conn_dev_busy() - requests waiting on the device.
  * @conn: the connection.
  * Return: count; while nonzero the caller should poll soon.
@@ -442,6 +451,11 @@ void blk_nbd_conn_destroy(struct blk_nbd_conn *conn);
  *	this many microseconds before sleeping in recv() (0: sleep at once).
  *	Only while there are fewer connections than online CPUs: spinning
  *	threads must not take the CPU from each other.
+ * @coalesce_us: longest request-coalescing sleep in microseconds (0: off):
+ *	after a turn that received several requests, a connection sleeps
+ *	on a timer, adapted to its client's pace, and reads what arrived as
+ *	one batch, instead of being woken by every request (see
+ *	docs/nbd.md, "Request coalescing").  At most 100000.
  * @log: where the one line per connection goes (NULL: stderr).
  */
 struct blk_nbd_server_config {
@@ -452,6 +466,7 @@ struct blk_nbd_server_config {
 	unsigned int max_connections;
 	unsigned int max_inflight;
 	unsigned int spin_us;
+	unsigned int coalesce_us;
 	void *log; /* FILE * */
 };
 

@@ -53,6 +53,9 @@ void serve_usage(FILE *f)
 		"  --max-inflight=N       requests run at once per connection, 1..1024 (64)\n"
 		"  --spin-us=US           poll an idle connection this long before sleeping,\n"
 		"                         0..100000 (50; only with fewer connections than CPUs)\n"
+		"  --coalesce-us=US       longest request-coalescing sleep of a connection at\n"
+		"                         queue depth, adapted to its client, 0..100000\n"
+		"                         (1000; 0: off, every request wakes the server)\n"
 		"\n"
 		"export options (before the first --export: defaults for all exports):\n"
 		"  --export=NAME          start an export called NAME (clients ask for it\n"
@@ -72,21 +75,27 @@ void serve_usage(FILE *f)
 		"      --export=b --dev=uring --filename=/var/tmp/b.img --size=4G --read-only\n");
 }
 
-static int parse_uint(const char *name, const char *v, unsigned int max,
-		      unsigned int *out)
+static int parse_range(const char *name, const char *v, unsigned int min,
+		       unsigned int max, unsigned int *out)
 {
 	char *end;
 	unsigned long x;
 
 	errno = 0;
-	x = v ? strtoul(v, &end, 10) : 0;
-	if (!v || !*v || *end || errno || x < 1 || x > max) {
-		fprintf(stderr, "blkstack serve: --%s=%s: allowed 1..%u\n", name,
-			v ? v : "", max);
+	x = v && *v != '-' ? strtoul(v, &end, 10) : 0;
+	if (!v || !*v || *v == '-' || *end || errno || x < min || x > max) {
+		fprintf(stderr, "blkstack serve: --%s=%s: allowed %u..%u\n", name,
+			v ? v : "", min, max);
 		return -EINVAL;
 	}
 	*out = (unsigned int)x;
 	return 0;
+}
+
+static int parse_uint(const char *name, const char *v, unsigned int max,
+		      unsigned int *out)
+{
+	return parse_range(name, v, 1, max, out);
 }
 
 static struct serve_export *export_new(struct serve_export *ex, unsigned int n,
@@ -140,6 +149,7 @@ int serve_main(int argc, char **argv)
 	struct blk_nbd_server *srv = NULL;
 	const char *tcp = NULL, *unix_path = NULL;
 	unsigned int nr = 0, i, max_conn = 64, max_inflight = 64, spin_us = 50;
+	unsigned int coalesce_us = 1000;
 	struct sigaction sa = { .sa_handler = on_signal };
 	char err[512];
 	int ret = 1, a;
@@ -185,9 +195,10 @@ int serve_main(int argc, char **argv)
 			if (parse_uint(name, val, 1024, &max_conn))
 				goto out;
 		} else if (!strcmp(name, "spin-us")) {
-			if (!val || !strcmp(val, "0"))
-				spin_us = 0;
-			else if (parse_uint(name, val, 100000, &spin_us))
+			if (parse_range(name, val, 0, 100000, &spin_us))
+				goto out;
+		} else if (!strcmp(name, "coalesce-us")) {
+			if (parse_range(name, val, 0, 100000, &coalesce_us))
 				goto out;
 		} else if (!strcmp(name, "max-inflight")) {
 			if (parse_uint(name, val, 1024, &max_inflight))
@@ -256,6 +267,7 @@ int serve_main(int argc, char **argv)
 	cfg.max_connections = max_conn;
 	cfg.max_inflight = max_inflight;
 	cfg.spin_us = spin_us;
+	cfg.coalesce_us = coalesce_us;
 	cfg.log = stderr;
 	if (blk_nbd_server_create(&cfg, &srv, err, sizeof(err))) {
 		fprintf(stderr, "blkstack serve: %s\n", err);

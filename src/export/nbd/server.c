@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -32,6 +34,7 @@
 #include <unistd.h>
 
 #include "blkstack/nbd.h"
+#include "coalesce.h"
 
 #define IDLE_WAIT_MS 100
 #define BUSY_WAIT_NS 20000
@@ -66,6 +69,7 @@ struct nbd_client {
 	unsigned long id;
 	char peer[80];
 	uint64_t rx_bytes, tx_bytes;
+	struct blk_nbd_coalesce co;
 	uint64_t hs_deadline;           /* now_ms() the handshake must end by */
 	uint64_t stop_seen;             /* now_ms() the handshake saw the stop */
 };
@@ -287,6 +291,7 @@ static const char *transmit(struct nbd_client *cl,
 	bool eof = false;
 	struct iovec eof_v;
 	uint64_t stop_ms = 0, spin_ns = srv->cfg.spin_us * 1000ull;
+	unsigned int batch = 0; /* requests received in the last turn */
 	int ret, one = 1;
 
 	ret = blk_nbd_conn_create(exp, s, srv->cfg.max_inflight, &conn);
@@ -301,10 +306,16 @@ static const char *transmit(struct nbd_client *cl,
 	tv_set(cl->fd, SO_RCVTIMEO, IDLE_WAIT_MS);
 	setsockopt(cl->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
+	/* only a Unix socket shows when the client has read its replies */
+	blk_nbd_coalesce_init(&cl->co, strcmp(cl->peer, "unix") ? 0 :
+				       srv->cfg.coalesce_us);
 	for (;;) {
 		void *buf;
 		size_t room;
 		int rflags = MSG_DONTWAIT;
+		uint64_t nreq, slept = 0, co_ns;
+		bool drained = false;
+		int unread;
 
 		if (stop_flag(srv) && !stop_ms) {
 			stop_ms = now_ms();
@@ -368,6 +379,23 @@ static const char *transmit(struct nbd_client *cl,
 				if (poll(&pfd, 1, IDLE_WAIT_MS) > 0 && !room &&
 				    (pfd.revents & (POLLHUP | POLLERR)))
 					eof = true;
+			} else if ((co_ns = blk_nbd_coalesce_wait(&cl->co, batch))) {
+				/*
+				 * The client is at queue depth: let its next
+				 * requests gather while it reads our replies
+				 * (a timer, so its sends wake nobody).
+				 */
+				struct timespec ts = { (time_t)(co_ns / 1000000000),
+						       (long)(co_ns % 1000000000) };
+				uint64_t t0 = now_ns();
+
+				nanosleep(&ts, NULL);
+				slept = now_ns() - t0;
+				if (!slept)
+					slept = 1;
+				/* bytes sent that the client has not read yet */
+				drained = ioctl(cl->fd, SIOCOUTQ, &unread) ||
+					  unread <= 0;
 			} else if (spin_ns && srv->active < srv->ncpu &&
 				   spin_for_data(cl->fd, spin_ns)) {
 				/* the next request came while spinning */
@@ -376,6 +404,7 @@ static const char *transmit(struct nbd_client *cl,
 			}
 		}
 		/* receive what the socket holds, as room allows */
+		nreq = blk_nbd_conn_requests(conn);
 		while (!eof && (room = blk_nbd_conn_rx_buf(conn, &buf))) {
 			ssize_t n = recv(cl->fd, buf, room, rflags);
 
@@ -395,6 +424,9 @@ static const char *transmit(struct nbd_client *cl,
 			if ((size_t)n < room)
 				break;
 		}
+		batch = (unsigned int)(blk_nbd_conn_requests(conn) - nreq);
+		if (slept)
+			blk_nbd_coalesce_update(&cl->co, slept, batch, drained);
 	}
 out:
 	blk_nbd_conn_destroy(conn);
@@ -440,10 +472,13 @@ static void *client_thread(void *arg)
 		why = whybuf;
 	}
 	fprintf(srv->log,
-		"nbd: conn %lu %s export '%s' %.3f s rx %llu B tx %llu B: %s\n",
+		"nbd: conn %lu %s export '%s' %.3f s rx %llu B tx %llu B "
+		"coalesced %llu (client dry %llu): %s\n",
 		cl->id, cl->peer, name, (now_ms() - t0) / 1000.0,
 		(unsigned long long)cl->rx_bytes,
-		(unsigned long long)cl->tx_bytes, why ? why : "closed");
+		(unsigned long long)cl->tx_bytes,
+		(unsigned long long)cl->co.sleeps,
+		(unsigned long long)cl->co.dry, why ? why : "closed");
 	fflush(srv->log);
 	close(cl->fd);
 	free(cl);
@@ -573,7 +608,8 @@ int blk_nbd_server_create(const struct blk_nbd_server_config *cfg,
 	int ret;
 
 	if (!cfg->nr_exports || cfg->nr_exports > 64 ||
-	    (!cfg->tcp_addr && !cfg->unix_path) || cfg->max_inflight > 1024) {
+	    (!cfg->tcp_addr && !cfg->unix_path) || cfg->max_inflight > 1024 ||
+	    cfg->coalesce_us > 100000) {
 		snprintf(err, errlen, "nbd server: bad configuration");
 		return -EINVAL;
 	}

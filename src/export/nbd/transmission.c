@@ -72,6 +72,7 @@ struct blk_nbd_conn {
 	unsigned int nr_slots, nr_free;
 	unsigned int dev_busy;          /* slots with bios not yet completed */
 	uint64_t data_bytes;            /* READ/WRITE lengths of taken slots */
+	uint64_t nr_requests;           /* request headers received */
 	struct nbd_slot *tx_head, *tx_tail;
 	struct nbd_slot *retry_head, *retry_tail;
 	/* receive side */
@@ -750,6 +751,7 @@ static int on_header(struct blk_nbd_conn *c, const uint8_t *p)
 		return -EPROTO;
 	}
 	r = &sl->req;
+	c->nr_requests++;
 	c->data_bytes += slot_data(sl);
 	if (r->type == NBD_CMD_DISC) { /* no reply, even while stopping */
 		c->closing = true;
@@ -950,6 +952,11 @@ void blk_nbd_conn_tx_done(struct blk_nbd_conn *c, size_t n)
 unsigned int blk_nbd_conn_inflight(const struct blk_nbd_conn *c)
 {
 	return c->nr_slots - c->nr_free;
+}
+
+uint64_t blk_nbd_conn_requests(const struct blk_nbd_conn *c)
+{
+	return c->nr_requests;
 }
 
 unsigned int blk_nbd_conn_dev_busy(const struct blk_nbd_conn *c)
