@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # blkstack serve (dev=ram) against nbdkit's memory plugin, same fio job, same
-# run: fio --ioengine=nbd, 4 KiB random reads at QD32, one job, over a Unix
+# run: fio --ioengine=nbd, 4 KiB random reads at QD32, one job (NUMJOBS=N:
+# N jobs, one connection each, QD32 each, reported as a group), over a Unix
 # socket (TCP with --tcp).  Both exports are first filled with data (one
 # sequential 1 MiB write pass), so that neither server can answer from a
 # hole.  Rounds alternate the servers; the medians and their ratio are
@@ -26,6 +27,7 @@
 #        PIN=C,S  run every client on CPU C and every server on CPU S
 #                 (taskset, the same for all servers; default: unpinned)
 #        PERF=0   do not use perf (no syscall counts)
+#        NUMJOBS=N fio jobs, one connection each, QD32 each (default 1)
 #        SPIN_US=N, COALESCE_US=N  the default server's --spin-us and
 #                 --coalesce-us (defaults 50 and 1000, blkstack's own)
 set -euo pipefail
@@ -60,6 +62,11 @@ fi
 PERF=${PERF:-1}
 SPIN_US=${SPIN_US:-50}
 COALESCE_US=${COALESCE_US:-1000}
+NUMJOBS=${NUMJOBS:-1}
+case $NUMJOBS in
+'' | *[!0-9]* | 0) echo "NUMJOBS=$NUMJOBS: fio jobs (one connection each), 1..64" >&2; exit 1 ;;
+esac
+[ "$NUMJOBS" -le 64 ] || { echo "NUMJOBS=$NUMJOBS: fio jobs (one connection each), 1..64" >&2; exit 1; }
 SERVER_CPU=${SERVER_CPU:-}
 
 # cgroup NAME: make a cgroup with the SERVER_CPU budget; prints its path
@@ -136,7 +143,7 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 
-WL="--rw=randread --bs=4k --iodepth=32 --numjobs=1 --size=$SIZE --runtime=$RUNTIME --time_based"
+WL="--rw=randread --bs=4k --iodepth=32 --numjobs=$NUMJOBS --group_reporting --size=$SIZE --runtime=$RUNTIME --time_based"
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 fill() { fio --name=fill --ioengine=nbd --uri="$1" --rw=write --bs=1M --iodepth=8 --size="$SIZE" >/dev/null; }
 # CPU ticks (user + system) of a process and its threads
@@ -171,8 +178,9 @@ round() {
 	awk "BEGIN { printf \"%.3f\\n\", ($t1 - $t0) * 1e6 / $hz / $ios }" >>"$3.scpu"
 	if [ "$PERF" = 1 ]; then
 		awk -v c="$(pv "$TMP/cl.perf" task-clock)" -v n="$ios" 'BEGIN { printf "%.3f\n", c * 1000 / n }' >>"$3.ccpu"
+		# job_runtime is summed over the jobs of a group
 		awk -v c="$(pv "$TMP/cl.perf" task-clock)" -v r="$(jq '.jobs[0].job_runtime' <<<"$out")" \
-			'BEGIN { printf "%.3f\n", c / r }' >>"$3.cbusy"
+			-v j="$NUMJOBS" 'BEGIN { printf "%.3f\n", c / (r / j) }' >>"$3.cbusy"
 		awk -v c="$(pv "$TMP/cl.perf" context-switches)" -v n="$ios" 'BEGIN { printf "%.4f\n", c / n }' >>"$3.ccs"
 		awk -v c="$(pv "$TMP/cl.perf" raw_syscalls:sys_enter)" -v n="$ios" 'BEGIN { printf "%.3f\n", c / n }' >>"$3.csys"
 		awk -v c="$(pv "$TMP/srv.perf" raw_syscalls:sys_enter)" -v n="$ios" 'BEGIN { printf "%.3f\n", c / n }' >>"$3.ssys"
@@ -180,7 +188,7 @@ round() {
 	else # fio's job process: usr/sys percent of its runtime; ctx is voluntary + involuntary
 		jq --argjson n "$ios" '.jobs[0] | (.usr_cpu + .sys_cpu) / 100 * .job_runtime * 1000 / $n' <<<"$out" >>"$3.ccpu"
 		jq --argjson n "$ios" '.jobs[0].ctx / $n' <<<"$out" >>"$3.ccs"
-		jq '.jobs[0] | (.usr_cpu + .sys_cpu) / 100' <<<"$out" >>"$3.cbusy"
+		jq --argjson j "$NUMJOBS" '.jobs[0] | (.usr_cpu + .sys_cpu) / 100 * $j' <<<"$out" >>"$3.cbusy"
 	fi
 }
 
@@ -216,7 +224,7 @@ row() { # label fmt file-suffix ratio-direction(1: blk/kit, -1: kit/blk)
 	fi
 }
 printf '\n%-30s %14s %14s %8s %14s %8s\n' "median" "nbdkit memory" "ram plain" "ratio" "ram default" "ratio"
-row "IOPS, 4k randread QD32" .0f iops 1
+row "IOPS, 4k randread QD32 x$NUMJOBS" .0f iops 1
 row "client CPUs busy (1.0: bound)" .2f cbusy 1
 row "server CPU us per I/O" .2f scpu -1
 row "client CPU us per I/O" .2f ccpu -1

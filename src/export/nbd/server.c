@@ -7,10 +7,12 @@
  * Waiting: the connection's socket is nonblocking.  While the device has
  * requests of this connection in flight (uring completes asynchronously)
  * the thread waits in ppoll() for at most BUSY_WAIT_NS before polling the
- * device again; when nothing is in flight it sleeps in poll() on the
- * socket, waking every IDLE_WAIT_MS to check for shutdown.  ram and null
- * complete inline, so their replies leave in the same loop turn as the
- * requests arrived.
+ * device again; when nothing is in flight it sleeps in recv() on the
+ * socket (SO_RCVTIMEO IDLE_WAIT_MS, to check for shutdown), after
+ * spinning for --spin-us, or, when its client is at queue depth, sleeps on
+ * a timer first and reads the batch that gathered (request coalescing,
+ * coalesce.h).  ram and null complete inline, so their replies leave in
+ * the same loop turn as the requests arrived.
  */
 #include <arpa/inet.h>
 #include <errno.h>
