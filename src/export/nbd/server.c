@@ -294,7 +294,9 @@ static const char *transmit(struct nbd_client *cl,
 	struct iovec eof_v;
 	uint64_t stop_ms = 0, spin_ns = srv->cfg.spin_us * 1000ull;
 	unsigned int batch = 0; /* requests received in the last turn */
-	int ret, one = 1;
+	uint64_t rx0;
+	int ret, one = 1, sndbuf = 0;
+	socklen_t sl = sizeof(sndbuf);
 
 	ret = blk_nbd_conn_create(exp, s, srv->cfg.max_inflight, &conn);
 	if (ret)
@@ -308,6 +310,8 @@ static const char *transmit(struct nbd_client *cl,
 	tv_set(cl->fd, SO_RCVTIMEO, IDLE_WAIT_MS);
 	setsockopt(cl->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
+	if (getsockopt(cl->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl) || sndbuf <= 0)
+		sndbuf = 212992;
 	/* only a Unix socket shows when the client has read its replies */
 	blk_nbd_coalesce_init(&cl->co, strcmp(cl->peer, "unix") ? 0 :
 				       srv->cfg.coalesce_us);
@@ -407,6 +411,7 @@ static const char *transmit(struct nbd_client *cl,
 		}
 		/* receive what the socket holds, as room allows */
 		nreq = blk_nbd_conn_requests(conn);
+		rx0 = cl->rx_bytes;
 		while (!eof && (room = blk_nbd_conn_rx_buf(conn, &buf))) {
 			ssize_t n = recv(cl->fd, buf, room, rflags);
 
@@ -427,6 +432,14 @@ static const char *transmit(struct nbd_client *cl,
 				break;
 		}
 		batch = (unsigned int)(blk_nbd_conn_requests(conn) - nreq);
+		/*
+		 * Requests that filled half a socket buffer while we slept
+		 * (writes carry data) may have blocked the client's send():
+		 * as good as drained.  Half our own SO_SNDBUF stands in for
+		 * the client's (both default to net.core.wmem_default).
+		 */
+		if (slept && cl->rx_bytes - rx0 >= (uint64_t)sndbuf / 2)
+			drained = true;
 		if (slept)
 			blk_nbd_coalesce_update(&cl->co, slept, batch, drained);
 	}
