@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Request coalescing on and off, same run: blkstack serve --dev=ram with
 # --coalesce-us=0 and with the default (1000), both with the default
-# --spin-us, driven by fio --ioengine=nbd over a Unix socket: 4 KiB random
+# --spin-us, driven by fio --ioengine=nbd over a Unix socket (loopback TCP
+# with --tcp): 4 KiB random
 # reads and random writes at QD 1, 8 and 32 (one job).  Rounds alternate
 # the two servers; medians.  Prints IOPS (on/off ratio), the share of a CPU
 # the client (fio + libnbd) used, the servers' CPU per I/O, and the
@@ -10,13 +11,14 @@
 # (ratio near or above 1.00 where the client is the limit) and should cut
 # the server's CPU per I/O at depth.
 #
-# usage: bench/nbd-coalesce.sh [runtime_s=3] [rounds=3] [size=256M]
+# usage: bench/nbd-coalesce.sh [runtime_s=3] [rounds=3] [size=256M] [--tcp]
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNTIME=${1:-3}
 ROUNDS=${2:-3}
 SIZE=${3:-256M}
+TCP=${4:-}
 BLKSTACK=${BLKSTACK:-build/blkstack}
 TMP=$(mktemp -d)
 PIDS=()
@@ -32,14 +34,33 @@ done
 fio --enghelp 2>/dev/null | grep -w nbd >/dev/null || { echo "this fio has no nbd engine" >&2; exit 1; }
 [ -x "$BLKSTACK" ] || make build >/dev/null
 
-"$BLKSTACK" serve --unix="$TMP/off.sock" --dev=ram --size="$SIZE" --coalesce-us=0 2>"$TMP/off.log" &
+if [ "$TCP" = --tcp ]; then
+	L1=(--nbd=127.0.0.1:0) L2=(--nbd=127.0.0.1:0)
+else
+	L1=(--unix="$TMP/off.sock") L2=(--unix="$TMP/on.sock")
+fi
+"$BLKSTACK" serve "${L1[@]}" --dev=ram --size="$SIZE" --coalesce-us=0 2>"$TMP/off.log" &
 PIDS+=($!)
 OFF_PID=$!
-"$BLKSTACK" serve --unix="$TMP/on.sock" --dev=ram --size="$SIZE" 2>"$TMP/on.log" &
+"$BLKSTACK" serve "${L2[@]}" --dev=ram --size="$SIZE" 2>"$TMP/on.log" &
 PIDS+=($!)
 ON_PID=$!
-for _ in $(seq 50); do [ -S "$TMP/off.sock" ] && [ -S "$TMP/on.sock" ] && break; sleep 0.1; done
-uri() { echo "nbd+unix:///?socket=$TMP/$1.sock"; }
+port() { sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/$1.log"; }
+for _ in $(seq 50); do
+	if [ "$TCP" = --tcp ]; then
+		[ -n "$(port off)" ] && [ -n "$(port on)" ] && break
+	else
+		[ -S "$TMP/off.sock" ] && [ -S "$TMP/on.sock" ] && break
+	fi
+	sleep 0.1
+done
+uri() {
+	if [ "$TCP" = --tcp ]; then
+		echo "nbd://127.0.0.1:$(port "$1")/"
+	else
+		echo "nbd+unix:///?socket=$TMP/$1.sock"
+	fi
+}
 for s in off on; do
 	fio --name=fill --ioengine=nbd --uri="$(uri $s)" --rw=write --bs=1M --iodepth=8 --size="$SIZE" >/dev/null
 done
@@ -71,7 +92,7 @@ round() {
 		awk -v t="$RUNTIME" -v n="$ios" '{ printf "%.0f %.1f\n", $1 / t, $1 ? n / $1 : 0 }' >>"$f.co"
 }
 echo "blkstack: $BLKSTACK serve --dev=ram --size=$SIZE, --coalesce-us=0 (off) and default (on)"
-echo "fio --ioengine=nbd over a Unix socket, 4k, ${RUNTIME}s, $ROUNDS rounds; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "fio --ioengine=nbd over ${TCP:+loopback TCP}${TCP:-a Unix socket}, 4k, ${RUNTIME}s, $ROUNDS rounds; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '\n%-14s %10s %10s %7s %13s %15s %17s\n' "workload" "off IOPS" "on IOPS" "on/off" "client busy" "srv us/IO" "sleeps/s, I/O/sleep"
 printf '%-14s %10s %10s %7s %13s %15s %17s\n' "" "" "" "" "off / on" "off / on" "(on)"
 for rw in randread randwrite; do

@@ -455,7 +455,8 @@ void blk_nbd_conn_destroy(struct blk_nbd_conn *conn);
  *	after a turn that received several requests, a connection sleeps
  *	on a timer, adapted to its client's pace, and reads what arrived as
  *	one batch, instead of being woken by every request (see
- *	docs/nbd.md, "Request coalescing").  At most 100000.
+ *	docs/nbd.md, "Request coalescing").  At most 100000.  Unix and TCP
+ *	connections (TCP sockets get SO_TIMESTAMPNS for it).
  * @log: where the one line per connection goes (NULL: stderr).
  */
 struct blk_nbd_server_config {

@@ -11,9 +11,9 @@
  * received several requests, the connection thread sleeps on a timer (the
  * client's sends then wake nobody) and reads everything that arrived.
  *
- * The sleep adapts per connection, on one exact signal: whether the
- * client had read every reply sent before the sleep by the time it ended
- * (for a Unix socket, SIOCOUTQ: the bytes the peer has not yet read).
+ * The sleep adapts per connection, on one signal: whether the client
+ * ran out of work during the sleep (for a Unix socket, exactly: SIOCOUTQ,
+ * the bytes the peer has not yet read, is 0).
  * Not drained: the client was still busy, the sleep cost it nothing, and
  * the next one is 1/16 longer.  Drained: the client may have idled, and
  * the next sleep is 3/4 as long.  The sleep thus hovers just under the
@@ -24,9 +24,10 @@
  * shallow queue, or timers coarser than its pace) stops coalescing for
  * BLK_NBD_COALESCE_BACKOFF_TURNS turns.
  *
- * Over TCP the server cannot see that signal (SIOCOUTQ counts bytes not
- * yet acknowledged, which a loopback peer does at once, not bytes unread
- * by the application): the caller leaves coalescing off there.
+ * Over TCP that signal does not exist (SIOCOUTQ counts bytes not yet
+ * acknowledged, not bytes the application has not read); the caller uses
+ * receive timestamps instead: a client whose requests stopped arriving
+ * well before the wake-up had nothing left to do.
  *
  * Pure arithmetic on caller-supplied times: no clock, no system call, so
  * tests can drive it with any client model.  Context: the connection's own

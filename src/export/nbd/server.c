@@ -283,6 +283,44 @@ static bool spin_dev(int fd, struct blk_nbd_conn *conn, size_t room,
 	return false;
 }
 
+/*
+ * recv() that also reports when the newest of the bytes it returned
+ * arrived (SO_TIMESTAMPNS, CLOCK_REALTIME ns; 0 when the kernel gave no
+ * timestamp).
+ */
+static ssize_t recv_stamped(int fd, void *buf, size_t len, int flags,
+			    uint64_t *arrived_ns)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec v = { buf, len };
+	struct msghdr mh = { .msg_iov = &v, .msg_iovlen = 1,
+			     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	ssize_t n = recvmsg(fd, &mh, flags);
+
+	for (c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			*arrived_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+				      (uint64_t)ts.tv_nsec;
+		}
+	}
+	return n;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static const char *transmit(struct nbd_client *cl,
 			    const struct blk_nbd_export *exp,
 			    const struct blk_nbd_session *s)
@@ -295,6 +333,7 @@ static const char *transmit(struct nbd_client *cl,
 	uint64_t stop_ms = 0, spin_ns = srv->cfg.spin_us * 1000ull;
 	unsigned int batch = 0; /* requests received in the last turn */
 	uint64_t rx0;
+	bool tcp, tcp_stamps = true;
 	int ret, one = 1, sndbuf = 0;
 	socklen_t sl = sizeof(sndbuf);
 
@@ -312,14 +351,22 @@ static const char *transmit(struct nbd_client *cl,
 
 	if (getsockopt(cl->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl) || sndbuf <= 0)
 		sndbuf = 212992;
-	/* only a Unix socket shows when the client has read its replies */
-	blk_nbd_coalesce_init(&cl->co, strcmp(cl->peer, "unix") ? 0 :
-				       srv->cfg.coalesce_us);
+	/*
+	 * Whether the client ran out of work during a coalescing sleep: a
+	 * Unix socket says if it read every reply (SIOCOUTQ); over TCP that
+	 * counts unacknowledged bytes instead, so the receive timestamps say
+	 * when its requests stopped coming.
+	 */
+	tcp = strcmp(cl->peer, "unix") != 0;
+	if (tcp && srv->cfg.coalesce_us &&
+	    setsockopt(cl->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)))
+		tcp_stamps = false;
+	blk_nbd_coalesce_init(&cl->co, tcp && !tcp_stamps ? 0 : srv->cfg.coalesce_us);
 	for (;;) {
 		void *buf;
 		size_t room;
 		int rflags = MSG_DONTWAIT;
-		uint64_t nreq, slept = 0, co_ns;
+		uint64_t nreq, slept = 0, co_ns, woke_rt = 0, last_rt = 0;
 		bool drained = false;
 		int unread;
 
@@ -400,8 +447,11 @@ static const char *transmit(struct nbd_client *cl,
 				if (!slept)
 					slept = 1;
 				/* bytes sent that the client has not read yet */
-				drained = ioctl(cl->fd, SIOCOUTQ, &unread) ||
-					  unread <= 0;
+				if (!tcp)
+					drained = ioctl(cl->fd, SIOCOUTQ, &unread) ||
+						  unread <= 0;
+				else
+					woke_rt = realtime_ns();
 			} else if (spin_ns && srv->active < srv->ncpu &&
 				   spin_for_data(cl->fd, spin_ns)) {
 				/* the next request came while spinning */
@@ -413,7 +463,8 @@ static const char *transmit(struct nbd_client *cl,
 		nreq = blk_nbd_conn_requests(conn);
 		rx0 = cl->rx_bytes;
 		while (!eof && (room = blk_nbd_conn_rx_buf(conn, &buf))) {
-			ssize_t n = recv(cl->fd, buf, room, rflags);
+			ssize_t n = woke_rt ? recv_stamped(cl->fd, buf, room, rflags, &last_rt) :
+					      recv(cl->fd, buf, room, rflags);
 
 			rflags = MSG_DONTWAIT;
 			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR &&
@@ -439,6 +490,17 @@ static const char *transmit(struct nbd_client *cl,
 		 * the client's (both default to net.core.wmem_default).
 		 */
 		if (slept && cl->rx_bytes - rx0 >= (uint64_t)sndbuf / 2)
+			drained = true;
+		/*
+		 * TCP: requests that stopped arriving more than one of the
+		 * client's gaps (and 10 us) before we woke mean it had
+		 * nothing left to do for a while.
+		 */
+		if (woke_rt && batch && last_rt &&
+		    woke_rt > last_rt + 10000 &&
+		    woke_rt - last_rt > slept / batch)
+			drained = true;
+		if (woke_rt && (!batch || !last_rt))
 			drained = true;
 		if (slept)
 			blk_nbd_coalesce_update(&cl->co, slept, batch, drained);
