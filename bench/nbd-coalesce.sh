@@ -19,6 +19,7 @@ RUNTIME=${1:-3}
 ROUNDS=${2:-3}
 SIZE=${3:-256M}
 TCP=${4:-}
+case "$TCP" in ""|--tcp) ;; *) echo "usage: $0 [runtime_s] [rounds] [size] [--tcp]" >&2; exit 2 ;; esac
 BLKSTACK=${BLKSTACK:-build/blkstack}
 TMP=$(mktemp -d)
 PIDS=()
@@ -92,7 +93,7 @@ round() {
 		awk -v t="$RUNTIME" -v n="$ios" '{ printf "%.0f %.1f\n", $1 / t, $1 ? n / $1 : 0 }' >>"$f.co"
 }
 echo "blkstack: $BLKSTACK serve --dev=ram --size=$SIZE, --coalesce-us=0 (off) and default (on)"
-echo "fio --ioengine=nbd over ${TCP:+loopback TCP}${TCP:-a Unix socket}, 4k, ${RUNTIME}s, $ROUNDS rounds; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "fio --ioengine=nbd over $([ "$TCP" = --tcp ] && echo loopback TCP || echo a Unix socket), 4k, ${RUNTIME}s, $ROUNDS rounds; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '\n%-14s %10s %10s %7s %13s %15s %17s\n' "workload" "off IOPS" "on IOPS" "on/off" "client busy" "srv us/IO" "sleeps/s, I/O/sleep"
 printf '%-14s %10s %10s %7s %13s %15s %17s\n' "" "" "" "" "off / on" "off / on" "(on)"
 for rw in randread randwrite; do
