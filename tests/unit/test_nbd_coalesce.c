@@ -62,8 +62,7 @@ static struct outcome run(struct blk_nbd_coalesce *co, const struct model *m,
 			next += gap;
 		}
 		if (s)
-			blk_nbd_coalesce_update(co, (uint64_t)(wake - t), pending,
-						left == 0);
+			blk_nbd_coalesce_update(co, pending, left == 0);
 		t = wake;
 		batch = pending;
 		wakes++;
@@ -194,23 +193,23 @@ static void drained_at_floor_backs_off_for_the_stated_turns(void **state)
 	assert_int_equal(blk_nbd_coalesce_wait(&co, 8), BLK_NBD_COALESCE_START_NS);
 	/* the client drains every time: 3/4, 3/4, ... until below the floor */
 	for (i = 0; co.target_ns * 3 / 4 >= BLK_NBD_COALESCE_MIN_NS; i++) {
-		blk_nbd_coalesce_update(&co, co.target_ns + 45000, 8, true);
+		blk_nbd_coalesce_update(&co, 8, true);
 		assert_int_equal(co.backoff, 0);
 	}
 	assert_int_equal(i, 4); /* 20 -> 15 -> 11.25 -> 8.4 -> 6.3 us */
-	blk_nbd_coalesce_update(&co, co.target_ns + 45000, 8, true);
+	blk_nbd_coalesce_update(&co, 8, true);
 	assert_int_equal(co.dry, 5);
 	assert_int_equal(co.target_ns, BLK_NBD_COALESCE_START_NS);
 	for (i = 0; i < BLK_NBD_COALESCE_BACKOFF_TURNS; i++)
 		assert_int_equal(blk_nbd_coalesce_wait(&co, 8), 0);
 	assert_int_equal(blk_nbd_coalesce_wait(&co, 8), BLK_NBD_COALESCE_START_NS);
 	/* not drained: 1/16 + 1 us longer; drained: 3/4 */
-	blk_nbd_coalesce_update(&co, BLK_NBD_COALESCE_START_NS, 8, false);
+	blk_nbd_coalesce_update(&co, 8, false);
 	assert_int_equal(co.target_ns, 20000 + 1250 + 1000);
-	blk_nbd_coalesce_update(&co, 22250, 8, true);
+	blk_nbd_coalesce_update(&co, 8, true);
 	assert_int_equal(co.target_ns, 22250 * 3 / 4);
 	/* nothing arrived counts as drained */
-	blk_nbd_coalesce_update(&co, 16687, 0, false);
+	blk_nbd_coalesce_update(&co, 0, false);
 	assert_int_equal(co.target_ns, 16687 * 3 / 4);
 	assert_int_equal(co.gathered, 5 * 8 + 16);
 }

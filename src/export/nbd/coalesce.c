@@ -5,7 +5,8 @@
  * The target follows additive increase (1/16 of itself plus 1 us per
  * sleep the client did not drain) and multiplicative decrease (3/4 when it
  * did), like a congestion window: the client's idle time per drained sleep
- * is at most the last increase, and drains come once per few sleeps.
+ * is about the last increase plus the timer's overshoot, and drains come
+ * once per few sleeps.
  */
 #include "coalesce.h"
 
@@ -30,8 +31,8 @@ uint64_t blk_nbd_coalesce_wait(struct blk_nbd_coalesce *co,
 	return co->target_ns;
 }
 
-void blk_nbd_coalesce_update(struct blk_nbd_coalesce *co, uint64_t slept_ns,
-			     unsigned int arrived, bool drained)
+void blk_nbd_coalesce_update(struct blk_nbd_coalesce *co, unsigned int arrived,
+			     bool drained)
 {
 	uint64_t t = co->target_ns;
 
@@ -47,11 +48,10 @@ void blk_nbd_coalesce_update(struct blk_nbd_coalesce *co, uint64_t slept_ns,
 	/*
 	 * Below the floor: this client is too shallow, or the timers too
 	 * coarse (they overshoot what it takes the client to drain), for
-	 * sleeping to pay.  Leave the connection alone for a while.  A long
-	 * sleep alone proves nothing: the thread may have been preempted or
-	 * throttled (a cgroup CPU quota), not the timer coarse.
+	 * sleeping to pay.  Leave the connection alone for a while.  (How
+	 * long the sleep really lasted is not a sign of coarse timers: the
+	 * thread may have been preempted or throttled by a CPU quota.)
 	 */
-	(void)slept_ns;
 	if (t < BLK_NBD_COALESCE_MIN_NS) {
 		co->backoff = BLK_NBD_COALESCE_BACKOFF_TURNS;
 		t = BLK_NBD_COALESCE_START_NS;

@@ -79,13 +79,12 @@ uint64_t blk_nbd_coalesce_wait(struct blk_nbd_coalesce *co,
 /**
  * blk_nbd_coalesce_update() - learn from a sleep that was taken.
  * @co: the connection's state.
- * @slept_ns: how long the sleep really lasted (timers overshoot), in ns.
  * @arrived: requests received right after it.
  * @drained: the client may have run out of work during the sleep: it had
  *	read every reply sent before it, or its requests filled enough of a
  *	socket buffer that its send() may have blocked (the caller decides).
  */
-void blk_nbd_coalesce_update(struct blk_nbd_coalesce *co, uint64_t slept_ns,
-			     unsigned int arrived, bool drained);
+void blk_nbd_coalesce_update(struct blk_nbd_coalesce *co, unsigned int arrived,
+			     bool drained);
 
 #endif

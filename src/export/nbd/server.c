@@ -70,6 +70,7 @@ struct nbd_client {
 	int fd;
 	unsigned long id;
 	char peer[80];
+	bool unix_peer;                 /* AF_UNIX (else TCP) */
 	uint64_t rx_bytes, tx_bytes;
 	struct blk_nbd_coalesce co;
 	uint64_t hs_deadline;           /* now_ms() the handshake must end by */
@@ -246,36 +247,20 @@ static uint64_t now_ns(void)
 }
 
 /*
- * Busy-wait up to @ns for bytes on @fd (MSG_PEEK, nonblocking): a client
- * at queue depth sends its next request within microseconds of a reply,
- * and catching it awake saves a sleep and a wake-up on both sides (the
- * client's send() pays for waking the server).  Return: true when data is
- * there.
+ * Busy-wait up to @ns for device completions of @conn (NULL: none owed)
+ * and, when there is @room, for bytes on @fd (MSG_PEEK, nonblocking): a
+ * client at queue depth sends its next request within microseconds of a
+ * reply, and catching it awake saves a sleep and a wake-up on both sides
+ * (the client's send() pays for waking the server).  Return: true when a
+ * completion or request arrived.
  */
-static bool spin_for_data(int fd, uint64_t ns)
+static bool spin(int fd, struct blk_nbd_conn *conn, size_t room, uint64_t ns)
 {
 	uint64_t end = now_ns() + ns;
 	char b;
 
 	do {
-		if (recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
-			return true;
-	} while (now_ns() < end);
-	return false;
-}
-
-/*
- * Poll the device (and the socket, when there is room) for up to @ns.
- * Return: true when a completion or request arrived.
- */
-static bool spin_dev(int fd, struct blk_nbd_conn *conn, size_t room,
-		     uint64_t ns)
-{
-	uint64_t end = now_ns() + ns;
-	char b;
-
-	do {
-		if (blk_nbd_conn_poll(conn) > 0)
+		if (conn && blk_nbd_conn_poll(conn) > 0)
 			return true;
 		if (room && recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
 			return true;
@@ -357,7 +342,7 @@ static const char *transmit(struct nbd_client *cl,
 	 * counts unacknowledged bytes instead, so the receive timestamps say
 	 * when its requests stopped coming.
 	 */
-	tcp = strcmp(cl->peer, "unix") != 0;
+	tcp = !cl->unix_peer;
 	if (tcp && srv->cfg.coalesce_us &&
 	    setsockopt(cl->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)))
 		tcp_stamps = false;
@@ -413,7 +398,7 @@ static const char *transmit(struct nbd_client *cl,
 			struct timespec ts = { 0, BUSY_WAIT_NS };
 
 			if (spin_ns && srv->active < srv->ncpu &&
-			    spin_dev(cl->fd, conn, room, spin_ns))
+			    spin(cl->fd, conn, room, spin_ns))
 				;
 			else if (room)
 				ppoll(&pfd, 1, &ts, NULL);
@@ -453,7 +438,7 @@ static const char *transmit(struct nbd_client *cl,
 				else
 					woke_rt = realtime_ns();
 			} else if (spin_ns && srv->active < srv->ncpu &&
-				   spin_for_data(cl->fd, spin_ns)) {
+				   spin(cl->fd, NULL, room, spin_ns)) {
 				/* the next request came while spinning */
 			} else {
 				rflags = 0; /* sleep in recv(), up to SO_RCVTIMEO */
@@ -492,18 +477,16 @@ static const char *transmit(struct nbd_client *cl,
 		if (slept && cl->rx_bytes - rx0 >= (uint64_t)sndbuf / 2)
 			drained = true;
 		/*
-		 * TCP: requests that stopped arriving more than one of the
-		 * client's gaps (and 10 us) before we woke mean it had
-		 * nothing left to do for a while.
+		 * TCP: no request (or no timestamp), or requests that stopped
+		 * arriving more than one of the client's gaps (and 10 us)
+		 * before we woke: it had nothing left to do for a while.
 		 */
-		if (woke_rt && batch && last_rt &&
-		    woke_rt > last_rt + 10000 &&
-		    woke_rt - last_rt > slept / batch)
-			drained = true;
-		if (woke_rt && (!batch || !last_rt))
+		if (woke_rt && (!batch || !last_rt ||
+				(woke_rt > last_rt + 10000 &&
+				 woke_rt - last_rt > slept / batch)))
 			drained = true;
 		if (slept)
-			blk_nbd_coalesce_update(&cl->co, slept, batch, drained);
+			blk_nbd_coalesce_update(&cl->co, batch, drained);
 	}
 out:
 	blk_nbd_conn_destroy(conn);
@@ -719,7 +702,8 @@ unsigned int blk_nbd_server_port(const struct blk_nbd_server *srv)
 	return srv->tcp_fd >= 0 ? srv->port : 0;
 }
 
-static void peer_name(int fd, char *buf, size_t len)
+/* Name the peer for the log into @buf; return: true for a Unix socket. */
+static bool peer_name(int fd, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
@@ -728,7 +712,7 @@ static void peer_name(int fd, char *buf, size_t len)
 	if (getpeername(fd, (struct sockaddr *)&ss, &sl) ||
 	    ss.ss_family == AF_UNIX) {
 		snprintf(buf, len, "unix");
-		return;
+		return true;
 	}
 	if (ss.ss_family == AF_INET) {
 		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
@@ -741,6 +725,7 @@ static void peer_name(int fd, char *buf, size_t len)
 		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
 		snprintf(buf, len, "[%s]:%u", host, ntohs(in6->sin6_port));
 	}
+	return false;
 }
 
 static void accept_one(struct blk_nbd_server *srv, int lfd)
@@ -759,7 +744,7 @@ static void accept_one(struct blk_nbd_server *srv, int lfd)
 	}
 	cl->srv = srv;
 	cl->fd = fd;
-	peer_name(fd, cl->peer, sizeof(cl->peer));
+	cl->unix_peer = peer_name(fd, cl->peer, sizeof(cl->peer));
 	pthread_mutex_lock(&srv->lock);
 	cl->id = ++srv->next_id;
 	if (srv->active >= srv->cfg.max_connections) {
