@@ -99,11 +99,13 @@ if [ -n "$SERVER_CPU" ]; then
 	for n in kit blk spin; do
 		d=$(cgroup "$n") || { echo "SERVER_CPU needs a writable cpu cgroup (v2 /sys/fs/cgroup with the cpu controller, or v1 /sys/fs/cgroup/cpu): run as root" >&2; exit 1; }
 		CGROUPS+=("$d")
-		declare -n arr="CG_${n^^}"
-		# shellcheck disable=SC2016
-		arr=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$d")
-		unset -n arr
 	done
+	# run "$@" inside the cgroup given first
+	# shellcheck disable=SC2016
+	IN_CG=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"')
+	CG_KIT=("${IN_CG[@]}" "${CGROUPS[0]}")
+	CG_BLK=("${IN_CG[@]}" "${CGROUPS[1]}")
+	CG_SPIN=("${IN_CG[@]}" "${CGROUPS[2]}")
 fi
 EV=task-clock,context-switches,raw_syscalls:sys_enter
 if [ "$PERF" = 1 ] && ! perf stat -x, -e "$EV" -o /dev/null -- true 2>/dev/null; then
@@ -141,6 +143,11 @@ for _ in $(seq 50); do
 	if nbdinfo --size "$U1" >/dev/null 2>&1 && nbdinfo --size "$U2" >/dev/null 2>&1 &&
 		nbdinfo --size "$U3" >/dev/null 2>&1; then break; fi
 	sleep 0.1
+done
+# a server that refused its options (SPIN_US=, COALESCE_US=...) says why
+for s in blk:$BLK_PID spin:$SPIN_PID kit:$KIT_PID; do
+	kill -0 "${s#*:}" 2>/dev/null ||
+		{ echo "server '${s%:*}' did not start:" >&2; cat "$TMP/${s%:*}.log" >&2; exit 1; }
 done
 
 WL="--rw=randread --bs=4k --iodepth=32 --numjobs=$NUMJOBS --group_reporting --size=$SIZE --runtime=$RUNTIME --time_based"
