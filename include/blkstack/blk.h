@@ -283,6 +283,43 @@ void blk_finish_plug(struct blk_mq_ctx *ctx);
 int blk_poll(struct blk_mq_ctx *ctx);
 
 /**
+ * enum blk_wait_mode - how blk_wait() waits for a completion when none is
+ * ready (struct blk_dev_config's @wait_mode).
+ * @BLK_WAIT_ADAPTIVE: spin while spinning buys completions, otherwise
+ *	sleep in the driver; decided per queue from what it observes
+ *	(docs/uring.md, "Waiting for completions").
+ * @BLK_WAIT_SPIN: poll until a completion arrives, up to spin_max_ns,
+ *	then sleep.
+ * @BLK_WAIT_SLEEP: sleep in the driver at once (io_uring_enter with
+ *	GETEVENTS for uring).
+ */
+enum blk_wait_mode {
+	BLK_WAIT_ADAPTIVE = 0,
+	BLK_WAIT_SPIN = 1,
+	BLK_WAIT_SLEEP = 2,
+};
+
+/**
+ * blk_wait() - reap completions, waiting for at least one when none is
+ * ready.
+ * @ctx: the calling thread's ctx.
+ * @timeout_ns: the longest wait, ns; 0: no limit.
+ *
+ * blk_poll(), then, when nothing completed and bios are in flight, wait:
+ * spin on the device (blk_poll() in a loop) or sleep in the driver
+ * (struct blk_mq_ops' wait), as the device's wait mode says.  Drivers
+ * without a wait op, and shared hardware queues, are always spun on.  A
+ * sleep never outlasts the next request timeout check, so timeouts fire
+ * as with blk_poll().  For a consumer with nothing else to do until a
+ * completion; one that also watches sockets polls instead.
+ *
+ * Return: bios completed (>= 0); 0 when @timeout_ns passed or nothing was
+ * in flight.
+ * Context: the ctx's thread.
+ */
+int blk_wait(struct blk_mq_ctx *ctx, uint64_t timeout_ns);
+
+/**
  * blk_ctx_register_buffer() - tell the driver where this ctx's I/O buffers
  * live, so that it can map them once (io_uring fixed buffers) instead of
  * per I/O.

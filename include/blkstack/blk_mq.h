@@ -132,6 +132,16 @@ enum blk_eh_timer_return {
  *	Return 0 or -errno.  Context: blk_dev_create().
  * @exit_hctx: optional; undo init_hctx.  Context: blk_dev_close().
  * @free: optional; free the driver's device data.  Context: blk_dev_close().
+ * @wait: optional; sleep until @hctx has a completion for poll() to reap,
+ *	or @timeout_ns (ns, > 0) passes.  Called by blk_wait() when poll()
+ *	found nothing and its policy chose to sleep rather than spin (see
+ *	blk_wait()); poll() runs again right after.  A driver that defers
+ *	its doorbell submits what is queued on the way in.  Never called on a
+ *	shared hctx (other threads could not reach the queue meanwhile).
+ *	Return 0 when woken (a completion may be ready; spurious wake-ups
+ *	are allowed), -ETIME when @timeout_ns passed, -EINTR when a signal
+ *	interrupted the sleep, other -errno when the driver cannot sleep now
+ *	(the core then polls).  Context: the ctx's thread.
  * @block_status: optional; describe the allocation of [@offset, @offset +
  *	@len) as at most @nr_ext consecutive extents (see
  *	blk_dev_block_status(), which has checked the range and @flags).
@@ -145,6 +155,7 @@ struct blk_mq_ops {
 	void (*commit_rqs)(struct blk_mq_hw_ctx *hctx);
 	int (*poll)(struct blk_mq_hw_ctx *hctx);
 	enum blk_eh_timer_return (*timeout)(struct request *rq);
+	int (*wait)(struct blk_mq_hw_ctx *hctx, uint64_t timeout_ns);
 	int (*register_buffer)(struct blk_mq_hw_ctx *hctx, void *addr,
 			       size_t len);
 	int (*init_hctx)(struct blk_mq_hw_ctx *hctx, void *driver_data,
@@ -178,6 +189,11 @@ struct blk_mq_ops {
  * @run_batch: re-run a queue stopped by BLK_STS_RESOURCE only after this
  *	many completions (0 or 1: after every completion).  Seed 003's
  *	experiment.
+ * @wait_mode: how blk_wait() waits when nothing is ready (enum
+ *	blk_wait_mode; 0: adaptive).
+ * @spin_max_ns: longest single spin of blk_wait() before it sleeps in the
+ *	driver, ns (0: 200000); with BLK_WAIT_SPIN, or a driver without a
+ *	wait op, the spin goes on until a completion or the timeout.
  * @cmd_size: bytes of driver private data behind each request.
  * @can_flush, @can_discard, @can_write_zeroes, @stores_data: capabilities.
  * @ops: the driver.
@@ -200,6 +216,8 @@ struct blk_dev_config {
 	bool iostats;
 	uint32_t rq_timeout_ms;
 	uint32_t run_batch;
+	uint8_t wait_mode;
+	uint32_t spin_max_ns;
 	uint32_t cmd_size;
 	bool can_flush;
 	bool can_discard;

@@ -15,6 +15,28 @@ extern "C" {
 #endif
 
 /**
+ * enum blk_uring_taskrun - how the kernel delivers completions that need
+ * the submitting task's context (io_uring "task work": block-device and
+ * O_DIRECT completions, io-wq results).
+ * @BLK_URING_TASKRUN_COOP: IORING_SETUP_COOP_TASKRUN | TASKRUN_FLAG: the
+ *	kernel sets IORING_SQ_TASKRUN instead of interrupting the task; poll()
+ *	enters the kernel when it sees the flag.  The default: a spinning
+ *	thread is not interrupted by an IPI per completion (4x faster reads
+ *	from tmpfs, docs/uring.md).
+ * @BLK_URING_TASKRUN_DEFER: IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN:
+ *	completions run only when the thread asks (GETEVENTS).  The ring is
+ *	created disabled and enabled by the first thread that uses it, which
+ *	must then be its only user: not with shared queues, nor for serve,
+ *	whose connections come and go on different threads.
+ * @BLK_URING_TASKRUN_SIGNAL: neither: the kernel's default (TWA_SIGNAL).
+ */
+enum blk_uring_taskrun {
+	BLK_URING_TASKRUN_COOP = 0,
+	BLK_URING_TASKRUN_DEFER = 1,
+	BLK_URING_TASKRUN_SIGNAL = 2,
+};
+
+/**
  * struct blk_uring_config - a uring device.
  * @queue: queue limits and tag set.  capacity is ignored: it is the size
  *	of the file or block device.  logical_block_size: for a block device
@@ -31,6 +53,10 @@ extern "C" {
  * @fixed_buffers: accept blk_ctx_register_buffer() and use READ_FIXED /
  *	WRITE_FIXED for buffers inside the region; falls back when refused
  *	(RLIMIT_MEMLOCK on older kernels).
+ * @taskrun: enum blk_uring_taskrun.
+ * @sqpoll: IORING_SETUP_SQPOLL: a kernel thread per ring polls the
+ *	submission queue (idle after 2 ms), so submitting needs no system
+ *	call while it is awake; it takes a CPU of its own.
  */
 struct blk_uring_config {
 	struct blk_dev_config queue;
@@ -39,6 +65,8 @@ struct blk_uring_config {
 	bool direct;
 	bool register_files;
 	bool fixed_buffers;
+	uint8_t taskrun;
+	bool sqpoll;
 };
 
 /**

@@ -241,6 +241,8 @@ int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 	q.iostats = d->iostats;
 	q.rq_timeout_ms = d->rq_timeout_ms;
 	q.run_batch = d->run_batch;
+	q.wait_mode = (uint8_t)d->completion_wait;
+	q.spin_max_ns = (uint32_t)d->spin_max_ns;
 	if (q.logical_block_size && q.capacity % q.logical_block_size) {
 		snprintf(err, errlen,
 			 "dev_size=%llu: not a multiple of logical_block_size=%u",
@@ -279,6 +281,8 @@ int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 		uc.direct = d->direct;
 		uc.register_files = d->registerfiles;
 		uc.fixed_buffers = d->fixedbufs;
+		uc.taskrun = (uint8_t)d->uring_taskrun;
+		uc.sqpoll = d->sqthread_poll;
 		ret = blk_uring_create(&uc, dev, err, errlen);
 		if (ret)
 			return ret;
@@ -877,6 +881,13 @@ static void job_publish_progress(struct job_thread *td)
  * batch completes well after the deadline (a large bs, inline completions
  * during a long submission).
  */
+/*
+ * The longest a job sleeps in blk_wait() before it looks at the clock and
+ * at SIGINT again: the runtime ends at most this late on a device whose
+ * completions take longer.
+ */
+#define BENCH_WAIT_NS 2000000ull
+
 static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		     uint64_t runtime_end)
 {
@@ -945,8 +956,13 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 					td->batch[i]->issue_ns = t1;
 			}
 		}
-		/* reap */
-		if (blk_poll(td->ctx) > 0)
+		/*
+		 * reap: with nothing more to submit, wait for the device
+		 * (blk_wait() spins or sleeps, as the device's wait mode says)
+		 */
+		if ((!td->nr_free || td->retry ||
+		     (td->bytes_limit && td->bytes_issued >= td->bytes_limit) ?
+		     blk_wait(td->ctx, BENCH_WAIT_NS) : blk_poll(td->ctx)) > 0)
 			job_reap(td, td->lat ? bench_now_ns() : 0);
 		else if (!n && td->nr_free == o->iodepth &&
 			 td->bytes_limit && td->bytes_issued >= td->bytes_limit)
@@ -992,7 +1008,7 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 	/* drain what is in flight; not counted after a deadline or interrupt */
 	td->measuring = td->measuring && !runtime_end && !td->interrupted;
 	while (blk_ctx_inflight(td->ctx)) {
-		if (blk_poll(td->ctx) > 0)
+		if (blk_wait(td->ctx, BENCH_WAIT_NS) > 0)
 			job_reap(td, td->lat ? bench_now_ns() : 0);
 	}
 	if (td->measuring)

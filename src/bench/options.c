@@ -167,6 +167,20 @@ static const char *const elevator_unsupported[] = {
 /* Driver names --dev= accepts, in the order usage lists them. */
 static const char *const dev_names[] = { "null", "ram", "uring", "nvme" };
 
+static const struct opt_choice completion_wait_choices[] = {
+	{ "adaptive", 0 },	/* BLK_WAIT_ADAPTIVE */
+	{ "spin", 1 },		/* BLK_WAIT_SPIN */
+	{ "sleep", 2 },		/* BLK_WAIT_SLEEP */
+	{ NULL, 0 },
+};
+
+static const struct opt_choice uring_taskrun_choices[] = {
+	{ "coop", 0 },		/* BLK_URING_TASKRUN_COOP */
+	{ "defer", 1 },		/* BLK_URING_TASKRUN_DEFER */
+	{ "signal", 2 },	/* BLK_URING_TASKRUN_SIGNAL */
+	{ NULL, 0 },
+};
+
 static const struct opt_choice nvme_ctrl_choices[] = {
 	{ "thread", 0 },	/* NVME_CTRL_THREAD */
 	{ "inline", 1 },	/* NVME_CTRL_INLINE */
@@ -318,6 +332,14 @@ static const struct opt_def opts[] = {
 	  .unit_ns = NSEC_PER_MSEC, .store_ns = NSEC_PER_MSEC, .def = "30s",
 	  .help = "time before a request is timed out, whole ms" },
 
+	{ .name = "completion_wait", .type = OPT_CHOICE, DEVF(completion_wait),
+	  .choices = completion_wait_choices, .def = "adaptive",
+	  .help = "a job with nothing to submit waits for completions: adaptive (spin while it buys completions, else sleep), spin, sleep" },
+	{ .name = "spin_max", .type = OPT_TIME, DEVF(spin_max_ns),
+	  .min = 1000, .max = NSEC_PER_SEC, .unit_ns = 1000, .store_ns = 1,
+	  .def = "200us",
+	  .help = "longest spin of one wait before sleeping (adaptive and spin), us without a suffix" },
+
 	/* uring driver: fio's io_uring engine names. */
 	{ .name = "filename", .type = OPT_STR, DEVF(filename), .metavar = "PATH",
 	  .help = "dev=uring, dev=nvme: a regular file (created with size= when missing) or a block device; for nvme the namespace's storage" },
@@ -329,6 +351,12 @@ static const struct opt_def opts[] = {
 	{ .name = "fixedbufs", .type = OPT_BOOL, DEVF(fixedbufs), .max = 1,
 	  .def = "1",
 	  .help = "dev=uring: register I/O buffers with each ring (falls back when refused)" },
+	{ .name = "sqthread_poll", .type = OPT_BOOL, DEVF(sqthread_poll),
+	  .max = 1, .def = "0",
+	  .help = "dev=uring: IORING_SETUP_SQPOLL, a kernel thread per ring polls for submissions" },
+	{ .name = "uring_taskrun", .type = OPT_CHOICE, DEVF(uring_taskrun),
+	  .choices = uring_taskrun_choices, .def = "coop",
+	  .help = "dev=uring: how the kernel runs completion work: coop (COOP_TASKRUN, no IPI), defer (SINGLE_ISSUER|DEFER_TASKRUN, at GETEVENTS), signal (the kernel's default: an IPI per completion)" },
 
 	/* null driver: null_blk's parameter names. */
 	{ .name = "irqmode", .type = OPT_UINT, NULLF(irqmode),

@@ -61,11 +61,15 @@ struct bench_dev_opts {
 	bool iostats;               /* iostats=0|1 (1) */
 	uint32_t run_batch;         /* run_batch=, completions before a stopped queue re-runs, 1..65536 (1) */
 	uint32_t rq_timeout_ms;     /* rq_timeout=, ms, 1..3600000 (30000) */
+	uint32_t completion_wait;   /* completion_wait=adaptive|spin|sleep: enum blk_wait_mode (adaptive) */
+	uint64_t spin_max_ns;       /* spin_max=, ns, 1 us..1 s (200 us) */
 	/* uring driver (fio's names) */
 	char filename[4096];        /* filename=: file or block device for dev=uring */
 	bool direct;                /* direct=0|1: O_DIRECT (0) */
 	bool registerfiles;         /* registerfiles=0|1: register the file with each ring (1) */
 	bool fixedbufs;             /* fixedbufs=0|1: register I/O buffers with each ring (1) */
+	bool sqthread_poll;         /* sqthread_poll=0|1: IORING_SETUP_SQPOLL (0) */
+	uint32_t uring_taskrun;     /* uring_taskrun=coop|defer|signal: enum blk_uring_taskrun (coop) */
 	/* null driver (null_blk's names) */
 	uint32_t irqmode;           /* irqmode=0 inline, 1 completion thread, 2 timer (0) */
 	uint64_t completion_nsec;   /* completion_nsec=, ns, 0..1e9, for irqmode=2 (10000) */

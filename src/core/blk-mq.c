@@ -712,6 +712,7 @@ static unsigned int blk_mq_end_requests(struct blk_mq_ctx *ctx,
 		if (ticks[d])
 			STAT_ADD(&ctx->stats.ticks_ns[d], ticks[d]);
 	}
+	ctx->nr_done += nr_bios;
 	STAT_ADD(&ctx->stats.completed[0], completed[0]);
 	STAT_ADD(&ctx->stats.completed[1], completed[1]);
 	if (unlikely(errors))
@@ -769,6 +770,81 @@ int blk_poll(struct blk_mq_ctx *ctx)
 		hctx_unlock(hctx);
 	}
 	return (int)nr;
+}
+
+/*
+ * Spin: poll until a completion, @spin_ns or @deadline.  Gaps between two
+ * polls longer than BLK_WAIT_PREEMPT_GAP_NS are time the thread spent off
+ * the CPU (preempted); the policy counts them.
+ */
+static int blk_wait_spin(struct blk_mq_ctx *ctx, uint64_t *now,
+			 uint64_t spin_ns, uint64_t deadline, bool report)
+{
+	uint64_t start = *now, last = start, preempt = 0, end;
+	int n = 0;
+
+	end = spin_ns > deadline - start ? deadline : start + spin_ns;
+	while (ctx->inflight) {
+		n = blk_poll(ctx);
+		if (n)
+			break;
+		__builtin_ia32_pause();
+		*now = blk_time_ns();
+		if (*now - last > BLK_WAIT_PREEMPT_GAP_NS)
+			preempt += *now - last;
+		last = *now;
+		if (*now >= end)
+			break;
+	}
+	if (report)
+		blk_wait_policy_spun(&ctx->wp, *now - start, preempt,
+				     !n && ctx->inflight && *now < deadline);
+	return n;
+}
+
+int blk_wait(struct blk_mq_ctx *ctx, uint64_t timeout_ns)
+{
+	struct blk_mq_hw_ctx *hctx = ctx->hctx;
+	bool can_sleep = hctx->ops->wait && !hctx->shared;
+	uint64_t now, deadline, spin;
+	int n, ret;
+
+	n = blk_poll(ctx);
+	if (n || !ctx->inflight)
+		return n;
+	now = blk_time_ns();
+	deadline = timeout_ns && timeout_ns < UINT64_MAX - now ?
+		   now + timeout_ns : UINT64_MAX;
+	if (!can_sleep)
+		return blk_wait_spin(ctx, &now, UINT64_MAX, deadline, false);
+	spin = blk_wait_policy_begin(&ctx->wp, now, ctx->nr_done);
+	if (spin) {
+		n = blk_wait_spin(ctx, &now, spin, deadline, true);
+		if (n || !ctx->inflight || now >= deadline)
+			return n;
+	}
+	/*
+	 * Sleep in the driver, in slices no longer than the timeout scan
+	 * interval, each followed by a poll that runs the scan when due.
+	 */
+	while (ctx->inflight) {
+		uint64_t slice = deadline - now;
+
+		if (slice > ctx->dev->timeout_check_ns)
+			slice = ctx->dev->timeout_check_ns;
+		ret = hctx->ops->wait(hctx, slice);
+		ctx->polls_since_clock = 63; /* the next poll reads the clock */
+		n = blk_poll(ctx);
+		if (n)
+			return n;
+		now = blk_time_ns();
+		if (now >= deadline)
+			return 0;
+		if (ret && ret != -ETIME && ret != -EINTR)
+			return blk_wait_spin(ctx, &now, UINT64_MAX, deadline,
+					     false);
+	}
+	return 0;
 }
 
 int blk_ctx_register_buffer(struct blk_mq_ctx *ctx, void *addr, size_t len)
@@ -1212,6 +1288,7 @@ int blk_ctx_attach(struct blk_dev *dev, struct blk_mq_ctx **ctxp)
 		}
 	}
 	ctx->next_timeout_check_ns = blk_time_coarse_ns() + dev->timeout_check_ns;
+	blk_wait_policy_init(&ctx->wp, dev->cfg.wait_mode, dev->cfg.spin_max_ns);
 	best->nr_ctx++;
 	ctx->next = dev->ctxs;
 	dev->ctxs = ctx;

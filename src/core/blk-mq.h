@@ -12,6 +12,7 @@
 #include "blkstack/blk_mq.h"
 #include "blkstack/hist.h"
 #include "sbitmap.h"
+#include "wait_policy.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -187,6 +188,8 @@ struct blk_mq_ctx {
 	struct blk_mq_ctx_stats stats;
 	struct blk_hist *lat_hist[2];   /* READ, WRITE; NULL without iostats */
 	struct blk_mq_ctx *next;        /* device's list of ctxs */
+	uint64_t nr_done;               /* bios completed, for blk_wait() */
+	struct blk_wait_policy wp;      /* blk_wait(): spin or sleep */
 } __attribute__((aligned(CACHELINE)));
 
 struct blk_dev {

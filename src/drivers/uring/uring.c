@@ -17,44 +17,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "blkstack/uring.h"
+#include "uring_int.h"
 
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-
-struct uring_dev;
-
-struct uring_queue {
-	struct uring_dev *ud;
-	struct io_uring ring;
-	bool ring_ok;
-	bool fixed_file;        /* the file is registered as index 0 */
-	char *fixed_base;       /* registered buffer, or NULL */
-	size_t fixed_len;
-	unsigned int unsubmitted; /* SQEs filled since the last submit */
-};
-
-struct uring_dev {
-	struct blk_uring_config cfg;
-	char path[4096];
-	int fd;
-	bool is_bdev;
-	bool zero_range_ok;     /* FALLOC_FL_ZERO_RANGE works on this file */
-	bool warned_einval;
-	uint32_t lbs;
-	struct uring_queue *queues;
-	unsigned int nr_queues;
-};
-
-/* Per-request driver data (cmd_size), sized for max_segments iovecs. */
-struct uring_cmd {
-	uint32_t done;          /* bytes transferred so far */
-	uint8_t punch;          /* write zeroes fell back to a hole punch */
-	uint16_t nr_iov;
-	struct iovec iov[];
-};
 
 static struct io_uring_sqe *uring_get_sqe(struct uring_queue *q)
 {
@@ -141,6 +108,7 @@ static int uring_prep_rw(struct uring_queue *q, struct request *rq,
 	uring_set_file(q, sqe);
 	io_uring_sqe_set_data(sqe, rq);
 	q->unsubmitted++;
+	q->inflight++;
 	return 0;
 }
 
@@ -160,6 +128,7 @@ static int uring_prep_zero(struct uring_queue *q, struct request *rq,
 	uring_set_file(q, sqe);
 	io_uring_sqe_set_data(sqe, rq);
 	q->unsubmitted++;
+	q->inflight++;
 	return 0;
 }
 
@@ -174,6 +143,20 @@ static blk_status_t uring_bdev_zero(struct uring_dev *ud, struct request *rq)
 	return errno == EOPNOTSUPP ? BLK_STS_NOTSUPP : BLK_STS_IOERR;
 }
 
+/*
+ * DEFER_TASKRUN rings are created disabled: the first thread to use one
+ * enables it and becomes its only submitter (SINGLE_ISSUER).
+ */
+static void uring_enable(struct uring_queue *q)
+{
+	/* liburing 2.3 has no io_uring_enable_rings(): the register call */
+	if (syscall(__NR_io_uring_register, q->ring.ring_fd,
+		    IORING_REGISTER_ENABLE_RINGS, NULL, 0))
+		fprintf(stderr, "blkstack: uring: %s: enabling the ring: %s\n",
+			q->ud->path, strerror(errno));
+	q->disabled = false;
+}
+
 static blk_status_t uring_queue_rq(struct blk_mq_hw_ctx *hctx,
 				   const struct blk_mq_queue_data *bd)
 {
@@ -183,6 +166,8 @@ static blk_status_t uring_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct io_uring_sqe *sqe;
 	int ret;
 
+	if (unlikely(q->disabled))
+		uring_enable(q);
 	cmd->done = 0;
 	cmd->punch = 0;
 	switch (rq->op) {
@@ -198,6 +183,7 @@ static blk_status_t uring_queue_rq(struct blk_mq_hw_ctx *hctx,
 		uring_set_file(q, sqe);
 		io_uring_sqe_set_data(sqe, rq);
 		q->unsubmitted++;
+		q->inflight++;
 		ret = 0;
 		break;
 	case BLK_OP_DISCARD:
@@ -301,13 +287,30 @@ static void uring_complete(struct uring_queue *q, struct request *rq, int res)
 	blk_mq_complete_request(rq, BLK_STS_OK);
 }
 
+/*
+ * Completions that need this task's context (task work: io-wq results,
+ * block-device and O_DIRECT completions) are run when the task enters the
+ * kernel.  With COOP_TASKRUN the kernel raises IORING_SQ_TASKRUN instead
+ * of interrupting us; with DEFER_TASKRUN they wait for GETEVENTS.
+ */
+static inline bool uring_needs_enter(struct uring_queue *q)
+{
+	if (q->defer)
+		return q->inflight != 0;
+	return IO_URING_READ_ONCE(*q->ring.sq.kflags) &
+	       (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW);
+}
+
 static int uring_poll(struct blk_mq_hw_ctx *hctx)
 {
 	struct uring_queue *q = blk_mq_hctx_driver_data(hctx);
 	struct io_uring_cqe *cqe;
 	unsigned int head, n = 0;
 
+	if (!io_uring_cq_ready(&q->ring) && uring_needs_enter(q))
+		io_uring_get_events(&q->ring);
 	io_uring_for_each_cqe(&q->ring, head, cqe) {
+		q->inflight--;
 		uring_complete(q, io_uring_cqe_get_data(cqe), cqe->res);
 		n++;
 	}
@@ -319,6 +322,33 @@ static int uring_poll(struct blk_mq_hw_ctx *hctx)
 		q->unsubmitted = 0;
 	}
 	return (int)n;
+}
+
+/*
+ * Sleep in io_uring_enter() until a CQE is posted: GETEVENTS with
+ * min_complete 1 and a timeout (IORING_ENTER_EXT_ARG), submitting what
+ * is queued on the way in.  Task work runs inside, so io-wq and O_DIRECT
+ * completions are posted while we sleep, and the CPU is left to io-wq.
+ */
+static int uring_wait(struct blk_mq_hw_ctx *hctx, uint64_t timeout_ns)
+{
+	struct uring_queue *q = blk_mq_hctx_driver_data(hctx);
+	struct __kernel_timespec ts = {
+		.tv_sec = (long long)(timeout_ns / 1000000000ull),
+		.tv_nsec = (long long)(timeout_ns % 1000000000ull),
+	};
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (io_uring_cq_ready(&q->ring))
+		return 0;
+	if (!q->inflight && !q->unsubmitted)
+		return -ETIME; /* nothing could ever wake us */
+	ret = io_uring_submit_and_wait_timeout(&q->ring, &cqe, 1, &ts, NULL);
+	q->unsubmitted = 0;
+	if (ret == -ETIME || ret == -EINTR)
+		return ret;
+	return ret < 0 && ret != -EAGAIN && ret != -EBUSY ? ret : 0;
 }
 
 static enum blk_eh_timer_return uring_timeout(struct request *rq)
@@ -337,6 +367,8 @@ static int uring_register_buffer(struct blk_mq_hw_ctx *hctx, void *addr,
 	struct iovec iov = { .iov_base = addr, .iov_len = len };
 	int ret;
 
+	if (unlikely(q->disabled))
+		uring_enable(q);
 	if (!q->ud->cfg.fixed_buffers)
 		return -EOPNOTSUPP;
 	if (q->fixed_base) {
@@ -371,11 +403,37 @@ static const char *uring_setup_hint(int err)
 	}
 }
 
+/* Ring setup flags for the configured task-run mode and SQPOLL. */
+static unsigned int uring_setup_flags(const struct blk_uring_config *c)
+{
+	unsigned int f = 0;
+
+	switch (c->taskrun) {
+	case BLK_URING_TASKRUN_COOP:
+		f = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+		break;
+	case BLK_URING_TASKRUN_DEFER:
+		f = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+		    IORING_SETUP_R_DISABLED;
+		break;
+	default:
+		break;
+	}
+	if (c->sqpoll) {
+		/* DEFER_TASKRUN needs the submitter to be the task: not SQPOLL */
+		f &= ~(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+		       IORING_SETUP_R_DISABLED);
+		f |= IORING_SETUP_SQPOLL;
+	}
+	return f;
+}
+
 static int uring_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 			   unsigned int idx)
 {
 	struct uring_dev *ud = data;
 	struct uring_queue *q = &ud->queues[idx];
+	struct io_uring_params p;
 	unsigned int entries = 1;
 	int ret;
 
@@ -383,10 +441,21 @@ static int uring_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 	blk_mq_hctx_set_driver_data(hctx, q);
 	while (entries < ud->cfg.queue.queue_depth && entries < 4096)
 		entries <<= 1;
-	ret = io_uring_queue_init(entries, &q->ring, 0);
+	memset(&p, 0, sizeof(p));
+	p.flags = uring_setup_flags(&ud->cfg);
+	if (p.flags & IORING_SETUP_SQPOLL)
+		p.sq_thread_idle = 2; /* ms */
+	ret = io_uring_queue_init_params(entries, &q->ring, &p);
+	if (ret == -EINVAL && p.flags) {
+		/* a kernel older than the flags (COOP 5.19, DEFER 6.1): plain */
+		memset(&p, 0, sizeof(p));
+		ret = io_uring_queue_init_params(entries, &q->ring, &p);
+	}
 	if (ret)
 		return ret;
 	q->ring_ok = true;
+	q->disabled = p.flags & IORING_SETUP_R_DISABLED;
+	q->defer = p.flags & IORING_SETUP_DEFER_TASKRUN;
 	if (ud->cfg.register_files &&
 	    io_uring_register_files(&q->ring, &ud->fd, 1) == 0)
 		q->fixed_file = true;
@@ -465,6 +534,7 @@ static const struct blk_mq_ops uring_mq_ops = {
 	.queue_rq = uring_queue_rq,
 	.commit_rqs = uring_commit_rqs,
 	.poll = uring_poll,
+	.wait = uring_wait,
 	.timeout = uring_timeout,
 	.register_buffer = uring_register_buffer,
 	.init_hctx = uring_init_hctx,
