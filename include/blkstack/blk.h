@@ -320,6 +320,36 @@ enum blk_wait_mode {
 int blk_wait(struct blk_mq_ctx *ctx, uint64_t timeout_ns);
 
 /**
+ * struct blk_wait_stats - what blk_wait() did on one ctx.
+ * @spins: waits that spun (some then slept when the spin ran out).
+ * @sleeps: waits that slept in the driver.
+ * @probes: adaptive probes judged (a spin/sleep A/B every 256 ms).
+ * @chose_spin: of those, probes after which spinning was chosen.
+ * @contended: probes or epochs in which the spinning thread was
+ *	preempted for more than 10 % of its spin time.
+ * @last_gain: spinning's completion rate over sleeping's in the last
+ *	probe (0: none yet).
+ */
+struct blk_wait_stats {
+	uint64_t spins;
+	uint64_t sleeps;
+	uint64_t probes;
+	uint64_t chose_spin;
+	uint64_t contended;
+	double last_gain;
+};
+
+/**
+ * blk_ctx_get_wait_stats() - read a ctx's blk_wait() counters.
+ * @ctx: the ctx.
+ * @st: filled in.
+ *
+ * Context: the ctx's thread.
+ */
+void blk_ctx_get_wait_stats(const struct blk_mq_ctx *ctx,
+			    struct blk_wait_stats *st);
+
+/**
  * blk_ctx_register_buffer() - tell the driver where this ctx's I/O buffers
  * live, so that it can map them once (io_uring fixed buffers) instead of
  * per I/O.

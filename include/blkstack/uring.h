@@ -37,6 +37,22 @@ enum blk_uring_taskrun {
 };
 
 /**
+ * enum blk_uring_inline - when the driver issues requests itself, with
+ * preadv2/pwritev2 in queue_rq, instead of through the ring.
+ * @BLK_URING_INLINE_AUTO: for files io_uring cannot issue without an io-wq
+ *	worker (no RWF_NOWAIT: tmpfs), while the calls stay short (a sampled
+ *	average under 20 us, no call over 1 ms; else the ring, and inline
+ *	again after 1 s).
+ * @BLK_URING_INLINE_NEVER: always the ring.
+ * @BLK_URING_INLINE_ALWAYS: always inline, whatever the calls cost.
+ */
+enum blk_uring_inline {
+	BLK_URING_INLINE_AUTO = 0,
+	BLK_URING_INLINE_NEVER = 1,
+	BLK_URING_INLINE_ALWAYS = 2,
+};
+
+/**
  * struct blk_uring_config - a uring device.
  * @queue: queue limits and tag set.  capacity is ignored: it is the size
  *	of the file or block device.  logical_block_size: for a block device
@@ -54,6 +70,7 @@ enum blk_uring_taskrun {
  *	WRITE_FIXED for buffers inside the region; falls back when refused
  *	(RLIMIT_MEMLOCK on older kernels).
  * @taskrun: enum blk_uring_taskrun.
+ * @inline_mode: enum blk_uring_inline.
  * @sqpoll: IORING_SETUP_SQPOLL: a kernel thread per ring polls the
  *	submission queue (idle after 2 ms), so submitting needs no system
  *	call while it is awake; it takes a CPU of its own.
@@ -66,6 +83,7 @@ struct blk_uring_config {
 	bool register_files;
 	bool fixed_buffers;
 	uint8_t taskrun;
+	uint8_t inline_mode;
 	bool sqpoll;
 };
 
@@ -94,6 +112,32 @@ struct blk_uring_config {
  */
 int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
 		     char *err, size_t errlen);
+
+/**
+ * struct blk_uring_stats - how a uring device issued its requests.
+ * @ring_rqs: requests issued through the ring (resubmissions not counted).
+ * @inline_rqs: requests issued inline (enum blk_uring_inline).
+ * @inline_given_up: times a queue gave inline issue up as too slow.
+ * @nowait: the file takes RWF_NOWAIT (io_uring issues its I/O without a
+ *	worker); false for tmpfs on Linux 6.18.
+ * @setup_flags: IORING_SETUP_* flags the rings were created with (0 where
+ *	the kernel refused the requested ones).
+ */
+struct blk_uring_stats {
+	uint64_t ring_rqs;
+	uint64_t inline_rqs;
+	uint64_t inline_given_up;
+	bool nowait;
+	uint32_t setup_flags;
+};
+
+/**
+ * blk_uring_get_stats() - sum the counters over the device's queues.
+ * @dev: a device from blk_uring_create().
+ * @st: filled in.
+ * Context: any thread, with no I/O in flight (the counters are plain).
+ */
+void blk_uring_get_stats(struct blk_dev *dev, struct blk_uring_stats *st);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 #include "blkstack/hist.h"
 #include "options.h"
 #include "blkstack/nvme.h"
+#include "blkstack/uring.h"
 
 /* fio's data directions in its JSON: read, write, trim */
 enum bench_ddir {
@@ -76,6 +77,7 @@ struct bench_job_result {
 	uint64_t verify_blocks;    /* blocks checked (verify phase, or every read of a read job) */
 	uint64_t verify_mismatches; /* of those, blocks that failed a check */
 	uint64_t verify_ns;        /* duration of the verify phase; in runtime_ns and dir[READ] */
+	struct blk_wait_stats wait; /* what blk_wait() did (spins and sleeps summed over threads) */
 };
 
 /*
@@ -100,6 +102,8 @@ struct bench_run_result {
 	uint64_t core_lat_count;   /* requests in the core's histograms */
 	double core_lat_mean_ns;   /* request latency seen by the core */
 	bool has_nvme;             /* dev=nvme: the host driver's counters */
+	bool has_uring;            /* dev=uring: how requests were issued */
+	struct blk_uring_stats uring;
 	struct blk_nvme_stats nvme;
 };
 

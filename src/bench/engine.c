@@ -282,6 +282,7 @@ int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 		uc.register_files = d->registerfiles;
 		uc.fixed_buffers = d->fixedbufs;
 		uc.taskrun = (uint8_t)d->uring_taskrun;
+		uc.inline_mode = (uint8_t)d->uring_inline;
 		uc.sqpoll = d->sqthread_poll;
 		ret = blk_uring_create(&uc, dev, err, errlen);
 		if (ret)
@@ -1135,6 +1136,7 @@ static void *job_thread_fn(void *arg)
 	td->res->minf = (uint64_t)(ru.ru_minflt - td->ru_start.ru_minflt);
 	td->res->majf = (uint64_t)(ru.ru_majflt - td->ru_start.ru_majflt);
 	job_publish_progress(td);
+	blk_ctx_get_wait_stats(td->ctx, &td->res->wait);
 	blk_ctx_detach(td->ctx);
 	td->ctx = NULL;
 out:
@@ -1755,6 +1757,10 @@ int bench_run(const struct bench_opts *o, const char *devname,
 	res->proc_usr_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
 	res->proc_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
 	blk_dev_get_stats(dev, &res->disk);
+	if (!strcmp(devname, "uring")) {
+		res->has_uring = true;
+		blk_uring_get_stats(dev, &res->uring);
+	}
 	if (!strcmp(devname, "nvme")) {
 		res->has_nvme = true;
 		blk_nvme_get_stats(dev, &res->nvme);

@@ -181,6 +181,13 @@ static const struct opt_choice uring_taskrun_choices[] = {
 	{ NULL, 0 },
 };
 
+static const struct opt_choice uring_inline_choices[] = {
+	{ "auto", 0 },		/* BLK_URING_INLINE_AUTO */
+	{ "never", 1 },		/* BLK_URING_INLINE_NEVER */
+	{ "always", 2 },	/* BLK_URING_INLINE_ALWAYS */
+	{ NULL, 0 },
+};
+
 static const struct opt_choice nvme_ctrl_choices[] = {
 	{ "thread", 0 },	/* NVME_CTRL_THREAD */
 	{ "inline", 1 },	/* NVME_CTRL_INLINE */
@@ -354,6 +361,9 @@ static const struct opt_def opts[] = {
 	{ .name = "sqthread_poll", .type = OPT_BOOL, DEVF(sqthread_poll),
 	  .max = 1, .def = "0",
 	  .help = "dev=uring: IORING_SETUP_SQPOLL, a kernel thread per ring polls for submissions" },
+	{ .name = "uring_inline", .type = OPT_CHOICE, DEVF(uring_inline),
+	  .choices = uring_inline_choices, .def = "auto",
+	  .help = "dev=uring: issue requests with preadv2/pwritev2 in the submitting thread: auto (for files io_uring can only hand to io-wq workers, such as tmpfs, while the calls stay short), never, always" },
 	{ .name = "uring_taskrun", .type = OPT_CHOICE, DEVF(uring_taskrun),
 	  .choices = uring_taskrun_choices, .def = "coop",
 	  .help = "dev=uring: how the kernel runs completion work: coop (COOP_TASKRUN, no IPI), defer (SINGLE_ISSUER|DEFER_TASKRUN, at GETEVENTS), signal (the kernel's default: an IPI per completion)" },

@@ -471,6 +471,11 @@ static void job_add(struct bench_job_result *dst,
 	dst->verify_mismatches += src->verify_mismatches;
 	if (src->verify_ns > dst->verify_ns)
 		dst->verify_ns = src->verify_ns;
+	dst->wait.spins += src->wait.spins;
+	dst->wait.sleeps += src->wait.sleeps;
+	dst->wait.probes += src->wait.probes;
+	dst->wait.chose_spin += src->wait.chose_spin;
+	dst->wait.contended += src->wait.contended;
 	dst->nr_threads += job_threads(src);
 }
 
@@ -1055,6 +1060,16 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 	jreal(c, o, "proc_sys_cpu", safe_div(r->proc_sys_s * 100.0, wall_s));
 	jint(c, o, "wall_ns", r->wall_ns);
 	jreal(c, o, "cpu_pct", bench_run_cpu_pct(r));
+	if (r->has_uring) {
+		json_t *u = json_object();
+
+		jint(c, u, "ring_requests", r->uring.ring_rqs);
+		jint(c, u, "inline_requests", r->uring.inline_rqs);
+		jint(c, u, "inline_given_up", r->uring.inline_given_up);
+		jint(c, u, "file_nowait", r->uring.nowait);
+		jint(c, u, "setup_flags", r->uring.setup_flags);
+		jset(c, o, "uring", u);
+	}
 	if (r->has_nvme) {
 		const struct blk_nvme_stats *ns = &r->nvme;
 		json_t *v = json_object();
@@ -1070,6 +1085,17 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 		jint(c, v, "requeued", ns->requeued);
 		jint(c, v, "errors", ns->errors);
 		jset(c, o, "nvme", v);
+	}
+	{
+		json_t *w = json_object();
+
+		jint(c, w, "spins", j->wait.spins);
+		jint(c, w, "sleeps", j->wait.sleeps);
+		jint(c, w, "probes", j->wait.probes);
+		jint(c, w, "chose_spin", j->wait.chose_spin);
+		jint(c, w, "contended", j->wait.contended);
+		jreal(c, w, "last_gain", j->wait.last_gain);
+		jset(c, o, "completion_wait", w);
 	}
 	if (j->verify) {
 		json_t *v = json_object();

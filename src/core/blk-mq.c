@@ -847,6 +847,17 @@ int blk_wait(struct blk_mq_ctx *ctx, uint64_t timeout_ns)
 	return 0;
 }
 
+void blk_ctx_get_wait_stats(const struct blk_mq_ctx *ctx,
+			    struct blk_wait_stats *st)
+{
+	st->spins = ctx->wp.spins;
+	st->sleeps = ctx->wp.sleeps;
+	st->probes = ctx->wp.probes;
+	st->chose_spin = ctx->wp.chose_spin;
+	st->contended = ctx->wp.contended;
+	st->last_gain = ctx->wp.last_gain;
+}
+
 int blk_ctx_register_buffer(struct blk_mq_ctx *ctx, void *addr, size_t len)
 {
 	struct blk_mq_hw_ctx *hctx = ctx->hctx;
