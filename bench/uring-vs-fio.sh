@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# blkstack bench --dev=uring against fio --ioengine=io_uring on the same file,
-# in the same run, rounds alternating:
-#   1. 4 KiB random reads, QD32, one job, a 1 GiB file on /dev/shm (no disk:
-#      the cost of the I/O path itself);
-#   2. 4 KiB random writes, QD32, one job, O_DIRECT, a file on the main disk.
-# fio runs twice per round: its defaults, and with registered files and fixed
-# buffers (what blkstack's uring driver uses by default).  Medians and ratios.
+# blkstack bench --dev=uring against fio --ioengine=io_uring on the same
+# files, in the same run, rounds alternating, every tool in every round:
+#   shm QD1, shm QD32   4 KiB random reads of a 1 GiB file on /dev/shm (tmpfs:
+#                       no disk, the cost of the I/O path itself)
+#   cached QD32         4 KiB random reads of a 1 GiB file on the main disk,
+#                       in the page cache (buffered; fio --invalidate=0)
+#   direct write QD32   4 KiB random writes, O_DIRECT, a laid-out file on the
+#                       main disk
+#   shm 4 jobs          4 jobs of 4 KiB random reads, QD32 each, /dev/shm
+# fio runs with its defaults and with --fixedbufs=1 --registerfiles=1;
+# blkstack with its defaults (adaptive completion waiting, inline issue
+# where io_uring would hand every I/O to io-wq) and as "ring" (every
+# request through the ring: --uring_inline=never).  IOPS and CPU per I/O
+# (the process's user+system time, io-wq workers included, over its I/Os),
+# medians over the rounds, ratios against both fio settings.
 #
 # usage: bench/uring-vs-fio.sh [runtime_s=3] [rounds=5] [disk_dir=/var/tmp]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 RUNTIME=${1:-3}
 ROUNDS=${2:-5}
 DISKDIR=${3:-/var/tmp}
@@ -20,43 +30,79 @@ DISK=$(mktemp -d "$DISKDIR/blkstack-bench.XXXXXX")
 trap 'rm -rf "$TMP" "$SHM" "$DISK"' EXIT
 
 command -v fio >/dev/null || { echo "fio is not installed: scripts/install-deps.sh" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time is not installed: scripts/install-deps.sh" >&2; exit 1; }
 [ -x "$BLKSTACK" ] || make build >/dev/null
 
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 
-# scenario NAME FILE SIZE DIR RW EXTRA...
-scenario() {
-	local name=$1 file=$2 size=$3 dir=$4 rw=$5
-	shift 5
-	local wl="--rw=$rw --bs=4k --iodepth=32 --numjobs=1 --size=$size --runtime=$RUNTIME --time_based $*"
-	# the file exists and is fully written before either tool reads it
-	[ -e "$file" ] || "$BLKSTACK" bench --dev=uring --filename="$file" --size="$size" \
-		--rw=write --bs=1M --iodepth=8 >/dev/null
-	: >"$TMP/f"; : >"$TMP/ff"; : >"$TMP/b"
-	for _ in $(seq "$ROUNDS"); do
-		# shellcheck disable=SC2086
-		fio --name=u --ioengine=io_uring --filename="$file" $wl --output-format=json |
-			jq ".jobs[0].$dir.iops" >>"$TMP/f"
-		# shellcheck disable=SC2086
-		fio --name=u --ioengine=io_uring --fixedbufs=1 --registerfiles=1 --filename="$file" $wl \
-			--output-format=json | jq ".jobs[0].$dir.iops" >>"$TMP/ff"
-		# shellcheck disable=SC2086
-		"$BLKSTACK" bench --dev=uring --filename="$file" $wl --output-format=json |
-			jq ".jobs[0].$dir.iops" >>"$TMP/b"
-	done
-	local f ff b
-	f=$(median <"$TMP/f")
-	ff=$(median <"$TMP/ff")
-	b=$(median <"$TMP/b")
-	printf '%-34s %12.0f %12.0f %12.0f %8.2fx %8.2fx\n' "$name" "$f" "$ff" "$b" \
-		"$(calc "$b / $f")" "$(calc "$b / $ff")"
+bench_machine_start
+bench_note "fio: $(fio --version); blkstack: $("$BLKSTACK" --version 2>/dev/null | head -1)"
+
+# measure OUT CMD...: run a fio-compatible command with JSON output; append
+# "IOPS us_per_io" (all jobs, both directions; CPU of the whole process tree)
+measure() {
+	local out=$1
+	shift
+	bench_show_cmd "$@"
+	/usr/bin/time -f "%U %S" -o "$TMP/time" "$@" --output-format=json >"$TMP/json"
+	jq -r --arg t "$(cat "$TMP/time")" '
+		([.jobs[] | .read.iops + .write.iops] | add) as $iops |
+		([.jobs[] | .read.total_ios + .write.total_ios] | add) as $ios |
+		($t | split(" ") | map(tonumber) | add) as $cpu |
+		"\($iops) \($cpu / $ios * 1e6)"' "$TMP/json" >>"$out"
 }
 
-echo "rounds: $ROUNDS x ${RUNTIME}s, medians; fio $(fio --version)"
-printf '\n%-34s %12s %12s %12s %9s %9s\n' "median IOPS" "fio" "fio fixed" "blkstack" "vs fio" "vs fixed"
-scenario "4k randread QD32, /dev/shm" "$SHM/file" 1G read randread
-scenario "4k randwrite QD32 direct, $DISKDIR" "$DISK/file" 1G write randwrite --direct=1
+# scenario NAME FILE WORKLOAD...: every tool, ROUNDS times, interleaved
+scenario() {
+	local name=$1 file=$2
+	shift 2
+	local wl=(--filename="$file" --bs=4k --size=1G --runtime="$RUNTIME" --time_based "$@")
+	local t
+	for t in f ff b br; do : >"$TMP/$t"; done
+	for _ in $(seq "$ROUNDS"); do
+		[ "$name" = "${name#cached}" ] || cat "$file" >/dev/null
+		measure "$TMP/f" fio --name=u --ioengine=io_uring --invalidate=0 "${wl[@]}"
+		measure "$TMP/ff" fio --name=u --ioengine=io_uring --invalidate=0 \
+			--fixedbufs=1 --registerfiles=1 "${wl[@]}"
+		measure "$TMP/b" "$BLKSTACK" bench --dev=uring "${wl[@]}"
+		measure "$TMP/br" "$BLKSTACK" bench --dev=uring --uring_inline=never "${wl[@]}"
+	done
+	local -A iops cpu
+	for t in f ff b br; do
+		iops[$t]=$(awk '{print $1}' "$TMP/$t" | median)
+		cpu[$t]=$(awk '{print $2}' "$TMP/$t" | median)
+	done
+	printf '%-22s %9.0f %9.0f %9.0f %9.0f %7.2fx %7.2fx | %6.2f %6.2f %6.2f %6.2f %7.2fx\n' \
+		"$name" "${iops[f]}" "${iops[ff]}" "${iops[b]}" "${iops[br]}" \
+		"$(calc "${iops[b]} / ${iops[f]}")" "$(calc "${iops[b]} / ${iops[ff]}")" \
+		"${cpu[f]}" "${cpu[ff]}" "${cpu[b]}" "${cpu[br]}" \
+		"$(calc "${cpu[b]} / (${cpu[f]} < ${cpu[ff]} ? ${cpu[f]} : ${cpu[ff]})")" >>"$TMP/table"
+}
+
+# the files exist and are fully written before any tool reads them
+for f in "$SHM/file" "$DISK/file"; do
+	bench_show_cmd "$BLKSTACK" bench --dev=uring --filename="$f" --size=1G --rw=write --bs=1M --iodepth=8
+	"$BLKSTACK" bench --dev=uring --filename="$f" --size=1G --rw=write --bs=1M --iodepth=8 >/dev/null
+done
+: >"$TMP/table"
+scenario "shm randread QD1" "$SHM/file" --rw=randread --iodepth=1
+scenario "shm randread QD32" "$SHM/file" --rw=randread --iodepth=32
+scenario "cached randread QD32" "$DISK/file" --rw=randread --iodepth=32
+scenario "direct randwrite QD32" "$DISK/file" --rw=randwrite --iodepth=32 --direct=1
+scenario "shm randread 4 jobs" "$SHM/file" --rw=randread --iodepth=32 --numjobs=4
+
 echo
-echo "fio: --ioengine=io_uring defaults; fio fixed: --fixedbufs=1 --registerfiles=1;"
-echo "blkstack: --dev=uring (registered file and fixed buffers when the kernel allows)."
+echo "rounds: $ROUNDS x ${RUNTIME}s, medians"
+printf '%-22s %9s %9s %9s %9s %8s %8s | %6s %6s %6s %6s %8s\n' "" "IOPS" "" "" "" "" "" \
+	"CPU us" "per" "I/O" "" ""
+printf '%-22s %9s %9s %9s %9s %8s %8s | %6s %6s %6s %6s %8s\n' "workload (4 KiB)" \
+	"fio" "fio fix" "blkstack" "bs ring" "vs fio" "vs fix" "fio" "fixed" "blk" "ring" "vs best"
+cat "$TMP/table"
+echo
+echo "fio: --ioengine=io_uring (--invalidate=0 so cached files stay cached); fio fix:"
+echo "--fixedbufs=1 --registerfiles=1.  blkstack: --dev=uring defaults (registered"
+echo "file and buffers, COOP_TASKRUN, adaptive completion waiting, inline issue for"
+echo "files io_uring hands to io-wq); bs ring: --uring_inline=never.  vs best: CPU"
+echo "per I/O of blkstack over the lower of fio's two (below 1.00 is less CPU)."
+bench_machine_end

@@ -18,6 +18,7 @@
 #include "bench/bench.h"
 #include "blkstack/nbd.h"
 #include "serve.h"
+#include "blkstack/uring.h"
 
 #define MAX_EXPORTS 64
 
@@ -128,6 +129,16 @@ static int open_export(struct serve_export *e, unsigned int max_conn,
 	if (!d.dev_size && strcmp(devname, "uring")) {
 		fprintf(stderr, "blkstack serve: export '%s': --size= is required for dev=%s\n",
 			e->name, devname);
+		return -EINVAL;
+	}
+	/*
+	 * DEFER_TASKRUN rings belong to the first thread that submits; a
+	 * connection's hardware queue is used by every later connection's
+	 * thread too.
+	 */
+	if (!strcmp(devname, "uring") && d.uring_taskrun == BLK_URING_TASKRUN_DEFER) {
+		fprintf(stderr, "blkstack serve: export '%s': --uring_taskrun=defer: not with serve (connections come and go on different threads; a DEFER_TASKRUN ring takes one); allowed coop, signal\n",
+			e->name);
 		return -EINVAL;
 	}
 	/* one queue per CPU (at most 16); connections beyond share them */

@@ -151,12 +151,32 @@ static blk_status_t uring_bdev_zero(struct uring_dev *ud, struct request *rq)
  */
 static void uring_enable(struct uring_queue *q)
 {
-	/* liburing 2.3 has no io_uring_enable_rings(): the register call */
-	if (syscall(__NR_io_uring_register, q->ring.ring_fd,
-		    IORING_REGISTER_ENABLE_RINGS, NULL, 0))
-		fprintf(stderr, "blkstack: uring: %s: enabling the ring: %s\n",
-			q->ud->path, strerror(errno));
+	struct uring_dev *ud = q->ud;
+	unsigned int entries = q->ring.sq.ring_entries;
+	int err;
+
 	q->disabled = false;
+	/* liburing 2.3 has no io_uring_enable_rings(): the register call */
+	if (!syscall(__NR_io_uring_register, q->ring.ring_fd,
+		     IORING_REGISTER_ENABLE_RINGS, NULL, 0))
+		return;
+	/*
+	 * Refused (a seccomp filter on io_uring_register): a ring that stays
+	 * disabled fails every submission, so start over with a plain one.
+	 */
+	err = errno;
+	io_uring_queue_exit(&q->ring);
+	q->fixed_file = false;
+	q->defer = false;
+	q->setup_flags = 0;
+	q->ring_ok = io_uring_queue_init(entries, &q->ring, 0) == 0;
+	fprintf(stderr, "blkstack: uring: %s: enabling the DEFER_TASKRUN ring: %s; using a plain ring%s\n",
+		ud->path, strerror(err), q->ring_ok ? "" : " failed too");
+	if (q->ring_ok && ud->cfg.register_files &&
+	    io_uring_register_files(&q->ring, &ud->fd, 1) == 0)
+		q->fixed_file = true;
+	if (!q->ring_ok)
+		q->inline_on = true; /* the system calls still work */
 }
 
 /*
@@ -199,7 +219,7 @@ static void uring_inline_sampled(struct uring_queue *q, uint64_t ns,
 		q->inline_slow_samples++;
 	if (q->inline_samples < URING_INLINE_WINDOW)
 		return;
-	if (q->inline_slow_samples * 2 >= URING_INLINE_WINDOW) {
+	if (q->inline_slow_samples * 2 >= URING_INLINE_WINDOW && q->ring_ok) {
 		q->inline_on = false;
 		q->inline_retry_ns = now + URING_INLINE_RETRY_NS;
 		q->inline_slow++;
@@ -214,7 +234,7 @@ static blk_status_t uring_queue_inline(struct uring_queue *q,
 	blk_status_t st;
 
 	if (q->inline_n++ % URING_INLINE_SAMPLE == 0 &&
-	    q->ud->cfg.inline_mode == BLK_URING_INLINE_AUTO) {
+	    q->ud->cfg.inline_mode == BLK_URING_INLINE_AUTO && q->ring_ok) {
 		uint64_t t0 = uring_now_ns(), t1;
 
 		st = uring_sync_rq(q->ud, rq);
@@ -399,6 +419,8 @@ static int uring_poll(struct blk_mq_hw_ctx *hctx)
 	struct io_uring_cqe *cqe;
 	unsigned int head, n = 0;
 
+	if (unlikely(!q->ring_ok))
+		return 0; /* inline only: see uring_enable() */
 	if (!io_uring_cq_ready(&q->ring) && uring_needs_enter(q))
 		io_uring_get_events(&q->ring);
 	io_uring_for_each_cqe(&q->ring, head, cqe) {
@@ -432,6 +454,8 @@ static int uring_wait(struct blk_mq_hw_ctx *hctx, uint64_t timeout_ns)
 	struct io_uring_cqe *cqe;
 	int ret;
 
+	if (unlikely(!q->ring_ok))
+		return -EOPNOTSUPP;
 	if (io_uring_cq_ready(&q->ring))
 		return 0;
 	if (!q->inflight && !q->unsubmitted)
@@ -774,6 +798,11 @@ int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
 
 	if (!cfg->path || !cfg->path[0]) {
 		snprintf(err, errlen, "dev=uring needs filename=PATH");
+		return -EINVAL;
+	}
+	if (cfg->taskrun == BLK_URING_TASKRUN_DEFER && cfg->queue.shared_hctx) {
+		snprintf(err, errlen,
+			 "uring_taskrun=defer: a DEFER_TASKRUN ring takes one submitting thread, and more threads than hardware queues would share them; give nr_hw_queues= at least the number of jobs, or uring_taskrun=coop");
 		return -EINVAL;
 	}
 	ud = calloc(1, sizeof(*ud));
