@@ -51,6 +51,8 @@ struct blk_nbd_server {
 	int tcp_fd, unix_fd;
 	unsigned int port;
 	char unix_path[108];
+	dev_t unix_dev;                 /* our socket file, to unlink only it */
+	ino_t unix_ino;
 	int *stop;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -624,6 +626,22 @@ static int listen_tcp(struct blk_nbd_server *srv, const char *addr, char *err,
 	return 0;
 }
 
+/*
+ * Is a server listening on the Unix socket at @sa?  Only a socket nobody
+ * listens on (ECONNREFUSED: its server died without removing it) may be
+ * replaced; a live one is "address in use", as a TCP port is.
+ */
+static int unix_socket_live(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) ? -errno : 1;
+	close(fd);
+	return ret == -ECONNREFUSED ? 0 : ret;
+}
+
 static int listen_unix(struct blk_nbd_server *srv, const char *path, char *err,
 		       size_t errlen)
 {
@@ -643,7 +661,20 @@ static int listen_unix(struct blk_nbd_server *srv, const char *path, char *err,
 				 path);
 			return -EEXIST;
 		}
-		unlink(path);
+		ret = unix_socket_live(&sa);
+		if (ret == 1) {
+			snprintf(err, errlen,
+				 "--unix=%s: address in use: a server is listening on it (stop it, or choose another path)",
+				 path);
+			return -EADDRINUSE;
+		}
+		if (ret < 0) {
+			snprintf(err, errlen,
+				 "--unix=%s: exists and cannot be checked for a server: %s",
+				 path, strerror(-ret));
+			return ret;
+		}
+		unlink(path); /* stale: nobody listens */
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
@@ -654,6 +685,10 @@ static int listen_unix(struct blk_nbd_server *srv, const char *path, char *err,
 		if (fd >= 0)
 			close(fd);
 		return ret;
+	}
+	if (!stat(path, &st)) {
+		srv->unix_dev = st.st_dev;
+		srv->unix_ino = st.st_ino;
 	}
 	strcpy(srv->unix_path, path);
 	srv->unix_fd = fd;
@@ -822,8 +857,13 @@ void blk_nbd_server_destroy(struct blk_nbd_server *srv)
 	if (srv->tcp_fd >= 0)
 		close(srv->tcp_fd);
 	if (srv->unix_fd >= 0) {
+		struct stat st;
+
 		close(srv->unix_fd);
-		unlink(srv->unix_path);
+		/* only our own socket: another server may have replaced it */
+		if (!stat(srv->unix_path, &st) && st.st_dev == srv->unix_dev &&
+		    st.st_ino == srv->unix_ino)
+			unlink(srv->unix_path);
 	}
 	pthread_mutex_destroy(&srv->lock);
 	pthread_cond_destroy(&srv->cond);
