@@ -15,6 +15,7 @@
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 RUNTIME=${1:-3}
 ROUNDS=${2:-3}
 SIZE=${3:-256M}
@@ -34,16 +35,17 @@ for c in fio jq; do
 done
 fio --enghelp 2>/dev/null | grep -w nbd >/dev/null || { echo "this fio has no nbd engine" >&2; exit 1; }
 [ -x "$BLKSTACK" ] || make build >/dev/null
+bench_machine_start fio libnbd
 
 if [ "$TCP" = --tcp ]; then
 	L1=(--nbd=127.0.0.1:0) L2=(--nbd=127.0.0.1:0)
 else
 	L1=(--unix="$TMP/off.sock") L2=(--unix="$TMP/on.sock")
 fi
-"$BLKSTACK" serve "${L1[@]}" --dev=ram --size="$SIZE" --coalesce-us=0 2>"$TMP/off.log" &
+bench_exec "$BLKSTACK" serve "${L1[@]}" --dev=ram --size="$SIZE" --coalesce-us=0 2>"$TMP/off.log" &
 PIDS+=($!)
 OFF_PID=$!
-"$BLKSTACK" serve "${L2[@]}" --dev=ram --size="$SIZE" 2>"$TMP/on.log" &
+bench_exec "$BLKSTACK" serve "${L2[@]}" --dev=ram --size="$SIZE" 2>"$TMP/on.log" &
 PIDS+=($!)
 ON_PID=$!
 port() { sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/$1.log"; }
@@ -63,7 +65,7 @@ uri() {
 	fi
 }
 for s in off on; do
-	fio --name=fill --ioengine=nbd --uri="$(uri $s)" --rw=write --bs=1M --iodepth=8 --size="$SIZE" >/dev/null
+	bench_cmd fio --name=fill --ioengine=nbd --uri="$(uri $s)" --rw=write --bs=1M --iodepth=8 --size="$SIZE" >/dev/null
 done
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -72,7 +74,7 @@ round() {
 	local f="$TMP/$1.$3.$4" out t0 t1 ios n0 line
 	n0=$(wc -l <"$TMP/$1.log")
 	t0=$(ticks "$2")
-	out=$(fio --name=j --ioengine=nbd --uri="$(uri "$1")" --rw="$3" --bs=4k --iodepth="$4" \
+	out=$(bench_cmd fio --name=j --ioengine=nbd --uri="$(uri "$1")" --rw="$3" --bs=4k --iodepth="$4" \
 		--size="$SIZE" --runtime="$RUNTIME" --time_based --output-format=json 2>/dev/null |
 		sed -n '/^{/,$p')
 	t1=$(ticks "$2")
@@ -93,7 +95,7 @@ round() {
 		awk -v t="$RUNTIME" -v n="$ios" '{ printf "%.0f %.1f\n", $1 / t, $1 ? n / $1 : 0 }' >>"$f.co"
 }
 echo "blkstack: $BLKSTACK serve --dev=ram --size=$SIZE, --coalesce-us=0 (off) and default (on)"
-echo "fio --ioengine=nbd over $([ "$TCP" = --tcp ] && echo loopback TCP || echo a Unix socket), 4k, ${RUNTIME}s, $ROUNDS rounds; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "fio --ioengine=nbd over $([ "$TCP" = --tcp ] && echo loopback TCP || echo a Unix socket), 4k, ${RUNTIME}s, $ROUNDS rounds"
 printf '\n%-14s %10s %10s %7s %13s %15s %17s\n' "workload" "off IOPS" "on IOPS" "on/off" "client busy" "srv us/IO" "sleeps/s, I/O/sleep"
 printf '%-14s %10s %10s %7s %13s %15s %17s\n' "" "" "" "" "off / on" "off / on" "(on)"
 for rw in randread randwrite; do
@@ -110,4 +112,4 @@ for rw in randread randwrite; do
 			"$(cut -d' ' -f1 "$c.co" | median), $(cut -d' ' -f2 "$c.co" | median)"
 	done
 done
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_machine_end

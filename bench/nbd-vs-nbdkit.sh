@@ -32,6 +32,7 @@
 #                 --coalesce-us (defaults 50 and 1000, blkstack's own)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 RUNTIME=${1:-5}
 ROUNDS=${2:-5}
 SIZE=${3:-512M}
@@ -76,13 +77,13 @@ cgroup() {
 		grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null ||
 			echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
 		d=/sys/fs/cgroup/blkstack-bench-$$-$1
-		mkdir "$d" 2>/dev/null && echo "$((SERVER_CPU * 100)) 10000" >"$d/cpu.max" 2>/dev/null ||
-			{ rmdir "$d" 2>/dev/null; return 1; }
+		mkdir "$d" 2>/dev/null || return 1
+		echo "$((SERVER_CPU * 100)) 10000" >"$d/cpu.max" 2>/dev/null || { rmdir "$d"; return 1; }
 	elif [ -d /sys/fs/cgroup/cpu ]; then # v1
 		d=/sys/fs/cgroup/cpu/blkstack-bench-$$-$1
-		mkdir "$d" 2>/dev/null && echo 10000 >"$d/cpu.cfs_period_us" &&
-			echo "$((SERVER_CPU * 100))" >"$d/cpu.cfs_quota_us" ||
-			{ rmdir "$d" 2>/dev/null; return 1; }
+		mkdir "$d" 2>/dev/null || return 1
+		{ echo 10000 >"$d/cpu.cfs_period_us" && echo "$((SERVER_CPU * 100))" >"$d/cpu.cfs_quota_us"; } ||
+			{ rmdir "$d"; return 1; }
 	else
 		return 1
 	fi
@@ -111,6 +112,11 @@ EV=task-clock,context-switches,raw_syscalls:sys_enter
 if [ "$PERF" = 1 ] && ! perf stat -x, -e "$EV" -o /dev/null -- true 2>/dev/null; then
 	PERF=0
 fi
+if [ "$PERF" = 1 ]; then
+	bench_machine_start fio libnbd nbdkit perf
+else
+	bench_machine_start fio libnbd nbdkit
+fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -130,13 +136,13 @@ else
 	U3="nbd+unix:///?socket=$TMP/spin.sock"
 fi
 KIT_ARGS+=(memory "$SIZE")
-"${CG_BLK[@]}" "${SPIN[@]}" "$BLKSTACK" serve "${B1[@]}" --dev=ram --size="$SIZE" --spin-us=0 \
+bench_exec "${CG_BLK[@]}" "${SPIN[@]}" "$BLKSTACK" serve "${B1[@]}" --dev=ram --size="$SIZE" --spin-us=0 \
 	--coalesce-us=0 2>"$TMP/blk.log" &
 BLK_PID=$!
-"${CG_SPIN[@]}" "${SPIN[@]}" "$BLKSTACK" serve "${B3[@]}" --dev=ram --size="$SIZE" --spin-us="$SPIN_US" \
+bench_exec "${CG_SPIN[@]}" "${SPIN[@]}" "$BLKSTACK" serve "${B3[@]}" --dev=ram --size="$SIZE" --spin-us="$SPIN_US" \
 	--coalesce-us="$COALESCE_US" 2>"$TMP/spin.log" &
 SPIN_PID=$!
-"${CG_KIT[@]}" "${SPIN[@]}" nbdkit "${KIT_ARGS[@]}" 2>"$TMP/kit.log" &
+bench_exec "${CG_KIT[@]}" "${SPIN[@]}" nbdkit "${KIT_ARGS[@]}" 2>"$TMP/kit.log" &
 KIT_PID=$!
 PIDS+=("$BLK_PID" "$KIT_PID" "$SPIN_PID")
 for _ in $(seq 50); do
@@ -152,7 +158,7 @@ done
 
 WL="--rw=randread --bs=4k --iodepth=32 --numjobs=$NUMJOBS --group_reporting --size=$SIZE --runtime=$RUNTIME --time_based"
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-fill() { fio --name=fill --ioengine=nbd --uri="$1" --rw=write --bs=1M --iodepth=8 --size="$SIZE" >/dev/null; }
+fill() { bench_cmd fio --name=fill --ioengine=nbd --uri="$1" --rw=write --bs=1M --iodepth=8 --size="$SIZE" >/dev/null; }
 # CPU ticks (user + system) of a process and its threads
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # a counter out of perf stat -x, output
@@ -164,18 +170,18 @@ round() {
 	hz=$(getconf CLK_TCK)
 	t0=$(ticks "$2")
 	if [ "$PERF" = 1 ]; then
-		perf stat -x, -e "$EV" -p "$2" -o "$TMP/srv.perf" &
+		bench_exec perf stat -x, -e "$EV" -p "$2" -o "$TMP/srv.perf" &
 		sp=$!
 		sleep 0.2 # perf attaches
 		# shellcheck disable=SC2086
-		out=$("${CPIN[@]}" perf stat -x, -e "$EV" -o "$TMP/cl.perf" -- \
+		out=$(bench_cmd "${CPIN[@]}" perf stat -x, -e "$EV" -o "$TMP/cl.perf" -- \
 			fio --name=rr --ioengine=nbd --uri="$1" $WL --output-format=json 2>/dev/null |
 			sed -n "/^{/,\$p")
 		kill -INT "$sp"
 		wait "$sp" || true
 	else
 		# shellcheck disable=SC2086
-		out=$("${CPIN[@]}" fio --name=rr --ioengine=nbd --uri="$1" $WL --output-format=json 2>/dev/null |
+		out=$(bench_cmd "${CPIN[@]}" fio --name=rr --ioengine=nbd --uri="$1" $WL --output-format=json 2>/dev/null |
 			sed -n "/^{/,\$p")
 	fi
 	t1=$(ticks "$2")
@@ -203,15 +209,14 @@ fill "$U1"
 fill "$U3"
 fill "$U2"
 echo "workload: fio --ioengine=nbd $WL${PIN:+ (client: ${CPIN[*]})}"
-echo "nbdkit: ${SPIN[*]}${SPIN[*]:+ }nbdkit ${KIT_ARGS[*]}"
-echo "blkstack: ${SPIN[*]}${SPIN[*]:+ }$BLKSTACK serve ${B1[*]} --dev=ram --size=$SIZE --spin-us=0 --coalesce-us=0 (plain),"
-echo "          and --spin-us=$SPIN_US --coalesce-us=$COALESCE_US (defaults: 50, 1000)"
+echo "servers: nbdkit memory $SIZE; blkstack serve --dev=ram --size=$SIZE: plain (--spin-us=0 --coalesce-us=0)"
+echo "         and default (--spin-us=$SPIN_US --coalesce-us=$COALESCE_US; blkstack's own: 50, 1000)"
 if [ -n "$SERVER_CPU" ]; then
 	echo "server CPU budget: $SERVER_CPU% of one CPU for each server (${CGROUPS[0]%-kit}-*)"
 else
 	echo "server CPU budget: none (SERVER_CPU=PCT sets one)"
 fi
-echo "rounds: $ROUNDS, alternating the three; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "rounds: $ROUNDS, alternating the three"
 for _ in $(seq "$ROUNDS"); do
 	round "$U2" "$KIT_PID" "$TMP/kit"
 	round "$U1" "$BLK_PID" "$TMP/blk"
@@ -244,7 +249,7 @@ echo " is better for blkstack everywhere; client = fio + libnbd, whose CPU per I
 echo " bounds the IOPS once it saturates a core: see 'client CPUs busy'; its"
 echo " ratio is not a cost ratio but blkstack's share over nbdkit's)"
 [ "$PERF" = 1 ] || echo "(no perf: client CPU and ctx switches from fio's job; no syscall counts)"
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "rounds (nbdkit): $(tr '\n' ' ' <"$TMP/kit.iops")"
 echo "rounds (blkstack plain): $(tr '\n' ' ' <"$TMP/blk.iops")"
 echo "rounds (blkstack default): $(tr '\n' ' ' <"$TMP/spin.iops")"
+bench_machine_end

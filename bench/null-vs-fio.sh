@@ -11,14 +11,18 @@
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 RUNTIME=${1:-3}
 ROUNDS=${2:-5}
 BLKSTACK=${BLKSTACK:-build/blkstack}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-command -v fio >/dev/null || { echo "fio is not installed: scripts/install-deps.sh" >&2; exit 1; }
+for c in fio jq; do
+	command -v "$c" >/dev/null || { echo "$c is not installed: scripts/install-deps.sh" >&2; exit 1; }
+done
 [ -x "$BLKSTACK" ] || make build >/dev/null
+bench_machine_start fio valgrind
 
 WL="--rw=randread --bs=4k --iodepth=32 --numjobs=1 --size=1G --runtime=$RUNTIME --time_based"
 
@@ -26,16 +30,16 @@ median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a
 
 fio_iops() {
 	# shellcheck disable=SC2086
-	fio --name=null --ioengine=null $WL --output-format=json "$@" | jq '.jobs[0].read.iops'
+	bench_cmd fio --name=null --ioengine=null $WL --output-format=json "$@" | jq '.jobs[0].read.iops'
 }
 blk_iops() {
 	# shellcheck disable=SC2086
-	"$BLKSTACK" bench --dev=null $WL --output-format=json "$@" | jq '.jobs[0].read.iops'
+	bench_cmd "$BLKSTACK" bench --dev=null $WL --output-format=json "$@" | jq '.jobs[0].read.iops'
 }
 
 echo "workload: $WL"
 echo "rounds: $ROUNDS, alternating fio and blkstack"
-for i in $(seq "$ROUNDS"); do
+for _ in $(seq "$ROUNDS"); do
 	fio_iops >>"$TMP/fio"
 	blk_iops >>"$TMP/blk"
 	fio_iops --gtod_reduce=1 >>"$TMP/fio_gr"
@@ -72,7 +76,7 @@ cg_run() {
 	local label=$1 out=$TMP/cg.$RANDOM
 	shift
 	# shellcheck disable=SC2086
-	valgrind --tool=callgrind --callgrind-out-file="$out" "$BLKSTACK" bench --dev=null \
+	bench_cmd valgrind --tool=callgrind --callgrind-out-file="$out" "$BLKSTACK" bench --dev=null \
 		--rw=randread --bs=4k --iodepth=32 --size=$IOS_SIZE --output-format=json "$@" \
 		>"$TMP/cg.json" 2>/dev/null
 	local ios total submit plug poll drv cb core
@@ -96,3 +100,4 @@ echo
 echo "process: everything, bench engine included (random map, job accounting)"
 echo "core+null: blk_submit + blk_finish_plug + blk_poll, null_queue_rq included, bench callback excluded"
 echo "core: the same without the driver's queue_rq"
+bench_machine_end

@@ -14,12 +14,15 @@
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 RUNTIME=${1:-3}
 ROUNDS=${2:-5}
 BLKSTACK=${BLKSTACK:-build/blkstack}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+command -v jq >/dev/null || { echo "jq is not installed: scripts/install-deps.sh" >&2; exit 1; }
 [ -x "$BLKSTACK" ] || make build >/dev/null
+bench_machine_start valgrind
 
 WL="--rw=randread --bs=4k --iodepth=32 --numjobs=1 --size=1G --gtod_reduce=1 --iostats=0"
 declare -A ARGS=(
@@ -34,7 +37,7 @@ median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 iops() {
 	# shellcheck disable=SC2086
-	timeout -k 10 $((RUNTIME + 60)) "$BLKSTACK" bench ${ARGS[$1]} $WL --runtime="$RUNTIME" \
+	bench_cmd timeout -k 10 $((RUNTIME + 60)) "$BLKSTACK" bench ${ARGS[$1]} $WL --runtime="$RUNTIME" \
 		--time_based --output-format=json | jq '.jobs[0].read.iops'
 }
 
@@ -42,7 +45,7 @@ echo "workload: $WL"
 echo "rounds: $ROUNDS, alternating $ORDER"
 # Both ram and nvme-on-ram start empty in every run and read the same
 # never-written blocks, so they do the same data work.
-for i in $(seq "$ROUNDS"); do
+for _ in $(seq "$ROUNDS"); do
 	for d in $ORDER; do
 		iops "$d" >>"$TMP/$d"
 	done
@@ -82,7 +85,7 @@ declare -A IT IH IC IB
 for d in $ORDER; do
 	out=$TMP/cg.$d
 	# shellcheck disable=SC2086
-	valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$out" "$BLKSTACK" bench ${ARGS[$d]} $WL \
+	bench_cmd valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$out" "$BLKSTACK" bench ${ARGS[$d]} $WL \
 		--size=256M --output-format=json >"$TMP/cg.json" 2>/dev/null
 	ios=$(jq '.jobs[0].read.total_ios' "$TMP/cg.json")
 	total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
@@ -113,3 +116,4 @@ echo "host drv: nvme_queue_rq + nvme_commit_rqs + nvme_poll, less nvme_ctrl_writ
 echo "controller: nvme_ctrl_write32, less the namespace device's block core and driver it calls"
 echo "ns device+core: the controller's calls into the block API (blk_submit, blk_poll, blk_finish_plug): the namespace's block core and driver"
 echo "KEEP_CG=/path/prefix keeps the callgrind files of the nvme runs (--dump-instr=yes: callgrind_annotate or kcachegrind per instruction)"
+bench_machine_end

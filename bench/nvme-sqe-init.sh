@@ -10,12 +10,15 @@
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 RUNTIME=${1:-3}
 ROUNDS=${2:-5}
 BLKSTACK=${BLKSTACK:-build/blkstack}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+command -v jq >/dev/null || { echo "jq is not installed: scripts/install-deps.sh" >&2; exit 1; }
 [ -x "$BLKSTACK" ] || make build >/dev/null
+bench_machine_start valgrind
 
 WL="--dev=nvme --nvme-ns=null --rw=randread --bs=4k --iodepth=32 --numjobs=1 --size=1G --gtod_reduce=1 --iostats=0"
 
@@ -23,13 +26,13 @@ median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 iops() {
 	# shellcheck disable=SC2086
-	timeout -k 10 $((RUNTIME + 60)) "$BLKSTACK" bench $WL --runtime="$RUNTIME" --time_based \
+	bench_cmd timeout -k 10 $((RUNTIME + 60)) "$BLKSTACK" bench $WL --runtime="$RUNTIME" --time_based \
 		--output-format=json "$@" | jq '.jobs[0].read.iops'
 }
 
 echo "workload: $WL"
 echo "rounds: $ROUNDS, alternating memset and fields"
-for i in $(seq "$ROUNDS"); do
+for _ in $(seq "$ROUNDS"); do
 	for ctrl in thread inline; do
 		iops --nvme-ctrl=$ctrl --nvme-sqe-init=memset >>"$TMP/m_$ctrl"
 		iops --nvme-ctrl=$ctrl --nvme-sqe-init=fields >>"$TMP/f_$ctrl"
@@ -52,7 +55,7 @@ incl() {
 cg() {
 	local out=$TMP/cg.$1
 	# shellcheck disable=SC2086
-	valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$out" "$BLKSTACK" bench $WL \
+	bench_cmd valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$out" "$BLKSTACK" bench $WL \
 		--nvme-ctrl=inline --nvme-sqe-init="$1" --size=256M --output-format=json \
 		>"$TMP/cg.json" 2>/dev/null
 	local ios total qrq
@@ -66,3 +69,4 @@ read -r FT FQ <<<"$(cg fields)"
 printf '\n%-34s %14s %14s %8s\n' "instructions per I/O (callgrind)" "memset" "fields" "f/m"
 printf '%-34s %14.1f %14.1f %7.3fx\n' "process (inline ctrl, ns=null)" "$MT" "$FT" "$(calc "$FT / $MT")"
 printf '%-34s %14.1f %14.1f %7.3fx\n' "nvme_queue_rq" "$MQ" "$FQ" "$(calc "$FQ / $MQ")"
+bench_machine_end

@@ -17,6 +17,7 @@ PKGS=(
 	libnbd-bin                         # nbdinfo, nbdcopy: NBD clients in tests/func
 	qemu-utils                         # qemu-img, qemu-io: NBD clients in tests/func
 	nbdkit                             # peer server in bench/nbd-vs-nbdkit.sh
+	shellcheck                         # bench/*.sh lint in tests/func/test_bench_scripts.sh
 	clang libclang-rt-14-dev           # libFuzzer targets in fuzz/ (make fuzz)
 )
 

@@ -1,0 +1,150 @@
+# shellcheck shell=bash
+# Shared by every bench script: the machine a figure came from, and the
+# exact commands that made it.  The same uring benchmark once read 1.12x
+# fio on one machine and 0.22x on another, because fio itself ran 2.6x
+# faster there; a figure without its machine misleads.
+#
+# Source it right after the script's `cd` to the repository root (with no
+# arguments, so that it sees the script's own), then:
+#   bench_machine_start [TOOL...]  before the first figure: date, kernel,
+#                                  CPU, nproc, memory, virtualization,
+#                                  load average, blkstack commit and build,
+#                                  and the versions of the peers TOOL...
+#                                  (fio, nbdkit, libnbd, valgrind, perf...)
+#   bench_cmd CMD [ARG...]         run CMD, recording its command line for
+#                                  the "commands:" section
+#   bench_exec CMD [ARG...]        the same, but exec: for `bench_exec
+#                                  server ... &`, so that $! is the
+#                                  server's pid (only in a subshell: `&`
+#                                  or `$(...)`)
+#   bench_machine_end              after the last figure: each distinct
+#                                  command line once, in the order first
+#                                  run, then the load average at the end
+#                                  and the script's wall time
+# Everything goes to stdout, with the figures, so that a saved run keeps
+# its machine.  set -euo pipefail safe.
+
+BENCH_SCRIPT=$0
+BENCH_ARGS=("$@")
+BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_T0=$(date +%s.%N)
+# Command lines are recorded from subshells too (pipelines, $(...), &),
+# so they go to a file, not an array.  The file is unlinked at once and
+# read back through /dev/fd: nothing to clean up, whatever way the
+# script exits.
+BENCH_CMD_FILE=$(mktemp)
+exec {BENCH_CMD_FD}>>"$BENCH_CMD_FILE"
+rm -f "$BENCH_CMD_FILE"
+
+# bench_field NAME VALUE: one "  name: value" line of a machine block
+bench_field() { printf '  %-10s %s\n' "$1:" "$2"; }
+
+# bench_loadavg WHEN: the 1, 5 and 15 minute load averages and the
+# runnable/total scheduling entities now, from /proc/loadavg
+bench_loadavg() {
+	local l1 l5 l15 run _
+	read -r l1 l5 l15 run _ </proc/loadavg
+	echo "$l1 $l5 $l15 (1, 5, 15 min) at $1; $run runnable/threads"
+}
+
+# bench_cpu: the CPU model, with family/model/stepping where the
+# hypervisor hides the name ("AMD EPYC")
+bench_cpu() {
+	local name
+	name=$(awk -F': *' '$1 ~ /^model name/ { print $2; exit }' /proc/cpuinfo)
+	[ -n "$name" ] || name=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
+	[ -n "$name" ] || name=unknown
+	echo "$name$(awk -F': *' '
+		$1 ~ /^cpu family/ { f = $2 } $1 ~ /^model\t/ { m = $2 } $1 ~ /^stepping/ { s = $2 }
+		/^$/ { exit }
+		END { if (f != "") printf " (family %s, model %s, stepping %s)", f, m, s }' /proc/cpuinfo)"
+}
+
+# bench_virt: systemd-detect-virt's answer and lscpu's hypervisor, when known
+bench_virt() {
+	local v h
+	v=$(systemd-detect-virt 2>/dev/null || true)
+	h=$(lscpu 2>/dev/null | sed -n 's/^Hypervisor vendor: *//p' | head -1)
+	echo "${v:-unknown}${h:+, hypervisor $h}"
+}
+
+# bench_version TOOL: the first line of TOOL's version, or "not installed"
+bench_version() {
+	case $1 in
+	libnbd) # fio's nbd engine links libnbd; nbdinfo reports its version
+		nbdinfo --version 2>/dev/null | grep '^libnbd' || echo "not installed (no nbdinfo)" ;;
+	*)
+		if command -v "$1" >/dev/null; then
+			"$1" --version 2>&1 | head -1
+		else
+			echo "not installed"
+		fi ;;
+	esac
+}
+
+# bench_blkstack: the binary's version and its CMake build type (an ASan
+# build is several times slower)
+bench_blkstack() {
+	local cache type=
+	cache=$(dirname "$BLKSTACK")/CMakeCache.txt
+	[ -f "$cache" ] && type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$cache") &&
+		grep -q '^BLK_SANITIZE:BOOL=ON' "$cache" && type+=", sanitizers"
+	echo "$BLKSTACK: $("$BLKSTACK" --version 2>/dev/null || echo "no --version")${type:+ ($type)}"
+}
+
+bench_machine_start() {
+	local t online
+	online=$(getconf _NPROCESSORS_ONLN)
+	echo "machine:"
+	bench_field date "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	bench_field kernel "$(uname -r) $(uname -m)"
+	bench_field cpu "$(bench_cpu)"
+	if [ "$(nproc)" = "$online" ]; then
+		bench_field nproc "$(nproc)"
+	else
+		bench_field nproc "$(nproc) ($online online)"
+	fi
+	bench_field memory "$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+	bench_field virt "$(bench_virt)"
+	bench_field load "$(bench_loadavg start)"
+	bench_field commit "$(git -C "$BENCH_ROOT" describe --always --dirty 2>/dev/null || echo "not a git checkout")"
+	[ -z "${BLKSTACK:-}" ] || bench_field blkstack "$(bench_blkstack)"
+	for t; do
+		bench_field "$t" "$(bench_version "$t")"
+	done
+	bench_field script "$BENCH_SCRIPT${BENCH_ARGS[*]:+ ${BENCH_ARGS[*]}}"
+	echo
+}
+
+# bench_show_cmd CMD [ARG...]: record a command line, each argument quoted
+# for a shell only where it needs it
+bench_show_cmd() {
+	local w q line=
+	for w; do
+		case $w in
+		'' | *[!A-Za-z0-9_./:=,+@%-]*) q="'${w//\'/\'\\\'\'}'" ;;
+		*) q=$w ;;
+		esac
+		line+="${line:+ }$q"
+	done
+	printf '%s\n' "$line" >&"$BENCH_CMD_FD"
+}
+
+bench_cmd() {
+	bench_show_cmd "$@"
+	"$@"
+}
+
+bench_exec() {
+	bench_show_cmd "$@"
+	exec "$@"
+}
+
+bench_machine_end() {
+	echo
+	echo "commands:"
+	awk '!seen[$0]++ { print "  " $0 }' "/dev/fd/$BENCH_CMD_FD"
+	echo "machine at the end:"
+	bench_field load "$(bench_loadavg end)"
+	bench_field wall "$(awk -v a="$BENCH_T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }')"
+}
