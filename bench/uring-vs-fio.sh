@@ -36,8 +36,7 @@ command -v fio >/dev/null || { echo "fio is not installed: scripts/install-deps.
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 
-bench_machine_start
-bench_note "fio: $(fio --version); blkstack: $("$BLKSTACK" --version 2>/dev/null | head -1)"
+bench_machine_start fio
 
 # measure OUT CMD...: run a fio-compatible command with JSON output; append
 # "IOPS us_per_io" (all jobs, both directions; CPU of the whole process tree)
@@ -82,8 +81,8 @@ scenario() {
 
 # the files exist and are fully written before any tool reads them
 for f in "$SHM/file" "$DISK/file"; do
-	bench_show_cmd "$BLKSTACK" bench --dev=uring --filename="$f" --size=1G --rw=write --bs=1M --iodepth=8
-	"$BLKSTACK" bench --dev=uring --filename="$f" --size=1G --rw=write --bs=1M --iodepth=8 >/dev/null
+	bench_cmd "$BLKSTACK" bench --dev=uring --filename="$f" --size=1G --rw=write \
+		--bs=1M --iodepth=8 >/dev/null
 done
 : >"$TMP/table"
 scenario "shm randread QD1" "$SHM/file" --rw=randread --iodepth=1

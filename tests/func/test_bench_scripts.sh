@@ -19,7 +19,7 @@ BLKSTACK=$(realpath "$BLKSTACK")
 # Scripts being rewritten elsewhere to source bench/lib.sh.  Once one does,
 # this test fails until it is taken off the list, so the list cannot hide
 # a script that loses its block later.
-PENDING=(uring-vs-fio.sh)
+PENDING=()
 
 # --- static: every script has the block ---
 n=0
