@@ -37,6 +37,27 @@ enum blk_uring_taskrun {
 };
 
 /**
+ * enum blk_uring_engine - what performs the I/O.
+ * @BLK_URING_ENGINE_AUTO: io_uring; when io_uring_setup is refused (EPERM:
+ *	the sysctl kernel.io_uring_disabled or a seccomp filter; ENOSYS: a
+ *	kernel without io_uring or a seccomp filter) the thread pool, with one
+ *	line on stderr (once per process) naming the cause.
+ * @BLK_URING_ENGINE_IO_URING: io_uring only; a refused ring is an error.
+ * @BLK_URING_ENGINE_POOL: the thread pool: per hardware queue, worker
+ *	threads doing preadv2/pwritev2, fdatasync, fallocate and the block
+ *	device ioctls synchronously (docs/uring.md).
+ */
+enum blk_uring_engine {
+	BLK_URING_ENGINE_AUTO = 0,
+	BLK_URING_ENGINE_IO_URING = 1,
+	BLK_URING_ENGINE_POOL = 2,
+};
+
+/* pool_threads: the default (0) and the largest value accepted */
+#define BLK_URING_POOL_THREADS_DEFAULT 8
+#define BLK_URING_POOL_THREADS_MAX 256
+
+/**
  * struct blk_uring_config - a uring device.
  * @queue: queue limits and tag set.  capacity is ignored: it is the size
  *	of the file or block device.  logical_block_size: for a block device
@@ -57,6 +78,13 @@ enum blk_uring_taskrun {
  * @sqpoll: IORING_SETUP_SQPOLL: a kernel thread per ring polls the
  *	submission queue (idle after 2 ms), so submitting needs no system
  *	call while it is awake; it takes a CPU of its own.
+ * @engine: enum blk_uring_engine (0: auto).  @register_files,
+ *	@fixed_buffers, @taskrun and @sqpoll apply to io_uring only.
+ * @pool_threads: worker threads per hardware queue of the thread pool,
+ *	1..BLK_URING_POOL_THREADS_MAX (0: BLK_URING_POOL_THREADS_DEFAULT);
+ *	never more than the queue depth, as more could not all be busy.
+ *	Each worker has one I/O in the kernel at a time, so this is the
+ *	queue depth the file or device sees.
  */
 struct blk_uring_config {
 	struct blk_dev_config queue;
@@ -67,10 +95,13 @@ struct blk_uring_config {
 	bool fixed_buffers;
 	uint8_t taskrun;
 	bool sqpoll;
+	uint8_t engine;
+	uint32_t pool_threads;
 };
 
 /**
- * blk_uring_create() - open @cfg->path and set up one io_uring per queue.
+ * blk_uring_create() - open @cfg->path and set up one io_uring (or one
+ * thread pool) per queue.
  * @cfg: configuration; copied.
  * @dev: set on success.
  * @err: receives a message naming the file, the cause and what to do.
@@ -83,13 +114,17 @@ struct blk_uring_config {
  * WRITE_ZEROES as FALLOC_FL_ZERO_RANGE on files (a hole punch where the
  * file system lacks it) and BLKZEROOUT on block devices.  Short transfers
  * are resubmitted for the remainder, -EAGAIN is retried, and a read that
- * reaches the end of the file fails with BLK_STS_IOERR.
+ * reaches the end of the file fails with BLK_STS_IOERR.  The thread pool
+ * (@cfg->engine) does the same operations with preadv2/pwritev2 (FUA:
+ * RWF_DSYNC), fdatasync, fallocate and the ioctls, with the same results.
  *
  * Return: 0; -ENOENT (missing file and no @create_size); -EACCES or -EPERM
  * (permission); -EINVAL (not a file or block device, O_DIRECT refused by
- * the file system, bad limits); -ENOSYS or -EPERM from io_uring_setup
- * (io_uring disabled by sysctl or seccomp); -ENOMEM (memlock limit);
- * other -errno from open, fstat or ioctl.
+ * the file system, bad limits, @engine or @pool_threads out of range);
+ * -ENOSYS or -EPERM from io_uring_setup (io_uring disabled by sysctl or
+ * seccomp) with BLK_URING_ENGINE_IO_URING only; -ENOMEM (memlock limit,
+ * or no memory); -EAGAIN (a pool thread could not be started); other
+ * -errno from open, fstat or ioctl.
  * Context: any thread.
  */
 int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
