@@ -6,7 +6,8 @@
 # trim; and through `blkstack serve --uring_engine=pool` with real NBD
 # clients: FUA writes, flush, discard and write zeroes keep their meaning
 # (read back as zeros over NBD and in the file), fio's nbd engine verifies;
-# serve under the filter picks the pool by itself.
+# serve under the filter picks the pool by itself; a thread limit the
+# workers do not fit in, and bad option values, give errors saying why.
 source "$(dirname "$0")/lib.sh" "$@"
 source "$(dirname "$0")/nbd_lib.sh"
 need jq qemu-io nbdinfo fio
@@ -115,6 +116,24 @@ if [ -n "${DENY_SYSCALL:-}" ]; then
 		-c "read -P 0xcd 4M 1M" -c "write -P 0x5a 8M 64k" -c "read -P 0x5a 8M 64k" "$URI"
 	stop_server
 	check "serve, io_uring refused: stops with status 0" test $? -eq 0
+fi
+
+# a thread limit (RLIMIT_NPROC, as a container's pids limit) that the
+# workers do not fit in: an error naming what to lower
+if command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then
+	chmod 755 "$TMP"
+	truncate -s 1M "$TMP/nobody.img"
+	chown nobody "$TMP/nobody.img"
+	runuser -u nobody -- bash -c 'ulimit -u 30; exec "$0" "$@"' "$BLKSTACK" bench --dev=uring \
+		--filename="$TMP/nobody.img" --rw=read --uring_engine=pool --numjobs=4 >/dev/null 2>"$TMP/err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "nobody.img: cannot start pool thread .*: Resource temporarily unavailable; lower pool_threads= or the number of hardware queues" "$TMP/err"; then
+		pass "thread limit: the error names the file and what to lower"
+	else
+		fail "thread limit (rc=$rc: $(cat "$TMP/err"))"
+	fi
+else
+	fail "runuser or user nobody missing: cannot test a thread limit"
 fi
 
 # bad values name what is allowed

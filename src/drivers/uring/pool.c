@@ -340,8 +340,10 @@ int uring_pool_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 	if (ret) {
 		fprintf(stderr,
 			"blkstack: uring: %s: cannot start pool thread %u of %u "
-			"(queue %u): %s\n", ud->path, pq->nr_threads + 1, want,
-			idx, strerror(-ret));
+			"(queue %u): %s; lower pool_threads= or the number of "
+			"hardware queues (a thread or process limit: ulimit -u, "
+			"a container's pids limit)\n", ud->path,
+			pq->nr_threads + 1, want, idx, strerror(-ret));
 		pool_free(pq);
 		blk_mq_hctx_set_driver_data(hctx, NULL);
 		return ret;
