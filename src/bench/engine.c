@@ -158,6 +158,8 @@ static int bench_nvme_open(const struct bench_dev_opts *d,
 		uc.direct = d->direct;
 		uc.register_files = d->registerfiles;
 		uc.fixed_buffers = false;
+		uc.engine = (uint8_t)d->uring_engine;
+		uc.pool_threads = d->pool_threads;
 		ret = blk_uring_create(&uc, &ns, err, errlen);
 		if (ret)
 			return ret;
@@ -284,6 +286,8 @@ int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 		uc.taskrun = (uint8_t)d->uring_taskrun;
 		uc.inline_mode = (uint8_t)d->uring_inline;
 		uc.sqpoll = d->sqthread_poll;
+		uc.engine = (uint8_t)d->uring_engine;
+		uc.pool_threads = d->pool_threads;
 		ret = blk_uring_create(&uc, dev, err, errlen);
 		if (ret)
 			return ret;

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "bench/options.h"
+#include "blkstack/uring.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -187,6 +188,17 @@ static const struct opt_choice uring_inline_choices[] = {
 	{ "always", 2 },	/* BLK_URING_INLINE_ALWAYS */
 	{ NULL, 0 },
 };
+
+static const struct opt_choice uring_engine_choices[] = {
+	{ "auto", 0 },		/* BLK_URING_ENGINE_AUTO */
+	{ "io_uring", 1 },	/* BLK_URING_ENGINE_IO_URING */
+	{ "pool", 2 },		/* BLK_URING_ENGINE_POOL */
+	{ NULL, 0 },
+};
+
+/* a number's spelling, for the .def of an option whose default is a macro */
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
 
 static const struct opt_choice nvme_ctrl_choices[] = {
 	{ "thread", 0 },	/* NVME_CTRL_THREAD */
@@ -367,6 +379,13 @@ static const struct opt_def opts[] = {
 	{ .name = "uring_taskrun", .type = OPT_CHOICE, DEVF(uring_taskrun),
 	  .choices = uring_taskrun_choices, .def = "coop",
 	  .help = "dev=uring: how the kernel runs completion work: coop (COOP_TASKRUN, no IPI), defer (SINGLE_ISSUER|DEFER_TASKRUN, at GETEVENTS), signal (the kernel's default: an IPI per completion)" },
+	{ .name = "uring_engine", .alias = { "uring-engine" }, .type = OPT_CHOICE,
+	  DEVF(uring_engine), .choices = uring_engine_choices, .def = "auto",
+	  .help = "dev=uring: what does the I/O: auto (io_uring; where io_uring_setup is refused, by kernel.io_uring_disabled or seccomp, the thread pool with a notice), io_uring (refused is an error), pool (worker threads doing preadv2/pwritev2)" },
+	{ .name = "pool_threads", .alias = { "pool-threads" }, .type = OPT_UINT,
+	  DEVF(pool_threads), .min = 1, .max = BLK_URING_POOL_THREADS_MAX,
+	  .def = STRINGIFY(BLK_URING_POOL_THREADS_DEFAULT),
+	  .help = "dev=uring with the thread pool: workers per hardware queue, each with one I/O in the kernel (at most hw_queue_depth are started)" },
 
 	/* null driver: null_blk's parameter names. */
 	{ .name = "irqmode", .type = OPT_UINT, NULLF(irqmode),

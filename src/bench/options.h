@@ -71,6 +71,8 @@ struct bench_dev_opts {
 	bool sqthread_poll;         /* sqthread_poll=0|1: IORING_SETUP_SQPOLL (0) */
 	uint32_t uring_taskrun;     /* uring_taskrun=coop|defer|signal: enum blk_uring_taskrun (coop) */
 	uint32_t uring_inline;      /* uring_inline=auto|never|always: enum blk_uring_inline (auto) */
+	uint32_t uring_engine;      /* uring_engine=auto|io_uring|pool: enum blk_uring_engine (auto) */
+	uint32_t pool_threads;      /* pool_threads=, workers per hardware queue of the pool, 1..256 (BLK_URING_POOL_THREADS_DEFAULT) */
 	/* null driver (null_blk's names) */
 	uint32_t irqmode;           /* irqmode=0 inline, 1 completion thread, 2 timer (0) */
 	uint64_t completion_nsec;   /* completion_nsec=, ns, 0..1e9, for irqmode=2 (10000) */

@@ -1063,6 +1063,7 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 	if (r->has_uring) {
 		json_t *u = json_object();
 
+		jstr(c, u, "engine", r->uring.pool ? "pool" : "io_uring");
 		jint(c, u, "ring_requests", r->uring.ring_rqs);
 		jint(c, u, "inline_requests", r->uring.inline_rqs);
 		jint(c, u, "inline_given_up", r->uring.inline_given_up);

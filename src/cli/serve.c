@@ -17,6 +17,7 @@
 
 #include "bench/bench.h"
 #include "blkstack/nbd.h"
+#include "blkstack/uring.h"
 #include "serve.h"
 #include "blkstack/uring.h"
 
@@ -69,11 +70,16 @@ void serve_usage(FILE *f)
 		"  any device option of 'blkstack bench --help': filename=, direct=,\n"
 		"  logical_block_size=, nr_hw_queues=, hw_queue_depth=, memory_backed=,\n"
 		"  elevator=, ... (e.g. --filename=/var/tmp/disk.img --direct=1)\n"
+		"  --uring_engine=auto|io_uring|pool  dev=uring: io_uring, or the\n"
+		"                         pread/pwrite thread pool; auto (default) uses the\n"
+		"                         pool, with a notice, where io_uring is refused\n"
+		"  --pool_threads=N       workers per hardware queue of the pool, 1..%u (%u)\n"
 		"\n"
 		"example:\n"
 		"  blkstack serve --nbd=127.0.0.1:10809 --dev=ram --size=1G\n"
 		"  blkstack serve --unix=/tmp/nbd.sock --export=a --dev=ram --size=1G \\\n"
-		"      --export=b --dev=uring --filename=/var/tmp/b.img --size=4G --read-only\n");
+		"      --export=b --dev=uring --filename=/var/tmp/b.img --size=4G --read-only\n",
+		BLK_URING_POOL_THREADS_MAX, BLK_URING_POOL_THREADS_DEFAULT);
 }
 
 static int parse_range(const char *name, const char *v, unsigned int min,

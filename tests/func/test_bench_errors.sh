@@ -36,6 +36,12 @@ expect_error "rwmixread > 100" "rwmixread=101" bench --rw=randrw --rwmixread=101
 expect_error "unknown device" "dev=xyz.*null.*ram.*uring" bench --dev=xyz
 expect_error "bad elevator" "elevator=cfq" bench --elevator=cfq
 expect_error "bad irqmode" "irqmode=3" bench --irqmode=3
+expect_error "bad uring_engine: the allowed values" "uring_engine=ring: bad value, allowed auto\|io_uring\|pool$" \
+	bench --dev=uring --uring_engine=ring
+for v in 0 257; do
+	expect_error "pool_threads=$v: the range" "pool_threads=$v: out of range, allowed 1\.\.256$" \
+		bench --dev=uring --pool_threads=$v
+done
 expect_error "terse output unsupported" "terse" bench --output-format=terse
 expect_error "size past the device" "past the end" bench --dev=null --dev_size=1M --size=2M --rw=read
 expect_error "injected I/O error fails the run with its offset" \

@@ -89,15 +89,17 @@ else
 	fail "runuser or user nobody missing: cannot test permission denied"
 fi
 # io_uring refused by the environment (a seccomp filter, as in containers)
+# with uring_engine=io_uring: an error (the automatic thread-pool fallback
+# is tests/func/test_uring_pool.sh)
 if [ -n "${DENY_SYSCALL:-}" ]; then
 	for e in EPERM ENOSYS; do
 		"$DENY_SYSCALL" setup $e "$BLKSTACK" bench --dev=uring --filename="$TMP/a.img" --rw=read \
-			>"$TMP/out" 2>"$TMP/err"
+			--uring_engine=io_uring >"$TMP/out" 2>"$TMP/err"
 		rc=$?
 		if [ $rc -eq 1 ] && grep -qE "io_uring: .*(kernel.io_uring_disabled|seccomp)" "$TMP/err"; then
-			pass "io_uring_setup refused ($e): the message names the cause"
+			pass "io_uring_setup refused ($e), uring_engine=io_uring: the message names the cause"
 		else
-			fail "io_uring_setup refused ($e) (rc=$rc: $(cat "$TMP/err"))"
+			fail "io_uring_setup refused ($e), uring_engine=io_uring (rc=$rc: $(cat "$TMP/err"))"
 		fi
 	done
 	# io_uring_register refused: no registered files or buffers, I/O still works

@@ -47,31 +47,6 @@ static inline void uring_set_file(struct uring_queue *q,
 	}
 }
 
-/* Collect the request's iovecs, skipping the first @skip bytes. */
-static unsigned int uring_build_iov(struct request *rq, struct uring_cmd *cmd,
-				    uint32_t skip)
-{
-	unsigned int n = 0, i;
-	struct blk_bio *bio;
-
-	rq_for_each_bio(bio, rq) {
-		for (i = 0; i < bio->bi_vcnt; i++) {
-			const struct iovec *v = &bio->bi_io_vec[i];
-
-			if (skip >= v->iov_len) {
-				skip -= (uint32_t)v->iov_len;
-				continue;
-			}
-			cmd->iov[n].iov_base = (char *)v->iov_base + skip;
-			cmd->iov[n].iov_len = v->iov_len - skip;
-			skip = 0;
-			n++;
-		}
-	}
-	cmd->nr_iov = (uint16_t)n;
-	return n;
-}
-
 /* Queue the (rest of a) READ or WRITE. */
 static int uring_prep_rw(struct uring_queue *q, struct request *rq,
 			 struct uring_cmd *cmd)
@@ -132,17 +107,6 @@ static int uring_prep_zero(struct uring_queue *q, struct request *rq,
 	q->unsubmitted++;
 	q->inflight++;
 	return 0;
-}
-
-/* Block devices: discard and zeroout are ioctls, done inline. */
-static blk_status_t uring_bdev_zero(struct uring_dev *ud, struct request *rq)
-{
-	uint64_t range[2] = { rq->offset, rq->data_len };
-	unsigned long req = rq->op == BLK_OP_DISCARD ? BLKDISCARD : BLKZEROOUT;
-
-	if (ioctl(ud->fd, req, range) == 0)
-		return BLK_STS_OK;
-	return errno == EOPNOTSUPP ? BLK_STS_NOTSUPP : BLK_STS_IOERR;
 }
 
 /*
@@ -320,34 +284,6 @@ static void uring_commit_rqs(struct blk_mq_hw_ctx *hctx)
 	if (q->unsubmitted) {
 		io_uring_submit(&q->ring);
 		q->unsubmitted = 0;
-	}
-}
-
-static blk_status_t uring_errno_status(struct uring_dev *ud,
-				       struct request *rq, int err)
-{
-	switch (err) {
-	case -ENOSPC:
-	case -EDQUOT:
-		return BLK_STS_NOSPC;
-	case -EOPNOTSUPP:
-		return BLK_STS_NOTSUPP;
-	case -EINVAL:
-		if (ud->cfg.direct && !ud->warned_einval) {
-			ud->warned_einval = true;
-			fprintf(stderr,
-				"blkstack: uring: %s: EINVAL for %u bytes at offset %llu: "
-				"with direct=1 the offset, the length and the buffer address "
-				"must be multiples of the file system's O_DIRECT alignment "
-				"(logical_block_size=%u here)\n",
-				ud->path, rq->data_len,
-				(unsigned long long)rq->offset, ud->lbs);
-		}
-		return BLK_STS_INVAL;
-	case -EIO:
-		return BLK_STS_IOERR;
-	default:
-		return BLK_STS_IOERR;
 	}
 }
 
@@ -661,6 +597,19 @@ static const struct blk_mq_ops uring_mq_ops = {
 	.free = uring_free,
 };
 
+/* The thread-pool engine (pool.c): the same file, no ring. */
+static const struct blk_mq_ops uring_pool_mq_ops = {
+	.block_status = uring_block_status,
+	.queue_rq = uring_pool_queue_rq,
+	.commit_rqs = uring_pool_commit_rqs,
+	.poll = uring_pool_poll,
+	.wait = uring_pool_wait,
+	.timeout = uring_timeout, /* a worker owns the I/O: keep waiting */
+	.init_hctx = uring_pool_init_hctx,
+	.exit_hctx = uring_pool_exit_hctx,
+	.free = uring_free,
+};
+
 /* O_DIRECT alignment the file system asks for (statx STATX_DIOALIGN). */
 static uint32_t uring_dio_align(int fd)
 {
@@ -805,6 +754,18 @@ int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
 			 "uring_taskrun=defer: a DEFER_TASKRUN ring takes one submitting thread, and more threads than hardware queues would share them; give nr_hw_queues= at least the number of jobs, or uring_taskrun=coop");
 		return -EINVAL;
 	}
+	if (cfg->engine > BLK_URING_ENGINE_POOL) {
+		snprintf(err, errlen,
+			 "uring_engine=%u: allowed auto (0), io_uring (1), pool (2)",
+			 cfg->engine);
+		return -EINVAL;
+	}
+	if (cfg->pool_threads > BLK_URING_POOL_THREADS_MAX) {
+		snprintf(err, errlen, "pool_threads=%u: allowed 1..%u (0: %u)",
+			 cfg->pool_threads, BLK_URING_POOL_THREADS_MAX,
+			 BLK_URING_POOL_THREADS_DEFAULT);
+		return -EINVAL;
+	}
 	ud = calloc(1, sizeof(*ud));
 	if (!ud)
 		return -ENOMEM;
@@ -829,7 +790,8 @@ int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
 	qc.name = "uring";
 	qc.capacity = capacity;
 	qc.logical_block_size = ud->lbs;
-	qc.ops = &uring_mq_ops;
+	qc.ops = cfg->engine == BLK_URING_ENGINE_POOL ? &uring_pool_mq_ops :
+							 &uring_mq_ops;
 	qc.driver_data = ud;
 	qc.cmd_size = (uint32_t)(sizeof(struct uring_cmd) +
 				 qc.max_segments * sizeof(struct iovec));
@@ -840,6 +802,19 @@ int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
 	if (qc.max_sectors && qc.max_sectors < (ud->lbs >> 9))
 		qc.max_sectors = ud->lbs >> 9;
 	ret = blk_dev_create(&qc, dev);
+	if ((ret == -EPERM || ret == -ENOSYS) &&
+	    cfg->engine == BLK_URING_ENGINE_AUTO) {
+		/* io_uring_setup refused: the thread pool, saying why */
+		uring_refused_notice(ud->path, ret);
+		qc.ops = &uring_pool_mq_ops;
+		ret = blk_dev_create(&qc, dev);
+	}
+	if (qc.ops == &uring_pool_mq_ops && ret) {
+		snprintf(err, errlen,
+			 "%s: cannot set up the device (thread pool): %s",
+			 ud->path, strerror(-ret));
+		goto fail;
+	}
 	if (ret == -EPERM || ret == -ENOSYS || ret == -ENOMEM) {
 		snprintf(err, errlen, "%s: io_uring: %s: %s", ud->path,
 			 strerror(-ret), uring_setup_hint(ret));
@@ -850,6 +825,7 @@ int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
 			 strerror(-ret));
 		goto fail_queues;
 	}
+	ud->pool = qc.ops == &uring_pool_mq_ops;
 	return 0;
 fail_queues:
 	/* blk_dev_create() ran exit_hctx for the rings it set up */
@@ -868,6 +844,7 @@ void blk_uring_get_stats(struct blk_dev *dev, struct blk_uring_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	st->nowait = ud->nowait;
+	st->pool = ud->pool;
 	for (i = 0; i < ud->nr_queues; i++) {
 		const struct uring_queue *q = &ud->queues[i];
 
