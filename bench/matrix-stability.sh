@@ -19,6 +19,7 @@
 #     bench/matrix-stability.sh --dev=null,ram,uring --filename=FILE --dev_size=1G
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
 #        KEEP=DIR keeps each run's output there (a.1.txt, b.1.txt, ...)
+#        REUSE=DIR summarises the runs kept in DIR instead of running
 #        BOUND=percent (15)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +45,7 @@ for a in "$@"; do
 done
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-OUT=${KEEP:-$TMP}
+OUT=${REUSE:-${KEEP:-$TMP}}
 mkdir -p "$OUT"
 [ -x "$BLKSTACK" ] || make build >/dev/null
 
@@ -67,6 +68,7 @@ echo "A: $BLKSTACK bench ${A[*]+"${A[*]}"}"
 echo "runs: $RUNS per configuration, consecutive$([ $vs = 1 ] && echo ', A and B interleaved')"
 
 for i in $(seq "$RUNS"); do
+	[ -n "${REUSE:-}" ] && break
 	"$BLKSTACK" bench "${A[@]+"${A[@]}"}" >"$OUT/a.$i.txt"
 	if [ $vs = 1 ]; then
 		"$BLKSTACK" bench "${B[@]+"${B[@]}"}" >"$OUT/b.$i.txt"
@@ -79,27 +81,42 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 cells() {
 	awk '
 	/^layout: / && / s\)$/ {
-		dev = $2; sub(":$", "", dev)
+		ldev = $2; sub(":$", "", ldev)
 		t = $NF; sub("\\)$", "", t); t = $(NF - 1)
-		printf "%s\t%s\t-\t%s\n", "layout(s)", dev, t
+		printf "%s\t%s\t-\t%s\n", "layout(s)", ldev, t
 		next
 	}
 	/^[A-Z]+\([^)]*\) +\|/ {
 		metric = $1; n = split($0, f, "|")
-		for (i = 2; i <= n; i++) { d = f[i]; gsub(/ /, "", d); dev[i] = d }
+		for (i = 2; i <= n; i++) { d = f[i]; gsub(/ /, "", d); col[i] = d }
 		nd = n; next
 	}
 	metric != "" && /^[a-z]+ +\|/ {
 		n = split($0, f, "|"); row = f[1]; gsub(/ /, "", row)
-		for (i = 2; i <= n; i++) { v = f[i]; gsub(/ /, "", v); printf "%s\t%s\t%s\t%s\n", metric, dev[i], row, v }
+		for (i = 2; i <= n; i++) { v = f[i]; gsub(/ /, "", v); printf "%s\t%s\t%s\t%s\n", metric, col[i], row, v }
 	}
 	/^$/ { metric = "" }' "$@"
+}
+
+# IOPS(K) / (CPU(%) / 100) per run and cell: thousands of I/Os per second
+# of CPU the process had.  On a shared machine the process gets less than
+# a core when others run; this ratio shows whether a cell's spread is the
+# CPU it was given (ratio steady) or its own (ratio spread too).
+per_cpu() {
+	local f
+	for f in "$@"; do
+		cells "$f" | awk -F'\t' '
+			$1 == "IOPS(K)" { iops[$2 "\t" $3] = $4; order[++n] = $2 "\t" $3 }
+			$1 == "CPU(%)" { cpu[$2 "\t" $3] = $4 }
+			END { for (i = 1; i <= n; i++) { k = order[i]
+				if (cpu[k] > 0) printf "IOPS/CPU\t%s\t%.2f\n", k, iops[k] * 100 / cpu[k] } }'
+	done
 }
 
 # per cell: median, min, max, largest deviation from the median in %
 summary() {
 	local cfg=$1
-	cells "$OUT"/"$cfg".*.txt | awk -F'\t' -v bound="$BOUND" '
+	{ cells "$OUT"/"$cfg".*.txt; per_cpu "$OUT"/"$cfg".*.txt; } | awk -F'\t' -v bound="$BOUND" '
 	# sorted numbers of the list @s into @a (mawk has no asort); their count
 	function sorted(s, a,   n, i, j, x) {
 		n = split(s, a, " ")
@@ -130,9 +147,10 @@ summary() {
 				if (d < 0) d = -d
 				if (d > dev) dev = d
 			}
-			flag = (p[1] != "layout(s)" && dev > bound) ? "  > " bound "%" : ""
+			diag = p[1] == "layout(s)" || p[1] == "IOPS/CPU"
+			flag = (!diag && dev > bound) ? "  > " bound "%" : ""
 			printf "%-10s %-6s %-10s %12.2f %12.2f %12.2f %8.1f%s\n", p[1], p[2], p[3], m, lo, hi, dev, flag
-			if (p[1] != "layout(s)") { cellsn[p[1]]++; if (dev > bound) over[p[1]]++ }
+			if (!diag) { cellsn[p[1]]++; if (dev > bound) over[p[1]]++ }
 		}
 		printf "cells over %s%% of their median:", bound
 		for (t in cellsn) printf " %s %d/%d;", t, over[t] + 0, cellsn[t]

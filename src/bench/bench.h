@@ -185,6 +185,8 @@ enum bench_layout_state {
  * @flushed: the file was fdatasync()ed after the writes.
  * @requests: requests the device completed for the layout.
  * @ns: wall time of the writes and the flush, ns.
+ * @interrupted: SIGINT/SIGTERM stopped the writes: @bytes is what was
+ *	written, less than the region.
  */
 struct bench_layout {
 	char dev[16];
@@ -199,6 +201,7 @@ struct bench_layout {
 	bool flushed;
 	uint64_t requests;
 	uint64_t ns;
+	bool interrupted;
 };
 
 /**

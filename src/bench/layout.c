@@ -217,7 +217,8 @@ int bench_layout(const struct bench_opts *o, const char *devname,
 	for (i = 0; i < BLK_STAT_NR_DIRS; i++)
 		l->requests += res.disk.ios[i];
 	bench_run_result_free(&res);
-	if (!ret && l->filename && !atomic_load(&bench_interrupted)) {
+	l->interrupted = atomic_load(&bench_interrupted) != 0;
+	if (!ret && l->filename && !l->interrupted) {
 		ret = file_flush(l->filename, err, errlen);
 		l->flushed = !ret;
 	}

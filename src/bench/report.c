@@ -1225,6 +1225,8 @@ static json_t *json_layout(struct jctx *c, const struct bench_layout *l)
 		jset(c, o, "verify", json_boolean(l->verify));
 		jset(c, o, "flushed", json_boolean(l->flushed));
 		jint(c, o, "time_ns", l->ns);
+		if (l->interrupted)
+			jset(c, o, "interrupted", json_true());
 	}
 	return o;
 }
@@ -1530,12 +1532,13 @@ void bench_report_layout(FILE *f, const struct bench_layout *l,
 		}
 		switch (l->state) {
 		case BENCH_LAYOUT_WRITTEN:
-			fprintf(f, ", %s written before the read rows (%s blocks%s%s, %.2f s)\n",
+			fprintf(f, ", %s written before the read rows (%s blocks%s%s, %.2f s)%s\n",
 				fmt_bytes(bytes, sizeof(bytes), l->bytes),
 				fmt_bytes(bs, sizeof(bs), l->bs),
 				l->verify ? " with crc32c headers" : "",
 				l->flushed ? ", flushed" : "",
-				(double)l->ns / 1e9);
+				(double)l->ns / 1e9,
+				l->interrupted ? ", interrupted" : "");
 			break;
 		case BENCH_LAYOUT_NO_DATA:
 			fprintf(f, ", not laid out: its reads return no written data\n");
