@@ -15,12 +15,20 @@
 #   -n RUNS   matrices per configuration (5)
 #   BENCH-ARGS are passed to `blkstack bench` (default: none, the default
 #   matrix, null and ram).  The literal word FILE in them is replaced by a
-#   file in a new temporary folder, removed afterwards, as `make run` does:
+#   file in a temporary folder, removed before each run and at the end, so
+#   that every run lays out a new file, as `make run` does:
 #     bench/matrix-stability.sh --dev=null,ram,uring --filename=FILE --dev_size=1G
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
 #        KEEP=DIR keeps each run's output there (a.1.txt, b.1.txt, ...)
 #        REUSE=DIR summarises the runs kept in DIR instead of running
 #        BOUND=percent (15)
+#        QUIET=S: before each run, wait (at most S seconds) until the
+#        machine has been idle for 3 s (at most 15 % of its CPUs busy);
+#        runs on a shared machine are then runs that started quiet.
+#
+# Each run's line gives the CPUs that other processes kept busy while it
+# ran (all CPU time on the machine, /proc/stat, less the bench's own): a
+# single-job cell gets a core only when the others leave it one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BLKSTACK=${BLKSTACK:-build/blkstack}
@@ -67,11 +75,60 @@ echo "A: $BLKSTACK bench ${A[*]+"${A[*]}"}"
 [ $vs = 1 ] && echo "B: $BLKSTACK bench ${B[*]+"${B[*]}"}"
 echo "runs: $RUNS per configuration, consecutive$([ $vs = 1 ] && echo ', A and B interleaved')"
 
+# busy jiffies of all CPUs (user nice system irq softirq steal)
+busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+HZ=$(getconf CLK_TCK)
+
+# user + system CPU seconds of the finished children of this shell: times,
+# run in this shell (in a $(...) subshell it would count the subshell's)
+children_cpu() {
+	times >"$TMP/times"
+	awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] } print t }' "$TMP/times"
+}
+
+# wait until 3 s with at most 15 % of the CPUs busy, at most QUIET seconds
+quiet() {
+	local waited=0 b0 b1
+	while :; do
+		b0=$(busy)
+		sleep 3
+		b1=$(busy)
+		if [ $(((b1 - b0) * 100 / (3 * HZ * $(nproc)))) -le 15 ]; then
+			echo "quiet after ${waited}s"
+			return
+		fi
+		waited=$((waited + 3))
+		if [ "$waited" -ge "$QUIET" ]; then
+			echo "not quiet after ${waited}s"
+			return
+		fi
+	done
+}
+
+# run CFG ARGS...: one matrix into $OUT/CFG.$i.txt, with a line on the load
+run() {
+	local cfg=$1 b0 b1 c0 t0 t1 own wait=""
+	shift
+	rm -f "$TMP"/a.img "$TMP"/b.img
+	[ -n "${QUIET:-}" ] && wait="$(quiet), "
+	children_cpu >"$TMP/c0"
+	c0=$(cat "$TMP/c0")
+	b0=$(busy)
+	t0=$(date +%s.%N)
+	"$BLKSTACK" bench "$@" >"$OUT/$cfg.$i.txt"
+	t1=$(date +%s.%N)
+	b1=$(busy)
+	children_cpu >"$TMP/c1"
+	own=$(awk -v a="$c0" -v b="$(cat "$TMP/c1")" 'BEGIN { print b - a }')
+	awk -v c="$cfg" -v i="$i" -v w="$wait" -v b="$((b1 - b0))" -v hz="$HZ" -v own="$own" -v t0="$t0" -v t1="$t1" \
+		'BEGIN { printf "run %s.%d: %s%.1f s, bench %.2f CPUs, others %.2f CPUs\n", c, i, w, t1 - t0, own / (t1 - t0), (b / hz - own) / (t1 - t0) }'
+}
+
 for i in $(seq "$RUNS"); do
 	[ -n "${REUSE:-}" ] && break
-	"$BLKSTACK" bench "${A[@]+"${A[@]}"}" >"$OUT/a.$i.txt"
+	run a "${A[@]+"${A[@]}"}"
 	if [ $vs = 1 ]; then
-		"$BLKSTACK" bench "${B[@]+"${B[@]}"}" >"$OUT/b.$i.txt"
+		run b "${B[@]+"${B[@]}"}"
 	fi
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
