@@ -101,6 +101,12 @@ struct bench_run_result {
 	double core_lat_mean_ns;   /* request latency seen by the core */
 	bool has_nvme;             /* dev=nvme: the host driver's counters */
 	struct blk_nvme_stats nvme;
+	/*
+	 * CPUs other processes (and, in a VM, other guests: steal) kept busy
+	 * on average over the run: the machine's busy CPU time less this
+	 * process's, over wall time; -1 when /proc/stat cannot be read.
+	 */
+	double others_cpus;
 };
 
 /**
@@ -237,6 +243,18 @@ void bench_layout_probe(const struct bench_opts *o, const char *devname,
 int bench_layout(const struct bench_opts *o, const char *devname,
 		 struct blk_dev *dev, struct bench_layout *l, char *err,
 		 size_t errlen);
+
+/* machine.c */
+
+/**
+ * bench_machine_busy_s() - CPU time all CPUs of the machine have spent
+ * busy since boot (user, nice, system, irq, softirq and steal, from the
+ * first line of /proc/stat), in seconds, with the clock tick's resolution
+ * (10 ms at USER_HZ=100).
+ * Return: seconds, or -1.0 when /proc/stat cannot be read.
+ * Context: any thread.
+ */
+double bench_machine_busy_s(void);
 
 /* report.c */
 

@@ -1737,6 +1737,7 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	struct blk_dev_info info;
 	struct dev_counters before, after;
 	struct rusage ru0, ru1;
+	double busy0, busy1;
 	uint64_t size, explicit_size, t0;
 	sigset_t sigs;
 	int ret;
@@ -1815,6 +1816,7 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	}
 
 	dev_counters_read(dev, res->has_nvme, &before);
+	busy0 = bench_machine_busy_s();
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = bench_gettime_ns();
 	/* run stonewall groups one after another */
@@ -1872,6 +1874,15 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	getrusage(RUSAGE_SELF, &ru1);
 	res->proc_usr_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
 	res->proc_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+	busy1 = bench_machine_busy_s();
+	res->others_cpus = -1.0;
+	if (busy0 >= 0 && busy1 >= 0 && res->wall_ns) {
+		double o = (busy1 - busy0 - res->proc_usr_s - res->proc_sys_s) /
+			   ((double)res->wall_ns / 1e9);
+
+		/* tick and rusage resolutions differ: never below none */
+		res->others_cpus = o > 0 ? o : 0;
+	}
 	dev_counters_read(dev, res->has_nvme, &after);
 	dev_counters_report(res, &before, &after);
 	ret = 0;

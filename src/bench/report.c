@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -1062,6 +1063,8 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 	jreal(c, o, "proc_sys_cpu", safe_div(r->proc_sys_s * 100.0, wall_s));
 	jint(c, o, "wall_ns", r->wall_ns);
 	jreal(c, o, "cpu_pct", bench_run_cpu_pct(r));
+	if (r->others_cpus >= 0)
+		jreal(c, o, "others_cpu", r->others_cpus);
 	if (r->has_nvme) {
 		const struct blk_nvme_stats *ns = &r->nvme;
 		json_t *v = json_object();
@@ -1462,6 +1465,44 @@ static void matrix_table(FILE *f, const char *name,
 	}
 }
 
+/*
+ * A cell's figures are the device's only when the process had the CPU it
+ * asked for.  Name the cell where the machine came closest to saturation
+ * (other processes' CPUs plus the cell's own, over the machine's) when that
+ * reaches 90 %: there the jobs waited for a CPU, as CPU(%) shows.
+ */
+#define MATRIX_SATURATED 0.9
+
+static void matrix_note_others(FILE *f, const struct bench_run_result *runs,
+			       unsigned int nr)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	const struct bench_run_result *worst = NULL;
+	double worst_load = 0;
+	unsigned int i;
+
+	if (ncpu <= 0)
+		return;
+	for (i = 0; i < nr; i++) {
+		double load;
+
+		if (!runs[i].nr_jobs || runs[i].others_cpus < 0)
+			continue;
+		load = (runs[i].others_cpus + bench_run_cpu_pct(&runs[i]) / 100.0) /
+		       (double)ncpu;
+		if (load > worst_load) {
+			worst_load = load;
+			worst = &runs[i];
+		}
+	}
+	if (!worst || worst_load < MATRIX_SATURATED)
+		return;
+	fprintf(f, "\nnote: other processes kept up to %.2f of the %ld CPUs "
+		   "busy (%s %s): cells got less CPU than they asked for (see "
+		   "CPU(%%)), so their figures follow the machine's load\n",
+		worst->others_cpus, ncpu, worst->dev, worst->workload);
+}
+
 void bench_report_matrix(FILE *f, const struct bench_run_result *runs,
 			 unsigned int nr_rows, unsigned int nr_devs)
 {
@@ -1495,6 +1536,7 @@ void bench_report_matrix(FILE *f, const struct bench_run_result *runs,
 		   "completion being reaped (fio's lat); MERGE(K): bios merged "
 		   "into requests, thousands%s\n",
 		verify ? "; VERIFY(K): blocks read and checked (verify=crc32c), thousands" : "");
+	matrix_note_others(f, runs, nr_rows * nr_devs);
 }
 
 /* "1 GiB", "512 MiB", "1.50 GiB" */

@@ -497,6 +497,7 @@ static void test_json_job_fields(void **state)
 	assert_int_equal(jgeti(jget(bk, "requests", "flush", NULL)), 0);
 	/* 500 bios/s, 907 requests for 1012 bios */
 	assert_close(jgetr(jget(bk, "reqs_per_s", NULL)), 500.0 * 907 / 1012);
+	assert_close(jgetr(jget(bk, "others_cpu", NULL)), 0.0);
 	assert_int_equal(jgeti(jget(bk, "requeues", NULL)), 11);
 	assert_int_equal(jgeti(jget(bk, "timeouts", NULL)), 12);
 	assert_int_equal(jgeti(jget(bk, "queue_runs", NULL)), 13);
@@ -1559,6 +1560,13 @@ static void test_matrix(void **state)
 			   "read      |     0.00 |     2.50\n");
 	assert_true(strstr(t, "MERGE(K)  ") < strstr(t, "VERIFY(K) "));
 	assert_contains(t, "; VERIFY(K): blocks read and checked (verify=crc32c), thousands\n");
+	assert_not_contains(t, "note: other processes");
+	free(t);
+	/* other processes kept the machine's CPUs busy during a cell: a note names it */
+	runs[3].others_cpus = 1e6;
+	t = capture_matrix(runs, 2, 2);
+	assert_contains(t, "\nnote: other processes kept up to 1000000.00 of the ");
+	assert_contains(t, " CPUs busy (ram randread): cells got less CPU than they asked for");
 	free(t);
 	free(jobs);
 }
