@@ -19,6 +19,8 @@
 #   that every run lays out a new file, as `make run` does:
 #     bench/matrix-stability.sh --dev=null,ram,uring --filename=FILE --dev_size=1G
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
+#        BLKSTACK_B=path/to/another/blkstack for B (default BLKSTACK): two
+#        builds compared, e.g. before and after a change
 #        KEEP=DIR keeps each run's output there (a.1.txt, b.1.txt, ...)
 #        REUSE=DIR summarises the runs kept in DIR instead of running
 #        BOUND=percent (15)
@@ -32,6 +34,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BLKSTACK=${BLKSTACK:-build/blkstack}
+BLKSTACK_B=${BLKSTACK_B:-$BLKSTACK}
 BOUND=${BOUND:-15}
 RUNS=5
 if [ "${1:-}" = -n ]; then
@@ -72,7 +75,7 @@ mapfile -t B < <(subst b "${B[@]+"${B[@]}"}")
 echo "machine: $(uname -sr), $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), nproc $(nproc)"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "A: $BLKSTACK bench ${A[*]+"${A[*]}"}"
-[ $vs = 1 ] && echo "B: $BLKSTACK bench ${B[*]+"${B[*]}"}"
+[ $vs = 1 ] && echo "B: $BLKSTACK_B bench ${B[*]+"${B[*]}"}"
 echo "runs: $RUNS per configuration, consecutive$([ $vs = 1 ] && echo ', A and B interleaved')"
 
 # busy jiffies of all CPUs (user nice system irq softirq steal)
@@ -105,17 +108,17 @@ quiet() {
 	done
 }
 
-# run CFG ARGS...: one matrix into $OUT/CFG.$i.txt, with a line on the load
+# run CFG BINARY ARGS...: one matrix into $OUT/CFG.$i.txt, with a line on the load
 run() {
-	local cfg=$1 b0 b1 c0 t0 t1 own wait=""
-	shift
+	local cfg=$1 bin=$2 b0 b1 c0 t0 t1 own wait=""
+	shift 2
 	rm -f "$TMP"/a.img "$TMP"/b.img
 	[ -n "${QUIET:-}" ] && wait="$(quiet), "
 	children_cpu >"$TMP/c0"
 	c0=$(cat "$TMP/c0")
 	b0=$(busy)
 	t0=$(date +%s.%N)
-	"$BLKSTACK" bench "$@" >"$OUT/$cfg.$i.txt"
+	"$bin" bench "$@" >"$OUT/$cfg.$i.txt"
 	t1=$(date +%s.%N)
 	b1=$(busy)
 	children_cpu >"$TMP/c1"
@@ -126,9 +129,9 @@ run() {
 
 for i in $(seq "$RUNS"); do
 	[ -n "${REUSE:-}" ] && break
-	run a "${A[@]+"${A[@]}"}"
+	run a "$BLKSTACK" "${A[@]+"${A[@]}"}"
 	if [ $vs = 1 ]; then
-		run b "${B[@]+"${B[@]}"}"
+		run b "$BLKSTACK_B" "${B[@]+"${B[@]}"}"
 	fi
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
