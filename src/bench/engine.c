@@ -1877,11 +1877,11 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	busy1 = bench_machine_busy_s();
 	res->others_cpus = -1.0;
 	if (busy0 >= 0 && busy1 >= 0 && res->wall_ns) {
-		double o = (busy1 - busy0 - res->proc_usr_s - res->proc_sys_s) /
-			   ((double)res->wall_ns / 1e9);
+		double others = (busy1 - busy0 - res->proc_usr_s -
+				 res->proc_sys_s) / ((double)res->wall_ns / 1e9);
 
 		/* tick and rusage resolutions differ: never below none */
-		res->others_cpus = o > 0 ? o : 0;
+		res->others_cpus = others > 0 ? others : 0;
 	}
 	dev_counters_read(dev, res->has_nvme, &after);
 	dev_counters_report(res, &before, &after);
