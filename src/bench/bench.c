@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "clock.h"
+#include "blkstack/uring.h"
 
 static const enum bench_rw matrix_rows[] = {
 	RW_READ, RW_RANDREAD, RW_WRITE, RW_RANDWRITE,
@@ -125,11 +126,124 @@ static int report_job_errors(const struct bench_run_result *r)
 	return failed;
 }
 
+/*
+ * Whether a column's device stays open for its four rows.  It must for
+ * ram and memory-backed devices, whose data (the layout) goes with them.
+ * A uring ring with DEFER_TASKRUN serves the one thread that first used
+ * it, and each cell has new job threads: such a file is laid out once and
+ * each of its cells opens it anew, the file keeping the layout.
+ */
+static bool matrix_keep_open(const struct bench_opts *o, const char *devname)
+{
+	return strcmp(devname, "uring") ||
+	       o->dev.uring_taskrun != BLK_URING_TASKRUN_DEFER;
+}
+
+/*
+ * The matrix: per device column, open the device once, lay it out
+ * (bench_layout()), run the four rows on it, close it; then report, the
+ * layout lines above the tables.  Cells are kept row-major (workload, then
+ * device), as the tables read.  Cells that do not run (interrupted) show
+ * as empty in the tables and are left out of the JSON.
+ */
+static int matrix_run(const struct bench_opts *o, int argc, char **argv,
+		      FILE *out, int *failed, bool *err_printed)
+{
+	unsigned int nd = o->dev.nr_devs, nr_cells = NR_MATRIX_ROWS * nd;
+	struct bench_job_opts *row_jobs = calloc(NR_MATRIX_ROWS, sizeof(*row_jobs));
+	struct bench_run_result *runs = calloc(nr_cells, sizeof(*runs));
+	struct bench_run_result *ran = calloc(nr_cells, sizeof(*ran));
+	struct bench_layout *lay = calloc(nd, sizeof(*lay));
+	struct bench_opts *mo = malloc(sizeof(*mo));
+	unsigned int row, d, i, nr_ran = 0;
+	char err[512] = "";
+	int ret = 0;
+
+	if (!row_jobs || !runs || !ran || !lay || !mo) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* each run's results point at the job options it ran with */
+	for (row = 0; row < NR_MATRIX_ROWS; row++) {
+		row_jobs[row] = o->jobs[0];
+		matrix_defaults(&row_jobs[row], argc, argv);
+		row_jobs[row].rw = matrix_rows[row];
+		row_jobs[row].has_rw = true;
+		snprintf(row_jobs[row].name, sizeof(row_jobs[row].name), "%s",
+			 bench_rw_name(matrix_rows[row]));
+		for (d = 0; d < nd; d++) {
+			struct bench_run_result *r = &runs[row * nd + d];
+
+			snprintf(r->dev, sizeof(r->dev), "%s", o->dev.devs[d]);
+			snprintf(r->workload, sizeof(r->workload), "%s",
+				 bench_rw_name(matrix_rows[row]));
+		}
+	}
+	*mo = *o;
+	mo->nr_jobs = 1;
+	for (d = 0; d < nd; d++)
+		snprintf(lay[d].dev, sizeof(lay[d].dev), "%s", o->dev.devs[d]);
+	for (d = 0; d < nd && !interrupted(); d++) {
+		const char *devname = o->dev.devs[d];
+		struct blk_dev *dev = NULL;
+
+		/* the layout and the device are sized from the first row's job */
+		mo->jobs[0] = row_jobs[0];
+		bench_layout_probe(mo, devname, &lay[d]);
+		ret = bench_open(mo, devname, &dev, err, sizeof(err));
+		if (!ret)
+			ret = bench_layout(mo, devname, dev, &lay[d], err,
+					   sizeof(err));
+		if (!ret && !matrix_keep_open(mo, devname)) {
+			blk_dev_close(dev);
+			dev = NULL;
+		}
+		for (row = 0; row < NR_MATRIX_ROWS && !ret && !interrupted(); row++) {
+			struct bench_run_result *r = &runs[row * nd + d];
+
+			mo->jobs[0] = row_jobs[row];
+			ret = bench_run_on(mo, devname, dev, r, err, sizeof(err));
+			if (ret)
+				break;
+			snprintf(r->workload, sizeof(r->workload), "%s",
+				 bench_rw_name(matrix_rows[row]));
+			/* job options must outlive mo */
+			for (i = 0; i < r->nr_jobs; i++)
+				r->jobs[i].opts = &row_jobs[row];
+			*failed |= report_job_errors(r);
+		}
+		blk_dev_close(dev);
+		if (ret) {
+			fprintf(stderr, "blkstack bench: %s\n", err);
+			*err_printed = true;
+			goto out;
+		}
+	}
+	if (o->output_format == OUT_JSON) {
+		for (i = 0; i < nr_cells; i++)
+			if (runs[i].jobs)
+				ran[nr_ran++] = runs[i];
+		ret = bench_report_json_layout(out, o, ran, nr_ran, lay, nd);
+	} else {
+		bench_report_layout(out, lay, nd);
+		fputc('\n', out);
+		bench_report_matrix(out, runs, NR_MATRIX_ROWS, nd);
+	}
+out:
+	for (i = 0; runs && i < nr_cells; i++)
+		bench_run_result_free(&runs[i]);
+	free(runs);
+	free(ran);
+	free(lay);
+	free(mo);
+	free(row_jobs);
+	return ret;
+}
+
 int bench_main(int argc, char **argv)
 {
 	struct bench_run_result *runs = NULL;
-	struct bench_job_opts *row_jobs = NULL;
-	unsigned int nr_runs = 0, d, row, i;
+	unsigned int nr_runs = 0, d, i;
 	struct bench_opts *o;
 	char err[512] = "";
 	FILE *out = stdout;
@@ -159,12 +273,6 @@ int bench_main(int argc, char **argv)
 		snprintf(o->jobs[0].name, sizeof(o->jobs[0].name), "bench");
 		o->nr_jobs = 1;
 	}
-	if (o->matrix && o->jobs[0].verify != VERIFY_NONE) {
-		/* each cell has a new device: the read rows would find no headers */
-		fprintf(stderr, "blkstack bench: verify=crc32c: not with the matrix, whose read cells read a new device that holds no written blocks; give rw=\n");
-		free(o);
-		return 1;
-	}
 	if (!o->dev.nr_devs) {
 		snprintf(o->dev.devs[0], sizeof(o->dev.devs[0]), "null");
 		o->dev.nr_devs = 1;
@@ -192,62 +300,7 @@ int bench_main(int argc, char **argv)
 	}
 
 	if (o->matrix) {
-		struct bench_opts *mo = malloc(sizeof(*mo));
-		struct bench_job_opts tmpl = o->jobs[0];
-
-		/* each run's results point at the job options it ran with */
-		row_jobs = calloc(NR_MATRIX_ROWS, sizeof(*row_jobs));
-		runs = calloc(NR_MATRIX_ROWS * o->dev.nr_devs, sizeof(*runs));
-		if (!mo || !runs || !row_jobs) {
-			free(mo);
-			ret = -ENOMEM;
-			goto out;
-		}
-		matrix_defaults(&tmpl, argc, argv);
-		*mo = *o;
-		mo->nr_jobs = 1;
-		/* cells that do not run (interrupted) show as empty */
-		for (row = 0; row < NR_MATRIX_ROWS; row++) {
-			for (d = 0; d < o->dev.nr_devs; d++) {
-				struct bench_run_result *r =
-					&runs[row * o->dev.nr_devs + d];
-
-				snprintf(r->dev, sizeof(r->dev), "%s", o->dev.devs[d]);
-				snprintf(r->workload, sizeof(r->workload), "%s",
-					 bench_rw_name(matrix_rows[row]));
-			}
-		}
-		for (row = 0; row < NR_MATRIX_ROWS && !interrupted(); row++) {
-			for (d = 0; d < o->dev.nr_devs && !interrupted(); d++) {
-				struct bench_run_result *r = &runs[nr_runs];
-
-				row_jobs[row] = tmpl;
-				row_jobs[row].rw = matrix_rows[row];
-				row_jobs[row].has_rw = true;
-				snprintf(row_jobs[row].name, sizeof(row_jobs[row].name),
-					 "%s", bench_rw_name(matrix_rows[row]));
-				mo->jobs[0] = row_jobs[row];
-				ret = bench_run(mo, o->dev.devs[d], r, err, sizeof(err));
-				if (ret) {
-					fprintf(stderr, "blkstack bench: %s\n", err);
-					err_printed = true;
-					free(mo);
-					goto out;
-				}
-				snprintf(r->workload, sizeof(r->workload), "%s",
-					 bench_rw_name(matrix_rows[row]));
-				/* job options must outlive mo */
-				for (i = 0; i < r->nr_jobs; i++)
-					r->jobs[i].opts = &row_jobs[row];
-				failed |= report_job_errors(r);
-				nr_runs++;
-			}
-		}
-		free(mo);
-		if (o->output_format == OUT_JSON)
-			ret = bench_report_json(out, o, runs, nr_runs);
-		else
-			bench_report_matrix(out, runs, NR_MATRIX_ROWS, o->dev.nr_devs);
+		ret = matrix_run(o, argc, argv, out, &failed, &err_printed);
 	} else {
 		runs = calloc(o->dev.nr_devs, sizeof(*runs));
 		if (!runs) {
@@ -278,7 +331,6 @@ out:
 	for (i = 0; i < nr_runs; i++)
 		bench_run_result_free(&runs[i]);
 	free(runs);
-	free(row_jobs);
 	if (out != stdout && fclose(out)) {
 		fprintf(stderr, "blkstack bench: output=%s: %s\n", o->output,
 			strerror(errno));

@@ -105,20 +105,54 @@ struct bench_run_result {
 	bool has_uring;            /* dev=uring: how requests were issued */
 	struct blk_uring_stats uring;
 	struct blk_nvme_stats nvme;
+	/*
+	 * CPUs other processes (and, in a VM, other guests: steal) kept busy
+	 * on average over the run: the machine's busy CPU time less this
+	 * process's, over wall time; -1 when /proc/stat cannot be read.
+	 */
+	double others_cpus;
 };
 
 /**
- * bench_run() - run every job of @o on device @devname.
- * @o: parsed options.
- * @devname: "null" or "ram".
- * @res: filled in; free with bench_run_result_free().
- * @err, @errlen: message for a setup failure.
- *
- * Return: 0 when the run happened (job errors are in @res), -errno when
- * the device or threads could not be set up.
+ * bench_run() - run every job of @o on a new device @devname, closed at
+ * the end: bench_run_on() with no device.
  */
 int bench_run(const struct bench_opts *o, const char *devname,
 	      struct bench_run_result *res, char *err, size_t errlen);
+
+/**
+ * bench_run_on() - run every job of @o on device @devname.
+ * @o: parsed options.
+ * @devname: "null", "ram", "uring" or "nvme".
+ * @dev: a device from bench_open() to run on and leave open, or NULL to
+ *	open one for this run (bench_open()) and close it at the end.  A
+ *	given device must have been opened for options with at least as many
+ *	job threads per stonewall group as @o (one hardware queue each).
+ * @res: filled in; free with bench_run_result_free().  Its device
+ *	counters (disk stats, core latency, nvme counters) are what this run
+ *	did: on a given device, the counters after the run less those before.
+ * @err, @errlen: message for a setup failure.
+ *
+ * Return: 0 when the run happened (job errors are in @res), -errno when
+ * the device or threads could not be set up (@err says why).
+ * Context: the main thread; SIGINT/SIGTERM (bench_interrupted) stop it.
+ */
+int bench_run_on(const struct bench_opts *o, const char *devname,
+		 struct blk_dev *dev, struct bench_run_result *res,
+		 char *err, size_t errlen);
+
+/**
+ * bench_open() - check @o's jobs and open @devname sized for them, as
+ * bench_run() does: capacity from the largest region end (or dev_size=),
+ * one hardware queue per job thread of the largest stonewall group.
+ * @dev: set on success; close with blk_dev_close().
+ * Return: 0; -EINVAL, -ERANGE or -ENOMEM from the job checks, or
+ * bench_dev_open()'s errors; @err says why.
+ * Context: the main thread (device threads start with SIGINT/SIGTERM
+ * blocked).
+ */
+int bench_open(const struct bench_opts *o, const char *devname,
+	       struct blk_dev **dev, char *err, size_t errlen);
 
 void bench_run_result_free(struct bench_run_result *res);
 
@@ -133,6 +167,98 @@ void bench_run_result_free(struct bench_run_result *res);
 int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 		   uint64_t size, uint64_t create_size, unsigned int nr_threads,
 		   struct blk_dev **dev, char *err, size_t errlen);
+
+/* layout.c */
+
+/* What the matrix's layout step did for a device column. */
+enum bench_layout_state {
+	BENCH_LAYOUT_WRITTEN = 0, /* every block of the region written once */
+	BENCH_LAYOUT_NO_DATA,     /* the device stores no data: nothing to lay out */
+	BENCH_LAYOUT_KEPT,        /* a file or block device that holds data, read as it is */
+};
+
+/**
+ * struct bench_layout - the layout of one matrix column.
+ * @dev: the device ("ram").
+ * @filename: the file or block device the data lives in, or NULL.
+ * @new_file: the file was missing or empty before the device opened it
+ *	(bench_layout_probe()).
+ * @block_device: @filename is a block device.
+ * @state: what was done.
+ * @reason: why, a static string: "new device", "new file", "file has
+ *	holes", "verify=crc32c", "stores no data", "block device", "file
+ *	holds data".
+ * @bytes: bytes written (BENCH_LAYOUT_WRITTEN), or the region's size
+ *	(BENCH_LAYOUT_KEPT); 0 for BENCH_LAYOUT_NO_DATA.
+ * @bs: block size written, bytes (the matrix's bs).
+ * @verify: the blocks carry verify=crc32c headers.
+ * @flushed: the file was fdatasync()ed after the writes.
+ * @requests: requests the device completed for the layout.
+ * @ns: wall time of the writes and the flush, ns.
+ * @interrupted: SIGINT/SIGTERM stopped the writes: @bytes is what was
+ *	written, less than the region.
+ */
+struct bench_layout {
+	char dev[16];
+	const char *filename;
+	bool new_file;
+	bool block_device;
+	enum bench_layout_state state;
+	const char *reason;
+	uint64_t bytes;
+	uint32_t bs;
+	bool verify;
+	bool flushed;
+	uint64_t requests;
+	uint64_t ns;
+	bool interrupted;
+};
+
+/**
+ * bench_layout_probe() - before the device opens: note whether its file
+ * exists and holds anything (the driver creates a missing file).
+ * @o: the matrix options (o->dev.filename).
+ * @devname: the column's device.
+ * @l: zeroed and filled in.
+ * Context: the main thread.
+ */
+void bench_layout_probe(const struct bench_opts *o, const char *devname,
+			struct bench_layout *l);
+
+/**
+ * bench_layout() - lay out @dev for the matrix's rows, as fio lays out
+ * files: write every block of the region the rows use, once, in order, at
+ * the template's bs and iodepth (each thread's region when offset_increment
+ * moves them apart).  With verify=crc32c the blocks carry headers.  Not
+ * written: a device that stores no data (null without memory_backed, nvme
+ * with nvme_ns=null); a block device, and a file whose region has no hole
+ * (SEEK_HOLE), unless verify= asks for headers.  A file is flushed
+ * (fdatasync) after the writes.
+ * @o: the matrix options; jobs[0] is the template of the rows.
+ * @devname: the column's device.
+ * @dev: the device, from bench_open() with @o.
+ * @l: from bench_layout_probe(); the rest is filled in.
+ * @err, @errlen: message on failure.
+ *
+ * Return: 0; the errors of bench_run_on(); a write's -errno (-EIO for a
+ * failure without one) naming the job; fdatasync's -errno; -ENOMEM.
+ * Context: the main thread.
+ */
+int bench_layout(const struct bench_opts *o, const char *devname,
+		 struct blk_dev *dev, struct bench_layout *l, char *err,
+		 size_t errlen);
+
+/* machine.c */
+
+/**
+ * bench_machine_busy_s() - CPU time all CPUs of the machine have spent
+ * busy since boot (user, nice, system, irq, softirq and steal, from the
+ * first line of /proc/stat), in seconds, with the clock tick's resolution
+ * (10 ms at USER_HZ=100).
+ * Return: seconds, or -1.0 when /proc/stat cannot be read.
+ * Context: any thread.
+ */
+double bench_machine_busy_s(void);
 
 /* report.c */
 
@@ -153,8 +279,29 @@ int bench_report_json(FILE *f, const struct bench_opts *o,
 		      const struct bench_run_result *runs, unsigned int nr_runs);
 
 /**
- * bench_report_matrix() - seed 001's tables: IOPS(K), CPU(%), LAT(us),
- * MERGE(K), one row per workload, one column per device.
+ * bench_report_json_layout() - bench_report_json() for the matrix: the
+ * document also has "layout", one object per device column (@layouts,
+ * @nr_layouts; none when @layouts is NULL), before "jobs".
+ * Return: 0, -ENOMEM or -EIO.
+ */
+int bench_report_json_layout(FILE *f, const struct bench_opts *o,
+			     const struct bench_run_result *runs,
+			     unsigned int nr_runs,
+			     const struct bench_layout *layouts,
+			     unsigned int nr_layouts);
+
+/**
+ * bench_report_layout() - the matrix's layout lines, one per device column:
+ * "layout: ram: new device, 1 GiB written before the read rows (4 KiB
+ * blocks, 0.42 s)".
+ */
+void bench_report_layout(FILE *f, const struct bench_layout *l,
+			 unsigned int nr);
+
+/**
+ * bench_report_matrix() - seed 001's tables: IOPS(K), REQS(K), CPU(%),
+ * LAT(us), MERGE(K), and VERIFY(K) when a cell verified, one row per
+ * workload, one column per device; a legend line under them.
  * @runs: nr_rows * nr_devs results, row-major (workload, then device).
  */
 void bench_report_matrix(FILE *f, const struct bench_run_result *runs,
@@ -169,6 +316,14 @@ double bench_run_iops(const struct bench_run_result *r);
 double bench_run_cpu_pct(const struct bench_run_result *r);
 double bench_run_lat_us(const struct bench_run_result *r);
 double bench_run_merges(const struct bench_run_result *r);
+/*
+ * bench_run_reqs() - requests the device completed per second over the
+ * IOPS window: bench_run_iops() x the device's requests per bio (requests
+ * / (requests + merged bios), read, write and discard).
+ */
+double bench_run_reqs(const struct bench_run_result *r);
+/* bench_run_verified() - blocks read back and checked (verify=), all threads. */
+uint64_t bench_run_verified(const struct bench_run_result *r);
 
 /* bench.c */
 int bench_main(int argc, char **argv);

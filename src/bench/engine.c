@@ -1595,38 +1595,45 @@ static void stop_signals_restore(const sigset_t *old)
 	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
-int bench_run(const struct bench_opts *o, const char *devname,
-	      struct bench_run_result *res, char *err, size_t errlen)
+/*
+ * What the device needs for @o's jobs: the capacity of a null or ram
+ * device (the largest region end), the size a missing file is created
+ * with (regions with an explicit size= only), the job threads of the
+ * largest stonewall group (one hardware queue each) and of all groups.
+ */
+static void jobs_geometry(const struct bench_opts *o, uint64_t *size,
+			  uint64_t *explicit_size, unsigned int *max_group_threads,
+			  unsigned int *nr_threads)
 {
-	unsigned int i, t, nr_threads = 0, max_group_threads = 0, group = 0;
-	unsigned int gstart_job;
-	struct job_thread *tds = NULL;
-	struct blk_dev *dev = NULL;
-	struct blk_dev_info info;
-	struct rusage ru0, ru1;
-	uint64_t size = 0, explicit_size = 0, t0;
-	struct blk_hist *h;
-	sigset_t sigs;
-	int ret;
+	unsigned int i, t;
 
-	memset(res, 0, sizeof(*res));
-	snprintf(res->dev, sizeof(res->dev), "%s", devname);
-	snprintf(res->clocksource, sizeof(res->clocksource), "%s",
-		 bench_clock_name());
-	/* threads per stonewall group: the device gets one queue per thread */
+	*size = *explicit_size = 0;
+	*max_group_threads = *nr_threads = 0;
 	for (i = 0, t = 0; i < o->nr_jobs; i++) {
 		if (o->jobs[i].stonewall && i)
 			t = 0;
 		t += o->jobs[i].numjobs;
-		if (t > max_group_threads)
-			max_group_threads = t;
-		nr_threads += o->jobs[i].numjobs;
-		if (job_region_end(&o->jobs[i]) > size)
-			size = job_region_end(&o->jobs[i]);
+		if (t > *max_group_threads)
+			*max_group_threads = t;
+		*nr_threads += o->jobs[i].numjobs;
+		if (job_region_end(&o->jobs[i]) > *size)
+			*size = job_region_end(&o->jobs[i]);
 		/* offset_increment included: the last thread's range */
-		if (o->jobs[i].size && job_region_end(&o->jobs[i]) > explicit_size)
-			explicit_size = job_region_end(&o->jobs[i]);
+		if (o->jobs[i].size && job_region_end(&o->jobs[i]) > *explicit_size)
+			*explicit_size = job_region_end(&o->jobs[i]);
 	}
+}
+
+int bench_open(const struct bench_opts *o, const char *devname,
+	       struct blk_dev **dev, char *err, size_t errlen)
+{
+	unsigned int max_group_threads, nr_threads;
+	uint64_t size, explicit_size;
+	sigset_t sigs;
+	int ret;
+
+	*dev = NULL;
+	jobs_geometry(o, &size, &explicit_size, &max_group_threads, &nr_threads);
 	ret = jobs_check(o, err, errlen);
 	if (ret)
 		return ret;
@@ -1637,9 +1644,130 @@ int bench_run(const struct bench_opts *o, const char *devname,
 	 */
 	stop_signals_block(&sigs);
 	ret = bench_dev_open(&o->dev, devname, size, explicit_size,
-			     max_group_threads, &dev,
-			     err, errlen);
+			     max_group_threads, dev, err, errlen);
 	stop_signals_restore(&sigs);
+	return ret;
+}
+
+/*
+ * The device's cumulative counters at one moment.  A device that outlives
+ * the run (the matrix's, laid out once for four rows) has counted earlier
+ * runs too: the run reports the difference between two readings.
+ */
+struct dev_counters {
+	struct blk_disk_stats disk;
+	struct blk_nvme_stats nvme;
+	struct blk_uring_stats uring;
+	uint64_t lat_count;        /* requests in the core's histograms */
+	double lat_sum_ns;         /* their latency sum */
+};
+
+static void dev_counters_read(struct blk_dev *dev, bool nvme, bool uring,
+			      struct dev_counters *c)
+{
+	struct blk_hist *h = malloc(sizeof(*h));
+	unsigned int i;
+
+	memset(c, 0, sizeof(*c));
+	blk_dev_get_stats(dev, &c->disk);
+	if (nvme)
+		blk_nvme_get_stats(dev, &c->nvme);
+	if (uring)
+		blk_uring_get_stats(dev, &c->uring);
+	if (!h)
+		return;
+	for (i = 0; i < 2; i++) {
+		blk_hist_init(h);
+		blk_dev_get_lat_hist(dev, (enum blk_stat_dir)i, h);
+		c->lat_count += h->count;
+		c->lat_sum_ns += h->sum;
+	}
+	free(h);
+}
+
+/* @a -= @b, field by field, for structs made of uint64_t counters only. */
+static void counters_sub(uint64_t *a, const uint64_t *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		a[i] -= b[i];
+}
+
+/* What the run did: the counters after it less those before it. */
+static void dev_counters_report(struct bench_run_result *res,
+				const struct dev_counters *before,
+				const struct dev_counters *after)
+{
+	struct blk_disk_stats *st = &res->disk;
+	uint64_t n;
+	int d;
+
+	*st = after->disk;
+	for (d = 0; d < BLK_STAT_NR_DIRS; d++) {
+		st->ios[d] -= before->disk.ios[d];
+		st->sectors[d] -= before->disk.sectors[d];
+		st->merges[d] -= before->disk.merges[d];
+		st->ticks_ms[d] -= before->disk.ticks_ms[d];
+	}
+	/* in_flight is a level, not a count: the value at the end */
+	st->io_ticks_ms -= before->disk.io_ticks_ms;
+	st->requeues -= before->disk.requeues;
+	st->timeouts -= before->disk.timeouts;
+	st->queue_runs -= before->disk.queue_runs;
+	st->errors -= before->disk.errors;
+	if (res->has_nvme) {
+		_Static_assert(sizeof(struct blk_nvme_stats) % sizeof(uint64_t) == 0,
+			       "blk_nvme_stats: uint64_t counters only");
+		res->nvme = after->nvme;
+		counters_sub((uint64_t *)&res->nvme, (const uint64_t *)&before->nvme,
+			     sizeof(res->nvme) / sizeof(uint64_t));
+	}
+	if (res->has_uring) {
+		res->uring = after->uring; /* the flags: as at the end */
+		res->uring.ring_rqs -= before->uring.ring_rqs;
+		res->uring.inline_rqs -= before->uring.inline_rqs;
+		res->uring.inline_given_up -= before->uring.inline_given_up;
+	}
+	n = after->lat_count - before->lat_count;
+	res->core_lat_count = n;
+	res->core_lat_mean_ns = n ? (after->lat_sum_ns - before->lat_sum_ns) /
+				    (double)n : 0;
+}
+
+int bench_run(const struct bench_opts *o, const char *devname,
+	      struct bench_run_result *res, char *err, size_t errlen)
+{
+	return bench_run_on(o, devname, NULL, res, err, errlen);
+}
+
+int bench_run_on(const struct bench_opts *o, const char *devname,
+		 struct blk_dev *shared, struct bench_run_result *res,
+		 char *err, size_t errlen)
+{
+	unsigned int i, t, nr_threads = 0, max_group_threads = 0, group = 0;
+	unsigned int gstart_job;
+	struct job_thread *tds = NULL;
+	struct blk_dev *dev = shared;
+	struct blk_dev_info info;
+	struct dev_counters before, after;
+	struct rusage ru0, ru1;
+	double busy0, busy1;
+	uint64_t size, explicit_size, t0;
+	sigset_t sigs;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	snprintf(res->dev, sizeof(res->dev), "%s", devname);
+	snprintf(res->clocksource, sizeof(res->clocksource), "%s",
+		 bench_clock_name());
+	res->has_nvme = !strcmp(devname, "nvme");
+	res->has_uring = !strcmp(devname, "uring");
+	jobs_geometry(o, &size, &explicit_size, &max_group_threads, &nr_threads);
+	if (shared)
+		ret = jobs_check(o, err, errlen);
+	else
+		ret = bench_open(o, devname, &dev, err, errlen);
 	if (ret)
 		return ret;
 	blk_dev_get_info(dev, &info);
@@ -1703,6 +1831,8 @@ int bench_run(const struct bench_opts *o, const char *devname,
 		}
 	}
 
+	dev_counters_read(dev, res->has_nvme, res->has_uring, &before);
+	busy0 = bench_machine_busy_s();
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = bench_gettime_ns();
 	/* run stonewall groups one after another */
@@ -1760,36 +1890,24 @@ int bench_run(const struct bench_opts *o, const char *devname,
 	getrusage(RUSAGE_SELF, &ru1);
 	res->proc_usr_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
 	res->proc_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
-	blk_dev_get_stats(dev, &res->disk);
-	if (!strcmp(devname, "uring")) {
-		res->has_uring = true;
-		blk_uring_get_stats(dev, &res->uring);
-	}
-	if (!strcmp(devname, "nvme")) {
-		res->has_nvme = true;
-		blk_nvme_get_stats(dev, &res->nvme);
-	}
-	h = malloc(sizeof(*h));
-	if (h) {
-		uint64_t n = 0;
-		double sum = 0;
+	busy1 = bench_machine_busy_s();
+	res->others_cpus = -1.0;
+	if (busy0 >= 0 && busy1 >= 0 && res->wall_ns) {
+		double others = (busy1 - busy0 - res->proc_usr_s -
+				 res->proc_sys_s) / ((double)res->wall_ns / 1e9);
 
-		for (i = 0; i < 2; i++) {
-			blk_hist_init(h);
-			blk_dev_get_lat_hist(dev, (enum blk_stat_dir)i, h);
-			n += h->count;
-			sum += h->sum;
-		}
-		res->core_lat_count = n;
-		res->core_lat_mean_ns = n ? sum / (double)n : 0;
-		free(h);
+		/* tick and rusage resolutions differ: never below none */
+		res->others_cpus = others > 0 ? others : 0;
 	}
+	dev_counters_read(dev, res->has_nvme, res->has_uring, &after);
+	dev_counters_report(res, &before, &after);
 	ret = 0;
 out:
 	for (i = 0; tds && i < nr_threads; i++)
 		job_teardown(&tds[i]);
 	free(tds);
-	blk_dev_close(dev);
+	if (!shared)
+		blk_dev_close(dev);
 	if (ret) {
 		free(res->jobs);
 		res->jobs = NULL;

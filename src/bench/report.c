@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -1050,6 +1051,13 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 	jint(c, m, "write", st->merges[BLK_STAT_WRITE]);
 	jint(c, m, "trim", st->merges[BLK_STAT_DISCARD]);
 	jset(c, o, "merges", m);
+	m = json_object();
+	jint(c, m, "read", st->ios[BLK_STAT_READ]);
+	jint(c, m, "write", st->ios[BLK_STAT_WRITE]);
+	jint(c, m, "trim", st->ios[BLK_STAT_DISCARD]);
+	jint(c, m, "flush", st->ios[BLK_STAT_FLUSH]);
+	jset(c, o, "requests", m);
+	jreal(c, o, "reqs_per_s", bench_run_reqs(r));
 	jint(c, o, "requeues", st->requeues);
 	jint(c, o, "timeouts", st->timeouts);
 	jint(c, o, "queue_runs", st->queue_runs);
@@ -1071,6 +1079,8 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 		jint(c, u, "setup_flags", r->uring.setup_flags);
 		jset(c, o, "uring", u);
 	}
+	if (r->others_cpus >= 0)
+		jreal(c, o, "others_cpu", r->others_cpus);
 	if (r->has_nvme) {
 		const struct blk_nvme_stats *ns = &r->nvme;
 		json_t *v = json_object();
@@ -1220,8 +1230,48 @@ static json_t *json_disk_util(struct jctx *c, const struct bench_run_result *r)
 	return o;
 }
 
+static json_t *json_layout(struct jctx *c, const struct bench_layout *l)
+{
+	static const char *const state[] = {
+		[BENCH_LAYOUT_WRITTEN] = "written",
+		[BENCH_LAYOUT_NO_DATA] = "no data",
+		[BENCH_LAYOUT_KEPT] = "kept",
+	};
+	json_t *o = json_object();
+
+	jstr(c, o, "dev", l->dev);
+	if (l->filename)
+		jstr(c, o, "filename", l->filename);
+	if (!l->reason) {
+		jstr(c, o, "state", "not reached");
+		return o;
+	}
+	jstr(c, o, "state", state[l->state]);
+	jstr(c, o, "reason", l->reason);
+	jint(c, o, "bytes", l->bytes);
+	if (l->state == BENCH_LAYOUT_WRITTEN) {
+		jint(c, o, "bs", l->bs);
+		jint(c, o, "requests", l->requests);
+		jset(c, o, "verify", json_boolean(l->verify));
+		jset(c, o, "flushed", json_boolean(l->flushed));
+		jint(c, o, "time_ns", l->ns);
+		if (l->interrupted)
+			jset(c, o, "interrupted", json_true());
+	}
+	return o;
+}
+
 int bench_report_json(FILE *f, const struct bench_opts *o,
 		      const struct bench_run_result *runs, unsigned int nr_runs)
+{
+	return bench_report_json_layout(f, o, runs, nr_runs, NULL, 0);
+}
+
+int bench_report_json_layout(FILE *f, const struct bench_opts *o,
+			     const struct bench_run_result *runs,
+			     unsigned int nr_runs,
+			     const struct bench_layout *layouts,
+			     unsigned int nr_layouts)
 {
 	struct jctx c = { .oom = false };
 	json_t *root, *jobs, *du;
@@ -1242,6 +1292,13 @@ int bench_report_json(FILE *f, const struct bench_opts *o,
 	     (uint64_t)now * 1000 + (uint64_t)ts.tv_nsec / NSEC_PER_MSEC);
 	jstr(&c, root, "time", tbuf);
 	jset(&c, root, "global options", json_global(&c, o, runs, nr_runs));
+	if (layouts) {
+		json_t *la = json_array();
+
+		for (i = 0; i < nr_layouts; i++)
+			jappend(&c, la, json_layout(&c, &layouts[i]));
+		jset(&c, root, "layout", la);
+	}
 	jobs = json_array();
 	du = json_array();
 	/* borrowed references: the arrays stay valid while root holds them */
@@ -1340,9 +1397,49 @@ double bench_run_merges(const struct bench_run_result *r)
 	return (double)m / 1000.0;
 }
 
+double bench_run_reqs(const struct bench_run_result *r)
+{
+	uint64_t reqs = 0, bios = 0;
+	int d;
+
+	/*
+	 * Requests are counted by the device over the whole cell (ramp and
+	 * drain included), bios by the jobs over their windows: the device's
+	 * requests per bio, times the jobs' bio rate, is its request rate
+	 * over the same window as IOPS.  A merged bio joins a request
+	 * instead of making one, so the device saw ios + merges bios.
+	 * Flushes carry no data and no bio the jobs count.
+	 */
+	for (d = BLK_STAT_READ; d <= BLK_STAT_DISCARD; d++) {
+		reqs += r->disk.ios[d];
+		bios += r->disk.ios[d] + r->disk.merges[d];
+	}
+	return safe_div(bench_run_iops(r) * (double)reqs, (double)bios);
+}
+
+uint64_t bench_run_verified(const struct bench_run_result *r)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < r->nr_jobs; i++)
+		n += r->jobs[i].verify_blocks;
+	return n;
+}
+
 static double run_kiops(const struct bench_run_result *r)
 {
 	return bench_run_iops(r) / 1000.0;
+}
+
+static double run_kreqs(const struct bench_run_result *r)
+{
+	return bench_run_reqs(r) / 1000.0;
+}
+
+static double run_kverified(const struct bench_run_result *r)
+{
+	return (double)bench_run_verified(r) / 1000.0;
 }
 
 static const struct {
@@ -1350,6 +1447,7 @@ static const struct {
 	double (*value)(const struct bench_run_result *r);
 } matrix_metrics[] = {
 	{ "IOPS(K)", run_kiops },
+	{ "REQS(K)", run_kreqs },
 	{ "CPU(%)", bench_run_cpu_pct },
 	{ "LAT(us)", bench_run_lat_us },
 	{ "MERGE(K)", bench_run_merges },
@@ -1368,10 +1466,75 @@ static void matrix_rule(FILE *f, unsigned int width)
 	fputc('\n', f);
 }
 
+static void matrix_table(FILE *f, const char *name,
+			 double (*value)(const struct bench_run_result *r),
+			 const struct bench_run_result *runs,
+			 unsigned int nr_rows, unsigned int nr_devs,
+			 unsigned int width)
+{
+	unsigned int row, d;
+
+	matrix_rule(f, width);
+	fprintf(f, "%-*s", MATRIX_LABEL_W, name);
+	for (d = 0; d < nr_devs; d++)
+		fprintf(f, "%s| %*s", d ? " " : "", MATRIX_COL_W, runs[d].dev);
+	fputc('\n', f);
+	matrix_rule(f, width);
+	for (row = 0; row < nr_rows; row++) {
+		const struct bench_run_result *rr = &runs[row * nr_devs];
+
+		fprintf(f, "%-*s", MATRIX_LABEL_W, nr_devs ? rr->workload : "");
+		for (d = 0; d < nr_devs; d++)
+			fprintf(f, "%s| %*.2f", d ? " " : "", MATRIX_COL_W,
+				value(&rr[d]));
+		fputc('\n', f);
+		matrix_rule(f, width);
+	}
+}
+
+/*
+ * A cell's figures are the device's only when the process had the CPU it
+ * asked for.  Name the cell where the machine came closest to saturation
+ * (other processes' CPUs plus the cell's own, over the machine's) when that
+ * reaches 90 %: there the jobs waited for a CPU, as CPU(%) shows.
+ */
+#define MATRIX_SATURATED 0.9
+
+static void matrix_note_others(FILE *f, const struct bench_run_result *runs,
+			       unsigned int nr)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	const struct bench_run_result *worst = NULL;
+	double worst_load = 0;
+	unsigned int i;
+
+	if (ncpu <= 0)
+		return;
+	for (i = 0; i < nr; i++) {
+		double load;
+
+		if (!runs[i].nr_jobs || runs[i].others_cpus < 0)
+			continue;
+		load = (runs[i].others_cpus + bench_run_cpu_pct(&runs[i]) / 100.0) /
+		       (double)ncpu;
+		if (load > worst_load) {
+			worst_load = load;
+			worst = &runs[i];
+		}
+	}
+	if (!worst || worst_load < MATRIX_SATURATED)
+		return;
+	fprintf(f, "\nnote: other processes kept up to %.2f of the %ld CPUs "
+		   "busy (%s %s): cells got less CPU than they asked for (see "
+		   "CPU(%%)), so their figures follow the machine's load\n",
+		worst->others_cpus, ncpu, worst->dev, worst->workload);
+}
+
 void bench_report_matrix(FILE *f, const struct bench_run_result *runs,
 			 unsigned int nr_rows, unsigned int nr_devs)
 {
-	unsigned int m, row, d, width = MATRIX_LABEL_W;
+	unsigned int m, i, d, width = MATRIX_LABEL_W;
+	bool verify = false;
 
 	/* "label     |    dev0 |    dev1": label, then "| %8s" per column */
 	for (d = 0; d < nr_devs; d++) {
@@ -1381,30 +1544,78 @@ void bench_report_matrix(FILE *f, const struct bench_run_result *runs,
 	}
 	if (width < MATRIX_MIN_RULE)
 		width = MATRIX_MIN_RULE;
+	for (i = 0; i < nr_rows * nr_devs; i++)
+		for (d = 0; d < runs[i].nr_jobs; d++)
+			verify |= runs[i].jobs[d].verify;
 
-	for (m = 0; m < sizeof(matrix_metrics) / sizeof(matrix_metrics[0]); m++) {
-		matrix_rule(f, width);
-		fprintf(f, "%-*s", MATRIX_LABEL_W, matrix_metrics[m].name);
-		for (d = 0; d < nr_devs; d++)
-			fprintf(f, "%s| %*s", d ? " " : "", MATRIX_COL_W,
-				runs[d].dev);
-		fputc('\n', f);
-		matrix_rule(f, width);
-		for (row = 0; row < nr_rows; row++) {
-			const struct bench_run_result *rr = &runs[row * nr_devs];
+	for (m = 0; m < sizeof(matrix_metrics) / sizeof(matrix_metrics[0]); m++)
+		matrix_table(f, matrix_metrics[m].name, matrix_metrics[m].value,
+			     runs, nr_rows, nr_devs, width);
+	if (verify)
+		matrix_table(f, "VERIFY(K)", run_kverified, runs, nr_rows,
+			     nr_devs, width);
+	fprintf(f, "\nIOPS(K): bios completed per second, thousands; "
+		   "REQS(K): requests the device completed per second, "
+		   "thousands (merged bios ride in one request, so REQS < IOPS "
+		   "where bios merge); CPU(%%): process user+system CPU time / "
+		   "wall time x 100 (100 = one core busy); LAT(us): mean "
+		   "latency of all I/Os, from the I/O being prepared to its "
+		   "completion being reaped (fio's lat); MERGE(K): bios merged "
+		   "into requests, thousands%s\n",
+		verify ? "; VERIFY(K): blocks read and checked (verify=crc32c), thousands" : "");
+	matrix_note_others(f, runs, nr_rows * nr_devs);
+}
 
-			fprintf(f, "%-*s", MATRIX_LABEL_W,
-				nr_devs ? rr->workload : "");
-			for (d = 0; d < nr_devs; d++)
-				fprintf(f, "%s| %*.2f", d ? " " : "", MATRIX_COL_W,
-					matrix_metrics[m].value(&rr[d]));
+/* "1 GiB", "512 MiB", "1.50 GiB" */
+static const char *fmt_bytes(char *buf, size_t len, uint64_t v)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double d = (double)v;
+	unsigned int u = 0;
+
+	while (d >= 1024.0 && u < 6) {
+		d /= 1024.0;
+		u++;
+	}
+	if (d == floor(d))
+		snprintf(buf, len, "%.0f %s", d, units[u]);
+	else
+		snprintf(buf, len, "%.2f %s", d, units[u]);
+	return buf;
+}
+
+void bench_report_layout(FILE *f, const struct bench_layout *l,
+			 unsigned int nr)
+{
+	char bytes[32], bs[32];
+	unsigned int i;
+
+	for (i = 0; i < nr; i++, l++) {
+		fprintf(f, "layout: %s", l->dev);
+		if (l->filename)
+			fprintf(f, " %s", l->filename);
+		fprintf(f, ": %s", l->reason ? l->reason : "not reached");
+		if (!l->reason) {
 			fputc('\n', f);
-			matrix_rule(f, width);
+			continue;
+		}
+		switch (l->state) {
+		case BENCH_LAYOUT_WRITTEN:
+			fprintf(f, ", %s written before the read rows (%s blocks%s%s, %.2f s)%s\n",
+				fmt_bytes(bytes, sizeof(bytes), l->bytes),
+				fmt_bytes(bs, sizeof(bs), l->bs),
+				l->verify ? " with crc32c headers" : "",
+				l->flushed ? ", flushed" : "",
+				(double)l->ns / 1e9,
+				l->interrupted ? ", interrupted" : "");
+			break;
+		case BENCH_LAYOUT_NO_DATA:
+			fprintf(f, ", not laid out: its reads return no written data\n");
+			break;
+		case BENCH_LAYOUT_KEPT:
+			fprintf(f, ", not laid out: the read rows read its %s as it is\n",
+				fmt_bytes(bytes, sizeof(bytes), l->bytes));
+			break;
 		}
 	}
-	fprintf(f, "\nCPU(%%): process user+system CPU time / wall time x 100 "
-		   "(100 = one core busy); LAT(us): mean latency of all I/Os, "
-		   "from the I/O being prepared to its completion being reaped "
-		   "(fio's lat); MERGE(K): bios merged into requests, "
-		   "thousands\n");
 }

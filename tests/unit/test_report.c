@@ -491,6 +491,13 @@ static void test_json_job_fields(void **state)
 	assert_int_equal(jgeti(jget(bk, "merges", "read", NULL)), 100);
 	assert_int_equal(jgeti(jget(bk, "merges", "write", NULL)), 3);
 	assert_int_equal(jgeti(jget(bk, "merges", "trim", NULL)), 2);
+	assert_int_equal(jgeti(jget(bk, "requests", "read", NULL)), 900);
+	assert_int_equal(jgeti(jget(bk, "requests", "write", NULL)), 7);
+	assert_int_equal(jgeti(jget(bk, "requests", "trim", NULL)), 0);
+	assert_int_equal(jgeti(jget(bk, "requests", "flush", NULL)), 0);
+	/* 500 bios/s, 907 requests for 1012 bios */
+	assert_close(jgetr(jget(bk, "reqs_per_s", NULL)), 500.0 * 907 / 1012);
+	assert_close(jgetr(jget(bk, "others_cpu", NULL)), 0.0);
 	assert_int_equal(jgeti(jget(bk, "requeues", NULL)), 11);
 	assert_int_equal(jgeti(jget(bk, "timeouts", NULL)), 12);
 	assert_int_equal(jgeti(jget(bk, "queue_runs", NULL)), 13);
@@ -1361,6 +1368,14 @@ static void test_run_totals(void **state)
 		     (1000 * 1519.5 + 2000 * 2019.5 + 1000 * 3269.5) / 4000 / 1000);
 	/* 100 + 3 + 2 merges */
 	assert_close(bench_run_merges(&fx->run), 0.105);
+	/*
+	 * the device's requests per bio, 907 requests for 907 + 105 bios,
+	 * times the bio rate
+	 */
+	assert_close(bench_run_reqs(&fx->run), 2000.0 * 907 / 1012);
+	/* a flush request carries no bio the jobs counted */
+	fx->run.disk.ios[BLK_STAT_FLUSH] = 50;
+	assert_close(bench_run_reqs(&fx->run), 2000.0 * 907 / 1012);
 	fx->jobs[0].lat_valid = false;
 	fx->jobs[1].lat_valid = false;
 	assert_close(bench_run_lat_us(&fx->run), 0.0);
@@ -1492,6 +1507,9 @@ static void test_matrix(void **state)
 			r->proc_usr_s = 0.1543;
 			r->proc_sys_s = 0;
 			r->disk.merges[BLK_STAT_READ] = d ? 9064090 : 8798590;
+			/* half the bios merged: REQS(K) is half of IOPS(K) */
+			r->disk.ios[BLK_STAT_READ] = r->disk.merges[BLK_STAT_READ];
+			r->disk.ios[BLK_STAT_WRITE] = 0;
 			r->disk.merges[BLK_STAT_WRITE] = 0;
 			r->disk.merges[BLK_STAT_DISCARD] = 0;
 		}
@@ -1504,6 +1522,13 @@ static void test_matrix(void **state)
 			   "---------------------------------------\n"
 			   "randread  |  8798.59 |  1234.56\n"
 			   "---------------------------------------\n");
+	assert_contains(t, "---------------------------------------\n"
+			   "REQS(K)   |     null |      ram\n"
+			   "---------------------------------------\n"
+			   "read      |  4399.30 |   617.28\n"
+			   "---------------------------------------\n"
+			   "randread  |  4399.30 |   617.28\n"
+			   "---------------------------------------\n");
 	assert_contains(t, "CPU(%)    |     null |      ram\n");
 	assert_contains(t, "read      |    15.43 |    15.43\n");
 	assert_contains(t, "LAT(us)   |     null |      ram\n");
@@ -1512,16 +1537,104 @@ static void test_matrix(void **state)
 	assert_contains(t, "MERGE(K)  |     null |      ram\n");
 	assert_contains(t, "read      |  8798.59 |  9064.09\n");
 	/* the tables in order, then the legend after a blank line */
-	assert_true(strstr(t, "IOPS(K)") < strstr(t, "CPU(%)  "));
+	assert_true(strstr(t, "IOPS(K)") < strstr(t, "REQS(K)  "));
+	assert_true(strstr(t, "REQS(K)  ") < strstr(t, "CPU(%)  "));
 	assert_true(strstr(t, "CPU(%)  ") < strstr(t, "LAT(us)  "));
 	assert_true(strstr(t, "LAT(us)  ") < strstr(t, "MERGE(K)  "));
-	assert_contains(t, "---\n\nCPU(%): process user+system CPU time / wall time x 100");
+	assert_contains(t, "---\n\nIOPS(K): bios completed per second, thousands; "
+			   "REQS(K): requests the device completed per second, thousands");
+	assert_contains(t, "; CPU(%): process user+system CPU time / wall time x 100");
+	/* no cell verified: no VERIFY(K) table */
+	assert_not_contains(t, "VERIFY(K)");
 	assert_contains(t, "; LAT(us): mean latency of all I/Os, from the I/O being "
 			   "prepared to its completion being reaped (fio's lat); ");
 	assert_not_contains(t, "clat");
 	assert_contains(t, "MERGE(K): bios merged into requests, thousands\n");
 	free(t);
+	/* a cell that verified: the VERIFY(K) table, and its legend */
+	jobs[1].verify = true;
+	jobs[1].verify_blocks = 2500;
+	t = capture_matrix(runs, 2, 2);
+	assert_contains(t, "VERIFY(K) |     null |      ram\n"
+			   "---------------------------------------\n"
+			   "read      |     0.00 |     2.50\n");
+	assert_true(strstr(t, "MERGE(K)  ") < strstr(t, "VERIFY(K) "));
+	assert_contains(t, "; VERIFY(K): blocks read and checked (verify=crc32c), thousands\n");
+	assert_not_contains(t, "note: other processes");
+	free(t);
+	/* other processes kept the machine's CPUs busy during a cell: a note names it */
+	runs[3].others_cpus = 1e6;
+	t = capture_matrix(runs, 2, 2);
+	assert_contains(t, "\nnote: other processes kept up to 1000000.00 of the ");
+	assert_contains(t, " CPUs busy (ram randread): cells got less CPU than they asked for");
+	free(t);
 	free(jobs);
+}
+
+/* The layout lines above the matrix and the JSON "layout" array. */
+static void test_matrix_layout(void **state)
+{
+	struct bench_layout l[3];
+	json_error_t jerr;
+	json_t *root, *a;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	memset(l, 0, sizeof(l));
+	snprintf(l[0].dev, sizeof(l[0].dev), "null");
+	l[0].state = BENCH_LAYOUT_NO_DATA;
+	l[0].reason = "stores no data";
+	snprintf(l[1].dev, sizeof(l[1].dev), "ram");
+	l[1].state = BENCH_LAYOUT_WRITTEN;
+	l[1].reason = "new device";
+	l[1].bytes = 1ull << 30;
+	l[1].bs = 4096;
+	l[1].verify = true;
+	l[1].requests = 8192;
+	l[1].ns = 420000000;
+	snprintf(l[2].dev, sizeof(l[2].dev), "uring");
+	l[2].filename = "/tmp/x.img";
+	l[2].state = BENCH_LAYOUT_KEPT;
+	l[2].reason = "file holds data";
+	l[2].bytes = 512ull << 20;
+
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	bench_report_layout(f, l, 3);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(buf,
+		"layout: null: stores no data, not laid out: its reads return no written data\n"
+		"layout: ram: new device, 1 GiB written before the read rows (4 KiB blocks with crc32c headers, 0.42 s)\n"
+		"layout: uring /tmp/x.img: file holds data, not laid out: the read rows read its 512 MiB as it is\n");
+	free(buf);
+
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(bench_report_json_layout(f, NULL, NULL, 0, l, 3), 0);
+	assert_int_equal(fclose(f), 0);
+	root = json_loads(buf, 0, &jerr);
+	free(buf);
+	assert_non_null(root);
+	a = json_object_get(root, "layout");
+	assert_int_equal(json_array_size(a), 3);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "state")),
+			    "no data");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 1), "state")),
+			    "written");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(a, 1), "bytes")),
+			 1ull << 30);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(a, 1), "time_ns")),
+			 420000000);
+	assert_true(json_is_true(json_object_get(json_array_get(a, 1), "verify")));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 2), "filename")),
+			    "/tmp/x.img");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 2), "reason")),
+			    "file holds data");
+	/* only what was written has a time */
+	assert_null(json_object_get(json_array_get(a, 2), "time_ns"));
+	json_decref(root);
 }
 
 /*
@@ -1698,6 +1811,7 @@ int main(void)
 		cmocka_unit_test(test_group_window_ignores_idle_thread),
 		cmocka_unit_test(test_group_window_verify_reads),
 		cmocka_unit_test(test_matrix),
+		cmocka_unit_test(test_matrix_layout),
 		cmocka_unit_test(test_verify_report),
 	};
 

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The matrix's layout step: before a device's read rows, write every block
+ * of the region the rows use, once, as fio lays out a file before it reads
+ * it.  Without it, ram reads return the zero fill of pages never written,
+ * a new sparse file reads holes, and the write rows pay for the device's
+ * first-touch allocation, none of which is the I/O the table names.
+ *
+ * The layout is an ordinary sequential write job (rw=write at the matrix's
+ * bs and iodepth, each region written once), so that with verify=crc32c
+ * every block carries a header the read rows can check.  A file-backed
+ * device is then flushed (fdatasync), as fio's create_fsync=1 default
+ * does, so that write-back of the layout does not run into the rows.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "clock.h"
+
+/* The file the device stores its data in, or NULL (memory, or no data). */
+static const char *layout_file(const struct bench_dev_opts *d,
+			       const char *devname)
+{
+	if (!d->filename[0])
+		return NULL;
+	if (!strcmp(devname, "uring") || !strcmp(devname, "nvme"))
+		return d->filename;
+	return NULL;
+}
+
+void bench_layout_probe(const struct bench_opts *o, const char *devname,
+			struct bench_layout *l)
+{
+	const char *path = layout_file(&o->dev, devname);
+	struct stat sb;
+
+	memset(l, 0, sizeof(*l));
+	snprintf(l->dev, sizeof(l->dev), "%s", devname);
+	l->filename = path;
+	if (!path)
+		return;
+	/* the driver creates a missing file and extends an empty one */
+	if (stat(path, &sb))
+		l->new_file = true;
+	else if (S_ISREG(sb.st_mode) && !sb.st_size)
+		l->new_file = true;
+	else
+		l->block_device = S_ISBLK(sb.st_mode);
+}
+
+/*
+ * Thread k of the template writes [offset + k * offset_increment, + size):
+ * the regions the layout writes, one thread each when offset_increment
+ * moves them apart, else one region for all threads.
+ */
+static unsigned int layout_threads(const struct bench_job_opts *t)
+{
+	return t->offset_increment ? t->numjobs : 1;
+}
+
+static void layout_region(const struct bench_job_opts *t, unsigned int k,
+			  uint64_t capacity, uint64_t *start, uint64_t *len)
+{
+	*start = t->offset + (uint64_t)k * t->offset_increment;
+	if (*start >= capacity)
+		*len = 0;
+	else if (t->size && t->size < capacity - *start)
+		*len = t->size;
+	else
+		*len = capacity - *start;
+	/* the rows use whole blocks */
+	*len -= *len % t->bs;
+}
+
+/*
+ * Does a region of the file have a hole?  SEEK_HOLE gives the first hole
+ * at or after the start (the end of the file counts as one); file systems
+ * without hole tracking report none but the end.  Errors count as holes:
+ * the layout is then written, which is always right.
+ */
+static bool file_has_hole(const char *path, const struct bench_job_opts *t,
+			  uint64_t capacity)
+{
+	unsigned int k;
+	bool hole = false;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	for (k = 0; k < layout_threads(t) && !hole; k++) {
+		uint64_t start, len;
+		off_t h;
+
+		layout_region(t, k, capacity, &start, &len);
+		if (!len)
+			continue;
+		h = lseek(fd, (off_t)start, SEEK_HOLE);
+		hole = h < 0 || (uint64_t)h < start + len;
+	}
+	close(fd);
+	return hole;
+}
+
+/* fdatasync() the file, so that the rows do not meet the layout's write-back. */
+static int file_flush(const char *path, char *err, size_t errlen)
+{
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fdatasync(fd)) {
+		ret = -errno;
+		snprintf(err, errlen, "layout: flushing %s: %s", path,
+			 strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+int bench_layout(const struct bench_opts *o, const char *devname,
+		 struct blk_dev *dev, struct bench_layout *l, char *err,
+		 size_t errlen)
+{
+	const struct bench_job_opts *t = &o->jobs[0];
+	struct bench_run_result res;
+	struct bench_job_opts *lj;
+	struct bench_opts *lo;
+	struct blk_dev_info info;
+	uint64_t t0, start, len;
+	unsigned int i;
+	int ret;
+
+	blk_dev_get_info(dev, &info);
+	l->bs = t->bs;
+	for (i = 0; i < layout_threads(t); i++) {
+		layout_region(t, i, info.capacity, &start, &len);
+		l->bytes += len;
+	}
+	/* the host driver cannot know that its namespace stores nothing */
+	if (!info.stores_data ||
+	    (!strcmp(devname, "nvme") && o->dev.nvme_ns == 1 && !l->filename)) {
+		l->state = BENCH_LAYOUT_NO_DATA;
+		l->reason = "stores no data";
+		l->bytes = 0;
+		return 0;
+	}
+	l->verify = t->verify != VERIFY_NONE;
+	if (!l->filename) {
+		l->reason = "new device";
+	} else if (l->verify) {
+		/* the blocks must carry the headers the read rows check */
+		l->reason = "verify=crc32c";
+	} else if (l->new_file) {
+		l->reason = "new file";
+	} else if (l->block_device) {
+		/* as fio: a block device is read as it is */
+		l->state = BENCH_LAYOUT_KEPT;
+		l->reason = "block device";
+		return 0;
+	} else if (file_has_hole(l->filename, t, info.capacity)) {
+		l->reason = "file has holes";
+	} else {
+		l->state = BENCH_LAYOUT_KEPT;
+		l->reason = "file holds data";
+		return 0;
+	}
+
+	lo = malloc(sizeof(*lo));
+	if (!lo) {
+		snprintf(err, errlen, "layout: out of memory");
+		return -ENOMEM;
+	}
+	*lo = *o;
+	lo->nr_jobs = 1;
+	lj = &lo->jobs[0];
+	*lj = *t;
+	snprintf(lj->name, sizeof(lj->name), "layout");
+	lj->rw = RW_WRITE;
+	lj->has_rw = true;
+	lj->numjobs = layout_threads(t);
+	/* each region once: size-based, no ramp, no runtime limit */
+	lj->time_based = false;
+	lj->runtime_ns = 0;
+	lj->ramp_time_ns = 0;
+	lj->io_size = 0;
+	lj->loops = 1;
+	lj->stonewall = 0;
+	/* headers (with verify) but no read-back: the read rows check them */
+	lj->do_verify = false;
+	lj->verify_only = false;
+	/* nobody reads its latencies */
+	lj->gtod_reduce = true;
+
+	l->state = BENCH_LAYOUT_WRITTEN;
+	t0 = bench_gettime_ns();
+	ret = bench_run_on(lo, devname, dev, &res, err, errlen);
+	free(lo);
+	if (ret)
+		return ret;
+	for (i = 0; i < res.nr_jobs && !ret; i++) {
+		if (!res.jobs[i].error)
+			continue;
+		snprintf(err, errlen, "layout of %s (job %u): %s", devname,
+			 res.jobs[i].jobnum, res.jobs[i].errmsg);
+		ret = res.jobs[i].error < 0 ? res.jobs[i].error : -EIO;
+	}
+	l->bytes = 0;
+	for (i = 0; i < res.nr_jobs; i++)
+		l->bytes += res.jobs[i].dir[DDIR_WRITE].bytes;
+	for (i = 0; i < BLK_STAT_NR_DIRS; i++)
+		l->requests += res.disk.ios[i];
+	bench_run_result_free(&res);
+	l->interrupted = atomic_load(&bench_interrupted) != 0;
+	if (!ret && l->filename && !l->interrupted) {
+		ret = file_flush(l->filename, err, errlen);
+		l->flushed = !ret;
+	}
+	l->ns = bench_gettime_ns() - t0;
+	return ret;
+}
