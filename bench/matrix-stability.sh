@@ -33,6 +33,8 @@
 # single-job cell gets a core only when the others leave it one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 BLKSTACK=${BLKSTACK:-build/blkstack}
 BLKSTACK_B=${BLKSTACK_B:-$BLKSTACK}
 BOUND=${BOUND:-15}
@@ -72,8 +74,7 @@ subst() {
 mapfile -t A < <(subst a "${A[@]+"${A[@]}"}")
 mapfile -t B < <(subst b "${B[@]+"${B[@]}"}")
 
-echo "machine: $(uname -sr), $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), nproc $(nproc)"
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_machine_start
 echo "A: $BLKSTACK bench ${A[*]+"${A[*]}"}"
 [ $vs = 1 ] && echo "B: $BLKSTACK_B bench ${B[*]+"${B[*]}"}"
 echo "runs: $RUNS per configuration, consecutive$([ $vs = 1 ] && echo ', A and B interleaved')"
@@ -118,7 +119,7 @@ run() {
 	c0=$(cat "$TMP/c0")
 	b0=$(busy)
 	t0=$(date +%s.%N)
-	"$bin" bench "$@" >"$OUT/$cfg.$i.txt"
+	bench_cmd "$bin" bench "$@" >"$OUT/$cfg.$i.txt"
 	t1=$(date +%s.%N)
 	b1=$(busy)
 	children_cpu >"$TMP/c1"
@@ -134,7 +135,6 @@ for i in $(seq "$RUNS"); do
 		run b "$BLKSTACK_B" "${B[@]+"${B[@]}"}"
 	fi
 done
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # "metric<TAB>dev<TAB>row<TAB>value" for every cell of every run file; the
 # layout lines as metric "layout(s)", row "-".
@@ -232,3 +232,4 @@ if [ $vs = 1 ]; then
 		{ k = $1 "\t" $2 "\t" $3; printf "%-10s %-6s %-10s %8.3f\n", $1, $2, $3, (a[k] != 0) ? $4 / a[k] : 0 }' \
 		"$TMP/med.a" "$TMP/med.b"
 fi
+bench_machine_end
