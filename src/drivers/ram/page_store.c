@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 #include <urcu/urcu-bp.h>
 
 #include "page_store.h"
@@ -25,31 +26,49 @@ static void *map_anon(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * Slabs of address space to reserve: enough for every page of the device,
+ * but never more than the machine could hold (RAM + swap: pages beyond
+ * that could not be committed anyway), nor more than 32-bit page numbers
+ * can name (16 TiB); plus the slack.  So a sparse device far larger than
+ * the machine costs address space in proportion to the machine.
+ */
+static uint64_t ps_region_slabs(uint64_t capacity)
+{
+	uint64_t slabs = (capacity + PS_SLAB_SIZE - 1) / PS_SLAB_SIZE;
+	uint64_t max = (UINT32_MAX >> PS_SLAB_SHIFT) - PS_SLAB_SLACK - 1;
+	struct sysinfo si;
+
+	if (!sysinfo(&si)) {
+		uint64_t mem = ((uint64_t)si.totalram + si.totalswap) * si.mem_unit;
+
+		if (mem / PS_SLAB_SIZE + 1 < max)
+			max = mem / PS_SLAB_SIZE + 1;
+	}
+	return (slabs < max ? slabs : max) + PS_SLAB_SLACK;
+}
+
 int ps_init(struct page_store *ps, uint64_t capacity)
 {
 	pthread_mutexattr_t ma;
 	uint64_t nr_slabs;
-	size_t free_len;
 
 	memset(ps, 0, sizeof(*ps));
 	if (!capacity)
 		return -EINVAL;
 	ps->capacity = capacity;
 	ps->nr_leaves = (capacity + LEAF_BYTES - 1) / LEAF_BYTES;
-	ps->leaves = calloc(ps->nr_leaves, sizeof(*ps->leaves));
-	if (!ps->leaves)
-		return -ENOMEM;
-	/* address space for every page plus the slack, slab aligned */
-	nr_slabs = (capacity + PS_SLAB_SIZE - 1) / PS_SLAB_SIZE + PS_SLAB_SLACK;
-	ps->map_len = (nr_slabs + 1) * PS_SLAB_SIZE;
-	free_len = (nr_slabs << PS_SLAB_SHIFT) * sizeof(char *);
+	nr_slabs = ps_region_slabs(capacity);
+	ps->map_len = (nr_slabs + 1) * PS_SLAB_SIZE; /* + 1: to align */
+	ps->alloc.free_cap = nr_slabs << PS_SLAB_SHIFT;
+	/* all three address space only: committed where written */
+	ps->leaves = map_anon(ps->nr_leaves * sizeof(*ps->leaves));
 	ps->map = map_anon(ps->map_len);
-	ps->alloc.free = map_anon(free_len);
-	if (!ps->map || !ps->alloc.free) {
+	ps->alloc.free = map_anon(ps->alloc.free_cap * sizeof(*ps->alloc.free));
+	if (!ps->leaves || !ps->map || !ps->alloc.free) {
 		ps_destroy(ps);
 		return -ENOMEM;
 	}
-	ps->alloc.free_cap = nr_slabs << PS_SLAB_SHIFT;
 	ps->region = (char *)(((uintptr_t)ps->map + PS_SLAB_SIZE - 1) &
 			      ~(uintptr_t)(PS_SLAB_SIZE - 1));
 	ps->region_end = ps->region + nr_slabs * PS_SLAB_SIZE;
@@ -78,12 +97,13 @@ void ps_destroy(struct page_store *ps)
 
 		free(l);
 	}
-	free(ps->leaves);
+	if (ps->leaves)
+		munmap(ps->leaves, ps->nr_leaves * sizeof(*ps->leaves));
 	ps->leaves = NULL;
 	if (ps->map)
 		munmap(ps->map, ps->map_len);
 	if (ps->alloc.free)
-		munmap(ps->alloc.free, ps->alloc.free_cap * sizeof(char *));
+		munmap(ps->alloc.free, ps->alloc.free_cap * sizeof(*ps->alloc.free));
 	if (ps->region)
 		pthread_mutex_destroy(&ps->alloc.lock);
 	ps->map = ps->region = NULL;
@@ -97,11 +117,21 @@ static inline void counter_add(_Atomic uint64_t *c, int64_t n)
 				 (uint64_t)n, memory_order_relaxed);
 }
 
-/* A zero-filled page, or NULL when the region is used up. */
-static char *ps_page_alloc(struct page_store *ps)
+static inline char *pg_addr(const struct page_store *ps, uint32_t id)
+{
+	return ps->region + ((size_t)(id - 1) << PS_PAGE_SHIFT);
+}
+
+static inline uint32_t pg_id(const struct page_store *ps, const char *p)
+{
+	return (uint32_t)((size_t)(p - ps->region) >> PS_PAGE_SHIFT) + 1;
+}
+
+/* A zero-filled page's number, or 0 when the region is used up. */
+static uint32_t ps_page_alloc(struct page_store *ps)
 {
 	struct ps_alloc *a = &ps->alloc;
-	char *p = NULL;
+	uint32_t p = 0;
 
 	pthread_mutex_lock(&a->lock);
 	if (a->nr_free) {
@@ -125,7 +155,7 @@ static char *ps_page_alloc(struct page_store *ps)
 					      memory_order_relaxed);
 		}
 		if (a->next < a->populated) {
-			p = a->next;
+			p = pg_id(ps, a->next);
 			a->next += PS_PAGE_SIZE;
 		}
 	}
@@ -140,26 +170,27 @@ static char *ps_page_alloc(struct page_store *ps)
  * order matters: a page on the free list may be handed to a writer at
  * once, and a DONTNEED after its write would lose the data.
  */
-static void ps_pages_free(struct page_store *ps, char **pages, unsigned int n)
+static void ps_pages_free(struct page_store *ps, const uint32_t *pages,
+			  unsigned int n)
 {
 	struct ps_alloc *a = &ps->alloc;
 	unsigned int i, run;
 
 	for (i = 0; i < n; i += run) {
-		for (run = 1; i + run < n &&
-			      pages[i + run] == pages[i] + run * PS_PAGE_SIZE;
-		     run++)
+		for (run = 1; i + run < n && pages[i + run] == pages[i] + run; run++)
 			;
-		madvise(pages[i], (size_t)run * PS_PAGE_SIZE, MADV_DONTNEED);
+		madvise(pg_addr(ps, pages[i]), (size_t)run * PS_PAGE_SIZE,
+			MADV_DONTNEED);
 	}
 	pthread_mutex_lock(&a->lock);
 	/* cannot overflow: free_cap is every page of the region */
-	memcpy(&a->free[a->nr_free], pages, n * sizeof(char *));
+	memcpy(&a->free[a->nr_free], pages, n * sizeof(*pages));
 	a->nr_free += n;
 	atomic_store_explicit(&a->nr_free_pub, a->nr_free, memory_order_relaxed);
-	if (a->nr_free * sizeof(char *) > a->free_high)
+	if (a->nr_free * sizeof(*pages) > atomic_load_explicit(&a->free_high,
+							      memory_order_relaxed))
 		atomic_store_explicit(&a->free_high,
-				      (a->nr_free * sizeof(char *) + PS_PAGE_SIZE - 1) &
+				      (a->nr_free * sizeof(*pages) + PS_PAGE_SIZE - 1) &
 				      ~(uint64_t)(PS_PAGE_SIZE - 1),
 				      memory_order_relaxed);
 	counter_add(&ps->nr_pages, -(int64_t)n);
@@ -188,6 +219,7 @@ static struct ps_leaf *ps_get_leaf(struct page_store *ps, uint64_t idx,
 	atomic_fetch_add_explicit(&ps->nr_leaf_bytes,
 				  malloc_usable_size(l) + sizeof(size_t),
 				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&ps->nr_leaves_made, 1, memory_order_relaxed);
 	return l;
 }
 
@@ -226,22 +258,22 @@ static void iov_copy(struct iov_pos *ip, int write, char *mem, uint64_t n)
 }
 
 /* The page for a write into slot @slot: the one there or a new one. */
-static char *ps_page_for_write(struct page_store *ps, _Atomic(char *) *slot)
+static char *ps_page_for_write(struct page_store *ps, _Atomic uint32_t *slot)
 {
-	char *p = atomic_load_explicit(slot, memory_order_acquire);
-	char *np, *expected = NULL;
+	uint32_t p = atomic_load_explicit(slot, memory_order_acquire);
+	uint32_t np, expected = 0;
 
 	if (p)
-		return p;
+		return pg_addr(ps, p);
 	np = ps_page_alloc(ps);
 	if (!np)
 		return NULL;
 	if (atomic_compare_exchange_strong_explicit(slot, &expected, np,
 						    memory_order_acq_rel,
 						    memory_order_acquire))
-		return np;
+		return pg_addr(ps, np);
 	ps_pages_free(ps, &np, 1); /* another writer installed one first */
-	return expected;
+	return pg_addr(ps, expected);
 }
 
 /* One leaf's share of ps_rw(): [@offset, @offset + @len) within leaf @l. */
@@ -267,8 +299,10 @@ static int ps_leaf_rw(struct page_store *ps, struct ps_leaf *l, int write,
 				break;
 			}
 		} else {
-			p = atomic_load_explicit(&l->page[pidx],
-						 memory_order_acquire);
+			uint32_t id = atomic_load_explicit(&l->page[pidx],
+							   memory_order_acquire);
+
+			p = id ? pg_addr(ps, id) : NULL;
 		}
 		iov_copy(ip, write, p ? p + poff : NULL, n);
 		offset += n;
@@ -310,7 +344,8 @@ int ps_rw(struct page_store *ps, int write, uint64_t offset, uint64_t len,
  * Free the pages ps_zero() unlinked: once every copy that may have loaded
  * their pointers is over (an RCU grace period), give them back.
  */
-static void ps_zero_flush(struct page_store *ps, char **batch, unsigned int nb)
+static void ps_zero_flush(struct page_store *ps, const uint32_t *batch,
+			  unsigned int nb)
 {
 	if (!nb)
 		return;
@@ -320,7 +355,7 @@ static void ps_zero_flush(struct page_store *ps, char **batch, unsigned int nb)
 
 int ps_zero(struct page_store *ps, uint64_t offset, uint64_t len)
 {
-	char *batch[FREE_BATCH];
+	uint32_t batch[FREE_BATCH];
 	unsigned int nb = 0;
 
 	while (len) {
@@ -328,8 +363,8 @@ int ps_zero(struct page_store *ps, uint64_t offset, uint64_t len)
 		unsigned int poff = offset & (PS_PAGE_SIZE - 1);
 		uint64_t n = PS_PAGE_SIZE - poff;
 		struct ps_leaf *l = ps_get_leaf(ps, pgno >> PS_LEAF_SHIFT, false);
-		_Atomic(char *) *slot;
-		char *p;
+		_Atomic uint32_t *slot;
+		uint32_t id;
 
 		if (n > len)
 			n = len;
@@ -343,9 +378,9 @@ int ps_zero(struct page_store *ps, uint64_t offset, uint64_t len)
 		if (!atomic_load_explicit(slot, memory_order_relaxed))
 			goto next;
 		if (n == PS_PAGE_SIZE) {
-			p = atomic_exchange_explicit(slot, NULL, memory_order_acq_rel);
-			if (p)
-				batch[nb++] = p;
+			id = atomic_exchange_explicit(slot, 0, memory_order_acq_rel);
+			if (id)
+				batch[nb++] = id;
 			if (nb == FREE_BATCH) {
 				ps_zero_flush(ps, batch, nb);
 				nb = 0;
@@ -354,9 +389,9 @@ int ps_zero(struct page_store *ps, uint64_t offset, uint64_t len)
 			/* a read-side section: the page cannot be freed under
 			 * the memset by a discard of the whole page */
 			urcu_bp_read_lock();
-			p = atomic_load_explicit(slot, memory_order_acquire);
-			if (p)
-				memset(p + poff, 0, n);
+			id = atomic_load_explicit(slot, memory_order_acquire);
+			if (id)
+				memset(pg_addr(ps, id) + poff, 0, n);
 			urcu_bp_read_unlock();
 		}
 next:
@@ -367,18 +402,13 @@ next:
 	return 0;
 }
 
-static inline char *ps_page(struct page_store *ps, uint64_t pgno)
-{
-	struct ps_leaf *l = ps_get_leaf(ps, pgno >> PS_LEAF_SHIFT, false);
-
-	return l ? atomic_load_explicit(&l->page[pgno & (PS_LEAF_PAGES - 1)],
-					memory_order_relaxed)
-		 : NULL;
-}
-
 int ps_allocated(struct page_store *ps, uint64_t offset)
 {
-	return ps_page(ps, offset >> PS_PAGE_SHIFT) != NULL;
+	uint64_t pgno = offset >> PS_PAGE_SHIFT;
+	struct ps_leaf *l = ps_get_leaf(ps, pgno >> PS_LEAF_SHIFT, false);
+
+	return l && atomic_load_explicit(&l->page[pgno & (PS_LEAF_PAGES - 1)],
+					 memory_order_relaxed);
 }
 
 int ps_rq_rw(struct page_store *ps, struct request *rq)
@@ -463,10 +493,18 @@ uint64_t ps_committed_bytes(struct page_store *ps)
 	uint64_t slabs = atomic_load_explicit(&ps->alloc.committed_end,
 					      memory_order_relaxed);
 
-	/* free-list entries live in pages the free list has grown through;
-	 * pages it shrank back from stay committed: count its high mark */
+	uint64_t top = ps->nr_leaves * sizeof(*ps->leaves);
+	uint64_t top_touched = atomic_load_explicit(&ps->nr_leaves_made,
+						    memory_order_relaxed) *
+			       PS_PAGE_SIZE;
+
+	/*
+	 * The top level: each leaf made wrote one of its pages at most.  The
+	 * free list: the pages it has grown through (a page it shrank back
+	 * from stays committed).
+	 */
 	return slabs - (nr_free << PS_PAGE_SHIFT) +
 	       atomic_load_explicit(&ps->nr_leaf_bytes, memory_order_relaxed) +
-	       ps->nr_leaves * sizeof(*ps->leaves) +
+	       (top_touched < top ? top_touched : top) +
 	       atomic_load_explicit(&ps->alloc.free_high, memory_order_relaxed);
 }

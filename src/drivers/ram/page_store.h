@@ -5,18 +5,20 @@
  * write, random or not, costs a copy rather than a fault or a 2 MiB clear.
  *
  * Index: two levels.  The top level is one pointer per leaf (capacity /
- * 256 KiB pointers, calloc'd: the kernel commits only the parts written,
- * 4 KiB per 128 MiB of capacity).  A leaf maps 64 consecutive 4 KiB pages
- * (256 KiB of the device) and is a 512-byte array of page pointers, made on
- * the first write into its range and kept until ps_destroy().  A lone
- * 4 KiB write costs 4 KiB of data and one leaf (528 bytes with malloc's
- * header): 1.13x.
+ * 256 KiB pointers, an anonymous mapping: the kernel commits only the parts
+ * written, 4 KiB per 128 MiB of capacity).  A leaf maps 64 consecutive
+ * 4 KiB pages (256 KiB of the device) and is 64 32-bit page numbers (256
+ * bytes), made on the first write into its range and kept until
+ * ps_destroy().  A lone 4 KiB write costs 4 KiB of data and one leaf (272
+ * bytes with malloc's header): 1.07x.
  *
  * Pages: carved, in the order of first write, from one virtual region
- * reserved at ps_init() (MAP_NORESERVE: address space only) and committed
- * PS_SLAB_SIZE at a time with one madvise(MADV_POPULATE_WRITE), under a
- * mutex per store that is held only to take a page.  Memory committed and
- * not yet handed out: at most one slab.
+ * reserved at ps_init() (MAP_NORESERVE: address space only; as large as
+ * the device, but no larger than RAM + swap, which is all that could ever
+ * be committed) and committed PS_SLAB_SIZE at a time with one
+ * madvise(MADV_POPULATE_WRITE), under a mutex per store that is held only
+ * to take a page.  Memory committed and not yet handed out: at most one
+ * slab.
  *
  * Free (discard, write zeroes of whole pages): the page is unlinked from
  * its leaf (an exchange), and after an RCU grace period, that is once every
@@ -50,6 +52,11 @@
  *    (666 ns); over a filled device, CPU ns per random 4 KiB write: no
  *    lock at all (unsafe) 243, RCU 231, rwlock 266, old 317.  The lock's
  *    atomic after the copy waits for the copy's stores to drain.
+ *  - ps_rw() alone, one thread, 1 GiB filled, ns per random 4 KiB
+ *    write / read (7 rounds): 32-bit page numbers 261 / 494, pointers
+ *    279 / 529, old store 381 / 459.  The read left behind the old store
+ *    is the leaf: one more dependent cache miss before the data (the old
+ *    index for 1 GiB was 64 KiB; this one is 1 MiB), and the RCU calls.
  *  - No populate (a page fault on each first write): 0.99M (834 ns).
  *  - A transparent huge page per slab (MADV_HUGEPAGE): 0.10M (9488 ns);
  *    and a discarded 4 KiB page of a huge page is not freed until the
@@ -87,8 +94,10 @@
  * a moment. */
 #define PS_SLAB_SLACK 64
 
+/* A page is named by its number in the region plus one (0: no page):
+ * 4 bytes rather than a pointer halve the index a random read misses in. */
 struct ps_leaf {
-	_Atomic(char *) page[PS_LEAF_PAGES];
+	_Atomic uint32_t page[PS_LEAF_PAGES];
 };
 
 /* The page allocator: guarded by @lock, except the counters, which are
@@ -97,7 +106,7 @@ struct ps_alloc {
 	pthread_mutex_t lock;
 	char *next;                     /* next page never handed out */
 	char *populated;                /* end of the committed part */
-	char **free;                    /* freed pages, uncommitted */
+	uint32_t *free;                 /* freed pages, uncommitted */
 	size_t nr_free, free_cap;
 	_Atomic uint64_t nr_free_pub;   /* nr_free, for readers */
 	_Atomic uint64_t committed_end; /* populated - region, bytes */
@@ -115,6 +124,7 @@ struct page_store {
 	struct ps_alloc alloc;
 	_Atomic uint64_t nr_pages;      /* pages holding data */
 	_Atomic uint64_t nr_leaf_bytes; /* leaves, with malloc's header */
+	_Atomic uint64_t nr_leaves_made;
 };
 
 /**
