@@ -47,7 +47,8 @@
  *    this store 2.24M IOPS (424 CPU ns/I/O); the old one, a 2 MiB chunk
  *    populated on the first write into it, 1.30M (710 ns), and 0.9-0.3K
  *    when the kernel's pages are cold (the chunk design commits all 1 GiB
- *    in the first ~512 random writes; this one 4 KiB per write).
+ *    in the first ~512 random writes; this one 4 KiB per write).  With
+ *    the final store, 3 s rounds (bench/ram-memory.sh): 2.59M vs 1.97M.
  *  - The read side: a reader-writer lock per leaf instead of RCU, 1.29M
  *    (666 ns); over a filled device, CPU ns per random 4 KiB write: no
  *    lock at all (unsafe) 243, RCU 231, rwlock 266, old 317.  The lock's
@@ -69,7 +70,7 @@
  *  - Pre-committing the whole device at create (a "prefill") would remove
  *    that cost from the first writes but commit the capacity: rejected.
  *  - Memory: 2048 4 KiB writes 2 MiB apart (8 MiB) to a 4 GiB device over
- *    NBD: server RSS +9.3 MiB (old store: +4 GiB; nbdkit memory: +18 MiB).
+ *    NBD: server RSS +8.9 MiB (old store: +4 GiB; nbdkit memory: +18 MiB).
  *    bench/ram-memory.sh prints these.
  */
 #ifndef BLKSTACK_PAGE_STORE_H
