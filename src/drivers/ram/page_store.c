@@ -369,7 +369,7 @@ int ps_zero(struct page_store *ps, uint64_t offset, uint64_t len)
 		if (n > len)
 			n = len;
 		if (!l) { /* nothing written in this leaf: skip to its end */
-			n = (((pgno >> PS_LEAF_SHIFT) + 1) << (PS_LEAF_SHIFT + PS_PAGE_SHIFT)) - offset;
+			n = ((pgno >> PS_LEAF_SHIFT) + 1) * LEAF_BYTES - offset;
 			if (n > len)
 				n = len;
 			goto next;
