@@ -10,6 +10,7 @@ PKGS=(
 	libisal-dev                        # ISA-L crc32_iscsi: verify=crc32c
 	libbsd-dev                         # <bsd/sys/tree.h> red-black trees (mq-deadline)
 	liburing-dev                       # io_uring (uring driver)
+	liburcu-dev                        # RCU (liburcu-bp): ram page store
 	fio                                # peer for bench/ and job-file tests
 	valgrind                           # callgrind instruction counts in bench/
 	jq                                 # JSON checks in functional tests

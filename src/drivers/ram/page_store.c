@@ -1,179 +1,414 @@
 // SPDX-License-Identifier: MIT
 /*
- * Sparse page store - see page_store.h.
+ * Sparse page store - see page_store.h for the design and its measurements.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
+#include <urcu/urcu-bp.h>
 
 #include "page_store.h"
 
-#define CHUNK_PAGES (1u << PS_CHUNK_SHIFT)
+#define LEAF_BYTES ((uint64_t)PS_LEAF_PAGES << PS_PAGE_SHIFT)
+/* Pages ps_zero() unlinks before giving them back in one go: 4 KiB of
+ * stack, and runs of adjacent pages long enough for one madvise each. */
+#define FREE_BATCH 512
+
+static void *map_anon(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Slabs of address space to reserve: enough for every page of the device,
+ * but never more than the machine could hold (RAM + swap: pages beyond
+ * that could not be committed anyway), nor more than 32-bit page numbers
+ * can name (16 TiB); plus the slack.  So a sparse device far larger than
+ * the machine costs address space in proportion to the machine.
+ */
+static uint64_t ps_region_slabs(uint64_t capacity)
+{
+	uint64_t slabs = (capacity + PS_SLAB_SIZE - 1) / PS_SLAB_SIZE;
+	uint64_t max = (UINT32_MAX >> PS_SLAB_SHIFT) - PS_SLAB_SLACK - 1;
+	struct sysinfo si;
+
+	if (!sysinfo(&si)) {
+		uint64_t mem = ((uint64_t)si.totalram + si.totalswap) * si.mem_unit;
+
+		if (mem / PS_SLAB_SIZE + 1 < max)
+			max = mem / PS_SLAB_SIZE + 1;
+	}
+	return (slabs < max ? slabs : max) + PS_SLAB_SLACK;
+}
 
 int ps_init(struct page_store *ps, uint64_t capacity)
 {
+	pthread_mutexattr_t ma;
+	uint64_t nr_slabs;
+
 	memset(ps, 0, sizeof(*ps));
 	if (!capacity)
 		return -EINVAL;
 	ps->capacity = capacity;
-	ps->nr_chunks = (capacity + PS_CHUNK_SIZE - 1) / PS_CHUNK_SIZE;
-	ps->chunks = calloc(ps->nr_chunks, sizeof(*ps->chunks));
-	return ps->chunks ? 0 : -ENOMEM;
-}
-
-static void ps_chunk_free(struct ps_chunk *ch)
-{
-	munmap(ch->data, PS_CHUNK_SIZE);
-	pthread_rwlock_destroy(&ch->lock);
-	free(ch);
+	ps->nr_leaves = (capacity + LEAF_BYTES - 1) / LEAF_BYTES;
+	nr_slabs = ps_region_slabs(capacity);
+	ps->map_len = (nr_slabs + 1) * PS_SLAB_SIZE; /* + 1: to align */
+	ps->alloc.free_cap = nr_slabs << PS_SLAB_SHIFT;
+	/* all three address space only: committed where written */
+	ps->leaves = map_anon(ps->nr_leaves * sizeof(*ps->leaves));
+	ps->map = map_anon(ps->map_len);
+	ps->alloc.free = map_anon(ps->alloc.free_cap * sizeof(*ps->alloc.free));
+	if (!ps->leaves || !ps->map || !ps->alloc.free) {
+		ps_destroy(ps);
+		return -ENOMEM;
+	}
+	ps->region = (char *)(((uintptr_t)ps->map + PS_SLAB_SIZE - 1) &
+			      ~(uintptr_t)(PS_SLAB_SIZE - 1));
+	ps->region_end = ps->region + nr_slabs * PS_SLAB_SIZE;
+	/*
+	 * 4 KiB pages even where transparent huge pages are on for every
+	 * mapping: a huge page per slab measured 10x slower first writes
+	 * here (page_store.h), and a discarded 4 KiB page of a huge page goes
+	 * back to the kernel only when the kernel splits it.
+	 */
+	madvise(ps->region, nr_slabs * PS_SLAB_SIZE, MADV_NOHUGEPAGE);
+	ps->alloc.next = ps->alloc.populated = ps->region;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&ps->alloc.lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	return 0;
 }
 
 void ps_destroy(struct page_store *ps)
 {
-	uint64_t c;
+	uint64_t i;
 
-	for (c = 0; ps->chunks && c < ps->nr_chunks; c++)
-		if (ps->chunks[c])
-			ps_chunk_free(ps->chunks[c]);
-	free(ps->chunks);
-	ps->chunks = NULL;
-}
+	for (i = 0; ps->leaves && i < ps->nr_leaves; i++) {
+		struct ps_leaf *l = atomic_load_explicit(&ps->leaves[i],
+							 memory_order_relaxed);
 
-static struct ps_chunk *ps_get_chunk(struct page_store *ps, uint64_t idx,
-				     int create)
-{
-	struct ps_chunk *ch = atomic_load_explicit(&ps->chunks[idx],
-						   memory_order_acquire);
-	struct ps_chunk *expected = NULL;
-
-	if (ch || !create)
-		return ch;
-	ch = calloc(1, sizeof(*ch));
-	if (!ch)
-		return NULL;
-	ch->data = mmap(NULL, PS_CHUNK_SIZE, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (ch->data == MAP_FAILED) {
-		free(ch);
-		return NULL;
+		free(l);
 	}
-	/*
-	 * Commit the chunk's memory in one call rather than a page fault per
-	 * 4 KiB page (figures in page_store.h).  Older kernels without
-	 * MADV_POPULATE_WRITE fall back to faulting; it is only a speed-up.
-	 */
-	madvise(ch->data, PS_CHUNK_SIZE, MADV_POPULATE_WRITE);
-	pthread_rwlock_init(&ch->lock, NULL);
-	if (!atomic_compare_exchange_strong(&ps->chunks[idx], &expected, ch)) {
-		ps_chunk_free(ch);
-		ch = expected;
+	if (ps->leaves)
+		munmap(ps->leaves, ps->nr_leaves * sizeof(*ps->leaves));
+	ps->leaves = NULL;
+	if (ps->map)
+		munmap(ps->map, ps->map_len);
+	if (ps->alloc.free)
+		munmap(ps->alloc.free, ps->alloc.free_cap * sizeof(*ps->alloc.free));
+	if (ps->region)
+		pthread_mutex_destroy(&ps->alloc.lock);
+	ps->map = ps->region = NULL;
+	ps->alloc.free = NULL;
+}
+
+static inline void counter_add(_Atomic uint64_t *c, int64_t n)
+{
+	/* single writer (the allocator lock holder): no RMW needed */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) +
+				 (uint64_t)n, memory_order_relaxed);
+}
+
+static inline char *pg_addr(const struct page_store *ps, uint32_t id)
+{
+	return ps->region + ((size_t)(id - 1) << PS_PAGE_SHIFT);
+}
+
+static inline uint32_t pg_id(const struct page_store *ps, const char *p)
+{
+	return (uint32_t)((size_t)(p - ps->region) >> PS_PAGE_SHIFT) + 1;
+}
+
+/* A zero-filled page's number, or 0 when the region is used up. */
+static uint32_t ps_page_alloc(struct page_store *ps)
+{
+	struct ps_alloc *a = &ps->alloc;
+	uint32_t p = 0;
+
+	pthread_mutex_lock(&a->lock);
+	if (a->nr_free) {
+		/* given back with DONTNEED: the next write faults a zero page */
+		p = a->free[--a->nr_free];
+		atomic_store_explicit(&a->nr_free_pub, a->nr_free,
+				      memory_order_relaxed);
+	} else {
+		if (a->next == a->populated && a->populated < ps->region_end) {
+			/*
+			 * Commit the next slab in one call rather than a
+			 * fault per page (figures in page_store.h).  Without
+			 * MADV_POPULATE_WRITE (kernels before 5.14) the pages
+			 * fault in on first write instead: only slower.
+			 */
+			madvise(a->populated, PS_SLAB_SIZE,
+				MADV_POPULATE_WRITE);
+			a->populated += PS_SLAB_SIZE;
+			atomic_store_explicit(&a->committed_end,
+					      (uint64_t)(a->populated - ps->region),
+					      memory_order_relaxed);
+		}
+		if (a->next < a->populated) {
+			p = pg_id(ps, a->next);
+			a->next += PS_PAGE_SIZE;
+		}
 	}
-	return ch;
+	if (p)
+		counter_add(&ps->nr_pages, 1);
+	pthread_mutex_unlock(&a->lock);
+	return p;
 }
 
-static inline bool ps_page_present(struct ps_chunk *ch, unsigned int pidx)
+/*
+ * Give @n unlinked pages back to the kernel, then to the free list.  The
+ * order matters: a page on the free list may be handed to a writer at
+ * once, and a DONTNEED after its write would lose the data.
+ */
+static void ps_pages_free(struct page_store *ps, const uint32_t *pages,
+			  unsigned int n)
 {
-	return atomic_load_explicit(&ch->present[pidx / 64],
-				    memory_order_acquire) &
-	       (1ull << (pidx % 64));
+	struct ps_alloc *a = &ps->alloc;
+	unsigned int i, run;
+
+	for (i = 0; i < n; i += run) {
+		for (run = 1; i + run < n && pages[i + run] == pages[i] + run; run++)
+			;
+		madvise(pg_addr(ps, pages[i]), (size_t)run * PS_PAGE_SIZE,
+			MADV_DONTNEED);
+	}
+	pthread_mutex_lock(&a->lock);
+	/* cannot overflow: free_cap is every page of the region */
+	memcpy(&a->free[a->nr_free], pages, n * sizeof(*pages));
+	a->nr_free += n;
+	atomic_store_explicit(&a->nr_free_pub, a->nr_free, memory_order_relaxed);
+	if (a->nr_free * sizeof(*pages) > atomic_load_explicit(&a->free_high,
+							      memory_order_relaxed))
+		atomic_store_explicit(&a->free_high,
+				      (a->nr_free * sizeof(*pages) + PS_PAGE_SIZE - 1) &
+				      ~(uint64_t)(PS_PAGE_SIZE - 1),
+				      memory_order_relaxed);
+	counter_add(&ps->nr_pages, -(int64_t)n);
+	pthread_mutex_unlock(&a->lock);
 }
 
-/* Walk [offset, offset+len) page by page against the iovecs. */
-int ps_rw(struct page_store *ps, int write, uint64_t offset, uint64_t len,
-	  const struct iovec *iov, unsigned int iovcnt)
+static struct ps_leaf *ps_get_leaf(struct page_store *ps, uint64_t idx,
+				   bool create)
 {
-	unsigned int vi = 0;
-	size_t voff = 0;
+	struct ps_leaf *l = atomic_load_explicit(&ps->leaves[idx],
+						 memory_order_acquire);
+	struct ps_leaf *expected = NULL;
 
-	while (len && vi < iovcnt) {
-		uint64_t pgno = offset >> PS_PAGE_SHIFT;
-		unsigned int pidx = pgno & (CHUNK_PAGES - 1);
+	if (l || !create)
+		return l;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	if (!atomic_compare_exchange_strong_explicit(&ps->leaves[idx],
+						     &expected, l,
+						     memory_order_acq_rel,
+						     memory_order_acquire)) {
+		free(l);
+		return expected;
+	}
+	atomic_fetch_add_explicit(&ps->nr_leaf_bytes,
+				  malloc_usable_size(l) + sizeof(size_t),
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&ps->nr_leaves_made, 1, memory_order_relaxed);
+	return l;
+}
+
+/* Where ps_rw() stands in the caller's iovec array. */
+struct iov_pos {
+	const struct iovec *iov;
+	unsigned int vi, iovcnt;
+	size_t voff;
+};
+
+/* Copy @n bytes between @mem (NULL: zeros, for reads) and the iovecs. */
+static void iov_copy(struct iov_pos *ip, int write, char *mem, uint64_t n)
+{
+	while (n && ip->vi < ip->iovcnt) {
+		const struct iovec *v = &ip->iov[ip->vi];
+		char *ubuf = (char *)v->iov_base + ip->voff;
+		size_t c = v->iov_len - ip->voff;
+
+		if (c > n)
+			c = n;
+		if (write)
+			memcpy(mem, ubuf, c);
+		else if (mem)
+			memcpy(ubuf, mem, c);
+		else
+			memset(ubuf, 0, c);
+		if (mem)
+			mem += c;
+		n -= c;
+		ip->voff += c;
+		if (ip->voff == v->iov_len) {
+			ip->vi++;
+			ip->voff = 0;
+		}
+	}
+}
+
+/* The page for a write into slot @slot: the one there or a new one. */
+static char *ps_page_for_write(struct page_store *ps, _Atomic uint32_t *slot)
+{
+	uint32_t p = atomic_load_explicit(slot, memory_order_acquire);
+	uint32_t np, expected = 0;
+
+	if (p)
+		return pg_addr(ps, p);
+	np = ps_page_alloc(ps);
+	if (!np)
+		return NULL;
+	if (atomic_compare_exchange_strong_explicit(slot, &expected, np,
+						    memory_order_acq_rel,
+						    memory_order_acquire))
+		return pg_addr(ps, np);
+	ps_pages_free(ps, &np, 1); /* another writer installed one first */
+	return pg_addr(ps, expected);
+}
+
+/* One leaf's share of ps_rw(): [@offset, @offset + @len) within leaf @l. */
+static int ps_leaf_rw(struct page_store *ps, struct ps_leaf *l, int write,
+		      uint64_t offset, uint64_t len, struct iov_pos *ip)
+{
+	int ret = 0;
+
+	/* held over the copies: ps_zero() cannot free a page under them */
+	urcu_bp_read_lock();
+	while (len) {
+		unsigned int pidx = (offset >> PS_PAGE_SHIFT) & (PS_LEAF_PAGES - 1);
 		unsigned int poff = offset & (PS_PAGE_SIZE - 1);
 		uint64_t n = PS_PAGE_SIZE - poff;
-		struct ps_chunk *ch = ps_get_chunk(ps, pgno >> PS_CHUNK_SHIFT, write);
-		char *ubuf = (char *)iov[vi].iov_base + voff;
-		char *page;
+		char *p;
 
 		if (n > len)
 			n = len;
-		if (n > iov[vi].iov_len - voff)
-			n = iov[vi].iov_len - voff;
-		if (!ch) {
-			if (write)
-				return -ENOMEM;
-			memset(ubuf, 0, n);
-			goto next;
-		}
-		page = ch->data + ((size_t)pidx << PS_PAGE_SHIFT);
-		pthread_rwlock_rdlock(&ch->lock);
 		if (write) {
-			memcpy(page + poff, ubuf, n);
-			if (!ps_page_present(ch, pidx)) {
-				uint64_t bit = 1ull << (pidx % 64);
-				uint64_t old = atomic_fetch_or(
-					&ch->present[pidx / 64], bit);
-
-				if (!(old & bit))
-					atomic_fetch_add(&ps->nr_pages, 1);
+			p = ps_page_for_write(ps, &l->page[pidx]);
+			if (!p) {
+				ret = -ENOMEM;
+				break;
 			}
-		} else if (ps_page_present(ch, pidx)) {
-			memcpy(ubuf, page + poff, n);
 		} else {
-			memset(ubuf, 0, n);
+			uint32_t id = atomic_load_explicit(&l->page[pidx],
+							   memory_order_acquire);
+
+			p = id ? pg_addr(ps, id) : NULL;
 		}
-		pthread_rwlock_unlock(&ch->lock);
-next:
+		iov_copy(ip, write, p ? p + poff : NULL, n);
 		offset += n;
 		len -= n;
-		voff += n;
-		if (voff == iov[vi].iov_len) {
-			vi++;
-			voff = 0;
+	}
+	urcu_bp_read_unlock();
+	return ret;
+}
+
+int ps_rw(struct page_store *ps, int write, uint64_t offset, uint64_t len,
+	  const struct iovec *iov, unsigned int iovcnt)
+{
+	struct iov_pos ip = { .iov = iov, .iovcnt = iovcnt };
+
+	while (len && ip.vi < iovcnt) {
+		uint64_t li = offset / LEAF_BYTES;
+		uint64_t n = (li + 1) * LEAF_BYTES - offset;
+		struct ps_leaf *l = ps_get_leaf(ps, li, write);
+		int ret;
+
+		if (n > len)
+			n = len;
+		if (l) {
+			ret = ps_leaf_rw(ps, l, write, offset, n, &ip);
+			if (ret)
+				return ret;
+		} else if (write) {
+			return -ENOMEM;
+		} else {
+			iov_copy(&ip, 0, NULL, n); /* nothing written here */
 		}
+		offset += n;
+		len -= n;
 	}
 	return 0;
 }
 
+/*
+ * Free the pages ps_zero() unlinked: once every copy that may have loaded
+ * their pointers is over (an RCU grace period), give them back.
+ */
+static void ps_zero_flush(struct page_store *ps, const uint32_t *batch,
+			  unsigned int nb)
+{
+	if (!nb)
+		return;
+	urcu_bp_synchronize_rcu();
+	ps_pages_free(ps, batch, nb);
+}
+
 int ps_zero(struct page_store *ps, uint64_t offset, uint64_t len)
 {
+	uint32_t batch[FREE_BATCH];
+	unsigned int nb = 0;
+
 	while (len) {
 		uint64_t pgno = offset >> PS_PAGE_SHIFT;
-		unsigned int pidx = pgno & (CHUNK_PAGES - 1);
 		unsigned int poff = offset & (PS_PAGE_SIZE - 1);
 		uint64_t n = PS_PAGE_SIZE - poff;
-		struct ps_chunk *ch = ps_get_chunk(ps, pgno >> PS_CHUNK_SHIFT, 0);
+		struct ps_leaf *l = ps_get_leaf(ps, pgno >> PS_LEAF_SHIFT, false);
+		_Atomic uint32_t *slot;
+		uint32_t id;
 
 		if (n > len)
 			n = len;
-		if (ch && ps_page_present(ch, pidx)) {
-			char *page = ch->data + ((size_t)pidx << PS_PAGE_SHIFT);
-
-			pthread_rwlock_wrlock(&ch->lock);
-			if (n == PS_PAGE_SIZE) {
-				atomic_fetch_and(&ch->present[pidx / 64],
-						 ~(1ull << (pidx % 64)));
-				atomic_fetch_sub(&ps->nr_pages, 1);
-				/* the kernel frees it; the next touch reads zeros */
-				madvise(page, PS_PAGE_SIZE, MADV_DONTNEED);
-			} else {
-				memset(page + poff, 0, n);
-			}
-			pthread_rwlock_unlock(&ch->lock);
+		if (!l) { /* nothing written in this leaf: skip to its end */
+			n = ((pgno >> PS_LEAF_SHIFT) + 1) * LEAF_BYTES - offset;
+			if (n > len)
+				n = len;
+			goto next;
 		}
+		slot = &l->page[pgno & (PS_LEAF_PAGES - 1)];
+		if (!atomic_load_explicit(slot, memory_order_relaxed))
+			goto next;
+		if (n == PS_PAGE_SIZE) {
+			id = atomic_exchange_explicit(slot, 0, memory_order_acq_rel);
+			if (id)
+				batch[nb++] = id;
+			if (nb == FREE_BATCH) {
+				ps_zero_flush(ps, batch, nb);
+				nb = 0;
+			}
+		} else {
+			/* a read-side section: the page cannot be freed under
+			 * the memset by a discard of the whole page */
+			urcu_bp_read_lock();
+			id = atomic_load_explicit(slot, memory_order_acquire);
+			if (id)
+				memset(pg_addr(ps, id) + poff, 0, n);
+			urcu_bp_read_unlock();
+		}
+next:
 		offset += n;
 		len -= n;
 	}
+	ps_zero_flush(ps, batch, nb);
 	return 0;
 }
 
 int ps_allocated(struct page_store *ps, uint64_t offset)
 {
 	uint64_t pgno = offset >> PS_PAGE_SHIFT;
-	struct ps_chunk *ch = ps_get_chunk(ps, pgno >> PS_CHUNK_SHIFT, 0);
+	struct ps_leaf *l = ps_get_leaf(ps, pgno >> PS_LEAF_SHIFT, false);
 
-	return ch && ps_page_present(ch, pgno & (CHUNK_PAGES - 1));
+	return l && atomic_load_explicit(&l->page[pgno & (PS_LEAF_PAGES - 1)],
+					 memory_order_relaxed);
 }
 
 int ps_rq_rw(struct page_store *ps, struct request *rq)
@@ -190,31 +425,24 @@ int ps_rq_rw(struct page_store *ps, struct request *rq)
 	return 0;
 }
 
-/* Pages from @pidx of chunk @ch (NULL: absent) with the same state as the
- * first, at most @max; whole 64-page words are skipped at once. */
-static unsigned int ps_run(struct ps_chunk *ch, unsigned int pidx,
+/* Pages from @pgno to the end of its leaf (at most @max) in the same
+ * state as the first; a missing leaf is one hole. */
+static unsigned int ps_run(struct page_store *ps, uint64_t pgno,
 			   unsigned int max, bool *present)
 {
-	unsigned int n = 0;
+	struct ps_leaf *l = ps_get_leaf(ps, pgno >> PS_LEAF_SHIFT, false);
+	unsigned int pidx = pgno & (PS_LEAF_PAGES - 1);
+	unsigned int n;
 
-	if (!ch) {
+	if (!l) {
 		*present = false;
 		return max;
 	}
-	*present = ps_page_present(ch, pidx);
-	while (n < max) {
-		unsigned int p = pidx + n;
-		uint64_t w = atomic_load_explicit(&ch->present[p / 64],
-						  memory_order_relaxed);
-
-		if (!(p % 64) && max - n >= 64 && w == (*present ? ~0ull : 0)) {
-			n += 64;
-			continue;
-		}
-		if (!!(w & (1ull << (p % 64))) != *present)
+	*present = atomic_load_explicit(&l->page[pidx], memory_order_relaxed);
+	for (n = 1; n < max; n++)
+		if (!atomic_load_explicit(&l->page[pidx + n],
+					  memory_order_relaxed) == *present)
 			break;
-		n++;
-	}
 	return n;
 }
 
@@ -225,14 +453,13 @@ int ps_block_status(struct page_store *ps, uint64_t offset, uint64_t len,
 
 	while (len) {
 		uint64_t pgno = offset >> PS_PAGE_SHIFT;
-		unsigned int pidx = pgno & (CHUNK_PAGES - 1);
-		struct ps_chunk *ch = ps_get_chunk(ps, pgno >> PS_CHUNK_SHIFT, 0);
+		unsigned int pidx = pgno & (PS_LEAF_PAGES - 1);
 		unsigned int pages;
 		uint64_t bytes;
 		uint32_t flags;
 		bool present;
 
-		pages = ps_run(ch, pidx, CHUNK_PAGES - pidx, &present);
+		pages = ps_run(ps, pgno, PS_LEAF_PAGES - pidx, &present);
 		bytes = ((uint64_t)pages << PS_PAGE_SHIFT) -
 			(offset & (PS_PAGE_SIZE - 1));
 		if (bytes > len)
@@ -251,4 +478,33 @@ int ps_block_status(struct page_store *ps, uint64_t offset, uint64_t len,
 		len -= bytes;
 	}
 	return (int)n;
+}
+
+uint64_t ps_data_bytes(struct page_store *ps)
+{
+	return atomic_load_explicit(&ps->nr_pages, memory_order_relaxed)
+	       << PS_PAGE_SHIFT;
+}
+
+uint64_t ps_committed_bytes(struct page_store *ps)
+{
+	uint64_t nr_free = atomic_load_explicit(&ps->alloc.nr_free_pub,
+						memory_order_relaxed);
+	uint64_t slabs = atomic_load_explicit(&ps->alloc.committed_end,
+					      memory_order_relaxed);
+
+	uint64_t top = ps->nr_leaves * sizeof(*ps->leaves);
+	uint64_t top_touched = atomic_load_explicit(&ps->nr_leaves_made,
+						    memory_order_relaxed) *
+			       PS_PAGE_SIZE;
+
+	/*
+	 * The top level: each leaf made wrote one of its pages at most.  The
+	 * free list: the pages it has grown through (a page it shrank back
+	 * from stays committed).
+	 */
+	return slabs - (nr_free << PS_PAGE_SHIFT) +
+	       atomic_load_explicit(&ps->nr_leaf_bytes, memory_order_relaxed) +
+	       (top_touched < top ? top_touched : top) +
+	       atomic_load_explicit(&ps->alloc.free_high, memory_order_relaxed);
 }

@@ -102,5 +102,5 @@ uint64_t blk_ram_allocated_bytes(struct blk_dev *dev)
 {
 	struct ram_dev *rd = blk_dev_driver_data(dev);
 
-	return atomic_load(&rd->ps.nr_pages) * PS_PAGE_SIZE;
+	return ps_data_bytes(&rd->ps);
 }
