@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <sys/sysinfo.h>
 #include <urcu/urcu-bp.h>
 
@@ -73,13 +74,13 @@ int ps_init(struct page_store *ps, uint64_t capacity)
 			      ~(uintptr_t)(PS_SLAB_SIZE - 1));
 	ps->region_end = ps->region + nr_slabs * PS_SLAB_SIZE;
 	/*
-	 * 4 KiB pages even where transparent huge pages are on for every
-	 * mapping: a huge page per slab measured 10x slower first writes
-	 * here (page_store.h), and a discarded 4 KiB page of a huge page goes
-	 * back to the kernel only when the kernel splits it.
+	 * Small pages unless a slab asks for a huge one (ps_slab_commit()):
+	 * where transparent huge pages are on for every mapping, a slow huge
+	 * page could not be refused otherwise.
 	 */
 	madvise(ps->region, nr_slabs * PS_SLAB_SIZE, MADV_NOHUGEPAGE);
 	ps->alloc.next = ps->alloc.populated = ps->region;
+	ps->alloc.explore_every = ps->alloc.explore_at = PS_THP_EXPLORE;
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
 	pthread_mutex_init(&ps->alloc.lock, &ma);
@@ -90,6 +91,7 @@ int ps_init(struct page_store *ps, uint64_t capacity)
 void ps_destroy(struct page_store *ps)
 {
 	uint64_t i;
+
 
 	for (i = 0; ps->leaves && i < ps->nr_leaves; i++) {
 		struct ps_leaf *l = atomic_load_explicit(&ps->leaves[i],
@@ -127,6 +129,66 @@ static inline uint32_t pg_id(const struct page_store *ps, const char *p)
 	return (uint32_t)((size_t)(p - ps->region) >> PS_PAGE_SHIFT) + 1;
 }
 
+static uint64_t ps_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Commit the slab at @slab in one call rather than a fault per page
+ * (without MADV_POPULATE_WRITE, kernels before 5.14, the pages fault in on
+ * first write instead: only slower), as a transparent huge page or as
+ * small pages, whichever has cost less lately (page_store.h): an average
+ * of the time each kind took, the other kind tried every
+ * PS_THP_EXPLORE slabs.  Called with the allocator lock held.
+ */
+static void ps_slab_commit(struct ps_alloc *a, char *slab)
+{
+	uint64_t t0, dt, *avg;
+	bool thp, cheaper, explore = false;
+
+	if (a->thp_broken) {
+		thp = false;
+	} else if (!a->avg_thp_ns || !a->avg_small_ns) {
+		thp = !a->avg_thp_ns; /* try each once */
+	} else {
+		cheaper = a->avg_thp_ns <= a->avg_small_ns;
+		explore = ++a->nr_slabs >= a->explore_at;
+		thp = cheaper ^ explore;
+	}
+	/* a mapping count limit (vm.max_map_count) can refuse the split */
+	if (thp && madvise(slab, PS_SLAB_SIZE, MADV_HUGEPAGE)) {
+		a->thp_broken = true;
+		thp = false;
+	}
+	t0 = ps_now_ns();
+	madvise(slab, PS_SLAB_SIZE, MADV_POPULATE_WRITE);
+	dt = ps_now_ns() - t0;
+	avg = thp ? &a->avg_thp_ns : &a->avg_small_ns;
+	*avg = *avg ? (*avg * 7 + dt) / 8 : dt;
+	if (explore) {
+		/*
+		 * The dearer kind, tried again: still dearer, try it half as
+		 * often (a cold huge page costs 7x a small one here); cheaper
+		 * now, it is taken from the next slab on.
+		 */
+		if ((a->avg_thp_ns <= a->avg_small_ns) == cheaper) {
+			if (a->explore_every < PS_THP_EXPLORE_MAX)
+				a->explore_every *= 2;
+		} else {
+			a->explore_every = PS_THP_EXPLORE;
+		}
+		a->explore_at = a->nr_slabs + a->explore_every;
+	}
+	if (thp)
+		a->thp_slabs++;
+	else
+		a->small_slabs++;
+}
+
 /* A zero-filled page's number, or 0 when the region is used up. */
 static uint32_t ps_page_alloc(struct page_store *ps)
 {
@@ -141,14 +203,7 @@ static uint32_t ps_page_alloc(struct page_store *ps)
 				      memory_order_relaxed);
 	} else {
 		if (a->next == a->populated && a->populated < ps->region_end) {
-			/*
-			 * Commit the next slab in one call rather than a
-			 * fault per page (figures in page_store.h).  Without
-			 * MADV_POPULATE_WRITE (kernels before 5.14) the pages
-			 * fault in on first write instead: only slower.
-			 */
-			madvise(a->populated, PS_SLAB_SIZE,
-				MADV_POPULATE_WRITE);
+			ps_slab_commit(a, a->populated);
 			a->populated += PS_SLAB_SIZE;
 			atomic_store_explicit(&a->committed_end,
 					      (uint64_t)(a->populated - ps->region),

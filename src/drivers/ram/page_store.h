@@ -59,14 +59,32 @@
  *    is the leaf: one more dependent cache miss before the data (the old
  *    index for 1 GiB was 64 KiB; this one is 1 MiB), and the RCU calls.
  *  - No populate (a page fault on each first write): 0.99M (834 ns).
- *  - A transparent huge page per slab (MADV_HUGEPAGE): 0.10M (9488 ns);
- *    and a discarded 4 KiB page of a huge page is not freed until the
- *    kernel splits it, so slabs are MADV_NOHUGEPAGE.
- *  - The kernel's own cost: ~1.2 us per 4 KiB page committed, populate or
- *    fault alike (a microbenchmark, warm), several times that when the
- *    hypervisor must back the memory first.  It bounds first-write IOPS;
- *    randread of a new device copies zeros (17M IOPS), so randwrite /
- *    randread stays far below 1 on a new device.
+ *  - A transparent huge page per slab (MADV_HUGEPAGE) is 6x cheaper to
+ *    commit than 512 small pages when the kernel has huge pages to give:
+ *    188-295 ns per 4 KiB (a microbenchmark, 1 GiB in 2 MiB populates)
+ *    against 1.2 us, and 4 KiB first writes (every block once, random
+ *    order, new 1 GiB device) then reach 2.3-2.7M IOPS against 0.6-0.7M.
+ *    But a huge page the guest never touched before costs the hypervisor
+ *    7.8 us per 4 KiB here (0.10-0.25M IOPS), and with defrag=madvise a
+ *    fragmented machine compacts memory before giving one.  So each slab
+ *    is committed the way that has cost less lately: huge or small, by an
+ *    average of each kind's populate time, the dearer kind tried again
+ *    after PS_THP_EXPLORE slabs, then twice as far each time it is still
+ *    dearer (up to PS_THP_EXPLORE_MAX).  On this VM, where huge pages are
+ *    warm only after another huge-page user freed them, first writes of a
+ *    new 1 GiB device measured 0.64-0.78M IOPS this way against 0.63-0.67M
+ *    with small pages only, and 2.3-2.7M when huge pages are warm.  A
+ *    discarded 4 KiB page of a huge page leaves the process's resident set
+ *    at once (the huge page is split in the page table); the kernel frees
+ *    its memory when it splits the page itself, under memory pressure.
+ *    A refused MADV_HUGEPAGE (vm.max_map_count: each change of kind splits
+ *    the mapping) leaves small pages only.
+ *  - The kernel's own cost: ~1.2 us per small 4 KiB page committed,
+ *    populate or fault alike (a microbenchmark, warm), several times that
+ *    when the hypervisor must back the memory first.  It bounds first-write
+ *    IOPS: 0.68M first writes against 1.93M random reads of written data
+ *    (0.35x) with small pages; warm huge pages lift it past the reads.
+ *    (randread of a new device copies zeros from no memory: 17M IOPS.)
  *  - Pre-committing the whole device at create (a "prefill") would remove
  *    that cost from the first writes but commit the capacity: rejected.
  *  - Memory: 2048 4 KiB writes 2 MiB apart (8 MiB) to a 4 GiB device over
@@ -90,6 +108,10 @@
 #define PS_LEAF_PAGES (1u << PS_LEAF_SHIFT)
 #define PS_SLAB_SHIFT 9 /* pages per populate call: 512 (2 MiB) */
 #define PS_SLAB_SIZE (1ul << (PS_PAGE_SHIFT + PS_SLAB_SHIFT))
+/* slabs between two tries of the kind of page that lately cost more: 16,
+ * doubling while it stays dearer, up to 1024 */
+#define PS_THP_EXPLORE 16
+#define PS_THP_EXPLORE_MAX 1024
 /* Slabs reserved beyond the capacity: pages in flight between a discard
  * and the free list, and pages lost in install races, are not reusable for
  * a moment. */
@@ -112,6 +134,12 @@ struct ps_alloc {
 	_Atomic uint64_t nr_free_pub;   /* nr_free, for readers */
 	_Atomic uint64_t committed_end; /* populated - region, bytes */
 	_Atomic uint64_t free_high;     /* bytes of @free ever written */
+	/* ps_slab_commit(): huge or small pages, whichever costs less */
+	uint64_t avg_thp_ns, avg_small_ns; /* recent time to commit a slab */
+	uint64_t nr_slabs;
+	uint64_t explore_every, explore_at; /* when to try the dearer kind */
+	uint64_t thp_slabs, small_slabs; /* slabs committed each way */
+	bool thp_broken;                /* MADV_HUGEPAGE refused: small only */
 };
 
 struct page_store {
