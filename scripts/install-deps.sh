@@ -14,6 +14,7 @@ PKGS=(
 	fio                                # peer for bench/ and job-file tests
 	valgrind                           # callgrind instruction counts in bench/
 	jq                                 # JSON checks in functional tests
+	time                               # /usr/bin/time: CPU per I/O in bench/uring-*.sh
 	python3                            # raw NBD wire client in tests/func/nbd_raw.py
 	libnbd-bin                         # nbdinfo, nbdcopy: NBD clients in tests/func
 	qemu-utils                         # qemu-img, qemu-io: NBD clients in tests/func

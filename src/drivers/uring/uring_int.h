@@ -31,6 +31,7 @@ struct uring_queue {
 	char *fixed_base;       /* registered buffer, or NULL */
 	size_t fixed_len;
 	unsigned int unsubmitted; /* SQEs filled since the last submit */
+	unsigned int submit_group; /* submit once this many are filled */
 	unsigned int inflight;  /* SQEs submitted, CQE not yet reaped */
 	/* inline issue (see uring_inline_*() in uring.c) */
 	bool inline_on;         /* issue requests with preadv2 & co in queue_rq */
