@@ -148,3 +148,29 @@ bench_machine_end() {
 	bench_field load "$(bench_loadavg end)"
 	bench_field wall "$(awk -v a="$BENCH_T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }')"
 }
+
+# median: the median of the numbers on stdin, one per line
+median() { sort -g | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# calc EXPR: an awk expression's value, 6 decimals
+calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
+
+# bench_iops_cpu OUT CMD [ARG...]: run a fio-compatible command (fio or
+# blkstack bench) with --output-format=json under /usr/bin/time, recording
+# its command line; append "IOPS us_per_io" to OUT: all jobs, both
+# directions, and the CPU time of the whole process tree (io-wq workers and
+# fio's job processes included) over its I/Os
+bench_iops_cpu() {
+	local out=$1 t j
+	shift
+	t=$(mktemp)
+	j=$(mktemp)
+	bench_show_cmd "$@"
+	/usr/bin/time -f "%U %S" -o "$t" "$@" --output-format=json >"$j"
+	jq -r --arg t "$(cat "$t")" '
+		([.jobs[] | .read.iops + .write.iops] | add) as $iops |
+		([.jobs[] | .read.total_ios + .write.total_ios] | add) as $ios |
+		($t | split(" ") | map(tonumber) | add) as $cpu |
+		"\($iops) \($cpu / $ios * 1e6)"' "$j" >>"$out"
+	rm -f "$t" "$j"
+}

@@ -68,7 +68,6 @@ for s in off on; do
 	bench_cmd fio --name=fill --ioengine=nbd --uri="$(uri $s)" --rw=write --bs=1M --iodepth=8 --size="$SIZE" >/dev/null
 done
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 # round SERVER PID RW QD: one fio run, results appended to $TMP/SERVER.RW.QD.*
 round() {
 	local f="$TMP/$1.$3.$4" out t0 t1 ios n0 line

@@ -157,7 +157,6 @@ for s in blk:$BLK_PID spin:$SPIN_PID kit:$KIT_PID; do
 done
 
 WL="--rw=randread --bs=4k --iodepth=32 --numjobs=$NUMJOBS --group_reporting --size=$SIZE --runtime=$RUNTIME --time_based"
-median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 fill() { bench_cmd fio --name=fill --ioengine=nbd --uri="$1" --rw=write --bs=1M --iodepth=8 --size="$SIZE" >/dev/null; }
 # CPU ticks (user + system) of a process and its threads
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

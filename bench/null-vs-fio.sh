@@ -26,7 +26,6 @@ bench_machine_start fio valgrind
 
 WL="--rw=randread --bs=4k --iodepth=32 --numjobs=1 --size=1G --runtime=$RUNTIME --time_based"
 
-median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 fio_iops() {
 	# shellcheck disable=SC2086
@@ -51,7 +50,6 @@ B=$(median <"$TMP/blk")
 FG=$(median <"$TMP/fio_gr")
 BG=$(median <"$TMP/blk_gr")
 BN=$(median <"$TMP/blk_nostat")
-calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 printf '\n%-44s %14s %14s %8s\n' "median IOPS" "fio null" "blkstack null" "ratio"
 printf '%-44s %14.0f %14.0f %7.2fx\n' "default (latency accounting on)" "$F" "$B" "$(calc "$B / $F")"
 printf '%-44s %14.0f %14.0f %7.2fx\n' "gtod_reduce=1 (no timestamps)" "$FG" "$BG" "$(calc "$BG / $FG")"

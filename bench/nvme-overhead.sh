@@ -33,8 +33,6 @@ declare -A ARGS=(
 )
 ORDER="null nvme_ram ram nvme_null"
 
-median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 iops() {
 	# shellcheck disable=SC2086
 	bench_cmd timeout -k 10 $((RUNTIME + 60)) "$BLKSTACK" bench ${ARGS[$1]} $WL --runtime="$RUNTIME" \

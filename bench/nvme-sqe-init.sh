@@ -22,8 +22,6 @@ bench_machine_start valgrind
 
 WL="--dev=nvme --nvme-ns=null --rw=randread --bs=4k --iodepth=32 --numjobs=1 --size=1G --gtod_reduce=1 --iostats=0"
 
-median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 iops() {
 	# shellcheck disable=SC2086
 	bench_cmd timeout -k 10 $((RUNTIME + 60)) "$BLKSTACK" bench $WL --runtime="$RUNTIME" --time_based \

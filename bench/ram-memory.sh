@@ -51,7 +51,6 @@ case $RUNTIME$ROUNDS in *[!0-9]*) echo "usage: $0 [runtime_s=3] [rounds=5] [size
 
 bench_machine_start fio nbdkit libnbd
 
-median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 

@@ -30,8 +30,6 @@ trap 'rm -rf "$TMP" "$SHM" "$DISK"' EXIT
 
 [ -x "$BLKSTACK" ] || make build >/dev/null
 
-median() { sort -g | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 
 bench_machine_start
 echo "rounds: $ROUNDS x ${RUNTIME}s, engines alternating within each round; medians"

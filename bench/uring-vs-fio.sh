@@ -33,24 +33,8 @@ command -v fio >/dev/null || { echo "fio is not installed: scripts/install-deps.
 [ -x /usr/bin/time ] || { echo "/usr/bin/time is not installed: scripts/install-deps.sh" >&2; exit 1; }
 [ -x "$BLKSTACK" ] || make build >/dev/null
 
-median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 
 bench_machine_start fio
-
-# measure OUT CMD...: run a fio-compatible command with JSON output; append
-# "IOPS us_per_io" (all jobs, both directions; CPU of the whole process tree)
-measure() {
-	local out=$1
-	shift
-	bench_show_cmd "$@"
-	/usr/bin/time -f "%U %S" -o "$TMP/time" "$@" --output-format=json >"$TMP/json"
-	jq -r --arg t "$(cat "$TMP/time")" '
-		([.jobs[] | .read.iops + .write.iops] | add) as $iops |
-		([.jobs[] | .read.total_ios + .write.total_ios] | add) as $ios |
-		($t | split(" ") | map(tonumber) | add) as $cpu |
-		"\($iops) \($cpu / $ios * 1e6)"' "$TMP/json" >>"$out"
-}
 
 # scenario NAME FILE WORKLOAD...: every tool, ROUNDS times, interleaved
 scenario() {
@@ -61,11 +45,11 @@ scenario() {
 	for t in f ff b br; do : >"$TMP/$t"; done
 	for _ in $(seq "$ROUNDS"); do
 		[ "$name" = "${name#cached}" ] || cat "$file" >/dev/null
-		measure "$TMP/f" fio --name=u --ioengine=io_uring --invalidate=0 "${wl[@]}"
-		measure "$TMP/ff" fio --name=u --ioengine=io_uring --invalidate=0 \
+		bench_iops_cpu "$TMP/f" fio --name=u --ioengine=io_uring --invalidate=0 "${wl[@]}"
+		bench_iops_cpu "$TMP/ff" fio --name=u --ioengine=io_uring --invalidate=0 \
 			--fixedbufs=1 --registerfiles=1 "${wl[@]}"
-		measure "$TMP/b" "$BLKSTACK" bench --dev=uring "${wl[@]}"
-		measure "$TMP/br" "$BLKSTACK" bench --dev=uring --uring_inline=never "${wl[@]}"
+		bench_iops_cpu "$TMP/b" "$BLKSTACK" bench --dev=uring "${wl[@]}"
+		bench_iops_cpu "$TMP/br" "$BLKSTACK" bench --dev=uring --uring_inline=never "${wl[@]}"
 	done
 	local -A iops cpu
 	for t in f ff b br; do

@@ -36,7 +36,6 @@ trap 'rm -rf "$TMP" "$SHM" "$DISK"' EXIT
 [ -x /usr/bin/time ] || { echo "/usr/bin/time is not installed: scripts/install-deps.sh" >&2; exit 1; }
 [ -x "$BLKSTACK" ] || make build >/dev/null
 
-median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 NAMES=("spin" "spin 20us" "sleep" "adaptive" "spin signal" "defer sleep" "defer adapt" "sqpoll adapt")
 OPTS=("--completion_wait=spin --spin_max=1s"
@@ -50,18 +49,11 @@ OPTS=("--completion_wait=spin --spin_max=1s"
 
 bench_machine_start
 
-# run OUT ARGS...: one blkstack run; append "IOPS us_per_io"
+# run OUT ARGS...: one blkstack run, every request through the ring
 run() {
 	local out=$1
 	shift
-	bench_show_cmd "$BLKSTACK" bench --dev=uring --uring_inline=never "$@"
-	/usr/bin/time -f "%U %S" -o "$TMP/time" "$BLKSTACK" bench --dev=uring \
-		--uring_inline=never "$@" --output-format=json >"$TMP/json"
-	jq -r --arg t "$(cat "$TMP/time")" '
-		([.jobs[] | .read.iops + .write.iops] | add) as $iops |
-		([.jobs[] | .read.total_ios + .write.total_ios] | add) as $ios |
-		($t | split(" ") | map(tonumber) | add) as $cpu |
-		"\($iops) \($cpu / $ios * 1e6)"' "$TMP/json" >>"$out"
+	bench_iops_cpu "$out" "$BLKSTACK" bench --dev=uring --uring_inline=never "$@"
 }
 
 # scenario NAME WORKLOAD...

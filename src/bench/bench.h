@@ -157,6 +157,13 @@ int bench_open(const struct bench_opts *o, const char *devname,
 void bench_run_result_free(struct bench_run_result *res);
 
 /**
+ * bench_fmt_bytes() - @v bytes in binary units: "16 GiB", "512 MiB",
+ * "3.50 GiB" (two decimals unless whole).
+ * Return: @buf.  Context: any.
+ */
+const char *bench_fmt_bytes(char *buf, size_t len, uint64_t v);
+
+/**
  * bench_dev_open() - create @devname from the device options.
  * @size: capacity for null and ram (dev_size= overrides), bytes.
  * @create_size: for uring, the size a missing file is created with: the

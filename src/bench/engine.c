@@ -1160,8 +1160,7 @@ static uint64_t bench_phys_mem(void)
 	return b;
 }
 
-/* "16 GiB", "512 MiB", "3.50 GiB" */
-static const char *fmt_bytes(char *buf, size_t len, uint64_t v)
+const char *bench_fmt_bytes(char *buf, size_t len, uint64_t v)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
 	double d = (double)v;
@@ -1293,19 +1292,19 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		/* as fio: a map this size is a mistake, not a benchmark */
 		if (map_bytes > BENCH_RANDMAP_MAX ||
 		    map_bytes * o->numjobs > half) {
-			fmt_bytes(need, sizeof(need), map_bytes);
+			bench_fmt_bytes(need, sizeof(need), map_bytes);
 			if (map_bytes > BENCH_RANDMAP_MAX)
 				snprintf(err, errlen,
 					 "%s: size=%llu bs=%u: the random map needs %s (one bit per block), more than the %s allowed; set norandommap, or use a larger bs or a smaller size",
 					 o->name, (unsigned long long)size, o->bs,
-					 need, fmt_bytes(avail, sizeof(avail),
+					 need, bench_fmt_bytes(avail, sizeof(avail),
 							 BENCH_RANDMAP_MAX));
 			else
 				snprintf(err, errlen,
 					 "%s: size=%llu bs=%u numjobs=%u: the random maps need %s per thread (one bit per block), more than half of physical memory (%s) in all; set norandommap, or use a larger bs or a smaller size",
 					 o->name, (unsigned long long)size, o->bs,
 					 o->numjobs, need,
-					 fmt_bytes(avail, sizeof(avail), half));
+					 bench_fmt_bytes(avail, sizeof(avail), half));
 			return -ENOMEM;
 		}
 		/*
@@ -1560,9 +1559,9 @@ static int jobs_check(const struct bench_opts *o, char *err, size_t errlen)
 		need = (uint64_t)j->iodepth * j->bs * j->numjobs;
 		total += need;
 		if (total > half) {
-			fmt_bytes(a, sizeof(a), need);
-			fmt_bytes(b, sizeof(b), total);
-			fmt_bytes(c, sizeof(c), half);
+			bench_fmt_bytes(a, sizeof(a), need);
+			bench_fmt_bytes(b, sizeof(b), total);
+			bench_fmt_bytes(c, sizeof(c), half);
 			if (total == need)
 				snprintf(err, errlen,
 					 "%s: iodepth=%u x bs=%u x numjobs=%u needs %s of I/O buffers, more than half of physical memory (%s available)",

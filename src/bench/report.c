@@ -1566,24 +1566,6 @@ void bench_report_matrix(FILE *f, const struct bench_run_result *runs,
 	matrix_note_others(f, runs, nr_rows * nr_devs);
 }
 
-/* "1 GiB", "512 MiB", "1.50 GiB" */
-static const char *fmt_bytes(char *buf, size_t len, uint64_t v)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double d = (double)v;
-	unsigned int u = 0;
-
-	while (d >= 1024.0 && u < 6) {
-		d /= 1024.0;
-		u++;
-	}
-	if (d == floor(d))
-		snprintf(buf, len, "%.0f %s", d, units[u]);
-	else
-		snprintf(buf, len, "%.2f %s", d, units[u]);
-	return buf;
-}
-
 void bench_report_layout(FILE *f, const struct bench_layout *l,
 			 unsigned int nr)
 {
@@ -1602,8 +1584,8 @@ void bench_report_layout(FILE *f, const struct bench_layout *l,
 		switch (l->state) {
 		case BENCH_LAYOUT_WRITTEN:
 			fprintf(f, ", %s written before the read rows (%s blocks%s%s, %.2f s)%s\n",
-				fmt_bytes(bytes, sizeof(bytes), l->bytes),
-				fmt_bytes(bs, sizeof(bs), l->bs),
+				bench_fmt_bytes(bytes, sizeof(bytes), l->bytes),
+				bench_fmt_bytes(bs, sizeof(bs), l->bs),
 				l->verify ? " with crc32c headers" : "",
 				l->flushed ? ", flushed" : "",
 				(double)l->ns / 1e9,
@@ -1614,7 +1596,7 @@ void bench_report_layout(FILE *f, const struct bench_layout *l,
 			break;
 		case BENCH_LAYOUT_KEPT:
 			fprintf(f, ", not laid out: the read rows read its %s as it is\n",
-				fmt_bytes(bytes, sizeof(bytes), l->bytes));
+				bench_fmt_bytes(bytes, sizeof(bytes), l->bytes));
 			break;
 		}
 	}
