@@ -118,6 +118,23 @@ static struct serve_export *export_new(struct serve_export *ex, unsigned int n,
 	return e;
 }
 
+/*
+ * Device errors come from the bench's option code, which calls the size
+ * dev_size=; serve's flag is --size.  Rewrite that name in @err.
+ */
+static const char *serve_names(char *err, size_t len)
+{
+	char *p = strstr(err, "dev_size=");
+	char tmp[512];
+
+	if (p) {
+		snprintf(tmp, sizeof(tmp), "%.*s--size=%s", (int)(p - err), err,
+			 p + strlen("dev_size="));
+		snprintf(err, len, "%s", tmp);
+	}
+	return err;
+}
+
 static int open_export(struct serve_export *e, unsigned int max_conn,
 		       struct blk_dev **dev)
 {
@@ -153,7 +170,8 @@ static int open_export(struct serve_export *e, unsigned int max_conn,
 	ret = bench_dev_open(&d, devname, d.dev_size, d.dev_size, max_conn + 1,
 			     dev, err, sizeof(err));
 	if (ret)
-		fprintf(stderr, "blkstack serve: export '%s': %s\n", e->name, err);
+		fprintf(stderr, "blkstack serve: export '%s': %s\n", e->name,
+			serve_names(err, sizeof(err)));
 	return ret;
 }
 
@@ -256,7 +274,8 @@ int serve_main(int argc, char **argv)
 			if (!strcmp(name, "size"))
 				name = "dev_size";
 			if (bench_set_option(cur->o, NULL, name, val, err, sizeof(err))) {
-				fprintf(stderr, "blkstack serve: %s\n", err);
+				fprintf(stderr, "blkstack serve: %s\n",
+					serve_names(err, sizeof(err)));
 				goto usage;
 			}
 		}

@@ -17,8 +17,17 @@ expect_error "port not a number" "--nbd=127.0.0.1:-5: port must be 0..65535" \
 expect_error "export named twice" "--export=a given twice" serve --size=1M --export=a --export=a
 expect_error "bad --max-inflight" "--max-inflight=0: allowed 1..1024" serve --size=1M --max-inflight=0
 expect_error "uring needs a file" "dev=uring needs filename=" serve --dev=uring
-expect_error "size not a multiple of the block size" "dev_size=1000: not a multiple of 512" \
+# regression (issue 11): serve's size errors called the option dev_size=
+expect_error "size not a multiple of the block size names --size" "^blkstack serve: --size=1000: not a multiple of 512" \
 	serve --size=1000 --logical_block_size=4096
+expect_error "a bad size names --size" "^blkstack serve: --size=abc: not a size" serve --size=abc
+# regression (issue 11): a failed create left a 0-byte file behind
+expect_error "a file too large to create" "filename=$TMP/big.img: cannot size it to .*File too large" \
+	serve --dev=uring --filename="$TMP/big.img" --size=1P
+check "a failed create leaves no file behind" test ! -e "$TMP/big.img"
+# regression (issue 11): a directory as the file named the path, not the option
+expect_error "a directory as filename" "filename=$TMP: a directory; dev=uring takes a regular file" \
+	serve --dev=uring --filename="$TMP" --size=1M
 expect_error "unknown option" "unknown option 'frobnicate'" serve --frobnicate=1 --size=1M
 check "blkstack help lists serve" bash -c "'$BLKSTACK' help | grep -q '^  serve'"
 check "serve --help lists --export and --read-only" \

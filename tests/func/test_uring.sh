@@ -67,7 +67,7 @@ expect_error "no filename" "dev=uring needs filename=PATH" bench --dev=uring --r
 expect_error "missing file without size" "missing.img: no such file; give size= to create it" \
 	bench --dev=uring --filename="$TMP/missing.img" --rw=read
 check "missing file: nothing created" test ! -e "$TMP/missing.img"
-expect_error "a directory" "$TMP.*(Is a directory|neither a regular file)" bench --dev=uring --filename="$TMP" --rw=read
+expect_error "a directory" "filename=$TMP: a directory; dev=uring takes a regular file" bench --dev=uring --filename="$TMP" --rw=read
 expect_error "a character device" "/dev/null: neither a regular file nor a block device" \
 	bench --dev=uring --filename=/dev/null --rw=read
 : >"$TMP/empty.img"

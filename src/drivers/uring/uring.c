@@ -672,18 +672,25 @@ static int uring_open(struct uring_dev *ud, uint64_t *capacity, char *err,
 	uint32_t lbs = c->queue.logical_block_size ? c->queue.logical_block_size : 512;
 	int ret;
 
+	if (!stat(ud->path, &st) && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen,
+			 "filename=%s: a directory; dev=uring takes a regular file (created with size= when missing) or a block device",
+			 ud->path);
+		return -EISDIR;
+	}
 	if (stat(ud->path, &st) && errno == ENOENT) {
 		if (!c->create_size) {
 			snprintf(err, errlen,
-				 "%s: no such file; give size= to create it", ud->path);
+				 "filename=%s: no such file; give size= to create it", ud->path);
 			return -ENOENT;
 		}
 		flags |= O_CREAT | O_EXCL;
 	}
 	ud->fd = open(ud->path, flags, 0644);
+	ud->created = ud->fd >= 0 && (flags & O_CREAT);
 	if (ud->fd < 0 && errno == EINVAL && c->direct) {
 		snprintf(err, errlen,
-			 "%s: the file system refuses O_DIRECT (direct=1); use direct=0 "
+			 "filename=%s: the file system refuses O_DIRECT (direct=1); use direct=0 "
 			 "or a file on another file system", ud->path);
 		return -EINVAL;
 	}
@@ -691,17 +698,17 @@ static int uring_open(struct uring_dev *ud, uint64_t *capacity, char *err,
 		ret = -errno;
 		if (ret == -EACCES || ret == -EPERM || ret == -EROFS)
 			snprintf(err, errlen,
-				 "%s: %s opening it for reading and writing; run as a "
+				 "filename=%s: %s opening it for reading and writing; run as a "
 				 "user who may write it, or choose another file",
 				 ud->path, strerror(-ret));
 		else
-			snprintf(err, errlen, "%s: cannot open: %s", ud->path,
+			snprintf(err, errlen, "filename=%s: cannot open: %s", ud->path,
 				 strerror(-ret));
 		return ret;
 	}
 	if (fstat(ud->fd, &st)) {
 		ret = -errno;
-		snprintf(err, errlen, "%s: fstat: %s", ud->path, strerror(-ret));
+		snprintf(err, errlen, "filename=%s: fstat: %s", ud->path, strerror(-ret));
 		return ret;
 	}
 	if (S_ISBLK(st.st_mode)) {
@@ -711,7 +718,7 @@ static int uring_open(struct uring_dev *ud, uint64_t *capacity, char *err,
 		if (ioctl(ud->fd, BLKGETSIZE64, &bytes) ||
 		    ioctl(ud->fd, BLKSSZGET, &ssz)) {
 			ret = -errno;
-			snprintf(err, errlen, "%s: cannot read the device's size: %s",
+			snprintf(err, errlen, "filename=%s: cannot read the device's size: %s",
 				 ud->path, strerror(-ret));
 			return ret;
 		}
@@ -723,7 +730,7 @@ static int uring_open(struct uring_dev *ud, uint64_t *capacity, char *err,
 		if (st.st_size == 0 && c->create_size) {
 			if (ftruncate(ud->fd, (off_t)c->create_size)) {
 				ret = -errno;
-				snprintf(err, errlen, "%s: cannot size it to %llu bytes: %s",
+				snprintf(err, errlen, "filename=%s: cannot size it to %llu bytes: %s",
 					 ud->path, (unsigned long long)c->create_size,
 					 strerror(-ret));
 				return ret;
@@ -739,14 +746,14 @@ static int uring_open(struct uring_dev *ud, uint64_t *capacity, char *err,
 		*capacity = (uint64_t)st.st_size;
 		ud->zero_range_ok = true;
 	} else {
-		snprintf(err, errlen, "%s: neither a regular file nor a block device",
+		snprintf(err, errlen, "filename=%s: neither a regular file nor a block device",
 			 ud->path);
 		return -EINVAL;
 	}
 	*capacity -= *capacity % lbs;
 	if (!*capacity) {
 		snprintf(err, errlen,
-			 "%s: empty (smaller than one %u-byte block); give size= to "
+			 "filename=%s: empty (smaller than one %u-byte block); give size= to "
 			 "size a new file", ud->path, lbs);
 		return -EINVAL;
 	}
@@ -829,17 +836,17 @@ int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
 	}
 	if (qc.ops == &uring_pool_mq_ops && ret) {
 		snprintf(err, errlen,
-			 "%s: cannot set up the device (thread pool): %s",
+			 "filename=%s: cannot set up the device (thread pool): %s",
 			 ud->path, strerror(-ret));
 		goto fail;
 	}
 	if (ret == -EPERM || ret == -ENOSYS || ret == -ENOMEM) {
-		snprintf(err, errlen, "%s: io_uring: %s: %s", ud->path,
+		snprintf(err, errlen, "filename=%s: io_uring: %s: %s", ud->path,
 			 strerror(-ret), uring_setup_hint(ret));
 		goto fail_queues;
 	}
 	if (ret) {
-		snprintf(err, errlen, "%s: cannot set up the device: %s", ud->path,
+		snprintf(err, errlen, "filename=%s: cannot set up the device: %s", ud->path,
 			 strerror(-ret));
 		goto fail_queues;
 	}
@@ -851,6 +858,9 @@ fail_queues:
 		if (ud->queues[i].ring_ok)
 			io_uring_queue_exit(&ud->queues[i].ring);
 fail:
+	/* a file this call created is not left behind, empty, by a failure */
+	if (ud->created)
+		unlink(ud->path);
 	uring_free(ud);
 	return ret;
 }

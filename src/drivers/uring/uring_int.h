@@ -55,6 +55,7 @@ struct uring_dev {
 	bool nowait;            /* the file takes RWF_NOWAIT: io_uring can issue
 				 * I/O without an io-wq worker (FMODE_NOWAIT) */
 	bool pool;              /* the thread-pool engine runs it */
+	bool created;           /* blk_uring_create() created the file */
 	uint32_t lbs;
 	struct uring_queue *queues;
 	unsigned int nr_queues;
