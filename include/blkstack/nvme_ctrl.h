@@ -259,6 +259,34 @@ struct nvme_ctrl_fault {
  */
 int nvme_ctrl_add_fault(struct nvme_ctrl *ctrl, const struct nvme_ctrl_fault *f);
 
+/* the longest delay= a fault rule written as text may ask for: 60 s */
+#define NVME_CTRL_FAULT_MAX_DELAY_US 60000000u
+
+/**
+ * nvme_ctrl_parse_fault() - a fault rule from its text form, the one bench
+ * and serve take (--nvme_fault=SPEC).
+ * @spec: comma-separated items: "admin" (match admin commands), "op=NAME"
+ *	(I/O: read, write, flush, compare, write_zeroes, dsm; admin: identify,
+ *	abort, get_log_page, set_features, get_features, create_sq, create_cq,
+ *	delete_sq, delete_cq, async_event, keep_alive; or an opcode 0..255),
+ *	"qid=N" (0..65535), "nsid=N", "slba=N", "nlb=N" (logical blocks),
+ *	"status=NAME" (read_error, write_fault, internal, ns_not_ready,
+ *	lba_range, invalid_field, ... or "SCT:SC" in numbers, e.g. 2:0x81),
+ *	"dnr" (Do Not Retry), "crd=1..3" (Command Retry Delay index),
+ *	"delay=TIME" (ns, us, ms, s; us without a suffix; at most
+ *	NVME_CTRL_FAULT_MAX_DELAY_US), "drop" (never post the completion),
+ *	"count=N" (act on N matches, then go; 0 or absent: every match).
+ *	At least one of status=, delay= and drop.
+ *	Example: "op=write,status=write_fault,dnr,count=10".
+ * @f: filled in, ready for nvme_ctrl_add_fault().
+ * @err: receives "'SPEC': what is wrong, and what is allowed".
+ * @errlen: size of @err.
+ * Return: 0 or -EINVAL.
+ * Context: any.
+ */
+int nvme_ctrl_parse_fault(const char *spec, struct nvme_ctrl_fault *f,
+			  char *err, size_t errlen);
+
 /** nvme_ctrl_clear_faults() - remove every rule.  Context: any thread. */
 void nvme_ctrl_clear_faults(struct nvme_ctrl *ctrl);
 

@@ -134,6 +134,7 @@ static int bench_nvme_open(const struct bench_dev_opts *d,
 	uint32_t qd = d->nvme_qd ? d->nvme_qd : 1024;
 	uint32_t max_bytes = (q->max_sectors ? q->max_sectors : 2560) * 512u;
 	uint32_t mdts = 0;
+	unsigned int i;
 	int ret;
 
 	/*
@@ -198,6 +199,21 @@ static int bench_nvme_open(const struct bench_dev_opts *d,
 			bench_nvme_enomem(err, errlen, "the controller", queues, qd, qd - 1);
 		blk_dev_close(ns);
 		return ret;
+	}
+	/* before the host's bring-up, so that admin-command rules act on it */
+	for (i = 0; i < d->nr_nvme_faults; i++) {
+		struct nvme_ctrl_fault f;
+		char why[400];
+
+		ret = nvme_ctrl_parse_fault(d->nvme_faults[i], &f, why, sizeof(why));
+		if (!ret)
+			ret = nvme_ctrl_add_fault(ctrl, &f);
+		if (ret) {
+			snprintf(err, errlen, "nvme_fault=%s", ret == -EINVAL ? why :
+				 "more rules than the controller holds");
+			nvme_ctrl_destroy(ctrl);
+			return ret;
+		}
 	}
 	hc.ctrl = ctrl;
 	hc.own_ctrl = true;

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "bench/options.h"
+#include "blkstack/nvme_ctrl.h"
 #include "blkstack/uring.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -221,6 +222,7 @@ static const struct opt_choice nvme_ns_choices[] = {
 static int apply_rw(struct opt_ctx *c, uint64_t v);
 static int apply_rwmixwrite(struct opt_ctx *c, uint64_t v);
 static int apply_dev(struct opt_ctx *c, uint64_t v);
+static int apply_nvme_fault(struct opt_ctx *c, uint64_t v);
 
 static const struct opt_def opts[] = {
 	/* Job options, fio's names and defaults. */
@@ -426,6 +428,9 @@ static const struct opt_def opts[] = {
 	{ .name = "nvme_ns", .alias = { "nvme-ns" }, .type = OPT_CHOICE, NVMEF(nvme_ns),
 	  .choices = nvme_ns_choices, .def = "ram",
 	  .help = "namespace storage without filename=: ram, or null (no data, protocol cost only)" },
+	{ .name = "nvme_fault", .alias = { "nvme-fault" }, .type = OPT_STR,
+	  NVMEF(nvme_faults), .apply = apply_nvme_fault, .metavar = "SPEC",
+	  .help = "a fault rule of the emulated controller, given once per rule (at most 16): op=NAME, admin, qid=, nsid=, slba=, nlb=, status=NAME|SCT:SC, dnr, crd=1..3, delay=TIME, drop, count=N; e.g. op=write,status=write_fault,count=10 (docs/nvme-ctrl.md)" },
 };
 
 /*
@@ -898,9 +903,11 @@ static void fmt_allowed(const struct opt_def *d, char *buf, size_t len)
 		snprintf(buf, len, "allowed %s", what);
 		return;
 	case OPT_STR:
-		if (d->apply)
+		if (d->apply == apply_dev)
 			snprintf(buf, len,
 				 "allowed a comma-separated list of null|ram|uring|nvme");
+		else if (d->apply)
+			buf[0] = '\0';
 		else if (d->len)
 			snprintf(buf, len, "at most %zu characters", d->len - 1);
 		else
@@ -959,6 +966,24 @@ static int apply_rwmixwrite(struct opt_ctx *c, uint64_t v)
 }
 
 /* --dev=null,ram: each element non-empty, known, and listed once. */
+/* nvme_fault=: checked now, kept as text, one more rule per use */
+static int apply_nvme_fault(struct opt_ctx *c, uint64_t unused)
+{
+	struct bench_dev_opts *d = &c->o->dev;
+	struct nvme_ctrl_fault f;
+	char why[400];
+
+	(void)unused;
+	if (nvme_ctrl_parse_fault(c->val, &f, why, sizeof(why)))
+		return val_err(c, -EINVAL, "%s", why);
+	if (d->nr_nvme_faults == BENCH_MAX_NVME_FAULTS)
+		return val_err(c, -EINVAL, "more than %d rules",
+			       BENCH_MAX_NVME_FAULTS);
+	snprintf(d->nvme_faults[d->nr_nvme_faults++],
+		 sizeof(d->nvme_faults[0]), "%s", c->val);
+	return 0;
+}
+
 static int apply_dev(struct opt_ctx *c, uint64_t unused)
 {
 	char devs[BENCH_MAX_DEVS][16];

@@ -40,6 +40,7 @@ enum bench_clocksource {
 };
 
 #define BENCH_MAX_DEVS 8
+#define BENCH_MAX_NVME_FAULTS 16 /* the controller's rule table */
 #define BENCH_NAME_MAX 64
 
 /*
@@ -86,6 +87,9 @@ struct bench_dev_opts {
 	uint32_t nvme_ctrl;         /* nvme_ctrl=thread|inline (thread) */
 	uint32_t nvme_sqe_init;     /* nvme_sqe_init=memset|fields (fields) */
 	uint32_t nvme_ns;           /* nvme_ns=ram|null: namespace without filename= (ram) */
+	/* nvme_fault=SPEC, once per rule: nvme_ctrl_parse_fault()'s text */
+	char nvme_faults[BENCH_MAX_NVME_FAULTS][256];
+	unsigned int nr_nvme_faults;
 };
 
 /* One job, after [global] and the job's own options are applied. */
