@@ -469,6 +469,7 @@ struct blk_nbd_server_config {
 	unsigned int spin_us;
 	unsigned int coalesce_us;
 	void *log; /* FILE * */
+	unsigned int stop_deadline_ms;
 };
 
 struct blk_nbd_server;
@@ -507,10 +508,14 @@ unsigned int blk_nbd_server_port(const struct blk_nbd_server *srv);
  * connections; connections in the handshake are ended; connections in
  * transmission finish their in-flight requests, answer later ones
  * ESHUTDOWN, and close; then every export's device is flushed
- * (BLK_OP_FLUSH when it can_flush).  Returns once all that is done.
- * Return: 0, or -errno from poll()/accept() failures other than EINTR and
- * per-connection resource errors (which are logged and only end that
- * connection).
+ * (BLK_OP_FLUSH when it can_flush).  Returns once all that is done, or
+ * when the config's stop_deadline_ms (0: 30000) has passed since the stop
+ * with connections still waiting for their devices' completions.
+ * Return: 0; -ETIMEDOUT after the stop deadline (connection threads still
+ * own requests in flight: the devices must not be closed, and the
+ * process should exit without flushing); or -errno from poll()/accept()
+ * failures other than EINTR and per-connection resource errors (which are
+ * logged and only end that connection).
  * Context: one thread; blocks.
  */
 int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop);

@@ -59,12 +59,21 @@ enum blk_nvme_sqe_init {
  * @admin_queue_entries: 2..4096 (0: 32).
  * @sqe_init: enum blk_nvme_sqe_init.
  * @admin_timeout_ms: admin command timeout, in ms (0: 5000).
+ * @max_retries: times one request is sent again, as Linux's
+ *	nvme_core.max_retries: after an error status without Do Not Retry
+ *	(after the Command Retry Delay the status's CRD field picks from
+ *	Identify Controller CRDT1-3, in 100 ms), and after a timeout and
+ *	controller reset; then it fails (a timeout with BLK_STS_TIMEOUT).
+ *	0: 5, Linux's default; BLK_NVME_RETRIES_NONE: never.
  *
  * Queue memory (SQs, CQs, PRP lists: max_sectors worth per tag, bounce
  * buffers: one per tag on first use) is page aligned and freed at
  * blk_dev_close(), after the controller is destroyed (own_ctrl) or
  * disabled.
  */
+/* blk_nvme_config.max_retries: no retry at all */
+#define BLK_NVME_RETRIES_NONE UINT32_MAX
+
 struct blk_nvme_config {
 	struct blk_dev_config queue;
 	struct nvme_ctrl *ctrl;
@@ -74,6 +83,7 @@ struct blk_nvme_config {
 	uint32_t admin_queue_entries;
 	enum blk_nvme_sqe_init sqe_init;
 	uint32_t admin_timeout_ms;
+	uint32_t max_retries;
 };
 
 /**
@@ -142,6 +152,10 @@ uint16_t blk_nvme_rq_status(struct request *rq);
  * @aborts: Abort commands sent; @abort_ok of them aborted the command.
  * @resets: controller resets; @requeued: requests requeued by resets.
  * @errors: completions with an NVMe error status.
+ * @retried: requests sent again after an error status without DNR
+ *	(max_retries).
+ * @failed_retries: requests failed because they had used their retries
+ *	(after error statuses or timeouts).
  */
 struct blk_nvme_stats {
 	uint64_t sq_doorbells;
@@ -155,6 +169,8 @@ struct blk_nvme_stats {
 	uint64_t resets;
 	uint64_t requeued;
 	uint64_t errors;
+	uint64_t retried;
+	uint64_t failed_retries;
 };
 
 /**

@@ -186,6 +186,7 @@ static int matrix_run(const struct bench_opts *o, int argc, char **argv,
 	for (d = 0; d < nd && !interrupted(); d++) {
 		const char *devname = o->dev.devs[d];
 		struct blk_dev *dev = NULL;
+		bool abandoned = false;
 
 		/* the layout and the device are sized from the first row's job */
 		mo->jobs[0] = row_jobs[0];
@@ -211,8 +212,12 @@ static int matrix_run(const struct bench_opts *o, int argc, char **argv,
 			for (i = 0; i < r->nr_jobs; i++)
 				r->jobs[i].opts = &row_jobs[row];
 			*failed |= report_job_errors(r);
+			if (r->abandoned)
+				abandoned = true;
 		}
-		blk_dev_close(dev);
+		/* requests given up at the stop deadline still use it */
+		if (!abandoned)
+			blk_dev_close(dev);
 		if (ret) {
 			fprintf(stderr, "blkstack bench: %s\n", err);
 			*err_printed = true;

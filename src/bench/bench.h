@@ -103,6 +103,12 @@ struct bench_run_result {
 	double core_lat_mean_ns;   /* request latency seen by the core */
 	bool has_nvme;             /* dev=nvme: the host driver's counters */
 	bool has_uring;            /* dev=uring: how requests were issued */
+	/*
+	 * a job gave requests up at the stop deadline (stop_deadline=): the
+	 * device and the jobs' buffers are left as they are, since the device
+	 * may still complete into them; nothing more may run on it
+	 */
+	bool abandoned;
 	struct blk_uring_stats uring;
 	struct blk_nvme_stats nvme;
 	/*

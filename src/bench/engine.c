@@ -223,6 +223,8 @@ static int bench_nvme_open(const struct bench_dev_opts *d,
 	hc.queue.queue_depth = q->queue_depth && q->queue_depth < qd - 1 ?
 			       q->queue_depth : qd - 1;
 	hc.sqe_init = d->nvme_sqe_init ? BLK_NVME_SQE_FIELDS : BLK_NVME_SQE_MEMSET;
+	hc.max_retries = d->nvme_max_retries ? d->nvme_max_retries :
+					       BLK_NVME_RETRIES_NONE;
 	ret = blk_nvme_create(&hc, dev, err, errlen);
 	if (ret) {
 		if (ret == -ENOMEM)
@@ -434,6 +436,7 @@ struct job_thread {
 	bool lat;                    /* latency timestamps */
 	bool stop;
 	bool interrupted;            /* stopped by SIGINT/SIGTERM (bench_interrupted) */
+	bool abandoned;              /* requests still in flight at the stop deadline */
 	uint64_t t_start, t_measure;
 	uint64_t t_loop_end;         /* end of job_loop()'s measured window */
 	struct rusage ru_start;
@@ -913,6 +916,7 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		     uint64_t runtime_end)
 {
 	const struct bench_job_opts *o = td->o;
+	uint64_t stop_deadline;
 	unsigned int batch_max = o->iodepth_batch ? o->iodepth_batch : o->iodepth;
 	unsigned int loops = 0;
 	uint64_t now;
@@ -1028,9 +1032,24 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 	}
 	/* drain what is in flight; not counted after a deadline or interrupt */
 	td->measuring = td->measuring && !runtime_end && !td->interrupted;
+	/*
+	 * After SIGINT/SIGTERM the drain has a deadline: a device that does
+	 * not complete (a dead controller, a hung file system) must not keep
+	 * the process forever.  What is still in flight then is given up:
+	 * its buffers and the device stay allocated until the process exits.
+	 */
+	stop_deadline = td->interrupted ? bench_now_ns() + o->stop_deadline_ns : 0;
 	while (blk_ctx_inflight(td->ctx)) {
 		if (blk_wait(td->ctx, BENCH_WAIT_NS) > 0)
 			job_reap(td, td->lat ? bench_now_ns() : 0);
+		if (unlikely(stop_deadline) && bench_now_ns() > stop_deadline) {
+			td->abandoned = true;
+			job_error(td, -ETIMEDOUT,
+				  "%u requests still in flight %.1f s after the stop; given up",
+				  blk_ctx_inflight(td->ctx),
+				  (double)o->stop_deadline_ns / 1e9);
+			break;
+		}
 	}
 	if (td->measuring)
 		td->t_loop_end = bench_now_ns();
@@ -1157,6 +1176,8 @@ static void *job_thread_fn(void *arg)
 	td->res->majf = (uint64_t)(ru.ru_majflt - td->ru_start.ru_majflt);
 	job_publish_progress(td);
 	blk_ctx_get_wait_stats(td->ctx, &td->res->wait);
+	if (td->abandoned)
+		goto out; /* the ctx still has requests: detach would wait */
 	blk_ctx_detach(td->ctx);
 	td->ctx = NULL;
 out:
@@ -1360,6 +1381,8 @@ nomem:
 
 static void job_teardown(struct job_thread *td)
 {
+	if (td->abandoned)
+		return; /* the device may still write into these buffers */
 	free(td->written);
 	free(td->ios);
 	free(td->batch);
@@ -1918,10 +1941,14 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	dev_counters_report(res, &before, &after);
 	ret = 0;
 out:
-	for (i = 0; tds && i < nr_threads; i++)
+	for (i = 0; tds && i < nr_threads; i++) {
+		res->abandoned |= tds[i].abandoned;
 		job_teardown(&tds[i]);
-	free(tds);
-	if (!shared)
+	}
+	/* abandoned: threads' requests are in flight; the structures stay */
+	if (!res->abandoned)
+		free(tds);
+	if (!shared && !res->abandoned)
 		blk_dev_close(dev);
 	if (ret) {
 		free(res->jobs);

@@ -87,6 +87,7 @@ struct bench_dev_opts {
 	uint32_t nvme_ctrl;         /* nvme_ctrl=thread|inline (thread) */
 	uint32_t nvme_sqe_init;     /* nvme_sqe_init=memset|fields (fields) */
 	uint32_t nvme_ns;           /* nvme_ns=ram|null: namespace without filename= (ram) */
+	uint32_t nvme_max_retries;  /* nvme_max_retries=, 0..255 (5) */
 	/* nvme_fault=SPEC, once per rule: nvme_ctrl_parse_fault()'s text */
 	char nvme_faults[BENCH_MAX_NVME_FAULTS][256];
 	unsigned int nr_nvme_faults;
@@ -105,6 +106,7 @@ struct bench_job_opts {
 	uint64_t io_size;           /* io_size= / io_limit=, bytes per job (0: size) */
 	uint64_t runtime_ns;        /* runtime= / timeout=, default unit s (0: no limit) */
 	uint64_t ramp_time_ns;      /* ramp_time=, default unit s (0) */
+	uint64_t stop_deadline_ns;  /* stop_deadline=, ns, 100 ms..1 h (30 s) */
 	bool time_based;            /* time_based (0) */
 	uint32_t rwmixread;         /* rwmixread=, 0..100 (50); rwmixwrite= sets 100 - it */
 	bool norandommap;           /* norandommap (0) */

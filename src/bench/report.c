@@ -1094,6 +1094,8 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 		jint(c, v, "aborts", ns->aborts);
 		jint(c, v, "resets", ns->resets);
 		jint(c, v, "requeued", ns->requeued);
+		jint(c, v, "retried", ns->retried);
+		jint(c, v, "failed_retries", ns->failed_retries);
 		jint(c, v, "errors", ns->errors);
 		jset(c, o, "nvme", v);
 	}

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
@@ -31,10 +32,36 @@ struct serve_export {
 };
 
 static int serve_stop;
+static uint64_t serve_stop_ns;
 
+/*
+ * SIGINT/SIGTERM: stop (in-flight requests finish, devices are flushed,
+ * within the stop deadline).  A second signal exits at once, killed by
+ * it, unless it comes within 100 ms of the first: timeout(1) signals the
+ * command and then its process group, one interrupt delivered twice.
+ * Only async-signal-safe calls.
+ */
 static void on_signal(int sig)
 {
-	__atomic_store_n(&serve_stop, sig, __ATOMIC_RELEASE);
+	struct sigaction dfl;
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (!__atomic_load_n(&serve_stop, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&serve_stop_ns, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&serve_stop, sig, __ATOMIC_RELEASE);
+		return;
+	}
+	if (now - __atomic_load_n(&serve_stop_ns, __ATOMIC_RELAXED) < 100000000ull)
+		return;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(SIGINT, &dfl, NULL);
+	sigaction(SIGTERM, &dfl, NULL);
+	raise(sig);
 }
 
 void serve_usage(FILE *f)
@@ -58,6 +85,9 @@ void serve_usage(FILE *f)
 		"  --coalesce-us=US       longest request-coalescing sleep of a connection at\n"
 		"                         queue depth, adapted to its client, 0..100000\n"
 		"                         (1000; 0: off, every request wakes the server)\n"
+		"  --stop-deadline-ms=MS  after SIGINT/SIGTERM, wait this long for requests in\n"
+		"                         flight, then exit 1 unflushed, 100..3600000 (30000);\n"
+		"                         a second signal exits at once\n"
 		"\n"
 		"export options (before the first --export: defaults for all exports):\n"
 		"  --export=NAME          start an export called NAME (clients ask for it\n"
@@ -187,7 +217,7 @@ int serve_main(int argc, char **argv)
 	struct blk_nbd_server *srv = NULL;
 	const char *tcp = NULL, *unix_path = NULL;
 	unsigned int nr = 0, i, max_conn = 64, max_inflight = 64, spin_us = 50;
-	unsigned int coalesce_us = 1000;
+	unsigned int coalesce_us = 1000, stop_deadline_ms = 30000;
 	struct sigaction sa = { .sa_handler = on_signal };
 	char err[512];
 	int ret = 1, a;
@@ -237,6 +267,9 @@ int serve_main(int argc, char **argv)
 				goto out;
 		} else if (!strcmp(name, "coalesce-us")) {
 			if (parse_range(name, val, 0, 100000, &coalesce_us))
+				goto out;
+		} else if (!strcmp(name, "stop-deadline-ms")) {
+			if (parse_range(name, val, 100, 3600000, &stop_deadline_ms))
 				goto out;
 		} else if (!strcmp(name, "max-inflight")) {
 			if (parse_uint(name, val, 1024, &max_inflight))
@@ -307,6 +340,7 @@ int serve_main(int argc, char **argv)
 	cfg.max_inflight = max_inflight;
 	cfg.spin_us = spin_us;
 	cfg.coalesce_us = coalesce_us;
+	cfg.stop_deadline_ms = stop_deadline_ms;
 	cfg.log = stderr;
 	if (blk_nbd_server_create(&cfg, &srv, err, sizeof(err))) {
 		fprintf(stderr, "blkstack serve: %s\n", err);
@@ -335,8 +369,20 @@ int serve_main(int argc, char **argv)
 			ex[i].read_only ? ", read-only" : "");
 	}
 	fflush(stderr);
-	if (blk_nbd_server_run(srv, &serve_stop)) {
-		fprintf(stderr, "blkstack serve: %s\n", strerror(errno));
+	ret = blk_nbd_server_run(srv, &serve_stop);
+	if (ret == -ETIMEDOUT) {
+		/*
+		 * Connection threads still own requests in flight: closing the
+		 * devices would wait for them.  Exit now, unflushed.
+		 */
+		fprintf(stderr, "blkstack serve: stopped (signal %d) without finishing: requests still in flight at the stop deadline; devices not flushed\n",
+			__atomic_load_n(&serve_stop, __ATOMIC_ACQUIRE));
+		fflush(stderr);
+		_exit(1);
+	}
+	if (ret) {
+		fprintf(stderr, "blkstack serve: %s\n", strerror(-ret));
+		ret = 1;
 		goto out;
 	}
 	fprintf(stderr, "blkstack serve: stopped (signal %d)\n",

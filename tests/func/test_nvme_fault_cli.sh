@@ -54,8 +54,8 @@ if command -v qemu-io >/dev/null; then
 		bash -c "grep -q 'wrote 4096/4096' '$TMP/q2' && ! grep -q 'Pattern verification failed' '$TMP/q2'"
 	stop_server
 	check "the server stopped cleanly" test $? -eq 0
-	# count=: two failures, then the rule goes
-	start_server --dev=nvme --size=64M --nvme_fault=op=write,status=write_fault,count=2 || exit 1
+	# count=: two failures, then the rule goes (dnr: not retried)
+	start_server --dev=nvme --size=64M --nvme_fault=op=write,status=write_fault,dnr,count=2 || exit 1
 	for i in 1 2 3 4; do
 		qemu-io --image-opts "driver=nbd,path=$SOCK" -c "write $((i * 4096)) 4k" 2>&1
 	done >"$TMP/q3"

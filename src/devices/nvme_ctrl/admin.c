@@ -36,6 +36,10 @@ static uint16_t identify_ctrl(struct nvme_ctrl *ctrl, struct nvme_id_ctrl *id)
 	pad_copy(id->fr, ctrl->fr, sizeof(id->fr));
 	id->rab = 6;
 	id->mdts = (uint8_t)ctrl->cfg.mdts;
+	/* Command Retry Delay Times for CRD 1-3 (100 ms units): 0.1, 0.5, 1 s */
+	id->crdt[0] = 1;
+	id->crdt[1] = 5;
+	id->crdt[2] = 10;
 	id->cntlid = 1;
 	id->ver = NVME_VS_2_0;
 	id->cntrltype = 1;      /* I/O controller */

@@ -324,6 +324,7 @@ int nvme_identify(struct nvme_host *nh, char *err, size_t errlen)
 	nh->vwc = id->vwc & NVME_VWC_PRESENT;
 	nh->oncs = id->oncs;
 	nh->acl = id->acl;
+	memcpy(nh->crdt, id->crdt, sizeof(nh->crdt));
 
 	memset(&c, 0, sizeof(c));
 	c.opcode = nvme_admin_identify;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "nvme_host.h"
 
@@ -37,7 +38,8 @@ blk_status_t blk_nvme_status_to_blk(uint16_t sf)
 		case NVME_SC_CAP_EXCEEDED:
 			return BLK_STS_NOSPC;
 		case NVME_SC_NS_NOT_READY:
-			return BLK_STS_AGAIN;
+			/* as Linux: not EAGAIN, which asks the caller to resend */
+			return BLK_STS_TARGET;
 		default:
 			return BLK_STS_IOERR;
 		}
@@ -253,13 +255,94 @@ static inline void nvme_sqe_write(struct nvme_command *sqe, uint8_t init,
 	sqe->cdw15 = 0;
 }
 
-void nvme_fail_rq(struct nvme_queue *q, struct request *rq)
+void nvme_fail_rq(struct nvme_queue *q, struct request *rq, blk_status_t st)
 {
 	struct nvme_iod *iod = blk_mq_rq_to_pdu(rq);
 
 	iod->status = NVME_HOST_NO_STATUS;
 	rq->native_status = NVME_HOST_ABORTED_SF;
-	blk_mq_complete_request(rq, BLK_STS_IOERR);
+	blk_mq_complete_request(rq, st);
+}
+
+/* the precise clock: a Command Retry Delay is a promise (off the fast path) */
+static uint64_t nvme_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * An error status without Do Not Retry: send the request again, as Linux's
+ * nvme_decide_disposition() does, at once or after the Command Retry Delay
+ * its CRD field picks (Base 2.0 4.6.1.2.1: CRDT1-3 of Identify Controller,
+ * in 100 ms), while it has retries left.  Returns true when the request
+ * was taken (requeued now, or when its delay is over: nvme_retry_due()).
+ */
+bool nvme_retry_rq(struct nvme_queue *q, struct request *rq, uint16_t sf)
+{
+	struct nvme_host *nh = q->nh;
+	struct nvme_iod *iod = blk_mq_rq_to_pdu(rq);
+	unsigned int crd = NVME_SF_CRD(sf);
+
+	if (sf & NVME_SF_DNR)
+		return false;
+	if (rq->retries >= nh->max_retries) {
+		if (nh->max_retries)
+			NV_STAT_ADD(&q->st.failed_retries, 1);
+		return false;
+	}
+	rq->retries++;
+	NV_STAT_ADD(&q->st.retried, 1);
+	if (!crd || !nh->crdt[crd - 1]) {
+		blk_mq_requeue_request(rq);
+		return true;
+	}
+	iod->retry_at_ns = nvme_now_ns() + nh->crdt[crd - 1] * 100000000ull;
+	iod->retry_next = NULL;
+	if (q->retry_tail)
+		((struct nvme_iod *)blk_mq_rq_to_pdu(q->retry_tail))->retry_next = rq;
+	else
+		q->retry_head = rq;
+	q->retry_tail = rq;
+	return true;
+}
+
+/* Requeue the delayed retries whose time has come (any order of due times). */
+static void nvme_retry_due(struct nvme_queue *q)
+{
+	struct request *rq = q->retry_head, *prev = NULL, *next;
+	uint64_t now = nvme_now_ns();
+
+	for (; rq; rq = next) {
+		struct nvme_iod *iod = blk_mq_rq_to_pdu(rq);
+
+		next = iod->retry_next;
+		if (iod->retry_at_ns > now) {
+			prev = rq;
+			continue;
+		}
+		if (prev)
+			((struct nvme_iod *)blk_mq_rq_to_pdu(prev))->retry_next = next;
+		else
+			q->retry_head = next;
+		if (q->retry_tail == rq)
+			q->retry_tail = prev;
+		blk_mq_requeue_request(rq);
+	}
+}
+
+/* The controller is dead: the delayed retries fail too. */
+void nvme_fail_retries(struct nvme_queue *q)
+{
+	struct request *rq = q->retry_head, *next;
+
+	q->retry_head = q->retry_tail = NULL;
+	for (; rq; rq = next) {
+		next = ((struct nvme_iod *)blk_mq_rq_to_pdu(rq))->retry_next;
+		nvme_fail_rq(q, rq, BLK_STS_IOERR);
+	}
 }
 
 /* A request the driver refuses before it reaches the controller. */
@@ -494,7 +577,7 @@ static inline int nvme_process_cq(struct nvme_queue *q)
 	struct nvme_completion *cq = q->cq;
 	uint32_t head = q->cq_head, depth = q->depth;
 	uint8_t phase = q->cq_phase;
-	int n = 0;
+	int n = 0, ok = 0;
 
 	for (;;) {
 		struct nvme_completion *cqe = &cq[head];
@@ -527,15 +610,22 @@ static inline int nvme_process_cq(struct nvme_queue *q)
 		    !sf && rq->op == BLK_OP_READ)
 			nvme_bounce_copy(rq, q->bounce[rq->tag], false);
 		if (likely(!sf)) {
+			ok++;
 			blk_mq_complete_request(rq, BLK_STS_OK);
 		} else {
 			rq->native_status = sf;
 			NV_STAT_ADD(&q->st.errors, 1);
-			blk_mq_complete_request(rq, blk_nvme_status_to_blk(sf));
+			if (!nvme_retry_rq(q, rq, sf))
+				blk_mq_complete_request(rq, blk_nvme_status_to_blk(sf));
 		}
 	}
 	q->cq_head = head;
 	q->cq_phase = phase;
+	/* the controller makes progress: resets in a row start again */
+	if (ok && unlikely(atomic_load_explicit(&q->nh->resets_no_progress,
+						memory_order_relaxed)))
+		atomic_store_explicit(&q->nh->resets_no_progress, 0,
+				      memory_order_relaxed);
 	return n;
 }
 
@@ -580,6 +670,8 @@ static int nvme_poll(struct blk_mq_hw_ctx *hctx)
 			sched_yield();
 		}
 	}
+	if (unlikely(q->retry_head))
+		nvme_retry_due(q);
 	return n;
 }
 
@@ -741,6 +833,8 @@ int blk_nvme_create(const struct blk_nvme_config *cfg, struct blk_dev **dev,
 		return ret;
 	}
 	nh->ctrl = cfg->ctrl;
+	nh->max_retries = nh->cfg.max_retries == BLK_NVME_RETRIES_NONE ? 0 :
+			  nh->cfg.max_retries ? nh->cfg.max_retries : 5;
 	nh->cap = cap;
 	nh->dstrd = NVME_CAP_DSTRD(cap);
 	nh->timeout_ms = NVME_CAP_TO(cap) * 500u;
@@ -876,6 +970,8 @@ void blk_nvme_get_stats(struct blk_dev *dev, struct blk_nvme_stats *st)
 		st->bounced += NV_STAT_READ(&s->bounced);
 		st->timeouts += NV_STAT_READ(&s->timeouts);
 		st->requeued += NV_STAT_READ(&s->requeued);
+		st->retried += NV_STAT_READ(&s->retried);
+		st->failed_retries += NV_STAT_READ(&s->failed_retries);
 		st->errors += NV_STAT_READ(&s->errors);
 	}
 	st->aborts = atomic_load_explicit(&nh->aborts, memory_order_relaxed);

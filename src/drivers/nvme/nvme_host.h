@@ -42,6 +42,15 @@
 #define NVME_ST_GEN_ONE 4u
 
 /*
+ * A controller reset this many times in a row with no command completing
+ * successfully in between is given up as dead: its requests fail.  Each
+ * reset also uses one retry of every request it requeues, so requests
+ * fail first (after max_retries + 1 resets); this bounds a controller
+ * that keeps timing out everything.
+ */
+#define NVME_MAX_RESETS_NO_PROGRESS 8
+
+/*
  * CQE DW3 (CID, phase, status field) with one acquire load: the controller
  * publishes an entry with a release store of the same 32 bits, after the
  * other dwords and the data (nvme_ctrl's cq_write()).  Loading the 16-bit
@@ -72,6 +81,8 @@ struct nvme_queue_stats {
 	uint64_t timeouts;
 	uint64_t requeued;
 	uint64_t errors;
+	uint64_t retried;
+	uint64_t failed_retries;
 };
 
 /*
@@ -109,6 +120,8 @@ struct nvme_queue {
 	void **bounce;                  /* per tag, allocated on first use */
 	bool warned_cid;
 	uint32_t empty_polls;           /* in a row, with commands outstanding */
+	struct request *retry_head;     /* waiting out a Command Retry Delay */
+	struct request *retry_tail;
 	struct nvme_queue_stats st;
 } __attribute__((aligned(64)));
 
@@ -117,6 +130,8 @@ struct nvme_iod {
 	struct nvme_dsm_range dsm;      /* DSM's one range: 16-byte aligned */
 	uint16_t status;                /* NVMe status field, NVME_HOST_NO_STATUS */
 	uint8_t bounced;                /* data went through the bounce buffer */
+	struct request *retry_next;     /* nvme_queue.retry_head list */
+	uint64_t retry_at_ns;           /* send again at (CLOCK_MONOTONIC) */
 };
 
 /* Admin queue: used under nvme_host.admin_lock only. */
@@ -148,6 +163,10 @@ struct nvme_host {
 	bool vwc;
 	uint16_t oncs;
 	uint8_t acl;
+	uint16_t crdt[3];               /* Command Retry Delay Times, 100 ms */
+	uint32_t max_retries;           /* cfg.max_retries */
+	/* resets since a command last completed successfully (any queue) */
+	_Atomic uint32_t resets_no_progress;
 
 	pthread_mutex_t admin_lock;     /* admin queue, resets, queue creation */
 	struct nvme_admin_queue aq;
@@ -182,6 +201,8 @@ enum blk_eh_timer_return nvme_timeout(struct request *rq);
 
 /* nvme.c */
 int nvme_reap_cq(struct nvme_queue *q);
-void nvme_fail_rq(struct nvme_queue *q, struct request *rq);
+void nvme_fail_rq(struct nvme_queue *q, struct request *rq, blk_status_t st);
+bool nvme_retry_rq(struct nvme_queue *q, struct request *rq, uint16_t sf);
+void nvme_fail_retries(struct nvme_queue *q);
 
 #endif /* BLKSTACK_DRIVERS_NVME_HOST_H */

@@ -44,6 +44,18 @@ int nvme_reset_ctrl(struct nvme_host *nh, uint32_t seen_state)
 		pthread_mutex_unlock(&nh->admin_lock);
 		return 0;
 	}
+	if (atomic_fetch_add_explicit(&nh->resets_no_progress, 1,
+				      memory_order_relaxed) >=
+	    NVME_MAX_RESETS_NO_PROGRESS) {
+		fprintf(stderr,
+			"blkstack: nvme: %u resets in a row and no command completed between them: the controller is dead, its requests fail\n",
+			NVME_MAX_RESETS_NO_PROGRESS);
+		nvme_ctrl_disable(nh);
+		atomic_store_explicit(&nh->state, (st & ~3u) + NVME_ST_GEN_ONE +
+					NVME_ST_DEAD, memory_order_release);
+		pthread_mutex_unlock(&nh->admin_lock);
+		return -ENODEV;
+	}
 	atomic_store_explicit(&nh->state, st | NVME_ST_RESETTING,
 			      memory_order_release);
 	atomic_fetch_add_explicit(&nh->resets, 1, memory_order_relaxed);
@@ -92,10 +104,11 @@ bool nvme_queue_recover(struct nvme_queue *q)
 
 			if (rq) {
 				q->rqs[tag] = NULL;
-				nvme_fail_rq(q, rq);
+				nvme_fail_rq(q, rq, BLK_STS_IOERR);
 			}
 		}
 		q->inflight = 0;
+		nvme_fail_retries(q);
 		return false;
 	}
 	if (st == q->gen_word)
@@ -114,6 +127,18 @@ bool nvme_queue_recover(struct nvme_queue *q)
 		if (!rq)
 			continue;
 		q->rqs[tag] = NULL;
+		/*
+		 * Sent again, as Linux retries a command the reset cancelled,
+		 * while it has retries left: a controller that loses every
+		 * completion fails each request after max_retries resets.
+		 */
+		if (rq->retries >= nh->max_retries) {
+			NV_STAT_ADD(&q->st.failed_retries, 1);
+			/* the controller kept losing it: a timeout */
+			nvme_fail_rq(q, rq, BLK_STS_TIMEOUT);
+			continue;
+		}
+		rq->retries++;
 		NV_STAT_ADD(&q->st.requeued, 1);
 		blk_mq_requeue_request(rq);
 	}

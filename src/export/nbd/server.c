@@ -808,7 +808,10 @@ static void accept_one(struct blk_nbd_server *srv, int lfd)
 
 int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
 {
+	unsigned int deadline_ms = srv->cfg.stop_deadline_ms ?
+				   srv->cfg.stop_deadline_ms : 30000;
 	struct pollfd pfd[2];
+	uint64_t stop_ns;
 	int n = 0, i;
 
 	srv->stop = stop;
@@ -831,9 +834,17 @@ int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
 	 * them is bounded, and the devices stay open until then.
 	 */
 	pthread_mutex_lock(&srv->lock);
+	stop_ns = now_ns();
 	while (srv->active) {
 		struct timespec ts;
 
+		if (now_ns() - stop_ns > (uint64_t)deadline_ms * 1000000ull) {
+			fprintf(srv->log,
+				"nbd: stop deadline (%u ms) passed: %u connections still wait for their devices' completions\n",
+				deadline_ms, srv->active);
+			pthread_mutex_unlock(&srv->lock);
+			return -ETIMEDOUT;
+		}
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 100 * 1000000;
 		if (ts.tv_nsec >= 1000000000) {
