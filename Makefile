@@ -1,9 +1,13 @@
 # Thin wrapper over CMake: make, make test, make run, make asan.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+# make test's TSan run: every race report fails its test; the suppressions
+# are device data copied by overlapping requests (tests/tsan.supp says why)
+TSAN_ENV = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp"
 JOBS ?= $(shell nproc)
 
-.PHONY: all build build-quiet test run asan test-asan clean fuzz
+.PHONY: all build build-quiet test run asan tsan test-asan clean fuzz
 
 all: build
 
@@ -18,14 +22,20 @@ build-quiet:
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory >$(BUILD)/build.log 2>&1 || \
 		{ cat $(BUILD)/build.log; exit 1; }
 
-# Every test: unit and functional, normal build then ASan+UBSan build.
-test: build asan
+# Every test: unit and functional, normal build, then ASan+UBSan, then
+# ThreadSanitizer.
+test: build asan tsan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
+	cd $(TSAN_BUILD) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -LE slow
 
 asan:
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DBLK_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory
+
+tsan:
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DBLK_TSAN=ON >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) -- --no-print-directory
 
 # The main job: the default matrix on null, ram and uring (over a file in a
 # temporary folder, removed afterwards).
@@ -49,4 +59,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

@@ -30,6 +30,7 @@ enum mq_rq_state {
 #define RQF_ELV (1u << 1)         /* allocated from scheduler tags */
 #define RQF_STATS (1u << 2)       /* start_time_ns is valid */
 #define RQF_DONTPREP (1u << 3)    /* driver-private: prepared once */
+#define RQF_OWNED (1u << 4)       /* (core) in its ctx's owned-tag bitmap */
 #define RQF_DRV_FLAG0 (1u << 8)   /* free for the driver */
 
 /**

@@ -144,6 +144,8 @@ struct blk_mq_hw_ctx {
 	unsigned int completions_since_stop;
 	struct rq_list dispatch;        /* requeued / RESOURCE, before elevator */
 	uint64_t elv_now_ns;            /* coarse time for the elevator */
+	unsigned int dispatch_tag_hint; /* driver tag search hint at dispatch */
+	uint64_t queue_runs;            /* dispatch runs (STAT_ADD, hctx held) */
 	pthread_mutex_t lock;           /* only when shared: adaptive mutex */
 	struct blk_mq_cring cring;
 };
@@ -178,6 +180,7 @@ struct blk_mq_ctx {
 	unsigned int inflight;          /* bios accepted, not completed */
 	bool plugged;
 	bool iostats;
+	bool slow_alloc;                /* elevator, or owned tags tracked */
 	struct rq_list plug;
 	struct rq_list done;            /* completed, end_io pending */
 	uint64_t now_ns;                /* cached clock for a batch (iostats) */
@@ -189,6 +192,16 @@ struct blk_mq_ctx {
 	struct blk_hist *lat_hist[2];   /* READ, WRITE; NULL without iostats */
 	struct blk_mq_ctx *next;        /* device's list of ctxs */
 	uint64_t nr_done;               /* bios completed, for blk_wait() */
+	/*
+	 * Where other ctxs draw from the same tags (shared_tags, shared_hctx):
+	 * the tags this ctx holds, one bit per driver tag (@owned) and per
+	 * scheduler tag (@owned_sched), written only by this ctx's thread.
+	 * The timeout scan walks them instead of the whole tag space, so it
+	 * never reads a request another thread is setting up.  NULL when the
+	 * tags are this ctx's alone.
+	 */
+	uint64_t *owned;
+	uint64_t *owned_sched;
 	struct blk_wait_policy wp;      /* blk_wait(): spin or sleep */
 } __attribute__((aligned(CACHELINE)));
 

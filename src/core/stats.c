@@ -26,7 +26,10 @@ void blk_dev_get_stats(const struct blk_dev *dev, struct blk_disk_stats *st)
 	st->io_ticks_ms = s.io_ticks_ns / 1000000;
 	st->requeues = s.requeues;
 	st->timeouts = s.timeouts;
+	/* counted per hardware queue (dispatch may run another ctx's work) */
 	st->queue_runs = s.queue_runs;
+	for (i = 0; i < dev->cfg.nr_hw_queues; i++)
+		st->queue_runs += STAT_READ(&dev->hctxs[i]->queue_runs);
 	st->errors = s.errors;
 }
 

@@ -112,9 +112,9 @@ expect_error "bs past the largest transfer" "bs=2097152: larger than the nvme de
 	bench --dev=nvme --max_sectors=2048 --bs=2m --rw=read --size=4m
 expect_error "verify on a null namespace" "verify=crc32c: dev=nvme with nvme_ns=null stores no data" \
 	bench --dev=nvme --nvme-ns=null --rw=write --size=1M --verify=crc32c
-# out of memory names the options that size it (not under ASan: its
-# shadow memory needs more address space than the limit)
-if ! ldd "$BLKSTACK" | grep libasan >/dev/null; then # no -q: with pipefail, ldd could die of SIGPIPE
+# out of memory names the options that size it (not under ASan or TSan:
+# their shadow memory needs more address space than the limit)
+if ! ldd "$BLKSTACK" | grep -E 'libasan|libtsan' >/dev/null; then # no -q: with pipefail, ldd could die of SIGPIPE
 	( ulimit -v 400000; $T "$BLKSTACK" bench --dev=nvme --nvme-queues=256 --nvme-qd=65536 \
 		--rw=read --size=1M ) >"$TMP/out" 2>"$TMP/err"
 	check "out of memory: exit 1" test $? -eq 1

@@ -56,7 +56,12 @@ struct blk_nbd_server {
 	int *stop;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	unsigned int active;            /* connections (read unlocked to decide spinning) */
+	/*
+	 * connections; changed under @lock, and read without it (relaxed) by
+	 * connection threads deciding whether to spin: a stale count only
+	 * changes one spin-or-sleep choice
+	 */
+	unsigned int active;
 	unsigned int ncpu;
 	unsigned long next_id;
 	FILE *log;
@@ -240,6 +245,12 @@ static const char *dev_flush(struct blk_dev *dev)
 
 static void tv_set(int fd, int opt, unsigned int ms);
 
+/* connections right now, read without the lock (see struct blk_nbd_server) */
+static inline unsigned int active_conns(const struct blk_nbd_server *srv)
+{
+	return __atomic_load_n(&srv->active, __ATOMIC_RELAXED);
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -399,7 +410,7 @@ static const char *transmit(struct nbd_client *cl,
 			struct pollfd pfd = { .fd = cl->fd, .events = POLLIN };
 			struct timespec ts = { 0, BUSY_WAIT_NS };
 
-			if (spin_ns && srv->active < srv->ncpu &&
+			if (spin_ns && active_conns(srv) < srv->ncpu &&
 			    spin(cl->fd, conn, room, spin_ns))
 				;
 			else if (room)
@@ -439,7 +450,7 @@ static const char *transmit(struct nbd_client *cl,
 						  unread <= 0;
 				else
 					woke_rt = realtime_ns();
-			} else if (spin_ns && srv->active < srv->ncpu &&
+			} else if (spin_ns && active_conns(srv) < srv->ncpu &&
 				   spin(cl->fd, NULL, room, spin_ns)) {
 				/* the next request came while spinning */
 			} else {
@@ -545,7 +556,7 @@ static void *client_thread(void *arg)
 	close(cl->fd);
 	free(cl);
 	pthread_mutex_lock(&srv->lock);
-	srv->active--;
+	__atomic_store_n(&srv->active, srv->active - 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
 	return NULL;
@@ -790,7 +801,7 @@ static void accept_one(struct blk_nbd_server *srv, int lfd)
 		free(cl);
 		return;
 	}
-	srv->active++;
+	__atomic_store_n(&srv->active, srv->active + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&srv->lock);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -800,7 +811,7 @@ static void accept_one(struct blk_nbd_server *srv, int lfd)
 		close(fd);
 		free(cl);
 		pthread_mutex_lock(&srv->lock);
-		srv->active--;
+		__atomic_store_n(&srv->active, srv->active - 1, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&srv->lock);
 	}
 	pthread_attr_destroy(&attr);
