@@ -157,17 +157,19 @@ int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
  * struct blk_uring_stats - how a uring device issued its requests.
  * @ring_rqs: requests issued through the ring (resubmissions not counted).
  * @inline_rqs: requests issued inline (enum blk_uring_inline).
+ * @pool_rqs: requests the thread-pool engine ran.
  * @inline_given_up: times a queue gave inline issue up as too slow.
  * @nowait: the file takes RWF_NOWAIT (io_uring issues its I/O without a
  *	worker); false for tmpfs on Linux 6.18.
  * @setup_flags: IORING_SETUP_* flags the rings were created with (0 where
  *	the kernel refused the requested ones, or on the pool).
  * @pool: the thread-pool engine runs the device (uring_engine=pool, or
- *	io_uring refused); the counters above are then 0.
+ *	io_uring refused); the ring and inline counters are then 0.
  */
 struct blk_uring_stats {
 	uint64_t ring_rqs;
 	uint64_t inline_rqs;
+	uint64_t pool_rqs;
 	uint64_t inline_given_up;
 	bool nowait;
 	uint32_t setup_flags;

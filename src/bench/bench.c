@@ -342,5 +342,13 @@ out:
 		ret = -EIO;
 	}
 	free(o);
-	return ret || failed ? 1 : 0;
+	if (ret || failed)
+		return 1;
+	/*
+	 * Interrupted: the report is out, and the exit status says the run
+	 * was cut short, as a shell expects of a command stopped by a signal
+	 * (128 + the signal): a script under `set -e` stops there instead of
+	 * running on (and a matrix-stability run is not counted as whole).
+	 */
+	return interrupted() ? 128 + atomic_load(&bench_interrupted) : 0;
 }

@@ -288,6 +288,12 @@ int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 		struct blk_ram_config rc = { .queue = q };
 
 		ret = blk_ram_create(&rc, dev);
+		if (ret == -EFBIG) {
+			snprintf(err, errlen,
+				 "dev_size=%llu: a ram device holds at most 1 EiB (2^60 bytes)",
+				 (unsigned long long)q.capacity);
+			return ret;
+		}
 	} else if (!strcmp(devname, "uring")) {
 		struct blk_uring_config uc = { .queue = q };
 
@@ -1765,6 +1771,7 @@ static void dev_counters_report(struct bench_run_result *res,
 		res->uring = after->uring; /* the flags: as at the end */
 		res->uring.ring_rqs -= before->uring.ring_rqs;
 		res->uring.inline_rqs -= before->uring.inline_rqs;
+		res->uring.pool_rqs -= before->uring.pool_rqs;
 		res->uring.inline_given_up -= before->uring.inline_given_up;
 	}
 	n = after->lat_count - before->lat_count;

@@ -124,6 +124,49 @@ static int file_flush(const char *path, char *err, size_t errlen)
 	return ret;
 }
 
+/* A number from the first line of @path ("max" and errors: UINT64_MAX). */
+static uint64_t read_u64(const char *path)
+{
+	unsigned long long v;
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return UINT64_MAX;
+	ok = fscanf(f, "%llu", &v) == 1;
+	fclose(f);
+	return ok ? v : UINT64_MAX;
+}
+
+/*
+ * Memory this process may still fill, bytes: MemAvailable, and under a
+ * memory cgroup (v2 memory.max, v1 memory.limit_in_bytes) what is left of
+ * its limit.  UINT64_MAX when unknown.
+ */
+static uint64_t mem_available(void)
+{
+	uint64_t avail = UINT64_MAX, lim, use;
+	unsigned long long kb;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			avail = (uint64_t)kb * 1024;
+	if (f)
+		fclose(f);
+	lim = read_u64("/sys/fs/cgroup/memory.max");
+	use = read_u64("/sys/fs/cgroup/memory.current");
+	if (lim == UINT64_MAX) {
+		lim = read_u64("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+		use = read_u64("/sys/fs/cgroup/memory/memory.usage_in_bytes");
+	}
+	if (lim != UINT64_MAX && use != UINT64_MAX && lim > use &&
+	    lim - use < avail)
+		avail = lim - use;
+	return avail;
+}
+
 int bench_layout(const struct bench_opts *o, const char *devname,
 		 struct blk_dev *dev, struct bench_layout *l, char *err,
 		 size_t errlen)
@@ -152,6 +195,19 @@ int bench_layout(const struct bench_opts *o, const char *devname,
 		return 0;
 	}
 	l->verify = t->verify != VERIFY_NONE;
+	/*
+	 * A memory device laid out beyond the memory there is would be
+	 * killed by the kernel with no word (seen in a 300 MiB cgroup).
+	 */
+	if (!l->filename && l->bytes > mem_available()) {
+		char need[32], have[32];
+
+		snprintf(err, errlen,
+			 "layout: %s: writing %s would need more memory than this machine (or its memory cgroup) has available, %s; give a smaller dev_size=",
+			 devname, bench_fmt_bytes(need, sizeof(need), l->bytes),
+			 bench_fmt_bytes(have, sizeof(have), mem_available()));
+		return -ENOMEM;
+	}
 	if (!l->filename) {
 		l->reason = "new device";
 	} else if (l->verify) {

@@ -359,7 +359,7 @@ static const struct opt_def opts[] = {
 
 	{ .name = "completion_wait", .type = OPT_CHOICE, DEVF(completion_wait),
 	  .choices = completion_wait_choices, .def = "adaptive",
-	  .help = "a job with nothing to submit waits for completions: adaptive (spin while it buys completions, else sleep), spin, sleep" },
+	  .help = "a job with nothing to submit waits for completions: adaptive (spin while it buys completions, else sleep), spin, sleep; only drivers that can sleep (uring, both engines) on queues of their own: null, ram and nvme, and shared queues, are polled whatever this says" },
 	{ .name = "spin_max", .type = OPT_TIME, DEVF(spin_max_ns),
 	  .min = 1000, .max = NSEC_PER_SEC, .unit_ns = 1000, .store_ns = 1,
 	  .def = "200us",

@@ -57,16 +57,20 @@ int ps_init(struct page_store *ps, uint64_t capacity)
 	memset(ps, 0, sizeof(*ps));
 	if (!capacity)
 		return -EINVAL;
+	if (capacity > PS_MAX_CAPACITY)
+		return -EFBIG;
 	ps->capacity = capacity;
 	ps->nr_leaves = (capacity + LEAF_BYTES - 1) / LEAF_BYTES;
+	ps->dir_words = ((ps->nr_leaves + PS_DIR_LEAVES - 1) >> PS_DIR_SHIFT) / 64 + 1;
 	nr_slabs = ps_region_slabs(capacity);
 	ps->map_len = (nr_slabs + 1) * PS_SLAB_SIZE; /* + 1: to align */
 	ps->alloc.free_cap = nr_slabs << PS_SLAB_SHIFT;
 	/* all three address space only: committed where written */
 	ps->leaves = map_anon(ps->nr_leaves * sizeof(*ps->leaves));
+	ps->dir = map_anon(ps->dir_words * sizeof(*ps->dir));
 	ps->map = map_anon(ps->map_len);
 	ps->alloc.free = map_anon(ps->alloc.free_cap * sizeof(*ps->alloc.free));
-	if (!ps->leaves || !ps->map || !ps->alloc.free) {
+	if (!ps->leaves || !ps->dir || !ps->map || !ps->alloc.free) {
 		ps_destroy(ps);
 		return -ENOMEM;
 	}
@@ -90,18 +94,31 @@ int ps_init(struct page_store *ps, uint64_t capacity)
 
 void ps_destroy(struct page_store *ps)
 {
-	uint64_t i;
+	uint64_t w, i;
 
+	/* only where the directory says leaves were made */
+	for (w = 0; ps->leaves && ps->dir && w < ps->dir_words; w++) {
+		uint64_t bits = atomic_load_explicit(&ps->dir[w],
+						     memory_order_relaxed);
 
-	for (i = 0; ps->leaves && i < ps->nr_leaves; i++) {
-		struct ps_leaf *l = atomic_load_explicit(&ps->leaves[i],
-							 memory_order_relaxed);
+		while (bits) {
+			uint64_t d = w * 64 + (uint64_t)__builtin_ctzll(bits);
+			uint64_t end = (d + 1) << PS_DIR_SHIFT;
 
-		free(l);
+			bits &= bits - 1;
+			if (end > ps->nr_leaves)
+				end = ps->nr_leaves;
+			for (i = d << PS_DIR_SHIFT; i < end; i++)
+				free(atomic_load_explicit(&ps->leaves[i],
+							  memory_order_relaxed));
+		}
 	}
 	if (ps->leaves)
 		munmap(ps->leaves, ps->nr_leaves * sizeof(*ps->leaves));
 	ps->leaves = NULL;
+	if (ps->dir)
+		munmap(ps->dir, ps->dir_words * sizeof(*ps->dir));
+	ps->dir = NULL;
 	if (ps->map)
 		munmap(ps->map, ps->map_len);
 	if (ps->alloc.free)
@@ -271,6 +288,9 @@ static struct ps_leaf *ps_get_leaf(struct page_store *ps, uint64_t idx,
 		free(l);
 		return expected;
 	}
+	atomic_fetch_or_explicit(&ps->dir[(idx >> PS_DIR_SHIFT) / 64],
+				 1ull << ((idx >> PS_DIR_SHIFT) % 64),
+				 memory_order_relaxed);
 	atomic_fetch_add_explicit(&ps->nr_leaf_bytes,
 				  malloc_usable_size(l) + sizeof(size_t),
 				  memory_order_relaxed);
@@ -482,6 +502,33 @@ int ps_rq_rw(struct page_store *ps, struct request *rq)
 
 /* Pages from @pgno to the end of its leaf (at most @max) in the same
  * state as the first; a missing leaf is one hole. */
+/*
+ * Pages from @pgno with no leaf and no directory bit: the rest of the
+ * empty directory ranges (and whole empty 64-bit words of them) there.
+ * 0 when @pgno's directory range has leaves.
+ */
+static uint64_t ps_empty_dir_pages(struct page_store *ps, uint64_t pgno)
+{
+	uint64_t d = (pgno >> PS_LEAF_SHIFT) >> PS_DIR_SHIFT, end = d;
+	const uint64_t dir_pages = 1ull << (PS_DIR_SHIFT + PS_LEAF_SHIFT);
+
+	while (end < ps->dir_words * 64) {
+		uint64_t word = atomic_load_explicit(&ps->dir[end / 64],
+						     memory_order_relaxed);
+
+		if (!(end % 64) && !word) {
+			end += 64;
+			continue;
+		}
+		if (word & (1ull << (end % 64)))
+			break;
+		end++;
+	}
+	if (end == d)
+		return 0;
+	return end * dir_pages - pgno;
+}
+
 static unsigned int ps_run(struct page_store *ps, uint64_t pgno,
 			   unsigned int max, bool *present)
 {
@@ -514,9 +561,19 @@ int ps_block_status(struct page_store *ps, uint64_t offset, uint64_t len,
 		uint32_t flags;
 		bool present;
 
-		pages = ps_run(ps, pgno, PS_LEAF_PAGES - pidx, &present);
-		bytes = ((uint64_t)pages << PS_PAGE_SHIFT) -
-			(offset & (PS_PAGE_SIZE - 1));
+		uint64_t empty = ps_empty_dir_pages(ps, pgno);
+
+		if (empty) {
+			/* a hole as long as the empty directory ranges */
+			present = false;
+			bytes = empty >= (len >> PS_PAGE_SHIFT) + 1 ? len :
+				(empty << PS_PAGE_SHIFT) -
+				(offset & (PS_PAGE_SIZE - 1));
+		} else {
+			pages = ps_run(ps, pgno, PS_LEAF_PAGES - pidx, &present);
+			bytes = ((uint64_t)pages << PS_PAGE_SHIFT) -
+				(offset & (PS_PAGE_SIZE - 1));
+		}
 		if (bytes > len)
 			bytes = len;
 		flags = present ? 0 : BLK_EXTENT_HOLE | BLK_EXTENT_ZERO;

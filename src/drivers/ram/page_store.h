@@ -106,6 +106,10 @@
 #define PS_PAGE_SIZE (1u << PS_PAGE_SHIFT)
 #define PS_LEAF_SHIFT 6 /* pages per leaf: 64 */
 #define PS_LEAF_PAGES (1u << PS_LEAF_SHIFT)
+#define PS_DIR_SHIFT 9 /* leaves per directory bit: 512 */
+#define PS_DIR_LEAVES (1ull << PS_DIR_SHIFT)
+/* the largest capacity: 1 EiB (its index is address space: 32 TiB) */
+#define PS_MAX_CAPACITY (1ull << 60)
 #define PS_SLAB_SHIFT 9 /* pages per populate call: 512 (2 MiB) */
 #define PS_SLAB_SIZE (1ul << (PS_PAGE_SHIFT + PS_SLAB_SHIFT))
 /* slabs between two tries of the kind of page that lately cost more: 16,
@@ -146,6 +150,15 @@ struct page_store {
 	uint64_t capacity;              /* bytes */
 	uint64_t nr_leaves;
 	_Atomic(struct ps_leaf *) *leaves;
+	/*
+	 * one bit per PS_DIR_LEAVES leaves (a 4 KiB page of @leaves, 128 MiB
+	 * of the device): set once any of them exists.  ps_destroy() and
+	 * ps_block_status() skip the clear ones, so their cost follows the
+	 * data, not the capacity (a 1 PiB device took 32 s to close, and
+	 * block status over it 18 s).
+	 */
+	_Atomic uint64_t *dir;
+	uint64_t dir_words;
 	char *region;                   /* page region, PS_SLAB_SIZE aligned */
 	char *region_end;
 	void *map;                      /* the mapping region lies in */

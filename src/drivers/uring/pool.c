@@ -52,6 +52,7 @@ struct pool_queue {
 	struct request *batch_head, *batch_tail;
 	unsigned int batch_n;
 	uint32_t handed;        /* requests given to the workers */
+	uint64_t *counter;      /* &ud->queues[idx].pool_rqs (blk_uring_get_stats) */
 	uint32_t seen;          /* @cseq at the last poll */
 
 	/* shared with the workers, under @lock */
@@ -196,6 +197,7 @@ blk_status_t uring_pool_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 	cmd->gen = rq->gen;
 	cmd->next = NULL;
+	(*pq->counter)++;
 	if (pq->batch_tail)
 		((struct uring_cmd *)blk_mq_rq_to_pdu(pq->batch_tail))->next = rq;
 	else
@@ -310,6 +312,7 @@ int uring_pool_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 	memset(pq, 0, sizeof(*pq));
 	pq->ud = ud;
 	pq->hctx = hctx;
+	pq->counter = &ud->queues[idx].pool_rqs;
 	pq->workers = calloc(want, sizeof(*pq->workers));
 	if (!pq->workers) {
 		free(pq);

@@ -165,7 +165,15 @@ static void uring_enable(struct uring_queue *q)
 #define URING_DEV_SUBMIT_GROUP 8u
 #define URING_INLINE_SAMPLE 16            /* time one call in 16 */
 #define URING_INLINE_WINDOW 16            /* judge 16 samples at a time */
-#define URING_INLINE_SLOW_NS 20000ull     /* a sample this long is slow */
+/*
+ * A sample is slow past 20 us plus 2 us per 4 KiB it moved: a merged
+ * 128 KiB read or a write that makes tmpfs allocate its pages is longer
+ * without the file being slow (the flat 20 us gave inline up on new tmpfs
+ * files and on 64 KiB-1 MiB sequential reads; a slow file takes 100 us+
+ * per call whatever its size).
+ */
+#define URING_INLINE_SLOW_NS 20000ull
+#define URING_INLINE_SLOW_NS_PER_4K 2000ull
 #define URING_INLINE_RETRY_NS 1000000000ull
 
 static uint64_t uring_now_ns(void)
@@ -182,10 +190,10 @@ static uint64_t uring_now_ns(void)
  * slow file is slow every time.
  */
 static void uring_inline_sampled(struct uring_queue *q, uint64_t ns,
-				 uint64_t now)
+				 uint32_t bytes, uint64_t now)
 {
 	q->inline_samples++;
-	if (ns > URING_INLINE_SLOW_NS)
+	if (ns > URING_INLINE_SLOW_NS + (bytes >> 12) * URING_INLINE_SLOW_NS_PER_4K)
 		q->inline_slow_samples++;
 	if (q->inline_samples < URING_INLINE_WINDOW)
 		return;
@@ -209,7 +217,7 @@ static blk_status_t uring_queue_inline(struct uring_queue *q,
 
 		st = uring_sync_rq(q->ud, rq);
 		t1 = uring_now_ns();
-		uring_inline_sampled(q, t1 - t0, t1);
+		uring_inline_sampled(q, t1 - t0, rq->data_len, t1);
 	} else {
 		st = uring_sync_rq(q->ud, rq);
 	}
@@ -774,7 +782,8 @@ int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
 		snprintf(err, errlen, "dev=uring needs filename=PATH");
 		return -EINVAL;
 	}
-	if (cfg->taskrun == BLK_URING_TASKRUN_DEFER && cfg->queue.shared_hctx) {
+	if (cfg->taskrun == BLK_URING_TASKRUN_DEFER && cfg->queue.shared_hctx &&
+	    cfg->engine != BLK_URING_ENGINE_POOL) {
 		snprintf(err, errlen,
 			 "uring_taskrun=defer: a DEFER_TASKRUN ring takes one submitting thread, and more threads than hardware queues would share them; give nr_hw_queues= at least the number of jobs, or uring_taskrun=coop");
 		return -EINVAL;
@@ -877,6 +886,7 @@ void blk_uring_get_stats(struct blk_dev *dev, struct blk_uring_stats *st)
 		const struct uring_queue *q = &ud->queues[i];
 
 		st->ring_rqs += q->ring_rqs;
+		st->pool_rqs += q->pool_rqs;
 		st->inline_rqs += q->inline_rqs;
 		st->inline_given_up += q->inline_slow;
 	}

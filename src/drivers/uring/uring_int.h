@@ -42,6 +42,7 @@ struct uring_queue {
 	uint64_t inline_slow;   /* times inline was given up as too slow */
 	uint64_t inline_rqs;    /* requests issued inline */
 	uint64_t ring_rqs;      /* requests issued through the ring */
+	uint64_t pool_rqs;      /* requests handed to the pool (pool engine) */
 	uint32_t setup_flags;   /* IORING_SETUP_* in effect */
 };
 
