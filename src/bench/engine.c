@@ -146,7 +146,13 @@ static int bench_nvme_open(const struct bench_dev_opts *d,
 	 */
 	nq.nr_hw_queues = queues;
 	nq.shared_hctx = false;
-	nq.queue_depth = qd > 65536 ? 65536 : qd;
+	/*
+	 * Deep enough for what the host can have in flight per queue (its
+	 * tags), not for a full SQ: 256 queues x 65536 entries gave the
+	 * namespace 16M requests (GBs) the host could never use.
+	 */
+	nq.queue_depth = q->queue_depth && q->queue_depth < qd - 1 ? q->queue_depth :
+			 qd - 1 > 65536 ? 65536 : qd - 1;
 	nq.nr_requests = 0;
 	nq.shared_tags = false;
 	nq.iostats = false;

@@ -477,7 +477,7 @@ static uint32_t admin_abort(struct nvme_ctrl *ctrl, struct nvme_cmd *c)
 	cq = &ctrl->cq[sq->cqid];
 	if (sqid)
 		nvme_cq_lock(ctrl, cq);
-	for (i = 0; i < sq->size; i++) {
+	for (i = 0; i < sq->nr_init; i++) {
 		t = &sq->cmds[i];
 		if (t->sqe.cid != cid || t == c)
 			continue;

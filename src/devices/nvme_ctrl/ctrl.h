@@ -124,6 +124,7 @@ struct nvme_sq {
 	uint32_t head;                  /* next entry the controller fetches */
 	uint32_t tail;                  /* last valid tail doorbell value */
 	struct nvme_cmd *cmds;          /* @size slots */
+	uint32_t nr_init;               /* slots used at least once (the rest: zero) */
 	struct nvme_cmd *free;
 	uint32_t busy;
 	struct nvme_sq *cq_next;        /* SQs posting to the same CQ */

@@ -60,7 +60,6 @@ int nvme_sq_init(struct nvme_ctrl *ctrl, struct nvme_sq *sq, uint16_t qid,
 		 uint16_t cqid, uint64_t base, uint32_t size)
 {
 	struct nvme_cq *cq = &ctrl->cq[cqid];
-	uint32_t i;
 
 	sq->cmds = calloc(size, sizeof(*sq->cmds));
 	if (!sq->cmds)
@@ -72,11 +71,14 @@ int nvme_sq_init(struct nvme_ctrl *ctrl, struct nvme_sq *sq, uint16_t qid,
 	sq->head = sq->tail = 0;
 	sq->busy = 0;
 	sq->free = NULL;
-	for (i = size; i-- > 0;) {
-		sq->cmds[i].sq = sq;
-		sq->cmds[i].next = sq->free;
-		sq->free = &sq->cmds[i];
-	}
+	/*
+	 * Slots are set up as the queue first needs them (nvme_sq_fetch()):
+	 * calloc()'s large blocks are fresh zero pages, committed when first
+	 * touched, so an SQ of 65536 entries used a few at a time costs what
+	 * it uses (256 such queues took 4 GB resident when every slot was
+	 * linked up front).
+	 */
+	sq->nr_init = 0;
 	if (qid > ctrl->max_qid)
 		ctrl->max_qid = qid;
 	sq->cq_next = cq->sqs;
@@ -274,13 +276,20 @@ unsigned int nvme_sq_fetch(struct nvme_ctrl *ctrl, struct nvme_sq *sq,
 {
 	unsigned int n = 0;
 
-	while (n < budget && sq->head != sq->tail && sq->free &&
+	while (n < budget && sq->head != sq->tail &&
+	       (sq->free || sq->nr_init < sq->size) &&
 	       ctrl->enabled && !ctrl->shut_down &&
 	       atomic_load_explicit(&sq->valid_size, memory_order_relaxed)) {
 		struct nvme_cmd *c = sq->free;
 		struct nvme_ctrl_fault act;
 
-		sq->free = c->next;
+		if (!c) {
+			/* a slot never used yet */
+			c = &sq->cmds[sq->nr_init++];
+			c->sq = sq;
+		} else {
+			sq->free = c->next;
+		}
 		sq->busy++;
 		memcpy(&c->sqe, (const void *)&sq->base[sq->head], sizeof(c->sqe));
 		if (++sq->head == sq->size)
@@ -404,7 +413,7 @@ void nvme_sq_teardown(struct nvme_ctrl *ctrl, struct nvme_sq *sq, bool silent)
 		}
 	}
 	cq->nr_sqs--;
-	for (i = 0; i < sq->size; i++) {
+	for (i = 0; i < sq->nr_init; i++) {
 		free(sq->cmds[i].iov);
 		free(sq->cmds[i].buf);
 	}

@@ -718,17 +718,18 @@ static void nvme_host_free(struct nvme_host *nh)
 		struct nvme_queue *q = &nh->queues[i];
 		unsigned int t;
 
-		free(q->sq);
-		free(q->cq);
+		nvme_free_pages(q->sq, (size_t)nh->io_depth * sizeof(struct nvme_command));
+		nvme_free_pages(q->cq, (size_t)nh->io_depth * sizeof(struct nvme_completion));
 		free(q->rqs);
-		free(q->prp_pages);
+		nvme_free_pages(q->prp_pages, (size_t)q->nr_tags *
+				nh->prp_pages_per_tag * NVME_HOST_PAGE);
 		for (t = 0; q->bounce && t < q->nr_tags; t++)
-			free(q->bounce[t]);
+			nvme_free_pages(q->bounce[t], nh->max_bytes);
 		free(q->bounce);
 	}
 	free(nh->queues);
-	free(nh->aq.sq);
-	free(nh->aq.cq);
+	nvme_free_pages(nh->aq.sq, (size_t)nh->aq.depth * sizeof(struct nvme_command));
+	nvme_free_pages(nh->aq.cq, (size_t)nh->aq.depth * sizeof(struct nvme_completion));
 	pthread_mutex_destroy(&nh->admin_lock);
 	free(nh);
 }

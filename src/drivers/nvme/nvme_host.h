@@ -181,6 +181,7 @@ struct nvme_host {
 
 /* admin.c */
 void *nvme_alloc_pages(size_t bytes);
+void nvme_free_pages(void *p, size_t bytes);
 int nvme_admin_cmd_locked(struct nvme_host *nh, struct nvme_command *cmd,
 			  uint32_t *result, uint16_t *sf);
 int nvme_admin_cmd(struct nvme_host *nh, struct nvme_command *cmd,
