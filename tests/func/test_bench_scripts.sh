@@ -118,7 +118,8 @@ elif ! command -v valgrind >/dev/null || ! command -v jq >/dev/null; then
 	echo "skip - bench/nvme-sqe-init.sh: needs valgrind and jq (scripts/install-deps.sh)"
 else
 	BLKSTACK=$BLKSTACK timeout -k 10 120 "$ROOT/bench/nvme-sqe-init.sh" 1 1 >"$TMP/run.out" 2>"$TMP/run.err"
-	check "nvme-sqe-init.sh 1 1 exits 0 ($(tail -c 300 "$TMP/run.err"))" test $? -eq 0
+	rc=$? # before the check's name runs tail, which sets $? anew
+	check "nvme-sqe-init.sh 1 1 exits 0 ($(tail -c 300 "$TMP/run.err"))" test $rc -eq 0
 	lineno() { grep -nm1 -E "$1" "$TMP/run.out" | cut -d: -f1; }
 	for k in date kernel cpu nproc memory virt load commit blkstack valgrind script; do
 		check "nvme-sqe-init.sh: start block has $k" grep -Eq "^  $k: +[^ ]" "$TMP/run.out"

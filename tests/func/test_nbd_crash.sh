@@ -13,13 +13,20 @@ trap 'rm -rf "$TMP" "$SHM"; if [ -n "$SRV_PID" ]; then kill -9 "$SRV_PID" 2>/dev
 
 # crash NAME FILE SERVE-ARGS...
 crash() {
-	local name=$1 file=$2 round n
+	local name=$1 file=$2 round n rc
 	shift 2
 	rm -f "$file"
 	for round in 1 2 3; do
 		start_server --dev=uring --filename="$file" --size=8M "$@" || { fail "$name: server"; return; }
+		rm -f "$TMP/log"
 		timeout 60 python3 "$CRASH" write "unix:$SOCK" "$TMP/log" >"$TMP/w.out" 2>&1 &
-		local writer=$!
+		local writer=$! i
+		# the writer connected and had a write acknowledged (python can
+		# take longer to start than the pause below on a loaded machine)
+		for i in $(seq 200); do
+			grep -q '^acked' "$TMP/log" 2>/dev/null && break
+			sleep 0.05
+		done
 		# let it write for a while (longer each round), then kill -9
 		sleep "0.$((round * 3))"
 		kill -9 "$SRV_PID"
@@ -30,8 +37,9 @@ crash() {
 			grep -q "^[1-9][0-9]* writes acknowledged" "$TMP/w.out"
 		n=$(grep -c '^acked' "$TMP/log")
 		python3 "$CRASH" verify "$file" "$TMP/log" >"$TMP/v.out" 2>&1
+		rc=$?
 		check "$name, kill $round: all $n acknowledged writes in the file ($(tail -1 "$TMP/v.out"))" \
-			test $? -eq 0
+			test $rc -eq 0
 	done
 	# the check can fail: a block changed behind the server's back is caught
 	python3 - "$file" "$TMP/log" <<'PY'
