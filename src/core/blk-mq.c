@@ -217,6 +217,23 @@ static inline void blk_mq_rq_init(struct blk_mq_ctx *ctx, struct request *rq,
 	}
 }
 
+/* A request with a driver tag from the hctx's tags, or NULL when out. */
+static inline __attribute__((always_inline)) struct request *
+blk_mq_get_tagged(struct blk_mq_ctx *ctx, unsigned int op, uint16_t rq_flags)
+{
+	struct blk_mq_tags *tags = ctx->hctx->tags;
+	struct request *rq;
+	int bit;
+
+	bit = sbitmap_get(&tags->bitmap_tags, &ctx->tag_hint);
+	if (unlikely(bit < 0))
+		return NULL;
+	rq = tags->static_rqs[bit + tags->nr_reserved_tags];
+	rq->tag = bit + (int)tags->nr_reserved_tags;
+	blk_mq_rq_init(ctx, rq, op, rq_flags);
+	return rq;
+}
+
 /* An elevator's scheduler tags, or tags shared with other ctxs (owned). */
 static struct request *__attribute__((noinline))
 blk_mq_get_request_slow(struct blk_mq_ctx *ctx, unsigned int op)
@@ -228,14 +245,8 @@ blk_mq_get_request_slow(struct blk_mq_ctx *ctx, unsigned int op)
 	int bit;
 
 	if (!hctx->elv) {
-		tags = hctx->tags;
-		bit = sbitmap_get(&tags->bitmap_tags, &ctx->tag_hint);
-		if (unlikely(bit < 0))
-			return NULL;
-		rq = tags->static_rqs[bit + tags->nr_reserved_tags];
-		rq->tag = bit + (int)tags->nr_reserved_tags;
-		blk_mq_rq_init(ctx, rq, op, owned);
-		if (owned)
+		rq = blk_mq_get_tagged(ctx, op, owned);
+		if (rq && owned)
 			owned_set(ctx->owned, (unsigned int)rq->tag);
 		return rq;
 	}
@@ -256,21 +267,8 @@ blk_mq_get_request_slow(struct blk_mq_ctx *ctx, unsigned int op)
 static inline __attribute__((always_inline)) struct request *
 blk_mq_get_request(struct blk_mq_ctx *ctx, unsigned int op)
 {
-	struct blk_mq_hw_ctx *hctx = ctx->hctx;
-	struct blk_mq_tags *tags;
-	struct request *rq;
-	int bit;
-
-	if (likely(!ctx->slow_alloc)) {
-		tags = hctx->tags;
-		bit = sbitmap_get(&tags->bitmap_tags, &ctx->tag_hint);
-		if (unlikely(bit < 0))
-			return NULL;
-		rq = tags->static_rqs[bit + tags->nr_reserved_tags];
-		rq->tag = bit + (int)tags->nr_reserved_tags;
-		blk_mq_rq_init(ctx, rq, op, 0);
-		return rq;
-	}
+	if (likely(!ctx->slow_alloc))
+		return blk_mq_get_tagged(ctx, op, 0);
 	return blk_mq_get_request_slow(ctx, op);
 }
 
