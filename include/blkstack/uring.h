@@ -159,6 +159,8 @@ int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
  * @inline_rqs: requests issued inline (enum blk_uring_inline).
  * @pool_rqs: requests the thread-pool engine ran.
  * @inline_given_up: times a queue gave inline issue up as too slow.
+ * @cancels: IORING_OP_ASYNC_CANCELs sent for requests that timed out
+ *	twice (a cancelled one completes with BLK_STS_TIMEOUT).
  * @nowait: the file takes RWF_NOWAIT (io_uring issues its I/O without a
  *	worker); false for tmpfs on Linux 6.18.
  * @setup_flags: IORING_SETUP_* flags the rings were created with (0 where
@@ -171,6 +173,7 @@ struct blk_uring_stats {
 	uint64_t inline_rqs;
 	uint64_t pool_rqs;
 	uint64_t inline_given_up;
+	uint64_t cancels;
 	bool nowait;
 	uint32_t setup_flags;
 	bool pool;

@@ -1779,6 +1779,7 @@ static void dev_counters_report(struct bench_run_result *res,
 		res->uring.inline_rqs -= before->uring.inline_rqs;
 		res->uring.pool_rqs -= before->uring.pool_rqs;
 		res->uring.inline_given_up -= before->uring.inline_given_up;
+		res->uring.cancels -= before->uring.cancels;
 	}
 	n = after->lat_count - before->lat_count;
 	res->core_lat_count = n;

@@ -1076,6 +1076,7 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 		jint(c, u, "inline_requests", r->uring.inline_rqs);
 		jint(c, u, "pool_requests", r->uring.pool_rqs);
 		jint(c, u, "inline_given_up", r->uring.inline_given_up);
+		jint(c, u, "cancels", r->uring.cancels);
 		jint(c, u, "file_nowait", r->uring.nowait);
 		jint(c, u, "setup_flags", r->uring.setup_flags);
 		jset(c, o, "uring", u);

@@ -27,6 +27,26 @@ done
 check "trim: exit 0" jq -e '.jobs[0].trim.total_ios == 8' "$TMP/t.json"
 check "trim: the file is sparse again" test "$(stat -c %b "$TMP/a.img")" -lt 64
 
+# Regression (issue 11: every request ends, with an error if it must): a
+# ring request whose deadline passes twice is cancelled.  4096 buffered
+# writes queue behind one io-wq worker (writes to one file are serialised
+# there), far longer than 2 x rq_timeout=1ms: the ones still queued end
+# with -ECANCELED, reported as TIMEOUT, and the run ends.
+timeout 60 "$BLKSTACK" bench --dev=uring --filename="$TMP/c.img" --size=64M --rw=randwrite --bs=4k \
+	--iodepth=4096 --hw_queue_depth=4096 --rq_timeout=1ms --uring_inline=never \
+	--runtime=1 --time_based $J >"$TMP/c.json" 2>"$TMP/c.err"
+rc=$?
+check "late ring requests: the run ends (rc $rc, not timeout's 124)" test $rc -eq 1
+check "late ring requests: cancelled (ASYNC_CANCEL sent)" \
+	jq -e '.jobs[0].blkstack.uring.cancels > 0' "$TMP/c.json"
+check "late ring requests: the job fails with TIMEOUT (ETIMEDOUT)" \
+	bash -c "grep -q 'length 4096: TIMEOUT' '$TMP/c.err' && jq -e '.jobs[0].error == 110' '$TMP/c.json' >/dev/null"
+"$BLKSTACK" bench --dev=uring --filename="$TMP/c.img" --rw=randwrite --bs=4k --iodepth=32 \
+	--uring_inline=never --runtime=300ms --time_based $J >"$TMP/c2.json"
+check "on time: nothing cancelled, no error" \
+	jq -e '.jobs[0].error == 0 and .jobs[0].blkstack.uring.cancels == 0' "$TMP/c2.json"
+rm -f "$TMP/c.img"
+
 # write then verify on a file: QD 1, 32 and 128, two jobs side by side,
 # buffered and O_DIRECT
 for direct in 0 1; do

@@ -25,6 +25,9 @@ blk_status_t uring_errno_status(struct uring_dev *ud, struct request *rq,
 				int err)
 {
 	switch (err) {
+	case -ECANCELED:
+		/* the ring path cancelled it after repeated timeouts */
+		return BLK_STS_TIMEOUT;
 	case -ENOSPC:
 	case -EDQUOT:
 		return BLK_STS_NOSPC;

@@ -367,19 +367,24 @@ static int uring_poll(struct blk_mq_hw_ctx *hctx)
 {
 	struct uring_queue *q = blk_mq_hctx_driver_data(hctx);
 	struct io_uring_cqe *cqe;
-	unsigned int head, n = 0;
+	unsigned int head, n = 0, seen = 0;
 
 	if (unlikely(!q->ring_ok))
 		return 0; /* inline only: see uring_enable() */
 	if (!io_uring_cq_ready(&q->ring) && uring_needs_enter(q))
 		io_uring_get_events(&q->ring);
 	io_uring_for_each_cqe(&q->ring, head, cqe) {
+		struct request *rq = io_uring_cqe_get_data(cqe);
+
 		q->inflight--;
-		uring_complete(q, io_uring_cqe_get_data(cqe), cqe->res);
+		seen++;
+		if (unlikely(!rq))
+			continue; /* an ASYNC_CANCEL's own result (uring_timeout()) */
+		uring_complete(q, rq, cqe->res);
 		n++;
 	}
-	if (n)
-		io_uring_cq_advance(&q->ring, n);
+	if (seen)
+		io_uring_cq_advance(&q->ring, seen);
 	/* resubmissions from uring_complete() */
 	if (q->unsubmitted) {
 		io_uring_submit(&q->ring);
@@ -417,12 +422,36 @@ static int uring_wait(struct blk_mq_hw_ctx *hctx, uint64_t timeout_ns)
 	return ret < 0 && ret != -EAGAIN && ret != -EBUSY ? ret : 0;
 }
 
+/*
+ * A request's deadline passed.  The kernel owns the I/O and completes it
+ * through the CQ, so the first time the timer is only reset (a slow disk
+ * is not a lost request).  From the second time on, it is cancelled
+ * (IORING_OP_ASYNC_CANCEL): one still waiting for an io-wq worker, or
+ * polled, ends with -ECANCELED, which completes it with BLK_STS_TIMEOUT.
+ * One already inside a system call (a hung NFS server, a blocked FUSE
+ * daemon) cannot be taken back and ends when the kernel ends it; the stop
+ * deadlines of bench and serve bound the process then.  The cancel's own
+ * CQE carries no request (user data 0) and is only counted.
+ */
+#define URING_CANCEL_AFTER_TIMEOUTS 2
+
 static enum blk_eh_timer_return uring_timeout(struct request *rq)
 {
-	/*
-	 * The kernel owns the I/O and will complete it: cancelling would
-	 * race with the CQE for no gain.  Keep waiting.
-	 */
+	struct uring_queue *q = blk_mq_hctx_driver_data(rq->mq_hctx);
+	struct io_uring_sqe *sqe;
+
+	if (rq->timeouts < URING_CANCEL_AFTER_TIMEOUTS || !q->ring_ok)
+		return BLK_EH_RESET_TIMER;
+	sqe = uring_get_sqe(q);
+	if (!sqe)
+		return BLK_EH_RESET_TIMER;
+	io_uring_prep_cancel(sqe, rq, 0);
+	io_uring_sqe_set_data(sqe, NULL);
+	q->inflight++;
+	q->unsubmitted++;
+	q->cancels++;
+	io_uring_submit(&q->ring);
+	q->unsubmitted = 0;
 	return BLK_EH_RESET_TIMER;
 }
 
@@ -889,6 +918,7 @@ void blk_uring_get_stats(struct blk_dev *dev, struct blk_uring_stats *st)
 		st->pool_rqs += q->pool_rqs;
 		st->inline_rqs += q->inline_rqs;
 		st->inline_given_up += q->inline_slow;
+		st->cancels += q->cancels;
 	}
 	st->setup_flags = ud->nr_queues ? ud->queues[0].setup_flags : 0;
 }

@@ -43,6 +43,7 @@ struct uring_queue {
 	uint64_t inline_rqs;    /* requests issued inline */
 	uint64_t ring_rqs;      /* requests issued through the ring */
 	uint64_t pool_rqs;      /* requests handed to the pool (pool engine) */
+	uint64_t cancels;       /* ASYNC_CANCELs sent for late requests */
 	uint32_t setup_flags;   /* IORING_SETUP_* in effect */
 };
 
