@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <sys/sysinfo.h>
 #include <urcu/urcu-bp.h>
@@ -15,6 +16,7 @@
 #include "page_store.h"
 
 #define LEAF_BYTES ((uint64_t)PS_LEAF_PAGES << PS_PAGE_SHIFT)
+#define likely(x) __builtin_expect(!!(x), 1)
 /* Pages ps_zero() unlinks before giving them back in one go: 4 KiB of
  * stack, and runs of adjacent pages long enough for one madvise each. */
 #define FREE_BATCH 512
@@ -30,7 +32,8 @@ static void *map_anon(size_t len)
 /*
  * Slabs of address space to reserve: enough for every page of the device,
  * but never more than the machine could hold (RAM + swap: pages beyond
- * that could not be committed anyway), nor more than 32-bit page numbers
+ * that could not be committed anyway) or half what RLIMIT_AS or RLIMIT_DATA
+ * allow, nor more than 32-bit page numbers
  * can name (16 TiB); plus the slack.  So a sparse device far larger than
  * the machine costs address space in proportion to the machine.
  */
@@ -40,11 +43,22 @@ static uint64_t ps_region_slabs(uint64_t capacity)
 	uint64_t max = (UINT32_MAX >> PS_SLAB_SHIFT) - PS_SLAB_SLACK - 1;
 	struct sysinfo si;
 
+	struct rlimit rl;
+	int r;
+
 	if (!sysinfo(&si)) {
 		uint64_t mem = ((uint64_t)si.totalram + si.totalswap) * si.mem_unit;
 
 		if (mem / PS_SLAB_SIZE + 1 < max)
 			max = mem / PS_SLAB_SIZE + 1;
+	}
+	/* a limit on address space (ulimit -v) or on private writable
+	 * mappings (ulimit -d): half of it, the rest for everything else */
+	for (r = 0; r < 2; r++) {
+		if (!getrlimit(r ? RLIMIT_DATA : RLIMIT_AS, &rl) &&
+		    rl.rlim_cur != RLIM_INFINITY &&
+		    rl.rlim_cur / 2 / PS_SLAB_SIZE + 1 < max)
+			max = rl.rlim_cur / 2 / PS_SLAB_SIZE + 1;
 	}
 	return (slabs < max ? slabs : max) + PS_SLAB_SLACK;
 }
@@ -61,16 +75,17 @@ int ps_init(struct page_store *ps, uint64_t capacity)
 		return -EFBIG;
 	ps->capacity = capacity;
 	ps->nr_leaves = (capacity + LEAF_BYTES - 1) / LEAF_BYTES;
-	ps->dir_words = ((ps->nr_leaves + PS_DIR_LEAVES - 1) >> PS_DIR_SHIFT) / 64 + 1;
+	ps->nr_top = ((ps->nr_leaves - 1) >> PS_TOP_SHIFT) + 1;
+	ps->top_words = (ps->nr_top + 63) / 64;
 	nr_slabs = ps_region_slabs(capacity);
 	ps->map_len = (nr_slabs + 1) * PS_SLAB_SIZE; /* + 1: to align */
 	ps->alloc.free_cap = nr_slabs << PS_SLAB_SHIFT;
-	/* all three address space only: committed where written */
-	ps->leaves = map_anon(ps->nr_leaves * sizeof(*ps->leaves));
-	ps->dir = map_anon(ps->dir_words * sizeof(*ps->dir));
+	/* all four address space only: committed where written */
+	ps->top = map_anon(ps->nr_top * sizeof(*ps->top));
+	ps->top_map = map_anon(ps->top_words * sizeof(*ps->top_map));
 	ps->map = map_anon(ps->map_len);
 	ps->alloc.free = map_anon(ps->alloc.free_cap * sizeof(*ps->alloc.free));
-	if (!ps->leaves || !ps->dir || !ps->map || !ps->alloc.free) {
+	if (!ps->top || !ps->top_map || !ps->map || !ps->alloc.free) {
 		ps_destroy(ps);
 		return -ENOMEM;
 	}
@@ -92,33 +107,53 @@ int ps_init(struct page_store *ps, uint64_t capacity)
 	return 0;
 }
 
+/* The first set top entry at or after @t; ps->nr_top if none. */
+static uint64_t ps_next_top(const struct page_store *ps, uint64_t t)
+{
+	uint64_t w = t / 64, bits;
+
+	if (t >= ps->nr_top)
+		return ps->nr_top;
+	bits = atomic_load_explicit(&ps->top_map[w], memory_order_relaxed) &
+	       (~0ull << (t % 64));
+	while (!bits) {
+		if (++w >= ps->top_words)
+			return ps->nr_top;
+		bits = atomic_load_explicit(&ps->top_map[w],
+					    memory_order_relaxed);
+	}
+	t = w * 64 + (uint64_t)__builtin_ctzll(bits);
+	return t < ps->nr_top ? t : ps->nr_top;
+}
+
 void ps_destroy(struct page_store *ps)
 {
-	uint64_t w, i;
+	uint64_t t;
+	unsigned int i, j;
 
-	/* only where the directory says leaves were made */
-	for (w = 0; ps->leaves && ps->dir && w < ps->dir_words; w++) {
-		uint64_t bits = atomic_load_explicit(&ps->dir[w],
-						     memory_order_relaxed);
+	/* only the top entries set: the cost follows the data */
+	for (t = 0; ps->top && ps->top_map && (t = ps_next_top(ps, t)) < ps->nr_top;
+	     t++) {
+		struct ps_table *mid = atomic_load_explicit(&ps->top[t],
+							    memory_order_relaxed);
 
-		while (bits) {
-			uint64_t d = w * 64 + (uint64_t)__builtin_ctzll(bits);
-			uint64_t end = (d + 1) << PS_DIR_SHIFT;
+		for (i = 0; mid && i < PS_TBL_SLOTS; i++) {
+			struct ps_table *lt = atomic_load_explicit(
+				&mid->slot[i], memory_order_relaxed);
 
-			bits &= bits - 1;
-			if (end > ps->nr_leaves)
-				end = ps->nr_leaves;
-			for (i = d << PS_DIR_SHIFT; i < end; i++)
-				free(atomic_load_explicit(&ps->leaves[i],
+			for (j = 0; lt && j < PS_TBL_SLOTS; j++)
+				free(atomic_load_explicit(&lt->slot[j],
 							  memory_order_relaxed));
+			free(lt);
 		}
+		free(mid);
 	}
-	if (ps->leaves)
-		munmap(ps->leaves, ps->nr_leaves * sizeof(*ps->leaves));
-	ps->leaves = NULL;
-	if (ps->dir)
-		munmap(ps->dir, ps->dir_words * sizeof(*ps->dir));
-	ps->dir = NULL;
+	if (ps->top)
+		munmap(ps->top, ps->nr_top * sizeof(*ps->top));
+	ps->top = NULL;
+	if (ps->top_map)
+		munmap(ps->top_map, ps->top_words * sizeof(*ps->top_map));
+	ps->top_map = NULL;
 	if (ps->map)
 		munmap(ps->map, ps->map_len);
 	if (ps->alloc.free)
@@ -269,33 +304,116 @@ static void ps_pages_free(struct page_store *ps, const uint32_t *pages,
 	pthread_mutex_unlock(&a->lock);
 }
 
+/*
+ * The object in @slot, or, for @create, a new zeroed one of @size bytes
+ * installed there (two threads racing: the loser frees its own and takes
+ * the winner's).  NULL: none, or no memory.
+ */
+static void *ps_slot_get(struct page_store *ps, _Atomic(void *) *slot,
+			 size_t size, bool create, bool *made)
+{
+	void *p = atomic_load_explicit(slot, memory_order_acquire);
+	void *expected = NULL;
+
+	if (p || !create)
+		return p;
+	p = calloc(1, size);
+	if (!p)
+		return NULL;
+	if (!atomic_compare_exchange_strong_explicit(slot, &expected, p,
+						     memory_order_acq_rel,
+						     memory_order_acquire)) {
+		free(p);
+		return expected;
+	}
+	atomic_fetch_add_explicit(&ps->nr_leaf_bytes,
+				  malloc_usable_size(p) + sizeof(size_t),
+				  memory_order_relaxed);
+	*made = true;
+	return p;
+}
+
+/* Leaf @idx (of 256 KiB of the device); for @create, made with the tables
+ * above it where missing.  NULL: never written, or no memory. */
 static struct ps_leaf *ps_get_leaf(struct page_store *ps, uint64_t idx,
 				   bool create)
 {
-	struct ps_leaf *l = atomic_load_explicit(&ps->leaves[idx],
-						 memory_order_acquire);
-	struct ps_leaf *expected = NULL;
+	uint64_t t = idx >> PS_TOP_SHIFT;
+	struct ps_table *mid, *lt;
+	struct ps_leaf *l;
+	bool made = false;
 
-	if (l || !create)
-		return l;
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return NULL;
-	if (!atomic_compare_exchange_strong_explicit(&ps->leaves[idx],
-						     &expected, l,
-						     memory_order_acq_rel,
-						     memory_order_acquire)) {
-		free(l);
-		return expected;
+	/* the fast path: three loads, no call */
+	mid = atomic_load_explicit(&ps->top[t], memory_order_acquire);
+	if (likely(mid)) {
+		lt = atomic_load_explicit(&mid->slot[(idx >> PS_TBL_SHIFT) &
+						     (PS_TBL_SLOTS - 1)],
+					  memory_order_acquire);
+		if (likely(lt)) {
+			l = atomic_load_explicit(&lt->slot[idx & (PS_TBL_SLOTS - 1)],
+						 memory_order_acquire);
+			if (likely(l) || !create)
+				return l;
+		}
 	}
-	atomic_fetch_or_explicit(&ps->dir[(idx >> PS_DIR_SHIFT) / 64],
-				 1ull << ((idx >> PS_DIR_SHIFT) % 64),
-				 memory_order_relaxed);
-	atomic_fetch_add_explicit(&ps->nr_leaf_bytes,
-				  malloc_usable_size(l) + sizeof(size_t),
-				  memory_order_relaxed);
-	atomic_fetch_add_explicit(&ps->nr_leaves_made, 1, memory_order_relaxed);
-	return l;
+	if (!create)
+		return NULL;
+	mid = ps_slot_get(ps, (_Atomic(void *) *)&ps->top[t], sizeof(*mid),
+			  create, &made);
+	if (made) {
+		atomic_fetch_or_explicit(&ps->top_map[t / 64], 1ull << (t % 64),
+					 memory_order_relaxed);
+		atomic_fetch_add_explicit(&ps->nr_top_made, 1,
+					  memory_order_relaxed);
+	}
+	if (!mid)
+		return NULL;
+	lt = ps_slot_get(ps, &mid->slot[(idx >> PS_TBL_SHIFT) & (PS_TBL_SLOTS - 1)],
+			 sizeof(*lt), create, &made);
+	if (!lt)
+		return NULL;
+	return ps_slot_get(ps, &lt->slot[idx & (PS_TBL_SLOTS - 1)],
+			   sizeof(struct ps_leaf), create, &made);
+}
+
+/*
+ * Leaves from @idx on that lie under no table of leaves: the rest of the
+ * missing tables there (whole top entries at a time where those are
+ * unset).  0 when the table of leaves holding @idx exists.
+ */
+static uint64_t ps_empty_leaves(struct page_store *ps, uint64_t idx)
+{
+	uint64_t cur = idx;
+
+	while (cur < ps->nr_leaves) {
+		uint64_t t = cur >> PS_TOP_SHIFT;
+		struct ps_table *mid = atomic_load_explicit(&ps->top[t],
+							    memory_order_acquire);
+
+		if (!mid) {
+			cur = ps_next_top(ps, t + 1) << PS_TOP_SHIFT;
+			continue;
+		}
+		if (atomic_load_explicit(&mid->slot[(cur >> PS_TBL_SHIFT) &
+						    (PS_TBL_SLOTS - 1)],
+					 memory_order_acquire))
+			break;
+		cur = ((cur >> PS_TBL_SHIFT) + 1) << PS_TBL_SHIFT;
+	}
+	if (cur > ps->nr_leaves)
+		cur = ps->nr_leaves;
+	return cur - idx;
+}
+
+/*
+ * Pages from @pgno under no table of leaves (ps_empty_leaves()), counted
+ * from @pgno itself.  0 when @pgno's table of leaves exists.
+ */
+static uint64_t ps_empty_pages(struct page_store *ps, uint64_t pgno)
+{
+	uint64_t leaves = ps_empty_leaves(ps, pgno >> PS_LEAF_SHIFT);
+
+	return leaves ? (leaves << PS_LEAF_SHIFT) - (pgno & (PS_LEAF_PAGES - 1)) : 0;
 }
 
 /* Where ps_rw() stands in the caller's iovec array. */
@@ -443,8 +561,14 @@ int ps_zero(struct page_store *ps, uint64_t offset, uint64_t len)
 
 		if (n > len)
 			n = len;
-		if (!l) { /* nothing written in this leaf: skip to its end */
-			n = ((pgno >> PS_LEAF_SHIFT) + 1) * LEAF_BYTES - offset;
+		if (!l) {
+			/* nothing written in this leaf: skip to its end, or to
+			 * the next table of leaves (a discard of a whole 1 EiB
+			 * device walks the tables made, not 2^42 leaves) */
+			uint64_t empty = ps_empty_pages(ps, pgno);
+
+			n = empty ? (empty << PS_PAGE_SHIFT) - poff :
+				    ((pgno >> PS_LEAF_SHIFT) + 1) * LEAF_BYTES - offset;
 			if (n > len)
 				n = len;
 			goto next;
@@ -502,33 +626,6 @@ int ps_rq_rw(struct page_store *ps, struct request *rq)
 
 /* Pages from @pgno to the end of its leaf (at most @max) in the same
  * state as the first; a missing leaf is one hole. */
-/*
- * Pages from @pgno with no leaf and no directory bit: the rest of the
- * empty directory ranges (and whole empty 64-bit words of them) there.
- * 0 when @pgno's directory range has leaves.
- */
-static uint64_t ps_empty_dir_pages(struct page_store *ps, uint64_t pgno)
-{
-	uint64_t d = (pgno >> PS_LEAF_SHIFT) >> PS_DIR_SHIFT, end = d;
-	const uint64_t dir_pages = 1ull << (PS_DIR_SHIFT + PS_LEAF_SHIFT);
-
-	while (end < ps->dir_words * 64) {
-		uint64_t word = atomic_load_explicit(&ps->dir[end / 64],
-						     memory_order_relaxed);
-
-		if (!(end % 64) && !word) {
-			end += 64;
-			continue;
-		}
-		if (word & (1ull << (end % 64)))
-			break;
-		end++;
-	}
-	if (end == d)
-		return 0;
-	return end * dir_pages - pgno;
-}
-
 static unsigned int ps_run(struct page_store *ps, uint64_t pgno,
 			   unsigned int max, bool *present)
 {
@@ -561,10 +658,10 @@ int ps_block_status(struct page_store *ps, uint64_t offset, uint64_t len,
 		uint32_t flags;
 		bool present;
 
-		uint64_t empty = ps_empty_dir_pages(ps, pgno);
+		uint64_t empty = ps_empty_pages(ps, pgno);
 
 		if (empty) {
-			/* a hole as long as the empty directory ranges */
+			/* a hole as long as the missing tables of leaves */
 			present = false;
 			bytes = empty >= (len >> PS_PAGE_SHIFT) + 1 ? len :
 				(empty << PS_PAGE_SHIFT) -
@@ -604,19 +701,21 @@ uint64_t ps_committed_bytes(struct page_store *ps)
 						memory_order_relaxed);
 	uint64_t slabs = atomic_load_explicit(&ps->alloc.committed_end,
 					      memory_order_relaxed);
-
-	uint64_t top = ps->nr_leaves * sizeof(*ps->leaves);
-	uint64_t top_touched = atomic_load_explicit(&ps->nr_leaves_made,
-						    memory_order_relaxed) *
-			       PS_PAGE_SIZE;
+	uint64_t made = atomic_load_explicit(&ps->nr_top_made,
+					     memory_order_relaxed);
+	uint64_t top_pages = (ps->nr_top * sizeof(*ps->top) + PS_PAGE_SIZE - 1) /
+			     PS_PAGE_SIZE;
+	uint64_t map_pages = (ps->top_words * sizeof(*ps->top_map) +
+			      PS_PAGE_SIZE - 1) / PS_PAGE_SIZE;
 
 	/*
-	 * The top level: each leaf made wrote one of its pages at most.  The
-	 * free list: the pages it has grown through (a page it shrank back
-	 * from stays committed).
+	 * The top array and its bitmap: each entry set wrote one page of
+	 * each at most.  The free list: the pages it has grown through (a
+	 * page it shrank back from stays committed).
 	 */
 	return slabs - (nr_free << PS_PAGE_SHIFT) +
 	       atomic_load_explicit(&ps->nr_leaf_bytes, memory_order_relaxed) +
-	       (top_touched < top ? top_touched : top) +
+	       ((made < top_pages ? made : top_pages) +
+		(made < map_pages ? made : map_pages)) * PS_PAGE_SIZE +
 	       atomic_load_explicit(&ps->alloc.free_high, memory_order_relaxed);
 }
