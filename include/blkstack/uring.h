@@ -107,6 +107,14 @@ enum blk_uring_engine {
  *	never more than the queue depth, as more could not all be busy.
  *	Each worker has one I/O in the kernel at a time, so this is the
  *	queue depth the file or device sees.
+ * @force_async: every @force_async-th read or write is submitted with
+ *	IOSQE_ASYNC: handed to an io-wq worker without a non-blocking try
+ *	first (fio's io_uring force_async); 0: never.
+ * @iowq_max_workers: at most this many io-wq workers per kind (bounded:
+ *	regular files and block devices; unbounded) for each submitting
+ *	thread, set with IORING_REGISTER_IOWQ_MAX_WORKERS when the thread
+ *	first submits to a ring (io-wq belongs to the thread, not the ring;
+ *	Linux 5.15); 0: the kernel's default (4 per CPU, bounded).
  */
 struct blk_uring_config {
 	struct blk_dev_config queue;
@@ -120,6 +128,8 @@ struct blk_uring_config {
 	bool sqpoll;
 	uint8_t engine;
 	uint32_t pool_threads;
+	uint32_t force_async;
+	uint32_t iowq_max_workers;
 };
 
 /**
@@ -161,6 +171,14 @@ int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
  * @inline_given_up: times a queue gave inline issue up as too slow.
  * @cancels: IORING_OP_ASYNC_CANCELs sent for requests that timed out
  *	twice (a cancelled one completes with BLK_STS_TIMEOUT).
+ * @cancels_hit: of those, cancels the kernel carried out (the request was
+ *	still waiting for an io-wq worker, or polled): its result 0.
+ * @cancels_running: cancels refused because the request was inside a
+ *	system call in a worker (-EALREADY): it ends when the kernel ends it.
+ * @cancels_missed: cancels that found no request (-ENOENT): it had
+ *	completed, or a worker had taken it in a batch (io-wq takes every
+ *	queued write to one file at once, and those can no longer be found).
+ * @cancelled: requests that ended with -ECANCELED, so BLK_STS_TIMEOUT.
  * @nowait: the file takes RWF_NOWAIT (io_uring issues its I/O without a
  *	worker); false for tmpfs on Linux 6.18.
  * @setup_flags: IORING_SETUP_* flags the rings were created with (0 where
@@ -174,6 +192,10 @@ struct blk_uring_stats {
 	uint64_t pool_rqs;
 	uint64_t inline_given_up;
 	uint64_t cancels;
+	uint64_t cancels_hit;
+	uint64_t cancels_running;
+	uint64_t cancels_missed;
+	uint64_t cancelled;
 	bool nowait;
 	uint32_t setup_flags;
 	bool pool;

@@ -318,6 +318,8 @@ int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 		uc.sqpoll = d->sqthread_poll;
 		uc.engine = (uint8_t)d->uring_engine;
 		uc.pool_threads = d->pool_threads;
+		uc.force_async = d->force_async;
+		uc.iowq_max_workers = d->uring_iowq_max_workers;
 		ret = blk_uring_create(&uc, dev, err, errlen);
 		if (ret)
 			return ret;
@@ -1780,6 +1782,10 @@ static void dev_counters_report(struct bench_run_result *res,
 		res->uring.pool_rqs -= before->uring.pool_rqs;
 		res->uring.inline_given_up -= before->uring.inline_given_up;
 		res->uring.cancels -= before->uring.cancels;
+		res->uring.cancels_hit -= before->uring.cancels_hit;
+		res->uring.cancels_running -= before->uring.cancels_running;
+		res->uring.cancels_missed -= before->uring.cancels_missed;
+		res->uring.cancelled -= before->uring.cancelled;
 	}
 	n = after->lat_count - before->lat_count;
 	res->core_lat_count = n;

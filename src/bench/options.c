@@ -392,6 +392,12 @@ static const struct opt_def opts[] = {
 	  DEVF(pool_threads), .min = 1, .max = BLK_URING_POOL_THREADS_MAX,
 	  .def = STRINGIFY(BLK_URING_POOL_THREADS_DEFAULT),
 	  .help = "dev=uring with the thread pool: workers per hardware queue, each with one I/O in the kernel (at most hw_queue_depth are started)" },
+	{ .name = "force_async", .type = OPT_UINT, DEVF(force_async),
+	  .min = 0, .max = UINT32_MAX, .def = "0",
+	  .help = "dev=uring: every Nth read or write is submitted with IOSQE_ASYNC (straight to an io-wq worker, no non-blocking try); 0: never" },
+	{ .name = "uring_iowq_max_workers", .type = OPT_UINT,
+	  DEVF(uring_iowq_max_workers), .min = 0, .max = 65536, .def = "0",
+	  .help = "dev=uring: at most N io-wq workers of each kind per submitting thread (IORING_REGISTER_IOWQ_MAX_WORKERS, Linux 5.15); 0: the kernel's default, 4 per CPU" },
 
 	/* null driver: null_blk's parameter names. */
 	{ .name = "irqmode", .type = OPT_UINT, NULLF(irqmode),
@@ -468,7 +474,7 @@ static const char *const fio_unsupported[] = {
 	"write_hist_log", "log_avg_msec", "per_job_logs", "unit_base",
 	"kb_base", "offset_align", "number_ios",
 	"fill_device", "latency_target", "max_latency", "percentile_list",
-	"unified_rw_reporting", "new_group", "hipri", "sqthread_poll", "cpumode", "cpuload",
+	"unified_rw_reporting", "new_group", "hipri", "cpumode", "cpuload",
 	"exec_prerun", "exec_postrun", "read_iolog", "write_iolog",
 };
 

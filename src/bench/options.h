@@ -74,6 +74,8 @@ struct bench_dev_opts {
 	uint32_t uring_inline;      /* uring_inline=auto|never|always: enum blk_uring_inline (auto) */
 	uint32_t uring_engine;      /* uring_engine=auto|io_uring|pool: enum blk_uring_engine (auto) */
 	uint32_t pool_threads;      /* pool_threads=, workers per hardware queue of the pool, 1..256 (BLK_URING_POOL_THREADS_DEFAULT) */
+	uint32_t force_async;       /* force_async=N: every Nth read/write with IOSQE_ASYNC, 0 off (0) */
+	uint32_t uring_iowq_max_workers; /* uring_iowq_max_workers=, io-wq workers per kind per thread, 0 kernel default (0) */
 	/* null driver (null_blk's names) */
 	uint32_t irqmode;           /* irqmode=0 inline, 1 completion thread, 2 timer (0) */
 	uint64_t completion_nsec;   /* completion_nsec=, ns, 0..1e9, for irqmode=2 (10000) */

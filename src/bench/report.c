@@ -1077,6 +1077,10 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 		jint(c, u, "pool_requests", r->uring.pool_rqs);
 		jint(c, u, "inline_given_up", r->uring.inline_given_up);
 		jint(c, u, "cancels", r->uring.cancels);
+		jint(c, u, "cancels_hit", r->uring.cancels_hit);
+		jint(c, u, "cancels_running", r->uring.cancels_running);
+		jint(c, u, "cancels_missed", r->uring.cancels_missed);
+		jint(c, u, "cancelled", r->uring.cancelled);
 		jint(c, u, "file_nowait", r->uring.nowait);
 		jint(c, u, "setup_flags", r->uring.setup_flags);
 		jset(c, o, "uring", u);

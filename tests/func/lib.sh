@@ -29,6 +29,22 @@ expect_error() {
 	fi
 }
 
+# sanitizer: the sanitizer the blkstack under test was built with: asan,
+# tsan or none (ctest sets BLK_SANITIZER; run by hand, ldd tells).
+sanitizer() {
+	local libs
+	if [ -n "${BLK_SANITIZER:-}" ]; then
+		echo "$BLK_SANITIZER"
+		return
+	fi
+	libs=$(ldd "$BLKSTACK" 2>/dev/null)
+	case $libs in
+	*libasan*) echo asan ;;
+	*libtsan*) echo tsan ;;
+	*) echo none ;;
+	esac
+}
+
 finish() {
 	echo "$NPASS passed, $NFAIL failed"
 	[ "$NFAIL" -eq 0 ]

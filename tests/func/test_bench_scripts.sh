@@ -112,8 +112,8 @@ check "lib.sh: bench_exec leaves \$! on the command" grep -qx 'probe comm: sleep
 check "lib.sh: nothing on stderr" test ! -s "$TMP/probe.err"
 
 # --- one script for real ---
-if ldd "$BLKSTACK" 2>/dev/null | grep -q libasan; then
-	echo "skip - bench/nvme-sqe-init.sh: valgrind cannot run an ASan build"
+if [ "$(sanitizer)" != none ]; then
+	echo "skip - bench/nvme-sqe-init.sh: valgrind cannot run a sanitizer build"
 elif ! command -v valgrind >/dev/null || ! command -v jq >/dev/null; then
 	echo "skip - bench/nvme-sqe-init.sh: needs valgrind and jq (scripts/install-deps.sh)"
 else

@@ -114,7 +114,7 @@ expect_error "verify on a null namespace" "verify=crc32c: dev=nvme with nvme_ns=
 	bench --dev=nvme --nvme-ns=null --rw=write --size=1M --verify=crc32c
 # out of memory names the options that size it (not under ASan or TSan:
 # their shadow memory needs more address space than the limit)
-if ! ldd "$BLKSTACK" | grep -E 'libasan|libtsan' >/dev/null; then # no -q: with pipefail, ldd could die of SIGPIPE
+if [ "$(sanitizer)" = none ]; then
 	( ulimit -v 400000; $T "$BLKSTACK" bench --dev=nvme --nvme-queues=256 --nvme-qd=65536 \
 		--rw=read --size=1M ) >"$TMP/out" 2>"$TMP/err"
 	check "out of memory: exit 1" test $? -eq 1
@@ -125,7 +125,7 @@ fi
 # for a 1 MiB read (every SQE slot, PRP page and namespace tag set up
 # front); now memory follows what is used (not under sanitizers: their
 # shadow memory)
-if ! ldd "$BLKSTACK" | grep -E 'libasan|libtsan' >/dev/null && [ -x /usr/bin/time ]; then
+if [ "$(sanitizer)" = none ] && [ -x /usr/bin/time ]; then
 	/usr/bin/time -f "%M" -o "$TMP/rss" "$BLKSTACK" bench --dev=nvme --nvme_queues=256 \
 		--nvme_qd=65536 --rw=read --size=1M >/dev/null 2>&1
 	check "256 queues x 65536 entries: a 1 MiB read stays under 256 MiB resident ($(cat "$TMP/rss") KiB)" \

@@ -28,19 +28,38 @@ check "trim: exit 0" jq -e '.jobs[0].trim.total_ios == 8' "$TMP/t.json"
 check "trim: the file is sparse again" test "$(stat -c %b "$TMP/a.img")" -lt 64
 
 # Regression (issue 11: every request ends, with an error if it must): a
-# ring request whose deadline passes twice is cancelled.  4096 buffered
-# writes queue behind one io-wq worker (writes to one file are serialised
-# there), far longer than 2 x rq_timeout=1ms: the ones still queued end
-# with -ECANCELED, reported as TIMEOUT, and the run ends.
-timeout 60 "$BLKSTACK" bench --dev=uring --filename="$TMP/c.img" --size=64M --rw=randwrite --bs=4k \
-	--iodepth=4096 --hw_queue_depth=4096 --rq_timeout=1ms --uring_inline=never \
+# ring request whose deadline passes twice is cancelled.  Reads sent
+# straight to io-wq (force_async=1) behind a single worker
+# (uring_iowq_max_workers=1): 1024 reads of 64 KiB queue for far longer
+# than 2 x rq_timeout=1ms, the ones still queued end with -ECANCELED,
+# reported as TIMEOUT, and the run ends.
+timeout 60 "$BLKSTACK" bench --dev=uring --filename="$TMP/c.img" --size=64M --rw=randread --bs=64k \
+	--iodepth=1024 --hw_queue_depth=1024 --rq_timeout=1ms --uring_inline=never \
+	--force_async=1 --uring_iowq_max_workers=1 \
 	--runtime=1 --time_based $J >"$TMP/c.json" 2>"$TMP/c.err"
 rc=$?
 check "late ring requests: the run ends (rc $rc, not timeout's 124)" test $rc -eq 1
-check "late ring requests: cancelled (ASYNC_CANCEL sent)" \
-	jq -e '.jobs[0].blkstack.uring.cancels > 0' "$TMP/c.json"
+check "late ring requests: cancelled (ASYNC_CANCEL sent, carried out)" \
+	jq -e '.jobs[0].blkstack.uring | .cancels > 0 and .cancels_hit > 0 and .cancelled > 0' "$TMP/c.json"
+check "late ring requests: every cancel's result counted" \
+	jq -e '.jobs[0].blkstack.uring | .cancels == .cancels_hit + .cancels_running + .cancels_missed' "$TMP/c.json"
 check "late ring requests: the job fails with TIMEOUT (ETIMEDOUT)" \
-	bash -c "grep -q 'length 4096: TIMEOUT' '$TMP/c.err' && jq -e '.jobs[0].error == 110' '$TMP/c.json' >/dev/null"
+	bash -c "grep -q 'length 65536: TIMEOUT' '$TMP/c.err' && jq -e '.jobs[0].error == 110' '$TMP/c.json' >/dev/null"
+# Buffered writes to one file: io-wq takes every queued one at once, so
+# cancels mostly miss (-ENOENT) and whether any lands is up to timing; the
+# run still ends, and fails exactly when a request was cancelled.
+timeout 60 "$BLKSTACK" bench --dev=uring --filename="$TMP/c.img" --rw=randwrite --bs=4k \
+	--iodepth=4096 --hw_queue_depth=4096 --rq_timeout=1ms --uring_inline=never \
+	--runtime=1 --time_based $J >"$TMP/c.json" 2>"$TMP/c.err"
+rc=$?
+check "late buffered writes: the run ends (rc $rc, not timeout's 124)" test $rc -eq 0 -o $rc -eq 1
+check "late buffered writes: fails (rc $rc) exactly when a request was cancelled" \
+	jq -e --argjson rc $rc '.jobs[0] | (.blkstack.uring.cancelled > 0) == ($rc == 1) and (.error == 110) == ($rc == 1)' "$TMP/c.json"
+check "late buffered writes: every cancel's result counted" \
+	jq -e '.jobs[0].blkstack.uring | .cancels == .cancels_hit + .cancels_running + .cancels_missed' "$TMP/c.json"
+# uring_iowq_max_workers is checked against the kernel; out of range is refused
+expect_error "uring_iowq_max_workers out of range names the option" "uring_iowq_max_workers" \
+	bench --dev=uring --filename="$TMP/c.img" --uring_iowq_max_workers=70000 --runtime=10ms
 "$BLKSTACK" bench --dev=uring --filename="$TMP/c.img" --rw=randwrite --bs=4k --iodepth=32 \
 	--uring_inline=never --runtime=300ms --time_based $J >"$TMP/c2.json"
 check "on time: nothing cancelled, no error" \

@@ -84,6 +84,11 @@ static int uring_prep_rw(struct uring_queue *q, struct request *rq,
 	if (wr && (rq->cmd_flags & BLK_BIO_FUA))
 		sqe->rw_flags = RWF_DSYNC; /* FUA: durable when it completes */
 	uring_set_file(q, sqe);
+	if (unlikely(ud->cfg.force_async) &&
+	    ++q->async_n >= ud->cfg.force_async) {
+		q->async_n = 0;
+		sqe->flags |= IOSQE_ASYNC;
+	}
 	io_uring_sqe_set_data(sqe, rq);
 	q->unsubmitted++;
 	q->inflight++;
@@ -118,6 +123,20 @@ static int uring_prep_zero(struct uring_queue *q, struct request *rq,
  * DEFER_TASKRUN rings are created disabled: the first thread to use one
  * enables it and becomes its only submitter (SINGLE_ISSUER).
  */
+/*
+ * io-wq belongs to the thread that submits, not to the ring: the limit set
+ * at ring setup reached only the creating thread (and threads whose first
+ * ring this is), so the first thread to submit sets it for itself too.
+ */
+static void uring_iowq_limit(struct uring_queue *q)
+{
+	unsigned int vals[2] = { q->ud->cfg.iowq_max_workers,
+				 q->ud->cfg.iowq_max_workers };
+
+	q->iowq_pending = false;
+	io_uring_register_iowq_max_workers(&q->ring, vals);
+}
+
 static void uring_enable(struct uring_queue *q)
 {
 	struct uring_dev *ud = q->ud;
@@ -257,6 +276,8 @@ static blk_status_t uring_queue_rq(struct blk_mq_hw_ctx *hctx,
 		return uring_queue_inline(q, rq);
 	if (unlikely(q->disabled))
 		uring_enable(q);
+	if (unlikely(q->iowq_pending))
+		uring_iowq_limit(q);
 	q->ring_rqs++;
 	cmd->done = 0;
 	cmd->punch = 0;
@@ -378,8 +399,18 @@ static int uring_poll(struct blk_mq_hw_ctx *hctx)
 
 		q->inflight--;
 		seen++;
-		if (unlikely(!rq))
-			continue; /* an ASYNC_CANCEL's own result (uring_timeout()) */
+		if (unlikely(!rq)) {
+			/* an ASYNC_CANCEL's own result (uring_timeout()) */
+			if (cqe->res == 0)
+				q->cancels_hit++;
+			else if (cqe->res == -EALREADY)
+				q->cancels_running++;
+			else
+				q->cancels_missed++;
+			continue;
+		}
+		if (unlikely(cqe->res == -ECANCELED))
+			q->cancelled++;
 		uring_complete(q, rq, cqe->res);
 		n++;
 	}
@@ -464,6 +495,8 @@ static int uring_register_buffer(struct blk_mq_hw_ctx *hctx, void *addr,
 
 	if (unlikely(q->disabled))
 		uring_enable(q);
+	if (unlikely(q->iowq_pending))
+		uring_iowq_limit(q);
 	if (!q->ud->cfg.fixed_buffers)
 		return -EOPNOTSUPP;
 	if (q->fixed_base) {
@@ -569,6 +602,19 @@ static int uring_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 	if (ud->cfg.register_files &&
 	    io_uring_register_files(&q->ring, &ud->fd, 1) == 0)
 		q->fixed_file = true;
+	if (ud->cfg.iowq_max_workers) {
+		/* here for the check (and for threads whose first ring this
+		 * is); the submitting thread sets it again (uring_iowq_limit()) */
+		unsigned int vals[2] = { ud->cfg.iowq_max_workers,
+					 ud->cfg.iowq_max_workers };
+
+		ret = io_uring_register_iowq_max_workers(&q->ring, vals);
+		if (ret) {
+			ud->iowq_err = ret;
+			return ret;
+		}
+		q->iowq_pending = true;
+	}
 	return 0;
 }
 
@@ -878,6 +924,12 @@ int blk_uring_create(const struct blk_uring_config *cfg, struct blk_dev **dev,
 			 ud->path, strerror(-ret));
 		goto fail;
 	}
+	if (ret && ud->iowq_err) {
+		snprintf(err, errlen,
+			 "uring_iowq_max_workers=%u: IORING_REGISTER_IOWQ_MAX_WORKERS refused: %s (Linux 5.15 or later is needed; 0 keeps the kernel's default)",
+			 cfg->iowq_max_workers, strerror(-ud->iowq_err));
+		goto fail_queues;
+	}
 	if (ret == -EPERM || ret == -ENOSYS || ret == -ENOMEM) {
 		snprintf(err, errlen, "filename=%s: io_uring: %s: %s", ud->path,
 			 strerror(-ret), uring_setup_hint(ret));
@@ -919,6 +971,10 @@ void blk_uring_get_stats(struct blk_dev *dev, struct blk_uring_stats *st)
 		st->inline_rqs += q->inline_rqs;
 		st->inline_given_up += q->inline_slow;
 		st->cancels += q->cancels;
+		st->cancels_hit += q->cancels_hit;
+		st->cancels_running += q->cancels_running;
+		st->cancels_missed += q->cancels_missed;
+		st->cancelled += q->cancelled;
 	}
 	st->setup_flags = ud->nr_queues ? ud->queues[0].setup_flags : 0;
 }

@@ -44,6 +44,10 @@ struct uring_queue {
 	uint64_t ring_rqs;      /* requests issued through the ring */
 	uint64_t pool_rqs;      /* requests handed to the pool (pool engine) */
 	uint64_t cancels;       /* ASYNC_CANCELs sent for late requests */
+	uint64_t cancels_hit, cancels_running, cancels_missed; /* their results */
+	uint64_t cancelled;     /* requests ended with -ECANCELED */
+	uint32_t async_n;       /* reads and writes since the last IOSQE_ASYNC */
+	bool iowq_pending;      /* set the io-wq limit at the first submission */
 	uint32_t setup_flags;   /* IORING_SETUP_* in effect */
 };
 
@@ -58,6 +62,7 @@ struct uring_dev {
 				 * I/O without an io-wq worker (FMODE_NOWAIT) */
 	bool pool;              /* the thread-pool engine runs it */
 	bool created;           /* blk_uring_create() created the file */
+	int iowq_err;           /* IORING_REGISTER_IOWQ_MAX_WORKERS refused */
 	uint32_t lbs;
 	struct uring_queue *queues;
 	unsigned int nr_queues;
