@@ -136,7 +136,7 @@ static int report_job_errors(const struct bench_run_result *r)
 static bool matrix_keep_open(const struct bench_opts *o, const char *devname)
 {
 	return strcmp(devname, "uring") ||
-	       o->dev.uring_taskrun != BLK_URING_TASKRUN_DEFER;
+	       o->dev.p.uring_taskrun != BLK_URING_TASKRUN_DEFER;
 }
 
 /*

@@ -170,6 +170,14 @@ void bench_run_result_free(struct bench_run_result *res);
 const char *bench_fmt_bytes(char *buf, size_t len, uint64_t v);
 
 /**
+ * bench_dev_on_null() - whether @devname stacks on a null device (nvme
+ * with lower=null or nvme_ns=null): its host driver cannot know that the
+ * namespace keeps no data, the registry's choice of lower device says so.
+ * Context: any.
+ */
+bool bench_dev_on_null(const struct bench_dev_opts *d, const char *devname);
+
+/**
  * bench_dev_open() - create @devname from the device options.
  * @size: capacity for null and ram (dev_size= overrides), bytes.
  * @create_size: for uring, the size a missing file is created with: the

@@ -101,254 +101,50 @@ const char *bench_clock_name(void)
 
 /* --------------------------------------------------------------- device */
 
-/* The core's limit on hardware queues; nr_hw_queues=0 stops there. */
-#define BENCH_MAX_AUTO_HW_QUEUES 256u
-
-/* dev=nvme out of memory: say which options size it (queues x entries x tags). */
-static void bench_nvme_enomem(char *err, size_t errlen, const char *what,
-			      uint32_t queues, uint32_t qd, uint32_t tags)
+bool bench_dev_on_null(const struct bench_dev_opts *d, const char *devname)
 {
-	snprintf(err, errlen,
-		 "dev=nvme: out of memory for %s: nvme_queues=%u queues x nvme_qd=%u entries, %u tags per queue; lower nvme_queues or nvme_qd (host tags: also hw_queue_depth)",
-		 what, queues, qd, tags);
+	const struct blk_driver *drv = blk_driver_find(devname);
+	const char *lower;
+	char err[256];
+
+	if (!drv || !drv->lowers ||
+	    blk_dev_lower(drv, &d->p, &lower, err, sizeof(err)))
+		return false;
+	return lower && !strcmp(lower, "null") && !d->p.memory_backed;
 }
 
 /*
- * dev=nvme: the host driver over an emulated controller whose one
- * namespace is stored on ram, null or (filename=) uring.  The namespace
- * device gets one hardware queue per I/O queue pair, so that an inline
- * controller can attach one backend ctx per CQ; its tags cover a full SQ.  Closing the nvme device destroys the controller and the
- * namespace device (own_ctrl, own_ns).
+ * Devices come from the registry (include/blkstack/dev.h): the device
+ * options are its parameters, the sizes and threads are the run's.
  */
-static int bench_nvme_open(const struct bench_dev_opts *d,
-			   const struct blk_dev_config *q, uint64_t create_size,
-			   unsigned int nr_threads, struct blk_dev **dev,
-			   char *err, size_t errlen)
-{
-	struct blk_dev_config nq = *q;
-	struct nvme_ctrl_config cc = { 0 };
-	struct blk_nvme_config hc = { .queue = *q };
-	struct nvme_ctrl *ctrl = NULL;
-	struct blk_dev *ns = NULL;
-	uint32_t queues = d->nvme_queues ? d->nvme_queues : q->nr_hw_queues;
-	uint32_t qd = d->nvme_qd ? d->nvme_qd : 1024;
-	uint32_t max_bytes = (q->max_sectors ? q->max_sectors : 2560) * 512u;
-	uint32_t mdts = 0;
-	unsigned int i;
-	int ret;
-
-	/*
-	 * The namespace: as many queues as CQs, each deep enough for one SQ.
-	 * That is what nvme_ctrl.h asks for (one backend ctx per CQ inline,
-	 * one in thread mode), so the queues need not be shared: a shared
-	 * hctx locks on every submit and poll, measured at 140 -> 96 ns per
-	 * 4k read for nvme_ns=null inline.
-	 */
-	nq.nr_hw_queues = queues;
-	nq.shared_hctx = false;
-	/*
-	 * Deep enough for what the host can have in flight per queue (its
-	 * tags), not for a full SQ: 256 queues x 65536 entries gave the
-	 * namespace 16M requests (GBs) the host could never use.
-	 */
-	nq.queue_depth = q->queue_depth && q->queue_depth < qd - 1 ? q->queue_depth :
-			 qd - 1 > 65536 ? 65536 : qd - 1;
-	nq.nr_requests = 0;
-	nq.shared_tags = false;
-	nq.iostats = false;
-	nq.rq_timeout_ms = 0;
-	if (d->filename[0]) {
-		struct blk_uring_config uc = { .queue = nq };
-
-		uc.path = d->filename;
-		uc.create_size = d->dev_size ? d->dev_size : create_size;
-		uc.direct = d->direct;
-		uc.register_files = d->registerfiles;
-		uc.fixed_buffers = false;
-		uc.engine = (uint8_t)d->uring_engine;
-		uc.pool_threads = d->pool_threads;
-		ret = blk_uring_create(&uc, &ns, err, errlen);
-		if (ret)
-			return ret;
-	} else if (d->nvme_ns == 1) {
-		struct blk_null_config nc = { .queue = nq };
-
-		ret = blk_null_create(&nc, &ns);
-	} else {
-		struct blk_ram_config rc = { .queue = nq };
-
-		ret = blk_ram_create(&rc, &ns);
-	}
-	if (ret == -ENOMEM) {
-		bench_nvme_enomem(err, errlen, "the namespace device", queues, qd,
-				  nq.queue_depth);
-		return ret;
-	}
-	if (ret) {
-		snprintf(err, errlen, "dev=nvme: cannot create the namespace device: %s",
-			 strerror(-ret));
-		return ret;
-	}
-	/* MDTS: the smallest power of two of 4 KiB pages holding max_sectors */
-	while (mdts < 15 && (4096u << mdts) < max_bytes)
-		mdts++;
-	cc.mode = d->nvme_ctrl ? NVME_CTRL_INLINE : NVME_CTRL_THREAD;
-	cc.nr_ns = 1;
-	cc.ns = &ns;
-	cc.own_ns = true;
-	cc.mqes = 65536;
-	cc.max_io_queues = queues;
-	cc.mdts = mdts;
-	ret = nvme_ctrl_create(&cc, &ctrl, err, errlen);
-	if (ret) {
-		if (ret == -ENOMEM)
-			bench_nvme_enomem(err, errlen, "the controller", queues, qd, qd - 1);
-		blk_dev_close(ns);
-		return ret;
-	}
-	/* before the host's bring-up, so that admin-command rules act on it */
-	for (i = 0; i < d->nr_nvme_faults; i++) {
-		struct nvme_ctrl_fault f;
-		char why[400];
-
-		ret = nvme_ctrl_parse_fault(d->nvme_faults[i], &f, why, sizeof(why));
-		if (!ret)
-			ret = nvme_ctrl_add_fault(ctrl, &f);
-		if (ret) {
-			snprintf(err, errlen, "nvme_fault=%s", ret == -EINVAL ? why :
-				 "more rules than the controller holds");
-			nvme_ctrl_destroy(ctrl);
-			return ret;
-		}
-	}
-	hc.ctrl = ctrl;
-	hc.own_ctrl = true;
-	hc.io_queue_entries = qd;
-	hc.queue.nr_hw_queues = queues;
-	hc.queue.shared_hctx = nr_threads > queues;
-	hc.queue.queue_depth = q->queue_depth && q->queue_depth < qd - 1 ?
-			       q->queue_depth : qd - 1;
-	hc.sqe_init = d->nvme_sqe_init ? BLK_NVME_SQE_FIELDS : BLK_NVME_SQE_MEMSET;
-	hc.max_retries = d->nvme_max_retries ? d->nvme_max_retries :
-					       BLK_NVME_RETRIES_NONE;
-	ret = blk_nvme_create(&hc, dev, err, errlen);
-	if (ret) {
-		if (ret == -ENOMEM)
-			bench_nvme_enomem(err, errlen, "the host queues", queues, qd,
-					  hc.queue.queue_depth);
-		/* the controller is left to us on failure; it owns ns */
-		nvme_ctrl_destroy(ctrl);
-		return ret;
-	}
-	return 0;
-}
-
 int bench_dev_open(const struct bench_dev_opts *d, const char *devname,
 		   uint64_t size, uint64_t create_size, unsigned int nr_threads,
 		   struct blk_dev **dev, char *err, size_t errlen)
 {
-	struct blk_dev_config q = { 0 };
-	enum blk_elevator elv = BLK_ELV_NONE;
-	int ret;
+	struct blk_dev_open_args a = {
+		.size = size, .create_size = create_size, .nr_threads = nr_threads,
+	};
+	const struct blk_driver *drv = blk_driver_find(devname);
+	unsigned int i;
 
-	q.capacity = d->dev_size ? d->dev_size : size;
-	q.logical_block_size = d->logical_block_size;
-	q.max_sectors = d->max_sectors;
-	q.max_segments = d->max_segments;
-	/* automatic: one per thread, at most the core's 256 (threads then share) */
-	q.nr_hw_queues = d->nr_hw_queues ? d->nr_hw_queues :
-		nr_threads > BENCH_MAX_AUTO_HW_QUEUES ? BENCH_MAX_AUTO_HW_QUEUES :
-							nr_threads;
-	if (!q.nr_hw_queues)
-		q.nr_hw_queues = 1;
-	q.queue_depth = d->hw_queue_depth;
-	q.shared_tags = d->shared_tags;
-	q.shared_hctx = nr_threads > q.nr_hw_queues;
-	q.iostats = d->iostats;
-	q.rq_timeout_ms = d->rq_timeout_ms;
-	q.run_batch = d->run_batch;
-	q.wait_mode = (uint8_t)d->completion_wait;
-	q.spin_max_ns = (uint32_t)d->spin_max_ns;
-	if (q.logical_block_size && q.capacity % q.logical_block_size) {
-		snprintf(err, errlen,
-			 "dev_size=%llu: not a multiple of logical_block_size=%u",
-			 (unsigned long long)q.capacity, q.logical_block_size);
-		return -EINVAL;
-	}
-	if (d->elevator[0] && blk_elevator_parse(d->elevator, &elv)) {
-		snprintf(err, errlen, "elevator=%s: allowed none, mq-deadline",
-			 d->elevator);
-		return -EINVAL;
-	}
-	if (!strcmp(devname, "null")) {
-		struct blk_null_config nc = { .queue = q };
+	/*
+	 * lower= is for the stacking drivers of a --dev= list: the others in
+	 * the same list (--dev=ram,nvme --lower=null) open without it.  Alone,
+	 * or in a list with no stacking driver, the registry refuses it.
+	 */
+	if (d->p.lower[0] && drv && !drv->lowers) {
+		for (i = 0; i < d->nr_devs; i++) {
+			const struct blk_driver *o = blk_driver_find(d->devs[i]);
 
-		nc.irqmode = (enum blk_null_irqmode)d->irqmode;
-		nc.completion_nsec = d->completion_nsec;
-		nc.memory_backed = d->memory_backed;
-		nc.fail_every = d->fail_every;
-		nc.timeout_every = d->timeout_every;
-		nc.requeue_every = d->requeue_every;
-		ret = blk_null_create(&nc, dev);
-	} else if (!strcmp(devname, "ram")) {
-		struct blk_ram_config rc = { .queue = q };
+			if (o && o->lowers) {
+				struct blk_dev_params p = d->p;
 
-		ret = blk_ram_create(&rc, dev);
-		if (ret == -EFBIG) {
-			snprintf(err, errlen,
-				 "dev_size=%llu: a ram device holds at most 1 EiB (2^60 bytes)",
-				 (unsigned long long)q.capacity);
-			return ret;
-		}
-	} else if (!strcmp(devname, "uring")) {
-		struct blk_uring_config uc = { .queue = q };
-
-		if (!d->filename[0]) {
-			snprintf(err, errlen,
-				 "dev=uring needs filename=PATH (a file, created with size= when missing, or a block device)");
-			return -EINVAL;
-		}
-		uc.path = d->filename;
-		uc.create_size = d->dev_size ? d->dev_size : create_size;
-		uc.direct = d->direct;
-		uc.register_files = d->registerfiles;
-		uc.fixed_buffers = d->fixedbufs;
-		uc.taskrun = (uint8_t)d->uring_taskrun;
-		uc.inline_mode = (uint8_t)d->uring_inline;
-		uc.sqpoll = d->sqthread_poll;
-		uc.engine = (uint8_t)d->uring_engine;
-		uc.pool_threads = d->pool_threads;
-		uc.force_async = d->force_async;
-		uc.iowq_max_workers = d->uring_iowq_max_workers;
-		ret = blk_uring_create(&uc, dev, err, errlen);
-		if (ret)
-			return ret;
-	} else if (!strcmp(devname, "nvme")) {
-		ret = bench_nvme_open(d, &q, create_size, nr_threads, dev, err,
-				      errlen);
-		if (ret)
-			return ret;
-	} else {
-		snprintf(err, errlen, "dev=%s: unknown device, allowed null, ram, uring, nvme",
-			 devname);
-		return -EINVAL;
-	}
-	if (ret) {
-		snprintf(err, errlen, "%s: cannot create device: %s", devname,
-			 strerror(-ret));
-		return ret;
-	}
-	if (elv != BLK_ELV_NONE) {
-		ret = blk_dev_set_elevator(*dev, elv);
-		if (ret) {
-			snprintf(err, errlen, "elevator=%s: %s", d->elevator,
-				 strerror(-ret));
-			blk_dev_close(*dev);
-			*dev = NULL;
-			return ret;
+				p.lower[0] = '\0';
+				return blk_dev_open(devname, &p, &a, dev, err, errlen);
+			}
 		}
 	}
-	return 0;
+	return blk_dev_open(devname, &d->p, &a, dev, err, errlen);
 }
 
 /* ------------------------------------------------------------ job state */
@@ -1541,12 +1337,12 @@ static int job_check_region(const struct bench_job_opts *j,
 			    const struct bench_dev_opts *d, char *err,
 			    size_t errlen)
 {
-	uint32_t lbs = d->logical_block_size ? d->logical_block_size : 512;
+	uint32_t lbs = d->p.logical_block_size ? d->p.logical_block_size : 512;
 	/* size=0: the rest of the device, which dev_size=0 sizes from offset+1G */
-	uint64_t size = j->size ? j->size : d->dev_size ? 0 : 1ull << 30;
+	uint64_t size = j->size ? j->size : d->p.dev_size ? 0 : 1ull << 30;
 	uint64_t start = j->offset, inc = 0, end;
 	unsigned int last = j->numjobs ? j->numjobs - 1 : 0;
-	const char *size_note = !j->size && !d->dev_size ?
+	const char *size_note = !j->size && !d->p.dev_size ?
 		" (size=0 with dev_size=0 sizes the device as offset + 1G)" : "";
 
 	if (last && j->offset_increment &&
@@ -1832,10 +1628,11 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	res->info = info;
 	for (i = 0; i < o->nr_jobs; i++) {
 		/* the host driver cannot know its namespace stores nothing */
-		if (o->jobs[i].verify != VERIFY_NONE && !strcmp(devname, "nvme") &&
-		    o->dev.nvme_ns == 1 && !o->dev.filename[0]) {
+		if (o->jobs[i].verify != VERIFY_NONE &&
+		    bench_dev_on_null(&o->dev, devname)) {
 			snprintf(err, errlen,
-				 "verify=crc32c: dev=nvme with nvme_ns=null stores no data; use nvme_ns=ram or filename=");
+				 "verify=crc32c: dev=%s on lower=null stores no data; use lower=ram or filename=",
+				 devname);
 			ret = -EINVAL;
 			goto out;
 		}

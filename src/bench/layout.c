@@ -27,10 +27,10 @@
 static const char *layout_file(const struct bench_dev_opts *d,
 			       const char *devname)
 {
-	if (!d->filename[0])
+	if (!d->p.filename[0])
 		return NULL;
 	if (!strcmp(devname, "uring") || !strcmp(devname, "nvme"))
-		return d->filename;
+		return d->p.filename;
 	return NULL;
 }
 
@@ -187,8 +187,7 @@ int bench_layout(const struct bench_opts *o, const char *devname,
 		l->bytes += len;
 	}
 	/* the host driver cannot know that its namespace stores nothing */
-	if (!info.stores_data ||
-	    (!strcmp(devname, "nvme") && o->dev.nvme_ns == 1 && !l->filename)) {
+	if (!info.stores_data || bench_dev_on_null(&o->dev, devname)) {
 		l->state = BENCH_LAYOUT_NO_DATA;
 		l->reason = "stores no data";
 		l->bytes = 0;

@@ -10,6 +10,7 @@
  * and knows the file is fine for fio itself.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include <strings.h>
 
 #include "bench/options.h"
+#include "blkstack/dev.h"
 #include "blkstack/nvme_ctrl.h"
 #include "blkstack/uring.h"
 
@@ -30,14 +32,13 @@
 
 #define USAGE_COL 28	/* column of the help text in bench_usage() */
 
-enum opt_type {
-	OPT_UINT,	/* fio int: number with optional k/m/g suffix */
-	OPT_SIZE,	/* bytes, same syntax as OPT_UINT */
-	OPT_TIME,	/* duration with optional unit */
-	OPT_BOOL,	/* 0 | 1; a bare option means 1 */
-	OPT_STR,	/* text copied into a char array */
-	OPT_CHOICE,	/* one word out of ->choices */
-};
+/* Value types and flags: the registry's (include/blkstack/dev.h). */
+#define OPT_UINT BLK_OPT_UINT
+#define OPT_SIZE BLK_OPT_SIZE
+#define OPT_TIME BLK_OPT_TIME
+#define OPT_BOOL BLK_OPT_BOOL
+#define OPT_STR BLK_OPT_STR
+#define OPT_CHOICE BLK_OPT_CHOICE
 
 enum opt_where {
 	OPT_JOB,	/* struct bench_job_opts */
@@ -45,23 +46,21 @@ enum opt_where {
 	OPT_IGNORED,	/* accepted so fio job files run, no effect */
 };
 
-/* Groups only decide where bench_usage() lists an option. */
+/* Groups only decide where bench_usage() lists an option: the job's, the
+ * device's (dev= and every driver's queue options), then one per registry
+ * driver, GRP_DRIVER + its index in blk_drivers(). */
 enum opt_group {
 	GRP_JOB,
 	GRP_DEV,
-	GRP_NULL,
-	GRP_NVME,
+	GRP_DRIVER,
 };
 
-#define OPT_F_ALIGN512	0x1	/* value must be a multiple of 512 */
-#define OPT_F_POW2	0x2	/* value must be a power of two */
-#define OPT_F_CHOICE_STR 0x4	/* choice is stored as its name, not ->val */
-#define OPT_F_PRINTABLE	0x8	/* text without control characters */
+#define OPT_F_ALIGN512	BLK_OPT_F_ALIGN512
+#define OPT_F_POW2	BLK_OPT_F_POW2
+#define OPT_F_CHOICE_STR BLK_OPT_F_CHOICE_STR
+#define OPT_F_PRINTABLE	BLK_OPT_F_PRINTABLE
 
-struct opt_choice {
-	const char *name;
-	int val;
-};
+#define opt_choice blk_opt_choice
 
 struct opt_def;
 
@@ -79,8 +78,8 @@ struct opt_ctx {
 struct opt_def {
 	const char *name;
 	const char *alias[3];	/* NULL-terminated */
-	enum opt_type type;
-	enum opt_group group;
+	enum blk_opt_type type;
+	int group;		/* enum opt_group, GRP_DRIVER + n */
 	enum opt_where where;
 	size_t off;		/* offset in the job or dev struct */
 	size_t len;		/* size of that field */
@@ -96,18 +95,13 @@ struct opt_def {
 	const char *metavar;	/* usage placeholder when the type's is wrong */
 	const char *def;	/* default, parsed at init; NULL: zero */
 	const char *help;
+	const struct blk_opt_desc *reg;	/* a registry option: its descriptor */
 };
 
 #define JOBF(f) .where = OPT_JOB, .group = GRP_JOB, \
 	.off = offsetof(struct bench_job_opts, f), \
 	.len = sizeof(((struct bench_job_opts *)0)->f)
 #define DEVF(f) .where = OPT_DEV, .group = GRP_DEV, \
-	.off = offsetof(struct bench_dev_opts, f), \
-	.len = sizeof(((struct bench_dev_opts *)0)->f)
-#define NULLF(f) .where = OPT_DEV, .group = GRP_NULL, \
-	.off = offsetof(struct bench_dev_opts, f), \
-	.len = sizeof(((struct bench_dev_opts *)0)->f)
-#define NVMEF(f) .where = OPT_DEV, .group = GRP_NVME, \
 	.off = offsetof(struct bench_dev_opts, f), \
 	.len = sizeof(((struct bench_dev_opts *)0)->f)
 
@@ -156,75 +150,13 @@ static const char *const verify_unsupported[] = {
 	"pattern", "null", NULL,
 };
 
-static const struct opt_choice elevator_choices[] = {
-	{ "none", 0 },
-	{ "mq-deadline", 1 },
-	{ NULL, 0 },
-};
-
-static const char *const elevator_unsupported[] = {
-	"kyber", "bfq", "deadline", "cfq", "noop", NULL,
-};
-
-/* Driver names --dev= accepts, in the order usage lists them. */
-static const char *const dev_names[] = { "null", "ram", "uring", "nvme" };
-
-static const struct opt_choice completion_wait_choices[] = {
-	{ "adaptive", 0 },	/* BLK_WAIT_ADAPTIVE */
-	{ "spin", 1 },		/* BLK_WAIT_SPIN */
-	{ "sleep", 2 },		/* BLK_WAIT_SLEEP */
-	{ NULL, 0 },
-};
-
-static const struct opt_choice uring_taskrun_choices[] = {
-	{ "coop", 0 },		/* BLK_URING_TASKRUN_COOP */
-	{ "defer", 1 },		/* BLK_URING_TASKRUN_DEFER */
-	{ "signal", 2 },	/* BLK_URING_TASKRUN_SIGNAL */
-	{ NULL, 0 },
-};
-
-static const struct opt_choice uring_inline_choices[] = {
-	{ "auto", 0 },		/* BLK_URING_INLINE_AUTO */
-	{ "never", 1 },		/* BLK_URING_INLINE_NEVER */
-	{ "always", 2 },	/* BLK_URING_INLINE_ALWAYS */
-	{ NULL, 0 },
-};
-
-static const struct opt_choice uring_engine_choices[] = {
-	{ "auto", 0 },		/* BLK_URING_ENGINE_AUTO */
-	{ "io_uring", 1 },	/* BLK_URING_ENGINE_IO_URING */
-	{ "pool", 2 },		/* BLK_URING_ENGINE_POOL */
-	{ NULL, 0 },
-};
-
-/* a number's spelling, for the .def of an option whose default is a macro */
-#define STRINGIFY_(x) #x
-#define STRINGIFY(x) STRINGIFY_(x)
-
-static const struct opt_choice nvme_ctrl_choices[] = {
-	{ "thread", 0 },	/* NVME_CTRL_THREAD */
-	{ "inline", 1 },	/* NVME_CTRL_INLINE */
-	{ NULL, 0 },
-};
-
-static const struct opt_choice nvme_sqe_init_choices[] = {
-	{ "memset", 0 },	/* BLK_NVME_SQE_MEMSET */
-	{ "fields", 1 },	/* BLK_NVME_SQE_FIELDS */
-	{ NULL, 0 },
-};
-
-static const struct opt_choice nvme_ns_choices[] = {
-	{ "ram", 0 },
-	{ "null", 1 },
-	{ NULL, 0 },
-};
-
 static int apply_rw(struct opt_ctx *c, uint64_t v);
 static int apply_rwmixwrite(struct opt_ctx *c, uint64_t v);
 static int apply_dev(struct opt_ctx *c, uint64_t v);
-static int apply_nvme_fault(struct opt_ctx *c, uint64_t v);
+static int apply_reg_str(struct opt_ctx *c, uint64_t v);
 
-static const struct opt_def opts[] = {
+/* bench's own options; the registry's device options join at init */
+static const struct opt_def bench_opts_table[] = {
 	/* Job options, fio's names and defaults. */
 	{ .name = "name", .type = OPT_STR, JOBF(name), .flags = OPT_F_PRINTABLE,
 	  .help = "job name; on the command line --name= starts a new job, --name=global a global section" },
@@ -317,134 +249,79 @@ static const struct opt_def opts[] = {
 	  .metavar = "PATH", .def = ".",
 	  .help = "blkstack's: directory verify writes bad blocks to (at most 10 per thread)" },
 
-	/* Device options: null_blk module parameters and queue attributes. */
+	/* The drivers to run; their options come from the registry. */
 	{ .name = "dev", .type = OPT_STR, DEVF(devs), .apply = apply_dev,
 	  .metavar = "LIST",
-	  .help = "drivers to run in turn, comma-separated: null, ram, uring, nvme (default null,ram for the matrix)" },
-	{ .name = "dev_size", .type = OPT_SIZE, DEVF(dev_size),
-	  .max = UINT64_MAX, .flags = OPT_F_ALIGN512, .def = "0",
-	  .help = "device capacity; 0: the largest offset+size of the jobs" },
-	{ .name = "logical_block_size", .type = OPT_SIZE,
-	  DEVF(logical_block_size), .min = 512, .max = 65536,
-	  .flags = OPT_F_POW2, .def = "512",
-	  .help = "a power of 2; bs and dev_size must be multiples of it" },
-	{ .name = "max_sectors", .type = OPT_UINT, DEVF(max_sectors),
-	  .min = 8, .max = 65536, .def = "2560",
-	  .help = "largest request, in 512-byte sectors" },
-	{ .name = "max_segments", .type = OPT_UINT, DEVF(max_segments),
-	  .min = 1, .max = 4096, .def = "128",
-	  .help = "most data segments in one request" },
-	{ .name = "nr_hw_queues", .alias = { "submit_queues" },
-	  .type = OPT_UINT, DEVF(nr_hw_queues), .min = 0, .max = 256,
-	  .def = "0",
-	  .help = "hardware queues; 0: one per job thread of the largest stonewall group" },
-	{ .name = "hw_queue_depth", .type = OPT_UINT, DEVF(hw_queue_depth),
-	  .min = 1, .max = 65536, .def = "256",
-	  .help = "tags per hardware queue" },
-	{ .name = "shared_tags", .type = OPT_BOOL, DEVF(shared_tags), .max = 1,
-	  .def = "0", .help = "one tag set shared by all hardware queues" },
-	{ .name = "elevator", .alias = { "ioscheduler" }, .type = OPT_CHOICE,
-	  DEVF(elevator), .flags = OPT_F_CHOICE_STR,
-	  .choices = elevator_choices, .unsupported = elevator_unsupported,
-	  .def = "none", .help = "I/O scheduler" },
-	{ .name = "iostats", .type = OPT_BOOL, DEVF(iostats), .max = 1,
-	  .def = "1", .help = "keep the device's I/O statistics" },
-	{ .name = "run_batch", .type = OPT_UINT, DEVF(run_batch),
-	  .min = 1, .max = 65536, .def = "1",
-	  .help = "completions before a stopped queue is run again" },
-	{ .name = "rq_timeout", .type = OPT_TIME, DEVF(rq_timeout_ms),
-	  .min = NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC,
-	  .unit_ns = NSEC_PER_MSEC, .store_ns = NSEC_PER_MSEC, .def = "30s",
-	  .help = "time before a request is timed out, whole ms" },
-
-	{ .name = "completion_wait", .type = OPT_CHOICE, DEVF(completion_wait),
-	  .choices = completion_wait_choices, .def = "adaptive",
-	  .help = "a job with nothing to submit waits for completions: adaptive (spin while it buys completions, else sleep), spin, sleep; only drivers that can sleep (uring, both engines) on queues of their own: null, ram and nvme, and shared queues, are polled whatever this says" },
-	{ .name = "spin_max", .type = OPT_TIME, DEVF(spin_max_ns),
-	  .min = 1000, .max = NSEC_PER_SEC, .unit_ns = 1000, .store_ns = 1,
-	  .def = "200us",
-	  .help = "longest spin of one wait before sleeping (adaptive and spin), us without a suffix" },
-
-	/* uring driver: fio's io_uring engine names. */
-	{ .name = "filename", .type = OPT_STR, DEVF(filename), .metavar = "PATH",
-	  .help = "dev=uring, dev=nvme: a regular file (created with size= when missing) or a block device; for nvme the namespace's storage" },
-	{ .name = "direct", .type = OPT_BOOL, DEVF(direct), .max = 1, .def = "0",
-	  .help = "dev=uring: O_DIRECT, bypassing the page cache" },
-	{ .name = "registerfiles", .type = OPT_BOOL, DEVF(registerfiles),
-	  .max = 1, .def = "1",
-	  .help = "dev=uring: register the file with each ring (falls back when refused)" },
-	{ .name = "fixedbufs", .type = OPT_BOOL, DEVF(fixedbufs), .max = 1,
-	  .def = "1",
-	  .help = "dev=uring: register I/O buffers with each ring (falls back when refused)" },
-	{ .name = "sqthread_poll", .type = OPT_BOOL, DEVF(sqthread_poll),
-	  .max = 1, .def = "0",
-	  .help = "dev=uring: IORING_SETUP_SQPOLL, a kernel thread per ring polls for submissions" },
-	{ .name = "uring_inline", .type = OPT_CHOICE, DEVF(uring_inline),
-	  .choices = uring_inline_choices, .def = "auto",
-	  .help = "dev=uring: issue requests with preadv2/pwritev2 in the submitting thread: auto (for files io_uring can only hand to io-wq workers, such as tmpfs, while the calls stay short), never, always" },
-	{ .name = "uring_taskrun", .type = OPT_CHOICE, DEVF(uring_taskrun),
-	  .choices = uring_taskrun_choices, .def = "coop",
-	  .help = "dev=uring: how the kernel runs completion work: coop (COOP_TASKRUN, no IPI), defer (SINGLE_ISSUER|DEFER_TASKRUN, at GETEVENTS), signal (the kernel's default: an IPI per completion)" },
-	{ .name = "uring_engine", .alias = { "uring-engine" }, .type = OPT_CHOICE,
-	  DEVF(uring_engine), .choices = uring_engine_choices, .def = "auto",
-	  .help = "dev=uring: what does the I/O: auto (io_uring; where io_uring_setup is refused, by kernel.io_uring_disabled or seccomp, the thread pool with a notice), io_uring (refused is an error), pool (worker threads doing preadv2/pwritev2)" },
-	{ .name = "pool_threads", .alias = { "pool-threads" }, .type = OPT_UINT,
-	  DEVF(pool_threads), .min = 1, .max = BLK_URING_POOL_THREADS_MAX,
-	  .def = STRINGIFY(BLK_URING_POOL_THREADS_DEFAULT),
-	  .help = "dev=uring with the thread pool: workers per hardware queue, each with one I/O in the kernel (at most hw_queue_depth are started)" },
-	{ .name = "force_async", .type = OPT_UINT, DEVF(force_async),
-	  .min = 0, .max = UINT32_MAX, .def = "0",
-	  .help = "dev=uring: every Nth read or write is submitted with IOSQE_ASYNC (straight to an io-wq worker, no non-blocking try); 0: never" },
-	{ .name = "uring_iowq_max_workers", .type = OPT_UINT,
-	  DEVF(uring_iowq_max_workers), .min = 0, .max = 65536, .def = "0",
-	  .help = "dev=uring: at most N io-wq workers of each kind per submitting thread (IORING_REGISTER_IOWQ_MAX_WORKERS, Linux 5.15); 0: the kernel's default, 4 per CPU" },
-
-	/* null driver: null_blk's parameter names. */
-	{ .name = "irqmode", .type = OPT_UINT, NULLF(irqmode),
-	  .min = 0, .max = 2, .def = "0",
-	  .help = "completion: 0 inline, 1 completion thread, 2 timer" },
-	{ .name = "completion_nsec", .type = OPT_TIME, NULLF(completion_nsec),
-	  .min = 0, .max = NSEC_PER_SEC, .unit_ns = 1, .store_ns = 1,
-	  .def = "10000", .help = "timer completion delay for irqmode=2" },
-	{ .name = "memory_backed", .type = OPT_BOOL, NULLF(memory_backed),
-	  .max = 1, .def = "0", .help = "keep written data and return it on reads" },
-	{ .name = "fail_every", .type = OPT_UINT, NULLF(fail_every),
-	  .max = UINT64_MAX, .def = "0",
-	  .help = "every Nth request fails with an I/O error; 0: off" },
-	{ .name = "timeout_every", .type = OPT_UINT, NULLF(timeout_every),
-	  .max = UINT64_MAX, .def = "0",
-	  .help = "every Nth request never completes (see rq_timeout); 0: off" },
-	{ .name = "requeue_every", .type = OPT_UINT, NULLF(requeue_every),
-	  .max = UINT64_MAX, .def = "0",
-	  .help = "every Nth request is answered busy once and requeued; 0: off" },
-
-	/*
-	 * nvme host driver over the emulated controller: blkstack's own
-	 * options, so no fio name to follow.  Underscores as every other
-	 * option here; the dashed spelling (--nvme-qd) is an alias.
-	 */
-	{ .name = "nvme_queues", .alias = { "nvme-queues" }, .type = OPT_UINT, NVMEF(nvme_queues),
-	  .min = 0, .max = 256, .def = "0",
-	  .help = "I/O SQ/CQ pairs (hardware queues); 0: as nr_hw_queues, one per job thread" },
-	{ .name = "nvme_qd", .alias = { "nvme-qd" }, .type = OPT_UINT, NVMEF(nvme_qd),
-	  .min = 2, .max = 65536, .def = "1024",
-	  .help = "entries per I/O SQ and CQ; host tags: qd-1, or hw_queue_depth if smaller" },
-	{ .name = "nvme_ctrl", .alias = { "nvme-ctrl" }, .type = OPT_CHOICE, NVMEF(nvme_ctrl),
-	  .choices = nvme_ctrl_choices, .def = "thread",
-	  .help = "controller: its own thread polling doorbells, or inline on the doorbell writer" },
-	{ .name = "nvme_sqe_init", .alias = { "nvme-sqe-init" }, .type = OPT_CHOICE, NVMEF(nvme_sqe_init),
-	  .choices = nvme_sqe_init_choices, .def = "fields",
-	  .help = "SQE fill: memset then used fields, or every field once in order" },
-	{ .name = "nvme_ns", .alias = { "nvme-ns" }, .type = OPT_CHOICE, NVMEF(nvme_ns),
-	  .choices = nvme_ns_choices, .def = "ram",
-	  .help = "namespace storage without filename=: ram, or null (no data, protocol cost only)" },
-	{ .name = "nvme_max_retries", .alias = { "nvme-max-retries" }, .type = OPT_UINT,
-	  NVMEF(nvme_max_retries), .min = 0, .max = 255, .def = "5",
-	  .help = "times a request is sent again after an error status without DNR (after its Command Retry Delay) or a timeout, then it fails; Linux's nvme_core.max_retries" },
-	{ .name = "nvme_fault", .alias = { "nvme-fault" }, .type = OPT_STR,
-	  NVMEF(nvme_faults), .apply = apply_nvme_fault, .metavar = "SPEC",
-	  .help = "a fault rule of the emulated controller, given once per rule (at most 16): op=NAME, admin, qid=, nsid=, slba=, nlb=, status=NAME|SCT:SC, dnr, crd=1..3, delay=TIME, drop, count=N; e.g. op=write,status=write_fault,count=10 (docs/nvme-ctrl.md)" },
+	  .help = "drivers to run in turn, comma-separated: the dev=NAME sections below (default null,ram for the matrix)" },
 };
+
+/*
+ * Every option: bench's own, then the registry's queue options and each
+ * driver's (include/blkstack/dev.h), built once.  A registry descriptor's
+ * field is in struct blk_dev_params, which starts struct bench_dev_opts.
+ */
+#define MAX_OPTS 192
+static struct opt_def opts[MAX_OPTS];
+static size_t nr_opts;
+static pthread_once_t opts_once = PTHREAD_ONCE_INIT;
+
+_Static_assert(offsetof(struct bench_dev_opts, p) == 0,
+	       "registry offsets are relative to struct blk_dev_params");
+
+static void opt_from_reg(struct opt_def *o, const struct blk_opt_desc *r,
+			 int group)
+{
+	memset(o, 0, sizeof(*o));
+	o->name = r->name;
+	memcpy(o->alias, r->alias, sizeof(o->alias));
+	o->type = r->type;
+	o->group = group;
+	o->where = OPT_DEV;
+	o->off = offsetof(struct bench_dev_opts, p) + r->off;
+	o->len = r->len;
+	o->min = r->min;
+	o->max = r->max;
+	o->unit_ns = r->unit_ns;
+	o->store_ns = r->store_ns;
+	o->flags = r->flags & ~BLK_OPT_F_LIST;
+	o->choices = r->choices;
+	o->hidden = r->hidden;
+	o->unsupported = r->unsupported;
+	o->metavar = r->metavar;
+	o->def = r->def;
+	o->help = r->help;
+	o->reg = r;
+	if (r->type == BLK_OPT_STR && (r->check || (r->flags & BLK_OPT_F_LIST)))
+		o->apply = apply_reg_str;
+}
+
+static void opts_build(void)
+{
+	const struct blk_driver *drv;
+	const struct blk_opt_desc *q;
+	unsigned int nq, nd, i, k;
+
+	memcpy(opts, bench_opts_table, sizeof(bench_opts_table));
+	nr_opts = ARRAY_SIZE(bench_opts_table);
+	q = blk_queue_opts(&nq);
+	drv = blk_drivers(&nd);
+	if (nr_opts + nq > MAX_OPTS)
+		abort(); /* raise MAX_OPTS */
+	for (i = 0; i < nq; i++)
+		opt_from_reg(&opts[nr_opts++], &q[i], GRP_DEV);
+	for (k = 0; k < nd; k++) {
+		if (nr_opts + drv[k].nr_opts > MAX_OPTS)
+			abort();
+		for (i = 0; i < drv[k].nr_opts; i++)
+			opt_from_reg(&opts[nr_opts++], &drv[k].opts[i],
+				     GRP_DRIVER + (int)k);
+	}
+}
+
+static void opts_ready(void)
+{
+	pthread_once(&opts_once, opts_build);
+}
 
 /*
  * fio job options blkstack bench does not implement.  Naming them keeps a
@@ -979,21 +856,33 @@ static int apply_rwmixwrite(struct opt_ctx *c, uint64_t v)
 }
 
 /* --dev=null,ram: each element non-empty, known, and listed once. */
-/* nvme_fault=: checked now, kept as text, one more rule per use */
-static int apply_nvme_fault(struct opt_ctx *c, uint64_t unused)
+/*
+ * A registry text option with a check or a list (nvme_fault=): checked
+ * now, kept as text; a list takes one more entry per use.
+ */
+static int apply_reg_str(struct opt_ctx *c, uint64_t unused)
 {
-	struct bench_dev_opts *d = &c->o->dev;
-	struct nvme_ctrl_fault f;
+	const struct blk_opt_desc *r = c->d->reg;
+	char *base = (char *)&c->o->dev.p;
 	char why[400];
 
 	(void)unused;
-	if (nvme_ctrl_parse_fault(c->val, &f, why, sizeof(why)))
+	if (strlen(c->val) >= r->len)
+		return val_err(c, -EINVAL, "too long, at most %zu characters",
+			       r->len - 1);
+	if (r->check && r->check(c->val, why, sizeof(why)))
 		return val_err(c, -EINVAL, "%s", why);
-	if (d->nr_nvme_faults == BENCH_MAX_NVME_FAULTS)
-		return val_err(c, -EINVAL, "more than %d rules",
-			       BENCH_MAX_NVME_FAULTS);
-	snprintf(d->nvme_faults[d->nr_nvme_faults++],
-		 sizeof(d->nvme_faults[0]), "%s", c->val);
+	if (r->flags & BLK_OPT_F_LIST) {
+		unsigned int *n = (unsigned int *)(base + r->count_off);
+
+		if (*n == r->list_max)
+			return val_err(c, -EINVAL, "more than %u rules",
+				       r->list_max);
+		memcpy(base + r->off + *n * r->len, c->val, strlen(c->val) + 1);
+		(*n)++;
+		return 0;
+	}
+	memcpy(base + r->off, c->val, strlen(c->val) + 1);
 	return 0;
 }
 
@@ -1006,20 +895,23 @@ static int apply_dev(struct opt_ctx *c, uint64_t unused)
 	for (;;) {
 		const char *e = strchr(p, ',');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
-		const char *known = NULL;
-		char shown[SHOW_LEN];
+		const struct blk_driver *drv;
+		const char *known;
+		char shown[SHOW_LEN], one[16], names[64];
 
 		if (!len)
 			return val_err(c, -EINVAL,
-				       "empty device name in the list, allowed null|ram|uring|nvme");
-		for (i = 0; i < ARRAY_SIZE(dev_names); i++)
-			if (strlen(dev_names[i]) == len &&
-			    !memcmp(dev_names[i], p, len))
-				known = dev_names[i];
-		if (!known)
+				       "empty device name in the list, allowed %s",
+				       blk_driver_names(names, sizeof(names), "|"));
+		snprintf(one, sizeof(one), "%.*s", (int)(len < sizeof(one) ? len : 0),
+			 p);
+		drv = len < sizeof(one) ? blk_driver_find(one) : NULL;
+		if (!drv)
 			return val_err(c, -EINVAL,
-				       "unknown device '%s', allowed null|ram|uring|nvme",
-				       show_n(shown, sizeof(shown), p, len));
+				       "unknown device '%s', allowed %s",
+				       show_n(shown, sizeof(shown), p, len),
+				       blk_driver_names(names, sizeof(names), "|"));
+		known = drv->name;
 		for (i = 0; i < n; i++)
 			if (!strcmp(devs[i], known))
 				return val_err(c, -EINVAL,
@@ -1252,7 +1144,8 @@ static const struct opt_def *opt_find(const char *name)
 {
 	size_t i, k;
 
-	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+	opts_ready();
+	for (i = 0; i < nr_opts; i++) {
 		if (!strcmp(opts[i].name, name))
 			return &opts[i];
 		for (k = 0; opts[i].alias[k]; k++)
@@ -1279,7 +1172,7 @@ static const char *spelling_hint(const char *name)
 {
 	size_t i, k;
 
-	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+	for (i = 0; i < nr_opts; i++) {
 		if (same_but_dashes(opts[i].name, name))
 			return opts[i].name;
 		for (k = 0; opts[i].alias[k]; k++)
@@ -1347,8 +1240,9 @@ void bench_job_defaults(struct bench_job_opts *j)
 	char err[256];
 	size_t i;
 
+	opts_ready();
 	memset(j, 0, sizeof(*j));
-	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+	for (i = 0; i < nr_opts; i++) {
 		if (opts[i].where != OPT_JOB || !opts[i].def)
 			continue;
 		if (set_one(&opts[i], opts[i].name, NULL, j, opts[i].def, err,
@@ -1364,8 +1258,9 @@ void bench_opts_init(struct bench_opts *o)
 	char err[256];
 	size_t i;
 
+	opts_ready();
 	memset(o, 0, sizeof(*o));
-	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+	for (i = 0; i < nr_opts; i++) {
 		if (opts[i].where != OPT_DEV || !opts[i].def)
 			continue;
 		if (set_one(&opts[i], opts[i].name, o, NULL, opts[i].def, err,
@@ -1379,14 +1274,14 @@ void bench_opts_init(struct bench_opts *o)
 /* Checks that need more than one option, once everything is parsed. */
 static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 {
-	uint32_t lbs = o->dev.logical_block_size;
+	uint32_t lbs = o->dev.p.logical_block_size;
 	char name[SHOW_LEN];
 	unsigned int i;
 
-	if (lbs && o->dev.dev_size % lbs) {
+	if (lbs && o->dev.p.dev_size % lbs) {
 		set_err(err, errlen,
 			"dev_size=%" PRIu64 ": not a multiple of logical_block_size=%" PRIu32,
-			o->dev.dev_size, lbs);
+			o->dev.p.dev_size, lbs);
 		return -EINVAL;
 	}
 	for (i = 0; i < o->nr_jobs; i++) {
@@ -1710,18 +1605,20 @@ static void usage_opt(FILE *f, const struct opt_def *d)
 		fprintf(f, "%-*s%s\n", USAGE_COL, "", more + 2);
 }
 
-static void usage_group(FILE *f, enum opt_group g, const char *title)
+static void usage_group(FILE *f, int g, const char *title)
 {
 	size_t i;
 
 	fprintf(f, "\n%s:\n", title);
-	for (i = 0; i < ARRAY_SIZE(opts); i++)
+	for (i = 0; i < nr_opts; i++)
 		if (opts[i].group == g)
 			usage_opt(f, &opts[i]);
 }
 
 void bench_usage(FILE *f)
 {
+	const struct blk_driver *drv;
+	unsigned int nd, k;
 	size_t i;
 
 	fprintf(f,
@@ -1735,12 +1632,18 @@ void bench_usage(FILE *f)
 		"Command-line job options before the first --name= apply to every job\n"
 		"and act as [global] for job files.  Without rw= on the command line\n"
 		"and without job files, the workload matrix runs.\n");
+	opts_ready();
 	usage_group(f, GRP_JOB, "Job options");
 	usage_group(f, GRP_DEV,
-		    "Device options (whole run; job files may set them too)");
-	usage_group(f, GRP_NULL, "null driver options (null_blk's names)");
-	usage_group(f, GRP_NVME,
-		    "nvme driver options (dev=nvme: host driver over the emulated controller)");
+		    "Device options, every driver (whole run; job files may set them too)");
+	drv = blk_drivers(&nd);
+	for (k = 0; k < nd; k++) {
+		char title[256];
+
+		snprintf(title, sizeof(title), "dev=%s: %s%s", drv[k].name,
+			 drv[k].summary, drv[k].nr_opts ? "" : " (no options of its own)");
+		usage_group(f, GRP_DRIVER + (int)k, title);
+	}
 	fprintf(f, "\nOutput options (command line only):\n");
 	for (i = 0; i < ARRAY_SIZE(cli_opts); i++) {
 		char left[64];

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "blkstack/dev.h"
+
 enum bench_rw {
 	RW_READ = 0,    /* read */
 	RW_WRITE,       /* write */
@@ -40,59 +42,19 @@ enum bench_clocksource {
 };
 
 #define BENCH_MAX_DEVS 8
-#define BENCH_MAX_NVME_FAULTS 16 /* the controller's rule table */
+#define BENCH_MAX_NVME_FAULTS BLK_DEV_MAX_NVME_FAULTS
 #define BENCH_NAME_MAX 64
 
 /*
- * Device (driver) options.  Names follow Linux null_blk's module parameters
- * and queue sysfs attributes where one exists.
+ * Device options: the registry's (include/blkstack/dev.h) in @p, first so
+ * that its descriptors' offsets hold for this struct too; then the
+ * consumer's own, which drivers to run.
  */
 struct bench_dev_opts {
+	struct blk_dev_params p;
 	/* --dev=null,ram: drivers to run in turn */
 	char devs[BENCH_MAX_DEVS][16];
 	unsigned int nr_devs;
-	uint64_t dev_size;          /* dev_size=, bytes; 0: largest offset+size of the jobs */
-	uint32_t logical_block_size; /* logical_block_size=, bytes, 512..65536 power of 2 (512) */
-	uint32_t max_sectors;       /* max_sectors=, 512-byte sectors, 8..65536 (2560) */
-	uint32_t max_segments;      /* max_segments=, 1..4096 (128) */
-	uint32_t nr_hw_queues;      /* nr_hw_queues= or submit_queues=, 0: one per job thread of the largest stonewall group, 1..256 */
-	uint32_t hw_queue_depth;    /* hw_queue_depth=, 1..65536 (256) */
-	bool shared_tags;           /* shared_tags=0|1 (0) */
-	char elevator[16];          /* elevator= or ioscheduler=: none | mq-deadline (none) */
-	bool iostats;               /* iostats=0|1 (1) */
-	uint32_t run_batch;         /* run_batch=, completions before a stopped queue re-runs, 1..65536 (1) */
-	uint32_t rq_timeout_ms;     /* rq_timeout=, ms, 1..3600000 (30000) */
-	uint32_t completion_wait;   /* completion_wait=adaptive|spin|sleep: enum blk_wait_mode (adaptive) */
-	uint64_t spin_max_ns;       /* spin_max=, ns, 1 us..1 s (200 us) */
-	/* uring driver (fio's names) */
-	char filename[4096];        /* filename=: file or block device for dev=uring */
-	bool direct;                /* direct=0|1: O_DIRECT (0) */
-	bool registerfiles;         /* registerfiles=0|1: register the file with each ring (1) */
-	bool fixedbufs;             /* fixedbufs=0|1: register I/O buffers with each ring (1) */
-	bool sqthread_poll;         /* sqthread_poll=0|1: IORING_SETUP_SQPOLL (0) */
-	uint32_t uring_taskrun;     /* uring_taskrun=coop|defer|signal: enum blk_uring_taskrun (coop) */
-	uint32_t uring_inline;      /* uring_inline=auto|never|always: enum blk_uring_inline (auto) */
-	uint32_t uring_engine;      /* uring_engine=auto|io_uring|pool: enum blk_uring_engine (auto) */
-	uint32_t pool_threads;      /* pool_threads=, workers per hardware queue of the pool, 1..256 (BLK_URING_POOL_THREADS_DEFAULT) */
-	uint32_t force_async;       /* force_async=N: every Nth read/write with IOSQE_ASYNC, 0 off (0) */
-	uint32_t uring_iowq_max_workers; /* uring_iowq_max_workers=, io-wq workers per kind per thread, 0 kernel default (0) */
-	/* null driver (null_blk's names) */
-	uint32_t irqmode;           /* irqmode=0 inline, 1 completion thread, 2 timer (0) */
-	uint64_t completion_nsec;   /* completion_nsec=, ns, 0..1e9, for irqmode=2 (10000) */
-	bool memory_backed;         /* memory_backed=0|1 (0) */
-	uint64_t fail_every;        /* fail_every=N: every Nth request IOERR, 0 off */
-	uint64_t timeout_every;     /* timeout_every=N: every Nth request never completes, 0 off */
-	uint64_t requeue_every;     /* requeue_every=N: every Nth request answers RESOURCE once, 0 off */
-	/* nvme driver (dev=nvme) */
-	uint32_t nvme_queues;       /* nvme_queues=, I/O queue pairs, 0..256 (0: as nr_hw_queues) */
-	uint32_t nvme_qd;           /* nvme_qd=, entries per I/O SQ/CQ, 2..65536 (1024) */
-	uint32_t nvme_ctrl;         /* nvme_ctrl=thread|inline (thread) */
-	uint32_t nvme_sqe_init;     /* nvme_sqe_init=memset|fields (fields) */
-	uint32_t nvme_ns;           /* nvme_ns=ram|null: namespace without filename= (ram) */
-	uint32_t nvme_max_retries;  /* nvme_max_retries=, 0..255 (5) */
-	/* nvme_fault=SPEC, once per rule: nvme_ctrl_parse_fault()'s text */
-	char nvme_faults[BENCH_MAX_NVME_FAULTS][256];
-	unsigned int nr_nvme_faults;
 };
 
 /* One job, after [global] and the job's own options are applied. */

@@ -1192,27 +1192,29 @@ static json_t *json_global(struct jctx *c, const struct bench_opts *o,
 		len += snprintf(buf + len, sizeof(buf) - len, "%s%.16s",
 				i ? "," : "", d->devs[i]);
 	jstr(c, g, "dev", buf);
-	jstr(c, g, "elevator", d->elevator[0] ? d->elevator : "none");
-	jstrf(c, g, "nr_hw_queues", d->nr_hw_queues);
-	jstrf(c, g, "hw_queue_depth", d->hw_queue_depth);
-	jstrf(c, g, "shared_tags", d->shared_tags);
-	jstrf(c, g, "logical_block_size", d->logical_block_size);
-	jstrf(c, g, "max_sectors", d->max_sectors);
-	jstrf(c, g, "max_segments", d->max_segments);
-	if (d->dev_size)
-		jstr(c, g, "dev_size", fmt_size(buf, sizeof(buf), d->dev_size));
-	jstrf(c, g, "iostats", d->iostats);
-	jstrf(c, g, "run_batch", d->run_batch);
-	jstrf(c, g, "rq_timeout", d->rq_timeout_ms);
-	jstrf(c, g, "irqmode", d->irqmode);
-	jstrf(c, g, "completion_nsec", d->completion_nsec);
-	jstrf(c, g, "memory_backed", d->memory_backed);
-	if (d->fail_every)
-		jstrf(c, g, "fail_every", d->fail_every);
-	if (d->timeout_every)
-		jstrf(c, g, "timeout_every", d->timeout_every);
-	if (d->requeue_every)
-		jstrf(c, g, "requeue_every", d->requeue_every);
+	jstr(c, g, "elevator", d->p.elevator[0] ? d->p.elevator : "none");
+	jstrf(c, g, "nr_hw_queues", d->p.nr_hw_queues);
+	jstrf(c, g, "hw_queue_depth", d->p.hw_queue_depth);
+	jstrf(c, g, "shared_tags", d->p.shared_tags);
+	jstrf(c, g, "logical_block_size", d->p.logical_block_size);
+	jstrf(c, g, "max_sectors", d->p.max_sectors);
+	jstrf(c, g, "max_segments", d->p.max_segments);
+	if (d->p.dev_size)
+		jstr(c, g, "dev_size", fmt_size(buf, sizeof(buf), d->p.dev_size));
+	jstrf(c, g, "iostats", d->p.iostats);
+	jstrf(c, g, "run_batch", d->p.run_batch);
+	jstrf(c, g, "rq_timeout", d->p.rq_timeout_ms);
+	jstrf(c, g, "irqmode", d->p.irqmode);
+	jstrf(c, g, "completion_nsec", d->p.completion_nsec);
+	jstrf(c, g, "memory_backed", d->p.memory_backed);
+	if (d->p.fail_every)
+		jstrf(c, g, "fail_every", d->p.fail_every);
+	if (d->p.timeout_every)
+		jstrf(c, g, "timeout_every", d->p.timeout_every);
+	if (d->p.requeue_every)
+		jstrf(c, g, "requeue_every", d->p.requeue_every);
+	if (d->p.lower[0])
+		jstr(c, g, "lower", d->p.lower);
 	return g;
 }
 

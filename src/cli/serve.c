@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "blkstack/dev.h"
 #include "blkstack/nbd.h"
 #include "blkstack/uring.h"
 #include "serve.h"
-#include "blkstack/uring.h"
 
 #define MAX_EXPORTS 64
 
@@ -64,8 +64,32 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+/* "      uring: --filename, --direct, ..." wrapped at 79 columns. */
+static void usage_names(FILE *f, const char *who,
+			const struct blk_opt_desc *opts, unsigned int n)
+{
+	unsigned int i, col;
+
+	col = (unsigned int)fprintf(f, "      %s:", who);
+	for (i = 0; i < n; i++) {
+		unsigned int w = (unsigned int)strlen(opts[i].name) + 4;
+
+		if (col + w > 79) {
+			fprintf(f, "\n       ");
+			col = 7;
+		}
+		col += (unsigned int)fprintf(f, " --%s%s", opts[i].name,
+					     i + 1 < n ? "," : "");
+	}
+	fprintf(f, "\n");
+}
+
 void serve_usage(FILE *f)
 {
+	const struct blk_driver *drv;
+	const struct blk_opt_desc *q;
+	unsigned int nd, n, k;
+
 	fprintf(f,
 		"usage: blkstack serve [server options] [device options]\n"
 		"                      [--export=NAME [export options]]...\n"
@@ -94,25 +118,26 @@ void serve_usage(FILE *f)
 		"                         by name; the first export is also the default)\n"
 		"  --description=TEXT     shown by NBD_OPT_LIST and NBD_INFO_DESCRIPTION\n"
 		"  --read-only            refuse writes (EPERM), advertise READ_ONLY\n"
-		"  --dev=null|ram|uring|nvme  the driver (ram)\n"
+		"  --dev=NAME             the driver (ram), from the device registry:\n");
+	drv = blk_drivers(&nd);
+	for (k = 0; k < nd; k++)
+		fprintf(f, "      %-8s %s\n", drv[k].name, drv[k].summary);
+	fprintf(f,
 		"  --size=SIZE            device size (k/m/g suffixes); for uring, the size a\n"
 		"                         missing file is created with\n"
-		"  any device option of 'blkstack bench --help': filename=, direct=,\n"
-		"  logical_block_size=, nr_hw_queues=, hw_queue_depth=, memory_backed=,\n"
-		"  elevator=, ... (e.g. --filename=/var/tmp/disk.img --direct=1)\n"
-		"  --uring_engine=auto|io_uring|pool  dev=uring: io_uring, or the\n"
-		"                         pread/pwrite thread pool; auto (default) uses the\n"
-		"                         pool, with a notice, where io_uring is refused\n"
-		"  --pool_threads=N       workers per hardware queue of the pool, 1..%u (%u)\n"
-		"  --nvme_fault=SPEC      dev=nvme: a fault rule of the emulated controller,\n"
-		"                         once per rule, e.g. op=write,status=write_fault\n"
-		"                         (keys: 'blkstack bench --help', docs/nvme-ctrl.md)\n"
+		"  --NAME=VALUE           a device option: units, ranges and defaults in\n"
+		"                         'blkstack bench --help'; by driver:\n");
+	q = blk_queue_opts(&n);
+	usage_names(f, "every driver", q, n);
+	for (k = 0; k < nd; k++)
+		if (drv[k].nr_opts)
+			usage_names(f, drv[k].name, drv[k].opts, drv[k].nr_opts);
+	fprintf(f,
 		"\n"
 		"example:\n"
 		"  blkstack serve --nbd=127.0.0.1:10809 --dev=ram --size=1G\n"
 		"  blkstack serve --unix=/tmp/nbd.sock --export=a --dev=ram --size=1G \\\n"
-		"      --export=b --dev=uring --filename=/var/tmp/b.img --size=4G --read-only\n",
-		BLK_URING_POOL_THREADS_MAX, BLK_URING_POOL_THREADS_DEFAULT);
+		"      --export=b --dev=uring --filename=/var/tmp/b.img --size=4G --read-only\n");
 }
 
 static int parse_range(const char *name, const char *v, unsigned int min,
@@ -182,7 +207,7 @@ static int open_export(struct serve_export *e, unsigned int max_conn,
 			e->name);
 		return -EINVAL;
 	}
-	if (!d.dev_size && strcmp(devname, "uring")) {
+	if (!d.p.dev_size && strcmp(devname, "uring")) {
 		fprintf(stderr, "blkstack serve: export '%s': --size= is required for dev=%s\n",
 			e->name, devname);
 		return -EINVAL;
@@ -192,16 +217,19 @@ static int open_export(struct serve_export *e, unsigned int max_conn,
 	 * connection's hardware queue is used by every later connection's
 	 * thread too.
 	 */
-	if (!strcmp(devname, "uring") && d.uring_taskrun == BLK_URING_TASKRUN_DEFER) {
+	if (!strcmp(devname, "uring") && d.p.uring_taskrun == BLK_URING_TASKRUN_DEFER) {
 		fprintf(stderr, "blkstack serve: export '%s': --uring_taskrun=defer: not with serve (connections come and go on different threads; a DEFER_TASKRUN ring takes one); allowed coop, signal\n",
 			e->name);
 		return -EINVAL;
 	}
 	/* one queue per CPU (at most 16); connections beyond share them */
-	if (!d.nr_hw_queues)
-		d.nr_hw_queues = ncpu < 1 ? 1 : ncpu > 16 ? 16 : (uint32_t)ncpu;
-	ret = bench_dev_open(&d, devname, d.dev_size, d.dev_size, max_conn + 1,
-			     dev, err, sizeof(err));
+	if (!d.p.nr_hw_queues)
+		d.p.nr_hw_queues = ncpu < 1 ? 1 : ncpu > 16 ? 16 : (uint32_t)ncpu;
+	ret = blk_dev_open(devname, &d.p, &(struct blk_dev_open_args){
+				   .size = d.p.dev_size,
+				   .create_size = d.p.dev_size,
+				   .nr_threads = max_conn + 1 },
+			   dev, err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "blkstack serve: export '%s': %s\n", e->name,
 			serve_names(err, sizeof(err)));

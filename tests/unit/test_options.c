@@ -91,21 +91,21 @@ static void test_defaults(void **state)
 
 	bench_opts_init(&o);
 	assert_int_equal(o.dev.nr_devs, 0);
-	assert_int_equal(o.dev.dev_size, 0);
-	assert_int_equal(o.dev.logical_block_size, 512);
-	assert_int_equal(o.dev.max_sectors, 2560);
-	assert_int_equal(o.dev.max_segments, 128);
-	assert_int_equal(o.dev.nr_hw_queues, 0);
-	assert_int_equal(o.dev.hw_queue_depth, 256);
-	assert_false(o.dev.shared_tags);
-	assert_string_equal(o.dev.elevator, "none");
-	assert_true(o.dev.iostats);
-	assert_int_equal(o.dev.run_batch, 1);
-	assert_int_equal(o.dev.rq_timeout_ms, 30000);
-	assert_int_equal(o.dev.irqmode, 0);
-	assert_int_equal(o.dev.completion_nsec, 10000);
-	assert_false(o.dev.memory_backed);
-	assert_int_equal(o.dev.fail_every, 0);
+	assert_int_equal(o.dev.p.dev_size, 0);
+	assert_int_equal(o.dev.p.logical_block_size, 512);
+	assert_int_equal(o.dev.p.max_sectors, 2560);
+	assert_int_equal(o.dev.p.max_segments, 128);
+	assert_int_equal(o.dev.p.nr_hw_queues, 0);
+	assert_int_equal(o.dev.p.hw_queue_depth, 256);
+	assert_false(o.dev.p.shared_tags);
+	assert_string_equal(o.dev.p.elevator, "none");
+	assert_true(o.dev.p.iostats);
+	assert_int_equal(o.dev.p.run_batch, 1);
+	assert_int_equal(o.dev.p.rq_timeout_ms, 30000);
+	assert_int_equal(o.dev.p.irqmode, 0);
+	assert_int_equal(o.dev.p.completion_nsec, 10000);
+	assert_false(o.dev.p.memory_backed);
+	assert_int_equal(o.dev.p.fail_every, 0);
 	assert_int_equal(o.nr_jobs, 0);
 	assert_int_equal(o.output_format, OUT_NORMAL);
 	assert_string_equal(o.output, "");
@@ -269,21 +269,21 @@ static void test_set_values(void **state)
 
 	/* Device options land in o->dev, whatever job is passed. */
 	assert_int_equal(set(&o, &j, "hw_queue_depth", "64"), 0);
-	assert_int_equal(o.dev.hw_queue_depth, 64);
+	assert_int_equal(o.dev.p.hw_queue_depth, 64);
 	assert_int_equal(set(&o, NULL, "submit_queues", "4"), 0);
-	assert_int_equal(o.dev.nr_hw_queues, 4);
+	assert_int_equal(o.dev.p.nr_hw_queues, 4);
 	assert_int_equal(set(&o, &j, "ioscheduler", "mq-deadline"), 0);
-	assert_string_equal(o.dev.elevator, "mq-deadline");
+	assert_string_equal(o.dev.p.elevator, "mq-deadline");
 	assert_int_equal(set(&o, &j, "rq_timeout", "5000"), 0);
-	assert_int_equal(o.dev.rq_timeout_ms, 5000);
+	assert_int_equal(o.dev.p.rq_timeout_ms, 5000);
 	assert_int_equal(set(&o, &j, "rq_timeout", "2s"), 0);
-	assert_int_equal(o.dev.rq_timeout_ms, 2000);
+	assert_int_equal(o.dev.p.rq_timeout_ms, 2000);
 	assert_int_equal(set(&o, &j, "completion_nsec", "10us"), 0);
-	assert_int_equal(o.dev.completion_nsec, 10000);
+	assert_int_equal(o.dev.p.completion_nsec, 10000);
 	assert_int_equal(set(&o, &j, "logical_block_size", "4k"), 0);
-	assert_int_equal(o.dev.logical_block_size, 4096);
+	assert_int_equal(o.dev.p.logical_block_size, 4096);
 	assert_int_equal(set(&o, &j, "fail_every", "1000"), 0);
-	assert_int_equal(o.dev.fail_every, 1000);
+	assert_int_equal(o.dev.p.fail_every, 1000);
 }
 
 static void test_bool_options(void **state)
@@ -304,7 +304,7 @@ static void test_bool_options(void **state)
 	assert_int_equal(set(&o, &j, "randrepeat", "0"), 0);
 	assert_false(j.randrepeat);
 	assert_int_equal(set(&o, &j, "iostats", "0"), 0);
-	assert_false(o.dev.iostats);
+	assert_false(o.dev.p.iostats);
 	assert_int_equal(set(&o, &j, "group_reporting", NULL), 0);
 	assert_true(j.group_reporting);
 
@@ -420,7 +420,7 @@ static void test_errors(void **state)
 	assert_int_equal(set(&o, &j, "elevator", "kyber"), -EOPNOTSUPP);
 	assert_non_null(strstr(errbuf, "allowed none|mq-deadline"));
 	assert_int_equal(set(&o, &j, "elevator", "foo"), -EINVAL);
-	assert_string_equal(o.dev.elevator, "none");
+	assert_string_equal(o.dev.p.elevator, "none");
 	assert_int_equal(j.iodepth, 1);
 
 	/* Missing value: the message says what to give. */
@@ -495,7 +495,7 @@ static void test_number_errors(void **state)
 	/* Nothing was stored. */
 	assert_int_equal(j.iodepth, 1);
 	assert_int_equal(j.runtime_ns, 0);
-	assert_int_equal(o.dev.fail_every, 0);
+	assert_int_equal(o.dev.p.fail_every, 0);
 }
 
 /* An empty value gets what the option allows, whatever its type. */
@@ -615,15 +615,15 @@ static void test_nvme_options(void **state)
 
 	bench_opts_init(&o);
 	bench_job_defaults(&j);
-	assert_int_equal(o.dev.nvme_queues, 0);
-	assert_int_equal(o.dev.nvme_qd, 1024);
-	assert_int_equal(o.dev.nvme_ctrl, 0);          /* thread */
-	assert_int_equal(o.dev.nvme_sqe_init, 1);      /* fields */
-	assert_int_equal(o.dev.nvme_ns, 0);            /* ram */
+	assert_int_equal(o.dev.p.nvme_queues, 0);
+	assert_int_equal(o.dev.p.nvme_qd, 1024);
+	assert_int_equal(o.dev.p.nvme_ctrl, 0);          /* thread */
+	assert_int_equal(o.dev.p.nvme_sqe_init, 1);      /* fields */
+	assert_int_equal(o.dev.p.nvme_ns, 0);            /* ram */
 	assert_int_equal(set(&o, &j, "nvme_qd", "64"), 0);
-	assert_int_equal(o.dev.nvme_qd, 64);
+	assert_int_equal(o.dev.p.nvme_qd, 64);
 	assert_int_equal(set(&o, &j, "nvme-qd", "2"), 0);
-	assert_int_equal(o.dev.nvme_qd, 2);
+	assert_int_equal(o.dev.p.nvme_qd, 2);
 	assert_int_equal(set(&o, &j, "nvme_qd", "1"), -EINVAL);
 	assert_non_null(strstr(errbuf, "nvme_qd=1"));
 	assert_non_null(strstr(errbuf, "allowed 2..65536"));
@@ -631,13 +631,13 @@ static void test_nvme_options(void **state)
 	assert_non_null(strstr(errbuf, "nvme-queues=257"));
 	assert_non_null(strstr(errbuf, "allowed 0..256"));
 	assert_int_equal(set(&o, &j, "nvme_ctrl", "inline"), 0);
-	assert_int_equal(o.dev.nvme_ctrl, 1);
+	assert_int_equal(o.dev.p.nvme_ctrl, 1);
 	assert_int_equal(set(&o, &j, "nvme_ctrl", "dma"), -EINVAL);
 	assert_non_null(strstr(errbuf, "thread|inline"));
 	assert_int_equal(set(&o, &j, "nvme_sqe_init", "memset"), 0);
-	assert_int_equal(o.dev.nvme_sqe_init, 0);
+	assert_int_equal(o.dev.p.nvme_sqe_init, 0);
 	assert_int_equal(set(&o, &j, "nvme_ns", "null"), 0);
-	assert_int_equal(o.dev.nvme_ns, 1);
+	assert_int_equal(o.dev.p.nvme_ns, 1);
 	assert_int_equal(set(&o, &j, "nvme_ns", "disk"), -EINVAL);
 	assert_non_null(strstr(errbuf, "ram|null"));
 }
@@ -687,7 +687,7 @@ static void test_cli_single_job(void **state)
 	assert_int_equal(o.jobs[0].iodepth, 32);
 	assert_true(o.jobs[0].time_based);
 	assert_int_equal(o.jobs[0].runtime_ns, 10 * NS_PER_SEC);
-	assert_int_equal(o.dev.hw_queue_depth, 64);
+	assert_int_equal(o.dev.p.hw_queue_depth, 64);
 	assert_int_equal(o.dev.nr_devs, 1);
 
 	/* Options without rw=: the matrix, with those options. */
@@ -731,7 +731,7 @@ static void test_cli_multiple_jobs(void **state)
 	assert_false(o.jobs[2].has_rw);
 	assert_int_equal(o.jobs[2].iodepth, 4);
 	assert_int_equal(o.jobs[2].bs, 4096);
-	assert_int_equal(o.dev.hw_queue_depth, 32);
+	assert_int_equal(o.dev.p.hw_queue_depth, 32);
 }
 
 static void test_cli_global_section(void **state)
@@ -916,7 +916,7 @@ static void test_jobfile(void **state)
 	assert_true(o.jobs[1].norandommap);
 	assert_int_equal(o.jobs[1].rwmixread, 75);
 
-	assert_int_equal(o.dev.hw_queue_depth, 128);
+	assert_int_equal(o.dev.p.hw_queue_depth, 128);
 	unsetenv("BLK_TEST_DEPTH");
 	unsetenv("BLK_TEST_RUNTIME");
 }
@@ -1127,7 +1127,11 @@ static void test_usage(void **state)
 	fclose(f);
 	assert_non_null(strstr(buf, "Job options"));
 	assert_non_null(strstr(buf, "Device options"));
-	assert_non_null(strstr(buf, "null driver options"));
+	/* a section per registry driver, with its summary and options */
+	assert_non_null(strstr(buf, "dev=null: no storage"));
+	assert_non_null(strstr(buf, "dev=nvme: NVMe host over"));
+	assert_non_null(strstr(buf, "--nvme_fault=SPEC"));
+	assert_non_null(strstr(buf, "--lower=DRIVER"));
 	assert_non_null(strstr(buf, "Output options"));
 	assert_non_null(strstr(buf, "--iodepth=INT"));
 	assert_non_null(strstr(buf, "1..65536"));

@@ -144,8 +144,8 @@ static struct fixture *fixture_one(void)
 	snprintf(fx->o.dev.devs[0], sizeof(fx->o.dev.devs[0]), "null");
 	snprintf(fx->o.dev.devs[1], sizeof(fx->o.dev.devs[1]), "ram");
 	fx->o.dev.nr_devs = 2;
-	snprintf(fx->o.dev.elevator, sizeof(fx->o.dev.elevator), "mq-deadline");
-	fx->o.dev.nr_hw_queues = 4;
+	snprintf(fx->o.dev.p.elevator, sizeof(fx->o.dev.p.elevator), "mq-deadline");
+	fx->o.dev.p.nr_hw_queues = 4;
 	fx->o.nr_jobs = 1;
 	job_opts(&fx->o.jobs[0], "randread", RW_RANDREAD, 32);
 	fx->jobs = jobs_alloc(1);

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device registry: the one place consumers (bench, serve, later the
+ * iSCSI target) get block devices from.  A table of drivers, each with a
+ * name, a one-line summary, its option descriptors (units, ranges,
+ * defaults, help) and a create function; a stacking driver (nvme) names
+ * the drivers it can sit on and gets its lower device built by the
+ * registry.  A consumer fills a struct blk_dev_params (from text through
+ * the descriptors, or directly) and calls blk_dev_open() with a driver's
+ * name; a driver added later is one more table entry in src/dev/registry.c.
+ *
+ * Stacking: a driver with ->lowers sits on a lower device.  Which one:
+ * lower= when given (any of ->lowers), else uring when filename= is set,
+ * else the driver's own default (nvme: nvme_ns=, ram unless null).
+ */
+#ifndef BLKSTACK_DEV_H
+#define BLKSTACK_DEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blk.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** enum blk_opt_type - how an option's text value is read. */
+enum blk_opt_type {
+	BLK_OPT_UINT = 0, /* number with optional k/m/g suffix (fio's int) */
+	BLK_OPT_SIZE,     /* bytes, same syntax */
+	BLK_OPT_TIME,     /* duration: a number with ns/us/ms/s/m/h/d */
+	BLK_OPT_BOOL,     /* 0 | 1; a bare option means 1 */
+	BLK_OPT_STR,      /* text copied into a char array */
+	BLK_OPT_CHOICE,   /* one word out of ->choices */
+};
+
+#define BLK_OPT_F_ALIGN512   0x1  /* value must be a multiple of 512 */
+#define BLK_OPT_F_POW2       0x2  /* value must be a power of two */
+#define BLK_OPT_F_CHOICE_STR 0x4  /* a choice stored as its name */
+#define BLK_OPT_F_PRINTABLE  0x8  /* text without control characters */
+#define BLK_OPT_F_LIST       0x10 /* text, one more entry per use */
+
+/** struct blk_opt_choice - one word a BLK_OPT_CHOICE option accepts. */
+struct blk_opt_choice {
+	const char *name;
+	int val;
+};
+
+/**
+ * struct blk_opt_desc - one device option.
+ * @name: the option's name (fio's or null_blk's where one exists).
+ * @alias: other spellings, NULL-terminated.
+ * @type: enum blk_opt_type.
+ * @off, @len: the field in struct blk_dev_params the value is stored in.
+ * @min, @max: the allowed range (BLK_OPT_TIME: in ns).
+ * @unit_ns: BLK_OPT_TIME: the unit of a bare number.
+ * @store_ns: BLK_OPT_TIME: the unit of the stored field.
+ * @flags: BLK_OPT_F_*.
+ * @choices: BLK_OPT_CHOICE: the words, NULL-name terminated.
+ * @hidden: also accepted, not listed.
+ * @unsupported: words of fio's that are refused as unsupported.
+ * @metavar: placeholder in usage texts when the type's is wrong.
+ * @def: the default as text; NULL: zero.
+ * @help: one line.
+ * @count_off: BLK_OPT_F_LIST: the unsigned int counting the entries of the
+ *	char[@list_max][@len] array at @off.
+ * @list_max: BLK_OPT_F_LIST: entries at most.
+ * @check: when set, called with the text before it is stored: 0, or
+ *	-EINVAL with a reason in @why.
+ */
+struct blk_opt_desc {
+	const char *name;
+	const char *alias[3];
+	enum blk_opt_type type;
+	size_t off, len;
+	uint64_t min, max;
+	uint64_t unit_ns, store_ns;
+	unsigned int flags;
+	const struct blk_opt_choice *choices;
+	const struct blk_opt_choice *hidden;
+	const char *const *unsupported;
+	const char *metavar;
+	const char *def;
+	const char *help;
+	size_t count_off;
+	unsigned int list_max;
+	int (*check)(const char *val, char *why, size_t whylen);
+};
+
+#define BLK_DEV_MAX_NVME_FAULTS 16 /* the emulated controller's rule table */
+
+/*
+ * struct blk_dev_params - every device option's value; the descriptors'
+ * @off and @len point into it.  Names follow Linux null_blk's module
+ * parameters, queue sysfs attributes and fio's io_uring engine.
+ */
+struct blk_dev_params {
+	/* the queue: every driver */
+	uint64_t dev_size;          /* dev_size=, bytes; 0: the consumer's size */
+	uint32_t logical_block_size; /* logical_block_size=, bytes, 512..65536 power of 2 (512) */
+	uint32_t max_sectors;       /* max_sectors=, 512-byte sectors, 8..65536 (2560) */
+	uint32_t max_segments;      /* max_segments=, 1..4096 (128) */
+	uint32_t nr_hw_queues;      /* nr_hw_queues=, 0: one per submitting thread, 1..256 */
+	uint32_t hw_queue_depth;    /* hw_queue_depth=, 1..65536 (256) */
+	bool shared_tags;           /* shared_tags=0|1 (0) */
+	char elevator[16];          /* elevator= or ioscheduler=: none | mq-deadline (none) */
+	bool iostats;               /* iostats=0|1 (1) */
+	uint32_t run_batch;         /* run_batch=, completions before a stopped queue re-runs (1) */
+	uint32_t rq_timeout_ms;     /* rq_timeout=, ms, 1..3600000 (30000) */
+	uint32_t completion_wait;   /* completion_wait=: enum blk_wait_mode (adaptive) */
+	uint64_t spin_max_ns;       /* spin_max=, ns (200 us) */
+	char lower[16];             /* lower=: a stacking driver's lower device ("": default) */
+	/* uring */
+	char filename[4096];        /* filename=: file or block device */
+	bool direct;                /* direct=0|1: O_DIRECT (0) */
+	bool registerfiles;         /* registerfiles=0|1 (1) */
+	bool fixedbufs;             /* fixedbufs=0|1 (1) */
+	bool sqthread_poll;         /* sqthread_poll=0|1 (0) */
+	uint32_t uring_taskrun;     /* uring_taskrun=: enum blk_uring_taskrun (coop) */
+	uint32_t uring_inline;      /* uring_inline=: enum blk_uring_inline (auto) */
+	uint32_t uring_engine;      /* uring_engine=: enum blk_uring_engine (auto) */
+	uint32_t pool_threads;      /* pool_threads=, 1..256 (16) */
+	uint32_t force_async;       /* force_async=N, 0 off (0) */
+	uint32_t uring_iowq_max_workers; /* uring_iowq_max_workers=, 0: kernel's (0) */
+	/* null */
+	uint32_t irqmode;           /* irqmode=0 inline, 1 thread, 2 timer (0) */
+	uint64_t completion_nsec;   /* completion_nsec=, ns, for irqmode=2 (10000) */
+	bool memory_backed;         /* memory_backed=0|1 (0) */
+	uint64_t fail_every;        /* fail_every=N, 0 off */
+	uint64_t timeout_every;     /* timeout_every=N, 0 off */
+	uint64_t requeue_every;     /* requeue_every=N, 0 off */
+	/* nvme */
+	uint32_t nvme_queues;       /* nvme_queues=, 0..256 (0: as nr_hw_queues) */
+	uint32_t nvme_qd;           /* nvme_qd=, 2..65536 (1024) */
+	uint32_t nvme_ctrl;         /* nvme_ctrl=thread|inline (thread) */
+	uint32_t nvme_sqe_init;     /* nvme_sqe_init=memset|fields (fields) */
+	uint32_t nvme_ns;           /* nvme_ns=ram|null (ram) */
+	uint32_t nvme_max_retries;  /* nvme_max_retries=, 0..255 (5) */
+	char nvme_faults[BLK_DEV_MAX_NVME_FAULTS][256]; /* nvme_fault=SPEC */
+	unsigned int nr_nvme_faults;
+};
+
+/**
+ * struct blk_dev_open_args - what the consumer, not the user, decides.
+ * @size: capacity in bytes when dev_size= is 0.
+ * @create_size: bytes a missing uring file is created with when dev_size=
+ *	is 0 (0: the file must exist).
+ * @nr_threads: threads that will submit; nr_hw_queues=0 gives one queue
+ *	each (at most 256), and more threads than queues share them.
+ */
+struct blk_dev_open_args {
+	uint64_t size;
+	uint64_t create_size;
+	unsigned int nr_threads;
+};
+
+struct blk_dev_config;
+
+/**
+ * struct blk_driver - one registry entry.
+ * @name: what --dev= takes.
+ * @summary: one line for usage texts.
+ * @opts, @nr_opts: the driver's own options (the queue's are shared:
+ *	blk_queue_opts()).
+ * @lowers: the drivers it can stack on, NULL-terminated, the default
+ *	first; NULL: it stacks on nothing.
+ * @create: build the device on the queue limits @q the registry computed
+ *	from @p.  Return 0 or -errno with a message in @err.
+ */
+struct blk_driver {
+	const char *name;
+	const char *summary;
+	const struct blk_opt_desc *opts;
+	unsigned int nr_opts;
+	const char *const *lowers;
+	int (*create)(const struct blk_driver *drv,
+		      const struct blk_dev_params *p,
+		      const struct blk_dev_config *q,
+		      const struct blk_dev_open_args *a, struct blk_dev **dev,
+		      char *err, size_t errlen);
+};
+
+/**
+ * blk_queue_opts() - the options every driver takes (queue limits, tags,
+ * elevator, timeouts, waiting, lower=).
+ * @n: set to their number.
+ * Return: the descriptors (static).
+ * Context: any thread.
+ */
+const struct blk_opt_desc *blk_queue_opts(unsigned int *n);
+
+/**
+ * blk_drivers() - the registry's table.
+ * @n: set to the number of drivers.
+ * Return: the entries (static), in the order usage texts list them.
+ * Context: any thread.
+ */
+const struct blk_driver *blk_drivers(unsigned int *n);
+
+/**
+ * blk_driver_find() - the entry named @name.
+ * Return: the entry, or NULL when no driver has that name.
+ * Context: any thread.
+ */
+const struct blk_driver *blk_driver_find(const char *name);
+
+/**
+ * blk_driver_names() - the drivers' names joined by @sep, for messages
+ * ("null|ram|uring|nvme").
+ * Return: @buf.
+ */
+const char *blk_driver_names(char *buf, size_t len, const char *sep);
+
+/**
+ * blk_dev_lower() - the lower driver a stacking driver @drv sits on with
+ * @p (lower=, else uring for filename=, else the driver's default).
+ * @lower: set to its name, or NULL when @drv stacks on nothing.
+ * Return: 0; -EINVAL with a message in @err when lower= names a driver @drv
+ * cannot stack on, or lower= is given to a driver that stacks on nothing,
+ * or lower=uring has no filename=.
+ * Context: any thread.
+ */
+int blk_dev_lower(const struct blk_driver *drv, const struct blk_dev_params *p,
+		  const char **lower, char *err, size_t errlen);
+
+/**
+ * blk_dev_open() - build a device of driver @name with @p.
+ * @name: a registry driver's name.
+ * @p: option values (every field set: defaults included).
+ * @a: the consumer's sizes and threads.
+ * @dev: set on success; blk_dev_close() frees it and any lower device.
+ * @err: a message naming the option and the allowed values on failure.
+ * Return: 0; -EINVAL (unknown driver, bad combination of options); -ENOMEM;
+ * -EFBIG (ram beyond 1 EiB); other -errno from the driver's create
+ * (uring: from open() or io_uring_setup(), see blk_uring_create()).
+ * Context: any thread.
+ */
+int blk_dev_open(const char *name, const struct blk_dev_params *p,
+		 const struct blk_dev_open_args *a, struct blk_dev **dev,
+		 char *err, size_t errlen);
+
+/**
+ * blk_dev_open_lower() - for a stacking driver's create: build its lower
+ * device, driver @name, on the queue limits @q the stacking driver chose.
+ * Return and context: as blk_dev_open().
+ */
+int blk_dev_open_lower(const char *name, const struct blk_dev_params *p,
+		       const struct blk_dev_config *q,
+		       const struct blk_dev_open_args *a, struct blk_dev **dev,
+		       char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLKSTACK_DEV_H */

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device registry: its table (names, options, stacking), the lower
+ * device a stacking driver chooses and the errors for bad combinations,
+ * and devices opened through it doing I/O (nvme on ram keeps data, nvme on
+ * null does not, uring on a file).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "bench/options.h"
+#include "blkstack/blk.h"
+#include "blkstack/dev.h"
+
+/* The defaults every option's descriptor gives (what bench starts from). */
+static struct blk_dev_params defaults(void)
+{
+	static struct bench_opts o;
+
+	bench_opts_init(&o);
+	return o.dev.p;
+}
+
+static void test_table(void **state)
+{
+	const struct blk_driver *drv;
+	const struct blk_opt_desc *q;
+	unsigned int nd, nq, k, i;
+	char names[64];
+
+	(void)state;
+	drv = blk_drivers(&nd);
+	assert_true(nd >= 4);
+	assert_string_equal(blk_driver_names(names, sizeof(names), "|"),
+			    "null|ram|uring|nvme");
+	for (k = 0; k < nd; k++) {
+		assert_ptr_equal(blk_driver_find(drv[k].name), &drv[k]);
+		assert_non_null(drv[k].summary);
+		assert_non_null(drv[k].create);
+		for (i = 0; i < drv[k].nr_opts; i++) {
+			const struct blk_opt_desc *d = &drv[k].opts[i];
+
+			assert_non_null(d->help);
+			assert_true(d->off + d->len <= sizeof(struct blk_dev_params));
+		}
+	}
+	assert_null(blk_driver_find("scsi-not-yet"));
+	assert_non_null(blk_driver_find("nvme")->lowers);
+	assert_null(blk_driver_find("ram")->lowers);
+	q = blk_queue_opts(&nq);
+	for (i = 0; i < nq; i++)
+		assert_true(q[i].off + q[i].len <= sizeof(struct blk_dev_params));
+}
+
+/* Which device nvme sits on, and the messages for what cannot be. */
+static void test_lower(void **state)
+{
+	const struct blk_driver *nvme = blk_driver_find("nvme");
+	const struct blk_driver *ram = blk_driver_find("ram");
+	struct blk_dev_params p = defaults();
+	const char *lower;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(blk_dev_lower(nvme, &p, &lower, err, sizeof(err)), 0);
+	assert_string_equal(lower, "ram");
+	p.nvme_ns = 1; /* nvme_ns=null, the older spelling */
+	assert_int_equal(blk_dev_lower(nvme, &p, &lower, err, sizeof(err)), 0);
+	assert_string_equal(lower, "null");
+	snprintf(p.filename, sizeof(p.filename), "/tmp/x.img");
+	assert_int_equal(blk_dev_lower(nvme, &p, &lower, err, sizeof(err)), 0);
+	assert_string_equal(lower, "uring");
+	snprintf(p.lower, sizeof(p.lower), "ram"); /* explicit wins */
+	assert_int_equal(blk_dev_lower(nvme, &p, &lower, err, sizeof(err)), 0);
+	assert_string_equal(lower, "ram");
+
+	p = defaults();
+	snprintf(p.lower, sizeof(p.lower), "nvme");
+	assert_int_equal(blk_dev_lower(nvme, &p, &lower, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "lower=nvme: dev=nvme stacks on ram, null, uring");
+	snprintf(p.lower, sizeof(p.lower), "uring");
+	assert_int_equal(blk_dev_lower(nvme, &p, &lower, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "lower=uring: needs filename=PATH"));
+	snprintf(p.lower, sizeof(p.lower), "null");
+	assert_int_equal(blk_dev_lower(ram, &p, &lower, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "lower=null: dev=ram does not stack on another device (drivers that do: nvme)");
+	p.lower[0] = '\0';
+	assert_int_equal(blk_dev_lower(ram, &p, &lower, err, sizeof(err)), 0);
+	assert_null(lower);
+}
+
+static void end_io(struct blk_bio *bio)
+{
+	(void)bio;
+}
+
+static int io(struct blk_dev *dev, uint8_t op, uint64_t off, void *buf)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = 4096 };
+	struct blk_bio bio = { 0 };
+	struct blk_mq_ctx *ctx;
+	int ret;
+
+	assert_int_equal(blk_ctx_attach(dev, &ctx), 0);
+	bio.bi_op = op;
+	bio.bi_offset = off;
+	bio.bi_size = 4096;
+	bio.bi_vcnt = 1;
+	bio.bi_io_vec = &iov;
+	bio.bi_end_io = end_io;
+	assert_int_equal(blk_submit(ctx, &bio), 0);
+	assert_int_equal(blk_drain(ctx, 10000000000ull), 0);
+	ret = bio.bi_status;
+	blk_ctx_detach(ctx);
+	return ret;
+}
+
+/* Write a block, read it back: whether the device kept it. */
+static bool keeps_data(struct blk_dev *dev)
+{
+	static char w[4096], r[4096];
+
+	memset(w, 0x6b, sizeof(w));
+	memset(r, 0, sizeof(r));
+	assert_int_equal(io(dev, BLK_OP_WRITE, 8192, w), BLK_STS_OK);
+	assert_int_equal(io(dev, BLK_OP_READ, 8192, r), BLK_STS_OK);
+	return !memcmp(w, r, sizeof(w));
+}
+
+static void test_open(void **state)
+{
+	struct blk_dev_open_args a = { .size = 16 << 20, .nr_threads = 1 };
+	struct blk_dev_params p = defaults();
+	struct blk_dev_info info;
+	struct blk_dev *dev;
+	char err[512], path[] = "/tmp/blkstack-registry-XXXXXX";
+	int fd;
+
+	(void)state;
+	assert_int_equal(blk_dev_open("ram", &p, &a, &dev, err, sizeof(err)), 0);
+	blk_dev_get_info(dev, &info);
+	assert_int_equal(info.capacity, 16 << 20);
+	assert_true(keeps_data(dev));
+	blk_dev_close(dev);
+
+	/* nvme on its default lower (ram) and on null */
+	assert_int_equal(blk_dev_open("nvme", &p, &a, &dev, err, sizeof(err)), 0);
+	assert_true(keeps_data(dev));
+	blk_dev_close(dev);
+	snprintf(p.lower, sizeof(p.lower), "null");
+	assert_int_equal(blk_dev_open("nvme", &p, &a, &dev, err, sizeof(err)), 0);
+	assert_false(keeps_data(dev));
+	blk_dev_close(dev);
+
+	/* nvme on a file through uring: the data lands in the file */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 16 << 20), 0);
+	snprintf(p.lower, sizeof(p.lower), "uring");
+	snprintf(p.filename, sizeof(p.filename), "%s", path);
+	assert_int_equal(blk_dev_open("nvme", &p, &a, &dev, err, sizeof(err)), 0);
+	assert_true(keeps_data(dev));
+	blk_dev_close(dev);
+	{
+		char back[4096];
+
+		assert_int_equal(pread(fd, back, sizeof(back), 8192), 4096);
+		assert_int_equal(back[0], 0x6b);
+		assert_int_equal(back[4095], 0x6b);
+	}
+	close(fd);
+	unlink(path);
+
+	/* the errors name the driver and what is allowed */
+	p = defaults();
+	assert_int_equal(blk_dev_open("scsi-not-yet", &p, &a, &dev, err,
+				      sizeof(err)), -EINVAL);
+	assert_string_equal(err, "dev=scsi-not-yet: unknown device, allowed null, ram, uring, nvme");
+	assert_int_equal(blk_dev_open("uring", &p, &a, &dev, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "dev=uring needs filename=PATH"));
+	snprintf(p.elevator, sizeof(p.elevator), "bfq");
+	assert_int_equal(blk_dev_open("ram", &p, &a, &dev, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "elevator=bfq: allowed none, mq-deadline");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_lower),
+		cmocka_unit_test(test_open),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
