@@ -2,8 +2,8 @@
 /*
  * The device registry: its table (names, options, stacking), the lower
  * device a stacking driver chooses and the errors for bad combinations,
- * and devices opened through it doing I/O (nvme on ram keeps data, nvme on
- * null does not, uring on a file).
+ * and devices opened through it doing I/O (nvme on ram and on a file
+ * through uring keep data; nvme on null completes its commands).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -158,9 +158,21 @@ static void test_open(void **state)
 	assert_int_equal(blk_dev_open("nvme", &p, &a, &dev, err, sizeof(err)), 0);
 	assert_true(keeps_data(dev));
 	blk_dev_close(dev);
+	/*
+	 * On null the commands complete and move no data.  What a read
+	 * leaves in the buffer is not defined (under ThreadSanitizer the
+	 * host's bounce buffer handed back the previous write's data), so
+	 * only the statuses are checked; bench refuses verify there
+	 * (test_dev_registry.sh).
+	 */
 	snprintf(p.lower, sizeof(p.lower), "null");
 	assert_int_equal(blk_dev_open("nvme", &p, &a, &dev, err, sizeof(err)), 0);
-	assert_false(keeps_data(dev));
+	{
+		static char b[4096];
+
+		assert_int_equal(io(dev, BLK_OP_WRITE, 8192, b), BLK_STS_OK);
+		assert_int_equal(io(dev, BLK_OP_READ, 8192, b), BLK_STS_OK);
+	}
 	blk_dev_close(dev);
 
 	/* nvme on a file through uring: the data lands in the file */
