@@ -27,9 +27,17 @@
 static const char *layout_file(const struct bench_dev_opts *d,
 			       const char *devname)
 {
-	if (!d->p.filename[0])
+	const struct blk_driver *drv = blk_driver_find(devname);
+	const char *lower;
+	char err[256];
+
+	if (!d->p.filename[0] || !drv)
 		return NULL;
-	if (!strcmp(devname, "uring") || !strcmp(devname, "nvme"))
+	if (!strcmp(devname, "uring"))
+		return d->p.filename;
+	/* a stacking driver keeps its data in the file only on uring */
+	if (drv->lowers && !blk_dev_lower(drv, &d->p, &lower, err, sizeof(err)) &&
+	    lower && !strcmp(lower, "uring"))
 		return d->p.filename;
 	return NULL;
 }

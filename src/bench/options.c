@@ -1284,6 +1284,36 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 			o->dev.p.dev_size, lbs);
 		return -EINVAL;
 	}
+	/*
+	 * lower= against the drivers that will run (the default ones when
+	 * --dev= is not given: null, ram), before any of them does: it is
+	 * for the stacking ones, and each of those must be able to use it.
+	 */
+	if (o->dev.p.lower[0]) {
+		static const char *const dflt[] = { "null", "ram" };
+		const struct blk_driver *first = NULL, *drv;
+		unsigned int n = o->dev.nr_devs ? o->dev.nr_devs : 2;
+		const char *lower;
+		bool stacks = false;
+
+		for (i = 0; i < n; i++) {
+			drv = blk_driver_find(o->dev.nr_devs ? o->dev.devs[i] : dflt[i]);
+			if (!drv)
+				continue;
+			if (!first)
+				first = drv;
+			if (!drv->lowers)
+				continue;
+			stacks = true;
+			if (blk_dev_lower(drv, &o->dev.p, &lower, err, errlen))
+				return -EINVAL;
+		}
+		if (!stacks && first) {
+			/* the registry's message: which drivers stack */
+			blk_dev_lower(first, &o->dev.p, &lower, err, errlen);
+			return -EINVAL;
+		}
+	}
 	for (i = 0; i < o->nr_jobs; i++) {
 		struct bench_job_opts *j = &o->jobs[i];
 
@@ -1605,11 +1635,12 @@ static void usage_opt(FILE *f, const struct opt_def *d)
 		fprintf(f, "%-*s%s\n", USAGE_COL, "", more + 2);
 }
 
+/* @title: ends with its own colon where options follow */
 static void usage_group(FILE *f, int g, const char *title)
 {
 	size_t i;
 
-	fprintf(f, "\n%s:\n", title);
+	fprintf(f, "\n%s\n", title);
 	for (i = 0; i < nr_opts; i++)
 		if (opts[i].group == g)
 			usage_opt(f, &opts[i]);
@@ -1633,15 +1664,15 @@ void bench_usage(FILE *f)
 		"and act as [global] for job files.  Without rw= on the command line\n"
 		"and without job files, the workload matrix runs.\n");
 	opts_ready();
-	usage_group(f, GRP_JOB, "Job options");
+	usage_group(f, GRP_JOB, "Job options:");
 	usage_group(f, GRP_DEV,
-		    "Device options, every driver (whole run; job files may set them too)");
+		    "Device options, every driver (whole run; job files may set them too):");
 	drv = blk_drivers(&nd);
 	for (k = 0; k < nd; k++) {
 		char title[256];
 
 		snprintf(title, sizeof(title), "dev=%s: %s%s", drv[k].name,
-			 drv[k].summary, drv[k].nr_opts ? "" : " (no options of its own)");
+			 drv[k].summary, drv[k].nr_opts ? ":" : " (no options of its own)");
 		usage_group(f, GRP_DRIVER + (int)k, title);
 	}
 	fprintf(f, "\nOutput options (command line only):\n");

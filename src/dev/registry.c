@@ -95,6 +95,27 @@ static int nvme_fault_check(const char *val, char *why, size_t whylen)
 	return nvme_ctrl_parse_fault(val, &f, why, whylen) ? -EINVAL : 0;
 }
 
+/* lower=: a driver some stacking driver can sit on */
+static int lower_check(const char *val, char *why, size_t whylen)
+{
+	unsigned int i, n = 0, nd;
+	const struct blk_driver *drv = blk_drivers(&nd);
+	const char *const *l;
+	char allowed[128] = "";
+
+	for (i = 0; i < nd; i++)
+		for (l = drv[i].lowers; l && *l; l++) {
+			if (!strcmp(*l, val))
+				return 0;
+			if (!strstr(allowed, *l) && n < sizeof(allowed))
+				n += (unsigned int)snprintf(allowed + n, sizeof(allowed) - n,
+							    "%s%s", n ? "|" : "", *l);
+		}
+	snprintf(why, whylen, "not a driver a device can stack on, allowed %s",
+		 allowed);
+	return -EINVAL;
+}
+
 /* Every driver: queue limits and attributes (null_blk's and sysfs's names). */
 static const struct blk_opt_desc queue_opts[] = {
 	{ .name = "dev_size", .type = BLK_OPT_SIZE, P(dev_size),
@@ -141,7 +162,8 @@ static const struct blk_opt_desc queue_opts[] = {
 	  .def = "200us",
 	  .help = "longest spin of one wait before sleeping (adaptive and spin), us without a suffix" },
 	{ .name = "lower", .type = BLK_OPT_STR, P(lower), .metavar = "DRIVER",
-	  .help = "a stacking driver's lower device (nvme: ram, null, uring); default: uring with filename=, else the driver's own (nvme_ns=)" },
+	  .check = lower_check,
+	  .help = "a stacking driver's lower device (nvme: ram, null, uring); default: uring with filename=, else the driver's own (nvme_ns=); in a --dev= list, for the drivers that stack" },
 };
 
 /* uring: fio's io_uring engine names. */
@@ -221,7 +243,7 @@ static const struct blk_opt_desc nvme_opts[] = {
 	  .help = "SQE fill: memset then used fields, or every field once in order" },
 	{ .name = "nvme_ns", .alias = { "nvme-ns" }, .type = BLK_OPT_CHOICE, P(nvme_ns),
 	  .choices = nvme_ns_choices, .def = "ram",
-	  .help = "namespace storage without filename=: ram, or null (no data, protocol cost only)" },
+	  .help = "namespace storage when neither lower= nor filename= is given: ram, or null (no data, protocol cost only); the older spelling of lower=ram|null" },
 	{ .name = "nvme_max_retries", .alias = { "nvme-max-retries" }, .type = BLK_OPT_UINT,
 	  P(nvme_max_retries), .min = 0, .max = 255, .def = "5",
 	  .help = "times a request is sent again after an error status without DNR (after its Command Retry Delay) or a timeout, then it fails; Linux's nvme_core.max_retries" },
@@ -371,7 +393,19 @@ static int nvme_create(const struct blk_driver *drv,
 		lp.sqthread_poll = false;
 		ret = blk_dev_open_lower(lower, &lp, &nq, a, &ns, err, errlen);
 	} else {
-		ret = blk_dev_open_lower(lower, p, &nq, a, &ns, err, errlen);
+		/*
+		 * null's completion and fault knobs (irqmode, fail_every, ...)
+		 * are for dev=null: a null namespace keeps its defaults, as
+		 * before the registry; memory_backed still makes it keep data.
+		 */
+		struct blk_dev_params lp = *p;
+
+		lp.irqmode = 0;
+		lp.completion_nsec = 0;
+		lp.fail_every = 0;
+		lp.timeout_every = 0;
+		lp.requeue_every = 0;
+		ret = blk_dev_open_lower(lower, &lp, &nq, a, &ns, err, errlen);
 	}
 	if (ret == -ENOMEM) {
 		nvme_enomem(err, errlen, "the namespace device", queues, qd,
@@ -453,6 +487,7 @@ static const struct blk_driver drivers[] = {
 	  .opts = nvme_opts, .nr_opts = ARRAY_SIZE(nvme_opts),
 	  .lowers = nvme_lowers, .create = nvme_create },
 };
+
 
 /* ------------------------------------------------------------ registry */
 

@@ -110,7 +110,7 @@ expect_error "nvme-sqe-init=zero" "nvme-sqe-init=zero.*allowed memset\|fields" b
 expect_error "nvme-ns=disk" "nvme-ns=disk.*allowed ram\|null" bench --dev=nvme --nvme-ns=disk
 expect_error "bs past the largest transfer" "bs=2097152: larger than the nvme device's largest transfer, 1048576 bytes \(max_sectors=2048\)" \
 	bench --dev=nvme --max_sectors=2048 --bs=2m --rw=read --size=4m
-expect_error "verify on a null namespace" "verify=crc32c: dev=nvme on lower=null stores no data" \
+expect_error "verify on a null namespace" "verify=crc32c: dev=nvme on lower=null \\(nvme_ns=null\\) stores no data" \
 	bench --dev=nvme --nvme-ns=null --rw=write --size=1M --verify=crc32c
 # out of memory names the options that size it (not under ASan or TSan:
 # their shadow memory needs more address space than the limit)
