@@ -17,6 +17,7 @@
 
 #define LEAF_BYTES ((uint64_t)PS_LEAF_PAGES << PS_PAGE_SHIFT)
 #define likely(x) __builtin_expect(!!(x), 1)
+#define PS_TOP_HEAP_MAX (1u << 20)
 /* Pages ps_zero() unlinks before giving them back in one go: 4 KiB of
  * stack, and runs of adjacent pages long enough for one madvise each. */
 #define FREE_BATCH 512
@@ -81,7 +82,16 @@ int ps_init(struct page_store *ps, uint64_t capacity)
 	ps->map_len = (nr_slabs + 1) * PS_SLAB_SIZE; /* + 1: to align */
 	ps->alloc.free_cap = nr_slabs << PS_SLAB_SHIFT;
 	/* all four address space only: committed where written */
-	ps->top = map_anon(ps->nr_top * sizeof(*ps->top));
+	/*
+	 * The top array from the heap up to 1 MiB (devices to 8 PiB), where
+	 * leak checkers scan for the tables it points to (LeakSanitizer does
+	 * not scan anonymous mappings: a fuzz harness's device that is never
+	 * closed showed every table as leaked); beyond, address space only.
+	 */
+	if (ps->nr_top * sizeof(*ps->top) <= PS_TOP_HEAP_MAX)
+		ps->top = calloc(ps->nr_top, sizeof(*ps->top));
+	else
+		ps->top = map_anon(ps->nr_top * sizeof(*ps->top));
 	ps->top_map = map_anon(ps->top_words * sizeof(*ps->top_map));
 	ps->map = map_anon(ps->map_len);
 	ps->alloc.free = map_anon(ps->alloc.free_cap * sizeof(*ps->alloc.free));
@@ -148,7 +158,9 @@ void ps_destroy(struct page_store *ps)
 		}
 		free(mid);
 	}
-	if (ps->top)
+	if (ps->top && ps->nr_top * sizeof(*ps->top) <= PS_TOP_HEAP_MAX)
+		free(ps->top);
+	else if (ps->top)
 		munmap(ps->top, ps->nr_top * sizeof(*ps->top));
 	ps->top = NULL;
 	if (ps->top_map)

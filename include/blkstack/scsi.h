@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SCSI constants and sense data, shared by the target core
+ * (blkstack/scsi_tgt.h) and, later, the initiator side (sd's role and the
+ * midlayer).  Values from SAM-5 (status), SPC-4 (sense data, opcodes,
+ * ASC/ASCQ table in annex D) and SBC-3 (block commands).
+ */
+#ifndef BLKSTACK_SCSI_H
+#define BLKSTACK_SCSI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* SAM-5 5.3.1: status codes */
+enum scsi_status {
+	SAM_STAT_GOOD = 0x00,
+	SAM_STAT_CHECK_CONDITION = 0x02,
+	SAM_STAT_CONDITION_MET = 0x04,
+	SAM_STAT_BUSY = 0x08,
+	SAM_STAT_RESERVATION_CONFLICT = 0x18,
+	SAM_STAT_TASK_SET_FULL = 0x28,
+	SAM_STAT_ACA_ACTIVE = 0x30,
+	SAM_STAT_TASK_ABORTED = 0x40,
+};
+
+/* SPC-4 4.5.6: sense keys */
+enum scsi_sense_key {
+	SK_NO_SENSE = 0x0,
+	SK_RECOVERED_ERROR = 0x1,
+	SK_NOT_READY = 0x2,
+	SK_MEDIUM_ERROR = 0x3,
+	SK_HARDWARE_ERROR = 0x4,
+	SK_ILLEGAL_REQUEST = 0x5,
+	SK_UNIT_ATTENTION = 0x6,
+	SK_DATA_PROTECT = 0x7,
+	SK_BLANK_CHECK = 0x8,
+	SK_COPY_ABORTED = 0xa,
+	SK_ABORTED_COMMAND = 0xb,
+	SK_VOLUME_OVERFLOW = 0xd,
+	SK_MISCOMPARE = 0xe,
+};
+
+/* SPC-4 annex D: additional sense codes used here, ASC << 8 | ASCQ */
+#define ASC_NO_ADDITIONAL_SENSE             0x0000
+#define ASC_LUN_NOT_READY_INIT_REQUIRED     0x0402 /* initializing command required */
+#define ASC_WRITE_ERROR                     0x0c00
+#define ASC_UNRECOVERED_READ_ERROR          0x1100
+#define ASC_PARAMETER_LIST_LENGTH_ERROR     0x1a00
+#define ASC_MISCOMPARE_DURING_VERIFY        0x1d00
+#define ASC_INVALID_OPCODE                  0x2000
+#define ASC_LBA_OUT_OF_RANGE                0x2100
+#define ASC_INVALID_FIELD_IN_CDB            0x2400
+#define ASC_LUN_NOT_SUPPORTED               0x2500
+#define ASC_INVALID_FIELD_IN_PARAM_LIST     0x2600
+#define ASC_WRITE_PROTECTED                 0x2700
+#define ASC_SPACE_ALLOC_FAILED_WP           0x2707
+#define ASC_POWER_ON_RESET                  0x2900
+#define ASC_CAPACITY_DATA_CHANGED           0x2a09
+#define ASC_SAVING_PARAMS_NOT_SUPPORTED     0x3900
+#define ASC_INTERNAL_TARGET_FAILURE         0x4400
+#define ASC_COMMAND_TIMEOUT                 0x2e02 /* insufficient time for operation */
+
+/* SPC-4 / SBC-3 operation codes implemented by the target core */
+enum scsi_opcode {
+	TEST_UNIT_READY = 0x00,
+	REQUEST_SENSE = 0x03,
+	READ_6 = 0x08,
+	WRITE_6 = 0x0a,
+	INQUIRY = 0x12,
+	MODE_SENSE_6 = 0x1a,
+	START_STOP_UNIT = 0x1b,
+	PREVENT_ALLOW_MEDIUM_REMOVAL = 0x1e,
+	READ_CAPACITY_10 = 0x25,
+	READ_10 = 0x28,
+	WRITE_10 = 0x2a,
+	VERIFY_10 = 0x2f,
+	SYNCHRONIZE_CACHE_10 = 0x35,
+	WRITE_SAME_10 = 0x41,
+	UNMAP = 0x42,
+	MODE_SENSE_10 = 0x5a,
+	READ_16 = 0x88,
+	WRITE_16 = 0x8a,
+	VERIFY_16 = 0x8f,
+	SYNCHRONIZE_CACHE_16 = 0x91,
+	WRITE_SAME_16 = 0x93,
+	SERVICE_ACTION_IN_16 = 0x9e, /* READ CAPACITY (16): SA 0x10 */
+	REPORT_LUNS = 0xa0,
+	READ_12 = 0xa8,
+	WRITE_12 = 0xaa,
+	VERIFY_12 = 0xaf,
+};
+
+#define SAI_READ_CAPACITY_16 0x10
+
+/* Sense data sizes: fixed format (SPC-4 4.5.3) as built here, and the
+ * largest a transport carries (SPC-4: 252). */
+#define SCSI_SENSE_FIXED_LEN 18
+#define SCSI_SENSE_MAX 252
+
+/**
+ * struct scsi_sense - sense data, decoded: what the target core builds
+ * from and what the initiator's completion decision reads.
+ * @key: enum scsi_sense_key.
+ * @asc_ascq: ASC << 8 | ASCQ.
+ * @info_valid: @info holds the INFORMATION field (for a medium error: the
+ *	first LBA in error).
+ * @info: the INFORMATION field.
+ * @sks_valid: @sks holds the sense-key specific field (SKSV).
+ * @sks: its three bytes as read: for ILLEGAL REQUEST, bit 22 C/D (1: the
+ *	CDB, 0: the parameter list), bit 19 BPV, bits 18-16 the bit pointer,
+ *	bits 15-0 the field pointer (byte).
+ */
+struct scsi_sense {
+	uint8_t key;
+	uint16_t asc_ascq;
+	bool info_valid;
+	uint64_t info;
+	bool sks_valid;
+	uint32_t sks;
+};
+
+/* sense-key specific field for ILLEGAL REQUEST: byte @byte (bit @bit, or
+ * -1 for the whole byte) of the CDB (@cdb) or of the parameter list */
+static inline uint32_t scsi_sks_field(bool cdb, unsigned int byte, int bit)
+{
+	return (cdb ? 1u << 22 : 0) | (bit >= 0 ? 1u << 19 | (uint32_t)bit << 16 : 0) |
+	       (byte & 0xffff);
+}
+
+/**
+ * scsi_build_sense() - encode @s as current sense data (SPC-4 4.5).
+ * @buf: at least SCSI_SENSE_FIXED_LEN bytes (descriptor format: 8 + 12 + 8).
+ * @descriptor: descriptor format (response code 0x72, the control mode
+ *	page's D_SENSE) instead of fixed (0x70).
+ * Return: the length written, bytes: 18 (fixed) or 8 plus 12 per
+ * information descriptor and 8 per sense-key specific descriptor.
+ * Context: any.
+ */
+unsigned int scsi_build_sense(uint8_t *buf, const struct scsi_sense *s,
+			      bool descriptor);
+
+/**
+ * scsi_parse_sense() - decode sense data in either format (0x70/0x71
+ * fixed, 0x72/0x73 descriptor).
+ * @buf, @len: the sense data as received, bytes.
+ * @s: filled in.
+ * Return: 0; -EINVAL when @len is too short for the response code's
+ * format or the response code is none of those four.
+ * Context: any.
+ */
+int scsi_parse_sense(const uint8_t *buf, size_t len, struct scsi_sense *s);
+
+/* Big-endian field access, as every CDB and parameter field is. */
+static inline uint16_t scsi_get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t scsi_get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t scsi_get_be64(const uint8_t *p)
+{
+	return (uint64_t)scsi_get_be32(p) << 32 | scsi_get_be32(p + 4);
+}
+
+static inline void scsi_put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void scsi_put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline void scsi_put_be64(uint8_t *p, uint64_t v)
+{
+	scsi_put_be32(p, (uint32_t)(v >> 32));
+	scsi_put_be32(p + 4, (uint32_t)v);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLKSTACK_SCSI_H */

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SCSI target core: a direct-access block device (SBC-3) with the SPC-4
+ * commands around it, over any blk_dev, one blk_dev per logical unit.  It
+ * turns CDBs into bios and answers with a SAM status and sense data; the
+ * transport (the loopback LLD of the SCSI driver, the iSCSI target) only
+ * moves commands, data and status.
+ *
+ * Threads: each thread that submits commands attaches a queue
+ * (scsi_tgt_queue_attach()), which holds one blk ctx per logical unit;
+ * commands submitted on a queue complete on it, from scsi_tgt_submit()
+ * (commands with no media access) or from scsi_tgt_poll().
+ *
+ * Implemented (opcode, spec section):
+ *   TEST UNIT READY (SPC-4 6.47), REQUEST SENSE (6.39), INQUIRY (6.6:
+ *   standard data with version descriptors; VPD 0x00, 0x80, 0x83 with an
+ *   NAA 6 and a T10 vendor ID designator, 0xb0 block limits, 0xb1 block
+ *   device characteristics, 0xb2 logical block provisioning), MODE SENSE
+ *   6/10 (6.11/6.12: caching, control, informational exceptions pages,
+ *   DBD, LLBAA, PC 0..2), REPORT LUNS (6.33), START STOP UNIT (SBC-3
+ *   5.25), PREVENT ALLOW MEDIUM REMOVAL (SPC-4 6.13), READ CAPACITY 10/16
+ *   (SBC-3 5.15/5.16), READ and WRITE 6/10/12/16 (5.7-5.10, 5.32-5.35),
+ *   VERIFY 10/12/16 with BYTCHK 0 (5.29-5.31), SYNCHRONIZE CACHE 10/16
+ *   (5.22/5.23), UNMAP (5.28), WRITE SAME 10/16 with UNMAP and NDOB
+ *   (5.41/5.42).  Everything else: ILLEGAL REQUEST, INVALID COMMAND
+ *   OPERATION CODE.  Reserved bits that are set and unsupported fields
+ *   (RDPROTECT/WRPROTECT without protection information, NACA) get
+ *   ILLEGAL REQUEST, INVALID FIELD IN CDB, with the sense-key specific
+ *   field pointing at the byte and bit.  A unit attention (POWER ON, RESET
+ *   29/00) is reported once per logical unit and nexus, as SPC-4 5.14
+ *   asks: INQUIRY, REPORT LUNS and REQUEST SENSE are not held by it.
+ */
+#ifndef BLKSTACK_SCSI_TGT_H
+#define BLKSTACK_SCSI_TGT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "blk.h"
+#include "scsi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SCSI_TGT_MAX_LUNS 256
+#define SCSI_TGT_MAX_NEXUS 64 /* I_T nexuses tracked for unit attentions */
+
+/**
+ * struct scsi_tgt_config - a target.
+ * @luns: the logical units' devices, LUN 0 first; at least one.
+ * @nr_luns: 1..SCSI_TGT_MAX_LUNS.
+ * @own_luns: scsi_tgt_destroy() closes them.
+ * @vendor: T10 vendor identification, at most 8 characters ("BLKSTACK").
+ * @product: at most 16 characters ("blkstack disk").
+ * @serial: unit serial number, at most 32 characters; "" gives one made
+ *	from @id.
+ * @id: 24 bits that make the NAA designators of this target's units
+ *	unique (with the LUN).
+ * @write_protect: every unit is write protected (WP in the mode data,
+ *	DATA PROTECT / WRITE PROTECTED on writes).
+ * @max_xfer_blocks: MAXIMUM TRANSFER LENGTH in VPD 0xb0, logical blocks;
+ *	longer READ/WRITE are refused (INVALID FIELD IN CDB); 0: 65535.
+ * @max_unmap_blocks: MAXIMUM UNMAP LBA COUNT (0: 4194304).
+ * @max_unmap_descriptors: MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT (0: 256).
+ * @max_write_same_blocks: MAXIMUM WRITE SAME LENGTH (0: 4194304).
+ */
+struct scsi_tgt_config {
+	struct blk_dev **luns;
+	unsigned int nr_luns;
+	bool own_luns;
+	const char *vendor;
+	const char *product;
+	const char *serial;
+	uint32_t id;
+	bool write_protect;
+	uint32_t max_xfer_blocks;
+	uint32_t max_unmap_blocks;
+	uint32_t max_unmap_descriptors;
+	uint32_t max_write_same_blocks;
+};
+
+/* Data direction, from the initiator's point of view (SAM-5). */
+enum scsi_data_dir {
+	SCSI_DIR_NONE = 0,
+	SCSI_DIR_TO_DEVICE = 1,   /* Data-Out: WRITE, UNMAP's parameter list */
+	SCSI_DIR_FROM_DEVICE = 2, /* Data-In: READ, INQUIRY */
+};
+
+/**
+ * struct scsi_tgt_cmd - one command, owned by the caller until @done.
+ * @lun: the logical unit (single-level LUN, 0..nr_luns-1).
+ * @nexus: the I_T nexus (0..SCSI_TGT_MAX_NEXUS-1): unit attentions are
+ *	kept per nexus.
+ * @cdb, @cdb_len: the CDB, 6..16 bytes.
+ * @dir: enum scsi_data_dir of @iov.
+ * @iov, @iovcnt: the data buffer: Data-In is written into it, Data-Out
+ *	read from it.
+ * @xfer_len: expected data transfer length, bytes (the transport's; the
+ *	buffer holds at least this much).  A command that moves less sets
+ *	@resid, one that would move more moves @xfer_len and sets @overflow.
+ * @done: called once the command has ended, on the queue's thread; may
+ *	be called before scsi_tgt_submit() returns.
+ * @priv: the caller's.
+ * Results, set before @done: @status (enum scsi_status), @sense and
+ * @sense_len (CHECK CONDITION only; descriptor format where the control
+ * mode page's D_SENSE is set), @resid (bytes not moved of @xfer_len),
+ * @overflow (the command would have moved more than @xfer_len), @blk_status
+ * (what the device answered, BLK_STS_OK when it was not asked).
+ * Private: the rest.
+ */
+struct scsi_tgt_cmd {
+	uint64_t lun;
+	unsigned int nexus;
+	const uint8_t *cdb;
+	uint8_t cdb_len;
+	uint8_t dir;
+	const struct iovec *iov;
+	unsigned int iovcnt;
+	uint32_t xfer_len;
+	void (*done)(struct scsi_tgt_cmd *cmd);
+	void *priv;
+	/* results */
+	uint8_t status;
+	uint8_t sense_len;
+	uint8_t sense[SCSI_SENSE_MAX];
+	uint32_t resid;
+	bool overflow;
+	blk_status_t blk_status;
+	/* private: media access in flight */
+	uint32_t pending;       /* bios not yet ended, + 1 while submitting */
+	uint32_t moved;         /* bytes of data moved */
+	uint64_t err_lba;       /* first failed bio's offset (bytes, then LBA) */
+	blk_status_t err;
+	void *io;               /* its bios and their iovecs */
+};
+
+struct scsi_tgt;
+struct scsi_tgt_queue;
+
+/**
+ * scsi_tgt_create() - a target over @cfg->luns.
+ * @err: a message naming the field on failure.
+ * Return: 0; -EINVAL (no LUN, too many, a LUN whose logical block size is
+ * under 512, text too long); -ENOMEM.
+ * Context: any thread.
+ */
+int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
+		    char *err, size_t errlen);
+
+/** scsi_tgt_destroy() - free @tgt (no queue may be attached). */
+void scsi_tgt_destroy(struct scsi_tgt *tgt);
+
+/**
+ * scsi_tgt_queue_attach() - a queue for the calling thread: a blk ctx on
+ * each logical unit.
+ * Return: 0; -ENOMEM; -errno from blk_ctx_attach().
+ * Context: the thread that will submit on it.
+ */
+int scsi_tgt_queue_attach(struct scsi_tgt *tgt, struct scsi_tgt_queue **q);
+
+/** scsi_tgt_queue_detach() - drain and free @q.  Context: its thread. */
+void scsi_tgt_queue_detach(struct scsi_tgt_queue *q);
+
+/**
+ * scsi_tgt_submit() - run @cmd.
+ * Return: 0: accepted, @cmd->done will be called (perhaps already);
+ * -EAGAIN: the device has no tag free: call scsi_tgt_poll() and submit
+ * again (done is not called); -ENOMEM.
+ * Context: @q's thread.
+ */
+int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
+
+/**
+ * scsi_tgt_poll() - reap the devices' completions; ends the commands whose
+ * last bio ended.
+ * Return: bios reaped (>= 0).
+ * Context: @q's thread.  Never blocks.
+ */
+int scsi_tgt_poll(struct scsi_tgt_queue *q);
+
+/**
+ * struct scsi_tgt_stats - counters since creation, all queues.
+ * @cmds: commands ended.  @check_conditions: of which CHECK CONDITION.
+ * @read_blocks, @write_blocks: logical blocks moved.
+ * @unit_attentions: unit attention conditions reported.
+ */
+struct scsi_tgt_stats {
+	uint64_t cmds;
+	uint64_t check_conditions;
+	uint64_t read_blocks;
+	uint64_t write_blocks;
+	uint64_t unit_attentions;
+};
+
+/** scsi_tgt_get_stats() - read the counters (relaxed). */
+void scsi_tgt_get_stats(struct scsi_tgt *tgt, struct scsi_tgt_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLKSTACK_SCSI_TGT_H */

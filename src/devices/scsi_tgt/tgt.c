@@ -1,0 +1,1295 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SCSI target core (blkstack/scsi_tgt.h): a table of commands indexed by
+ * opcode, each a function from the CDB to a status, sense and data, the
+ * media commands as bios on the logical unit's blk_dev.  Written from
+ * SPC-4 (r37) and SBC-3 (r36); section numbers are given at each command.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkstack/scsi_tgt.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Version descriptors (SPC-4 table 32 / annex E): SAM-5, SPC-4, SBC-3. */
+#define VD_SAM5 0x00a0
+#define VD_SPC4 0x0460
+#define VD_SBC3 0x04c0
+
+/* Data a non-media command answers with: the largest is standard INQUIRY
+ * data or MODE SENSE(10) with every page. */
+#define RESP_MAX 512
+
+/* WRITE SAME without UNMAP writes its block from a buffer this large. */
+#define WS_CHUNK (256u << 10)
+
+struct scsi_lu {
+	struct blk_dev *dev;
+	struct blk_dev_info info;
+	uint32_t lbs;
+	uint64_t nr_blocks;
+	/* a unit attention (POWER ON) pending for each nexus: a bit each */
+	_Atomic uint64_t ua_pending;
+	bool d_sense;           /* control mode page D_SENSE */
+};
+
+struct scsi_tgt {
+	struct scsi_tgt_config cfg;
+	char vendor[9], product[17], serial[33];
+	struct scsi_lu *lus;
+	unsigned int nr_luns;
+	_Atomic uint64_t cmds, check_conditions, read_blocks, write_blocks,
+		unit_attentions;
+};
+
+struct scsi_tgt_queue {
+	struct scsi_tgt *tgt;
+	struct blk_mq_ctx **ctx; /* one per logical unit */
+	char *ws_buf;           /* WRITE SAME's repeated block */
+};
+
+/* ------------------------------------------------------------ results */
+
+static void cmd_sense(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
+		      const struct scsi_sense *s)
+{
+	c->status = SAM_STAT_CHECK_CONDITION;
+	c->sense_len = (uint8_t)scsi_build_sense(c->sense, s, lu && lu->d_sense);
+}
+
+static void cmd_check(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
+		      uint8_t key, uint16_t asc_ascq)
+{
+	struct scsi_sense s = { .key = key, .asc_ascq = asc_ascq };
+
+	cmd_sense(c, lu, &s);
+}
+
+/* ILLEGAL REQUEST, INVALID FIELD IN CDB, pointing at byte @byte, bit @bit
+ * (-1: the whole byte) */
+static void cmd_bad_cdb(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
+			unsigned int byte, int bit)
+{
+	struct scsi_sense s = {
+		.key = SK_ILLEGAL_REQUEST, .asc_ascq = ASC_INVALID_FIELD_IN_CDB,
+		.sks_valid = true, .sks = scsi_sks_field(true, byte, bit),
+	};
+
+	cmd_sense(c, lu, &s);
+}
+
+static void cmd_bad_param(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
+			  unsigned int byte, int bit)
+{
+	struct scsi_sense s = {
+		.key = SK_ILLEGAL_REQUEST,
+		.asc_ascq = ASC_INVALID_FIELD_IN_PARAM_LIST,
+		.sks_valid = true, .sks = scsi_sks_field(false, byte, bit),
+	};
+
+	cmd_sense(c, lu, &s);
+}
+
+static void cmd_end(struct scsi_tgt *t, struct scsi_tgt_cmd *c)
+{
+	atomic_fetch_add_explicit(&t->cmds, 1, memory_order_relaxed);
+	if (c->status == SAM_STAT_CHECK_CONDITION)
+		atomic_fetch_add_explicit(&t->check_conditions, 1,
+					  memory_order_relaxed);
+	free(c->io);
+	c->io = NULL;
+	c->done(c);
+}
+
+/* Copy @len bytes of @src into the Data-In buffer, at most @alloc (the
+ * CDB's allocation length) and @c->xfer_len; set the residual. */
+static void data_in(struct scsi_tgt_cmd *c, const void *src, uint32_t len,
+		    uint32_t alloc)
+{
+	uint32_t n = len < alloc ? len : alloc, left, i;
+	const char *p = src;
+
+	if (n > c->xfer_len) {
+		c->overflow = true;
+		c->resid = n - c->xfer_len;
+		n = c->xfer_len;
+	} else {
+		c->resid = c->xfer_len - n;
+	}
+	left = n;
+	for (i = 0; i < c->iovcnt && left; i++) {
+		uint32_t k = c->iov[i].iov_len < left ? (uint32_t)c->iov[i].iov_len : left;
+
+		memcpy(c->iov[i].iov_base, p, k);
+		p += k;
+		left -= k;
+	}
+	c->moved = n - left;
+}
+
+/* Copy up to @len bytes of the Data-Out buffer into @dst; bytes copied. */
+static uint32_t data_out(const struct scsi_tgt_cmd *c, void *dst, uint32_t len)
+{
+	uint32_t left = len < c->xfer_len ? len : c->xfer_len, n = 0, i;
+	char *p = dst;
+
+	for (i = 0; i < c->iovcnt && left; i++) {
+		uint32_t k = c->iov[i].iov_len < left ? (uint32_t)c->iov[i].iov_len : left;
+
+		memcpy(p, c->iov[i].iov_base, k);
+		p += k;
+		left -= k;
+		n += k;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------- SPC-4 */
+
+static void pad_copy(uint8_t *dst, const char *src, size_t n)
+{
+	size_t l = strlen(src);
+
+	memset(dst, ' ', n);
+	memcpy(dst, src, l < n ? l : n);
+}
+
+/* SPC-4 6.6.2: standard INQUIRY data */
+static uint32_t inquiry_std(struct scsi_tgt *t, const struct scsi_lu *lu,
+			    uint8_t *b)
+{
+	memset(b, 0, 96);
+	b[0] = lu ? 0x00 : 0x7f; /* direct access; no unit: qualifier 3 */
+	b[2] = 0x06;             /* SPC-4 */
+	b[3] = 0x12;             /* HISUP, response data format 2 */
+	b[4] = 96 - 5;
+	b[7] = 0x02;             /* CMDQUE */
+	pad_copy(b + 8, t->vendor, 8);
+	pad_copy(b + 16, t->product, 16);
+	pad_copy(b + 32, "0001", 4);
+	scsi_put_be16(b + 58, VD_SAM5);
+	scsi_put_be16(b + 60, VD_SPC4);
+	scsi_put_be16(b + 62, VD_SBC3);
+	return 96;
+}
+
+static const uint8_t vpd_pages[] = { 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2 };
+
+/* SPC-4 7.8: VPD pages; SBC-3 6.5: 0xb0, 0xb1, 0xb2.  0: no such page. */
+static uint32_t inquiry_vpd(struct scsi_tgt *t, const struct scsi_lu *lu,
+			    uint64_t lun, uint8_t page, uint8_t *b)
+{
+	uint32_t n = 4;
+	const struct blk_dev_info *in = &lu->info;
+
+	memset(b, 0, RESP_MAX);
+	b[1] = page;
+	switch (page) {
+	case 0x00:
+		memcpy(b + 4, vpd_pages, sizeof(vpd_pages));
+		n += sizeof(vpd_pages);
+		break;
+	case 0x80: {
+		size_t l = strlen(t->serial);
+
+		memcpy(b + 4, t->serial, l);
+		n += (uint32_t)l;
+		break;
+	}
+	case 0x83:
+		/* NAA 6 (IEEE registered extended), binary, the unit; no
+		 * registered company ID: 0, made unique by the target's id
+		 * and the LUN */
+		b[4] = 0x01;
+		b[5] = 0x03;
+		b[7] = 16;
+		b[8] = 0x60;
+		scsi_put_be32(b + 12, t->cfg.id & 0xffffff);
+		scsi_put_be64(b + 16, lun);
+		n += 4 + 16;
+		/* T10 vendor ID: ASCII, vendor and serial */
+		b[n] = 0x02;
+		b[n + 1] = 0x01;
+		b[n + 3] = (uint8_t)(8 + strlen(t->serial));
+		pad_copy(b + n + 4, t->vendor, 8);
+		memcpy(b + n + 12, t->serial, strlen(t->serial));
+		n += 4 + b[n + 3];
+		break;
+	case 0xb0: {
+		uint32_t max_xfer = t->cfg.max_xfer_blocks;
+		uint32_t opt = (uint32_t)((uint64_t)in->max_sectors * 512 / lu->lbs);
+
+		b[4] = 0x01; /* WSNZ: WRITE SAME of 0 blocks is refused */
+		scsi_put_be16(b + 6, 1);
+		scsi_put_be32(b + 8, max_xfer);
+		scsi_put_be32(b + 12, opt && opt < max_xfer ? opt : max_xfer);
+		if (in->can_discard) {
+			scsi_put_be32(b + 20, t->cfg.max_unmap_blocks);
+			scsi_put_be32(b + 24, t->cfg.max_unmap_descriptors);
+			scsi_put_be32(b + 28, 1);
+		}
+		scsi_put_be64(b + 36, t->cfg.max_write_same_blocks);
+		n = 64;
+		break;
+	}
+	case 0xb1:
+		scsi_put_be16(b + 4, 1); /* non-rotating medium */
+		n = 64;
+		break;
+	case 0xb2:
+		b[5] = (in->can_discard ? 0x80 : 0) |               /* LBPU */
+		       (in->can_discard || in->can_write_zeroes ? 0x60 : 0) | /* LBPWS, LBPWS10 */
+		       (in->stores_data ? 0x04 : 0);                /* LBPRZ */
+		b[6] = in->can_discard && in->stores_data ? 0x02 : 0x00; /* thin */
+		n = 8;
+		break;
+	default:
+		return 0;
+	}
+	scsi_put_be16(b + 2, (uint16_t)(n - 4));
+	return n;
+}
+
+/* SPC-4 6.6 */
+static int do_inquiry(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		      struct scsi_tgt_cmd *c)
+{
+	const uint8_t *cdb = c->cdb;
+	uint8_t b[RESP_MAX];
+	uint32_t n;
+
+	if (cdb[1] & 0xfe) {
+		cmd_bad_cdb(c, lu, 1, cdb[1] & 0x02 ? 1 : -1); /* CMDDT, reserved */
+		return 0;
+	}
+	if (!(cdb[1] & 0x01)) {
+		if (cdb[2]) {
+			cmd_bad_cdb(c, lu, 2, -1);
+			return 0;
+		}
+		n = inquiry_std(q->tgt, lu, b);
+	} else {
+		if (!lu) { /* no such unit: only standard data */
+			cmd_check(c, NULL, SK_ILLEGAL_REQUEST, ASC_LUN_NOT_SUPPORTED);
+			return 0;
+		}
+		n = inquiry_vpd(q->tgt, lu, c->lun, cdb[2], b);
+		if (!n) {
+			cmd_bad_cdb(c, lu, 2, -1);
+			return 0;
+		}
+	}
+	data_in(c, b, n, scsi_get_be16(cdb + 3));
+	return 0;
+}
+
+static int do_test_unit_ready(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			      struct scsi_tgt_cmd *c)
+{
+	(void)q;
+	(void)lu;
+	(void)c;
+	return 0;
+}
+
+/* SPC-4 6.39: the pending unit attention, else NO SENSE */
+static int do_request_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			    struct scsi_tgt_cmd *c)
+{
+	struct scsi_sense s = { .key = SK_NO_SENSE };
+	uint8_t b[SCSI_SENSE_MAX];
+	uint64_t bit = 1ull << c->nexus;
+	unsigned int n;
+
+	if (c->cdb[1] & 0xfe) {
+		cmd_bad_cdb(c, lu, 1, -1);
+		return 0;
+	}
+	if (!lu) {
+		s.key = SK_ILLEGAL_REQUEST;
+		s.asc_ascq = ASC_LUN_NOT_SUPPORTED;
+	} else if (atomic_fetch_and(&lu->ua_pending, ~bit) & bit) {
+		s.key = SK_UNIT_ATTENTION;
+		s.asc_ascq = ASC_POWER_ON_RESET;
+		atomic_fetch_add_explicit(&q->tgt->unit_attentions, 1,
+					  memory_order_relaxed);
+	}
+	n = scsi_build_sense(b, &s, c->cdb[1] & 0x01);
+	data_in(c, b, n, c->cdb[4]);
+	return 0;
+}
+
+/* SPC-4 6.33 */
+static int do_report_luns(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			  struct scsi_tgt_cmd *c)
+{
+	struct scsi_tgt *t = q->tgt;
+	uint32_t alloc = scsi_get_be32(c->cdb + 6), n, i;
+	uint8_t *b;
+
+	if (c->cdb[2] > 0x02) {
+		cmd_bad_cdb(c, lu, 2, -1);
+		return 0;
+	}
+	if (alloc < 16) {
+		cmd_bad_cdb(c, lu, 6, -1);
+		return 0;
+	}
+	n = 8 + 8 * t->nr_luns;
+	b = calloc(1, n);
+	if (!b)
+		return -ENOMEM;
+	scsi_put_be32(b, 8 * t->nr_luns);
+	for (i = 0; i < t->nr_luns; i++) {
+		/* SAM-5 4.7.7: peripheral (0..255) or flat (256..16383) */
+		if (i < 256)
+			b[8 + 8 * i + 1] = (uint8_t)i;
+		else
+			scsi_put_be16(b + 8 + 8 * i, (uint16_t)(0x4000 | i));
+	}
+	data_in(c, b, n, alloc);
+	free(b);
+	return 0;
+}
+
+/* SPC-4 7.5.7 caching, 7.5.8 control, 7.5.11 informational exceptions.
+ * @pc: 0 current, 1 changeable (nothing is: no MODE SELECT), 2 default. */
+static uint32_t mode_page(const struct scsi_lu *lu, uint8_t page, uint8_t pc,
+			  uint8_t *b)
+{
+	switch (page) {
+	case 0x08:
+		memset(b, 0, 20);
+		b[0] = 0x08;
+		b[1] = 0x12;
+		if (pc != 1 && lu->info.can_flush)
+			b[2] = 0x04; /* WCE: a volatile cache SYNCHRONIZE CACHE empties */
+		return 20;
+	case 0x0a:
+		memset(b, 0, 12);
+		b[0] = 0x0a;
+		b[1] = 0x0a;
+		if (pc != 1) {
+			b[2] = pc == 0 && lu->d_sense ? 0x04 : 0x00; /* D_SENSE */
+			b[3] = 0x10; /* QUEUE ALGORITHM MODIFIER 1: unrestricted */
+			scsi_put_be16(b + 8, 0xffff); /* BUSY TIMEOUT PERIOD: unlimited */
+		}
+		return 12;
+	case 0x1c:
+		memset(b, 0, 12);
+		b[0] = 0x1c;
+		b[1] = 0x0a;
+		return 12;
+	default:
+		return 0;
+	}
+}
+
+/* SPC-4 6.11 / 6.12: MODE SENSE (6) and (10) */
+static int do_mode_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			 struct scsi_tgt_cmd *c)
+{
+	const uint8_t *cdb = c->cdb;
+	bool ten = cdb[0] == MODE_SENSE_10;
+	bool dbd = cdb[1] & 0x08, llbaa = ten && (cdb[1] & 0x10);
+	uint8_t pc = cdb[2] >> 6, page = cdb[2] & 0x3f, sub = cdb[3];
+	uint8_t b[RESP_MAX];
+	uint32_t hdr = ten ? 8 : 4, n, k, bd;
+	static const uint8_t all[] = { 0x08, 0x0a, 0x1c };
+
+	(void)q;
+	if (cdb[1] & (ten ? 0xe7 : 0xf7)) {
+		cmd_bad_cdb(c, lu, 1, -1);
+		return 0;
+	}
+	if (pc == 3) {
+		cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_SAVING_PARAMS_NOT_SUPPORTED);
+		return 0;
+	}
+	if (sub && !(page == 0x3f && sub == 0xff)) {
+		cmd_bad_cdb(c, lu, 3, -1);
+		return 0;
+	}
+	memset(b, 0, sizeof(b));
+	n = hdr;
+	/* block descriptor (SPC-4 7.5.5): short, or long with LLBAA */
+	if (!dbd) {
+		bd = llbaa ? 16 : 8;
+		if (llbaa) {
+			scsi_put_be64(b + n, lu->nr_blocks);
+			scsi_put_be32(b + n + 12, lu->lbs);
+		} else {
+			scsi_put_be32(b + n, lu->nr_blocks > 0xffffffffull ?
+					     0xffffffff : (uint32_t)lu->nr_blocks);
+			scsi_put_be32(b + n + 4, lu->lbs & 0xffffff);
+		}
+		n += bd;
+	} else {
+		bd = 0;
+	}
+	if (page == 0x3f) {
+		for (k = 0; k < ARRAY_SIZE(all); k++)
+			n += mode_page(lu, all[k], pc, b + n);
+	} else {
+		k = mode_page(lu, page, pc, b + n);
+		if (!k) {
+			cmd_bad_cdb(c, lu, 2, 5);
+			return 0;
+		}
+		n += k;
+	}
+	/* header: mode data length, medium type 0, WP and DPOFUA, block
+	 * descriptor length */
+	if (ten) {
+		scsi_put_be16(b, (uint16_t)(n - 2));
+		b[3] = (q->tgt->cfg.write_protect ? 0x80 : 0) | 0x10;
+		b[4] = llbaa && bd ? 0x01 : 0x00;
+		scsi_put_be16(b + 6, (uint16_t)bd);
+		data_in(c, b, n, scsi_get_be16(cdb + 7));
+	} else {
+		b[0] = (uint8_t)(n - 1);
+		b[2] = (q->tgt->cfg.write_protect ? 0x80 : 0) | 0x10;
+		b[3] = (uint8_t)bd;
+		data_in(c, b, n, cdb[4]);
+	}
+	return 0;
+}
+
+static int do_nothing_good(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			   struct scsi_tgt_cmd *c)
+{
+	(void)q;
+	(void)lu;
+	(void)c;
+	return 0;
+}
+
+/* ------------------------------------------------------------- SBC-3 */
+
+/* SBC-3 5.15 */
+static int do_read_capacity_10(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			       struct scsi_tgt_cmd *c)
+{
+	uint8_t b[8];
+
+	(void)q;
+	if (!(c->cdb[8] & 0x01) && scsi_get_be32(c->cdb + 2)) {
+		cmd_bad_cdb(c, lu, 2, -1); /* LBA without PMI */
+		return 0;
+	}
+	scsi_put_be32(b, lu->nr_blocks - 1 > 0xffffffffull ? 0xffffffff :
+			 (uint32_t)(lu->nr_blocks - 1));
+	scsi_put_be32(b + 4, lu->lbs);
+	data_in(c, b, 8, 8);
+	return 0;
+}
+
+/* SBC-3 5.16 */
+static int do_service_action_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+				struct scsi_tgt_cmd *c)
+{
+	uint8_t b[32];
+
+	(void)q;
+	if ((c->cdb[1] & 0x1f) != SAI_READ_CAPACITY_16) {
+		cmd_bad_cdb(c, lu, 1, 4);
+		return 0;
+	}
+	memset(b, 0, sizeof(b));
+	scsi_put_be64(b, lu->nr_blocks - 1);
+	scsi_put_be32(b + 8, lu->lbs);
+	if (lu->info.can_discard)
+		b[14] = 0x80 | (lu->info.stores_data ? 0x40 : 0); /* LBPME, LBPRZ */
+	data_in(c, b, 32, scsi_get_be32(c->cdb + 10));
+	return 0;
+}
+
+/* The LBA and block count of a media command; false: CHECK CONDITION set. */
+static bool media_range(struct scsi_tgt_cmd *c, struct scsi_lu *lu,
+			uint64_t *lba, uint32_t *nb)
+{
+	const uint8_t *cdb = c->cdb;
+	switch (cdb[0]) {
+	case READ_6:
+	case WRITE_6:
+		*lba = (uint64_t)(cdb[1] & 0x1f) << 16 | scsi_get_be16(cdb + 2);
+		*nb = cdb[4] ? cdb[4] : 256; /* SBC-3 5.8: 0 means 256 */
+		break;
+	case READ_10:
+	case WRITE_10:
+	case VERIFY_10:
+	case SYNCHRONIZE_CACHE_10:
+	case WRITE_SAME_10:
+		*lba = scsi_get_be32(cdb + 2);
+		*nb = scsi_get_be16(cdb + 7);
+		break;
+	case READ_12:
+	case WRITE_12:
+	case VERIFY_12:
+		*lba = scsi_get_be32(cdb + 2);
+		*nb = scsi_get_be32(cdb + 6);
+		break;
+	default: /* the 16-byte ones */
+		*lba = scsi_get_be64(cdb + 2);
+		*nb = scsi_get_be32(cdb + 10);
+		break;
+	}
+	if (*lba > lu->nr_blocks || *nb > lu->nr_blocks - *lba) {
+		struct scsi_sense s = {
+			.key = SK_ILLEGAL_REQUEST, .asc_ascq = ASC_LBA_OUT_OF_RANGE,
+		};
+
+		cmd_sense(c, lu, &s);
+		return false;
+	}
+	return true;
+}
+
+/* Map the first failed bio's status to sense (SBC-3 4.18 / SPC-4 D). */
+static void media_error(struct scsi_tgt_cmd *c, struct scsi_lu *lu, bool write)
+{
+	struct scsi_sense s = { .info_valid = true, .info = c->err_lba };
+
+	switch (c->err) {
+	case BLK_STS_MEDIUM:
+	case BLK_STS_IOERR:
+		s.key = SK_MEDIUM_ERROR;
+		s.asc_ascq = write ? ASC_WRITE_ERROR : ASC_UNRECOVERED_READ_ERROR;
+		break;
+	case BLK_STS_NOSPC:
+		s.key = SK_DATA_PROTECT;
+		s.asc_ascq = ASC_SPACE_ALLOC_FAILED_WP;
+		break;
+	case BLK_STS_TIMEOUT:
+		s.key = SK_ABORTED_COMMAND;
+		s.asc_ascq = ASC_COMMAND_TIMEOUT;
+		s.info_valid = false;
+		break;
+	case BLK_STS_INVAL:
+		s.key = SK_ILLEGAL_REQUEST;
+		s.asc_ascq = ASC_LBA_OUT_OF_RANGE;
+		s.info_valid = false;
+		break;
+	default:
+		s.key = SK_HARDWARE_ERROR;
+		s.asc_ascq = ASC_INTERNAL_TARGET_FAILURE;
+		s.info_valid = false;
+		break;
+	}
+	cmd_sense(c, lu, &s);
+}
+
+/* A media command's bios: one allocation, freed when the command ends. */
+struct media_io {
+	struct scsi_tgt *tgt;
+	struct scsi_lu *lu;
+	bool read;
+	unsigned int nr;        /* bios prepared */
+	struct blk_bio *bios;   /* [nr] */
+	struct iovec *iov;      /* their iovecs */
+};
+
+/* Drop one reference: the last ends the command. */
+static void media_put(struct scsi_tgt_cmd *c)
+{
+	struct media_io *io = c->io;
+	struct scsi_lu *lu = io->lu;
+	struct scsi_tgt *t = io->tgt;
+
+	if (--c->pending)
+		return;
+	c->blk_status = c->err;
+	if (c->err) {
+		c->err_lba /= lu->lbs;
+		media_error(c, lu, !io->read);
+	} else if (io->read) {
+		atomic_fetch_add_explicit(&t->read_blocks, c->moved / lu->lbs,
+					  memory_order_relaxed);
+	} else if (c->moved) {
+		atomic_fetch_add_explicit(&t->write_blocks, c->moved / lu->lbs,
+					  memory_order_relaxed);
+	}
+	if (c->status == SAM_STAT_GOOD && c->dir != SCSI_DIR_NONE &&
+	    c->moved < c->xfer_len && !c->overflow)
+		c->resid = c->xfer_len - c->moved;
+	cmd_end(t, c);
+}
+
+static void media_end_io(struct blk_bio *bio)
+{
+	struct scsi_tgt_cmd *c = bio->bi_private;
+
+	if (bio->bi_status) {
+		if (!c->err || bio->bi_offset < c->err_lba) {
+			c->err = bio->bi_status;
+			c->err_lba = bio->bi_offset;
+		}
+	} else if (bio->bi_op == BLK_OP_READ || bio->bi_op == BLK_OP_WRITE) {
+		c->moved += bio->bi_size;
+	}
+	media_put(c);
+}
+
+/*
+ * A media command with room for @nr bios and @nr_iov iovecs.  NULL: no
+ * memory.
+ */
+static struct media_io *media_alloc(struct scsi_tgt_queue *q,
+				    struct scsi_lu *lu, struct scsi_tgt_cmd *c,
+				    unsigned int nr, unsigned int nr_iov)
+{
+	struct media_io *io = calloc(1, sizeof(*io) + nr * sizeof(struct blk_bio) +
+					      nr_iov * sizeof(struct iovec));
+
+	if (!io)
+		return NULL;
+	io->tgt = q->tgt;
+	io->lu = lu;
+	io->bios = (struct blk_bio *)(io + 1);
+	io->iov = (struct iovec *)(io->bios + nr);
+	c->io = io;
+	return io;
+}
+
+static struct blk_bio *media_bio(struct media_io *io, struct scsi_tgt_cmd *c,
+				 uint8_t op, uint64_t off, uint32_t size)
+{
+	struct blk_bio *b = &io->bios[io->nr++];
+
+	b->bi_op = op;
+	b->bi_offset = off;
+	b->bi_size = size;
+	b->bi_end_io = media_end_io;
+	b->bi_private = c;
+	return b;
+}
+
+/*
+ * Submit the prepared bios.  -EAGAIN only when none was submitted (the
+ * command is not started: the caller retries it whole); after that, a
+ * full tag set is waited out by polling, as completions free tags.
+ */
+static int media_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
+{
+	struct media_io *io = c->io;
+	struct blk_mq_ctx *ctx = q->ctx[c->lun];
+	unsigned int i;
+	int ret;
+
+	c->pending = io->nr + 1; /* + 1: held while submitting */
+	for (i = 0; i < io->nr; i++) {
+		while ((ret = blk_submit(ctx, &io->bios[i])) == -EAGAIN && i)
+			blk_poll(ctx);
+		if (ret == -EAGAIN) {
+			free(io);
+			c->io = NULL;
+			c->pending = 0;
+			return -EAGAIN;
+		}
+		if (ret) {
+			/* refused by the core: ends as a failed bio */
+			io->bios[i].bi_status = ret == -ERANGE || ret == -EINVAL ?
+						BLK_STS_INVAL : BLK_STS_IOERR;
+			media_end_io(&io->bios[i]);
+		}
+	}
+	media_put(c);
+	return 0;
+}
+
+/* Largest bio the device takes for @op, bytes (the core does not split). */
+static uint32_t media_max_bio(const struct scsi_lu *lu, uint8_t op)
+{
+	uint64_t s = op == BLK_OP_DISCARD ? lu->info.max_discard_sectors :
+		     op == BLK_OP_WRITE_ZEROES ? lu->info.max_write_zeroes_sectors :
+						lu->info.max_sectors;
+	uint64_t b = s ? s * 512 : 1ull << 30;
+
+	if (b > (1u << 30))
+		b = 1u << 30;
+	return (uint32_t)(b - b % lu->lbs);
+}
+
+/* Bios of @op over [@off, @off + @len) bytes, no data. */
+static void media_range_bios(struct media_io *io, struct scsi_tgt_cmd *c,
+			     uint8_t op, uint64_t off, uint64_t len)
+{
+	uint32_t max = media_max_bio(io->lu, op);
+
+	while (len) {
+		uint32_t n = len < max ? (uint32_t)len : max;
+
+		media_bio(io, c, op, off, n);
+		off += n;
+		len -= n;
+	}
+}
+
+static unsigned int bios_for(const struct scsi_lu *lu, uint8_t op, uint64_t len)
+{
+	uint32_t max = media_max_bio(lu, op);
+
+	return (unsigned int)((len + max - 1) / max);
+}
+
+/* SBC-3 5.7-5.10, 5.32-5.35: READ and WRITE (6/10/12/16) */
+static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		 struct scsi_tgt_cmd *c)
+{
+	const uint8_t *cdb = c->cdb;
+	bool write = cdb[0] == WRITE_6 || cdb[0] == WRITE_10 ||
+		     cdb[0] == WRITE_12 || cdb[0] == WRITE_16;
+	struct media_io *io;
+	uint64_t lba, bytes, off;
+	uint32_t nb, max, vi = 0, voff = 0;
+	unsigned int nr, i;
+
+	/* RDPROTECT/WRPROTECT (no protection information here); in the
+	 * 6-byte CDBs the same bits are reserved */
+	if (cdb[1] & 0xe0) {
+		cmd_bad_cdb(c, lu, 1, 7);
+		return 0;
+	}
+	/* 10-byte: GROUP NUMBER's reserved bits */
+	if ((cdb[0] == READ_10 || cdb[0] == WRITE_10) && (cdb[6] & 0xe0)) {
+		cmd_bad_cdb(c, lu, 6, 7);
+		return 0;
+	}
+	if (!media_range(c, lu, &lba, &nb))
+		return 0;
+	if (nb > q->tgt->cfg.max_xfer_blocks) {
+		cmd_bad_cdb(c, lu, cdb[0] == READ_6 || cdb[0] == WRITE_6 ? 4 :
+				   cdb[0] == READ_10 || cdb[0] == WRITE_10 ? 7 :
+				   cdb[0] == READ_12 || cdb[0] == WRITE_12 ? 6 : 10, -1);
+		return 0;
+	}
+	if (write && q->tgt->cfg.write_protect) {
+		cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+		return 0;
+	}
+	bytes = (uint64_t)nb * lu->lbs;
+	if (!nb) {
+		c->resid = c->xfer_len;
+		return 0;
+	}
+	/* the transport's expected length rules: move at most that much */
+	if (bytes > c->xfer_len) {
+		c->overflow = true;
+		c->resid = (uint32_t)(bytes - c->xfer_len);
+		bytes = c->xfer_len - c->xfer_len % lu->lbs;
+		if (!bytes)
+			return 0;
+	}
+	max = media_max_bio(lu, write ? BLK_OP_WRITE : BLK_OP_READ);
+	nr = (unsigned int)((bytes + max - 1) / max);
+	io = media_alloc(q, lu, c, nr, nr * (c->iovcnt + 1));
+	if (!io)
+		return -ENOMEM;
+	io->read = !write;
+	off = lba * lu->lbs;
+	for (i = 0; i < nr; i++) {
+		uint32_t n = bytes - (uint64_t)i * max < max ?
+			     (uint32_t)(bytes - (uint64_t)i * max) : max, left = n;
+		struct blk_bio *b = media_bio(io, c, write ? BLK_OP_WRITE : BLK_OP_READ,
+					      off + (uint64_t)i * max, n);
+		struct iovec *v = io->iov + i * (c->iovcnt + 1);
+
+		/* the slice of the command's buffer this bio moves */
+		b->bi_io_vec = v;
+		while (left && vi < c->iovcnt) {
+			uint32_t k = (uint32_t)c->iov[vi].iov_len - voff;
+
+			if (k > left)
+				k = left;
+			v[b->bi_vcnt].iov_base = (char *)c->iov[vi].iov_base + voff;
+			v[b->bi_vcnt].iov_len = k;
+			b->bi_vcnt++;
+			left -= k;
+			voff += k;
+			if (voff == c->iov[vi].iov_len) {
+				vi++;
+				voff = 0;
+			}
+		}
+		if (write && (cdb[0] != WRITE_6) && (cdb[1] & 0x08))
+			b->bi_flags |= BLK_BIO_FUA;
+	}
+	return media_submit(q, c);
+}
+
+/* SBC-3 5.29-5.31: VERIFY with BYTCHK 0 (a medium check: the range) */
+static int do_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		     struct scsi_tgt_cmd *c)
+{
+	uint64_t lba;
+	uint32_t nb;
+
+	(void)q;
+	if (c->cdb[1] & 0xe0) {
+		cmd_bad_cdb(c, lu, 1, 7); /* VRPROTECT */
+		return 0;
+	}
+	if (c->cdb[1] & 0x06) {
+		cmd_bad_cdb(c, lu, 1, 2); /* BYTCHK: not implemented */
+		return 0;
+	}
+	media_range(c, lu, &lba, &nb);
+	return 0;
+}
+
+/* SBC-3 5.22 / 5.23: a flush of the whole cache (the range is checked) */
+static int do_sync_cache(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			 struct scsi_tgt_cmd *c)
+{
+	struct media_io *io;
+	uint64_t lba;
+	uint32_t nb;
+
+	if (!media_range(c, lu, &lba, &nb))
+		return 0;
+	if (!lu->info.can_flush)
+		return 0;
+	io = media_alloc(q, lu, c, 1, 0);
+	if (!io)
+		return -ENOMEM;
+	media_bio(io, c, BLK_OP_FLUSH, 0, 0);
+	return media_submit(q, c);
+}
+
+/* SBC-3 5.28: UNMAP and its parameter list */
+static int do_unmap(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		    struct scsi_tgt_cmd *c)
+{
+	struct scsi_tgt *t = q->tgt;
+	uint32_t plen = scsi_get_be16(c->cdb + 7), got, bdl, nd, i;
+	uint64_t total = 0;
+	unsigned int nr = 0;
+	struct media_io *io;
+	uint8_t *pl;
+
+	if (!lu->info.can_discard) {
+		cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE);
+		return 0;
+	}
+	if (c->cdb[1] & 0xff) {
+		cmd_bad_cdb(c, lu, 1, c->cdb[1] & 0x01 ? 0 : -1); /* ANCHOR: no */
+		return 0;
+	}
+	if (t->cfg.write_protect) {
+		cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+		return 0;
+	}
+	if (!plen)
+		return 0;
+	if (plen < 8) {
+		cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+		return 0;
+	}
+	pl = malloc(plen);
+	if (!pl)
+		return -ENOMEM;
+	got = data_out(c, pl, plen);
+	if (got < 8) {
+		free(pl);
+		cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+		return 0;
+	}
+	bdl = scsi_get_be16(pl + 2);
+	if (bdl % 16 || 8 + bdl > got) {
+		free(pl);
+		cmd_bad_param(c, lu, 2, -1);
+		return 0;
+	}
+	nd = bdl / 16;
+	if (nd > t->cfg.max_unmap_descriptors) {
+		free(pl);
+		cmd_bad_param(c, lu, 2, -1);
+		return 0;
+	}
+	for (i = 0; i < nd; i++) {
+		const uint8_t *d = pl + 8 + 16 * i;
+		uint64_t lba = scsi_get_be64(d);
+		uint32_t n = scsi_get_be32(d + 8);
+
+		if (lba > lu->nr_blocks || n > lu->nr_blocks - lba) {
+			free(pl);
+			cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+			return 0;
+		}
+		total += n;
+		nr += bios_for(lu, BLK_OP_DISCARD, (uint64_t)n * lu->lbs);
+	}
+	if (total > t->cfg.max_unmap_blocks) {
+		free(pl);
+		cmd_bad_param(c, lu, 8 + 8, -1);
+		return 0;
+	}
+	if (!nr) {
+		free(pl);
+		return 0;
+	}
+	io = media_alloc(q, lu, c, nr, 0);
+	if (!io) {
+		free(pl);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nd; i++) {
+		const uint8_t *d = pl + 8 + 16 * i;
+
+		media_range_bios(io, c, BLK_OP_DISCARD, scsi_get_be64(d) * lu->lbs,
+				 (uint64_t)scsi_get_be32(d + 8) * lu->lbs);
+	}
+	free(pl);
+	return media_submit(q, c);
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	return !n || (!p[0] && !memcmp(p, p + 1, n - 1));
+}
+
+/* SBC-3 5.41 / 5.42: WRITE SAME (10) and (16) */
+static int do_write_same(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			 struct scsi_tgt_cmd *c)
+{
+	struct scsi_tgt *t = q->tgt;
+	bool sixteen = c->cdb[0] == WRITE_SAME_16;
+	bool unmap = c->cdb[1] & 0x08, ndob = sixteen && (c->cdb[1] & 0x01);
+	struct media_io *io;
+	uint64_t lba, off, len;
+	uint32_t nb;
+	uint8_t *blk;
+	uint8_t op;
+
+	if (c->cdb[1] & 0xe0) {
+		cmd_bad_cdb(c, lu, 1, 7); /* WRPROTECT */
+		return 0;
+	}
+	if (c->cdb[1] & (sixteen ? 0x16 : 0x17)) {
+		cmd_bad_cdb(c, lu, 1, c->cdb[1] & 0x10 ? 4 : -1); /* ANCHOR, LBDATA, PBDATA */
+		return 0;
+	}
+	if (!media_range(c, lu, &lba, &nb))
+		return 0;
+	if (!nb || nb > t->cfg.max_write_same_blocks) {
+		cmd_bad_cdb(c, lu, sixteen ? 10 : 7, -1); /* WSNZ is set */
+		return 0;
+	}
+	if (t->cfg.write_protect) {
+		cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+		return 0;
+	}
+	off = lba * lu->lbs;
+	len = (uint64_t)nb * lu->lbs;
+	blk = (uint8_t *)q->ws_buf;
+	if (!ndob && data_out(c, blk, lu->lbs) < lu->lbs) {
+		cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+		return 0;
+	}
+	/* zeros (NDOB, or a zero block): the device's write zeroes, which
+	 * frees the blocks where it can (LBPRZ: they read back as zeros) */
+	if (ndob || all_zero(blk, lu->lbs)) {
+		op = lu->info.can_write_zeroes ? BLK_OP_WRITE_ZEROES :
+		     unmap && lu->info.can_discard && lu->info.stores_data ?
+						  BLK_OP_DISCARD : BLK_OP_WRITE;
+		if (ndob && op == BLK_OP_WRITE)
+			memset(blk, 0, lu->lbs);
+	} else {
+		op = BLK_OP_WRITE;
+	}
+	if (op != BLK_OP_WRITE) {
+		io = media_alloc(q, lu, c, bios_for(lu, op, len), 0);
+		if (!io)
+			return -ENOMEM;
+		media_range_bios(io, c, op, off, len);
+		return media_submit(q, c);
+	}
+	/* the block written over and over from a buffer filled with it */
+	{
+		uint32_t chunk = WS_CHUNK - WS_CHUNK % lu->lbs, i, max;
+		unsigned int nr;
+
+		for (i = lu->lbs; i + lu->lbs <= chunk; i += lu->lbs)
+			memcpy(q->ws_buf + i, blk, lu->lbs);
+		max = media_max_bio(lu, BLK_OP_WRITE);
+		if (chunk > max)
+			chunk = max;
+		nr = (unsigned int)((len + chunk - 1) / chunk);
+		io = media_alloc(q, lu, c, nr, nr);
+		if (!io)
+			return -ENOMEM;
+		for (i = 0; i < nr; i++) {
+			uint32_t n = len - (uint64_t)i * chunk < chunk ?
+				     (uint32_t)(len - (uint64_t)i * chunk) : chunk;
+			struct blk_bio *b = media_bio(io, c, BLK_OP_WRITE,
+						      off + (uint64_t)i * chunk, n);
+
+			io->iov[i].iov_base = q->ws_buf;
+			io->iov[i].iov_len = n;
+			b->bi_io_vec = &io->iov[i];
+			b->bi_vcnt = 1;
+		}
+		return media_submit(q, c);
+	}
+}
+
+/* ---------------------------------------------------------- dispatch */
+
+typedef int (*scsi_cmd_fn)(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			   struct scsi_tgt_cmd *c);
+
+#define F_NO_LUN  0x1 /* runs without a logical unit (REPORT LUNS, INQUIRY) */
+#define F_NO_UA   0x2 /* not held by a unit attention (SPC-4 5.14) */
+
+static const struct {
+	scsi_cmd_fn fn;
+	uint8_t flags;
+} cmd_table[256] = {
+	[TEST_UNIT_READY] = { do_test_unit_ready, 0 },
+	[REQUEST_SENSE] = { do_request_sense, F_NO_LUN | F_NO_UA },
+	[READ_6] = { do_rw, 0 },
+	[WRITE_6] = { do_rw, 0 },
+	[INQUIRY] = { do_inquiry, F_NO_LUN | F_NO_UA },
+	[MODE_SENSE_6] = { do_mode_sense, 0 },
+	[START_STOP_UNIT] = { do_nothing_good, 0 },
+	[PREVENT_ALLOW_MEDIUM_REMOVAL] = { do_nothing_good, 0 },
+	[READ_CAPACITY_10] = { do_read_capacity_10, 0 },
+	[READ_10] = { do_rw, 0 },
+	[WRITE_10] = { do_rw, 0 },
+	[VERIFY_10] = { do_verify, 0 },
+	[SYNCHRONIZE_CACHE_10] = { do_sync_cache, 0 },
+	[WRITE_SAME_10] = { do_write_same, 0 },
+	[UNMAP] = { do_unmap, 0 },
+	[MODE_SENSE_10] = { do_mode_sense, 0 },
+	[READ_16] = { do_rw, 0 },
+	[WRITE_16] = { do_rw, 0 },
+	[VERIFY_16] = { do_verify, 0 },
+	[SYNCHRONIZE_CACHE_16] = { do_sync_cache, 0 },
+	[WRITE_SAME_16] = { do_write_same, 0 },
+	[SERVICE_ACTION_IN_16] = { do_service_action_in, 0 },
+	[REPORT_LUNS] = { do_report_luns, F_NO_LUN | F_NO_UA },
+	[READ_12] = { do_rw, 0 },
+	[WRITE_12] = { do_rw, 0 },
+	[VERIFY_12] = { do_verify, 0 },
+};
+
+/* SPC-4 4.2.5.1: the CDB's length from its group code; 0: reserved group */
+static unsigned int cdb_length(uint8_t op)
+{
+	static const uint8_t len[8] = { 6, 10, 10, 0, 16, 12, 0, 0 };
+
+	return len[op >> 5];
+}
+
+int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
+{
+	struct scsi_tgt *t = q->tgt;
+	struct scsi_lu *lu;
+	unsigned int need;
+	uint8_t op;
+	int ret;
+
+	c->status = SAM_STAT_GOOD;
+	c->sense_len = 0;
+	c->resid = 0;
+	c->overflow = false;
+	c->blk_status = BLK_STS_OK;
+	c->pending = 0;
+	c->moved = 0;
+	c->err = BLK_STS_OK;
+	c->err_lba = 0;
+	c->io = NULL;
+	lu = c->lun < t->nr_luns ? &t->lus[c->lun] : NULL;
+	op = c->cdb_len ? c->cdb[0] : 0xff;
+	need = c->cdb_len ? cdb_length(op) : 0;
+	if (!cmd_table[op].fn || !need) {
+		cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE);
+		goto end;
+	}
+	if (c->cdb_len < need) {
+		cmd_bad_cdb(c, lu, c->cdb_len - 1u, -1);
+		goto end;
+	}
+	if (!lu && !(cmd_table[op].flags & F_NO_LUN)) {
+		cmd_check(c, NULL, SK_ILLEGAL_REQUEST, ASC_LUN_NOT_SUPPORTED);
+		goto end;
+	}
+	/* CONTROL: NACA (bit 2) is not supported (no ACA) */
+	if (c->cdb[need - 1] & 0x04) {
+		cmd_bad_cdb(c, lu, need - 1, 2);
+		goto end;
+	}
+	if (lu && !(cmd_table[op].flags & F_NO_UA) && c->nexus < 64) {
+		uint64_t bit = 1ull << c->nexus;
+
+		if (atomic_load_explicit(&lu->ua_pending, memory_order_relaxed) & bit &&
+		    atomic_fetch_and(&lu->ua_pending, ~bit) & bit) {
+			atomic_fetch_add_explicit(&t->unit_attentions, 1,
+						  memory_order_relaxed);
+			cmd_check(c, lu, SK_UNIT_ATTENTION, ASC_POWER_ON_RESET);
+			goto end;
+		}
+	}
+	ret = cmd_table[op].fn(q, lu, c);
+	if (ret)
+		return ret; /* -EAGAIN, -ENOMEM: not started, done not called */
+	if (c->io)
+		return 0; /* media access: ends from its bios */
+	if (c->status == SAM_STAT_GOOD && c->dir == SCSI_DIR_TO_DEVICE)
+		c->resid = 0; /* Data-Out taken whole */
+end:
+	cmd_end(t, c);
+	return 0;
+}
+
+int scsi_tgt_poll(struct scsi_tgt_queue *q)
+{
+	unsigned int i;
+	int n = 0;
+
+	for (i = 0; i < q->tgt->nr_luns; i++)
+		n += blk_poll(q->ctx[i]);
+	return n;
+}
+
+/* ------------------------------------------------------------ set up */
+
+int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
+		    char *err, size_t errlen)
+{
+	struct scsi_tgt *t;
+	unsigned int i;
+
+	if (!cfg->nr_luns || cfg->nr_luns > SCSI_TGT_MAX_LUNS || !cfg->luns) {
+		snprintf(err, errlen, "nr_luns=%u: allowed 1..%u", cfg->nr_luns,
+			 SCSI_TGT_MAX_LUNS);
+		return -EINVAL;
+	}
+	if ((cfg->vendor && strlen(cfg->vendor) > 8) ||
+	    (cfg->product && strlen(cfg->product) > 16) ||
+	    (cfg->serial && strlen(cfg->serial) > 32)) {
+		snprintf(err, errlen,
+			 "vendor, product, serial: at most 8, 16 and 32 characters");
+		return -EINVAL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->lus = calloc(cfg->nr_luns, sizeof(*t->lus));
+	if (!t->lus) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->cfg = *cfg;
+	t->nr_luns = cfg->nr_luns;
+	snprintf(t->vendor, sizeof(t->vendor), "%s", cfg->vendor ? cfg->vendor : "BLKSTACK");
+	snprintf(t->product, sizeof(t->product), "%s",
+		 cfg->product ? cfg->product : "blkstack disk");
+	if (cfg->serial && cfg->serial[0])
+		snprintf(t->serial, sizeof(t->serial), "%s", cfg->serial);
+	else
+		snprintf(t->serial, sizeof(t->serial), "BLK%06X",
+			 cfg->id & 0xffffff);
+	if (!t->cfg.max_xfer_blocks)
+		t->cfg.max_xfer_blocks = 65535;
+	if (!t->cfg.max_unmap_blocks)
+		t->cfg.max_unmap_blocks = 4194304;
+	if (!t->cfg.max_unmap_descriptors)
+		t->cfg.max_unmap_descriptors = 256;
+	if (!t->cfg.max_write_same_blocks)
+		t->cfg.max_write_same_blocks = 4194304;
+	t->cfg.vendor = t->vendor;
+	t->cfg.product = t->product;
+	t->cfg.serial = t->serial;
+	for (i = 0; i < cfg->nr_luns; i++) {
+		struct scsi_lu *lu = &t->lus[i];
+
+		lu->dev = cfg->luns[i];
+		blk_dev_get_info(lu->dev, &lu->info);
+		lu->lbs = lu->info.logical_block_size;
+		if (lu->lbs < 512 || lu->info.capacity < lu->lbs) {
+			snprintf(err, errlen,
+				 "LUN %u: logical block size %u, capacity %llu: at least 512 and one block",
+				 i, lu->lbs, (unsigned long long)lu->info.capacity);
+			free(t->lus);
+			free(t);
+			return -EINVAL;
+		}
+		lu->nr_blocks = lu->info.capacity / lu->lbs;
+		atomic_init(&lu->ua_pending, ~0ull); /* POWER ON for every nexus */
+	}
+	*tgt = t;
+	return 0;
+}
+
+void scsi_tgt_destroy(struct scsi_tgt *t)
+{
+	unsigned int i;
+
+	if (!t)
+		return;
+	if (t->cfg.own_luns)
+		for (i = 0; i < t->nr_luns; i++)
+			blk_dev_close(t->lus[i].dev);
+	free(t->lus);
+	free(t);
+}
+
+int scsi_tgt_queue_attach(struct scsi_tgt *t, struct scsi_tgt_queue **qp)
+{
+	struct scsi_tgt_queue *q = calloc(1, sizeof(*q));
+	unsigned int i;
+	int ret;
+
+	if (!q)
+		return -ENOMEM;
+	q->tgt = t;
+	q->ctx = calloc(t->nr_luns, sizeof(*q->ctx));
+	q->ws_buf = malloc(WS_CHUNK);
+	if (!q->ctx || !q->ws_buf) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < t->nr_luns; i++) {
+		ret = blk_ctx_attach(t->lus[i].dev, &q->ctx[i]);
+		if (ret)
+			goto fail;
+	}
+	*qp = q;
+	return 0;
+fail:
+	for (i = 0; q->ctx && i < t->nr_luns; i++)
+		if (q->ctx[i])
+			blk_ctx_detach(q->ctx[i]);
+	free(q->ctx);
+	free(q->ws_buf);
+	free(q);
+	return ret;
+}
+
+void scsi_tgt_queue_detach(struct scsi_tgt_queue *q)
+{
+	unsigned int i;
+
+	for (i = 0; i < q->tgt->nr_luns; i++)
+		blk_ctx_detach(q->ctx[i]);
+	free(q->ctx);
+	free(q->ws_buf);
+	free(q);
+}
+
+void scsi_tgt_get_stats(struct scsi_tgt *t, struct scsi_tgt_stats *st)
+{
+	st->cmds = atomic_load_explicit(&t->cmds, memory_order_relaxed);
+	st->check_conditions = atomic_load_explicit(&t->check_conditions,
+						    memory_order_relaxed);
+	st->read_blocks = atomic_load_explicit(&t->read_blocks, memory_order_relaxed);
+	st->write_blocks = atomic_load_explicit(&t->write_blocks,
+						memory_order_relaxed);
+	st->unit_attentions = atomic_load_explicit(&t->unit_attentions,
+						   memory_order_relaxed);
+}
