@@ -140,6 +140,8 @@ struct blk_dev_params {
 	uint32_t nvme_max_retries;  /* nvme_max_retries=, 0..255 (5) */
 	char nvme_faults[BLK_DEV_MAX_NVME_FAULTS][256]; /* nvme_fault=SPEC */
 	unsigned int nr_nvme_faults;
+	/* scsi */
+	uint32_t scsi_max_retries;  /* scsi_max_retries=, 0..255 (5) */
 };
 
 /**

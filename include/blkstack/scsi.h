@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "blk.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -191,6 +193,75 @@ static inline void scsi_put_be64(uint8_t *p, uint64_t v)
 	scsi_put_be32(p, (uint32_t)(v >> 32));
 	scsi_put_be32(p + 4, (uint32_t)v);
 }
+
+/*
+ * The SCSI disk driver (sd's role and the midlayer's completion decision)
+ * over the SCSI target core through a loopback LLD: commands go to the
+ * target in-process, on the submitting thread, with no data copy.
+ */
+struct blk_dev;
+struct blk_dev_config;
+
+/**
+ * struct blk_scsi_config - a SCSI disk.
+ * @queue: queue limits and tag set; capacity, logical block size and the
+ *	largest transfers come from the disk (READ CAPACITY, VPD 0xb0), the
+ *	rest is as given.  name, ops, cmd_size and driver_data are set here.
+ * @lower: the device the target core serves as LUN 0; owned by the SCSI
+ *	device from the call on (closed on failure too).  It needs one
+ *	hardware queue per @queue.nr_hw_queues, not shared.
+ * @max_retries: times a command is sent again after UNIT ATTENTION, NOT
+ *	READY, ABORTED COMMAND, BUSY or TASK SET FULL before it fails (sd's
+ *	SD_MAX_RETRIES is 5, the registry's default; 0: never).
+ */
+struct blk_scsi_config {
+	const struct blk_dev_config *queue;
+	struct blk_dev *lower;
+	uint32_t max_retries;
+};
+
+/**
+ * blk_scsi_create() - attach a disk: TEST UNIT READY (the power-on unit
+ * attention is taken), INQUIRY (a direct-access device), VPD 0xb0 (block
+ * limits), READ CAPACITY (16), MODE SENSE (WCE, WP); then the block device.
+ * I/O: READ/WRITE (10) where the LBA and length fit, else (16), with FUA;
+ * FLUSH as SYNCHRONIZE CACHE (10); DISCARD as UNMAP; WRITE_ZEROES as
+ * WRITE SAME (16) with NDOB.  A failed request carries SAM status << 24 |
+ * sense key << 16 | ASC << 8 | ASCQ in bi_native_status.
+ * @err: a message naming what the disk answered, on failure.
+ * Return: 0; -EIO (the disk failed a probe command); -ENODEV (not a
+ * direct-access device); -EINVAL; -ENOMEM.
+ * Context: any thread; it runs the probe commands itself.
+ */
+int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
+		    char *err, size_t errlen);
+
+/**
+ * enum scsi_disposition - what the completion decision does with a
+ * command (the midlayer's scsi_io_completion(), SPC-4 sense keys).
+ */
+enum scsi_disposition {
+	SCSI_DONE = 0,   /* complete the request with the status given */
+	SCSI_RETRY,      /* send it again (counts against max_retries) */
+};
+
+/**
+ * scsi_decide() - the completion decision for a command that ended with
+ * SAM @status and, for CHECK CONDITION, @sense (NULL when none decoded).
+ * @retries: times it was sent again already; @max_retries: the bound.
+ * @blk: set to the request's status when SCSI_DONE.
+ * Return: enum scsi_disposition.  GOOD and CONDITION MET, and RECOVERED
+ * ERROR, complete with BLK_STS_OK; UNIT ATTENTION, NOT READY, ABORTED
+ * COMMAND, BUSY and TASK SET FULL are retried while @retries < @max_retries
+ * (then BLK_STS_IOERR, or BLK_STS_TIMEOUT for ABORTED COMMAND / 2E/02);
+ * MEDIUM ERROR gives BLK_STS_MEDIUM; DATA PROTECT gives BLK_STS_NOSPC for
+ * SPACE ALLOCATION FAILED (27/07), else BLK_STS_TARGET; ILLEGAL REQUEST
+ * BLK_STS_TARGET; anything else BLK_STS_IOERR.
+ * Context: any.
+ */
+enum scsi_disposition scsi_decide(uint8_t status, const struct scsi_sense *sense,
+				  uint32_t retries, uint32_t max_retries,
+				  blk_status_t *blk);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@
 #include "blkstack/nvme.h"
 #include "blkstack/nvme_ctrl.h"
 #include "blkstack/ram.h"
+#include "blkstack/scsi.h"
 #include "blkstack/uring.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -223,6 +224,12 @@ static const struct blk_opt_desc null_opts[] = {
 	  .help = "every Nth request is answered busy once and requeued; 0: off" },
 };
 
+static const struct blk_opt_desc scsi_opts[] = {
+	{ .name = "scsi_max_retries", .type = BLK_OPT_UINT, P(scsi_max_retries),
+	  .min = 0, .max = 255, .def = "5",
+	  .help = "times a command is sent again after UNIT ATTENTION, NOT READY, ABORTED COMMAND, BUSY or TASK SET FULL, then it fails; sd's SD_MAX_RETRIES" },
+};
+
 static const struct blk_opt_desc nvme_opts[] = {
 	/*
 	 * nvme host driver over the emulated controller: blkstack's own
@@ -328,6 +335,30 @@ static int uring_create(const struct blk_driver *drv,
 	return blk_uring_create(&uc, dev, err, errlen);
 }
 
+/*
+ * What a stacking driver's lower device is built with: @p, but a uring
+ * lower gets a plain COOP ring without SQPOLL or registered buffers (the
+ * upper driver's threads submit, with buffers of their own), and a null
+ * lower keeps its default completion and no injected faults (those knobs
+ * are for dev=null; memory_backed still makes it keep data).
+ */
+static void lower_params(const struct blk_dev_params *p, const char *lower,
+			 struct blk_dev_params *lp)
+{
+	*lp = *p;
+	if (!strcmp(lower, "uring")) {
+		lp->fixedbufs = false;
+		lp->uring_taskrun = BLK_URING_TASKRUN_COOP;
+		lp->sqthread_poll = false;
+	} else if (!strcmp(lower, "null")) {
+		lp->irqmode = 0;
+		lp->completion_nsec = 0;
+		lp->fail_every = 0;
+		lp->timeout_every = 0;
+		lp->requeue_every = 0;
+	}
+}
+
 /* dev=nvme out of memory: say which options size it (queues x entries x tags). */
 static void nvme_enomem(char *err, size_t errlen, const char *what,
 			uint32_t queues, uint32_t qd, uint32_t tags)
@@ -383,28 +414,10 @@ static int nvme_create(const struct blk_driver *drv,
 	nq.shared_tags = false;
 	nq.iostats = false;
 	nq.rq_timeout_ms = 0;
-	if (!strcmp(lower, "uring")) {
-		struct blk_dev_params lp = *p;
+	{
+		struct blk_dev_params lp;
 
-		/* the controller's threads submit: a plain COOP ring, no
-		 * SQPOLL, no registered buffers (the namespace's are its own) */
-		lp.fixedbufs = false;
-		lp.uring_taskrun = BLK_URING_TASKRUN_COOP;
-		lp.sqthread_poll = false;
-		ret = blk_dev_open_lower(lower, &lp, &nq, a, &ns, err, errlen);
-	} else {
-		/*
-		 * null's completion and fault knobs (irqmode, fail_every, ...)
-		 * are for dev=null: a null namespace keeps its defaults, as
-		 * before the registry; memory_backed still makes it keep data.
-		 */
-		struct blk_dev_params lp = *p;
-
-		lp.irqmode = 0;
-		lp.completion_nsec = 0;
-		lp.fail_every = 0;
-		lp.timeout_every = 0;
-		lp.requeue_every = 0;
+		lower_params(p, lower, &lp);
 		ret = blk_dev_open_lower(lower, &lp, &nq, a, &ns, err, errlen);
 	}
 	if (ret == -ENOMEM) {
@@ -472,7 +485,41 @@ static int nvme_create(const struct blk_driver *drv,
 	return 0;
 }
 
+/*
+ * dev=scsi: sd's role and the midlayer over the SCSI target core, through
+ * the loopback LLD; LUN 0 is the lower device, with a hardware queue of
+ * its own for each of the disk's, as deep.
+ */
+static int scsi_create(const struct blk_driver *drv,
+		       const struct blk_dev_params *p,
+		       const struct blk_dev_config *q,
+		       const struct blk_dev_open_args *a, struct blk_dev **dev,
+		       char *err, size_t errlen)
+{
+	struct blk_dev_config lq = *q;
+	struct blk_scsi_config sc = { .queue = q };
+	struct blk_dev_params lp;
+	const char *lower;
+	int ret;
+
+	ret = blk_dev_lower(drv, p, &lower, err, errlen);
+	if (ret)
+		return ret;
+	lq.shared_hctx = false;
+	lq.nr_requests = 0;
+	lq.shared_tags = false;
+	lq.iostats = false;
+	lq.rq_timeout_ms = 0;
+	lower_params(p, lower, &lp);
+	ret = blk_dev_open_lower(lower, &lp, &lq, a, &sc.lower, err, errlen);
+	if (ret)
+		return ret;
+	sc.max_retries = p->scsi_max_retries;
+	return blk_scsi_create(&sc, dev, err, errlen); /* owns sc.lower */
+}
+
 static const char *const nvme_lowers[] = { "ram", "null", "uring", NULL };
+static const char *const scsi_lowers[] = { "ram", "null", "uring", NULL };
 
 static const struct blk_driver drivers[] = {
 	{ .name = "null", .summary = "no storage: completes requests (null_blk)",
@@ -486,6 +533,9 @@ static const struct blk_driver drivers[] = {
 	{ .name = "nvme", .summary = "NVMe host over an emulated controller; namespace on lower=",
 	  .opts = nvme_opts, .nr_opts = ARRAY_SIZE(nvme_opts),
 	  .lowers = nvme_lowers, .create = nvme_create },
+	{ .name = "scsi", .summary = "SCSI disk (sd, midlayer) over the SCSI target core; LUN 0 on lower=",
+	  .opts = scsi_opts, .nr_opts = ARRAY_SIZE(scsi_opts),
+	  .lowers = scsi_lowers, .create = scsi_create },
 };
 
 

@@ -30,7 +30,7 @@ check "nvme with filename= reads the same file back (verify_only)" test $? -eq 0
 check "--dev=ram,nvme --lower=null: both run" \
 	jq -e '[.jobs[] | select(.read.total_ios == 256)] | length == 2' "$TMP/l.json"
 expect_error "lower= on a driver that stacks on nothing" \
-	"^blkstack bench: lower=null: dev=ram does not stack on another device \(drivers that do: nvme\)" \
+	"^blkstack bench: lower=null: dev=ram does not stack on another device \(drivers that do: nvme, scsi\)" \
 	bench --dev=ram --lower=null --rw=read --size=1M
 expect_error "lower= a driver nothing stacks on" "lower=nvme: not a driver a device can stack on, allowed ram\\|null\\|uring" \
 	bench --dev=nvme --lower=nvme --rw=read --size=1M
@@ -62,7 +62,7 @@ check "matrix: nvme on lower=ram is a new device, the file untouched" \
 
 # help: a section per driver, from the table
 "$BLKSTACK" bench --help >"$TMP/help" 2>&1
-for d in null ram uring nvme; do
+for d in null ram uring nvme scsi; do
 	check "bench --help has a dev=$d section" grep -q "^dev=$d: " "$TMP/help"
 done
 "$BLKSTACK" serve --help >"$TMP/shelp" 2>&1

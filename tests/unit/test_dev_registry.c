@@ -40,7 +40,7 @@ static void test_table(void **state)
 	drv = blk_drivers(&nd);
 	assert_true(nd >= 4);
 	assert_string_equal(blk_driver_names(names, sizeof(names), "|"),
-			    "null|ram|uring|nvme");
+			    "null|ram|uring|nvme|scsi");
 	for (k = 0; k < nd; k++) {
 		assert_ptr_equal(blk_driver_find(drv[k].name), &drv[k]);
 		assert_non_null(drv[k].summary);
@@ -52,7 +52,8 @@ static void test_table(void **state)
 			assert_true(d->off + d->len <= sizeof(struct blk_dev_params));
 		}
 	}
-	assert_null(blk_driver_find("scsi-not-yet"));
+	assert_null(blk_driver_find("iscsi-not-yet"));
+	assert_non_null(blk_driver_find("scsi")->lowers);
 	assert_non_null(blk_driver_find("nvme")->lowers);
 	assert_null(blk_driver_find("ram")->lowers);
 	q = blk_queue_opts(&nq);
@@ -94,7 +95,7 @@ static void test_lower(void **state)
 	snprintf(p.lower, sizeof(p.lower), "null");
 	assert_int_equal(blk_dev_lower(ram, &p, &lower, err, sizeof(err)),
 			 -EINVAL);
-	assert_string_equal(err, "lower=null: dev=ram does not stack on another device (drivers that do: nvme)");
+	assert_string_equal(err, "lower=null: dev=ram does not stack on another device (drivers that do: nvme, scsi)");
 	p.lower[0] = '\0';
 	assert_int_equal(blk_dev_lower(ram, &p, &lower, err, sizeof(err)), 0);
 	assert_null(lower);
@@ -196,9 +197,9 @@ static void test_open(void **state)
 
 	/* the errors name the driver and what is allowed */
 	p = defaults();
-	assert_int_equal(blk_dev_open("scsi-not-yet", &p, &a, &dev, err,
+	assert_int_equal(blk_dev_open("iscsi-not-yet", &p, &a, &dev, err,
 				      sizeof(err)), -EINVAL);
-	assert_string_equal(err, "dev=scsi-not-yet: unknown device, allowed null, ram, uring, nvme");
+	assert_string_equal(err, "dev=iscsi-not-yet: unknown device, allowed null, ram, uring, nvme, scsi");
 	assert_int_equal(blk_dev_open("uring", &p, &a, &dev, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "dev=uring needs filename=PATH"));

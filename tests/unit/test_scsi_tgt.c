@@ -456,6 +456,8 @@ static void test_unmap_write_same_sync(void **state)
 	scsi_put_be32(pl + 16, 600);
 	assert_int_equal(run(f, &c, 0, 0, um, 10, SCSI_DIR_TO_DEVICE, pl, 24),
 			 SAM_STAT_GOOD);
+	/* regression: the parameter list counted as data not moved */
+	assert_int_equal(c.resid, 0);
 	scsi_put_be32(r10 + 2, 100);
 	r10[7] = 600 >> 8;
 	r10[8] = 600 & 0xff;

@@ -588,6 +588,9 @@ struct media_io {
 	struct scsi_tgt *tgt;
 	struct scsi_lu *lu;
 	bool read;
+	bool rw;                /* READ/WRITE: the data is the blocks; else
+				 * the Data-Out is a parameter list or a block
+				 * to repeat, taken whole */
 	unsigned int nr;        /* bios prepared */
 	struct blk_bio *bios;   /* [nr] */
 	struct iovec *iov;      /* their iovecs */
@@ -613,8 +616,8 @@ static void media_put(struct scsi_tgt_cmd *c)
 		atomic_fetch_add_explicit(&t->write_blocks, c->moved / lu->lbs,
 					  memory_order_relaxed);
 	}
-	if (c->status == SAM_STAT_GOOD && c->dir != SCSI_DIR_NONE &&
-	    c->moved < c->xfer_len && !c->overflow)
+	if (c->status == SAM_STAT_GOOD && io->rw && c->moved < c->xfer_len &&
+	    !c->overflow)
 		c->resid = c->xfer_len - c->moved;
 	cmd_end(t, c);
 }
@@ -790,6 +793,7 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	if (!io)
 		return -ENOMEM;
 	io->read = !write;
+	io->rw = true;
 	off = lba * lu->lbs;
 	for (i = 0; i < nr; i++) {
 		uint32_t n = bytes - (uint64_t)i * max < max ?

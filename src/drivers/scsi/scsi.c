@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SCSI disk driver (blkstack/scsi.h): sd's role (the probe at attach, CDBs
+ * from requests), the midlayer's completion decision (scsi_decide()), and
+ * a loopback LLD that hands each command to the SCSI target core on the
+ * submitting thread.  No host lock: each hardware queue has its own target
+ * queue, and the target core's own state is per queue or atomic.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkstack/blk_mq.h"
+#include "blkstack/scsi.h"
+#include "blkstack/scsi_tgt.h"
+
+struct scsi_disk {
+	struct scsi_tgt *tgt;
+	uint32_t lbs;
+	uint64_t nr_blocks;
+	uint32_t max_retries;
+};
+
+struct scsi_hq {
+	struct scsi_disk *sd;
+	struct scsi_tgt_queue *tq;
+};
+
+/* Per request (cmd_size): the command, its CDB, UNMAP's parameter list,
+ * and the data as one iovec array over all its bios. */
+struct scsi_pdu {
+	struct scsi_tgt_cmd cmd;
+	struct request *rq;
+	struct blk_mq_hw_ctx *hctx;
+	bool in_submit;         /* done() inside scsi_tgt_submit() */
+	bool retry_now;         /* ... and it wants the command sent again */
+	uint8_t cdb[16];
+	uint8_t param[24];
+	struct iovec iov[];
+};
+
+/* ------------------------------------------------- completion decision */
+
+enum scsi_disposition scsi_decide(uint8_t status, const struct scsi_sense *s,
+				  uint32_t retries, uint32_t max_retries,
+				  blk_status_t *blk)
+{
+	bool may_retry = retries < max_retries;
+
+	*blk = BLK_STS_IOERR;
+	switch (status) {
+	case SAM_STAT_GOOD:
+	case SAM_STAT_CONDITION_MET:
+		*blk = BLK_STS_OK;
+		return SCSI_DONE;
+	case SAM_STAT_BUSY:
+	case SAM_STAT_TASK_SET_FULL:
+		return may_retry ? SCSI_RETRY : SCSI_DONE;
+	case SAM_STAT_CHECK_CONDITION:
+		break;
+	default:
+		return SCSI_DONE;
+	}
+	if (!s)
+		return SCSI_DONE;
+	switch (s->key) {
+	case SK_NO_SENSE:
+	case SK_RECOVERED_ERROR:
+		*blk = BLK_STS_OK;
+		return SCSI_DONE;
+	case SK_UNIT_ATTENTION:
+	case SK_NOT_READY:
+		return may_retry ? SCSI_RETRY : SCSI_DONE;
+	case SK_ABORTED_COMMAND:
+		if (s->asc_ascq == ASC_COMMAND_TIMEOUT)
+			*blk = BLK_STS_TIMEOUT;
+		return may_retry ? SCSI_RETRY : SCSI_DONE;
+	case SK_MEDIUM_ERROR:
+		*blk = BLK_STS_MEDIUM;
+		return SCSI_DONE;
+	case SK_DATA_PROTECT:
+		*blk = s->asc_ascq == ASC_SPACE_ALLOC_FAILED_WP ? BLK_STS_NOSPC :
+								  BLK_STS_TARGET;
+		return SCSI_DONE;
+	case SK_ILLEGAL_REQUEST:
+		*blk = BLK_STS_TARGET;
+		return SCSI_DONE;
+	default:
+		return SCSI_DONE;
+	}
+}
+
+static void scsi_done(struct scsi_tgt_cmd *c)
+{
+	struct scsi_pdu *pdu = (struct scsi_pdu *)c;
+	struct request *rq = pdu->rq;
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(pdu->hctx);
+	struct scsi_sense s, *sp = NULL;
+	blk_status_t st;
+
+	if (c->status == SAM_STAT_CHECK_CONDITION &&
+	    !scsi_parse_sense(c->sense, c->sense_len, &s))
+		sp = &s;
+	if (scsi_decide(c->status, sp, rq->retries, hq->sd->max_retries, &st) ==
+	    SCSI_RETRY) {
+		rq->retries++;
+		if (pdu->in_submit)
+			pdu->retry_now = true; /* queue_rq answers RESOURCE */
+		else
+			blk_mq_requeue_request(rq);
+		return;
+	}
+	/* a data command that moved less than asked and says nothing */
+	if (st == BLK_STS_OK && c->dir != SCSI_DIR_NONE && (c->resid || c->overflow))
+		st = BLK_STS_IOERR;
+	if (st != BLK_STS_OK)
+		rq->native_status = (uint32_t)c->status << 24 |
+				    (sp ? (uint32_t)sp->key << 16 | sp->asc_ascq : 0);
+	blk_mq_complete_request(rq, st);
+}
+
+/* ------------------------------------------------------------- sd role */
+
+static void cdb_rw(uint8_t *cdb, bool write, uint64_t lba, uint32_t nb,
+		   bool fua, uint8_t *len)
+{
+	memset(cdb, 0, 16);
+	if (lba <= 0xffffffffull && nb <= 0xffff) {
+		cdb[0] = write ? WRITE_10 : READ_10;
+		scsi_put_be32(cdb + 2, (uint32_t)lba);
+		scsi_put_be16(cdb + 7, (uint16_t)nb);
+		*len = 10;
+	} else {
+		cdb[0] = write ? WRITE_16 : READ_16;
+		scsi_put_be64(cdb + 2, lba);
+		scsi_put_be32(cdb + 10, nb);
+		*len = 16;
+	}
+	if (fua)
+		cdb[1] |= 0x08;
+}
+
+static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
+				  const struct blk_mq_queue_data *bd)
+{
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(hctx);
+	struct request *rq = bd->rq;
+	struct scsi_pdu *pdu = blk_mq_rq_to_pdu(rq);
+	struct scsi_tgt_cmd *c = &pdu->cmd;
+	uint64_t lba = rq->offset / hq->sd->lbs;
+	uint32_t nb = rq->data_len / hq->sd->lbs;
+	unsigned int n = 0, i;
+	struct blk_bio *bio;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	pdu->rq = rq;
+	pdu->hctx = hctx;
+	c->cdb = pdu->cdb;
+	c->done = scsi_done;
+	switch (rq->op) {
+	case BLK_OP_READ:
+	case BLK_OP_WRITE:
+		cdb_rw(pdu->cdb, rq->op == BLK_OP_WRITE, lba, nb,
+		       rq->cmd_flags & BLK_BIO_FUA, &c->cdb_len);
+		rq_for_each_bio(bio, rq)
+			for (i = 0; i < bio->bi_vcnt; i++)
+				pdu->iov[n++] = bio->bi_io_vec[i];
+		c->iov = pdu->iov;
+		c->iovcnt = n;
+		c->xfer_len = rq->data_len;
+		c->dir = rq->op == BLK_OP_WRITE ? SCSI_DIR_TO_DEVICE :
+						  SCSI_DIR_FROM_DEVICE;
+		break;
+	case BLK_OP_FLUSH:
+		memset(pdu->cdb, 0, 10);
+		pdu->cdb[0] = SYNCHRONIZE_CACHE_10;
+		c->cdb_len = 10;
+		break;
+	case BLK_OP_DISCARD:
+		/* UNMAP, one block descriptor (SBC-3 5.28) */
+		memset(pdu->cdb, 0, 10);
+		pdu->cdb[0] = UNMAP;
+		scsi_put_be16(pdu->cdb + 7, 24);
+		memset(pdu->param, 0, sizeof(pdu->param));
+		scsi_put_be16(pdu->param, 22);
+		scsi_put_be16(pdu->param + 2, 16);
+		scsi_put_be64(pdu->param + 8, lba);
+		scsi_put_be32(pdu->param + 16, nb);
+		c->cdb_len = 10;
+		pdu->iov[0].iov_base = pdu->param;
+		pdu->iov[0].iov_len = sizeof(pdu->param);
+		c->iov = pdu->iov;
+		c->iovcnt = 1;
+		c->xfer_len = sizeof(pdu->param);
+		c->dir = SCSI_DIR_TO_DEVICE;
+		break;
+	case BLK_OP_WRITE_ZEROES:
+		/* WRITE SAME (16) with NDOB: zeros, no data (SBC-3 5.42) */
+		memset(pdu->cdb, 0, 16);
+		pdu->cdb[0] = WRITE_SAME_16;
+		pdu->cdb[1] = 0x01;
+		scsi_put_be64(pdu->cdb + 2, lba);
+		scsi_put_be32(pdu->cdb + 10, nb);
+		c->cdb_len = 16;
+		break;
+	default:
+		return BLK_STS_NOTSUPP;
+	}
+	pdu->in_submit = true;
+	pdu->retry_now = false;
+	ret = scsi_tgt_submit(hq->tq, c);
+	pdu->in_submit = false;
+	if (ret == -EAGAIN || pdu->retry_now)
+		return BLK_STS_RESOURCE;
+	if (ret)
+		return BLK_STS_IOERR;
+	return BLK_STS_OK;
+}
+
+static int scsi_poll(struct blk_mq_hw_ctx *hctx)
+{
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(hctx);
+
+	return scsi_tgt_poll(hq->tq);
+}
+
+static int scsi_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
+			  unsigned int idx)
+{
+	struct scsi_hq *hq = calloc(1, sizeof(*hq));
+	int ret;
+
+	(void)idx;
+	if (!hq)
+		return -ENOMEM;
+	hq->sd = data;
+	ret = scsi_tgt_queue_attach(hq->sd->tgt, &hq->tq);
+	if (ret) {
+		free(hq);
+		return ret;
+	}
+	blk_mq_hctx_set_driver_data(hctx, hq);
+	return 0;
+}
+
+static void scsi_exit_hctx(struct blk_mq_hw_ctx *hctx, unsigned int idx)
+{
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(hctx);
+
+	(void)idx;
+	if (!hq)
+		return;
+	scsi_tgt_queue_detach(hq->tq);
+	free(hq);
+	blk_mq_hctx_set_driver_data(hctx, NULL);
+}
+
+static void scsi_free(void *data)
+{
+	struct scsi_disk *sd = data;
+
+	scsi_tgt_destroy(sd->tgt); /* closes the lower device */
+	free(sd);
+}
+
+static const struct blk_mq_ops scsi_mq_ops = {
+	.queue_rq = scsi_queue_rq,
+	.poll = scsi_poll,
+	.init_hctx = scsi_init_hctx,
+	.exit_hctx = scsi_exit_hctx,
+	.free = scsi_free,
+};
+
+/* ------------------------------------------------------------- probe */
+
+static void probe_done(struct scsi_tgt_cmd *c)
+{
+	*(bool *)c->priv = true;
+}
+
+/* One probe command, to its end; GOOD after at most a few unit attentions. */
+static int probe(struct scsi_tgt_queue *q, const uint8_t *cdb, uint8_t len,
+		 void *buf, uint32_t xfer, struct scsi_tgt_cmd *c)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = xfer };
+	int tries;
+
+	for (tries = 0; tries < 4; tries++) {
+		bool ended = false;
+		int ret;
+
+		memset(c, 0, sizeof(*c));
+		c->cdb = cdb;
+		c->cdb_len = len;
+		c->iov = &iov;
+		c->iovcnt = buf ? 1 : 0;
+		c->xfer_len = xfer;
+		c->dir = buf ? SCSI_DIR_FROM_DEVICE : SCSI_DIR_NONE;
+		c->done = probe_done;
+		c->priv = &ended;
+		while ((ret = scsi_tgt_submit(q, c)) == -EAGAIN)
+			scsi_tgt_poll(q);
+		if (ret)
+			return ret;
+		while (!ended)
+			scsi_tgt_poll(q);
+		if (c->status == SAM_STAT_GOOD)
+			return 0;
+		{
+			struct scsi_sense s;
+
+			/* a unit attention is expected once after power on */
+			if (c->status != SAM_STAT_CHECK_CONDITION ||
+			    scsi_parse_sense(c->sense, c->sense_len, &s) ||
+			    s.key != SK_UNIT_ATTENTION)
+				return -EIO;
+		}
+	}
+	return -EIO;
+}
+
+static const char *probe_sense(const struct scsi_tgt_cmd *c, char *buf, size_t len)
+{
+	struct scsi_sense s;
+
+	if (c->status == SAM_STAT_CHECK_CONDITION &&
+	    !scsi_parse_sense(c->sense, c->sense_len, &s))
+		snprintf(buf, len, "CHECK CONDITION, sense key 0x%x, ASC/ASCQ %02x/%02x",
+			 s.key, s.asc_ascq >> 8, s.asc_ascq & 0xff);
+	else
+		snprintf(buf, len, "status 0x%02x", c->status);
+	return buf;
+}
+
+int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
+		    char *err, size_t errlen)
+{
+	static const uint8_t tur[6] = { TEST_UNIT_READY };
+	static const uint8_t inq[6] = { INQUIRY, 0, 0, 0, 96, 0 };
+	static const uint8_t vpd_b0[6] = { INQUIRY, 1, 0xb0, 0, 64, 0 };
+	static const uint8_t vpd_b2[6] = { INQUIRY, 1, 0xb2, 0, 8, 0 };
+	static const uint8_t rc16[16] = { SERVICE_ACTION_IN_16, SAI_READ_CAPACITY_16,
+					  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0 };
+	static const uint8_t ms[6] = { MODE_SENSE_6, 0x08, 0x08, 0, 32, 0 };
+	struct scsi_tgt_config tc = { 0 };
+	struct blk_dev_config qc = *cfg->queue;
+	struct blk_dev *lower = cfg->lower;
+	struct scsi_tgt_queue *q = NULL;
+	struct scsi_tgt_cmd c;
+	struct scsi_disk *sd;
+	uint8_t b[96], b0[64], b2[8], cap[32], mode[32];
+	uint32_t max_xfer, max_unmap, max_ws;
+	char what[128];
+	int ret;
+
+	sd = calloc(1, sizeof(*sd));
+	if (!sd) {
+		blk_dev_close(lower);
+		return -ENOMEM;
+	}
+	sd->max_retries = cfg->max_retries;
+	tc.luns = &lower;
+	tc.nr_luns = 1;
+	tc.own_luns = true;
+	tc.id = 1;
+	ret = scsi_tgt_create(&tc, &sd->tgt, err, errlen);
+	if (ret) {
+		blk_dev_close(lower);
+		free(sd);
+		return ret;
+	}
+	ret = scsi_tgt_queue_attach(sd->tgt, &q);
+	if (ret) {
+		snprintf(err, errlen, "scsi: cannot attach a queue to the target: %s",
+			 strerror(-ret));
+		goto fail;
+	}
+	/* sd_probe()'s order: ready, what it is, its limits, its size, its cache */
+	if ((ret = probe(q, tur, 6, NULL, 0, &c)) ||
+	    (ret = probe(q, inq, 6, b, sizeof(b), &c))) {
+		snprintf(err, errlen, "scsi: %s: %s", tur[0] == c.cdb[0] ?
+			 "TEST UNIT READY" : "INQUIRY", probe_sense(&c, what, sizeof(what)));
+		goto fail;
+	}
+	if ((b[0] & 0x1f) != 0x00) {
+		snprintf(err, errlen, "scsi: LUN 0 is not a direct-access device (type 0x%02x)",
+			 b[0] & 0x1f);
+		ret = -ENODEV;
+		goto fail;
+	}
+	if ((ret = probe(q, vpd_b0, 6, b0, sizeof(b0), &c)) ||
+	    (ret = probe(q, vpd_b2, 6, b2, sizeof(b2), &c)) ||
+	    (ret = probe(q, rc16, 16, cap, sizeof(cap), &c)) ||
+	    (ret = probe(q, ms, 6, mode, sizeof(mode), &c))) {
+		snprintf(err, errlen, "scsi: probe command 0x%02x: %s", c.cdb[0],
+			 probe_sense(&c, what, sizeof(what)));
+		goto fail;
+	}
+	scsi_tgt_queue_detach(q);
+	q = NULL;
+	sd->lbs = scsi_get_be32(cap + 8);
+	sd->nr_blocks = scsi_get_be64(cap) + 1;
+	max_xfer = scsi_get_be32(b0 + 8);
+	max_unmap = scsi_get_be32(b0 + 20);
+	max_ws = (uint32_t)scsi_get_be64(b0 + 36);
+	qc.name = "scsi";
+	qc.capacity = sd->nr_blocks * sd->lbs;
+	qc.logical_block_size = sd->lbs;
+	if (max_xfer) {
+		uint64_t s = (uint64_t)max_xfer * sd->lbs / 512;
+
+		if (!qc.max_sectors || qc.max_sectors > s)
+			qc.max_sectors = (uint32_t)(s > 65536 ? 65536 : s);
+	}
+	/* LBPME and LBPU: UNMAP; LBPWS: WRITE SAME (16) */
+	qc.can_discard = (cap[14] & 0x80) && (b2[5] & 0x80) && max_unmap;
+	qc.max_discard_sectors = (uint32_t)((uint64_t)max_unmap * sd->lbs / 512 >
+					    0xffffffffu ? 0xffffffffu :
+					    (uint64_t)max_unmap * sd->lbs / 512);
+	qc.can_write_zeroes = (b2[5] & 0x40) && max_ws;
+	qc.max_write_zeroes_sectors = (uint32_t)((uint64_t)max_ws * sd->lbs / 512 >
+						 0xffffffffu ? 0xffffffffu :
+						 (uint64_t)max_ws * sd->lbs / 512);
+	qc.can_flush = mode[4 + 8 + 2] & 0x04; /* WCE, after header + block descriptor */
+	/* LBPRZ: what it unmaps reads as zeros, so it keeps what it is
+	 * written (the loopback's disk is the target core's) */
+	{
+		struct blk_dev_info li;
+
+		blk_dev_get_info(lower, &li);
+		qc.stores_data = li.stores_data;
+	}
+	if (!qc.max_segments)
+		qc.max_segments = 128;
+	qc.cmd_size = (uint32_t)(sizeof(struct scsi_pdu) +
+				 qc.max_segments * sizeof(struct iovec));
+	qc.ops = &scsi_mq_ops;
+	qc.driver_data = sd;
+	ret = blk_dev_create(&qc, dev);
+	if (ret) {
+		snprintf(err, errlen, "scsi: cannot create the block device: %s",
+			 strerror(-ret));
+		goto fail;
+	}
+	return 0;
+fail:
+	if (q)
+		scsi_tgt_queue_detach(q);
+	scsi_tgt_destroy(sd->tgt);
+	free(sd);
+	return ret;
+}

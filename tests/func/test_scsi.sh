@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# dev=scsi end to end (issue 12): the SCSI disk driver over the SCSI target
+# core through the loopback LLD, on ram and on a file (uring): write and
+# verify (crc32c) at QD 1, 32 and 128 with two jobs side by side, trim
+# punching the file's blocks, scsi on null, and `blkstack serve --dev=scsi`
+# read and written by nbdcopy and qemu-img.
+source "$(dirname "$0")/lib.sh" "$@"
+source "$(dirname "$0")/nbd_lib.sh"
+J="--output-format=json"
+
+for lower in ram uring; do
+	for qd in 1 32 128; do
+		name="scsi on $lower, verify, iodepth=$qd, 2 jobs"
+		rm -f "$TMP/s.img"
+		file=()
+		[ $lower = uring ] && file=(--filename="$TMP/s.img")
+		"$BLKSTACK" bench --dev=scsi --lower=$lower "${file[@]}" --rw=randwrite --bs=4k \
+			--iodepth=$qd --numjobs=2 --size=2M --offset_increment=2M --verify=crc32c \
+			--verify_dump_dir="$TMP" $J >"$TMP/v.json" 2>"$TMP/v.err"
+		check "$name: exit 0" test $? -eq 0
+		check "$name: 512 blocks verified per job, 0 mismatches" \
+			jq -e '[.jobs[].blkstack.verify | [.blocks_verified, .mismatches]] == [[512, 0], [512, 0]]' "$TMP/v.json"
+		if [ $lower = uring ]; then
+			check "$name: the file holds both ranges" test "$(stat -c %s "$TMP/s.img")" -eq $((4 << 20))
+		fi
+	done
+done
+# trim through the disk: UNMAP, a hole punched in the file
+"$BLKSTACK" bench --dev=scsi --filename="$TMP/s.img" --rw=trim --bs=1M --size=4M $J >"$TMP/t.json"
+check "trim: exit 0, 4 trims" jq -e '.jobs[0].trim.total_ios == 4' "$TMP/t.json"
+check "trim: the file is sparse again" test "$(stat -c %b "$TMP/s.img")" -lt 64
+# on null: commands complete, nothing is kept (verify is refused)
+"$BLKSTACK" bench --dev=scsi --lower=null --rw=randread --bs=4k --size=1M $J >"$TMP/n.json"
+check "scsi on null: 256 reads" jq -e '.jobs[0].read.total_ios == 256' "$TMP/n.json"
+expect_error "scsi on null: verify refused" "dev=scsi on lower=null \(nvme_ns=null\) stores no data" \
+	bench --dev=scsi --lower=null --rw=write --size=1M --verify=crc32c
+expect_error "scsi_max_retries out of range" "scsi_max_retries=300: .*0\.\.255" \
+	bench --dev=scsi --scsi_max_retries=300 --rw=read --size=1M
+
+# serve --dev=scsi with real clients
+need nbdcopy qemu-img
+head -c $((8 << 20)) /dev/urandom >"$TMP/src.img"
+start_server --dev=scsi --size=8M || exit 1
+check "nbdcopy writes 8 MiB into the scsi disk" nbdcopy "$TMP/src.img" "$UURI"
+check "qemu-img compare: the disk holds what was written" \
+	qemu-img compare -f raw -F raw "$TMP/src.img" "nbd+unix:///?socket=$SOCK"
+check "nbdcopy reads it back" nbdcopy "$UURI" "$TMP/back.img"
+check "read back byte for byte" cmp "$TMP/src.img" "$TMP/back.img"
+stop_server
+check "serve stops cleanly" test $? -eq 0
+finish
