@@ -135,6 +135,8 @@ struct scsi_tgt_cmd {
 	uint64_t err_lba;       /* first failed bio's offset (bytes, then LBA) */
 	blk_status_t err;
 	void *io;               /* its bios and their iovecs */
+	/* one bio with up to 4 iovecs needs no allocation: kept here */
+	uint64_t io_space[32];
 };
 
 struct scsi_tgt;

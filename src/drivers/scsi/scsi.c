@@ -154,11 +154,18 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct blk_bio *bio;
 	int ret;
 
-	memset(c, 0, sizeof(*c));
+	/* only the inputs: scsi_tgt_submit() sets every result (no memset
+	 * of the 252-byte sense buffer per I/O) */
 	pdu->rq = rq;
 	pdu->hctx = hctx;
+	c->lun = 0;
+	c->nexus = 0;
 	c->cdb = pdu->cdb;
 	c->done = scsi_done;
+	c->dir = SCSI_DIR_NONE;
+	c->iov = NULL;
+	c->iovcnt = 0;
+	c->xfer_len = 0;
 	switch (rq->op) {
 	case BLK_OP_READ:
 	case BLK_OP_WRITE:

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# What the SCSI path adds per 4 KiB randread (one job, QD1 and QD32), next
+# to what the NVMe path adds, same run, alternating rounds, medians:
+#   scsi on ram   (sd + midlayer + loopback LLD + target core)  against ram
+#   nvme on ram   (host driver + inline controller)             against ram
+#   scsi on null, nvme on null                                  against null
+# in ns per I/O (1e9 / IOPS), then instructions per I/O under callgrind
+# (whole process, QD32; deterministic), and the ratio scsi added / nvme
+# added.  Goal (issue 12): under 150 ns added at QD32, and no more than
+# 1.2x what the NVMe path adds.
+#
+# usage: bench/scsi-overhead.sh [runtime_s=3] [rounds=5]
+# env:   BLKSTACK=path/to/blkstack (default build/blkstack)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+RUNTIME=${1:-3}
+ROUNDS=${2:-5}
+BLKSTACK=${BLKSTACK:-build/blkstack}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+command -v jq >/dev/null || { echo "jq is not installed: scripts/install-deps.sh" >&2; exit 1; }
+[ -x "$BLKSTACK" ] || make build >/dev/null
+bench_machine_start valgrind
+
+WL="--rw=randread --bs=4k --numjobs=1 --size=1G --gtod_reduce=1 --iostats=0"
+declare -A ARGS=(
+	[null]="--dev=null"
+	[ram]="--dev=ram"
+	[scsi_ram]="--dev=scsi --lower=ram"
+	[nvme_ram]="--dev=nvme --nvme-ctrl=inline --lower=ram"
+	[scsi_null]="--dev=scsi --lower=null"
+	[nvme_null]="--dev=nvme --nvme-ctrl=inline --lower=null"
+)
+ORDER="ram scsi_ram nvme_ram null scsi_null nvme_null"
+
+iops() { # iops DEV QD
+	# shellcheck disable=SC2086
+	bench_cmd timeout -k 10 $((RUNTIME + 60)) "$BLKSTACK" bench ${ARGS[$1]} $WL --iodepth="$2" \
+		--runtime="$RUNTIME" --time_based --output-format=json | jq '.jobs[0].read.iops'
+}
+
+echo "workload: $WL"
+echo "rounds: $ROUNDS, alternating $ORDER, at QD1 and QD32"
+# every device starts empty and reads never-written blocks: the same data work
+for _ in $(seq "$ROUNDS"); do
+	for qd in 1 32; do
+		for d in $ORDER; do
+			iops "$d" "$qd" >>"$TMP/$d.$qd"
+		done
+	done
+done
+declare -A NS
+for qd in 1 32; do
+	printf '\nQD%-2s %-50s %12s %10s\n' "$qd" "median" "IOPS" "ns/IO"
+	for d in $ORDER; do
+		M=$(median <"$TMP/$d.$qd")
+		NS[$d.$qd]=$(calc "1e9 / $M")
+		printf '     %-50s %12.0f %10.1f\n' "$d (${ARGS[$d]})" "$M" "${NS[$d.$qd]}"
+	done
+	S=$(calc "${NS[scsi_ram.$qd]} - ${NS[ram.$qd]}")
+	N=$(calc "${NS[nvme_ram.$qd]} - ${NS[ram.$qd]}")
+	printf '     %-50s %10.1f\n' "added: scsi on ram - ram" "$S"
+	printf '     %-50s %10.1f\n' "added: nvme on ram - ram" "$N"
+	printf '     %-50s %10.1f\n' "added: scsi on null - null" "$(calc "${NS[scsi_null.$qd]} - ${NS[null.$qd]}")"
+	printf '     %-50s %10.1f\n' "added: nvme on null - null" "$(calc "${NS[nvme_null.$qd]} - ${NS[null.$qd]}")"
+	printf '     %-50s %9.2fx   (goal <= 1.2x)\n' "scsi added / nvme added (on ram)" "$(calc "$S / $N")"
+done
+
+command -v valgrind >/dev/null || { echo "valgrind is not installed: scripts/install-deps.sh" >&2; exit 1; }
+ipio() { # instructions per I/O, QD32, whole process
+	local out=$TMP/cg.$1
+	# shellcheck disable=SC2086
+	bench_cmd valgrind --tool=callgrind --callgrind-out-file="$out" "$BLKSTACK" bench ${ARGS[$1]} $WL \
+		--iodepth=32 --size=64M --output-format=json >"$TMP/cg.json" 2>/dev/null
+	local ios total
+	ios=$(jq '.jobs[0].read.total_ios' "$TMP/cg.json")
+	total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+	calc "$total / $ios"
+}
+declare -A IR
+printf '\n%-56s %12s\n' "instructions per I/O (callgrind, QD32, 64 MiB once)" "Ir/IO"
+for d in $ORDER; do
+	IR[$d]=$(ipio "$d")
+	printf '%-56s %12.1f\n' "$d" "${IR[$d]}"
+done
+printf '%-56s %12.1f\n' "added: scsi on ram - ram" "$(calc "${IR[scsi_ram]} - ${IR[ram]}")"
+printf '%-56s %12.1f\n' "added: nvme on ram - ram" "$(calc "${IR[nvme_ram]} - ${IR[ram]}")"
+printf '%-56s %11.2fx\n' "scsi added / nvme added" \
+	"$(calc "(${IR[scsi_ram]} - ${IR[ram]}) / (${IR[nvme_ram]} - ${IR[ram]})")"
+bench_machine_end
