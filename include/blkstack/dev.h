@@ -142,6 +142,8 @@ struct blk_dev_params {
 	unsigned int nr_nvme_faults;
 	/* scsi */
 	uint32_t scsi_max_retries;  /* scsi_max_retries=, 0..255 (5) */
+	uint32_t scsi_every_nth;    /* scsi_every_nth=N, 0 off */
+	uint32_t scsi_opts;         /* scsi_opts=, scsi_debug's bits (0) */
 };
 
 /**

@@ -210,6 +210,8 @@ struct blk_dev_config;
  * @lower: the device the target core serves as LUN 0; owned by the SCSI
  *	device from the call on (closed on failure too).  It needs one
  *	hardware queue per @queue.nr_hw_queues, not shared.
+ * @every_nth, @opts: the target core's fault injection, scsi_debug's
+ *	parameters (struct scsi_tgt_config, SCSI_TGT_OPT_*).
  * @max_retries: times a command is sent again after UNIT ATTENTION, NOT
  *	READY, ABORTED COMMAND, BUSY or TASK SET FULL before it fails (sd's
  *	SD_MAX_RETRIES is 5, the registry's default; 0: never).
@@ -218,6 +220,8 @@ struct blk_scsi_config {
 	const struct blk_dev_config *queue;
 	struct blk_dev *lower;
 	uint32_t max_retries;
+	uint32_t every_nth;
+	uint32_t opts;
 };
 
 /**

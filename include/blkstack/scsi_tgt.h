@@ -66,6 +66,10 @@ extern "C" {
  * @max_unmap_blocks: MAXIMUM UNMAP LBA COUNT (0: 4194304).
  * @max_unmap_descriptors: MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT (0: 256).
  * @max_write_same_blocks: MAXIMUM WRITE SAME LENGTH (0: 4194304).
+ * @every_nth: scsi_debug's every_nth: the faults of @opts marked "nth"
+ *	hit every Nth READ or WRITE command (counted per target; 0: none).
+ *	Only media commands count, so that an initiator's probe still works.
+ * @opts: scsi_debug's opts bits (SCSI_TGT_OPT_*).
  */
 struct scsi_tgt_config {
 	struct blk_dev **luns;
@@ -80,7 +84,26 @@ struct scsi_tgt_config {
 	uint32_t max_unmap_blocks;
 	uint32_t max_unmap_descriptors;
 	uint32_t max_write_same_blocks;
+	uint32_t every_nth;
+	uint32_t opts;
 };
+
+/*
+ * Fault injection, scsi_debug's opts bits and meanings (drivers/scsi/
+ * scsi_debug.c): MEDIUM_ERR acts on its own, the others on every_nth.
+ */
+#define SCSI_TGT_OPT_MEDIUM_ERR    0x2    /* reads of LBA 4660..4669 (0x1234,
+					   * 10 blocks): MEDIUM ERROR 11/00 with
+					   * the first such LBA in INFORMATION */
+#define SCSI_TGT_OPT_TIMEOUT       0x4    /* nth: never completed */
+#define SCSI_TGT_OPT_RECOVERED_ERR 0x8    /* nth: done, then RECOVERED ERROR
+					   * 5D/00 (threshold exceeded) */
+#define SCSI_TGT_OPT_TRANSPORT_ERR 0x10   /* nth: ABORTED COMMAND 4B/03, not run */
+#define SCSI_TGT_OPT_RARE_TSF      0x800  /* nth: TASK SET FULL, not run */
+#define SCSI_TGT_OPT_HOST_BUSY     0x8000 /* nth: scsi_tgt_submit() -EBUSY */
+#define SCSI_TGT_OPTS_SUPPORTED    0x881e
+#define SCSI_TGT_MEDIUM_ERR_LBA    0x1234
+#define SCSI_TGT_MEDIUM_ERR_NUM    10
 
 /* Data direction, from the initiator's point of view (SAM-5). */
 enum scsi_data_dir {
@@ -168,9 +191,11 @@ void scsi_tgt_queue_detach(struct scsi_tgt_queue *q);
 
 /**
  * scsi_tgt_submit() - run @cmd.
- * Return: 0: accepted, @cmd->done will be called (perhaps already);
- * -EAGAIN: the device has no tag free: call scsi_tgt_poll() and submit
- * again (done is not called); -ENOMEM.
+ * Return: 0: accepted, @cmd->done will be called (perhaps already; never,
+ * for a command SCSI_TGT_OPT_TIMEOUT drops); -EAGAIN: the device has no
+ * tag free: call scsi_tgt_poll() and submit again (done is not called);
+ * -EBUSY: SCSI_TGT_OPT_HOST_BUSY, submit again later (not called either);
+ * -ENOMEM.
  * Context: @q's thread.
  */
 int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
@@ -188,6 +213,7 @@ int scsi_tgt_poll(struct scsi_tgt_queue *q);
  * @cmds: commands ended.  @check_conditions: of which CHECK CONDITION.
  * @read_blocks, @write_blocks: logical blocks moved.
  * @unit_attentions: unit attention conditions reported.
+ * @injected: faults injected (opts).
  */
 struct scsi_tgt_stats {
 	uint64_t cmds;
@@ -195,6 +221,7 @@ struct scsi_tgt_stats {
 	uint64_t read_blocks;
 	uint64_t write_blocks;
 	uint64_t unit_attentions;
+	uint64_t injected;
 };
 
 /** scsi_tgt_get_stats() - read the counters (relaxed). */

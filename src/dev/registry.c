@@ -228,6 +228,12 @@ static const struct blk_opt_desc scsi_opts[] = {
 	{ .name = "scsi_max_retries", .type = BLK_OPT_UINT, P(scsi_max_retries),
 	  .min = 0, .max = 255, .def = "5",
 	  .help = "times a command is sent again after UNIT ATTENTION, NOT READY, ABORTED COMMAND, BUSY or TASK SET FULL, then it fails; sd's SD_MAX_RETRIES" },
+	{ .name = "scsi_every_nth", .type = BLK_OPT_UINT, P(scsi_every_nth),
+	  .min = 0, .max = UINT32_MAX, .def = "0",
+	  .help = "scsi_debug's every_nth: the scsi_opts faults hit every Nth READ or WRITE at the emulated disk; 0: none" },
+	{ .name = "scsi_opts", .type = BLK_OPT_UINT, P(scsi_opts),
+	  .min = 0, .max = 0x881e, .def = "0",
+	  .help = "scsi_debug's opts bits: 0x2 medium error on reads of LBA 4660..4669, 0x4 never complete (timeout), 0x8 recovered error, 0x10 transport error (ABORTED COMMAND), 0x800 TASK SET FULL, 0x8000 host busy (docs/scsi-tgt.md)" },
 };
 
 static const struct blk_opt_desc nvme_opts[] = {
@@ -515,6 +521,8 @@ static int scsi_create(const struct blk_driver *drv,
 	if (ret)
 		return ret;
 	sc.max_retries = p->scsi_max_retries;
+	sc.every_nth = p->scsi_every_nth;
+	sc.opts = p->scsi_opts;
 	return blk_scsi_create(&sc, dev, err, errlen); /* owns sc.lower */
 }
 

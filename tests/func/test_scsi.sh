@@ -37,6 +37,34 @@ expect_error "scsi on null: verify refused" "dev=scsi on lower=null \(nvme_ns=nu
 expect_error "scsi_max_retries out of range" "scsi_max_retries=300: .*0\.\.255" \
 	bench --dev=scsi --scsi_max_retries=300 --rw=read --size=1M
 
+# scsi_debug's faults at the emulated disk, each with its outcome: retried
+# and good (verify passes), or failed with the right status, and the run ends
+for f in "0x8 recovered error: completes good" "0x10 transport error: retried" \
+	"0x800 task set full: retried" "0x8000 host busy: requeued"; do
+	o=${f%% *}
+	timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_every_nth=10 --scsi_opts="$o" --rw=randwrite --bs=4k \
+		--iodepth=16 --size=4M --verify=crc32c $J >"$TMP/f.json" 2>"$TMP/f.err"
+	check "scsi_opts=${f}, verify passes" \
+		jq -e '.jobs[0].error == 0 and .jobs[0].blkstack.verify.blocks_verified == 1024 and .jobs[0].blkstack.verify.mismatches == 0' "$TMP/f.json"
+	if [ "$o" != 0x8 ]; then
+		check "scsi_opts=$o: requests sent again (requeues > 0)" jq -e '.jobs[0].blkstack.requeues > 0' "$TMP/f.json"
+	fi
+done
+timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_opts=0x2 --rw=read --bs=4k --size=4M >"$TMP/m.out" 2>&1
+rc=$?
+check "scsi_opts=0x2: a read of LBA 4660 fails with MEDIUM (rc $rc)" \
+	bash -c "test $rc -eq 1 && grep -q 'read error at offset 2383872, length 4096: MEDIUM' '$TMP/m.out'"
+timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_every_nth=100 --scsi_opts=0x4 --rq_timeout=300ms --rw=randread \
+	--bs=4k --iodepth=8 --size=4M >"$TMP/d.out" 2>&1
+rc=$?
+check "scsi_opts=0x4: a dropped command times out and the run ends (rc $rc)" \
+	bash -c "test $rc -eq 1 && grep -q 'TIMEOUT' '$TMP/d.out'"
+expect_error "scsi_opts out of range" "scsi_opts=0x100000: " \
+	bench --dev=scsi --scsi_opts=0x100000 --rw=read --size=1M
+expect_error "scsi_opts with a bit not implemented (short transfer)" \
+	"opts=0x100: bits 0x100 are not implemented" \
+	bench --dev=scsi --scsi_opts=0x100 --rw=read --size=1M
+
 # serve --dev=scsi with real clients
 need nbdcopy qemu-img
 head -c $((8 << 20)) /dev/urandom >"$TMP/src.img"

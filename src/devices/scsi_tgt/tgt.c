@@ -45,7 +45,8 @@ struct scsi_tgt {
 	struct scsi_lu *lus;
 	unsigned int nr_luns;
 	_Atomic uint64_t cmds, check_conditions, read_blocks, write_blocks,
-		unit_attentions;
+		unit_attentions, injected;
+	_Atomic uint64_t media_cmds; /* READ/WRITE commands, for every_nth */
 };
 
 struct scsi_tgt_queue {
@@ -592,6 +593,7 @@ struct media_io {
 	struct scsi_tgt *tgt;
 	struct scsi_lu *lu;
 	bool read;
+	bool recovered;         /* SCSI_TGT_OPT_RECOVERED_ERR on this one */
 	bool rw;                /* READ/WRITE: the data is the blocks; else
 				 * the Data-Out is a parameter list or a block
 				 * to repeat, taken whole */
@@ -623,6 +625,8 @@ static void media_put(struct scsi_tgt_cmd *c)
 	if (c->status == SAM_STAT_GOOD && io->rw && c->moved < c->xfer_len &&
 	    !c->overflow)
 		c->resid = c->xfer_len - c->moved;
+	if (unlikely(io->recovered) && c->status == SAM_STAT_GOOD)
+		cmd_check(c, lu, SK_RECOVERED_ERROR, 0x5d00); /* threshold exceeded */
 	cmd_end(t, c);
 }
 
@@ -756,6 +760,56 @@ static unsigned int bios_for(const struct scsi_lu *lu, uint8_t op, uint64_t len)
 	return (unsigned int)((len + max - 1) / max);
 }
 
+/*
+ * scsi_debug's faults for a READ or WRITE of @nb blocks at @lba.  Return 1:
+ * run it (with *@recovered: then report RECOVERED ERROR); 0: the fault is
+ * the answer (@c is set, or left unanswered for a dropped command); -EBUSY:
+ * host busy.
+ */
+#define INJECT_DROP 0xff /* not a SAM status */
+static int inject(struct scsi_tgt *t, struct scsi_lu *lu,
+		  struct scsi_tgt_cmd *c, bool write, uint64_t lba, uint32_t nb,
+		  bool *recovered)
+{
+	uint32_t o = t->cfg.opts;
+
+	if ((o & SCSI_TGT_OPT_MEDIUM_ERR) && !write &&
+	    lba < SCSI_TGT_MEDIUM_ERR_LBA + SCSI_TGT_MEDIUM_ERR_NUM &&
+	    lba + nb > SCSI_TGT_MEDIUM_ERR_LBA) {
+		struct scsi_sense s = {
+			.key = SK_MEDIUM_ERROR, .asc_ascq = ASC_UNRECOVERED_READ_ERROR,
+			.info_valid = true,
+			.info = lba > SCSI_TGT_MEDIUM_ERR_LBA ? lba : SCSI_TGT_MEDIUM_ERR_LBA,
+		};
+
+		atomic_fetch_add_explicit(&t->injected, 1, memory_order_relaxed);
+		cmd_sense(c, lu, &s);
+		return 0;
+	}
+	if (!t->cfg.every_nth ||
+	    atomic_fetch_add_explicit(&t->media_cmds, 1, memory_order_relaxed) %
+			    t->cfg.every_nth != t->cfg.every_nth - 1)
+		return 1;
+	atomic_fetch_add_explicit(&t->injected, 1, memory_order_relaxed);
+	if (o & SCSI_TGT_OPT_HOST_BUSY)
+		return -EBUSY;
+	if (o & SCSI_TGT_OPT_TIMEOUT) {
+		c->status = INJECT_DROP; /* scsi_tgt_submit() drops it */
+		return 0;
+	}
+	if (o & SCSI_TGT_OPT_TRANSPORT_ERR) {
+		cmd_check(c, lu, SK_ABORTED_COMMAND, 0x4b03); /* ACK/NAK timeout */
+		return 0;
+	}
+	if (o & SCSI_TGT_OPT_RARE_TSF) {
+		c->status = SAM_STAT_TASK_SET_FULL;
+		return 0;
+	}
+	if (o & SCSI_TGT_OPT_RECOVERED_ERR)
+		*recovered = true;
+	return 1;
+}
+
 /* SBC-3 5.7-5.10, 5.32-5.35: READ and WRITE (6/10/12/16) */
 static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		 struct scsi_tgt_cmd *c)
@@ -772,6 +826,7 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		       sizeof(((struct scsi_tgt_cmd *)0)->io_space),
 		       "one bio with one segment fits in the command");
 	unsigned int nr, i;
+	bool recovered = false;
 
 	/* RDPROTECT/WRPROTECT (no protection information here); in the
 	 * 6-byte CDBs the same bits are reserved */
@@ -796,6 +851,12 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
 		return 0;
 	}
+	if (unlikely(q->tgt->cfg.opts)) {
+		int r = inject(q->tgt, lu, c, write, lba, nb, &recovered);
+
+		if (r <= 0)
+			return r; /* the fault is the answer */
+	}
 	bytes = (uint64_t)nb * lu->lbs;
 	if (!nb) {
 		c->resid = c->xfer_len;
@@ -816,6 +877,7 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		return -ENOMEM;
 	io->read = !write;
 	io->rw = true;
+	io->recovered = recovered;
 	off = lba * lu->lbs;
 	for (i = 0; i < nr; i++) {
 		uint32_t n = bytes - (uint64_t)i * max < max ?
@@ -1162,9 +1224,11 @@ int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 	}
 	ret = cmd_table[op].fn(q, lu, c);
 	if (ret)
-		return ret; /* -EAGAIN, -ENOMEM: not started, done not called */
+		return ret; /* -EAGAIN, -EBUSY, -ENOMEM: done is not called */
 	if (c->io)
 		return 0; /* media access: ends from its bios */
+	if (unlikely(c->status == INJECT_DROP))
+		return 0; /* SCSI_TGT_OPT_TIMEOUT: never answered */
 	if (c->status == SAM_STAT_GOOD && c->dir == SCSI_DIR_TO_DEVICE)
 		c->resid = 0; /* Data-Out taken whole */
 end:
@@ -1200,6 +1264,13 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 	    (cfg->serial && strlen(cfg->serial) > 32)) {
 		snprintf(err, errlen,
 			 "vendor, product, serial: at most 8, 16 and 32 characters");
+		return -EINVAL;
+	}
+	if (cfg->opts & ~(uint32_t)SCSI_TGT_OPTS_SUPPORTED) {
+		snprintf(err, errlen,
+			 "opts=0x%x: bits 0x%x are not implemented (supported: 0x%x: medium error 0x2, timeout 0x4, recovered error 0x8, transport error 0x10, task set full 0x800, host busy 0x8000)",
+			 cfg->opts, cfg->opts & ~(uint32_t)SCSI_TGT_OPTS_SUPPORTED,
+			 SCSI_TGT_OPTS_SUPPORTED);
 		return -EINVAL;
 	}
 	t = calloc(1, sizeof(*t));
@@ -1318,4 +1389,5 @@ void scsi_tgt_get_stats(struct scsi_tgt *t, struct scsi_tgt_stats *st)
 						memory_order_relaxed);
 	st->unit_attentions = atomic_load_explicit(&t->unit_attentions,
 						   memory_order_relaxed);
+	st->injected = atomic_load_explicit(&t->injected, memory_order_relaxed);
 }

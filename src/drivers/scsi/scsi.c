@@ -219,7 +219,9 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	pdu->retry_now = false;
 	ret = scsi_tgt_submit(hq->tq, c);
 	pdu->in_submit = false;
-	if (ret == -EAGAIN || pdu->retry_now)
+	/* no tag on the disk, host busy (the LLD's SCSI_MLQUEUE_HOST_BUSY),
+	 * or a retry decided inline: the core requeues it */
+	if (ret == -EAGAIN || ret == -EBUSY || pdu->retry_now)
 		return BLK_STS_RESOURCE;
 	if (ret)
 		return BLK_STS_IOERR;
@@ -372,6 +374,8 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	tc.nr_luns = 1;
 	tc.own_luns = true;
 	tc.id = 1;
+	tc.every_nth = cfg->every_nth;
+	tc.opts = cfg->opts;
 	ret = scsi_tgt_create(&tc, &sd->tgt, err, errlen);
 	if (ret) {
 		blk_dev_close(lower);
