@@ -1631,8 +1631,8 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		if (o->jobs[i].verify != VERIFY_NONE &&
 		    bench_dev_on_null(&o->dev, devname)) {
 			snprintf(err, errlen,
-				 "verify=crc32c: dev=%s on lower=null (nvme_ns=null) stores no data; use lower=ram, or lower=uring with filename=",
-				 devname);
+				 "verify=crc32c: dev=%s on lower=null%s stores no data; use lower=ram, or lower=uring with filename=",
+				 devname, strcmp(devname, "nvme") ? "" : " (nvme_ns=null)");
 			ret = -EINVAL;
 			goto out;
 		}

@@ -32,7 +32,7 @@ check "trim: the file is sparse again" test "$(stat -c %b "$TMP/s.img")" -lt 64
 # on null: commands complete, nothing is kept (verify is refused)
 "$BLKSTACK" bench --dev=scsi --lower=null --rw=randread --bs=4k --size=1M $J >"$TMP/n.json"
 check "scsi on null: 256 reads" jq -e '.jobs[0].read.total_ios == 256' "$TMP/n.json"
-expect_error "scsi on null: verify refused" "dev=scsi on lower=null \(nvme_ns=null\) stores no data" \
+expect_error "scsi on null: verify refused" "dev=scsi on lower=null stores no data" \
 	bench --dev=scsi --lower=null --rw=write --size=1M --verify=crc32c
 expect_error "scsi_max_retries out of range" "scsi_max_retries=300: .*0\.\.255" \
 	bench --dev=scsi --scsi_max_retries=300 --rw=read --size=1M
@@ -66,9 +66,12 @@ expect_error "scsi_opts with a bit not implemented (short transfer)" \
 	bench --dev=scsi --scsi_opts=0x100 --rw=read --size=1M
 
 # serve --dev=scsi with real clients
-need nbdcopy qemu-img
+need nbdcopy qemu-img nbdinfo
 head -c $((8 << 20)) /dev/urandom >"$TMP/src.img"
 start_server --dev=scsi --size=8M || exit 1
+# regression: the probe read WCE from the wrong byte: no flush, no FUA
+check "the scsi export takes flush and FUA (WCE seen)" \
+	bash -c "nbdinfo '$UURI' | grep -q 'can_flush: true' && nbdinfo '$UURI' | grep -q 'can_fua: true'"
 check "nbdcopy writes 8 MiB into the scsi disk" nbdcopy "$TMP/src.img" "$UURI"
 check "qemu-img compare: the disk holds what was written" \
 	qemu-img compare -f raw -F raw "$TMP/src.img" "nbd+unix:///?socket=$SOCK"

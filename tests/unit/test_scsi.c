@@ -128,6 +128,9 @@ static void test_disk_on_ram(void **state)
 	assert_true(in.can_discard);
 	assert_true(in.can_write_zeroes);
 	assert_true(in.stores_data);
+	/* regression: WCE was read from past the mode data, so a disk on a
+	 * device with a cache took no FLUSH and no FUA */
+	assert_true(in.can_flush);
 	assert_int_equal(blk_ctx_attach(dev, &ctx), 0);
 	memset(w, 0x3c, sizeof(w));
 	/* past 16 TiB of 4 KiB blocks is not needed: 10-byte CDBs here */

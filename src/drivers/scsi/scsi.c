@@ -434,7 +434,10 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	qc.max_write_zeroes_sectors = (uint32_t)((uint64_t)max_ws * sd->lbs / 512 >
 						 0xffffffffu ? 0xffffffffu :
 						 (uint64_t)max_ws * sd->lbs / 512);
-	qc.can_flush = mode[4 + 8 + 2] & 0x04; /* WCE, after header + block descriptor */
+	/* WCE: the caching page follows the 4-byte header (DBD: no block
+	 * descriptor; regression: reading past one never saw WCE, so the disk
+	 * took no flush and no FUA) */
+	qc.can_flush = mode[4 + 2] & 0x04;
 	/* LBPRZ: what it unmaps reads as zeros, so it keeps what it is
 	 * written (the loopback's disk is the target core's) */
 	{
