@@ -241,6 +241,36 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 		    char *err, size_t errlen);
 
 /**
+ * struct blk_scsi_stats - a SCSI disk's counters since creation (uint64_t
+ * only).
+ * @reads, @writes, @flushes, @unmaps, @write_sames: commands sent, by the
+ *	request's operation (retries included).
+ * @check_conditions: commands that ended with CHECK CONDITION.
+ * @sense_keys: of those, by sense key (0..15).
+ * @retries: commands sent again by the completion decision.
+ * @busy: submissions the target refused for now (no tag, host busy):
+ *	requeued by the block core.
+ * @injected: faults the target injected (scsi_every_nth, scsi_opts).
+ * @unit_attentions: unit attentions the target reported.
+ */
+struct blk_scsi_stats {
+	uint64_t reads, writes, flushes, unmaps, write_sames;
+	uint64_t check_conditions;
+	uint64_t sense_keys[16];
+	uint64_t retries;
+	uint64_t busy;
+	uint64_t injected;
+	uint64_t unit_attentions;
+};
+
+/**
+ * blk_scsi_get_stats() - sum the counters over the disk's queues.
+ * @dev: a device from blk_scsi_create().
+ * Context: any thread, no I/O in flight (the per-queue counters are plain).
+ */
+void blk_scsi_get_stats(struct blk_dev *dev, struct blk_scsi_stats *st);
+
+/**
  * enum scsi_disposition - what the completion decision does with a
  * command (the midlayer's scsi_io_completion(), SPC-4 sense keys).
  */

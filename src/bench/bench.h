@@ -13,6 +13,7 @@
 #include "blkstack/hist.h"
 #include "options.h"
 #include "blkstack/nvme.h"
+#include "blkstack/scsi.h"
 #include "blkstack/uring.h"
 
 /* fio's data directions in its JSON: read, write, trim */
@@ -103,6 +104,7 @@ struct bench_run_result {
 	double core_lat_mean_ns;   /* request latency seen by the core */
 	bool has_nvme;             /* dev=nvme: the host driver's counters */
 	bool has_uring;            /* dev=uring: how requests were issued */
+	bool has_scsi;             /* dev=scsi: the disk driver's counters */
 	/*
 	 * a job gave requests up at the stop deadline (stop_deadline=): the
 	 * device and the jobs' buffers are left as they are, since the device
@@ -111,6 +113,7 @@ struct bench_run_result {
 	bool abandoned;
 	struct blk_uring_stats uring;
 	struct blk_nvme_stats nvme;
+	struct blk_scsi_stats scsi;
 	/*
 	 * CPUs other processes (and, in a VM, other guests: steal) kept busy
 	 * on average over the run: the machine's busy CPU time less this

@@ -31,6 +31,7 @@
 #include "blkstack/null.h"
 #include "blkstack/nvme.h"
 #include "blkstack/ram.h"
+#include "blkstack/scsi.h"
 #include "blkstack/uring.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -1506,12 +1507,13 @@ struct dev_counters {
 	struct blk_disk_stats disk;
 	struct blk_nvme_stats nvme;
 	struct blk_uring_stats uring;
+	struct blk_scsi_stats scsi;
 	uint64_t lat_count;        /* requests in the core's histograms */
 	double lat_sum_ns;         /* their latency sum */
 };
 
 static void dev_counters_read(struct blk_dev *dev, bool nvme, bool uring,
-			      struct dev_counters *c)
+			      bool scsi, struct dev_counters *c)
 {
 	struct blk_hist *h = malloc(sizeof(*h));
 	unsigned int i;
@@ -1522,6 +1524,8 @@ static void dev_counters_read(struct blk_dev *dev, bool nvme, bool uring,
 		blk_nvme_get_stats(dev, &c->nvme);
 	if (uring)
 		blk_uring_get_stats(dev, &c->uring);
+	if (scsi)
+		blk_scsi_get_stats(dev, &c->scsi);
 	if (!h)
 		return;
 	for (i = 0; i < 2; i++) {
@@ -1571,6 +1575,13 @@ static void dev_counters_report(struct bench_run_result *res,
 		counters_sub((uint64_t *)&res->nvme, (const uint64_t *)&before->nvme,
 			     sizeof(res->nvme) / sizeof(uint64_t));
 	}
+	if (res->has_scsi) {
+		_Static_assert(sizeof(struct blk_scsi_stats) % sizeof(uint64_t) == 0,
+			       "blk_scsi_stats: uint64_t counters only");
+		res->scsi = after->scsi;
+		counters_sub((uint64_t *)&res->scsi, (const uint64_t *)&before->scsi,
+			     sizeof(res->scsi) / sizeof(uint64_t));
+	}
 	if (res->has_uring) {
 		res->uring = after->uring; /* the flags: as at the end */
 		res->uring.ring_rqs -= before->uring.ring_rqs;
@@ -1616,6 +1627,7 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	snprintf(res->clocksource, sizeof(res->clocksource), "%s",
 		 bench_clock_name());
 	res->has_nvme = !strcmp(devname, "nvme");
+	res->has_scsi = !strcmp(devname, "scsi");
 	res->has_uring = !strcmp(devname, "uring");
 	jobs_geometry(o, &size, &explicit_size, &max_group_threads, &nr_threads);
 	if (shared)
@@ -1686,7 +1698,7 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		}
 	}
 
-	dev_counters_read(dev, res->has_nvme, res->has_uring, &before);
+	dev_counters_read(dev, res->has_nvme, res->has_uring, res->has_scsi, &before);
 	busy0 = bench_machine_busy_s();
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = bench_gettime_ns();
@@ -1754,7 +1766,7 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		/* tick and rusage resolutions differ: never below none */
 		res->others_cpus = others > 0 ? others : 0;
 	}
-	dev_counters_read(dev, res->has_nvme, res->has_uring, &after);
+	dev_counters_read(dev, res->has_nvme, res->has_uring, res->has_scsi, &after);
 	dev_counters_report(res, &before, &after);
 	ret = 0;
 out:

@@ -1087,6 +1087,35 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 	}
 	if (r->others_cpus >= 0)
 		jreal(c, o, "others_cpu", r->others_cpus);
+	if (r->has_scsi) {
+		static const char *const keys[16] = {
+			"NO SENSE", "RECOVERED ERROR", "NOT READY", "MEDIUM ERROR",
+			"HARDWARE ERROR", "ILLEGAL REQUEST", "UNIT ATTENTION",
+			"DATA PROTECT", "BLANK CHECK", "VENDOR SPECIFIC",
+			"COPY ABORTED", "ABORTED COMMAND", "RESERVED C",
+			"VOLUME OVERFLOW", "MISCOMPARE", "COMPLETED",
+		};
+		const struct blk_scsi_stats *ss = &r->scsi;
+		json_t *v = json_object(), *cm = json_object(), *sk = json_object();
+		unsigned int k;
+
+		jint(c, cm, "read", ss->reads);
+		jint(c, cm, "write", ss->writes);
+		jint(c, cm, "synchronize_cache", ss->flushes);
+		jint(c, cm, "unmap", ss->unmaps);
+		jint(c, cm, "write_same", ss->write_sames);
+		jset(c, v, "commands", cm);
+		jint(c, v, "check_conditions", ss->check_conditions);
+		for (k = 0; k < 16; k++)
+			if (ss->sense_keys[k])
+				jint(c, sk, keys[k], ss->sense_keys[k]);
+		jset(c, v, "sense_keys", sk);
+		jint(c, v, "retries", ss->retries);
+		jint(c, v, "busy", ss->busy);
+		jint(c, v, "injected", ss->injected);
+		jint(c, v, "unit_attentions", ss->unit_attentions);
+		jset(c, o, "scsi", v);
+	}
 	if (r->has_nvme) {
 		const struct blk_nvme_stats *ns = &r->nvme;
 		json_t *v = json_object();

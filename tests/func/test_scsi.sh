@@ -49,6 +49,15 @@ for f in "0x8 recovered error: completes good" "0x10 transport error: retried" \
 	if [ "$o" != 0x8 ]; then
 		check "scsi_opts=$o: requests sent again (requeues > 0)" jq -e '.jobs[0].blkstack.requeues > 0' "$TMP/f.json"
 	fi
+	check "scsi_opts=$o: JSON counts the injected faults" jq -e '.jobs[0].blkstack.scsi.injected > 0' "$TMP/f.json"
+	case $o in
+	0x8) check "scsi_opts=0x8: sense key RECOVERED ERROR counted, no retry" \
+		jq -e '.jobs[0].blkstack.scsi | .sense_keys["RECOVERED ERROR"] == .injected and .retries == 0' "$TMP/f.json" ;;
+	0x10) check "scsi_opts=0x10: ABORTED COMMAND counted and each retried" \
+		jq -e '.jobs[0].blkstack.scsi | .sense_keys["ABORTED COMMAND"] == .injected and .retries == .injected' "$TMP/f.json" ;;
+	0x8000) check "scsi_opts=0x8000: host busy counted as busy" \
+		jq -e '.jobs[0].blkstack.scsi | .busy >= .injected' "$TMP/f.json" ;;
+	esac
 done
 timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_opts=0x2 --rw=read --bs=4k --size=4M >"$TMP/m.out" 2>&1
 rc=$?

@@ -15,8 +15,15 @@
 #include "blkstack/scsi.h"
 #include "blkstack/scsi_tgt.h"
 
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+
+struct scsi_hq;
+
 struct scsi_disk {
 	struct scsi_tgt *tgt;
+	struct scsi_hq **hq;    /* each hardware queue's, for the counters */
+	unsigned int nr_hq;
 	uint32_t lbs;
 	uint64_t nr_blocks;
 	uint32_t max_retries;
@@ -25,6 +32,7 @@ struct scsi_disk {
 struct scsi_hq {
 	struct scsi_disk *sd;
 	struct scsi_tgt_queue *tq;
+	struct blk_scsi_stats st; /* this queue's; written by its thread */
 };
 
 /* Per request (cmd_size): the command, its CDB, UNMAP's parameter list,
@@ -99,12 +107,17 @@ static void scsi_done(struct scsi_tgt_cmd *c)
 	struct scsi_sense s, *sp = NULL;
 	blk_status_t st;
 
-	if (c->status == SAM_STAT_CHECK_CONDITION &&
-	    !scsi_parse_sense(c->sense, c->sense_len, &s))
-		sp = &s;
+	if (unlikely(c->status == SAM_STAT_CHECK_CONDITION)) {
+		hq->st.check_conditions++;
+		if (!scsi_parse_sense(c->sense, c->sense_len, &s)) {
+			sp = &s;
+			hq->st.sense_keys[s.key & 0x0f]++;
+		}
+	}
 	if (scsi_decide(c->status, sp, rq->retries, hq->sd->max_retries, &st) ==
 	    SCSI_RETRY) {
 		rq->retries++;
+		hq->st.retries++;
 		if (pdu->in_submit)
 			pdu->retry_now = true; /* queue_rq answers RESOURCE */
 		else
@@ -215,10 +228,19 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	default:
 		return BLK_STS_NOTSUPP;
 	}
+	switch (rq->op) {
+	case BLK_OP_READ: hq->st.reads++; break;
+	case BLK_OP_WRITE: hq->st.writes++; break;
+	case BLK_OP_FLUSH: hq->st.flushes++; break;
+	case BLK_OP_DISCARD: hq->st.unmaps++; break;
+	default: hq->st.write_sames++; break;
+	}
 	pdu->in_submit = true;
 	pdu->retry_now = false;
 	ret = scsi_tgt_submit(hq->tq, c);
 	pdu->in_submit = false;
+	if (unlikely(ret == -EAGAIN || ret == -EBUSY))
+		hq->st.busy++;
 	/* no tag on the disk, host busy (the LLD's SCSI_MLQUEUE_HOST_BUSY),
 	 * or a retry decided inline: the core requeues it */
 	if (ret == -EAGAIN || ret == -EBUSY || pdu->retry_now)
@@ -241,7 +263,6 @@ static int scsi_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 	struct scsi_hq *hq = calloc(1, sizeof(*hq));
 	int ret;
 
-	(void)idx;
 	if (!hq)
 		return -ENOMEM;
 	hq->sd = data;
@@ -251,6 +272,9 @@ static int scsi_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 		return ret;
 	}
 	blk_mq_hctx_set_driver_data(hctx, hq);
+	hq->sd->hq[idx] = hq;
+	if (idx + 1 > hq->sd->nr_hq)
+		hq->sd->nr_hq = idx + 1;
 	return 0;
 }
 
@@ -258,9 +282,9 @@ static void scsi_exit_hctx(struct blk_mq_hw_ctx *hctx, unsigned int idx)
 {
 	struct scsi_hq *hq = blk_mq_hctx_driver_data(hctx);
 
-	(void)idx;
 	if (!hq)
 		return;
+	hq->sd->hq[idx] = NULL;
 	scsi_tgt_queue_detach(hq->tq);
 	free(hq);
 	blk_mq_hctx_set_driver_data(hctx, NULL);
@@ -271,6 +295,7 @@ static void scsi_free(void *data)
 	struct scsi_disk *sd = data;
 
 	scsi_tgt_destroy(sd->tgt); /* closes the lower device */
+	free(sd->hq);
 	free(sd);
 }
 
@@ -452,6 +477,11 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 				 qc.max_segments * sizeof(struct iovec));
 	qc.ops = &scsi_mq_ops;
 	qc.driver_data = sd;
+	sd->hq = calloc(qc.nr_hw_queues ? qc.nr_hw_queues : 1, sizeof(*sd->hq));
+	if (!sd->hq) {
+		ret = -ENOMEM;
+		goto fail;
+	}
 	ret = blk_dev_create(&qc, dev);
 	if (ret) {
 		snprintf(err, errlen, "scsi: cannot create the block device: %s",
@@ -463,6 +493,33 @@ fail:
 	if (q)
 		scsi_tgt_queue_detach(q);
 	scsi_tgt_destroy(sd->tgt);
+	free(sd->hq);
 	free(sd);
 	return ret;
+}
+
+void blk_scsi_get_stats(struct blk_dev *dev, struct blk_scsi_stats *st)
+{
+	struct scsi_disk *sd = blk_dev_driver_data(dev);
+	struct scsi_tgt_stats ts;
+	unsigned int i, k;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < sd->nr_hq; i++) {
+		const struct blk_scsi_stats *q = &sd->hq[i]->st;
+
+		st->reads += q->reads;
+		st->writes += q->writes;
+		st->flushes += q->flushes;
+		st->unmaps += q->unmaps;
+		st->write_sames += q->write_sames;
+		st->check_conditions += q->check_conditions;
+		for (k = 0; k < 16; k++)
+			st->sense_keys[k] += q->sense_keys[k];
+		st->retries += q->retries;
+		st->busy += q->busy;
+	}
+	scsi_tgt_get_stats(sd->tgt, &ts);
+	st->injected = ts.injected;
+	st->unit_attentions = ts.unit_attentions;
 }
