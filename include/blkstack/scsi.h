@@ -92,12 +92,14 @@ enum scsi_opcode {
 	WRITE_SAME_16 = 0x93,
 	SERVICE_ACTION_IN_16 = 0x9e, /* READ CAPACITY (16): SA 0x10 */
 	REPORT_LUNS = 0xa0,
+	MAINTENANCE_IN = 0xa3,       /* REPORT SUPPORTED OPERATION CODES: SA 0x0c */
 	READ_12 = 0xa8,
 	WRITE_12 = 0xaa,
 	VERIFY_12 = 0xaf,
 };
 
 #define SAI_READ_CAPACITY_16 0x10
+#define MI_REPORT_SUPPORTED_OPCODES 0x0c
 
 /* Sense data sizes: fixed format (SPC-4 4.5.3) as built here, and the
  * largest a transport carries (SPC-4: 252). */

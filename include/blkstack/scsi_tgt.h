@@ -17,7 +17,8 @@
  *   NAA 6 and a T10 vendor ID designator, 0xb0 block limits, 0xb1 block
  *   device characteristics, 0xb2 logical block provisioning), MODE SENSE
  *   6/10 (6.11/6.12: caching, control, informational exceptions pages,
- *   DBD, LLBAA, PC 0..2), REPORT LUNS (6.33), START STOP UNIT (SBC-3
+ *   DBD, LLBAA, PC 0..2), REPORT LUNS (6.33), REPORT SUPPORTED OPERATION
+ *   CODES (6.35, with CDB usage data and timeouts), START STOP UNIT (SBC-3
  *   5.25), PREVENT ALLOW MEDIUM REMOVAL (SPC-4 6.13), READ CAPACITY 10/16
  *   (SBC-3 5.15/5.16), READ and WRITE 6/10/12/16 (5.7-5.10, 5.32-5.35),
  *   VERIFY 10/12/16 with BYTCHK 0 (5.29-5.31), SYNCHRONIZE CACHE 10/16

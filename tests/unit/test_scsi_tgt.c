@@ -500,6 +500,72 @@ static void test_unmap_write_same_sync(void **state)
 			 SAM_STAT_GOOD);
 }
 
+/* SPC-4 6.35: REPORT SUPPORTED OPERATION CODES */
+static void test_report_supported_opcodes(void **state)
+{
+	struct fx *f = *state;
+	uint8_t cdb[12] = { MAINTENANCE_IN, MI_REPORT_SUPPORTED_OPCODES, 0, 0, 0, 0,
+			    0, 0, 0x10, 0, 0, 0 };
+	static uint8_t buf[4096];
+	struct scsi_tgt_cmd c;
+	uint32_t n, i;
+	bool read10 = false, rc16 = false;
+
+	clear_ua(f, 0);
+	/* every command: 8-byte descriptors; READ (10) there, READ CAPACITY
+	 * (16) with its service action */
+	assert_int_equal(run(f, &c, 0, 0, cdb, 12, SCSI_DIR_FROM_DEVICE, buf, 4096),
+			 SAM_STAT_GOOD);
+	n = scsi_get_be32(buf);
+	assert_int_equal(n % 8, 0);
+	assert_true(n / 8 >= 27);
+	for (i = 0; i < n / 8; i++) {
+		const uint8_t *d = buf + 4 + 8 * i;
+
+		if (d[0] == READ_10 && scsi_get_be16(d + 6) == 10 && !(d[5] & 1))
+			read10 = true;
+		if (d[0] == SERVICE_ACTION_IN_16 && (d[5] & 1) &&
+		    scsi_get_be16(d + 2) == SAI_READ_CAPACITY_16)
+			rc16 = true;
+	}
+	assert_true(read10);
+	assert_true(rc16);
+	/* with RCTD: 20 bytes each, the timeouts descriptor after */
+	cdb[2] = 0x80;
+	assert_int_equal(run(f, &c, 0, 0, cdb, 12, SCSI_DIR_FROM_DEVICE, buf, 4096),
+			 SAM_STAT_GOOD);
+	assert_int_equal(scsi_get_be32(buf), n / 8 * 20);
+	assert_int_equal(scsi_get_be16(buf + 4 + 8), 0x0a);
+	/* one command: READ (10)'s CDB usage data; RDPROTECT is not set */
+	cdb[2] = 0x01;
+	cdb[3] = READ_10;
+	assert_int_equal(run(f, &c, 0, 0, cdb, 12, SCSI_DIR_FROM_DEVICE, buf, 4096),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[1] & 0x07, 3);
+	assert_int_equal(scsi_get_be16(buf + 2), 10);
+	assert_int_equal(buf[4], READ_10);
+	assert_int_equal(buf[5] & 0xe0, 0);
+	assert_int_equal(c.resid, 4096 - 14);
+	/* an opcode it does not support; one that needs its service action */
+	cdb[3] = 0x02;
+	assert_int_equal(run(f, &c, 0, 0, cdb, 12, SCSI_DIR_FROM_DEVICE, buf, 4096),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[1] & 0x07, 1);
+	cdb[3] = SERVICE_ACTION_IN_16;
+	run(f, &c, 0, 0, cdb, 12, SCSI_DIR_FROM_DEVICE, buf, 4096);
+	expect_field(&c, 2, 2);
+	cdb[2] = 0x02;
+	cdb[5] = SAI_READ_CAPACITY_16;
+	assert_int_equal(run(f, &c, 0, 0, cdb, 12, SCSI_DIR_FROM_DEVICE, buf, 4096),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[1] & 0x07, 3);
+	assert_int_equal(scsi_get_be16(buf + 2), 16);
+	/* a reporting option not defined */
+	cdb[2] = 0x07;
+	run(f, &c, 0, 0, cdb, 12, SCSI_DIR_FROM_DEVICE, buf, 4096);
+	expect_field(&c, 2, 2);
+}
+
 static void test_write_protect(void **state)
 {
 	struct fx f;
@@ -566,6 +632,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_capacity_luns_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmap_write_same_sync, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_report_supported_opcodes, setup,
 						teardown),
 		cmocka_unit_test(test_write_protect),
 		cmocka_unit_test(test_medium_error),

@@ -1125,6 +1125,144 @@ static int do_write_same(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	}
 }
 
+/* -------------------------------------------------- supported opcodes */
+
+/*
+ * CDB USAGE DATA of each command (SPC-4 6.35.3): the operation code, then a
+ * mask per CDB byte of the bits this target reads or accepts; reserved bits
+ * and fields it refuses (RDPROTECT, BYTCHK, NACA) are clear.  The first
+ * byte of an entry with a service action is the opcode, the SA is @sa.
+ */
+static const struct opcode_usage {
+	uint8_t op;
+	int16_t sa;             /* -1: no service action */
+	uint8_t len;
+	uint8_t usage[16];
+} opcode_usage[] = {
+	{ TEST_UNIT_READY, -1, 6, { 0x00, 0, 0, 0, 0, 0 } },
+	{ REQUEST_SENSE, -1, 6, { 0x03, 0x01, 0, 0, 0xff, 0 } },
+	{ READ_6, -1, 6, { 0x08, 0x1f, 0xff, 0xff, 0xff, 0 } },
+	{ WRITE_6, -1, 6, { 0x0a, 0x1f, 0xff, 0xff, 0xff, 0 } },
+	{ INQUIRY, -1, 6, { 0x12, 0x01, 0xff, 0xff, 0xff, 0 } },
+	{ MODE_SENSE_6, -1, 6, { 0x1a, 0x08, 0xff, 0xff, 0xff, 0 } },
+	{ START_STOP_UNIT, -1, 6, { 0x1b, 0x01, 0, 0x0f, 0xf7, 0 } },
+	{ PREVENT_ALLOW_MEDIUM_REMOVAL, -1, 6, { 0x1e, 0, 0, 0, 0x03, 0 } },
+	{ READ_CAPACITY_10, -1, 10, { 0x25, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, 0 } },
+	{ READ_10, -1, 10, { 0x28, 0x1c, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
+	{ WRITE_10, -1, 10, { 0x2a, 0x18, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
+	{ VERIFY_10, -1, 10, { 0x2f, 0x10, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
+	{ SYNCHRONIZE_CACHE_10, -1, 10, { 0x35, 0x02, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
+	{ WRITE_SAME_10, -1, 10, { 0x41, 0x08, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
+	{ UNMAP, -1, 10, { 0x42, 0, 0, 0, 0, 0, 0x1f, 0xff, 0xff, 0 } },
+	{ MODE_SENSE_10, -1, 10, { 0x5a, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, 0 } },
+	{ READ_16, -1, 16, { 0x88, 0x1c, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+			     0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+	{ WRITE_16, -1, 16, { 0x8a, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+			      0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+	{ VERIFY_16, -1, 16, { 0x8f, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+			       0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+	{ SYNCHRONIZE_CACHE_16, -1, 16, { 0x91, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+	{ WRITE_SAME_16, -1, 16, { 0x93, 0x09, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				   0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+	{ SERVICE_ACTION_IN_16, SAI_READ_CAPACITY_16, 16,
+	  { 0x9e, 0x1f, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0 } },
+	{ REPORT_LUNS, -1, 12, { 0xa0, 0, 0xff, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0 } },
+	{ MAINTENANCE_IN, MI_REPORT_SUPPORTED_OPCODES, 12,
+	  { 0xa3, 0x1f, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0 } },
+	{ READ_12, -1, 12, { 0xa8, 0x1c, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+	{ WRITE_12, -1, 12, { 0xaa, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+	{ VERIFY_12, -1, 12, { 0xaf, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+};
+
+/* SPC-4 6.35.4: command timeouts descriptor: nominal and recommended, s */
+static uint32_t put_timeouts(uint8_t *b)
+{
+	memset(b, 0, 12);
+	scsi_put_be16(b, 0x0a);
+	scsi_put_be32(b + 8, 30); /* the initiator's usual 30 s */
+	return 12;
+}
+
+/* SPC-4 6.35: REPORT SUPPORTED OPERATION CODES (MAINTENANCE IN, SA 0x0c) */
+static int do_maintenance_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			     struct scsi_tgt_cmd *c)
+{
+	const uint8_t *cdb = c->cdb;
+	bool rctd = cdb[2] & 0x80;
+	uint8_t opt = cdb[2] & 0x07, rop = cdb[3];
+	uint16_t rsa = scsi_get_be16(cdb + 4);
+	uint32_t alloc = scsi_get_be32(cdb + 6), n, i;
+	const struct opcode_usage *u = NULL;
+	uint8_t *b;
+
+	(void)q;
+	if ((cdb[1] & 0x1f) != MI_REPORT_SUPPORTED_OPCODES) {
+		cmd_bad_cdb(c, lu, 1, 4);
+		return 0;
+	}
+	if (cdb[1] & 0xe0 || cdb[2] & 0x78) {
+		cmd_bad_cdb(c, lu, cdb[1] & 0xe0 ? 1 : 2, -1);
+		return 0;
+	}
+	b = calloc(1, 4 + ARRAY_SIZE(opcode_usage) * 20 + 64);
+	if (!b)
+		return -ENOMEM;
+	if (opt == 0) {
+		/* every command: a descriptor each (6.35.2) */
+		n = 4;
+		for (i = 0; i < ARRAY_SIZE(opcode_usage); i++) {
+			const struct opcode_usage *e = &opcode_usage[i];
+
+			b[n] = e->op;
+			if (e->sa >= 0) {
+				scsi_put_be16(b + n + 2, (uint16_t)e->sa);
+				b[n + 5] |= 0x01; /* SERVACTV */
+			}
+			scsi_put_be16(b + n + 6, e->len);
+			if (rctd) {
+				b[n + 5] |= 0x02; /* CTDP */
+				n += 8 + put_timeouts(b + n + 8);
+			} else {
+				n += 8;
+			}
+		}
+		scsi_put_be32(b, n - 4);
+	} else if (opt <= 3) {
+		/* one command (6.35.3): by opcode (1), opcode and SA (2), or
+		 * the SA where the opcode has one (3) */
+		bool has_sa = rop == SERVICE_ACTION_IN_16 || rop == MAINTENANCE_IN;
+
+		if ((opt == 1 && has_sa) || (opt == 2 && !has_sa)) {
+			free(b);
+			cmd_bad_cdb(c, lu, 2, 2);
+			return 0;
+		}
+		for (i = 0; i < ARRAY_SIZE(opcode_usage); i++)
+			if (opcode_usage[i].op == rop &&
+			    (opcode_usage[i].sa < 0 || opcode_usage[i].sa == rsa))
+				u = &opcode_usage[i];
+		if (u) {
+			b[1] = 0x03 | (rctd ? 0x80 : 0); /* SUPPORT: per the standard */
+			scsi_put_be16(b + 2, u->len);
+			memcpy(b + 4, u->usage, u->len);
+			n = 4 + u->len;
+			if (rctd)
+				n += put_timeouts(b + n);
+		} else {
+			b[1] = 0x01; /* SUPPORT: not supported */
+			n = 4;
+		}
+	} else {
+		free(b);
+		cmd_bad_cdb(c, lu, 2, 2);
+		return 0;
+	}
+	data_in(c, b, n, alloc);
+	free(b);
+	return 0;
+}
+
 /* ---------------------------------------------------------- dispatch */
 
 typedef int (*scsi_cmd_fn)(struct scsi_tgt_queue *q, struct scsi_lu *lu,
@@ -1160,6 +1298,7 @@ static const struct {
 	[WRITE_SAME_16] = { do_write_same, 0 },
 	[SERVICE_ACTION_IN_16] = { do_service_action_in, 0 },
 	[REPORT_LUNS] = { do_report_luns, F_NO_LUN | F_NO_UA },
+	[MAINTENANCE_IN] = { do_maintenance_in, 0 },
 	[READ_12] = { do_rw, 0 },
 	[WRITE_12] = { do_rw, 0 },
 	[VERIFY_12] = { do_verify, 0 },
