@@ -248,6 +248,10 @@ int blk_dev_open(const char *name, const struct blk_dev_params *p,
 /**
  * blk_dev_open_lower() - for a stacking driver's create: build its lower
  * device, driver @name, on the queue limits @q the stacking driver chose.
+ * @p: the stacking device's parameters; the lower gets them with what is
+ * not its own taken out (a uring lower: a plain COOP ring, no SQPOLL, no
+ * registered buffers; a null lower: no injected faults, inline
+ * completion).
  * Return and context: as blk_dev_open().
  */
 int blk_dev_open_lower(const char *name, const struct blk_dev_params *p,

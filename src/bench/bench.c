@@ -58,19 +58,28 @@ static void matrix_defaults(struct bench_job_opts *j, int argc, char **argv)
  * SIGINT/SIGTERM: stop the jobs as if their runtime had ended and report
  * what ran.  A second signal kills as usual: the handler puts SIG_DFL back
  * and raises it again, delivered when the handler returns.  One exception:
- * a repeat within STOP_DUP_NS of the first is the same interrupt delivered
+ * a repeat within BENCH_STOP_DUP_NS of the first is the same interrupt delivered
  * twice, as timeout(1) does (it signals the command, then its process
  * group), and must not throw the report away.  Only async-signal-safe
  * calls here: clock_gettime(), sigaction(), raise() and lock-free atomics.
  * Job and device threads block both signals, so the main thread runs it.
  */
-#define STOP_DUP_NS 100000000ull
-
 static atomic_ullong stop_first_ns;
+
+void bench_stop_reraise(int sig)
+{
+	struct sigaction dfl;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(SIGINT, &dfl, NULL);
+	sigaction(SIGTERM, &dfl, NULL);
+	raise(sig);
+}
 
 static void stop_handler(int sig)
 {
-	struct sigaction dfl;
 	struct timespec ts;
 	uint64_t now;
 
@@ -81,14 +90,9 @@ static void stop_handler(int sig)
 		atomic_store(&bench_interrupted, sig);
 		return;
 	}
-	if (now - atomic_load(&stop_first_ns) < STOP_DUP_NS)
+	if (now - atomic_load(&stop_first_ns) < BENCH_STOP_DUP_NS)
 		return;
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	sigaction(SIGINT, &dfl, NULL);
-	sigaction(SIGTERM, &dfl, NULL);
-	raise(sig);
+	bench_stop_reraise(sig);
 }
 
 static void stop_handlers_install(void)

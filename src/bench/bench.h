@@ -88,6 +88,18 @@ struct bench_job_result {
  */
 extern atomic_int bench_interrupted;
 
+/* A second SIGINT/SIGTERM within this of the first (ns) is the same
+ * interrupt delivered twice (timeout(1) signals the command, then its
+ * process group), not a request to stop at once. */
+#define BENCH_STOP_DUP_NS 100000000ull
+
+/**
+ * bench_stop_reraise() - a second stop signal: SIGINT and SIGTERM back to
+ * their default action, and @sig raised again, so the process ends killed
+ * by it.  Context: a signal handler (async-signal-safe calls only).
+ */
+void bench_stop_reraise(int sig);
+
 /* One device's run: all jobs, plus the device's view. */
 struct bench_run_result {
 	char dev[16];

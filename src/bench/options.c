@@ -903,9 +903,12 @@ static int apply_dev(struct opt_ctx *c, uint64_t unused)
 			return val_err(c, -EINVAL,
 				       "empty device name in the list, allowed %s",
 				       blk_driver_names(names, sizeof(names), "|"));
-		snprintf(one, sizeof(one), "%.*s", (int)(len < sizeof(one) ? len : 0),
-			 p);
-		drv = len < sizeof(one) ? blk_driver_find(one) : NULL;
+		drv = NULL;
+		if (len < sizeof(one)) {
+			memcpy(one, p, len);
+			one[len] = '\0';
+			drv = blk_driver_find(one);
+		}
 		if (!drv)
 			return val_err(c, -EINVAL,
 				       "unknown device '%s', allowed %s",

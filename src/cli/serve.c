@@ -43,7 +43,6 @@ static uint64_t serve_stop_ns;
  */
 static void on_signal(int sig)
 {
-	struct sigaction dfl;
 	struct timespec ts;
 	uint64_t now;
 
@@ -54,14 +53,10 @@ static void on_signal(int sig)
 		__atomic_store_n(&serve_stop, sig, __ATOMIC_RELEASE);
 		return;
 	}
-	if (now - __atomic_load_n(&serve_stop_ns, __ATOMIC_RELAXED) < 100000000ull)
+	if (now - __atomic_load_n(&serve_stop_ns, __ATOMIC_RELAXED) <
+	    BENCH_STOP_DUP_NS)
 		return;
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	sigaction(SIGINT, &dfl, NULL);
-	sigaction(SIGTERM, &dfl, NULL);
-	raise(sig);
+	bench_stop_reraise(sig);
 }
 
 /* "      uring: --filename, --direct, ..." wrapped at 79 columns. */

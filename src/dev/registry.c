@@ -420,12 +420,7 @@ static int nvme_create(const struct blk_driver *drv,
 	nq.shared_tags = false;
 	nq.iostats = false;
 	nq.rq_timeout_ms = 0;
-	{
-		struct blk_dev_params lp;
-
-		lower_params(p, lower, &lp);
-		ret = blk_dev_open_lower(lower, &lp, &nq, a, &ns, err, errlen);
-	}
+	ret = blk_dev_open_lower(lower, p, &nq, a, &ns, err, errlen);
 	if (ret == -ENOMEM) {
 		nvme_enomem(err, errlen, "the namespace device", queues, qd,
 			    nq.queue_depth);
@@ -504,7 +499,6 @@ static int scsi_create(const struct blk_driver *drv,
 {
 	struct blk_dev_config lq = *q;
 	struct blk_scsi_config sc = { .queue = q };
-	struct blk_dev_params lp;
 	const char *lower;
 	int ret;
 
@@ -516,8 +510,7 @@ static int scsi_create(const struct blk_driver *drv,
 	lq.shared_tags = false;
 	lq.iostats = false;
 	lq.rq_timeout_ms = 0;
-	lower_params(p, lower, &lp);
-	ret = blk_dev_open_lower(lower, &lp, &lq, a, &sc.lower, err, errlen);
+	ret = blk_dev_open_lower(lower, p, &lq, a, &sc.lower, err, errlen);
 	if (ret)
 		return ret;
 	sc.max_retries = p->scsi_max_retries;
@@ -708,12 +701,14 @@ int blk_dev_open_lower(const char *name, const struct blk_dev_params *p,
 		       char *err, size_t errlen)
 {
 	const struct blk_driver *drv = blk_driver_find(name);
+	struct blk_dev_params lp;
 
 	if (!drv) {
 		snprintf(err, errlen, "lower=%s: unknown driver", name);
 		return -EINVAL;
 	}
-	return dev_create(drv, p, q, a, dev, err, errlen);
+	lower_params(p, name, &lp);
+	return dev_create(drv, &lp, q, a, dev, err, errlen);
 }
 
 int blk_dev_open(const char *name, const struct blk_dev_params *p,

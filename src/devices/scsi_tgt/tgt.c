@@ -291,15 +291,6 @@ static int do_inquiry(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	return 0;
 }
 
-static int do_test_unit_ready(struct scsi_tgt_queue *q, struct scsi_lu *lu,
-			      struct scsi_tgt_cmd *c)
-{
-	(void)q;
-	(void)lu;
-	(void)c;
-	return 0;
-}
-
 /* SPC-4 6.39: the pending unit attention, else NO SENSE */
 static int do_request_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			    struct scsi_tgt_cmd *c)
@@ -463,6 +454,8 @@ static int do_mode_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	return 0;
 }
 
+/* TEST UNIT READY (always ready), START STOP UNIT and PREVENT ALLOW
+ * MEDIUM REMOVAL (nothing to spin or lock): GOOD */
 static int do_nothing_good(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			   struct scsi_tgt_cmd *c)
 {
@@ -1275,7 +1268,7 @@ static const struct {
 	scsi_cmd_fn fn;
 	uint8_t flags;
 } cmd_table[256] = {
-	[TEST_UNIT_READY] = { do_test_unit_ready, 0 },
+	[TEST_UNIT_READY] = { do_nothing_good, 0 },
 	[REQUEST_SENSE] = { do_request_sense, F_NO_LUN | F_NO_UA },
 	[READ_6] = { do_rw, 0 },
 	[WRITE_6] = { do_rw, 0 },

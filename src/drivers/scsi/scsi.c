@@ -504,20 +504,14 @@ void blk_scsi_get_stats(struct blk_dev *dev, struct blk_scsi_stats *st)
 	struct scsi_tgt_stats ts;
 	unsigned int i, k;
 
+	_Static_assert(sizeof(*st) % sizeof(uint64_t) == 0,
+		       "blk_scsi_stats: uint64_t counters only");
 	memset(st, 0, sizeof(*st));
 	for (i = 0; i < sd->nr_hq; i++) {
-		const struct blk_scsi_stats *q = &sd->hq[i]->st;
+		const uint64_t *q = (const uint64_t *)&sd->hq[i]->st;
 
-		st->reads += q->reads;
-		st->writes += q->writes;
-		st->flushes += q->flushes;
-		st->unmaps += q->unmaps;
-		st->write_sames += q->write_sames;
-		st->check_conditions += q->check_conditions;
-		for (k = 0; k < 16; k++)
-			st->sense_keys[k] += q->sense_keys[k];
-		st->retries += q->retries;
-		st->busy += q->busy;
+		for (k = 0; k < sizeof(*st) / sizeof(uint64_t); k++)
+			((uint64_t *)st)[k] += q[k];
 	}
 	scsi_tgt_get_stats(sd->tgt, &ts);
 	st->injected = ts.injected;
