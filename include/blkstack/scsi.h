@@ -62,7 +62,13 @@ enum scsi_sense_key {
 #define ASC_WRITE_PROTECTED                 0x2700
 #define ASC_SPACE_ALLOC_FAILED_WP           0x2707
 #define ASC_POWER_ON_RESET                  0x2900
+#define ASC_LUN_RESET_OCCURRED              0x2903 /* bus device reset function occurred */
+#define ASC_MODE_PARAMETERS_CHANGED         0x2a01
+#define ASC_RESERVATIONS_PREEMPTED          0x2a03
+#define ASC_RESERVATIONS_RELEASED           0x2a04
+#define ASC_REGISTRATIONS_PREEMPTED         0x2a05
 #define ASC_CAPACITY_DATA_CHANGED           0x2a09
+#define ASC_REPORTED_LUNS_CHANGED           0x3f0e
 #define ASC_SAVING_PARAMS_NOT_SUPPORTED     0x3900
 #define ASC_INTERNAL_TARGET_FAILURE         0x4400
 #define ASC_COMMAND_TIMEOUT                 0x2e02 /* insufficient time for operation */

@@ -11,11 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blkstack/scsi_tgt.h"
+#include "tgt_int.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* Version descriptors (SPC-4 table 32 / annex E): SAM-5, SPC-4, SBC-3. */
 #define VD_SAM5 0x00a0
@@ -29,52 +26,26 @@
 /* WRITE SAME without UNMAP writes its block from a buffer this large. */
 #define WS_CHUNK (256u << 10)
 
-struct scsi_lu {
-	struct blk_dev *dev;
-	struct blk_dev_info info;
-	uint32_t lbs;
-	uint64_t nr_blocks;
-	/* a unit attention (POWER ON) pending for each nexus: a bit each */
-	_Atomic uint64_t ua_pending;
-	bool d_sense;           /* control mode page D_SENSE */
-};
-
-struct scsi_tgt {
-	struct scsi_tgt_config cfg;
-	char vendor[9], product[17], serial[33];
-	struct scsi_lu *lus;
-	unsigned int nr_luns;
-	_Atomic uint64_t cmds, check_conditions, read_blocks, write_blocks,
-		unit_attentions, injected;
-	_Atomic uint64_t media_cmds; /* READ/WRITE commands, for every_nth */
-};
-
-struct scsi_tgt_queue {
-	struct scsi_tgt *tgt;
-	struct blk_mq_ctx **ctx; /* one per logical unit */
-	char *ws_buf;           /* WRITE SAME's repeated block */
-};
-
 /* ------------------------------------------------------------ results */
 
-static void cmd_sense(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
+void tgt_cmd_sense(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
 		      const struct scsi_sense *s)
 {
 	c->status = SAM_STAT_CHECK_CONDITION;
 	c->sense_len = (uint8_t)scsi_build_sense(c->sense, s, lu && lu->d_sense);
 }
 
-static void cmd_check(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
+void tgt_cmd_check(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
 		      uint8_t key, uint16_t asc_ascq)
 {
 	struct scsi_sense s = { .key = key, .asc_ascq = asc_ascq };
 
-	cmd_sense(c, lu, &s);
+	tgt_cmd_sense(c, lu, &s);
 }
 
 /* ILLEGAL REQUEST, INVALID FIELD IN CDB, pointing at byte @byte, bit @bit
  * (-1: the whole byte) */
-static void cmd_bad_cdb(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
+void tgt_cmd_bad_cdb(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
 			unsigned int byte, int bit)
 {
 	struct scsi_sense s = {
@@ -82,10 +53,10 @@ static void cmd_bad_cdb(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
 		.sks_valid = true, .sks = scsi_sks_field(true, byte, bit),
 	};
 
-	cmd_sense(c, lu, &s);
+	tgt_cmd_sense(c, lu, &s);
 }
 
-static void cmd_bad_param(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
+void tgt_cmd_bad_param(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
 			  unsigned int byte, int bit)
 {
 	struct scsi_sense s = {
@@ -94,7 +65,7 @@ static void cmd_bad_param(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
 		.sks_valid = true, .sks = scsi_sks_field(false, byte, bit),
 	};
 
-	cmd_sense(c, lu, &s);
+	tgt_cmd_sense(c, lu, &s);
 }
 
 static void cmd_end(struct scsi_tgt *t, struct scsi_tgt_cmd *c)
@@ -111,7 +82,7 @@ static void cmd_end(struct scsi_tgt *t, struct scsi_tgt_cmd *c)
 
 /* Copy @len bytes of @src into the Data-In buffer, at most @alloc (the
  * CDB's allocation length) and @c->xfer_len; set the residual. */
-static void data_in(struct scsi_tgt_cmd *c, const void *src, uint32_t len,
+void tgt_data_in(struct scsi_tgt_cmd *c, const void *src, uint32_t len,
 		    uint32_t alloc)
 {
 	uint32_t n = len < alloc ? len : alloc, left, i;
@@ -136,7 +107,7 @@ static void data_in(struct scsi_tgt_cmd *c, const void *src, uint32_t len,
 }
 
 /* Copy up to @len bytes of the Data-Out buffer into @dst; bytes copied. */
-static uint32_t data_out(const struct scsi_tgt_cmd *c, void *dst, uint32_t len)
+uint32_t tgt_data_out(const struct scsi_tgt_cmd *c, void *dst, uint32_t len)
 {
 	uint32_t left = len < c->xfer_len ? len : c->xfer_len, n = 0, i;
 	char *p = dst;
@@ -150,6 +121,62 @@ static uint32_t data_out(const struct scsi_tgt_cmd *c, void *dst, uint32_t len)
 		n += k;
 	}
 	return n;
+}
+
+/* ---------------------------------------------------- unit attention */
+
+static const uint16_t ua_asc[TGT_UA_NR] = {
+	[TGT_UA_POWER_ON] = ASC_POWER_ON_RESET,
+	[TGT_UA_LUN_RESET] = ASC_LUN_RESET_OCCURRED,
+	[TGT_UA_MODE_CHANGED] = ASC_MODE_PARAMETERS_CHANGED,
+	[TGT_UA_RES_PREEMPTED] = ASC_RESERVATIONS_PREEMPTED,
+	[TGT_UA_RES_RELEASED] = ASC_RESERVATIONS_RELEASED,
+	[TGT_UA_REG_PREEMPTED] = ASC_REGISTRATIONS_PREEMPTED,
+	[TGT_UA_CAPACITY_CHANGED] = ASC_CAPACITY_DATA_CHANGED,
+	[TGT_UA_LUNS_CHANGED] = ASC_REPORTED_LUNS_CHANGED,
+};
+
+void tgt_ua_raise(struct scsi_tgt *t, struct scsi_lu *lu, enum tgt_ua kind,
+		  int except)
+{
+	uint64_t bits = ~0ull;
+
+	(void)t;
+	if (except >= 0 && except < SCSI_TGT_MAX_NEXUS)
+		bits &= ~(1ull << except);
+	atomic_fetch_or(&lu->ua[kind], bits);
+	atomic_fetch_or(&lu->ua_any, bits); /* after the kind: see take */
+}
+
+bool tgt_ua_take(struct scsi_tgt *t, struct scsi_lu *lu, unsigned int nexus,
+		 uint16_t *asc_ascq)
+{
+	uint64_t bit;
+	unsigned int k;
+
+	if (nexus >= SCSI_TGT_MAX_NEXUS)
+		return false;
+	bit = 1ull << nexus;
+	/* the fast path: one relaxed load, nothing written */
+	if (likely(!(atomic_load_explicit(&lu->ua_any, memory_order_relaxed) & bit)))
+		return false;
+	for (int pass = 0; pass < 2; pass++) {
+		for (k = 0; k < TGT_UA_NR; k++) {
+			if (!(atomic_load(&lu->ua[k]) & bit))
+				continue;
+			if (atomic_fetch_and(&lu->ua[k], ~bit) & bit) {
+				*asc_ascq = ua_asc[k];
+				atomic_fetch_add_explicit(&t->unit_attentions, 1,
+							  memory_order_relaxed);
+				return true;
+			}
+		}
+		/* none left: clear the summary, then look once more for a
+		 * condition raised between the scan and the clear */
+		if (pass == 0)
+			atomic_fetch_and(&lu->ua_any, ~bit);
+	}
+	return false;
 }
 
 /* ------------------------------------------------------------- SPC-4 */
@@ -267,27 +294,27 @@ static int do_inquiry(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	uint32_t n;
 
 	if (cdb[1] & 0xfe) {
-		cmd_bad_cdb(c, lu, 1, cdb[1] & 0x02 ? 1 : -1); /* CMDDT, reserved */
+		tgt_cmd_bad_cdb(c, lu, 1, cdb[1] & 0x02 ? 1 : -1); /* CMDDT, reserved */
 		return 0;
 	}
 	if (!(cdb[1] & 0x01)) {
 		if (cdb[2]) {
-			cmd_bad_cdb(c, lu, 2, -1);
+			tgt_cmd_bad_cdb(c, lu, 2, -1);
 			return 0;
 		}
 		n = inquiry_std(q->tgt, lu, b);
 	} else {
 		if (!lu) { /* no such unit: only standard data */
-			cmd_check(c, NULL, SK_ILLEGAL_REQUEST, ASC_LUN_NOT_SUPPORTED);
+			tgt_cmd_check(c, NULL, SK_ILLEGAL_REQUEST, ASC_LUN_NOT_SUPPORTED);
 			return 0;
 		}
 		n = inquiry_vpd(q->tgt, lu, c->lun, cdb[2], b);
 		if (!n) {
-			cmd_bad_cdb(c, lu, 2, -1);
+			tgt_cmd_bad_cdb(c, lu, 2, -1);
 			return 0;
 		}
 	}
-	data_in(c, b, n, scsi_get_be16(cdb + 3));
+	tgt_data_in(c, b, n, scsi_get_be16(cdb + 3));
 	return 0;
 }
 
@@ -297,24 +324,20 @@ static int do_request_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 {
 	struct scsi_sense s = { .key = SK_NO_SENSE };
 	uint8_t b[SCSI_SENSE_MAX];
-	uint64_t bit = 1ull << c->nexus;
 	unsigned int n;
 
 	if (c->cdb[1] & 0xfe) {
-		cmd_bad_cdb(c, lu, 1, -1);
+		tgt_cmd_bad_cdb(c, lu, 1, -1);
 		return 0;
 	}
 	if (!lu) {
 		s.key = SK_ILLEGAL_REQUEST;
 		s.asc_ascq = ASC_LUN_NOT_SUPPORTED;
-	} else if (atomic_fetch_and(&lu->ua_pending, ~bit) & bit) {
+	} else if (tgt_ua_take(q->tgt, lu, c->nexus, &s.asc_ascq)) {
 		s.key = SK_UNIT_ATTENTION;
-		s.asc_ascq = ASC_POWER_ON_RESET;
-		atomic_fetch_add_explicit(&q->tgt->unit_attentions, 1,
-					  memory_order_relaxed);
 	}
 	n = scsi_build_sense(b, &s, c->cdb[1] & 0x01);
-	data_in(c, b, n, c->cdb[4]);
+	tgt_data_in(c, b, n, c->cdb[4]);
 	return 0;
 }
 
@@ -327,11 +350,11 @@ static int do_report_luns(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	uint8_t *b;
 
 	if (c->cdb[2] > 0x02) {
-		cmd_bad_cdb(c, lu, 2, -1);
+		tgt_cmd_bad_cdb(c, lu, 2, -1);
 		return 0;
 	}
 	if (alloc < 16) {
-		cmd_bad_cdb(c, lu, 6, -1);
+		tgt_cmd_bad_cdb(c, lu, 6, -1);
 		return 0;
 	}
 	n = 8 + 8 * t->nr_luns;
@@ -346,7 +369,7 @@ static int do_report_luns(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		else
 			scsi_put_be16(b + 8 + 8 * i, (uint16_t)(0x4000 | i));
 	}
-	data_in(c, b, n, alloc);
+	tgt_data_in(c, b, n, alloc);
 	free(b);
 	return 0;
 }
@@ -398,15 +421,15 @@ static int do_mode_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 
 	(void)q;
 	if (cdb[1] & (ten ? 0xe7 : 0xf7)) {
-		cmd_bad_cdb(c, lu, 1, -1);
+		tgt_cmd_bad_cdb(c, lu, 1, -1);
 		return 0;
 	}
 	if (pc == 3) {
-		cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_SAVING_PARAMS_NOT_SUPPORTED);
+		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_SAVING_PARAMS_NOT_SUPPORTED);
 		return 0;
 	}
 	if (sub && !(page == 0x3f && sub == 0xff)) {
-		cmd_bad_cdb(c, lu, 3, -1);
+		tgt_cmd_bad_cdb(c, lu, 3, -1);
 		return 0;
 	}
 	memset(b, 0, sizeof(b));
@@ -432,7 +455,7 @@ static int do_mode_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	} else {
 		k = mode_page(lu, page, pc, b + n);
 		if (!k) {
-			cmd_bad_cdb(c, lu, 2, 5);
+			tgt_cmd_bad_cdb(c, lu, 2, 5);
 			return 0;
 		}
 		n += k;
@@ -444,12 +467,12 @@ static int do_mode_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		b[3] = (q->tgt->cfg.write_protect ? 0x80 : 0) | 0x10;
 		b[4] = llbaa && bd ? 0x01 : 0x00;
 		scsi_put_be16(b + 6, (uint16_t)bd);
-		data_in(c, b, n, scsi_get_be16(cdb + 7));
+		tgt_data_in(c, b, n, scsi_get_be16(cdb + 7));
 	} else {
 		b[0] = (uint8_t)(n - 1);
 		b[2] = (q->tgt->cfg.write_protect ? 0x80 : 0) | 0x10;
 		b[3] = (uint8_t)bd;
-		data_in(c, b, n, cdb[4]);
+		tgt_data_in(c, b, n, cdb[4]);
 	}
 	return 0;
 }
@@ -475,13 +498,13 @@ static int do_read_capacity_10(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 
 	(void)q;
 	if (!(c->cdb[8] & 0x01) && scsi_get_be32(c->cdb + 2)) {
-		cmd_bad_cdb(c, lu, 2, -1); /* LBA without PMI */
+		tgt_cmd_bad_cdb(c, lu, 2, -1); /* LBA without PMI */
 		return 0;
 	}
 	scsi_put_be32(b, lu->nr_blocks - 1 > 0xffffffffull ? 0xffffffff :
 			 (uint32_t)(lu->nr_blocks - 1));
 	scsi_put_be32(b + 4, lu->lbs);
-	data_in(c, b, 8, 8);
+	tgt_data_in(c, b, 8, 8);
 	return 0;
 }
 
@@ -493,7 +516,7 @@ static int do_service_action_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 
 	(void)q;
 	if ((c->cdb[1] & 0x1f) != SAI_READ_CAPACITY_16) {
-		cmd_bad_cdb(c, lu, 1, 4);
+		tgt_cmd_bad_cdb(c, lu, 1, 4);
 		return 0;
 	}
 	memset(b, 0, sizeof(b));
@@ -501,12 +524,12 @@ static int do_service_action_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	scsi_put_be32(b + 8, lu->lbs);
 	if (lu->info.can_discard)
 		b[14] = 0x80 | (lu->info.stores_data ? 0x40 : 0); /* LBPME, LBPRZ */
-	data_in(c, b, 32, scsi_get_be32(c->cdb + 10));
+	tgt_data_in(c, b, 32, scsi_get_be32(c->cdb + 10));
 	return 0;
 }
 
 /* The LBA and block count of a media command; false: CHECK CONDITION set. */
-static bool media_range(struct scsi_tgt_cmd *c, struct scsi_lu *lu,
+bool tgt_media_range(struct scsi_tgt_cmd *c, struct scsi_lu *lu,
 			uint64_t *lba, uint32_t *nb)
 {
 	const uint8_t *cdb = c->cdb;
@@ -540,14 +563,14 @@ static bool media_range(struct scsi_tgt_cmd *c, struct scsi_lu *lu,
 			.key = SK_ILLEGAL_REQUEST, .asc_ascq = ASC_LBA_OUT_OF_RANGE,
 		};
 
-		cmd_sense(c, lu, &s);
+		tgt_cmd_sense(c, lu, &s);
 		return false;
 	}
 	return true;
 }
 
 /* Map the first failed bio's status to sense (SBC-3 4.18 / SPC-4 D). */
-static void media_error(struct scsi_tgt_cmd *c, struct scsi_lu *lu, bool write)
+void tgt_media_error(struct scsi_tgt_cmd *c, struct scsi_lu *lu, bool write)
 {
 	struct scsi_sense s = { .info_valid = true, .info = c->err_lba };
 
@@ -577,23 +600,8 @@ static void media_error(struct scsi_tgt_cmd *c, struct scsi_lu *lu, bool write)
 		s.info_valid = false;
 		break;
 	}
-	cmd_sense(c, lu, &s);
+	tgt_cmd_sense(c, lu, &s);
 }
-
-/* A media command's bios: in the command (io_space) or one allocation,
- * freed when the command ends. */
-struct media_io {
-	struct scsi_tgt *tgt;
-	struct scsi_lu *lu;
-	bool read;
-	bool recovered;         /* SCSI_TGT_OPT_RECOVERED_ERR on this one */
-	bool rw;                /* READ/WRITE: the data is the blocks; else
-				 * the Data-Out is a parameter list or a block
-				 * to repeat, taken whole */
-	unsigned int nr;        /* bios prepared */
-	struct blk_bio *bios;   /* [nr] */
-	struct iovec *iov;      /* their iovecs */
-};
 
 /* Drop one reference: the last ends the command. */
 static void media_put(struct scsi_tgt_cmd *c)
@@ -607,7 +615,7 @@ static void media_put(struct scsi_tgt_cmd *c)
 	c->blk_status = c->err;
 	if (c->err) {
 		c->err_lba /= lu->lbs;
-		media_error(c, lu, !io->read);
+		tgt_media_error(c, lu, !io->read);
 	} else if (io->read) {
 		atomic_fetch_add_explicit(&t->read_blocks, c->moved / lu->lbs,
 					  memory_order_relaxed);
@@ -619,7 +627,7 @@ static void media_put(struct scsi_tgt_cmd *c)
 	    !c->overflow)
 		c->resid = c->xfer_len - c->moved;
 	if (unlikely(io->recovered) && c->status == SAM_STAT_GOOD)
-		cmd_check(c, lu, SK_RECOVERED_ERROR, 0x5d00); /* threshold exceeded */
+		tgt_cmd_check(c, lu, SK_RECOVERED_ERROR, 0x5d00); /* threshold exceeded */
 	cmd_end(t, c);
 }
 
@@ -642,7 +650,7 @@ static void media_end_io(struct blk_bio *bio)
  * A media command with room for @nr bios and @nr_iov iovecs.  NULL: no
  * memory.
  */
-static struct media_io *media_alloc(struct scsi_tgt_queue *q,
+struct media_io *tgt_media_alloc(struct scsi_tgt_queue *q,
 				    struct scsi_lu *lu, struct scsi_tgt_cmd *c,
 				    unsigned int nr, unsigned int nr_iov)
 {
@@ -671,7 +679,7 @@ static struct media_io *media_alloc(struct scsi_tgt_queue *q,
 	return io;
 }
 
-static struct blk_bio *media_bio(struct media_io *io, struct scsi_tgt_cmd *c,
+struct blk_bio *tgt_media_bio(struct media_io *io, struct scsi_tgt_cmd *c,
 				 uint8_t op, uint64_t off, uint32_t size)
 {
 	struct blk_bio *b = &io->bios[io->nr++];
@@ -689,7 +697,7 @@ static struct blk_bio *media_bio(struct media_io *io, struct scsi_tgt_cmd *c,
  * command is not started: the caller retries it whole); after that, a
  * full tag set is waited out by polling, as completions free tags.
  */
-static int media_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
+int tgt_media_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 {
 	struct media_io *io = c->io;
 	struct blk_mq_ctx *ctx = q->ctx[c->lun];
@@ -719,7 +727,7 @@ static int media_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 }
 
 /* Largest bio the device takes for @op, bytes (the core does not split). */
-static uint32_t media_max_bio(const struct scsi_lu *lu, uint8_t op)
+uint32_t tgt_media_max_bio(const struct scsi_lu *lu, uint8_t op)
 {
 	uint64_t s = op == BLK_OP_DISCARD ? lu->info.max_discard_sectors :
 		     op == BLK_OP_WRITE_ZEROES ? lu->info.max_write_zeroes_sectors :
@@ -732,23 +740,23 @@ static uint32_t media_max_bio(const struct scsi_lu *lu, uint8_t op)
 }
 
 /* Bios of @op over [@off, @off + @len) bytes, no data. */
-static void media_range_bios(struct media_io *io, struct scsi_tgt_cmd *c,
+void tgt_media_range_bios(struct media_io *io, struct scsi_tgt_cmd *c,
 			     uint8_t op, uint64_t off, uint64_t len)
 {
-	uint32_t max = media_max_bio(io->lu, op);
+	uint32_t max = tgt_media_max_bio(io->lu, op);
 
 	while (len) {
 		uint32_t n = len < max ? (uint32_t)len : max;
 
-		media_bio(io, c, op, off, n);
+		tgt_media_bio(io, c, op, off, n);
 		off += n;
 		len -= n;
 	}
 }
 
-static unsigned int bios_for(const struct scsi_lu *lu, uint8_t op, uint64_t len)
+unsigned int tgt_bios_for(const struct scsi_lu *lu, uint8_t op, uint64_t len)
 {
-	uint32_t max = media_max_bio(lu, op);
+	uint32_t max = tgt_media_max_bio(lu, op);
 
 	return (unsigned int)((len + max - 1) / max);
 }
@@ -776,7 +784,7 @@ static int inject(struct scsi_tgt *t, struct scsi_lu *lu,
 		};
 
 		atomic_fetch_add_explicit(&t->injected, 1, memory_order_relaxed);
-		cmd_sense(c, lu, &s);
+		tgt_cmd_sense(c, lu, &s);
 		return 0;
 	}
 	if (!t->cfg.every_nth ||
@@ -791,7 +799,7 @@ static int inject(struct scsi_tgt *t, struct scsi_lu *lu,
 		return 0;
 	}
 	if (o & SCSI_TGT_OPT_TRANSPORT_ERR) {
-		cmd_check(c, lu, SK_ABORTED_COMMAND, 0x4b03); /* ACK/NAK timeout */
+		tgt_cmd_check(c, lu, SK_ABORTED_COMMAND, 0x4b03); /* ACK/NAK timeout */
 		return 0;
 	}
 	if (o & SCSI_TGT_OPT_RARE_TSF) {
@@ -824,24 +832,24 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	/* RDPROTECT/WRPROTECT (no protection information here); in the
 	 * 6-byte CDBs the same bits are reserved */
 	if (cdb[1] & 0xe0) {
-		cmd_bad_cdb(c, lu, 1, 7);
+		tgt_cmd_bad_cdb(c, lu, 1, 7);
 		return 0;
 	}
 	/* 10-byte: GROUP NUMBER's reserved bits */
 	if ((cdb[0] == READ_10 || cdb[0] == WRITE_10) && (cdb[6] & 0xe0)) {
-		cmd_bad_cdb(c, lu, 6, 7);
+		tgt_cmd_bad_cdb(c, lu, 6, 7);
 		return 0;
 	}
-	if (!media_range(c, lu, &lba, &nb))
+	if (!tgt_media_range(c, lu, &lba, &nb))
 		return 0;
 	if (nb > q->tgt->cfg.max_xfer_blocks) {
-		cmd_bad_cdb(c, lu, cdb[0] == READ_6 || cdb[0] == WRITE_6 ? 4 :
+		tgt_cmd_bad_cdb(c, lu, cdb[0] == READ_6 || cdb[0] == WRITE_6 ? 4 :
 				   cdb[0] == READ_10 || cdb[0] == WRITE_10 ? 7 :
 				   cdb[0] == READ_12 || cdb[0] == WRITE_12 ? 6 : 10, -1);
 		return 0;
 	}
 	if (write && q->tgt->cfg.write_protect) {
-		cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+		tgt_cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
 		return 0;
 	}
 	if (unlikely(q->tgt->cfg.opts)) {
@@ -863,9 +871,9 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		if (!bytes)
 			return 0;
 	}
-	max = media_max_bio(lu, write ? BLK_OP_WRITE : BLK_OP_READ);
+	max = tgt_media_max_bio(lu, write ? BLK_OP_WRITE : BLK_OP_READ);
 	nr = (unsigned int)((bytes + max - 1) / max);
-	io = media_alloc(q, lu, c, nr, nr * (c->iovcnt + 1));
+	io = tgt_media_alloc(q, lu, c, nr, nr * (c->iovcnt + 1));
 	if (!io)
 		return -ENOMEM;
 	io->read = !write;
@@ -875,7 +883,7 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	for (i = 0; i < nr; i++) {
 		uint32_t n = bytes - (uint64_t)i * max < max ?
 			     (uint32_t)(bytes - (uint64_t)i * max) : max, left = n;
-		struct blk_bio *b = media_bio(io, c, write ? BLK_OP_WRITE : BLK_OP_READ,
+		struct blk_bio *b = tgt_media_bio(io, c, write ? BLK_OP_WRITE : BLK_OP_READ,
 					      off + (uint64_t)i * max, n);
 		struct iovec *v = io->iov + i * (c->iovcnt + 1);
 
@@ -899,7 +907,7 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		if (write && (cdb[0] != WRITE_6) && (cdb[1] & 0x08))
 			b->bi_flags |= BLK_BIO_FUA;
 	}
-	return media_submit(q, c);
+	return tgt_media_submit(q, c);
 }
 
 /* SBC-3 5.29-5.31: VERIFY with BYTCHK 0 (a medium check: the range) */
@@ -911,14 +919,14 @@ static int do_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 
 	(void)q;
 	if (c->cdb[1] & 0xe0) {
-		cmd_bad_cdb(c, lu, 1, 7); /* VRPROTECT */
+		tgt_cmd_bad_cdb(c, lu, 1, 7); /* VRPROTECT */
 		return 0;
 	}
 	if (c->cdb[1] & 0x06) {
-		cmd_bad_cdb(c, lu, 1, 2); /* BYTCHK: not implemented */
+		tgt_cmd_bad_cdb(c, lu, 1, 2); /* BYTCHK: not implemented */
 		return 0;
 	}
-	media_range(c, lu, &lba, &nb);
+	tgt_media_range(c, lu, &lba, &nb);
 	return 0;
 }
 
@@ -930,15 +938,15 @@ static int do_sync_cache(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	uint64_t lba;
 	uint32_t nb;
 
-	if (!media_range(c, lu, &lba, &nb))
+	if (!tgt_media_range(c, lu, &lba, &nb))
 		return 0;
 	if (!lu->info.can_flush)
 		return 0;
-	io = media_alloc(q, lu, c, 1, 0);
+	io = tgt_media_alloc(q, lu, c, 1, 0);
 	if (!io)
 		return -ENOMEM;
-	media_bio(io, c, BLK_OP_FLUSH, 0, 0);
-	return media_submit(q, c);
+	tgt_media_bio(io, c, BLK_OP_FLUSH, 0, 0);
+	return tgt_media_submit(q, c);
 }
 
 /* SBC-3 5.28: UNMAP and its parameter list */
@@ -953,42 +961,42 @@ static int do_unmap(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	uint8_t *pl;
 
 	if (!lu->info.can_discard) {
-		cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE);
+		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE);
 		return 0;
 	}
 	if (c->cdb[1] & 0xff) {
-		cmd_bad_cdb(c, lu, 1, c->cdb[1] & 0x01 ? 0 : -1); /* ANCHOR: no */
+		tgt_cmd_bad_cdb(c, lu, 1, c->cdb[1] & 0x01 ? 0 : -1); /* ANCHOR: no */
 		return 0;
 	}
 	if (t->cfg.write_protect) {
-		cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+		tgt_cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
 		return 0;
 	}
 	if (!plen)
 		return 0;
 	if (plen < 8) {
-		cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
 		return 0;
 	}
 	pl = malloc(plen);
 	if (!pl)
 		return -ENOMEM;
-	got = data_out(c, pl, plen);
+	got = tgt_data_out(c, pl, plen);
 	if (got < 8) {
 		free(pl);
-		cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
 		return 0;
 	}
 	bdl = scsi_get_be16(pl + 2);
 	if (bdl % 16 || 8 + bdl > got) {
 		free(pl);
-		cmd_bad_param(c, lu, 2, -1);
+		tgt_cmd_bad_param(c, lu, 2, -1);
 		return 0;
 	}
 	nd = bdl / 16;
 	if (nd > t->cfg.max_unmap_descriptors) {
 		free(pl);
-		cmd_bad_param(c, lu, 2, -1);
+		tgt_cmd_bad_param(c, lu, 2, -1);
 		return 0;
 	}
 	for (i = 0; i < nd; i++) {
@@ -998,22 +1006,22 @@ static int do_unmap(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 
 		if (lba > lu->nr_blocks || n > lu->nr_blocks - lba) {
 			free(pl);
-			cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+			tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
 			return 0;
 		}
 		total += n;
-		nr += bios_for(lu, BLK_OP_DISCARD, (uint64_t)n * lu->lbs);
+		nr += tgt_bios_for(lu, BLK_OP_DISCARD, (uint64_t)n * lu->lbs);
 	}
 	if (total > t->cfg.max_unmap_blocks) {
 		free(pl);
-		cmd_bad_param(c, lu, 8 + 8, -1);
+		tgt_cmd_bad_param(c, lu, 8 + 8, -1);
 		return 0;
 	}
 	if (!nr) {
 		free(pl);
 		return 0;
 	}
-	io = media_alloc(q, lu, c, nr, 0);
+	io = tgt_media_alloc(q, lu, c, nr, 0);
 	if (!io) {
 		free(pl);
 		return -ENOMEM;
@@ -1021,11 +1029,11 @@ static int do_unmap(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	for (i = 0; i < nd; i++) {
 		const uint8_t *d = pl + 8 + 16 * i;
 
-		media_range_bios(io, c, BLK_OP_DISCARD, scsi_get_be64(d) * lu->lbs,
+		tgt_media_range_bios(io, c, BLK_OP_DISCARD, scsi_get_be64(d) * lu->lbs,
 				 (uint64_t)scsi_get_be32(d + 8) * lu->lbs);
 	}
 	free(pl);
-	return media_submit(q, c);
+	return tgt_media_submit(q, c);
 }
 
 static bool all_zero(const uint8_t *p, size_t n)
@@ -1047,28 +1055,28 @@ static int do_write_same(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	uint8_t op;
 
 	if (c->cdb[1] & 0xe0) {
-		cmd_bad_cdb(c, lu, 1, 7); /* WRPROTECT */
+		tgt_cmd_bad_cdb(c, lu, 1, 7); /* WRPROTECT */
 		return 0;
 	}
 	if (c->cdb[1] & (sixteen ? 0x16 : 0x17)) {
-		cmd_bad_cdb(c, lu, 1, c->cdb[1] & 0x10 ? 4 : -1); /* ANCHOR, LBDATA, PBDATA */
+		tgt_cmd_bad_cdb(c, lu, 1, c->cdb[1] & 0x10 ? 4 : -1); /* ANCHOR, LBDATA, PBDATA */
 		return 0;
 	}
-	if (!media_range(c, lu, &lba, &nb))
+	if (!tgt_media_range(c, lu, &lba, &nb))
 		return 0;
 	if (!nb || nb > t->cfg.max_write_same_blocks) {
-		cmd_bad_cdb(c, lu, sixteen ? 10 : 7, -1); /* WSNZ is set */
+		tgt_cmd_bad_cdb(c, lu, sixteen ? 10 : 7, -1); /* WSNZ is set */
 		return 0;
 	}
 	if (t->cfg.write_protect) {
-		cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+		tgt_cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
 		return 0;
 	}
 	off = lba * lu->lbs;
 	len = (uint64_t)nb * lu->lbs;
 	blk = (uint8_t *)q->ws_buf;
-	if (!ndob && data_out(c, blk, lu->lbs) < lu->lbs) {
-		cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+	if (!ndob && tgt_data_out(c, blk, lu->lbs) < lu->lbs) {
+		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
 		return 0;
 	}
 	/* zeros (NDOB, or a zero block): the device's write zeroes, which
@@ -1083,11 +1091,11 @@ static int do_write_same(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		op = BLK_OP_WRITE;
 	}
 	if (op != BLK_OP_WRITE) {
-		io = media_alloc(q, lu, c, bios_for(lu, op, len), 0);
+		io = tgt_media_alloc(q, lu, c, tgt_bios_for(lu, op, len), 0);
 		if (!io)
 			return -ENOMEM;
-		media_range_bios(io, c, op, off, len);
-		return media_submit(q, c);
+		tgt_media_range_bios(io, c, op, off, len);
+		return tgt_media_submit(q, c);
 	}
 	/* the block written over and over from a buffer filled with it */
 	{
@@ -1096,17 +1104,17 @@ static int do_write_same(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 
 		for (i = lu->lbs; i + lu->lbs <= chunk; i += lu->lbs)
 			memcpy(q->ws_buf + i, blk, lu->lbs);
-		max = media_max_bio(lu, BLK_OP_WRITE);
+		max = tgt_media_max_bio(lu, BLK_OP_WRITE);
 		if (chunk > max)
 			chunk = max;
 		nr = (unsigned int)((len + chunk - 1) / chunk);
-		io = media_alloc(q, lu, c, nr, nr);
+		io = tgt_media_alloc(q, lu, c, nr, nr);
 		if (!io)
 			return -ENOMEM;
 		for (i = 0; i < nr; i++) {
 			uint32_t n = len - (uint64_t)i * chunk < chunk ?
 				     (uint32_t)(len - (uint64_t)i * chunk) : chunk;
-			struct blk_bio *b = media_bio(io, c, BLK_OP_WRITE,
+			struct blk_bio *b = tgt_media_bio(io, c, BLK_OP_WRITE,
 						      off + (uint64_t)i * chunk, n);
 
 			io->iov[i].iov_base = q->ws_buf;
@@ -1114,7 +1122,7 @@ static int do_write_same(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			b->bi_io_vec = &io->iov[i];
 			b->bi_vcnt = 1;
 		}
-		return media_submit(q, c);
+		return tgt_media_submit(q, c);
 	}
 }
 
@@ -1191,11 +1199,11 @@ static int do_maintenance_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 
 	(void)q;
 	if ((cdb[1] & 0x1f) != MI_REPORT_SUPPORTED_OPCODES) {
-		cmd_bad_cdb(c, lu, 1, 4);
+		tgt_cmd_bad_cdb(c, lu, 1, 4);
 		return 0;
 	}
 	if (cdb[1] & 0xe0 || cdb[2] & 0x78) {
-		cmd_bad_cdb(c, lu, cdb[1] & 0xe0 ? 1 : 2, -1);
+		tgt_cmd_bad_cdb(c, lu, cdb[1] & 0xe0 ? 1 : 2, -1);
 		return 0;
 	}
 	b = calloc(1, 4 + ARRAY_SIZE(opcode_usage) * 20 + 64);
@@ -1228,7 +1236,7 @@ static int do_maintenance_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 
 		if ((opt == 1 && has_sa) || (opt == 2 && !has_sa)) {
 			free(b);
-			cmd_bad_cdb(c, lu, 2, 2);
+			tgt_cmd_bad_cdb(c, lu, 2, 2);
 			return 0;
 		}
 		for (i = 0; i < ARRAY_SIZE(opcode_usage); i++)
@@ -1248,18 +1256,15 @@ static int do_maintenance_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		}
 	} else {
 		free(b);
-		cmd_bad_cdb(c, lu, 2, 2);
+		tgt_cmd_bad_cdb(c, lu, 2, 2);
 		return 0;
 	}
-	data_in(c, b, n, alloc);
+	tgt_data_in(c, b, n, alloc);
 	free(b);
 	return 0;
 }
 
 /* ---------------------------------------------------------- dispatch */
-
-typedef int (*scsi_cmd_fn)(struct scsi_tgt_queue *q, struct scsi_lu *lu,
-			   struct scsi_tgt_cmd *c);
 
 #define F_NO_LUN  0x1 /* runs without a logical unit (REPORT LUNS, INQUIRY) */
 #define F_NO_UA   0x2 /* not held by a unit attention (SPC-4 5.14) */
@@ -1327,30 +1332,27 @@ int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 	op = c->cdb_len ? c->cdb[0] : 0xff;
 	need = c->cdb_len ? cdb_length(op) : 0;
 	if (!cmd_table[op].fn || !need) {
-		cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE);
+		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE);
 		goto end;
 	}
 	if (c->cdb_len < need) {
-		cmd_bad_cdb(c, lu, c->cdb_len - 1u, -1);
+		tgt_cmd_bad_cdb(c, lu, c->cdb_len - 1u, -1);
 		goto end;
 	}
 	if (!lu && !(cmd_table[op].flags & F_NO_LUN)) {
-		cmd_check(c, NULL, SK_ILLEGAL_REQUEST, ASC_LUN_NOT_SUPPORTED);
+		tgt_cmd_check(c, NULL, SK_ILLEGAL_REQUEST, ASC_LUN_NOT_SUPPORTED);
 		goto end;
 	}
 	/* CONTROL: NACA (bit 2) is not supported (no ACA) */
 	if (c->cdb[need - 1] & 0x04) {
-		cmd_bad_cdb(c, lu, need - 1, 2);
+		tgt_cmd_bad_cdb(c, lu, need - 1, 2);
 		goto end;
 	}
-	if (lu && !(cmd_table[op].flags & F_NO_UA) && c->nexus < 64) {
-		uint64_t bit = 1ull << c->nexus;
+	if (lu && !(cmd_table[op].flags & F_NO_UA)) {
+		uint16_t asc_ascq;
 
-		if (atomic_load_explicit(&lu->ua_pending, memory_order_relaxed) & bit &&
-		    atomic_fetch_and(&lu->ua_pending, ~bit) & bit) {
-			atomic_fetch_add_explicit(&t->unit_attentions, 1,
-						  memory_order_relaxed);
-			cmd_check(c, lu, SK_UNIT_ATTENTION, ASC_POWER_ON_RESET);
+		if (unlikely(tgt_ua_take(t, lu, c->nexus, &asc_ascq))) {
+			tgt_cmd_check(c, lu, SK_UNIT_ATTENTION, asc_ascq);
 			goto end;
 		}
 	}
@@ -1384,7 +1386,7 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 		    char *err, size_t errlen)
 {
 	struct scsi_tgt *t;
-	unsigned int i;
+	unsigned int i, k;
 
 	if (!cfg->nr_luns || cfg->nr_luns > SCSI_TGT_MAX_LUNS || !cfg->luns) {
 		snprintf(err, errlen, "nr_luns=%u: allowed 1..%u", cfg->nr_luns,
@@ -1449,7 +1451,9 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 			return -EINVAL;
 		}
 		lu->nr_blocks = lu->info.capacity / lu->lbs;
-		atomic_init(&lu->ua_pending, ~0ull); /* POWER ON for every nexus */
+		for (k = 0; k < TGT_UA_NR; k++) /* POWER ON for every nexus */
+			atomic_init(&lu->ua[k], k == TGT_UA_POWER_ON ? ~0ull : 0);
+		atomic_init(&lu->ua_any, ~0ull);
 	}
 	*tgt = t;
 	return 0;

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SCSI target core's own header: what the files of
+ * src/devices/scsi_tgt/ share (the target, its logical units and queues,
+ * the helpers that answer a command).  Not installed; the interface is
+ * blkstack/scsi_tgt.h.
+ *
+ * A command function (scsi_cmd_fn) runs on the queue's thread.  It either
+ * answers at once (sets @c->status and sense through the helpers below,
+ * or data through tgt_data_in(), and returns 0), starts media access
+ * (tgt_media_alloc(), tgt_media_bio()..., tgt_media_submit(), returns its
+ * result: the command then ends from its bios), or returns -EAGAIN,
+ * -EBUSY or -ENOMEM without answering (scsi_tgt_submit() returns it).
+ */
+#ifndef BLKSTACK_SCSI_TGT_INT_H
+#define BLKSTACK_SCSI_TGT_INT_H
+
+#include <stdatomic.h>
+
+#include "blkstack/scsi_tgt.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/*
+ * Unit attention conditions (SPC-4 5.14, 6.39), in the order they are
+ * reported when several are pending for one nexus.
+ */
+enum tgt_ua {
+	TGT_UA_POWER_ON,        /* 29/00 POWER ON, RESET, OR BUS DEVICE RESET */
+	TGT_UA_LUN_RESET,       /* 29/03 BUS DEVICE RESET FUNCTION OCCURRED */
+	TGT_UA_MODE_CHANGED,    /* 2A/01 MODE PARAMETERS CHANGED */
+	TGT_UA_RES_PREEMPTED,   /* 2A/03 RESERVATIONS PREEMPTED */
+	TGT_UA_RES_RELEASED,    /* 2A/04 RESERVATIONS RELEASED */
+	TGT_UA_REG_PREEMPTED,   /* 2A/05 REGISTRATIONS PREEMPTED */
+	TGT_UA_CAPACITY_CHANGED, /* 2A/09 CAPACITY DATA HAS CHANGED */
+	TGT_UA_LUNS_CHANGED,    /* 3F/0E REPORTED LUNS DATA HAS CHANGED */
+	TGT_UA_NR
+};
+
+struct scsi_lu {
+	struct blk_dev *dev;
+	struct blk_dev_info info;
+	uint32_t lbs;
+	uint64_t nr_blocks;
+	/* unit attention conditions pending: per kind (enum tgt_ua), a bit
+	 * per nexus; reported highest priority (lowest kind) first */
+	_Atomic uint64_t ua[TGT_UA_NR];
+	_Atomic uint64_t ua_any; /* per nexus: some kind may be pending */
+	bool d_sense;           /* control mode page D_SENSE */
+};
+
+struct scsi_tgt {
+	struct scsi_tgt_config cfg;
+	char vendor[9], product[17], serial[33];
+	struct scsi_lu *lus;
+	unsigned int nr_luns;
+	_Atomic uint64_t cmds, check_conditions, read_blocks, write_blocks,
+		unit_attentions, injected;
+	_Atomic uint64_t media_cmds; /* READ/WRITE commands, for every_nth */
+};
+
+struct scsi_tgt_queue {
+	struct scsi_tgt *tgt;
+	struct blk_mq_ctx **ctx; /* one per logical unit */
+	char *ws_buf;           /* WRITE SAME's repeated block */
+};
+
+/* A media command's bios: in the command (io_space) or one allocation,
+ * freed when the command ends. */
+struct media_io {
+	struct scsi_tgt *tgt;
+	struct scsi_lu *lu;
+	bool read;
+	bool recovered;         /* SCSI_TGT_OPT_RECOVERED_ERR on this one */
+	bool rw;                /* READ/WRITE: the data is the blocks; else
+				 * the Data-Out is a parameter list or a block
+				 * to repeat, taken whole */
+	unsigned int nr;        /* bios prepared */
+	struct blk_bio *bios;   /* [nr] */
+	struct iovec *iov;      /* their iovecs */
+};
+
+typedef int (*scsi_cmd_fn)(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			   struct scsi_tgt_cmd *c);
+
+/* ------------------------------------------------ answers (tgt.c) */
+
+/* CHECK CONDITION with @s, fixed or descriptor format as @lu's D_SENSE
+ * says (@lu may be NULL: fixed). */
+void tgt_cmd_sense(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
+		   const struct scsi_sense *s);
+/* CHECK CONDITION, @key and @asc_ascq, no sense-key specific data. */
+void tgt_cmd_check(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
+		   uint8_t key, uint16_t asc_ascq);
+/* ILLEGAL REQUEST, INVALID FIELD IN CDB, the field pointer at @byte and
+ * @bit (-1: the whole byte). */
+void tgt_cmd_bad_cdb(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
+		     unsigned int byte, int bit);
+/* ILLEGAL REQUEST, INVALID FIELD IN PARAMETER LIST, pointer as above
+ * into the parameter list. */
+void tgt_cmd_bad_param(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
+		       unsigned int byte, int bit);
+/* Copy @len bytes of @src to the Data-In buffer, at most @alloc (the
+ * CDB's allocation length) and @c->xfer_len; sets resid/overflow. */
+void tgt_data_in(struct scsi_tgt_cmd *c, const void *src, uint32_t len,
+		 uint32_t alloc);
+/* Copy up to @len bytes of the Data-Out buffer to @dst; bytes copied. */
+uint32_t tgt_data_out(const struct scsi_tgt_cmd *c, void *dst, uint32_t len);
+
+/* ------------------------------------------ unit attention (tgt.c) */
+
+/* Raise @kind on @lu for every nexus but @except (-1: every nexus). */
+void tgt_ua_raise(struct scsi_tgt *t, struct scsi_lu *lu, enum tgt_ua kind,
+		  int except);
+/* Take the highest-priority condition pending for @nexus on @lu, clearing
+ * it; its ASC/ASCQ in *@asc_ascq.  false: none pending. */
+bool tgt_ua_take(struct scsi_tgt *t, struct scsi_lu *lu, unsigned int nexus,
+		 uint16_t *asc_ascq);
+
+/* ------------------------------------------- media access (tgt.c) */
+
+/* The LBA and block count of a READ/WRITE/VERIFY/SYNC CACHE/WRITE SAME
+ * CDB (6/10/12/16 by opcode); false: out of range, CHECK CONDITION set. */
+bool tgt_media_range(struct scsi_tgt_cmd *c, struct scsi_lu *lu,
+		     uint64_t *lba, uint32_t *nb);
+/* The sense for a failed bio's status (@c->err, @c->err_lba in blocks). */
+void tgt_media_error(struct scsi_tgt_cmd *c, struct scsi_lu *lu, bool write);
+/* Room for @nr bios and @nr_iov iovecs, kept in @c->io; NULL: -ENOMEM. */
+struct media_io *tgt_media_alloc(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+				 struct scsi_tgt_cmd *c, unsigned int nr,
+				 unsigned int nr_iov);
+/* The next bio of @io: @op over [@off, @off + @size) bytes; the caller
+ * sets its data (bi_io_vec, bi_vcnt) for READ/WRITE. */
+struct blk_bio *tgt_media_bio(struct media_io *io, struct scsi_tgt_cmd *c,
+			      uint8_t op, uint64_t off, uint32_t size);
+/* Submit the prepared bios.  Return: 0 (the command ends from its
+ * bios); -EAGAIN when no bio could be submitted (nothing started). */
+int tgt_media_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
+/* The largest bio of @op the logical unit takes, bytes. */
+uint32_t tgt_media_max_bio(const struct scsi_lu *lu, uint8_t op);
+/* Bios of @op (no data) over [@off, @off + @len) bytes. */
+void tgt_media_range_bios(struct media_io *io, struct scsi_tgt_cmd *c,
+			  uint8_t op, uint64_t off, uint64_t len);
+/* How many bios of @op cover @len bytes. */
+unsigned int tgt_bios_for(const struct scsi_lu *lu, uint8_t op, uint64_t len);
+
+#endif /* BLKSTACK_SCSI_TGT_INT_H */
