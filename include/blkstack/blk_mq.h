@@ -72,6 +72,8 @@ struct request {
 	 * once must set it on every error completion.
 	 */
 	uint32_t native_status;
+	uint32_t bio_done;             /* (core) bytes of the first bio ended
+					* by blk_mq_update_request() */
 	void *elv_priv[4];             /* elevator private */
 } __attribute__((aligned(64)));
 
@@ -303,6 +305,38 @@ int blk_mq_complete_request_remote(struct blk_mq_hw_ctx *hctx,
  * Context: the thread that holds the request's hctx.
  */
 void blk_mq_requeue_request(struct request *rq);
+
+/**
+ * blk_mq_update_request() - end the first @nr_bytes of an in-flight request
+ * successfully, and keep the rest (Linux's blk_update_request(), for a
+ * partial completion: SCSI's residual, or a MEDIUM ERROR's INFORMATION
+ * field).
+ * @rq: an in-flight request.
+ * @nr_bytes: bytes done from the request's start, a multiple of the
+ *	logical block size; at most rq->data_len.
+ *
+ * Bios that lie wholly within @nr_bytes end with BLK_STS_OK (their
+ * bi_end_io runs at the ctx's next blk_poll(), as for completions); a bio
+ * only partly done stays first, and rq->bio_done says how many of its
+ * bytes are done.  rq->offset moves forward and rq->data_len shrinks by
+ * @nr_bytes, so that a driver that builds its command from them issues the
+ * remainder: it then requeues the request (blk_mq_requeue_request()) or
+ * completes it (blk_mq_complete_request(), which ends the remaining bios
+ * with that status).  Drivers that use it must skip rq->bio_done bytes of
+ * the first bio's data.
+ * Return: bytes left in the request (0: complete it now).
+ * Context: the thread that holds the request's hctx.
+ */
+uint32_t blk_mq_update_request(struct request *rq, uint32_t nr_bytes);
+
+/**
+ * blk_mq_kick_hw_queue() - have the core run @hctx (dispatch its requeued
+ * requests and the elevator's) at the next blk_poll() on it, even when it
+ * is not stopped.  What the SCSI midlayer did on every completion before
+ * blk-mq (scsi_run_queue()); seed 003's experiment (--scsi_host_lock=1).
+ * Context: the thread that holds @hctx.
+ */
+void blk_mq_kick_hw_queue(struct blk_mq_hw_ctx *hctx);
 
 /* blk_mq_alloc_request() flags */
 #define BLK_MQ_REQ_RESERVED (1u << 0)

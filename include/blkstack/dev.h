@@ -144,6 +144,11 @@ struct blk_dev_params {
 	uint32_t scsi_max_retries;  /* scsi_max_retries=, 0..255 (5) */
 	uint32_t scsi_every_nth;    /* scsi_every_nth=N, 0 off */
 	uint32_t scsi_opts;         /* scsi_opts=, scsi_debug's bits (0) */
+	uint32_t scsi_tmf_fail;     /* scsi_tmf_fail=, SCSI_TGT_TMF_FAIL_* (0) */
+	uint32_t scsi_tmf_timeout_ms; /* scsi_tmf_timeout=, ms (10 s) */
+	uint32_t scsi_queue_depth;  /* scsi_queue_depth=, budget tokens (0 none) */
+	bool scsi_host_lock;        /* scsi_host_lock=0|1 (0) */
+	bool scsi_stage_timers;     /* scsi_stage_timers=0|1 (0) */
 };
 
 /**

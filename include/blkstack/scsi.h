@@ -221,8 +221,25 @@ struct blk_dev_config;
  * @every_nth, @opts: the target core's fault injection, scsi_debug's
  *	parameters (struct scsi_tgt_config, SCSI_TGT_OPT_*).
  * @max_retries: times a command is sent again after UNIT ATTENTION, NOT
- *	READY, ABORTED COMMAND, BUSY or TASK SET FULL before it fails (sd's
- *	SD_MAX_RETRIES is 5, the registry's default; 0: never).
+ *	READY, ABORTED COMMAND, BUSY, TASK SET FULL, TASK ABORTED or a
+ *	timeout before it fails (sd's SD_MAX_RETRIES is 5, the registry's
+ *	default; 0: never).
+ * @tmf_fail: the target's task management faults (SCSI_TGT_TMF_FAIL_*):
+ *	error handling then escalates past the rejected function.
+ * @tmf_timeout_ms: the target's wait for media access in a task
+ *	management function (0: 10000).
+ * @queue_depth: the logical unit's queue depth as budget tokens: commands
+ *	outstanding at the disk over all hardware queues, at most this many
+ *	(a request past it is requeued: sdev->budget_map's role); 0: no
+ *	budget (the tag sets bound it), which saves two atomic operations
+ *	per command.
+ * @host_lock: seed 003's experiment: one host-wide spinlock around every
+ *	submission and every completion, and the queue run on every
+ *	completion, as the midlayer did before blk-mq.  Off: no host lock.
+ * @stage_timers: time the completion path (scsi_done() from its entry to
+ *	just before the request ends) and print seed 000's windows (100 ms:
+ *	cum_time, count, avg) on stderr; needs a build with
+ *	BLK_STAGE_TIMERS (the default).
  */
 struct blk_scsi_config {
 	const struct blk_dev_config *queue;
@@ -230,6 +247,11 @@ struct blk_scsi_config {
 	uint32_t max_retries;
 	uint32_t every_nth;
 	uint32_t opts;
+	uint32_t tmf_fail;
+	uint32_t tmf_timeout_ms;
+	uint32_t queue_depth;
+	bool host_lock;
+	bool stage_timers;
 };
 
 /**
@@ -260,6 +282,24 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
  *	requeued by the block core.
  * @injected: faults the target injected (scsi_every_nth, scsi_opts).
  * @unit_attentions: unit attentions the target reported.
+ * @partial: commands that moved part of their data (a residual, or a
+ *	MEDIUM ERROR's INFORMATION past the first block): the part done ended,
+ *	the rest sent again or failed.
+ * @timeouts: requests whose deadline passed (error handling started).
+ * @aborts, @lun_resets, @target_resets, @host_resets: error handling
+ *	steps that succeeded; @aborts_failed, @lun_resets_failed,
+ *	@target_resets_failed: the target rejected them (or timed out), and
+ *	handling went one step further.
+ * @tasks_aborted: commands that ended TASK ABORTED.
+ * @blocked: dispatches refused while the host or the device was blocked
+ *	(after a host busy, BUSY or TASK SET FULL: host_blocked,
+ *	device_blocked).
+ * @budget_busy: dispatches refused for want of a budget token.
+ * @host_lock: host lock acquisitions; @host_lock_contended: of which the
+ *	lock was held by another thread; @host_lock_wait_ns: time waited.
+ * @queue_kicks: queue runs asked for on completion (host_lock).
+ * @stage_count, @stage_ns: completions timed by stage_timers, and the
+ *	sum of their times, ns.
  */
 struct blk_scsi_stats {
 	uint64_t reads, writes, flushes, unmaps, write_sames;
@@ -269,6 +309,18 @@ struct blk_scsi_stats {
 	uint64_t busy;
 	uint64_t injected;
 	uint64_t unit_attentions;
+	uint64_t partial;
+	uint64_t timeouts;
+	uint64_t aborts, aborts_failed;
+	uint64_t lun_resets, lun_resets_failed;
+	uint64_t target_resets, target_resets_failed;
+	uint64_t host_resets;
+	uint64_t tasks_aborted;
+	uint64_t blocked;
+	uint64_t budget_busy;
+	uint64_t host_lock, host_lock_contended, host_lock_wait_ns;
+	uint64_t queue_kicks;
+	uint64_t stage_count, stage_ns;
 };
 
 /**
@@ -296,6 +348,7 @@ enum scsi_disposition {
  * ERROR, complete with BLK_STS_OK; UNIT ATTENTION, NOT READY, ABORTED
  * COMMAND, BUSY and TASK SET FULL are retried while @retries < @max_retries
  * (then BLK_STS_IOERR, or BLK_STS_TIMEOUT for ABORTED COMMAND / 2E/02);
+ * TASK ABORTED (error handling ended it) likewise, then BLK_STS_TIMEOUT;
  * MEDIUM ERROR gives BLK_STS_MEDIUM; DATA PROTECT gives BLK_STS_NOSPC for
  * SPACE ALLOCATION FAILED (27/07), else BLK_STS_TARGET; ILLEGAL REQUEST
  * BLK_STS_TARGET; anything else BLK_STS_IOERR.

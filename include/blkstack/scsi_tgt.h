@@ -71,6 +71,9 @@ extern "C" {
  *	hit every Nth READ or WRITE command (counted per target; 0: none).
  *	Only media commands count, so that an initiator's probe still works.
  * @opts: scsi_debug's opts bits (SCSI_TGT_OPT_*).
+ * @tmf_fail: task management functions to reject (SCSI_TGT_TMF_FAIL_*).
+ * @tmf_timeout_ms: longest a task management function waits for a task's
+ *	media access to end, ms (0: 10000); past it the function fails.
  */
 struct scsi_tgt_config {
 	struct blk_dev **luns;
@@ -87,7 +90,18 @@ struct scsi_tgt_config {
 	uint32_t max_write_same_blocks;
 	uint32_t every_nth;
 	uint32_t opts;
+	uint32_t tmf_fail;
+	uint32_t tmf_timeout_ms;
 };
+
+/*
+ * Task management faults (@tmf_fail bits; scsi_debug's error injection
+ * types ERR_ABORT_CMD_FAILED and ERR_LUN_RESET_FAILED, and a third for
+ * the target reset): the function is rejected, nothing is done.
+ */
+#define SCSI_TGT_TMF_FAIL_ABORT        0x1
+#define SCSI_TGT_TMF_FAIL_LUN_RESET    0x2
+#define SCSI_TGT_TMF_FAIL_TARGET_RESET 0x4
 
 /*
  * Fault injection, scsi_debug's opts bits and meanings (drivers/scsi/
@@ -154,6 +168,10 @@ struct scsi_tgt_cmd {
 	bool overflow;
 	blk_status_t blk_status;
 	/* private: media access in flight */
+	uint8_t tstate;         /* enum: idle, media access, dropped */
+	bool aborting;          /* ABORT TASK waits for its media access */
+	uint32_t epoch;         /* the target's reset epoch at its start */
+	struct scsi_tgt_cmd *dnext, *dprev; /* the queue's dropped tasks */
 	uint32_t pending;       /* bios not yet ended, + 1 while submitting */
 	uint32_t moved;         /* bytes of data moved */
 	uint64_t err_lba;       /* first failed bio's offset (bytes, then LBA) */
@@ -209,12 +227,66 @@ int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
  */
 int scsi_tgt_poll(struct scsi_tgt_queue *q);
 
+/*
+ * Task management (SAM-5 7; the functions iSCSI's Task Management Function
+ * Request carries, RFC 7143 11.5).  Every task ends exactly once: the ones
+ * a function terminates end through their @done with status TASK ABORTED
+ * (SAM_STAT_TASK_ABORTED, no sense) before the function returns; a
+ * transport that must send nothing for them (iSCSI) ignores that status.
+ * A task whose media access is in flight cannot be taken back from the
+ * device: the function waits for it (polling the queue, at most
+ * @tmf_timeout_ms) and ends it as aborted.
+ */
+
+/**
+ * scsi_tgt_abort_task() - ABORT TASK (SAM-5 7.2) for @cmd, submitted on @q.
+ * Return: 0 (FUNCTION COMPLETE): @cmd ended (TASK ABORTED) or had ended;
+ * -ENOENT: no such task on @q (it had ended: its @done was called);
+ * -EIO: rejected (SCSI_TGT_TMF_FAIL_ABORT); -ETIMEDOUT: its media access
+ * did not end within tmf_timeout_ms (the task ends, aborted, when it does).
+ * Context: @q's thread.
+ */
+int scsi_tgt_abort_task(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
+
+/**
+ * scsi_tgt_lun_reset() - LOGICAL UNIT RESET (SAM-5 7.7) of @lun, asked on
+ * @q by @nexus: the tasks of @lun on @q end (TASK ABORTED), those in
+ * flight on other queues end aborted when their media access ends (tasks
+ * another queue dropped stay for that queue's own abort or reset); a unit
+ * attention (29/03) for every other nexus.
+ * Return: 0; -EINVAL: no such LUN; -EIO: rejected
+ * (SCSI_TGT_TMF_FAIL_LUN_RESET); -ETIMEDOUT: media access on @q did not
+ * end within tmf_timeout_ms.
+ * Context: @q's thread.
+ */
+int scsi_tgt_lun_reset(struct scsi_tgt_queue *q, uint64_t lun,
+		       unsigned int nexus);
+
+/**
+ * scsi_tgt_target_reset() - TARGET RESET (SAM-5 7.9; iSCSI TARGET WARM
+ * RESET): scsi_tgt_lun_reset() of every logical unit.
+ * Return: 0; -EIO: rejected (SCSI_TGT_TMF_FAIL_TARGET_RESET); -ETIMEDOUT.
+ * Context: @q's thread.
+ */
+int scsi_tgt_target_reset(struct scsi_tgt_queue *q, unsigned int nexus);
+
+/**
+ * scsi_tgt_queue_reset() - end every task of @q (the transport lost its
+ * connection, or the initiator resets its host adapter): dropped tasks
+ * end TASK ABORTED, the others when their media access ends (waited for
+ * without bound: the lower devices' own timeouts bound it).  Never fails.
+ * Context: @q's thread.
+ */
+void scsi_tgt_queue_reset(struct scsi_tgt_queue *q);
+
 /**
  * struct scsi_tgt_stats - counters since creation, all queues.
  * @cmds: commands ended.  @check_conditions: of which CHECK CONDITION.
  * @read_blocks, @write_blocks: logical blocks moved.
  * @unit_attentions: unit attention conditions reported.
  * @injected: faults injected (opts).
+ * @aborts, @lun_resets, @target_resets: task management functions done;
+ * @tmf_failed: rejected or timed out; @tasks_aborted: tasks they ended.
  */
 struct scsi_tgt_stats {
 	uint64_t cmds;
@@ -223,6 +295,7 @@ struct scsi_tgt_stats {
 	uint64_t write_blocks;
 	uint64_t unit_attentions;
 	uint64_t injected;
+	uint64_t aborts, lun_resets, target_resets, tmf_failed, tasks_aborted;
 };
 
 /** scsi_tgt_get_stats() - read the counters (relaxed). */

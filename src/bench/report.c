@@ -1114,6 +1114,40 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 		jint(c, v, "busy", ss->busy);
 		jint(c, v, "injected", ss->injected);
 		jint(c, v, "unit_attentions", ss->unit_attentions);
+		jint(c, v, "partial", ss->partial);
+		{
+			json_t *eh = json_object();
+
+			jint(c, eh, "timeouts", ss->timeouts);
+			jint(c, eh, "aborts", ss->aborts);
+			jint(c, eh, "aborts_failed", ss->aborts_failed);
+			jint(c, eh, "lun_resets", ss->lun_resets);
+			jint(c, eh, "lun_resets_failed", ss->lun_resets_failed);
+			jint(c, eh, "target_resets", ss->target_resets);
+			jint(c, eh, "target_resets_failed", ss->target_resets_failed);
+			jint(c, eh, "host_resets", ss->host_resets);
+			jint(c, eh, "tasks_aborted", ss->tasks_aborted);
+			jset(c, v, "error_handling", eh);
+		}
+		jint(c, v, "blocked", ss->blocked);
+		jint(c, v, "budget_busy", ss->budget_busy);
+		if (ss->host_lock) {
+			json_t *hl = json_object();
+
+			jint(c, hl, "acquisitions", ss->host_lock);
+			jint(c, hl, "contended", ss->host_lock_contended);
+			jint(c, hl, "wait_ns", ss->host_lock_wait_ns);
+			jint(c, hl, "queue_kicks", ss->queue_kicks);
+			jset(c, v, "host_lock", hl);
+		}
+		if (ss->stage_count) {
+			json_t *sg = json_object();
+
+			jint(c, sg, "count", ss->stage_count);
+			jint(c, sg, "total_ns", ss->stage_ns);
+			jreal(c, sg, "mean_ns", (double)ss->stage_ns / (double)ss->stage_count);
+			jset(c, v, "completion_stage", sg);
+		}
 		jset(c, o, "scsi", v);
 	}
 	if (r->has_nvme) {

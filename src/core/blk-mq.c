@@ -211,6 +211,7 @@ static inline void blk_mq_rq_init(struct blk_mq_ctx *ctx, struct request *rq,
 	rq->gen++;
 	rq->timeouts = 0;
 	rq->retries = 0;
+	rq->bio_done = 0;
 	if (ctx->iostats) {
 		rq->start_time_ns = ctx->now_ns;
 		rq->rq_flags |= RQF_STATS;
@@ -679,6 +680,64 @@ void blk_mq_requeue_request(struct request *rq)
 	hctx->run_pending = true;
 }
 
+uint32_t blk_mq_update_request(struct request *rq, uint32_t nr_bytes)
+{
+	struct blk_mq_ctx *ctx = rq->mq_ctx;
+	uint32_t done = nr_bytes, moved = nr_bytes;
+
+	if (nr_bytes > rq->data_len)
+		done = moved = nr_bytes = rq->data_len;
+	while (rq->bio && done) {
+		struct blk_bio *bio = rq->bio;
+		uint32_t left = bio->bi_size - rq->bio_done;
+
+		if (done < left) {
+			rq->bio_done += done;
+			break;
+		}
+		done -= left;
+		rq->bio_done = 0;
+		rq->bio = bio->bi_next;
+		if (!rq->bio)
+			rq->biotail = NULL;
+		bio->bi_next = NULL;
+		bio->bi_status = BLK_STS_OK;
+		bio->bi_native_status = 0;
+		if (ctx->partial_tail)
+			ctx->partial_tail->bi_next = bio;
+		else
+			ctx->partial_head = bio;
+		ctx->partial_tail = bio;
+	}
+	rq->offset += moved;
+	rq->data_len -= moved;
+	STAT_ADD(&ctx->stats.sectors[blk_op_stat_dir(rq->op)], moved >> 9);
+	return rq->data_len;
+}
+
+void blk_mq_kick_hw_queue(struct blk_mq_hw_ctx *hctx)
+{
+	hctx->run_pending = true;
+}
+
+/* End the bios partial completions ended (blk_mq_update_request()). */
+static unsigned int __attribute__((noinline))
+blk_mq_end_partial(struct blk_mq_ctx *ctx, struct blk_bio *bio)
+{
+	unsigned int n = 0;
+
+	while (bio) {
+		struct blk_bio *next = bio->bi_next;
+
+		ctx->inflight--;
+		n++;
+		bio->bi_end_io(bio);
+		bio = next;
+	}
+	ctx->nr_done += n;
+	return n;
+}
+
 /* ---------------------------------------------------------- completion */
 
 /* Reap the device threads' completions onto their ctxs' done lists. */
@@ -791,6 +850,7 @@ static unsigned int blk_mq_end_requests(struct blk_mq_ctx *ctx,
 int blk_poll(struct blk_mq_ctx *ctx)
 {
 	struct blk_mq_hw_ctx *hctx = ctx->hctx;
+	struct blk_bio *partial;
 	struct request *done;
 	unsigned int nr_rqs, nr = 0;
 
@@ -814,10 +874,15 @@ int blk_poll(struct blk_mq_ctx *ctx)
 	done = ctx->done.head;
 	nr_rqs = ctx->done.count;
 	rq_list_init(&ctx->done);
+	partial = ctx->partial_head;
+	if (unlikely(partial))
+		ctx->partial_head = ctx->partial_tail = NULL;
 	hctx_unlock(hctx);
 
+	if (unlikely(partial))
+		nr += blk_mq_end_partial(ctx, partial);
 	if (done)
-		nr = blk_mq_end_requests(ctx, done);
+		nr += blk_mq_end_requests(ctx, done);
 
 	/*
 	 * Restart a stopped queue only now that the completed requests'

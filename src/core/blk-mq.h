@@ -192,6 +192,9 @@ struct blk_mq_ctx {
 	struct blk_hist *lat_hist[2];   /* READ, WRITE; NULL without iostats */
 	struct blk_mq_ctx *next;        /* device's list of ctxs */
 	uint64_t nr_done;               /* bios completed, for blk_wait() */
+	/* bios a partial completion ended (blk_mq_update_request()): their
+	 * bi_end_io runs at the next blk_poll(); appended with the hctx held */
+	struct blk_bio *partial_head, *partial_tail;
 	/*
 	 * Where other ctxs draw from the same tags (shared_tags, shared_hctx):
 	 * the tags this ctx holds, one bit per driver tag (@owned) and per

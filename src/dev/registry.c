@@ -234,6 +234,22 @@ static const struct blk_opt_desc scsi_opts[] = {
 	{ .name = "scsi_opts", .type = BLK_OPT_UINT, P(scsi_opts),
 	  .min = 0, .max = 0x881e, .def = "0",
 	  .help = "scsi_debug's opts bits: 0x2 medium error on reads of LBA 4660..4669, 0x4 never complete (timeout), 0x8 recovered error, 0x10 transport error (ABORTED COMMAND), 0x800 TASK SET FULL, 0x8000 host busy (docs/scsi-tgt.md)" },
+	{ .name = "scsi_tmf_fail", .type = BLK_OPT_UINT, P(scsi_tmf_fail),
+	  .min = 0, .max = 7, .def = "0",
+	  .help = "task management functions the emulated disk rejects, bits: 0x1 ABORT TASK, 0x2 LOGICAL UNIT RESET, 0x4 TARGET RESET; a timed-out command's error handling then goes on to the next step, up to a host reset (docs/scsi.md)" },
+	{ .name = "scsi_tmf_timeout", .type = BLK_OPT_TIME, P(scsi_tmf_timeout_ms),
+	  .min = NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC,
+	  .unit_ns = NSEC_PER_MSEC, .store_ns = NSEC_PER_MSEC, .def = "10s",
+	  .help = "longest an abort or reset waits for the media access of the commands it ends, whole ms; past it the step fails and error handling goes on" },
+	{ .name = "scsi_queue_depth", .type = BLK_OPT_UINT, P(scsi_queue_depth),
+	  .min = 0, .max = 65536, .def = "0",
+	  .help = "the logical unit's queue depth as budget tokens: commands outstanding at the disk over all queues, at most this many; 0: no budget (the tag sets bound it)" },
+	{ .name = "scsi_host_lock", .type = BLK_OPT_BOOL, P(scsi_host_lock), .max = 1,
+	  .def = "0",
+	  .help = "seed 003's experiment: a host-wide spinlock around every submission and completion and a queue run on every completion, as before blk-mq; 0: no host lock" },
+	{ .name = "scsi_stage_timers", .type = BLK_OPT_BOOL, P(scsi_stage_timers), .max = 1,
+	  .def = "0",
+	  .help = "time the completion path (entry to just before the request ends) and print seed 000's 100 ms windows (cum_time, count, avg) on stderr" },
 };
 
 static const struct blk_opt_desc nvme_opts[] = {
@@ -516,6 +532,11 @@ static int scsi_create(const struct blk_driver *drv,
 	sc.max_retries = p->scsi_max_retries;
 	sc.every_nth = p->scsi_every_nth;
 	sc.opts = p->scsi_opts;
+	sc.tmf_fail = p->scsi_tmf_fail;
+	sc.tmf_timeout_ms = p->scsi_tmf_timeout_ms;
+	sc.queue_depth = p->scsi_queue_depth;
+	sc.host_lock = p->scsi_host_lock;
+	sc.stage_timers = p->scsi_stage_timers;
 	return blk_scsi_create(&sc, dev, err, errlen); /* owns sc.lower */
 }
 

@@ -63,10 +63,12 @@ timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_opts=0x2 --rw=read --bs=4k --size
 rc=$?
 check "scsi_opts=0x2: a read of LBA 4660 fails with MEDIUM (rc $rc)" \
 	bash -c "test $rc -eq 1 && grep -q 'read error at offset 2383872, length 4096: MEDIUM' '$TMP/m.out'"
+# with no retry allowed, the aborted command fails TIMEOUT (retried and
+# escalated: test_scsi_eh.sh)
 timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_every_nth=100 --scsi_opts=0x4 --rq_timeout=300ms --rw=randread \
-	--bs=4k --iodepth=8 --size=4M >"$TMP/d.out" 2>&1
+	--bs=4k --iodepth=8 --size=4M --scsi_max_retries=0 >"$TMP/d.out" 2>&1
 rc=$?
-check "scsi_opts=0x4: a dropped command times out and the run ends (rc $rc)" \
+check "scsi_opts=0x4, scsi_max_retries=0: a dropped command times out, fails TIMEOUT, the run ends (rc $rc)" \
 	bash -c "test $rc -eq 1 && grep -q 'TIMEOUT' '$TMP/d.out'"
 expect_error "scsi_opts out of range" "scsi_opts=0x100000: " \
 	bench --dev=scsi --scsi_opts=0x100000 --rw=read --size=1M

@@ -46,6 +46,8 @@ static void test_decide_table(void **state)
 		{ SAM_STAT_BUSY, -1, 0, 0, SCSI_RETRY, 0 },
 		{ SAM_STAT_TASK_SET_FULL, -1, 0, 5, SCSI_DONE, BLK_STS_IOERR },
 		{ SAM_STAT_RESERVATION_CONFLICT, -1, 0, 0, SCSI_DONE, BLK_STS_IOERR },
+		{ SAM_STAT_TASK_ABORTED, -1, 0, 0, SCSI_RETRY, 0 },
+		{ SAM_STAT_TASK_ABORTED, -1, 0, 5, SCSI_DONE, BLK_STS_TIMEOUT },
 	};
 	unsigned int i;
 
@@ -174,12 +176,79 @@ static void test_disk_medium_error(void **state)
 	blk_dev_close(dev);
 }
 
+/*
+ * Partial completion: 16 reads of 4 KiB merged into one 64 KiB READ over
+ * LBAs 4608..4735 (512-byte blocks); the disk's opts=0x2 fails LBA 4660
+ * with MEDIUM ERROR and INFORMATION 4660.  The 6 bios before it end OK,
+ * the rest (from the one that holds LBA 4660) fail with MEDIUM, as
+ * scsi_io_completion() ends good_bytes and fails the remainder.
+ */
+static blk_status_t pst[16];
+static int pend;
+
+static void partial_end_io(struct blk_bio *bio)
+{
+	pst[(uintptr_t)bio->bi_private] = bio->bi_status;
+	pend++;
+}
+
+static void test_partial_medium_error(void **state)
+{
+	struct blk_ram_config rc = { 0 };
+	struct blk_dev_config q = { .queue_depth = 32, .nr_hw_queues = 1 };
+	struct blk_scsi_config sc = { .queue = &q, .max_retries = 5,
+				      .opts = 0x2 };
+	struct blk_scsi_stats st;
+	struct blk_bio bios[16];
+	struct iovec iov[16];
+	static char buf[16][4096];
+	struct blk_dev *dev;
+	struct blk_mq_ctx *ctx;
+	char err[256];
+	unsigned int i;
+
+	(void)state;
+	rc.queue.capacity = 64 << 20;
+	rc.queue.queue_depth = 32;
+	assert_int_equal(blk_ram_create(&rc, &sc.lower), 0);
+	assert_int_equal(blk_scsi_create(&sc, &dev, err, sizeof(err)), 0);
+	assert_int_equal(blk_ctx_attach(dev, &ctx), 0);
+	memset(bios, 0, sizeof(bios));
+	pend = 0;
+	blk_start_plug(ctx);
+	for (i = 0; i < 16; i++) {
+		iov[i].iov_base = buf[i];
+		iov[i].iov_len = 4096;
+		bios[i].bi_op = BLK_OP_READ;
+		bios[i].bi_offset = (576ull + i) * 4096;
+		bios[i].bi_size = 4096;
+		bios[i].bi_vcnt = 1;
+		bios[i].bi_io_vec = &iov[i];
+		bios[i].bi_end_io = partial_end_io;
+		bios[i].bi_private = (void *)(uintptr_t)i;
+		assert_int_equal(blk_submit(ctx, &bios[i]), 0);
+	}
+	blk_finish_plug(ctx);
+	assert_int_equal(blk_drain(ctx, 10000000000ull), 0);
+	assert_int_equal(pend, 16);
+	for (i = 0; i < 16; i++) {
+		print_message("bio %u\n", i);
+		assert_int_equal(pst[i], i < 6 ? BLK_STS_OK : BLK_STS_MEDIUM);
+	}
+	blk_scsi_get_stats(dev, &st);
+	assert_true(st.reads == 1);   /* merged: one READ */
+	assert_true(st.partial == 1);
+	blk_ctx_detach(ctx);
+	blk_dev_close(dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decide_table),
 		cmocka_unit_test(test_disk_on_ram),
 		cmocka_unit_test(test_disk_medium_error),
+		cmocka_unit_test(test_partial_medium_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

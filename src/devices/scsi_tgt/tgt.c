@@ -68,7 +68,7 @@ void tgt_cmd_bad_param(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
 	tgt_cmd_sense(c, lu, &s);
 }
 
-static void cmd_end(struct scsi_tgt *t, struct scsi_tgt_cmd *c)
+void tgt_cmd_end(struct scsi_tgt *t, struct scsi_tgt_cmd *c)
 {
 	atomic_fetch_add_explicit(&t->cmds, 1, memory_order_relaxed);
 	if (unlikely(c->status == SAM_STAT_CHECK_CONDITION))
@@ -628,7 +628,16 @@ static void media_put(struct scsi_tgt_cmd *c)
 		c->resid = c->xfer_len - c->moved;
 	if (unlikely(io->recovered) && c->status == SAM_STAT_GOOD)
 		tgt_cmd_check(c, lu, SK_RECOVERED_ERROR, 0x5d00); /* threshold exceeded */
-	cmd_end(t, c);
+	io->q->lun_busy[c->lun]--;
+	c->tstate = TGT_TASK_IDLE;
+	/* ABORT TASK waited for it, or a reset came after it started */
+	if (unlikely(c->aborting ||
+		     (int32_t)(c->epoch - atomic_load_explicit(&lu->reset_epoch,
+							       memory_order_relaxed)) < 0)) {
+		tgt_task_end_aborted(io->q, c);
+		return;
+	}
+	tgt_cmd_end(t, c);
 }
 
 static void media_end_io(struct blk_bio *bio)
@@ -672,6 +681,7 @@ struct media_io *tgt_media_alloc(struct scsi_tgt_queue *q,
 			return NULL;
 	}
 	io->tgt = q->tgt;
+	io->q = q;
 	io->lu = lu;
 	io->bios = (struct blk_bio *)(io + 1);
 	io->iov = (struct iovec *)(io->bios + nr);
@@ -705,6 +715,9 @@ int tgt_media_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 	int ret;
 
 	c->pending = io->nr + 1; /* + 1: held while submitting */
+	c->tstate = TGT_TASK_MEDIA;
+	c->epoch = atomic_load_explicit(&q->tgt->epoch, memory_order_relaxed);
+	q->lun_busy[c->lun]++;
 	for (i = 0; i < io->nr; i++) {
 		while ((ret = blk_submit(ctx, &io->bios[i])) == -EAGAIN && i)
 			blk_poll(ctx);
@@ -713,6 +726,8 @@ int tgt_media_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 				free(io);
 			c->io = NULL;
 			c->pending = 0;
+			c->tstate = TGT_TASK_IDLE;
+			q->lun_busy[c->lun]--;
 			return -EAGAIN;
 		}
 		if (ret) {
@@ -1324,6 +1339,8 @@ int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 	c->overflow = false;
 	c->blk_status = BLK_STS_OK;
 	c->pending = 0;
+	c->tstate = TGT_TASK_IDLE;
+	c->aborting = false;
 	c->moved = 0;
 	c->err = BLK_STS_OK;
 	c->err_lba = 0;
@@ -1361,12 +1378,14 @@ int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 		return ret; /* -EAGAIN, -EBUSY, -ENOMEM: done is not called */
 	if (c->io)
 		return 0; /* media access: ends from its bios */
-	if (unlikely(c->status == INJECT_DROP))
-		return 0; /* SCSI_TGT_OPT_TIMEOUT: never answered */
+	if (unlikely(c->status == INJECT_DROP)) {
+		tgt_task_drop(q, c); /* SCSI_TGT_OPT_TIMEOUT: never answered */
+		return 0;
+	}
 	if (c->status == SAM_STAT_GOOD && c->dir == SCSI_DIR_TO_DEVICE)
 		c->resid = 0; /* Data-Out taken whole */
 end:
-	cmd_end(t, c);
+	tgt_cmd_end(t, c);
 	return 0;
 }
 
@@ -1483,7 +1502,8 @@ int scsi_tgt_queue_attach(struct scsi_tgt *t, struct scsi_tgt_queue **qp)
 	q->tgt = t;
 	q->ctx = calloc(t->nr_luns, sizeof(*q->ctx));
 	q->ws_buf = malloc(WS_CHUNK);
-	if (!q->ctx || !q->ws_buf) {
+	q->lun_busy = calloc(t->nr_luns, sizeof(*q->lun_busy));
+	if (!q->ctx || !q->ws_buf || !q->lun_busy) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -1500,6 +1520,7 @@ fail:
 			blk_ctx_detach(q->ctx[i]);
 	free(q->ctx);
 	free(q->ws_buf);
+	free(q->lun_busy);
 	free(q);
 	return ret;
 }
@@ -1508,10 +1529,12 @@ void scsi_tgt_queue_detach(struct scsi_tgt_queue *q)
 {
 	unsigned int i;
 
+	scsi_tgt_queue_reset(q); /* every task ends before its queue goes */
 	for (i = 0; i < q->tgt->nr_luns; i++)
 		blk_ctx_detach(q->ctx[i]);
 	free(q->ctx);
 	free(q->ws_buf);
+	free(q->lun_busy);
 	free(q);
 }
 
@@ -1526,4 +1549,11 @@ void scsi_tgt_get_stats(struct scsi_tgt *t, struct scsi_tgt_stats *st)
 	st->unit_attentions = atomic_load_explicit(&t->unit_attentions,
 						   memory_order_relaxed);
 	st->injected = atomic_load_explicit(&t->injected, memory_order_relaxed);
+	st->aborts = atomic_load_explicit(&t->aborts, memory_order_relaxed);
+	st->lun_resets = atomic_load_explicit(&t->lun_resets, memory_order_relaxed);
+	st->target_resets = atomic_load_explicit(&t->target_resets,
+						 memory_order_relaxed);
+	st->tmf_failed = atomic_load_explicit(&t->tmf_failed, memory_order_relaxed);
+	st->tasks_aborted = atomic_load_explicit(&t->tasks_aborted,
+						 memory_order_relaxed);
 }

@@ -48,6 +48,8 @@ struct scsi_lu {
 	 * per nexus; reported highest priority (lowest kind) first */
 	_Atomic uint64_t ua[TGT_UA_NR];
 	_Atomic uint64_t ua_any; /* per nexus: some kind may be pending */
+	/* tasks started before this target epoch end aborted (LUN reset) */
+	_Atomic uint32_t reset_epoch;
 	bool d_sense;           /* control mode page D_SENSE */
 };
 
@@ -59,18 +61,31 @@ struct scsi_tgt {
 	_Atomic uint64_t cmds, check_conditions, read_blocks, write_blocks,
 		unit_attentions, injected;
 	_Atomic uint64_t media_cmds; /* READ/WRITE commands, for every_nth */
+	_Atomic uint32_t epoch;      /* bumped by each LUN or target reset */
+	_Atomic uint64_t aborts, lun_resets, target_resets, tmf_failed,
+		tasks_aborted;
+};
+
+/* struct scsi_tgt_cmd's tstate */
+enum tgt_task_state {
+	TGT_TASK_IDLE = 0,      /* not started, or ended */
+	TGT_TASK_MEDIA,         /* its bios are in flight */
+	TGT_TASK_DROPPED,       /* SCSI_TGT_OPT_TIMEOUT: never answered */
 };
 
 struct scsi_tgt_queue {
 	struct scsi_tgt *tgt;
 	struct blk_mq_ctx **ctx; /* one per logical unit */
 	char *ws_buf;           /* WRITE SAME's repeated block */
+	uint32_t *lun_busy;     /* per logical unit: tasks in TGT_TASK_MEDIA */
+	struct scsi_tgt_cmd *dropped; /* tasks in TGT_TASK_DROPPED */
 };
 
 /* A media command's bios: in the command (io_space) or one allocation,
  * freed when the command ends. */
 struct media_io {
 	struct scsi_tgt *tgt;
+	struct scsi_tgt_queue *q;
 	struct scsi_lu *lu;
 	bool read;
 	bool recovered;         /* SCSI_TGT_OPT_RECOVERED_ERR on this one */
@@ -118,6 +133,15 @@ void tgt_ua_raise(struct scsi_tgt *t, struct scsi_lu *lu, enum tgt_ua kind,
  * it; its ASC/ASCQ in *@asc_ascq.  false: none pending. */
 bool tgt_ua_take(struct scsi_tgt *t, struct scsi_lu *lu, unsigned int nexus,
 		 uint16_t *asc_ascq);
+
+/* ------------------------------------------ task management (tmf.c) */
+
+/* End @c as aborted by a task management function (done is called). */
+void tgt_task_end_aborted(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
+/* Put a dropped task on @q's list, or take it off. */
+void tgt_task_drop(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
+/* Count a command, then call its done (tgt.c). */
+void tgt_cmd_end(struct scsi_tgt *t, struct scsi_tgt_cmd *c);
 
 /* ------------------------------------------- media access (tgt.c) */
 

@@ -1,22 +1,45 @@
 // SPDX-License-Identifier: MIT
 /*
  * SCSI disk driver (blkstack/scsi.h): sd's role (the probe at attach, CDBs
- * from requests), the midlayer's completion decision (scsi_decide()), and
- * a loopback LLD that hands each command to the SCSI target core on the
- * submitting thread.  No host lock: each hardware queue has its own target
- * queue, and the target core's own state is per queue or atomic.
+ * from requests), the midlayer's completion decision (scsi_decide()),
+ * partial completion, error handling (abort, LUN reset, target reset, host
+ * reset), host and device blocking and budget tokens, and a loopback LLD
+ * that hands each command to the SCSI target core on the submitting
+ * thread.  No host lock: each hardware queue has its own target queue, and
+ * the target core's own state is per queue or atomic; --scsi_host_lock=1
+ * puts seed 003's back for the experiment.  Design: docs/scsi.md.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "blkstack/blk_mq.h"
 #include "blkstack/scsi.h"
 #include "blkstack/scsi_tgt.h"
 
+/*
+ * bench/scsi-likely.sh builds the completion path with and without the
+ * branch hints (seed 000's patch): -DBLK_SCSI_HINTS=OFF.
+ */
+#ifdef BLK_SCSI_NO_HINTS
+#define likely(x) (x)
+#define unlikely(x) (x)
+#else
+#define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
 
+/* Linux's defaults (scsi_host.h, scsi_device.h): dispatch attempts a
+ * blocked host or device refuses before it is tried again. */
+#define SCSI_MAX_HOST_BLOCKED 7
+#define SCSI_MAX_DEVICE_BLOCKED 3
+
+/* Seed 000's window. */
+#define STAGE_WINDOW_NS 100000000ull
 
 struct scsi_hq;
 
@@ -27,11 +50,22 @@ struct scsi_disk {
 	uint32_t lbs;
 	uint64_t nr_blocks;
 	uint32_t max_retries;
+	uint32_t queue_depth;   /* budget tokens; 0: none */
+	bool host_lock_on;
+	bool stage_timers;
+	/* read by every dispatch, written when a host busy, BUSY or TASK SET
+	 * FULL blocks the host or the device (rare): a line of their own */
+	_Atomic uint32_t host_blocked __attribute__((aligned(64)));
+	_Atomic uint32_t device_blocked;
+	_Atomic uint32_t budget_used __attribute__((aligned(64)));
+	pthread_spinlock_t host_lock __attribute__((aligned(64)));
 };
 
 struct scsi_hq {
 	struct scsi_disk *sd;
 	struct scsi_tgt_queue *tq;
+	unsigned int idx;
+	uint64_t win_start, win_ns, win_count; /* stage timer window */
 	struct blk_scsi_stats st; /* this queue's; written by its thread */
 };
 
@@ -41,12 +75,44 @@ struct scsi_pdu {
 	struct scsi_tgt_cmd cmd;
 	struct request *rq;
 	struct blk_mq_hw_ctx *hctx;
+	uint64_t lba;           /* of this attempt */
 	bool in_submit;         /* done() inside scsi_tgt_submit() */
 	bool retry_now;         /* ... and it wants the command sent again */
+	bool timed_out;         /* error handling ended it */
+	bool budget;            /* holds a budget token */
 	uint8_t cdb[16];
 	uint8_t param[24];
 	struct iovec iov[];
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------ host lock */
+
+static void host_lock(struct scsi_hq *hq)
+{
+	struct scsi_disk *sd = hq->sd;
+
+	hq->st.host_lock++;
+	if (pthread_spin_trylock(&sd->host_lock)) {
+		uint64_t t0 = now_ns();
+
+		hq->st.host_lock_contended++;
+		pthread_spin_lock(&sd->host_lock);
+		hq->st.host_lock_wait_ns += now_ns() - t0;
+	}
+}
+
+static void host_unlock(struct scsi_hq *hq)
+{
+	pthread_spin_unlock(&hq->sd->host_lock);
+}
 
 /* ------------------------------------------------- completion decision */
 
@@ -64,6 +130,9 @@ enum scsi_disposition scsi_decide(uint8_t status, const struct scsi_sense *s,
 		return SCSI_DONE;
 	case SAM_STAT_BUSY:
 	case SAM_STAT_TASK_SET_FULL:
+		return may_retry ? SCSI_RETRY : SCSI_DONE;
+	case SAM_STAT_TASK_ABORTED:
+		*blk = BLK_STS_TIMEOUT;
 		return may_retry ? SCSI_RETRY : SCSI_DONE;
 	case SAM_STAT_CHECK_CONDITION:
 		break;
@@ -99,38 +168,206 @@ enum scsi_disposition scsi_decide(uint8_t status, const struct scsi_sense *s,
 	}
 }
 
-static void scsi_done(struct scsi_tgt_cmd *c)
+/* Send @rq again: now, from queue_rq (it answers RESOURCE), or requeued. */
+static void scsi_requeue(struct scsi_pdu *pdu, struct request *rq)
 {
-	struct scsi_pdu *pdu = (struct scsi_pdu *)c;
-	struct request *rq = pdu->rq;
-	struct scsi_hq *hq = blk_mq_hctx_driver_data(pdu->hctx);
+	if (pdu->in_submit)
+		pdu->retry_now = true;
+	else
+		blk_mq_requeue_request(rq);
+}
+
+static void stage_end(struct scsi_hq *hq, uint64_t t0)
+{
+	uint64_t t1 = now_ns();
+
+	hq->st.stage_count++;
+	hq->st.stage_ns += t1 - t0;
+	hq->win_count++;
+	hq->win_ns += t1 - t0;
+	if (!hq->win_start)
+		hq->win_start = t1;
+	if (t1 - hq->win_start >= STAGE_WINDOW_NS) {
+		/* seed 000's print_timings line, per hardware queue */
+		fprintf(stderr,
+			"scsi_io_completion[q%u]: print_timings: cum_time=%llu ns, count=%llu, avg=%llu ns\n",
+			hq->idx, (unsigned long long)hq->win_ns,
+			(unsigned long long)hq->win_count,
+			(unsigned long long)(hq->win_ns / hq->win_count));
+		hq->win_start = t1;
+		hq->win_ns = hq->win_count = 0;
+	}
+}
+
+/*
+ * The slow half of the completion: everything but "GOOD, all of it".
+ * Return true when it ended or requeued the request itself.
+ */
+static bool __attribute__((noinline))
+scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
+	       blk_status_t *stp)
+{
+	struct scsi_tgt_cmd *c = &pdu->cmd;
+	struct scsi_disk *sd = hq->sd;
 	struct scsi_sense s, *sp = NULL;
+	uint32_t good = 0;
 	blk_status_t st;
 
-	if (unlikely(c->status == SAM_STAT_CHECK_CONDITION)) {
+	if (c->status == SAM_STAT_CHECK_CONDITION) {
 		hq->st.check_conditions++;
 		if (!scsi_parse_sense(c->sense, c->sense_len, &s)) {
 			sp = &s;
 			hq->st.sense_keys[s.key & 0x0f]++;
 		}
 	}
-	if (scsi_decide(c->status, sp, rq->retries, hq->sd->max_retries, &st) ==
+	if (c->status == SAM_STAT_TASK_ABORTED)
+		hq->st.tasks_aborted++;
+	if (c->status == SAM_STAT_BUSY || c->status == SAM_STAT_TASK_SET_FULL)
+		atomic_store_explicit(&sd->device_blocked, SCSI_MAX_DEVICE_BLOCKED,
+				      memory_order_relaxed);
+	if (scsi_decide(c->status, sp, rq->retries, sd->max_retries, &st) ==
 	    SCSI_RETRY) {
 		rq->retries++;
 		hq->st.retries++;
-		if (pdu->in_submit)
-			pdu->retry_now = true; /* queue_rq answers RESOURCE */
-		else
-			blk_mq_requeue_request(rq);
-		return;
+		scsi_requeue(pdu, rq);
+		return true;
 	}
-	/* a data command that moved less than asked and says nothing */
-	if (st == BLK_STS_OK && c->dir != SCSI_DIR_NONE && (c->resid || c->overflow))
-		st = BLK_STS_IOERR;
-	if (st != BLK_STS_OK)
+	if (st == BLK_STS_TIMEOUT && c->status == SAM_STAT_TASK_ABORTED &&
+	    !pdu->timed_out)
+		st = BLK_STS_IOERR; /* aborted by a reset, not for time */
+	if (c->dir == SCSI_DIR_NONE || rq->op > BLK_OP_WRITE) {
+		*stp = st;
+		goto out;
+	}
+	/*
+	 * Partial completion (scsi_io_completion()'s good_bytes): what was
+	 * moved before a MEDIUM ERROR's INFORMATION LBA, or all but the
+	 * residual of a GOOD command, ends; the rest is sent again (GOOD)
+	 * or fails (the error).
+	 */
+	if (st == BLK_STS_OK && !c->overflow) {
+		good = c->xfer_len - c->resid;
+	} else if (st == BLK_STS_MEDIUM && sp && sp->info_valid &&
+		   sp->info > pdu->lba &&
+		   sp->info - pdu->lba < rq->data_len / sd->lbs) {
+		good = (uint32_t)(sp->info - pdu->lba) * sd->lbs;
+	}
+	good -= good % sd->lbs;
+	if (st == BLK_STS_OK && good < rq->data_len) {
+		if (c->overflow) {
+			*stp = BLK_STS_IOERR;
+			goto out;
+		}
+		if (good) {
+			hq->st.partial++;
+			blk_mq_update_request(rq, good);
+		} else if (rq->retries++ < sd->max_retries) {
+			hq->st.retries++; /* no progress: counts as a retry */
+		} else {
+			*stp = BLK_STS_IOERR;
+			goto out;
+		}
+		scsi_requeue(pdu, rq);
+		return true;
+	}
+	if (st != BLK_STS_OK && good) {
+		hq->st.partial++;
+		blk_mq_update_request(rq, good);
+	}
+	*stp = st;
+out:
+	if (*stp != BLK_STS_OK)
 		rq->native_status = (uint32_t)c->status << 24 |
 				    (sp ? (uint32_t)sp->key << 16 | sp->asc_ascq : 0);
+	return false;
+}
+
+static void scsi_done(struct scsi_tgt_cmd *c)
+{
+	struct scsi_pdu *pdu = (struct scsi_pdu *)c;
+	struct request *rq = pdu->rq;
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(pdu->hctx);
+	struct scsi_disk *sd = hq->sd;
+	blk_status_t st = BLK_STS_OK;
+	uint64_t t0 = 0;
+	bool locked = false;
+
+#ifdef BLK_STAGE_TIMERS
+	if (unlikely(sd->stage_timers))
+		t0 = now_ns();
+#endif
+	if (unlikely(sd->host_lock_on) && !pdu->in_submit) {
+		host_lock(hq);
+		locked = true;
+	}
+	if (unlikely(pdu->budget)) {
+		pdu->budget = false;
+		atomic_fetch_sub_explicit(&sd->budget_used, 1, memory_order_release);
+	}
+	/* a command ended: the host and the device may take more
+	 * (scsi_finish_command()'s reset of the blocked counts) */
+	if (unlikely(atomic_load_explicit(&sd->host_blocked, memory_order_relaxed) |
+		     atomic_load_explicit(&sd->device_blocked, memory_order_relaxed))) {
+		atomic_store_explicit(&sd->host_blocked, 0, memory_order_relaxed);
+		atomic_store_explicit(&sd->device_blocked, 0, memory_order_relaxed);
+	}
+	if (unlikely(c->status != SAM_STAT_GOOD || c->resid) &&
+	    scsi_done_slow(hq, pdu, rq, &st))
+		goto out;
+#ifdef BLK_STAGE_TIMERS
+	if (unlikely(t0))
+		stage_end(hq, t0);
+#endif
 	blk_mq_complete_request(rq, st);
+out:
+	if (unlikely(locked)) {
+		/* the pre-blk-mq midlayer ran the queue on every completion */
+		hq->st.queue_kicks++;
+		blk_mq_kick_hw_queue(pdu->hctx);
+		host_unlock(hq);
+	}
+	(void)t0;
+}
+
+/* --------------------------------------------------- error handling */
+
+/*
+ * The request's deadline passed (scsi_times_out(), then the error handler's
+ * ladder, scsi_eh_ready_devs()): ABORT TASK; if the target rejects it, a
+ * LOGICAL UNIT RESET; then a TARGET RESET; then a host reset, which for
+ * the loopback LLD is the end of every task of its target queue and never
+ * fails.  Each step that works ends the command through scsi_done() with
+ * TASK ABORTED (and every other command the step ended), which retries it
+ * while max_retries allows, else fails it with BLK_STS_TIMEOUT: each
+ * command ends exactly once.
+ */
+static enum blk_eh_timer_return scsi_timeout(struct request *rq)
+{
+	struct scsi_pdu *pdu = blk_mq_rq_to_pdu(rq);
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(pdu->hctx);
+	int ret;
+
+	hq->st.timeouts++;
+	pdu->timed_out = true;
+	ret = scsi_tgt_abort_task(hq->tq, &pdu->cmd);
+	if (!ret || ret == -ENOENT) {
+		hq->st.aborts++;
+		return BLK_EH_DONE;
+	}
+	hq->st.aborts_failed++;
+	if (!scsi_tgt_lun_reset(hq->tq, 0, 0)) {
+		hq->st.lun_resets++;
+		return BLK_EH_DONE;
+	}
+	hq->st.lun_resets_failed++;
+	if (!scsi_tgt_target_reset(hq->tq, 0)) {
+		hq->st.target_resets++;
+		return BLK_EH_DONE;
+	}
+	hq->st.target_resets_failed++;
+	hq->st.host_resets++;
+	scsi_tgt_queue_reset(hq->tq);
+	return BLK_EH_DONE;
 }
 
 /* ------------------------------------------------------------- sd role */
@@ -154,23 +391,88 @@ static void cdb_rw(uint8_t *cdb, bool write, uint64_t lba, uint32_t nb,
 		cdb[1] |= 0x08;
 }
 
+/* The data of a request a partial completion left: rq->bio_done bytes of
+ * its first bio are done already. */
+static unsigned int __attribute__((noinline))
+iov_remainder(struct request *rq, struct iovec *iov)
+{
+	uint32_t skip = rq->bio_done;
+	unsigned int n = 0, i;
+	struct blk_bio *bio;
+
+	rq_for_each_bio(bio, rq)
+		for (i = 0; i < bio->bi_vcnt; i++) {
+			struct iovec v = bio->bi_io_vec[i];
+
+			if (skip >= v.iov_len) {
+				skip -= (uint32_t)v.iov_len;
+				continue;
+			}
+			v.iov_base = (char *)v.iov_base + skip;
+			v.iov_len -= skip;
+			skip = 0;
+			iov[n++] = v;
+		}
+	return n;
+}
+
+/* Dispatch refused while the host or the device is blocked, or out of
+ * budget; true: refuse this one (BLK_STS_RESOURCE). */
+static bool __attribute__((noinline))
+scsi_blocked(struct scsi_hq *hq)
+{
+	struct scsi_disk *sd = hq->sd;
+	uint32_t v;
+
+	v = atomic_load_explicit(&sd->host_blocked, memory_order_relaxed);
+	if (v && atomic_compare_exchange_strong(&sd->host_blocked, &v, v - 1)) {
+		hq->st.blocked++;
+		return true;
+	}
+	v = atomic_load_explicit(&sd->device_blocked, memory_order_relaxed);
+	if (v && atomic_compare_exchange_strong(&sd->device_blocked, &v, v - 1)) {
+		hq->st.blocked++;
+		return true;
+	}
+	return false;
+}
+
 static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 				  const struct blk_mq_queue_data *bd)
 {
 	struct scsi_hq *hq = blk_mq_hctx_driver_data(hctx);
+	struct scsi_disk *sd = hq->sd;
 	struct request *rq = bd->rq;
 	struct scsi_pdu *pdu = blk_mq_rq_to_pdu(rq);
 	struct scsi_tgt_cmd *c = &pdu->cmd;
-	uint64_t lba = rq->offset / hq->sd->lbs;
-	uint32_t nb = rq->data_len / hq->sd->lbs;
+	uint64_t lba = rq->offset / sd->lbs;
+	uint32_t nb = rq->data_len / sd->lbs;
 	unsigned int n = 0, i;
 	struct blk_bio *bio;
 	int ret;
 
+	if (unlikely(atomic_load_explicit(&sd->host_blocked, memory_order_relaxed) |
+		     atomic_load_explicit(&sd->device_blocked, memory_order_relaxed)) &&
+	    scsi_blocked(hq))
+		return BLK_STS_RESOURCE;
+	/* budget tokens (scsi_mq_get_budget()): the LUN's queue depth */
+	pdu->budget = false;
+	if (unlikely(sd->queue_depth)) {
+		if (atomic_fetch_add_explicit(&sd->budget_used, 1,
+					      memory_order_acquire) >= sd->queue_depth) {
+			atomic_fetch_sub_explicit(&sd->budget_used, 1,
+						  memory_order_release);
+			hq->st.budget_busy++;
+			return BLK_STS_RESOURCE;
+		}
+		pdu->budget = true;
+	}
 	/* only the inputs: scsi_tgt_submit() sets every result (no memset
 	 * of the 252-byte sense buffer per I/O) */
 	pdu->rq = rq;
 	pdu->hctx = hctx;
+	pdu->lba = lba;
+	pdu->timed_out = false;
 	c->lun = 0;
 	c->nexus = 0;
 	c->cdb = pdu->cdb;
@@ -184,9 +486,13 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	case BLK_OP_WRITE:
 		cdb_rw(pdu->cdb, rq->op == BLK_OP_WRITE, lba, nb,
 		       rq->cmd_flags & BLK_BIO_FUA, &c->cdb_len);
-		rq_for_each_bio(bio, rq)
-			for (i = 0; i < bio->bi_vcnt; i++)
-				pdu->iov[n++] = bio->bi_io_vec[i];
+		if (likely(!rq->bio_done)) {
+			rq_for_each_bio(bio, rq)
+				for (i = 0; i < bio->bi_vcnt; i++)
+					pdu->iov[n++] = bio->bi_io_vec[i];
+		} else {
+			n = iov_remainder(rq, pdu->iov);
+		}
 		c->iov = pdu->iov;
 		c->iovcnt = n;
 		c->xfer_len = rq->data_len;
@@ -226,6 +532,11 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 		c->cdb_len = 16;
 		break;
 	default:
+		if (pdu->budget) {
+			pdu->budget = false;
+			atomic_fetch_sub_explicit(&sd->budget_used, 1,
+						  memory_order_release);
+		}
 		return BLK_STS_NOTSUPP;
 	}
 	switch (rq->op) {
@@ -237,15 +548,31 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 	pdu->in_submit = true;
 	pdu->retry_now = false;
-	ret = scsi_tgt_submit(hq->tq, c);
+	if (unlikely(sd->host_lock_on)) {
+		host_lock(hq); /* scsi_dispatch_cmd() held it over queuecommand */
+		ret = scsi_tgt_submit(hq->tq, c);
+		host_unlock(hq);
+	} else {
+		ret = scsi_tgt_submit(hq->tq, c);
+	}
 	pdu->in_submit = false;
-	if (unlikely(ret == -EAGAIN || ret == -EBUSY))
+	if (unlikely(ret == -EAGAIN || ret == -EBUSY)) {
 		hq->st.busy++;
-	/* no tag on the disk, host busy (the LLD's SCSI_MLQUEUE_HOST_BUSY),
-	 * or a retry decided inline: the core requeues it */
-	if (ret == -EAGAIN || ret == -EBUSY || pdu->retry_now)
+		/* SCSI_MLQUEUE_HOST_BUSY: the host takes nothing for a while */
+		if (ret == -EBUSY)
+			atomic_store_explicit(&sd->host_blocked, SCSI_MAX_HOST_BLOCKED,
+					      memory_order_relaxed);
+		if (pdu->budget) {
+			pdu->budget = false;
+			atomic_fetch_sub_explicit(&sd->budget_used, 1,
+						  memory_order_release);
+		}
 		return BLK_STS_RESOURCE;
-	if (ret)
+	}
+	/* a retry decided inline: the core requeues it */
+	if (unlikely(pdu->retry_now))
+		return BLK_STS_RESOURCE;
+	if (unlikely(ret))
 		return BLK_STS_IOERR;
 	return BLK_STS_OK;
 }
@@ -266,6 +593,7 @@ static int scsi_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 	if (!hq)
 		return -ENOMEM;
 	hq->sd = data;
+	hq->idx = idx;
 	ret = scsi_tgt_queue_attach(hq->sd->tgt, &hq->tq);
 	if (ret) {
 		free(hq);
@@ -295,6 +623,7 @@ static void scsi_free(void *data)
 	struct scsi_disk *sd = data;
 
 	scsi_tgt_destroy(sd->tgt); /* closes the lower device */
+	pthread_spin_destroy(&sd->host_lock);
 	free(sd->hq);
 	free(sd);
 }
@@ -302,6 +631,7 @@ static void scsi_free(void *data)
 static const struct blk_mq_ops scsi_mq_ops = {
 	.queue_rq = scsi_queue_rq,
 	.poll = scsi_poll,
+	.timeout = scsi_timeout,
 	.init_hctx = scsi_init_hctx,
 	.exit_hctx = scsi_exit_hctx,
 	.free = scsi_free,
@@ -389,21 +719,35 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	char what[128];
 	int ret;
 
+#ifndef BLK_STAGE_TIMERS
+	if (cfg->stage_timers) {
+		snprintf(err, errlen, "scsi_stage_timers=1: this build has no stage timers (cmake -DBLK_STAGE_TIMERS=ON)");
+		blk_dev_close(lower);
+		return -EINVAL;
+	}
+#endif
 	sd = calloc(1, sizeof(*sd));
 	if (!sd) {
 		blk_dev_close(lower);
 		return -ENOMEM;
 	}
 	sd->max_retries = cfg->max_retries;
+	sd->queue_depth = cfg->queue_depth;
+	sd->host_lock_on = cfg->host_lock;
+	sd->stage_timers = cfg->stage_timers;
+	pthread_spin_init(&sd->host_lock, PTHREAD_PROCESS_PRIVATE);
 	tc.luns = &lower;
 	tc.nr_luns = 1;
 	tc.own_luns = true;
 	tc.id = 1;
 	tc.every_nth = cfg->every_nth;
 	tc.opts = cfg->opts;
+	tc.tmf_fail = cfg->tmf_fail;
+	tc.tmf_timeout_ms = cfg->tmf_timeout_ms;
 	ret = scsi_tgt_create(&tc, &sd->tgt, err, errlen);
 	if (ret) {
 		blk_dev_close(lower);
+		pthread_spin_destroy(&sd->host_lock);
 		free(sd);
 		return ret;
 	}
@@ -493,6 +837,7 @@ fail:
 	if (q)
 		scsi_tgt_queue_detach(q);
 	scsi_tgt_destroy(sd->tgt);
+	pthread_spin_destroy(&sd->host_lock);
 	free(sd->hq);
 	free(sd);
 	return ret;

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SCSI target core: task management (SAM-5 clause 7): ABORT TASK,
+ * LOGICAL UNIT RESET, TARGET RESET, and the end of every task of a queue
+ * (I_T nexus loss, an initiator's host reset).
+ *
+ * What a task can be when a function reaches it: ended (nothing to do),
+ * dropped by SCSI_TGT_OPT_TIMEOUT (on its queue's list: ended at once,
+ * TASK ABORTED), or doing media access.  Bios handed to a blk_dev cannot be
+ * taken back, so a task with media access in flight is marked and waited
+ * for, by polling the queue: it ends TASK ABORTED when its last bio ends.
+ * Tasks of other queues (other threads) are not touched from here: a reset
+ * bumps the target's epoch and the logical unit's reset_epoch, and a task
+ * that started before it ends aborted on its own thread.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "tgt_int.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t tmf_deadline(const struct scsi_tgt *t)
+{
+	uint32_t ms = t->cfg.tmf_timeout_ms ? t->cfg.tmf_timeout_ms : 10000;
+
+	return now_ns() + (uint64_t)ms * 1000000ull;
+}
+
+void tgt_task_drop(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
+{
+	c->tstate = TGT_TASK_DROPPED;
+	c->dprev = NULL;
+	c->dnext = q->dropped;
+	if (q->dropped)
+		q->dropped->dprev = c;
+	q->dropped = c;
+}
+
+static void task_undrop(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
+{
+	if (c->dprev)
+		c->dprev->dnext = c->dnext;
+	else
+		q->dropped = c->dnext;
+	if (c->dnext)
+		c->dnext->dprev = c->dprev;
+	c->dnext = c->dprev = NULL;
+	c->tstate = TGT_TASK_IDLE;
+}
+
+void tgt_task_end_aborted(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
+{
+	/* SAM-5 5.6: TASK ABORTED, no sense, nothing moved that counts */
+	c->status = SAM_STAT_TASK_ABORTED;
+	c->sense_len = 0;
+	c->resid = c->xfer_len;
+	c->overflow = false;
+	c->aborting = false;
+	c->tstate = TGT_TASK_IDLE;
+	atomic_fetch_add_explicit(&q->tgt->tasks_aborted, 1, memory_order_relaxed);
+	tgt_cmd_end(q->tgt, c);
+}
+
+static int tmf_failed(struct scsi_tgt *t, int ret)
+{
+	atomic_fetch_add_explicit(&t->tmf_failed, 1, memory_order_relaxed);
+	return ret;
+}
+
+int scsi_tgt_abort_task(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
+{
+	struct scsi_tgt *t = q->tgt;
+	uint64_t deadline;
+
+	if (t->cfg.tmf_fail & SCSI_TGT_TMF_FAIL_ABORT)
+		return tmf_failed(t, -EIO);
+	atomic_fetch_add_explicit(&t->aborts, 1, memory_order_relaxed);
+	switch (c->tstate) {
+	case TGT_TASK_DROPPED:
+		task_undrop(q, c);
+		tgt_task_end_aborted(q, c);
+		return 0;
+	case TGT_TASK_MEDIA:
+		c->aborting = true; /* media_put() ends it aborted */
+		deadline = tmf_deadline(t);
+		while (c->tstate == TGT_TASK_MEDIA) {
+			scsi_tgt_poll(q);
+			if (c->tstate == TGT_TASK_MEDIA && now_ns() > deadline)
+				return tmf_failed(t, -ETIMEDOUT);
+		}
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+/* End the tasks of @lun (all: UINT64_MAX) on @q; wait for their media. */
+static int reset_queue_tasks(struct scsi_tgt_queue *q, uint64_t lun,
+			     uint64_t deadline)
+{
+	struct scsi_tgt *t = q->tgt;
+	struct scsi_tgt_cmd *c, *next;
+	unsigned int i;
+
+	for (c = q->dropped; c; c = next) {
+		next = c->dnext;
+		if (lun != UINT64_MAX && c->lun != lun)
+			continue;
+		task_undrop(q, c);
+		tgt_task_end_aborted(q, c);
+	}
+	for (i = 0; i < t->nr_luns; i++) {
+		if (lun != UINT64_MAX && i != lun)
+			continue;
+		while (q->lun_busy[i]) {
+			scsi_tgt_poll(q);
+			if (q->lun_busy[i] && deadline && now_ns() > deadline)
+				return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+/* Tasks started before now, on every queue, end aborted. */
+static void reset_epoch(struct scsi_tgt *t, struct scsi_lu *lu)
+{
+	uint32_t e = atomic_fetch_add(&t->epoch, 1) + 1;
+
+	atomic_store(&lu->reset_epoch, e);
+}
+
+int scsi_tgt_lun_reset(struct scsi_tgt_queue *q, uint64_t lun,
+		       unsigned int nexus)
+{
+	struct scsi_tgt *t = q->tgt;
+	struct scsi_lu *lu;
+	int ret;
+
+	if (lun >= t->nr_luns)
+		return -EINVAL;
+	if (t->cfg.tmf_fail & SCSI_TGT_TMF_FAIL_LUN_RESET)
+		return tmf_failed(t, -EIO);
+	lu = &t->lus[lun];
+	atomic_fetch_add_explicit(&t->lun_resets, 1, memory_order_relaxed);
+	reset_epoch(t, lu);
+	ret = reset_queue_tasks(q, lun, tmf_deadline(t));
+	tgt_ua_raise(t, lu, TGT_UA_LUN_RESET, (int)nexus);
+	return ret ? tmf_failed(t, ret) : 0;
+}
+
+int scsi_tgt_target_reset(struct scsi_tgt_queue *q, unsigned int nexus)
+{
+	struct scsi_tgt *t = q->tgt;
+	unsigned int i;
+	int ret;
+
+	if (t->cfg.tmf_fail & SCSI_TGT_TMF_FAIL_TARGET_RESET)
+		return tmf_failed(t, -EIO);
+	atomic_fetch_add_explicit(&t->target_resets, 1, memory_order_relaxed);
+	for (i = 0; i < t->nr_luns; i++)
+		reset_epoch(t, &t->lus[i]);
+	ret = reset_queue_tasks(q, UINT64_MAX, tmf_deadline(t));
+	for (i = 0; i < t->nr_luns; i++)
+		tgt_ua_raise(t, &t->lus[i], TGT_UA_LUN_RESET, (int)nexus);
+	return ret ? tmf_failed(t, ret) : 0;
+}
+
+void scsi_tgt_queue_reset(struct scsi_tgt_queue *q)
+{
+	reset_queue_tasks(q, UINT64_MAX, 0);
+}

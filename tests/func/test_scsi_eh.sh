@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# dev=scsi's midlayer under faults (issue 12): a timed-out command goes
+# through the error-handling ladder (ABORT TASK, LOGICAL UNIT RESET, TARGET
+# RESET, host reset: each step the target rejects with scsi_tmf_fail sends
+# it to the next), at QD 128 with 2 jobs and verify=crc32c: every command
+# ends once (every block verified, no error, the counters add up); host
+# busy and TASK SET FULL block the host and the device; budget tokens
+# (scsi_queue_depth) bound the commands at the disk; the host lock switch
+# (seed 003) and the completion stage timers (seed 000) count what they
+# say.
+source "$(dirname "$0")/lib.sh" "$@"
+J="--output-format=json"
+S=".jobs[0].blkstack.scsi"
+
+# eh LABEL TMF_FAIL STEP: at QD 128, 2 jobs, every 64th READ/WRITE dropped
+eh() {
+	local label=$1 fail=$2 step=$3 rc
+	timeout 120 "$BLKSTACK" bench --dev=scsi --scsi_every_nth=64 --scsi_opts=0x4 \
+		--scsi_tmf_fail="$fail" --rq_timeout=100ms --rw=randwrite --bs=4k \
+		--iodepth=128 --numjobs=2 --size=2M --offset_increment=2M --verify=crc32c \
+		--group_reporting=0 $J >"$TMP/eh.json" 2>"$TMP/eh.err"
+	rc=$?
+	check "$label: exit 0 (rc $rc)" test $rc -eq 0
+	check "$label: 512 blocks verified per job, 0 mismatches, 0 errors" \
+		jq -e '[.jobs[].blkstack | [.verify.blocks_verified, .verify.mismatches, .errors]] == [[512, 0, 0], [512, 0, 0]]' "$TMP/eh.json"
+	# the counters are the device's, the same in both jobs' reports
+	check "$label: commands were dropped and timed out" \
+		jq -e "$S.injected > 0 and $S.error_handling.timeouts > 0" "$TMP/eh.json"
+	check "$label: $step ended them" \
+		jq -e "$S.error_handling.$step > 0" "$TMP/eh.json"
+	# each dropped command ended exactly once, TASK ABORTED, then retried
+	check "$label: every dropped command ended TASK ABORTED once and was retried" \
+		jq -e "$S.error_handling.tasks_aborted == $S.injected and $S.retries == $S.injected" "$TMP/eh.json"
+}
+eh "abort" 0 aborts
+eh "abort rejected: LUN reset" 1 lun_resets
+eh "abort and LUN reset rejected: target reset" 3 target_resets
+eh "every TMF rejected: host reset" 7 host_resets
+check "rejected steps are counted" \
+	jq -e "$S.error_handling | .aborts_failed > 0 and .lun_resets_failed > 0 and .target_resets_failed > 0 and .aborts == 0" "$TMP/eh.json"
+
+# a retry budget of 0: the timed-out command fails TIMEOUT, once
+timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_every_nth=64 --scsi_opts=0x4 --scsi_max_retries=0 \
+	--rq_timeout=100ms --rw=randread --bs=4k --iodepth=32 --size=1M >"$TMP/t.out" 2>&1
+rc=$?
+check "max_retries=0: fails with TIMEOUT (rc $rc)" \
+	bash -c "test $rc -eq 1 && grep -q 'TIMEOUT' '$TMP/t.out'"
+
+# host busy (0x8000) blocks the host, TASK SET FULL (0x800) the device
+for o in 0x8000 0x800; do
+	"$BLKSTACK" bench --dev=scsi --scsi_every_nth=16 --scsi_opts=$o --rw=randwrite --bs=4k \
+		--iodepth=32 --size=2M --verify=crc32c $J >"$TMP/b.json" 2>"$TMP/b.err"
+	check "opts=$o: exit 0, 512 blocks verified" \
+		jq -e '.jobs[0].blkstack.verify | .blocks_verified == 512 and .mismatches == 0' "$TMP/b.json"
+	check "opts=$o: dispatches refused while blocked" jq -e "$S.blocked > 0" "$TMP/b.json"
+done
+
+# budget tokens: at most 4 commands at the disk, over 2 jobs of QD 32
+"$BLKSTACK" bench --dev=scsi --scsi_queue_depth=4 --rw=randwrite --bs=4k --iodepth=32 \
+	--numjobs=2 --size=2M --offset_increment=2M --verify=crc32c $J >"$TMP/q.json" 2>"$TMP/q.err"
+check "scsi_queue_depth=4: verified, requests waited for a budget token" \
+	jq -e "[.jobs[].blkstack.verify.mismatches] == [0, 0] and $S.budget_busy > 0" "$TMP/q.json"
+"$BLKSTACK" bench --dev=scsi --rw=randwrite --bs=4k --iodepth=32 --size=2M $J >"$TMP/q0.json"
+check "scsi_queue_depth=0: no budget, none refused" jq -e "$S.budget_busy == 0" "$TMP/q0.json"
+expect_error "scsi_queue_depth out of range" "scsi_queue_depth=70000: .*0\.\.65536" \
+	bench --dev=scsi --scsi_queue_depth=70000 --rw=read --size=1M
+
+# seed 003's switch: the host lock taken per submission and per completion,
+# a queue run per completion
+"$BLKSTACK" bench --dev=scsi --scsi_host_lock=1 --rw=randread --bs=4k --iodepth=16 --numjobs=2 \
+	--size=4M --group_reporting=0 $J >"$TMP/h.json"
+# (on ram every completion comes from a poll, none inside the submission)
+check "scsi_host_lock=1: 2 acquisitions and a queue kick per command" \
+	jq -e "$S | .host_lock.acquisitions == 2 * .commands.read and .host_lock.queue_kicks == .commands.read and .commands.read >= 1024" "$TMP/h.json"
+"$BLKSTACK" bench --dev=scsi --rw=randread --bs=4k --size=1M $J >"$TMP/h0.json"
+check "scsi_host_lock=0: the lock is never taken" jq -e "$S.host_lock == null" "$TMP/h0.json"
+
+# seed 000's stage timer: 100 ms windows on stderr, and the mean in JSON
+"$BLKSTACK" bench --dev=scsi --scsi_stage_timers=1 --rw=randread --bs=4k --iodepth=8 --size=64M \
+	--time_based --runtime=350ms $J >"$TMP/st.json" 2>"$TMP/st.err"
+check "stage timers: print_timings windows on stderr" \
+	grep -qE '^scsi_io_completion\[q0\]: print_timings: cum_time=[0-9]+ ns, count=[0-9]+, avg=[0-9]+ ns$' "$TMP/st.err"
+check "stage timers: every command's completion timed" \
+	jq -e "$S.completion_stage.count == $S.commands.read and $S.completion_stage.mean_ns > 0" "$TMP/st.json"
+finish
