@@ -38,6 +38,11 @@
 #define SCSI_MAX_HOST_BLOCKED 7
 #define SCSI_MAX_DEVICE_BLOCKED 3
 
+#define SCSI_X_BUDGET    0x1
+#define SCSI_X_HOST_LOCK 0x2
+#define SCSI_X_STAGE     0x4
+#define BLOCKED_HOST_ONE (1u << 16)
+
 /* Seed 000's window. */
 #define STAGE_WINDOW_NS 100000000ull
 
@@ -51,12 +56,13 @@ struct scsi_disk {
 	uint64_t nr_blocks;
 	uint32_t max_retries;
 	uint32_t queue_depth;   /* budget tokens; 0: none */
-	bool host_lock_on;
-	bool stage_timers;
-	/* read by every dispatch, written when a host busy, BUSY or TASK SET
-	 * FULL blocks the host or the device (rare): a line of their own */
-	_Atomic uint32_t host_blocked __attribute__((aligned(64)));
-	_Atomic uint32_t device_blocked;
+	uint8_t extras;         /* SCSI_X_*: one test on the fast path */
+	/*
+	 * host_blocked << 16 | device_blocked: read by every dispatch and
+	 * completion (one load), written when a host busy, BUSY or TASK SET
+	 * FULL blocks the host or the device (rare): a line of its own
+	 */
+	_Atomic uint32_t blocked __attribute__((aligned(64)));
 	_Atomic uint32_t budget_used __attribute__((aligned(64)));
 	pthread_spinlock_t host_lock __attribute__((aligned(64)));
 };
@@ -177,6 +183,7 @@ static void scsi_requeue(struct scsi_pdu *pdu, struct request *rq)
 		blk_mq_requeue_request(rq);
 }
 
+#ifdef BLK_STAGE_TIMERS
 static void stage_end(struct scsi_hq *hq, uint64_t t0)
 {
 	uint64_t t1 = now_ns();
@@ -198,6 +205,7 @@ static void stage_end(struct scsi_hq *hq, uint64_t t0)
 		hq->win_ns = hq->win_count = 0;
 	}
 }
+#endif
 
 /*
  * The slow half of the completion: everything but "GOOD, all of it".
@@ -223,8 +231,9 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 	if (c->status == SAM_STAT_TASK_ABORTED)
 		hq->st.tasks_aborted++;
 	if (c->status == SAM_STAT_BUSY || c->status == SAM_STAT_TASK_SET_FULL)
-		atomic_store_explicit(&sd->device_blocked, SCSI_MAX_DEVICE_BLOCKED,
-				      memory_order_relaxed);
+		atomic_store_explicit(&sd->blocked, SCSI_MAX_DEVICE_BLOCKED |
+				      (atomic_load_explicit(&sd->blocked, memory_order_relaxed) &
+				       ~0xffffu), memory_order_relaxed);
 	if (scsi_decide(c->status, sp, rq->retries, sd->max_retries, &st) ==
 	    SCSI_RETRY) {
 		rq->retries++;
@@ -293,10 +302,10 @@ static void scsi_done(struct scsi_tgt_cmd *c)
 	bool locked = false;
 
 #ifdef BLK_STAGE_TIMERS
-	if (unlikely(sd->stage_timers))
+	if (unlikely(sd->extras & SCSI_X_STAGE))
 		t0 = now_ns();
 #endif
-	if (unlikely(sd->host_lock_on) && !pdu->in_submit) {
+	if (unlikely(sd->extras & SCSI_X_HOST_LOCK) && !pdu->in_submit) {
 		host_lock(hq);
 		locked = true;
 	}
@@ -306,11 +315,8 @@ static void scsi_done(struct scsi_tgt_cmd *c)
 	}
 	/* a command ended: the host and the device may take more
 	 * (scsi_finish_command()'s reset of the blocked counts) */
-	if (unlikely(atomic_load_explicit(&sd->host_blocked, memory_order_relaxed) |
-		     atomic_load_explicit(&sd->device_blocked, memory_order_relaxed))) {
-		atomic_store_explicit(&sd->host_blocked, 0, memory_order_relaxed);
-		atomic_store_explicit(&sd->device_blocked, 0, memory_order_relaxed);
-	}
+	if (unlikely(atomic_load_explicit(&sd->blocked, memory_order_relaxed)))
+		atomic_store_explicit(&sd->blocked, 0, memory_order_relaxed);
 	if (unlikely(c->status != SAM_STAT_GOOD || c->resid) &&
 	    scsi_done_slow(hq, pdu, rq, &st))
 		goto out;
@@ -424,15 +430,15 @@ scsi_blocked(struct scsi_hq *hq)
 	struct scsi_disk *sd = hq->sd;
 	uint32_t v;
 
-	v = atomic_load_explicit(&sd->host_blocked, memory_order_relaxed);
-	if (v && atomic_compare_exchange_strong(&sd->host_blocked, &v, v - 1)) {
-		hq->st.blocked++;
-		return true;
-	}
-	v = atomic_load_explicit(&sd->device_blocked, memory_order_relaxed);
-	if (v && atomic_compare_exchange_strong(&sd->device_blocked, &v, v - 1)) {
-		hq->st.blocked++;
-		return true;
+	/* one count down per refused dispatch: the host's first */
+	v = atomic_load_explicit(&sd->blocked, memory_order_relaxed);
+	while (v) {
+		uint32_t n = v >= BLOCKED_HOST_ONE ? v - BLOCKED_HOST_ONE : v - 1;
+
+		if (atomic_compare_exchange_weak(&sd->blocked, &v, n)) {
+			hq->st.blocked++;
+			return true;
+		}
 	}
 	return false;
 }
@@ -451,13 +457,12 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct blk_bio *bio;
 	int ret;
 
-	if (unlikely(atomic_load_explicit(&sd->host_blocked, memory_order_relaxed) |
-		     atomic_load_explicit(&sd->device_blocked, memory_order_relaxed)) &&
+	if (unlikely(atomic_load_explicit(&sd->blocked, memory_order_relaxed)) &&
 	    scsi_blocked(hq))
 		return BLK_STS_RESOURCE;
 	/* budget tokens (scsi_mq_get_budget()): the LUN's queue depth */
 	pdu->budget = false;
-	if (unlikely(sd->queue_depth)) {
+	if (unlikely(sd->extras & SCSI_X_BUDGET)) {
 		if (atomic_fetch_add_explicit(&sd->budget_used, 1,
 					      memory_order_acquire) >= sd->queue_depth) {
 			atomic_fetch_sub_explicit(&sd->budget_used, 1,
@@ -548,7 +553,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 	pdu->in_submit = true;
 	pdu->retry_now = false;
-	if (unlikely(sd->host_lock_on)) {
+	if (unlikely(sd->extras & SCSI_X_HOST_LOCK)) {
 		host_lock(hq); /* scsi_dispatch_cmd() held it over queuecommand */
 		ret = scsi_tgt_submit(hq->tq, c);
 		host_unlock(hq);
@@ -560,7 +565,10 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 		hq->st.busy++;
 		/* SCSI_MLQUEUE_HOST_BUSY: the host takes nothing for a while */
 		if (ret == -EBUSY)
-			atomic_store_explicit(&sd->host_blocked, SCSI_MAX_HOST_BLOCKED,
+			atomic_store_explicit(&sd->blocked,
+					      SCSI_MAX_HOST_BLOCKED * BLOCKED_HOST_ONE |
+					      (atomic_load_explicit(&sd->blocked,
+								    memory_order_relaxed) & 0xffffu),
 					      memory_order_relaxed);
 		if (pdu->budget) {
 			pdu->budget = false;
@@ -733,8 +741,9 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	}
 	sd->max_retries = cfg->max_retries;
 	sd->queue_depth = cfg->queue_depth;
-	sd->host_lock_on = cfg->host_lock;
-	sd->stage_timers = cfg->stage_timers;
+	sd->extras = (cfg->queue_depth ? SCSI_X_BUDGET : 0) |
+		     (cfg->host_lock ? SCSI_X_HOST_LOCK : 0) |
+		     (cfg->stage_timers ? SCSI_X_STAGE : 0);
 	pthread_spin_init(&sd->host_lock, PTHREAD_PROCESS_PRIVATE);
 	tc.luns = &lower;
 	tc.nr_luns = 1;
