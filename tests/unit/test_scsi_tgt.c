@@ -8,6 +8,7 @@
  * SYNCHRONIZE CACHE, and a device's I/O error as MEDIUM ERROR with the LBA.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -112,18 +113,23 @@ static uint8_t run(struct fx *f, struct scsi_tgt_cmd *c, uint64_t lun,
 	return c->status;
 }
 
-/* Clear the power-on unit attention of @nexus on both units. */
-static void clear_ua(struct fx *f, unsigned int nexus)
+/* Clear the power-on unit attention of @nexus on unit @lun. */
+static void clear_ua_lun(struct fx *f, uint64_t lun, unsigned int nexus)
 {
 	static const uint8_t tur[6] = { TEST_UNIT_READY };
 	struct scsi_tgt_cmd c;
 
-	for (uint64_t lun = 0; lun < 2; lun++) {
-		assert_int_equal(run(f, &c, lun, nexus, tur, 6, SCSI_DIR_NONE, NULL, 0),
-				 SAM_STAT_CHECK_CONDITION);
-		assert_int_equal(run(f, &c, lun, nexus, tur, 6, SCSI_DIR_NONE, NULL, 0),
-				 SAM_STAT_GOOD);
-	}
+	assert_int_equal(run(f, &c, lun, nexus, tur, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_CHECK_CONDITION);
+	assert_int_equal(run(f, &c, lun, nexus, tur, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+}
+
+/* ... on both units. */
+static void clear_ua(struct fx *f, unsigned int nexus)
+{
+	for (uint64_t lun = 0; lun < 2; lun++)
+		clear_ua_lun(f, lun, nexus);
 }
 
 static void expect_sense(const struct scsi_tgt_cmd *c, uint8_t key,
@@ -1142,6 +1148,138 @@ static void test_compare_and_write(void **state)
 			 SAM_STAT_GOOD);
 }
 
+/*
+ * COMPARE AND WRITE is atomic against another queue's: two threads, each
+ * on its own queue, increment a counter in block 0 by read, then COMPARE
+ * AND WRITE (old, old + 1), again on MISCOMPARE; -EAGAIN (the other holds
+ * the unit) is polled and retried.  No increment may be lost.
+ */
+#define CAW_MT_LOOPS 300
+
+struct caw_mt {
+	struct scsi_tgt *t;
+	int errors;
+	unsigned int miscompares;
+	unsigned int next_nexus;
+};
+
+static void mt_done(struct scsi_tgt_cmd *c)
+{
+	*(int *)c->priv = 1;
+}
+
+static uint8_t mt_run(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c,
+		      unsigned int nexus, const uint8_t *cdb, uint8_t dir,
+		      void *buf, uint32_t len)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	int fin = 0, ret;
+
+	do {
+		memset(c, 0, sizeof(*c));
+		c->nexus = nexus;
+		c->cdb = cdb;
+		c->cdb_len = 16;
+		c->dir = dir;
+		c->iov = &iov;
+		c->iovcnt = 1;
+		c->xfer_len = len;
+		c->done = mt_done;
+		c->priv = &fin;
+		ret = scsi_tgt_submit(q, c);
+		if (ret == -EAGAIN)
+			scsi_tgt_poll(q);
+	} while (ret == -EAGAIN);
+	if (ret)
+		return 0xff;
+	while (!fin)
+		scsi_tgt_poll(q);
+	return c->status;
+}
+
+static void *caw_mt_thread(void *arg)
+{
+	struct caw_mt *m = arg;
+	uint8_t r16[16] = { READ_16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0 };
+	uint8_t caw[16] = { COMPARE_AND_WRITE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0 };
+	uint8_t blk[512], pl[1024];
+	struct scsi_tgt_queue *q;
+	struct scsi_tgt_cmd c;
+	unsigned int i, nexus = __atomic_add_fetch(&m->next_nexus, 1, __ATOMIC_RELAXED);
+
+	if (scsi_tgt_queue_attach(m->t, &q)) {
+		__atomic_add_fetch(&m->errors, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	/* the power-on unit attention of this nexus */
+	mt_run(q, &c, nexus, r16, SCSI_DIR_FROM_DEVICE, blk, 512);
+	for (i = 0; i < CAW_MT_LOOPS;) {
+		uint64_t v;
+
+		if (mt_run(q, &c, nexus, r16, SCSI_DIR_FROM_DEVICE, blk, 512) !=
+		    SAM_STAT_GOOD) {
+			__atomic_add_fetch(&m->errors, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		memcpy(pl, blk, 512);
+		memcpy(&v, blk, 8);
+		v++;
+		memcpy(pl + 512, blk, 512);
+		memcpy(pl + 512, &v, 8);
+		switch (mt_run(q, &c, nexus, caw, SCSI_DIR_TO_DEVICE, pl, 1024)) {
+		case SAM_STAT_GOOD:
+			i++;
+			break;
+		case SAM_STAT_CHECK_CONDITION:
+			__atomic_add_fetch(&m->miscompares, 1, __ATOMIC_RELAXED);
+			break;
+		default:
+			__atomic_add_fetch(&m->errors, 1, __ATOMIC_RELAXED);
+			i = CAW_MT_LOOPS;
+			break;
+		}
+	}
+	scsi_tgt_queue_detach(q);
+	return NULL;
+}
+
+static void test_compare_and_write_threads(void **state)
+{
+	struct blk_ram_config rc = { 0 };
+	struct scsi_tgt_config tc = { 0 };
+	struct caw_mt m = { 0 };
+	struct blk_dev *dev;
+	pthread_t th[2];
+	struct fx f = { 0 };
+	uint8_t blk[512];
+	uint64_t v;
+	char err[256];
+
+	(void)state;
+	rc.queue.capacity = CAP;
+	rc.queue.queue_depth = 16;
+	rc.queue.nr_hw_queues = 3;
+	assert_int_equal(blk_ram_create(&rc, &dev), 0);
+	tc.luns = &dev;
+	tc.nr_luns = 1;
+	tc.own_luns = true;
+	assert_int_equal(scsi_tgt_create(&tc, &m.t, err, sizeof(err)), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, caw_mt_thread, &m), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(m.errors, 0);
+	/* the counter: every increment there */
+	f.t = m.t;
+	assert_int_equal(scsi_tgt_queue_attach(f.t, &f.q), 0);
+	clear_ua_lun(&f, 0, 0);
+	read16(&f, 0, 0, 1, blk);
+	memcpy(&v, blk, 8);
+	assert_true(v == 2 * CAW_MT_LOOPS);
+	scsi_tgt_queue_detach(f.q);
+	scsi_tgt_destroy(f.t);
+}
+
 /* The MAXIMUM TRANSFER LENGTH caps COMPARE AND WRITE and PRE-FETCH's
  * CONDITION MET */
 static void test_small_max_transfer(void **state)
@@ -1414,6 +1552,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_verify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compare_and_write, setup,
 						teardown),
+		cmocka_unit_test(test_compare_and_write_threads),
 		cmocka_unit_test(test_small_max_transfer),
 		cmocka_unit_test_setup_teardown(test_orwrite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pre_fetch_anchor, setup,

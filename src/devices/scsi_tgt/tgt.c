@@ -19,8 +19,8 @@
 #define VD_SPC4 0x0460
 #define VD_SBC3 0x04c0
 
-/* Data a non-media command answers with: the largest is standard INQUIRY
- * data or MODE SENSE(10) with every page. */
+/* Data INQUIRY answers with: standard data or a VPD page (MODE SENSE's
+ * own bound is in mode.c). */
 #define RESP_MAX 512
 
 /* WRITE SAME without UNMAP writes its block from a buffer this large. */
