@@ -222,12 +222,6 @@ int tgt_mode_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	return 0;
 }
 
-/* The highest bit set in @v (a byte, not 0). */
-static int top_bit(uint8_t v)
-{
-	return 31 - __builtin_clz(v);
-}
-
 static void param_length_error(struct scsi_tgt_cmd *c, struct scsi_lu *lu)
 {
 	tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
@@ -289,7 +283,7 @@ int tgt_mode_select(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	/* CDB: byte 1 PF (bit 4) and SP (bit 0), the rest reserved up to
 	 * the parameter list length */
 	if (cdb[1] & 0xee) {
-		tgt_cmd_bad_cdb(c, lu, 1, top_bit(cdb[1] & 0xee));
+		tgt_cmd_bad_cdb(c, lu, 1, tgt_top_bit(cdb[1] & 0xee));
 		return 0;
 	}
 	for (i = 2; i < (ten ? 7u : 4u); i++) {
@@ -338,11 +332,11 @@ int tgt_mode_select(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			goto out;
 		}
 		if (pl[3] & 0x6f) {
-			tgt_cmd_bad_param(c, lu, 3, top_bit(pl[3] & 0x6f));
+			tgt_cmd_bad_param(c, lu, 3, tgt_top_bit(pl[3] & 0x6f));
 			goto out;
 		}
 		if (pl[4] & 0xfe) {
-			tgt_cmd_bad_param(c, lu, 4, top_bit(pl[4] & 0xfe));
+			tgt_cmd_bad_param(c, lu, 4, tgt_top_bit(pl[4] & 0xfe));
 			goto out;
 		}
 		if (pl[5]) {
@@ -361,7 +355,7 @@ int tgt_mode_select(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			goto out;
 		}
 		if (pl[2] & 0x6f) {
-			tgt_cmd_bad_param(c, lu, 2, top_bit(pl[2] & 0x6f));
+			tgt_cmd_bad_param(c, lu, 2, tgt_top_bit(pl[2] & 0x6f));
 			goto out;
 		}
 		bdl = pl[3];
@@ -391,7 +385,7 @@ int tgt_mode_select(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			goto unlock;
 		}
 		if (pl[p] & 0xc0) { /* PS: reserved here; SPF: no subpages */
-			tgt_cmd_bad_param(c, lu, p, top_bit(pl[p] & 0xc0));
+			tgt_cmd_bad_param(c, lu, p, tgt_top_bit(pl[p] & 0xc0));
 			goto unlock;
 		}
 		cur = page == PG_CACHING ? caching : page == PG_CONTROL ? control :
@@ -413,7 +407,7 @@ int tgt_mode_select(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			uint8_t bad = (pl[p + i] ^ cur[i]) & ~mask[i];
 
 			if (bad) {
-				tgt_cmd_bad_param(c, lu, p + i, top_bit(bad));
+				tgt_cmd_bad_param(c, lu, p + i, tgt_top_bit(bad));
 				goto unlock;
 			}
 		}

@@ -154,11 +154,6 @@ static void miscompare(struct scsi_tgt_cmd *c, struct scsi_lu *lu, uint64_t off)
 	tgt_cmd_sense(c, lu, &s);
 }
 
-static int top_bit(uint8_t v)
-{
-	return 31 - __builtin_clz(v);
-}
-
 /*
  * The LBA, length and where the length and GROUP NUMBER bytes are, for
  * the 10, 12 and 16-byte forms sharing the READ (10/12/16) layout.
@@ -209,11 +204,11 @@ static bool check_cdb_bits(struct scsi_tgt_cmd *c, struct scsi_lu *lu,
 		return false;
 	}
 	if (cdb[1] & reserved) {
-		tgt_cmd_bad_cdb(c, lu, 1, top_bit(cdb[1] & reserved));
+		tgt_cmd_bad_cdb(c, lu, 1, tgt_top_bit(cdb[1] & reserved));
 		return false;
 	}
 	if (group_byte && (cdb[group_byte] & 0xe0)) {
-		tgt_cmd_bad_cdb(c, lu, group_byte, top_bit(cdb[group_byte] & 0xe0));
+		tgt_cmd_bad_cdb(c, lu, group_byte, tgt_top_bit(cdb[group_byte] & 0xe0));
 		return false;
 	}
 	return true;
@@ -566,7 +561,7 @@ int tgt_pre_fetch(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	get_lba_len(c->cdb, &a);
 	/* byte 1: bits 7-2 reserved, IMMED 1, bit 0 reserved (obsolete) */
 	if (c->cdb[1] & 0xfd) {
-		tgt_cmd_bad_cdb(c, lu, 1, top_bit(c->cdb[1] & 0xfd));
+		tgt_cmd_bad_cdb(c, lu, 1, tgt_top_bit(c->cdb[1] & 0xfd));
 		return 0;
 	}
 	if (!check_cdb_bits(c, lu, 0, a.group_byte))
@@ -637,7 +632,7 @@ int tgt_get_lba_status(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 
 	(void)q;
 	if (cdb[1] & 0xe0) {
-		tgt_cmd_bad_cdb(c, lu, 1, top_bit(cdb[1] & 0xe0));
+		tgt_cmd_bad_cdb(c, lu, 1, tgt_top_bit(cdb[1] & 0xe0));
 		return 0;
 	}
 	if (cdb[14]) {

@@ -104,6 +104,12 @@ struct media_io {
 typedef int (*scsi_cmd_fn)(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			   struct scsi_tgt_cmd *c);
 
+/* The highest bit set in @v (not 0): a field pointer's bit */
+static inline int tgt_top_bit(uint8_t v)
+{
+	return 31 - __builtin_clz(v);
+}
+
 /* MAXIMUM COMPARE AND WRITE LENGTH (VPD 0xb0 byte 5), logical blocks */
 static inline uint8_t tgt_caw_max(const struct scsi_tgt *t)
 {
