@@ -742,7 +742,7 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		       "one bio with one segment fits in the command");
 	unsigned int nr, i;
 	bool recovered = false;
-	uint8_t wf;
+	uint8_t fua = 0;
 
 	/* RDPROTECT/WRPROTECT (no protection information here); in the
 	 * 6-byte CDBs the same bits are reserved */
@@ -763,11 +763,17 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 				   cdb[0] == READ_12 || cdb[0] == WRITE_12 ? 6 : 10, -1);
 		return 0;
 	}
-	/* write protect and write through (mode.c): one relaxed load */
-	wf = write ? tgt_lu_wflags(lu) : 0;
-	if (wf & TGT_WF_WP) {
-		tgt_cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
-		return 0;
+	if (write) {
+		/* write protect and write through (mode.c): one relaxed
+		 * load, where the configuration's write_protect was read */
+		uint8_t wf = tgt_lu_wflags(lu);
+
+		if (wf & TGT_WF_WP) {
+			tgt_cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+			return 0;
+		}
+		if ((cdb[0] != WRITE_6 && (cdb[1] & 0x08)) || (wf & TGT_WF_WT))
+			fua = BLK_BIO_FUA;
 	}
 	if (unlikely(q->tgt->cfg.opts)) {
 		int r = inject(q->tgt, lu, c, write, lba, nb, &recovered);
@@ -821,9 +827,7 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 				voff = 0;
 			}
 		}
-		if ((write && cdb[0] != WRITE_6 && (cdb[1] & 0x08)) ||
-		    (wf & TGT_WF_WT))
-			b->bi_flags |= BLK_BIO_FUA;
+		b->bi_flags = fua;
 	}
 	return tgt_media_submit(q, c);
 }
