@@ -105,6 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ended != before + 1)
 			abort(); /* ended more than once */
 		if (c.status != SAM_STAT_GOOD &&
+		    c.status != SAM_STAT_CONDITION_MET && /* PRE-FETCH */
 		    c.status != SAM_STAT_CHECK_CONDITION &&
 		    c.status != SAM_STAT_TASK_SET_FULL)
 			abort();

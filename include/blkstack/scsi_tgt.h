@@ -14,17 +14,28 @@
  * Implemented (opcode, spec section):
  *   TEST UNIT READY (SPC-4 6.47), REQUEST SENSE (6.39), INQUIRY (6.6:
  *   standard data with version descriptors; VPD 0x00, 0x80, 0x83 with an
- *   NAA 6 and a T10 vendor ID designator, 0xb0 block limits, 0xb1 block
- *   device characteristics, 0xb2 logical block provisioning), MODE SENSE
- *   6/10 (6.11/6.12: caching, control, informational exceptions pages,
- *   DBD, LLBAA, PC 0..2), REPORT LUNS (6.33), REPORT SUPPORTED OPERATION
- *   CODES (6.35, with CDB usage data and timeouts), START STOP UNIT (SBC-3
- *   5.25), PREVENT ALLOW MEDIUM REMOVAL (SPC-4 6.13), READ CAPACITY 10/16
- *   (SBC-3 5.15/5.16), READ and WRITE 6/10/12/16 (5.7-5.10, 5.32-5.35),
- *   VERIFY 10/12/16 with BYTCHK 0 (5.29-5.31), SYNCHRONIZE CACHE 10/16
- *   (5.22/5.23), UNMAP (5.28), WRITE SAME 10/16 with UNMAP and NDOB
- *   (5.41/5.42).  Everything else: ILLEGAL REQUEST, INVALID COMMAND
- *   OPERATION CODE.  Reserved bits that are set and unsupported fields
+ *   NAA 6 and a T10 vendor ID designator, 0x86 extended INQUIRY data
+ *   (7.8.7), 0xb0 block limits, 0xb1 block device characteristics, 0xb2
+ *   logical block provisioning), MODE SENSE 6/10 (6.11/6.12: caching,
+ *   control, informational exceptions pages, DBD, LLBAA, PC 0..2), MODE
+ *   SELECT 6/10 (6.9/6.10: PF only, no saved pages; WCE, D_SENSE and SWP
+ *   changeable, per logical unit; MODE PARAMETERS CHANGED for the other
+ *   nexuses), REPORT LUNS (6.33), REPORT SUPPORTED OPERATION CODES (6.35,
+ *   with CDB usage data and timeouts), START STOP UNIT (SBC-3 5.25),
+ *   PREVENT ALLOW MEDIUM REMOVAL (SPC-4 6.13), READ CAPACITY 10/16 (SBC-3
+ *   5.15/5.16), READ and WRITE 6/10/12/16 (5.7-5.10, 5.32-5.35), VERIFY
+ *   10/12/16 with BYTCHK 00b, 01b and 11b (5.29-5.31), WRITE AND VERIFY
+ *   10/12/16 with BYTCHK 00b and 01b (5.38-5.40), COMPARE AND WRITE (5.2),
+ *   ORWRITE 16 (5.7 of r36), PRE-FETCH 10/16 (5.3/5.4), GET LBA STATUS
+ *   (5.5), SYNCHRONIZE CACHE 10/16 (5.22/5.23), UNMAP (5.28), WRITE SAME
+ *   10/16 with UNMAP and NDOB, not ANCHOR (5.41/5.42).  Everything else:
+ *   ILLEGAL REQUEST, INVALID COMMAND OPERATION CODE.  VERIFY and WRITE AND
+ *   VERIFY with a compare, COMPARE AND WRITE and ORWRITE run synchronously
+ *   on the submitting thread (they poll the queue's device contexts, so
+ *   other commands of the queue may end meanwhile); COMPARE AND WRITE and
+ *   ORWRITE are atomic against each other on a logical unit, not against a
+ *   concurrent WRITE, and scsi_tgt_submit() answers -EAGAIN for one while
+ *   another queue's holds the unit.  Reserved bits that are set and unsupported fields
  *   (RDPROTECT/WRPROTECT without protection information, NACA) get
  *   ILLEGAL REQUEST, INVALID FIELD IN CDB, with the sense-key specific
  *   field pointing at the byte and bit.  A unit attention (POWER ON, RESET
@@ -214,6 +225,8 @@ void scsi_tgt_queue_detach(struct scsi_tgt_queue *q);
  * for a command SCSI_TGT_OPT_TIMEOUT drops); -EAGAIN: the device has no
  * tag free: call scsi_tgt_poll() and submit again (done is not called);
  * -EBUSY: SCSI_TGT_OPT_HOST_BUSY, submit again later (not called either);
+ * -EAGAIN also for a COMPARE AND WRITE or ORWRITE while another queue's
+ * holds the logical unit;
  * -ENOMEM.
  * Context: @q's thread.
  */

@@ -8,6 +8,7 @@
  * SYNCHRONIZE CACHE, and a device's I/O error as MEDIUM ERROR with the LBA.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -29,6 +30,7 @@ struct fx {
 };
 
 static int ended;
+static uint32_t cfg_max_xfer; /* the next setup_cfg()'s max_xfer_blocks */
 
 static void done(struct scsi_tgt_cmd *c)
 {
@@ -60,6 +62,7 @@ static void setup_cfg(struct fx *f, bool wp, bool failing)
 	tc.own_luns = true;
 	tc.id = 0x123456;
 	tc.write_protect = wp;
+	tc.max_xfer_blocks = cfg_max_xfer;
 	assert_int_equal(scsi_tgt_create(&tc, &f->t, err, sizeof(err)), 0);
 	assert_int_equal(scsi_tgt_queue_attach(f->t, &f->q), 0);
 }
@@ -110,18 +113,23 @@ static uint8_t run(struct fx *f, struct scsi_tgt_cmd *c, uint64_t lun,
 	return c->status;
 }
 
-/* Clear the power-on unit attention of @nexus on both units. */
-static void clear_ua(struct fx *f, unsigned int nexus)
+/* Clear the power-on unit attention of @nexus on unit @lun. */
+static void clear_ua_lun(struct fx *f, uint64_t lun, unsigned int nexus)
 {
 	static const uint8_t tur[6] = { TEST_UNIT_READY };
 	struct scsi_tgt_cmd c;
 
-	for (uint64_t lun = 0; lun < 2; lun++) {
-		assert_int_equal(run(f, &c, lun, nexus, tur, 6, SCSI_DIR_NONE, NULL, 0),
-				 SAM_STAT_CHECK_CONDITION);
-		assert_int_equal(run(f, &c, lun, nexus, tur, 6, SCSI_DIR_NONE, NULL, 0),
-				 SAM_STAT_GOOD);
-	}
+	assert_int_equal(run(f, &c, lun, nexus, tur, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_CHECK_CONDITION);
+	assert_int_equal(run(f, &c, lun, nexus, tur, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+}
+
+/* ... on both units. */
+static void clear_ua(struct fx *f, unsigned int nexus)
+{
+	for (uint64_t lun = 0; lun < 2; lun++)
+		clear_ua_lun(f, lun, nexus);
 }
 
 static void expect_sense(const struct scsi_tgt_cmd *c, uint8_t key,
@@ -144,6 +152,28 @@ static void expect_field(const struct scsi_tgt_cmd *c, unsigned int byte, int bi
 	assert_int_equal(scsi_parse_sense(c->sense, c->sense_len, &s), 0);
 	assert_true(s.sks_valid);
 	assert_int_equal(s.sks, scsi_sks_field(true, byte, bit));
+}
+
+/* ILLEGAL REQUEST, INVALID FIELD IN PARAMETER LIST, at @byte/@bit */
+static void expect_param(const struct scsi_tgt_cmd *c, unsigned int byte, int bit)
+{
+	struct scsi_sense s;
+
+	expect_sense(c, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM_LIST);
+	assert_int_equal(scsi_parse_sense(c->sense, c->sense_len, &s), 0);
+	assert_true(s.sks_valid);
+	assert_int_equal(s.sks, scsi_sks_field(false, byte, bit));
+}
+
+/* MISCOMPARE DURING VERIFY OPERATION with INFORMATION @off */
+static void expect_miscompare(const struct scsi_tgt_cmd *c, uint64_t off)
+{
+	struct scsi_sense s;
+
+	expect_sense(c, SK_MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY);
+	assert_int_equal(scsi_parse_sense(c->sense, c->sense_len, &s), 0);
+	assert_true(s.info_valid);
+	assert_true(s.info == off);
 }
 
 static void test_sense_formats(void **state)
@@ -258,8 +288,8 @@ static void test_inquiry(void **state)
 	cdb[4] = 255;
 	assert_int_equal(run(f, &c, 0, 0, cdb, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
 			 SAM_STAT_GOOD);
-	assert_int_equal(scsi_get_be16(buf + 2), 6);
-	assert_memory_equal(buf + 4, "\x00\x80\x83\xb0\xb1\xb2", 6);
+	assert_int_equal(scsi_get_be16(buf + 2), 7);
+	assert_memory_equal(buf + 4, "\x00\x80\x83\x86\xb0\xb1\xb2", 7);
 	cdb[2] = 0x83;
 	assert_int_equal(run(f, &c, 1, 0, cdb, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
 			 SAM_STAT_GOOD);
@@ -612,6 +642,888 @@ static void test_medium_error(void **state)
 	scsi_tgt_destroy(f.t);
 }
 
+/* MODE SENSE (6) without block descriptor of @page at @pc, into @buf */
+static void mode_sense(struct fx *f, unsigned int nexus, uint64_t lun,
+		       uint8_t page, uint8_t pc, uint8_t *buf)
+{
+	uint8_t ms[6] = { MODE_SENSE_6, 0x08, (uint8_t)(pc << 6 | page), 0, 255, 0 };
+	struct scsi_tgt_cmd c;
+
+	assert_int_equal(run(f, &c, lun, nexus, ms, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
+			 SAM_STAT_GOOD);
+}
+
+/* SPC-4 6.9-6.12: MODE SELECT round trips, D_SENSE, SWP, WCE, and the
+ * unit attention the other nexus sees */
+static void test_mode_select(void **state)
+{
+	struct fx *f = *state;
+	static const uint8_t tur[6] = { TEST_UNIT_READY };
+	uint8_t sel[6] = { MODE_SELECT_6, 0x10, 0, 0, 16, 0 };
+	uint8_t sel10[10] = { MODE_SELECT_10, 0x10, 0, 0, 0, 0, 0, 0, 8 + 8 + 12, 0 };
+	uint8_t r10[10] = { READ_10, 0, 0xff, 0xff, 0xff, 0xf0, 0, 0, 1, 0 };
+	uint8_t w10[10] = { WRITE_10, 0, 0, 0, 0, 9, 0, 0, 1, 0 };
+	uint8_t buf[512], pl[64], ctl[12], cache[20];
+	static uint8_t blk[512];
+	struct scsi_tgt_cmd c;
+
+	clear_ua(f, 0);
+	clear_ua(f, 1);
+	/* changeable values: D_SENSE and SWP, WCE (ram has a cache), no IE */
+	mode_sense(f, 0, 0, 0x0a, 1, buf);
+	assert_int_equal(buf[4], 0x0a);
+	assert_int_equal(buf[4 + 2], 0x04);
+	assert_int_equal(buf[4 + 3], 0x00);
+	assert_int_equal(buf[4 + 4], 0x08);
+	mode_sense(f, 0, 0, 0x08, 1, buf);
+	assert_int_equal(buf[4 + 2], 0x04);
+	mode_sense(f, 0, 0, 0x1c, 1, buf);
+	assert_int_equal(buf[4 + 2], 0);
+	assert_int_equal(buf[4 + 3], 0);
+	/* D_SENSE on through MODE SELECT (6), read back */
+	mode_sense(f, 0, 0, 0x0a, 0, buf);
+	memcpy(ctl, buf + 4, 12);
+	assert_int_equal(ctl[2] & 0x04, 0);
+	memset(pl, 0, sizeof(pl));
+	memcpy(pl + 4, ctl, 12);
+	pl[4 + 2] |= 0x04;
+	assert_int_equal(run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16),
+			 SAM_STAT_GOOD);
+	mode_sense(f, 0, 0, 0x0a, 0, buf);
+	assert_int_equal(buf[4 + 2] & 0x04, 0x04);
+	mode_sense(f, 0, 0, 0x0a, 2, buf); /* the default stays */
+	assert_int_equal(buf[4 + 2] & 0x04, 0);
+	/* sense data is now in descriptor format on that unit only */
+	run(f, &c, 0, 0, r10, 10, SCSI_DIR_FROM_DEVICE, buf, 512);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+	assert_int_equal(c.sense[0], 0x72);
+	run(f, &c, 1, 0, r10, 10, SCSI_DIR_FROM_DEVICE, buf, 512);
+	assert_int_equal(c.sense[0], 0x70);
+	/* the other nexus sees MODE PARAMETERS CHANGED once; the issuer not */
+	run(f, &c, 0, 1, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(&c, SK_UNIT_ATTENTION, ASC_MODE_PARAMETERS_CHANGED);
+	assert_int_equal(c.sense[0], 0x72);
+	assert_int_equal(run(f, &c, 0, 1, tur, 6, SCSI_DIR_NONE, NULL, 0), SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 0, 0, tur, 6, SCSI_DIR_NONE, NULL, 0), SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 1, 1, tur, 6, SCSI_DIR_NONE, NULL, 0), SAM_STAT_GOOD);
+	/* the same values again change nothing: no unit attention */
+	assert_int_equal(run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 0, 1, tur, 6, SCSI_DIR_NONE, NULL, 0), SAM_STAT_GOOD);
+	/* back to fixed format */
+	pl[4 + 2] &= (uint8_t)~0x04;
+	assert_int_equal(run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16),
+			 SAM_STAT_GOOD);
+	run(f, &c, 0, 0, r10, 10, SCSI_DIR_FROM_DEVICE, buf, 512);
+	assert_int_equal(c.sense[0], 0x70);
+	run(f, &c, 0, 1, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(&c, SK_UNIT_ATTENTION, ASC_MODE_PARAMETERS_CHANGED);
+
+	/* SWP through MODE SELECT (10) with a short block descriptor: the
+	 * unit is write protected (WP in the header, writes refused) */
+	memset(pl, 0, sizeof(pl));
+	pl[7] = 8;
+	pl[8 + 6] = 0x02; /* LOGICAL BLOCK LENGTH 512 */
+	memcpy(pl + 16, ctl, 12);
+	pl[16 + 4] |= 0x08;
+	assert_int_equal(run(f, &c, 0, 0, sel10, 10, SCSI_DIR_TO_DEVICE, pl, 28),
+			 SAM_STAT_GOOD);
+	mode_sense(f, 0, 0, 0x0a, 0, buf);
+	assert_int_equal(buf[2] & 0x80, 0x80);
+	assert_int_equal(buf[4 + 4] & 0x08, 0x08);
+	run(f, &c, 0, 0, w10, 10, SCSI_DIR_TO_DEVICE, blk, 512);
+	expect_sense(&c, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+	assert_int_equal(run(f, &c, 1, 0, w10, 10, SCSI_DIR_TO_DEVICE, blk, 512),
+			 SAM_STAT_GOOD);
+	pl[16 + 4] &= (uint8_t)~0x08;
+	assert_int_equal(run(f, &c, 0, 0, sel10, 10, SCSI_DIR_TO_DEVICE, pl, 28),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 0, 0, w10, 10, SCSI_DIR_TO_DEVICE, blk, 512),
+			 SAM_STAT_GOOD);
+	mode_sense(f, 0, 0, 0x0a, 0, buf);
+	assert_int_equal(buf[2] & 0x80, 0);
+
+	/* WCE off (writes through with FUA), data still right; then on */
+	mode_sense(f, 0, 0, 0x08, 0, buf);
+	memcpy(cache, buf + 4, 20);
+	assert_int_equal(cache[2] & 0x04, 0x04);
+	memset(pl, 0, sizeof(pl));
+	memcpy(pl + 4, cache, 20);
+	pl[4 + 2] &= (uint8_t)~0x04;
+	sel[4] = 24;
+	assert_int_equal(run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 24),
+			 SAM_STAT_GOOD);
+	mode_sense(f, 0, 0, 0x08, 0, buf);
+	assert_int_equal(buf[4 + 2] & 0x04, 0);
+	memset(blk, 0x3c, sizeof(blk));
+	assert_int_equal(run(f, &c, 0, 0, w10, 10, SCSI_DIR_TO_DEVICE, blk, 512),
+			 SAM_STAT_GOOD);
+	r10[2] = r10[3] = r10[4] = 0;
+	r10[5] = 9;
+	assert_int_equal(run(f, &c, 0, 0, r10, 10, SCSI_DIR_FROM_DEVICE, buf, 512),
+			 SAM_STAT_GOOD);
+	assert_memory_equal(buf, blk, 512);
+	pl[4 + 2] |= 0x04;
+	assert_int_equal(run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 24),
+			 SAM_STAT_GOOD);
+
+	/* a parameter list length of 0 is not an error */
+	sel[4] = 0;
+	assert_int_equal(run(f, &c, 0, 0, sel, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+
+	/* the CDB: PF 0, SP, reserved bits and bytes */
+	sel[4] = 16;
+	memset(pl, 0, sizeof(pl));
+	memcpy(pl + 4, ctl, 12);
+	sel[1] = 0x00;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_field(&c, 1, 4);
+	sel[1] = 0x11;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_SAVING_PARAMS_NOT_SUPPORTED);
+	sel[1] = 0x12;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_field(&c, 1, 1);
+	sel[1] = 0x90;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_field(&c, 1, 7);
+	sel[1] = 0x10;
+	sel[2] = 1;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_field(&c, 2, -1);
+	sel[2] = 0;
+	sel10[3] = 1;
+	run(f, &c, 0, 0, sel10, 10, SCSI_DIR_TO_DEVICE, pl, 28);
+	expect_field(&c, 3, -1);
+	sel10[3] = 0;
+	/* lengths: under the header, more than the Data-Out, a page cut */
+	sel[4] = 2;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 2);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+	sel[4] = 16;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 8);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+	sel[4] = 10;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 10);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+	sel[4] = 16;
+	/* the header: MODE DATA LENGTH, MEDIUM TYPE, device-specific */
+	pl[0] = 1;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_param(&c, 0, -1);
+	pl[0] = 0;
+	pl[1] = 1;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_param(&c, 1, -1);
+	pl[1] = 0;
+	pl[2] = 0x90; /* WP and DPOFUA are ignored */
+	assert_int_equal(run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16),
+			 SAM_STAT_GOOD);
+	pl[2] = 0x01;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_param(&c, 2, 0);
+	pl[2] = 0;
+	/* a page: a field that is not changeable (QAM), an unknown page,
+	 * PS, SPF, a wrong page length */
+	pl[4 + 3] = 0x00;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_param(&c, 4 + 3, 4);
+	pl[4 + 3] = ctl[3];
+	pl[4 + 8] = 0x12; /* BUSY TIMEOUT PERIOD */
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_param(&c, 4 + 8, 7);
+	pl[4 + 8] = ctl[8];
+	pl[4] = 0x05;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_param(&c, 4, 5);
+	pl[4] = 0x8a;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_param(&c, 4, 7);
+	pl[4] = 0x4a;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_param(&c, 4, 6);
+	pl[4] = 0x0a;
+	pl[5] = 0x08;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16);
+	expect_param(&c, 5, -1);
+	pl[5] = 0x0a;
+	/* all or nothing: a good page then a bad one changes nothing */
+	memcpy(pl + 16, ctl, 12);
+	pl[4 + 2] |= 0x04;
+	pl[16 + 3] = 0;
+	sel[4] = 28;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 28);
+	expect_param(&c, 16 + 3, 4);
+	mode_sense(f, 0, 0, 0x0a, 0, buf);
+	assert_int_equal(buf[4 + 2] & 0x04, 0);
+	pl[4 + 2] &= (uint8_t)~0x04;
+	/* block descriptors: a bad length, a wrong block length, a wrong
+	 * block count, a reserved byte; the right ones pass */
+	memset(pl, 0, sizeof(pl));
+	pl[3] = 4;
+	sel[4] = 12;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 12);
+	expect_param(&c, 3, -1);
+	pl[3] = 8;
+	pl[4 + 6] = 0x10; /* 4096 */
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 12);
+	expect_param(&c, 4 + 5, -1);
+	pl[4 + 6] = 0x02;
+	scsi_put_be32(pl + 4, 7);
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 12);
+	expect_param(&c, 4, -1);
+	scsi_put_be32(pl + 4, CAP / 512);
+	pl[4 + 4] = 1;
+	run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 12);
+	expect_param(&c, 4 + 4, -1);
+	pl[4 + 4] = 0;
+	assert_int_equal(run(f, &c, 0, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 12),
+			 SAM_STAT_GOOD);
+	/* (10): a long descriptor with LONGLBA; the block descriptor cut */
+	memset(pl, 0, sizeof(pl));
+	pl[4] = 0x01;
+	pl[7] = 16;
+	scsi_put_be64(pl + 8, CAP / 512);
+	scsi_put_be32(pl + 8 + 12, 512);
+	sel10[8] = 24;
+	assert_int_equal(run(f, &c, 0, 0, sel10, 10, SCSI_DIR_TO_DEVICE, pl, 24),
+			 SAM_STAT_GOOD);
+	scsi_put_be32(pl + 8 + 12, 1024);
+	run(f, &c, 0, 0, sel10, 10, SCSI_DIR_TO_DEVICE, pl, 24);
+	expect_param(&c, 8 + 12, -1);
+	sel10[8] = 20;
+	run(f, &c, 0, 0, sel10, 10, SCSI_DIR_TO_DEVICE, pl, 20);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+	pl[4] = 0x02;
+	sel10[8] = 24;
+	run(f, &c, 0, 0, sel10, 10, SCSI_DIR_TO_DEVICE, pl, 24);
+	expect_param(&c, 4, 1);
+}
+
+/* Write @nb blocks at @lba from @buf with WRITE (16). */
+static void write16(struct fx *f, uint64_t lun, uint64_t lba, uint32_t nb,
+		    uint8_t *buf)
+{
+	uint8_t w16[16] = { WRITE_16 };
+	struct scsi_tgt_cmd c;
+
+	scsi_put_be64(w16 + 2, lba);
+	scsi_put_be32(w16 + 10, nb);
+	assert_int_equal(run(f, &c, lun, 0, w16, 16, SCSI_DIR_TO_DEVICE, buf,
+			     nb * 512), SAM_STAT_GOOD);
+}
+
+static void read16(struct fx *f, uint64_t lun, uint64_t lba, uint32_t nb,
+		   uint8_t *buf)
+{
+	uint8_t r16[16] = { READ_16 };
+	struct scsi_tgt_cmd c;
+
+	scsi_put_be64(r16 + 2, lba);
+	scsi_put_be32(r16 + 10, nb);
+	assert_int_equal(run(f, &c, lun, 0, r16, 16, SCSI_DIR_FROM_DEVICE, buf,
+			     nb * 512), SAM_STAT_GOOD);
+}
+
+/* SBC-3 5.29-5.31: VERIFY with BYTCHK 01b and 11b */
+static void test_verify_bytchk(void **state)
+{
+	struct fx *f = *state;
+	uint8_t v10[10] = { VERIFY_10, 0x02, 0, 0, 0, 40, 0, 0, 8, 0 };
+	uint8_t v12[12] = { VERIFY_12, 0x02, 0, 0, 0, 40, 0, 0, 0, 8, 0, 0 };
+	uint8_t v16[16] = { VERIFY_16, 0x06 };
+	static uint8_t data[8 * 512], pat[8 * 512];
+	struct scsi_tgt_cmd c;
+	unsigned int i;
+
+	clear_ua(f, 0);
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + 5);
+	write16(f, 0, 40, 8, data);
+	/* 01b: equal; one byte off at 1000: MISCOMPARE, INFORMATION 1000 */
+	assert_int_equal(run(f, &c, 0, 0, v10, 10, SCSI_DIR_TO_DEVICE, data,
+			     sizeof(data)), SAM_STAT_GOOD);
+	assert_int_equal(c.resid, 0);
+	data[1000] ^= 0x40;
+	run(f, &c, 0, 0, v10, 10, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_miscompare(&c, 1000);
+	assert_int_equal(run(f, &c, 0, 0, v12, 12, SCSI_DIR_TO_DEVICE, data,
+			     sizeof(data)), SAM_STAT_CHECK_CONDITION);
+	expect_miscompare(&c, 1000);
+	data[1000] ^= 0x40;
+	data[4095] ^= 1;
+	run(f, &c, 0, 0, v12, 12, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_miscompare(&c, 4095);
+	data[4095] ^= 1;
+	/* 11b: one block against each of the range */
+	for (i = 0; i < sizeof(pat); i++)
+		pat[i] = (uint8_t)(i % 512);
+	write16(f, 0, 100, 8, pat);
+	scsi_put_be64(v16 + 2, 100);
+	scsi_put_be32(v16 + 10, 8);
+	assert_int_equal(run(f, &c, 0, 0, v16, 16, SCSI_DIR_TO_DEVICE, pat, 512),
+			 SAM_STAT_GOOD);
+	pat[3 * 512 + 77] = 0;
+	write16(f, 0, 100, 8, pat);
+	run(f, &c, 0, 0, v16, 16, SCSI_DIR_TO_DEVICE, pat, 512);
+	expect_miscompare(&c, 3 * 512 + 77);
+	/* 00b: the range only; 0 blocks: nothing to compare */
+	v16[1] = 0;
+	assert_int_equal(run(f, &c, 0, 0, v16, 16, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	v10[1] = 0x02;
+	v10[8] = 0;
+	assert_int_equal(run(f, &c, 0, 0, v10, 10, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	v10[8] = 8;
+	/* BYTCHK 10b, VRPROTECT, reserved bits, GROUP NUMBER's reserved bits */
+	v10[1] = 0x04;
+	run(f, &c, 0, 0, v10, 10, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_field(&c, 1, 2);
+	v10[1] = 0x22;
+	run(f, &c, 0, 0, v10, 10, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_field(&c, 1, 7);
+	v10[1] = 0x0a;
+	run(f, &c, 0, 0, v10, 10, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_field(&c, 1, 3);
+	v10[1] = 0x03;
+	run(f, &c, 0, 0, v10, 10, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_field(&c, 1, 0);
+	v10[1] = 0x12; /* DPO is accepted */
+	assert_int_equal(run(f, &c, 0, 0, v10, 10, SCSI_DIR_TO_DEVICE, data,
+			     sizeof(data)), SAM_STAT_GOOD);
+	v10[6] = 0x20;
+	run(f, &c, 0, 0, v10, 10, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_field(&c, 6, 5);
+	v10[6] = 0;
+	v16[1] = 0x02;
+	v16[14] = 0x80;
+	run(f, &c, 0, 0, v16, 16, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_field(&c, 14, 7);
+	v16[14] = 0;
+	/* past the end; less Data-Out than the blocks */
+	scsi_put_be64(v16 + 2, CAP / 512 - 4);
+	run(f, &c, 0, 0, v16, 16, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+	run(f, &c, 0, 0, v10, 10, SCSI_DIR_TO_DEVICE, data, 4 * 512);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+}
+
+/* SBC-3 5.38-5.40: WRITE AND VERIFY */
+static void test_write_verify(void **state)
+{
+	struct fx *f = *state;
+	uint8_t wv10[10] = { WRITE_VERIFY_10, 0x02, 0, 0, 0x02, 0, 0, 0, 4, 0 };
+	uint8_t wv12[12] = { WRITE_VERIFY_12, 0x00, 0, 0, 0x02, 0x10, 0, 0, 0, 4, 0, 0 };
+	uint8_t wv16[16] = { WRITE_VERIFY_16, 0x12 };
+	static uint8_t data[4 * 512], back[4 * 512];
+	struct scsi_tgt_cmd c;
+	unsigned int i;
+
+	clear_ua(f, 0);
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 3 + 1);
+	/* BYTCHK 01b: written, compared, read back */
+	assert_int_equal(run(f, &c, 0, 0, wv10, 10, SCSI_DIR_TO_DEVICE, data,
+			     sizeof(data)), SAM_STAT_GOOD);
+	read16(f, 0, 0x200, 4, back);
+	assert_memory_equal(back, data, sizeof(data));
+	/* BYTCHK 0: written only */
+	data[0] = 0xaa;
+	assert_int_equal(run(f, &c, 0, 0, wv12, 12, SCSI_DIR_TO_DEVICE, data,
+			     sizeof(data)), SAM_STAT_GOOD);
+	read16(f, 0, 0x210, 4, back);
+	assert_memory_equal(back, data, sizeof(data));
+	scsi_put_be64(wv16 + 2, 0x220);
+	scsi_put_be32(wv16 + 10, 4);
+	assert_int_equal(run(f, &c, 0, 0, wv16, 16, SCSI_DIR_TO_DEVICE, data,
+			     sizeof(data)), SAM_STAT_GOOD);
+	read16(f, 0, 0x220, 4, back);
+	assert_memory_equal(back, data, sizeof(data));
+	/* BYTCHK 10b and 11b, WRPROTECT, reserved bits, the group byte */
+	wv10[1] = 0x04;
+	run(f, &c, 0, 0, wv10, 10, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_field(&c, 1, 2);
+	wv10[1] = 0x06;
+	run(f, &c, 0, 0, wv10, 10, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_field(&c, 1, 2);
+	wv10[1] = 0x40;
+	run(f, &c, 0, 0, wv10, 10, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_field(&c, 1, 7);
+	wv10[1] = 0x08;
+	run(f, &c, 0, 0, wv10, 10, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_field(&c, 1, 3);
+	wv10[1] = 0x01;
+	run(f, &c, 0, 0, wv10, 10, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_field(&c, 1, 0);
+	wv10[1] = 0x02;
+	wv12[10] = 0x40;
+	run(f, &c, 0, 0, wv12, 12, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_field(&c, 10, 6);
+	wv12[10] = 0;
+	/* past the end, short Data-Out, 0 blocks */
+	scsi_put_be64(wv16 + 2, CAP / 512 - 2);
+	run(f, &c, 0, 0, wv16, 16, SCSI_DIR_TO_DEVICE, data, sizeof(data));
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+	run(f, &c, 0, 0, wv10, 10, SCSI_DIR_TO_DEVICE, data, 3 * 512);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+	wv10[8] = 0;
+	assert_int_equal(run(f, &c, 0, 0, wv10, 10, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+}
+
+/* SBC-3 5.2: COMPARE AND WRITE */
+static void test_compare_and_write(void **state)
+{
+	struct fx *f = *state;
+	uint8_t caw[16] = { COMPARE_AND_WRITE, 0x08 };
+	static uint8_t old[2 * 512], data[4 * 512], back[2 * 512];
+	struct scsi_tgt_cmd c;
+	unsigned int i;
+
+	clear_ua(f, 0);
+	for (i = 0; i < sizeof(old); i++)
+		old[i] = (uint8_t)(i ^ 0x5a);
+	write16(f, 0, 300, 2, old);
+	/* verify data equal: the write data lands */
+	memcpy(data, old, sizeof(old));
+	memset(data + 1024, 0xc3, 1024);
+	scsi_put_be64(caw + 2, 300);
+	caw[13] = 2;
+	assert_int_equal(run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048),
+			 SAM_STAT_GOOD);
+	assert_int_equal(c.resid, 0);
+	read16(f, 0, 300, 2, back);
+	assert_memory_equal(back, data + 1024, 1024);
+	/* not equal any more (the old data): MISCOMPARE at the first
+	 * differing byte, nothing written */
+	memcpy(data, back, 1024);
+	data[700] ^= 0xff;
+	memset(data + 1024, 0x11, 1024);
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048);
+	expect_miscompare(&c, 700);
+	read16(f, 0, 300, 2, back);
+	assert_int_equal(back[0], 0xc3);
+	assert_int_equal(back[1023], 0xc3);
+	data[700] ^= 0xff;
+	data[0] ^= 1;
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048);
+	expect_miscompare(&c, 0);
+	data[0] ^= 1;
+	/* 0 blocks: nothing done, not an error */
+	caw[13] = 0;
+	assert_int_equal(run(f, &c, 0, 0, caw, 16, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	caw[13] = 2;
+	/* reserved: byte 1 bits 2-0, bytes 10-12, group byte bits 7-5;
+	 * WRPROTECT; past the end; the Data-Out shorter than both halves */
+	caw[1] = 0x0c;
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048);
+	expect_field(&c, 1, 2);
+	caw[1] = 0x01;
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048);
+	expect_field(&c, 1, 0);
+	caw[1] = 0x80;
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048);
+	expect_field(&c, 1, 7);
+	caw[1] = 0x10; /* DPO */
+	caw[11] = 1;
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048);
+	expect_field(&c, 11, -1);
+	caw[11] = 0;
+	caw[14] = 0x20;
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048);
+	expect_field(&c, 14, 5);
+	caw[14] = 0;
+	scsi_put_be64(caw + 2, CAP / 512 - 1);
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+	scsi_put_be64(caw + 2, 300);
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 1536);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+	/* 255 blocks, the maximum of VPD 0xb0, passes the length check; 256
+	 * cannot be encoded, so a smaller maximum is tested below */
+	assert_int_equal(run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048),
+			 SAM_STAT_GOOD);
+}
+
+/*
+ * COMPARE AND WRITE is atomic against another queue's: two threads, each
+ * on its own queue, increment a counter in block 0 by read, then COMPARE
+ * AND WRITE (old, old + 1), again on MISCOMPARE; -EAGAIN (the other holds
+ * the unit) is polled and retried.  No increment may be lost.
+ */
+#define CAW_MT_LOOPS 300
+
+struct caw_mt {
+	struct scsi_tgt *t;
+	int errors;
+	unsigned int miscompares;
+	unsigned int next_nexus;
+};
+
+static void mt_done(struct scsi_tgt_cmd *c)
+{
+	*(int *)c->priv = 1;
+}
+
+static uint8_t mt_run(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c,
+		      unsigned int nexus, const uint8_t *cdb, uint8_t dir,
+		      void *buf, uint32_t len)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	int fin = 0, ret;
+
+	do {
+		memset(c, 0, sizeof(*c));
+		c->nexus = nexus;
+		c->cdb = cdb;
+		c->cdb_len = 16;
+		c->dir = dir;
+		c->iov = &iov;
+		c->iovcnt = 1;
+		c->xfer_len = len;
+		c->done = mt_done;
+		c->priv = &fin;
+		ret = scsi_tgt_submit(q, c);
+		if (ret == -EAGAIN)
+			scsi_tgt_poll(q);
+	} while (ret == -EAGAIN);
+	if (ret)
+		return 0xff;
+	while (!fin)
+		scsi_tgt_poll(q);
+	return c->status;
+}
+
+static void *caw_mt_thread(void *arg)
+{
+	struct caw_mt *m = arg;
+	uint8_t r16[16] = { READ_16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0 };
+	uint8_t caw[16] = { COMPARE_AND_WRITE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0 };
+	uint8_t blk[512], pl[1024];
+	struct scsi_tgt_queue *q;
+	struct scsi_tgt_cmd c;
+	unsigned int i, nexus = __atomic_add_fetch(&m->next_nexus, 1, __ATOMIC_RELAXED);
+
+	if (scsi_tgt_queue_attach(m->t, &q)) {
+		__atomic_add_fetch(&m->errors, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	/* the power-on unit attention of this nexus */
+	mt_run(q, &c, nexus, r16, SCSI_DIR_FROM_DEVICE, blk, 512);
+	for (i = 0; i < CAW_MT_LOOPS;) {
+		uint64_t v;
+
+		if (mt_run(q, &c, nexus, r16, SCSI_DIR_FROM_DEVICE, blk, 512) !=
+		    SAM_STAT_GOOD) {
+			__atomic_add_fetch(&m->errors, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		memcpy(pl, blk, 512);
+		memcpy(&v, blk, 8);
+		v++;
+		memcpy(pl + 512, blk, 512);
+		memcpy(pl + 512, &v, 8);
+		switch (mt_run(q, &c, nexus, caw, SCSI_DIR_TO_DEVICE, pl, 1024)) {
+		case SAM_STAT_GOOD:
+			i++;
+			break;
+		case SAM_STAT_CHECK_CONDITION:
+			__atomic_add_fetch(&m->miscompares, 1, __ATOMIC_RELAXED);
+			break;
+		default:
+			__atomic_add_fetch(&m->errors, 1, __ATOMIC_RELAXED);
+			i = CAW_MT_LOOPS;
+			break;
+		}
+	}
+	scsi_tgt_queue_detach(q);
+	return NULL;
+}
+
+static void test_compare_and_write_threads(void **state)
+{
+	struct blk_ram_config rc = { 0 };
+	struct scsi_tgt_config tc = { 0 };
+	struct caw_mt m = { 0 };
+	struct blk_dev *dev;
+	pthread_t th[2];
+	struct fx f = { 0 };
+	uint8_t blk[512];
+	uint64_t v;
+	char err[256];
+
+	(void)state;
+	rc.queue.capacity = CAP;
+	rc.queue.queue_depth = 16;
+	rc.queue.nr_hw_queues = 3;
+	assert_int_equal(blk_ram_create(&rc, &dev), 0);
+	tc.luns = &dev;
+	tc.nr_luns = 1;
+	tc.own_luns = true;
+	assert_int_equal(scsi_tgt_create(&tc, &m.t, err, sizeof(err)), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, caw_mt_thread, &m), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(m.errors, 0);
+	/* the counter: every increment there */
+	f.t = m.t;
+	assert_int_equal(scsi_tgt_queue_attach(f.t, &f.q), 0);
+	clear_ua_lun(&f, 0, 0);
+	read16(&f, 0, 0, 1, blk);
+	memcpy(&v, blk, 8);
+	assert_true(v == 2 * CAW_MT_LOOPS);
+	scsi_tgt_queue_detach(f.q);
+	scsi_tgt_destroy(f.t);
+}
+
+/* The MAXIMUM TRANSFER LENGTH caps COMPARE AND WRITE and PRE-FETCH's
+ * CONDITION MET */
+static void test_small_max_transfer(void **state)
+{
+	struct fx f;
+	uint8_t inq[6] = { INQUIRY, 1, 0xb0, 0, 255, 0 };
+	uint8_t caw[16] = { COMPARE_AND_WRITE };
+	uint8_t pf[10] = { PRE_FETCH_10, 0, 0, 0, 0, 0, 0, 0, 16, 0 };
+	static uint8_t buf[64 * 512];
+	struct scsi_tgt_cmd c;
+
+	(void)state;
+	cfg_max_xfer = 16;
+	setup_cfg(&f, false, false);
+	cfg_max_xfer = 0;
+	clear_ua(&f, 0);
+	assert_int_equal(run(&f, &c, 0, 0, inq, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[5], 16);
+	caw[13] = 17;
+	run(&f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, buf, 34 * 512);
+	expect_field(&c, 13, -1);
+	caw[13] = 16;
+	memset(buf, 0, sizeof(buf)); /* the blocks are zeros: equal */
+	assert_int_equal(run(&f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, buf, 32 * 512),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(&f, &c, 0, 0, pf, 10, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_CONDITION_MET);
+	pf[8] = 17;
+	assert_int_equal(run(&f, &c, 0, 0, pf, 10, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	scsi_tgt_queue_detach(f.q);
+	scsi_tgt_destroy(f.t);
+}
+
+/* SBC-3 5.7 (r36): ORWRITE (16) */
+static void test_orwrite(void **state)
+{
+	struct fx *f = *state;
+	uint8_t ow[16] = { ORWRITE_16, 0x08 };
+	static uint8_t a[3 * 512], b[3 * 512], back[3 * 512];
+	struct scsi_tgt_cmd c;
+	unsigned int i;
+
+	clear_ua(f, 0);
+	for (i = 0; i < sizeof(a); i++) {
+		a[i] = (uint8_t)(i & 0x0f ? 0x0f : 0x81);
+		b[i] = (uint8_t)(i % 3 ? 0xf0 : 0x00);
+	}
+	write16(f, 0, 500, 3, a);
+	scsi_put_be64(ow + 2, 500);
+	scsi_put_be32(ow + 10, 3);
+	assert_int_equal(run(f, &c, 0, 0, ow, 16, SCSI_DIR_TO_DEVICE, b, sizeof(b)),
+			 SAM_STAT_GOOD);
+	read16(f, 0, 500, 3, back);
+	for (i = 0; i < sizeof(back); i++)
+		assert_int_equal(back[i], (uint8_t)(a[i] | b[i]));
+	/* 0 blocks; ORPROTECT, reserved bits, the group byte; past the end;
+	 * short Data-Out */
+	scsi_put_be32(ow + 10, 0);
+	assert_int_equal(run(f, &c, 0, 0, ow, 16, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	scsi_put_be32(ow + 10, 3);
+	ow[1] = 0x20;
+	run(f, &c, 0, 0, ow, 16, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 1, 7);
+	ow[1] = 0x04;
+	run(f, &c, 0, 0, ow, 16, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 1, 2);
+	ow[1] = 0x02;
+	run(f, &c, 0, 0, ow, 16, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 1, 1);
+	ow[1] = 0;
+	ow[14] = 0xe0;
+	run(f, &c, 0, 0, ow, 16, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 14, 7);
+	ow[14] = 0;
+	run(f, &c, 0, 0, ow, 16, SCSI_DIR_TO_DEVICE, b, 1024);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+	scsi_put_be64(ow + 2, CAP / 512);
+	run(f, &c, 0, 0, ow, 16, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+}
+
+/* SBC-3 5.3/5.4: PRE-FETCH; 5.41/5.42: WRITE SAME's ANCHOR refused */
+static void test_pre_fetch_anchor(void **state)
+{
+	struct fx *f = *state;
+	uint8_t pf10[10] = { PRE_FETCH_10, 0x02, 0, 0, 0, 8, 0, 0, 8, 0 };
+	uint8_t pf16[16] = { PRE_FETCH_16 };
+	uint8_t ws10[10] = { WRITE_SAME_10, 0x10, 0, 0, 0, 0, 0, 0, 1, 0 };
+	uint8_t ws16[16] = { WRITE_SAME_16, 0x18 };
+	uint8_t inq[6] = { INQUIRY, 1, 0xb2, 0, 255, 0 };
+	static uint8_t buf[512];
+	struct scsi_tgt_cmd c;
+
+	clear_ua(f, 0);
+	assert_int_equal(run(f, &c, 0, 0, pf10, 10, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_CONDITION_MET);
+	assert_int_equal(c.sense_len, 0);
+	/* length 0: to the last block (32768 blocks fit the 65535) */
+	assert_int_equal(run(f, &c, 0, 0, pf16, 16, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_CONDITION_MET);
+	scsi_put_be64(pf16 + 2, CAP / 512);
+	run(f, &c, 0, 0, pf16, 16, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+	scsi_put_be64(pf16 + 2, CAP / 512 - 1);
+	scsi_put_be32(pf16 + 10, 2);
+	run(f, &c, 0, 0, pf16, 16, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+	pf10[1] = 0x03;
+	run(f, &c, 0, 0, pf10, 10, SCSI_DIR_NONE, NULL, 0);
+	expect_field(&c, 1, 0);
+	pf10[1] = 0x40;
+	run(f, &c, 0, 0, pf10, 10, SCSI_DIR_NONE, NULL, 0);
+	expect_field(&c, 1, 6);
+	pf10[1] = 0;
+	pf10[6] = 0x80;
+	run(f, &c, 0, 0, pf10, 10, SCSI_DIR_NONE, NULL, 0);
+	expect_field(&c, 6, 7);
+	/* ANCHOR: ANC_SUP is 0 */
+	assert_int_equal(run(f, &c, 0, 0, inq, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[5] & 0x02, 0);
+	run(f, &c, 0, 0, ws10, 10, SCSI_DIR_TO_DEVICE, buf, 512);
+	expect_field(&c, 1, 4);
+	scsi_put_be32(ws16 + 10, 1);
+	run(f, &c, 0, 0, ws16, 16, SCSI_DIR_TO_DEVICE, buf, 512);
+	expect_field(&c, 1, 4);
+}
+
+/* SBC-3 5.5: GET LBA STATUS from the ram unit's allocation map */
+static void test_get_lba_status(void **state)
+{
+	struct fx *f = *state;
+	uint8_t gls[16] = { SERVICE_ACTION_IN_16, SAI_GET_LBA_STATUS };
+	static uint8_t buf[4096], blk[8 * 512];
+	struct scsi_tgt_cmd c;
+
+	clear_ua(f, 0);
+	scsi_put_be32(gls + 10, sizeof(buf));
+	/* nothing written: one deallocated extent */
+	assert_int_equal(run(f, &c, 0, 0, gls, 16, SCSI_DIR_FROM_DEVICE, buf,
+			     sizeof(buf)), SAM_STAT_GOOD);
+	assert_int_equal(scsi_get_be32(buf), 4 + 16);
+	assert_true(scsi_get_be64(buf + 8) == 0);
+	assert_int_equal(scsi_get_be32(buf + 16), CAP / 512);
+	assert_int_equal(buf[20] & 0x0f, 1);
+	assert_int_equal(c.resid, sizeof(buf) - 24);
+	/* one 4 KiB page written at LBA 16: deallocated, mapped, deallocated */
+	memset(blk, 0x77, sizeof(blk));
+	write16(f, 0, 16, 8, blk);
+	assert_int_equal(run(f, &c, 0, 0, gls, 16, SCSI_DIR_FROM_DEVICE, buf,
+			     sizeof(buf)), SAM_STAT_GOOD);
+	assert_int_equal(scsi_get_be32(buf), 4 + 3 * 16);
+	assert_int_equal(scsi_get_be32(buf + 8 + 8), 16);
+	assert_int_equal(buf[8 + 12], 1);
+	assert_true(scsi_get_be64(buf + 24) == 16);
+	assert_int_equal(scsi_get_be32(buf + 24 + 8), 8);
+	assert_int_equal(buf[24 + 12], 0);
+	assert_true(scsi_get_be64(buf + 40) == 24);
+	assert_int_equal(scsi_get_be32(buf + 40 + 8), CAP / 512 - 24);
+	assert_int_equal(buf[40 + 12], 1);
+	/* from LBA 20: the mapped rest first */
+	scsi_put_be64(gls + 2, 20);
+	assert_int_equal(run(f, &c, 0, 0, gls, 16, SCSI_DIR_FROM_DEVICE, buf,
+			     sizeof(buf)), SAM_STAT_GOOD);
+	assert_int_equal(scsi_get_be32(buf), 4 + 2 * 16);
+	assert_true(scsi_get_be64(buf + 8) == 20);
+	assert_int_equal(scsi_get_be32(buf + 16), 4);
+	assert_int_equal(buf[20], 0);
+	/* room for one descriptor: just the first */
+	scsi_put_be64(gls + 2, 0);
+	scsi_put_be32(gls + 10, 24);
+	assert_int_equal(run(f, &c, 0, 0, gls, 16, SCSI_DIR_FROM_DEVICE, buf, 24),
+			 SAM_STAT_GOOD);
+	assert_int_equal(scsi_get_be32(buf), 4 + 16);
+	assert_int_equal(scsi_get_be32(buf + 16), 16);
+	/* the last LBA + 1, reserved bits */
+	scsi_put_be32(gls + 10, sizeof(buf));
+	scsi_put_be64(gls + 2, CAP / 512);
+	run(f, &c, 0, 0, gls, 16, SCSI_DIR_FROM_DEVICE, buf, sizeof(buf));
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+	scsi_put_be64(gls + 2, 0);
+	gls[14] = 1;
+	run(f, &c, 0, 0, gls, 16, SCSI_DIR_FROM_DEVICE, buf, sizeof(buf));
+	expect_field(&c, 14, -1);
+	gls[14] = 0;
+	gls[1] |= 0x20;
+	run(f, &c, 0, 0, gls, 16, SCSI_DIR_FROM_DEVICE, buf, sizeof(buf));
+	expect_field(&c, 1, 5);
+}
+
+/* VPD 0x86 and 0xb0's MAXIMUM COMPARE AND WRITE LENGTH; REPORT SUPPORTED
+ * OPERATION CODES lists the new commands */
+static void test_vpd_rsoc_new(void **state)
+{
+	struct fx *f = *state;
+	uint8_t inq[6] = { INQUIRY, 1, 0x86, 0, 255, 0 };
+	uint8_t rsoc[12] = { MAINTENANCE_IN, MI_REPORT_SUPPORTED_OPCODES, 0x01,
+			     COMPARE_AND_WRITE, 0, 0, 0, 0, 0x10, 0, 0, 0 };
+	static const uint8_t ops[] = { MODE_SELECT_6, MODE_SELECT_10, WRITE_VERIFY_10,
+				       WRITE_VERIFY_12, WRITE_VERIFY_16, ORWRITE_16,
+				       PRE_FETCH_10, PRE_FETCH_16 };
+	static uint8_t buf[4096];
+	struct scsi_tgt_cmd c;
+	unsigned int i;
+
+	clear_ua(f, 0);
+	assert_int_equal(run(f, &c, 0, 0, inq, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[1], 0x86);
+	assert_int_equal(scsi_get_be16(buf + 2), 60);
+	assert_int_equal(buf[4], 0);        /* no protection information */
+	assert_int_equal(buf[5], 0x01);     /* SIMPSUP */
+	assert_int_equal(buf[6], 0x01);     /* V_SUP: ram has a cache */
+	inq[2] = 0xb0;
+	assert_int_equal(run(f, &c, 0, 0, inq, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[5], 255);
+	/* COMPARE AND WRITE's usage data: FUA, DPO, the LBA, the count */
+	assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf, 4096),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[1] & 0x07, 3);
+	assert_int_equal(scsi_get_be16(buf + 2), 16);
+	assert_int_equal(buf[4 + 1], 0x18);
+	assert_int_equal(buf[4 + 13], 0xff);
+	assert_int_equal(buf[4 + 12], 0);
+	for (i = 0; i < sizeof(ops); i++) {
+		rsoc[3] = ops[i];
+		assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf,
+				     4096), SAM_STAT_GOOD);
+		assert_int_equal(buf[1] & 0x07, 3);
+		assert_int_equal(buf[4], ops[i]);
+	}
+	rsoc[2] = 0x02;
+	rsoc[3] = SERVICE_ACTION_IN_16;
+	rsoc[5] = SAI_GET_LBA_STATUS;
+	assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf, 4096),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[1] & 0x07, 3);
+	assert_int_equal(buf[4 + 1], 0x1f);
+}
+
 static void test_create_errors(void **state)
 {
 	struct scsi_tgt_config tc = { 0 };
@@ -635,6 +1547,18 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_report_supported_opcodes, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_mode_select, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_bytchk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_verify, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_compare_and_write, setup,
+						teardown),
+		cmocka_unit_test(test_compare_and_write_threads),
+		cmocka_unit_test(test_small_max_transfer),
+		cmocka_unit_test_setup_teardown(test_orwrite, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pre_fetch_anchor, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_get_lba_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vpd_rsoc_new, setup, teardown),
 		cmocka_unit_test(test_write_protect),
 		cmocka_unit_test(test_medium_error),
 		cmocka_unit_test(test_create_errors),

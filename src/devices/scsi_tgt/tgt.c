@@ -19,8 +19,8 @@
 #define VD_SPC4 0x0460
 #define VD_SBC3 0x04c0
 
-/* Data a non-media command answers with: the largest is standard INQUIRY
- * data or MODE SENSE(10) with every page. */
+/* Data INQUIRY answers with: standard data or a VPD page (MODE SENSE's
+ * own bound is in mode.c). */
 #define RESP_MAX 512
 
 /* WRITE SAME without UNMAP writes its block from a buffer this large. */
@@ -32,7 +32,8 @@ void tgt_cmd_sense(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
 		      const struct scsi_sense *s)
 {
 	c->status = SAM_STAT_CHECK_CONDITION;
-	c->sense_len = (uint8_t)scsi_build_sense(c->sense, s, lu && lu->d_sense);
+	c->sense_len = (uint8_t)scsi_build_sense(c->sense, s, lu &&
+		atomic_load_explicit(&lu->d_sense, memory_order_relaxed));
 }
 
 void tgt_cmd_check(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
@@ -208,7 +209,7 @@ static uint32_t inquiry_std(struct scsi_tgt *t, const struct scsi_lu *lu,
 	return 96;
 }
 
-static const uint8_t vpd_pages[] = { 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2 };
+static const uint8_t vpd_pages[] = { 0x00, 0x80, 0x83, 0x86, 0xb0, 0xb1, 0xb2 };
 
 /* SPC-4 7.8: VPD pages; SBC-3 6.5: 0xb0, 0xb1, 0xb2.  0: no such page. */
 static uint32_t inquiry_vpd(struct scsi_tgt *t, const struct scsi_lu *lu,
@@ -250,11 +251,23 @@ static uint32_t inquiry_vpd(struct scsi_tgt *t, const struct scsi_lu *lu,
 		memcpy(b + n + 12, t->serial, strlen(t->serial));
 		n += 4 + b[n + 3];
 		break;
+	case 0x86:
+		/* SPC-4 7.8.7 Extended INQUIRY Data: no protection information
+		 * (SPT, GRD_CHK, APP_CHK, REF_CHK 0); SIMPSUP only (every task
+		 * is simple: no HEAD OF QUEUE or ORDERED handling); V_SUP where
+		 * the device has a volatile cache; LUICLR 0: a REPORTED LUNS
+		 * DATA HAS CHANGED condition is cleared per unit, not for
+		 * every unit of the nexus */
+		b[5] = 0x01;                            /* SIMPSUP */
+		b[6] = in->can_flush ? 0x01 : 0x00;     /* V_SUP */
+		n = 64;
+		break;
 	case 0xb0: {
 		uint32_t max_xfer = t->cfg.max_xfer_blocks;
 		uint32_t opt = (uint32_t)((uint64_t)in->max_sectors * 512 / lu->lbs);
 
 		b[4] = 0x01; /* WSNZ: WRITE SAME of 0 blocks is refused */
+		b[5] = tgt_caw_max(t); /* MAXIMUM COMPARE AND WRITE LENGTH */
 		scsi_put_be16(b + 6, 1);
 		scsi_put_be32(b + 8, max_xfer);
 		scsi_put_be32(b + 12, opt && opt < max_xfer ? opt : max_xfer);
@@ -275,6 +288,8 @@ static uint32_t inquiry_vpd(struct scsi_tgt *t, const struct scsi_lu *lu,
 		b[5] = (in->can_discard ? 0x80 : 0) |               /* LBPU */
 		       (in->can_discard || in->can_write_zeroes ? 0x60 : 0) | /* LBPWS, LBPWS10 */
 		       (in->stores_data ? 0x04 : 0);                /* LBPRZ */
+		/* ANC_SUP (bit 1) 0: no anchored state, so WRITE SAME and
+		 * UNMAP refuse ANCHOR (SBC-3 5.28, 5.41, 5.42) */
 		b[6] = in->can_discard && in->stores_data ? 0x02 : 0x00; /* thin */
 		n = 8;
 		break;
@@ -374,109 +389,6 @@ static int do_report_luns(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	return 0;
 }
 
-/* SPC-4 7.5.7 caching, 7.5.8 control, 7.5.11 informational exceptions.
- * @pc: 0 current, 1 changeable (nothing is: no MODE SELECT), 2 default. */
-static uint32_t mode_page(const struct scsi_lu *lu, uint8_t page, uint8_t pc,
-			  uint8_t *b)
-{
-	switch (page) {
-	case 0x08:
-		memset(b, 0, 20);
-		b[0] = 0x08;
-		b[1] = 0x12;
-		if (pc != 1 && lu->info.can_flush)
-			b[2] = 0x04; /* WCE: a volatile cache SYNCHRONIZE CACHE empties */
-		return 20;
-	case 0x0a:
-		memset(b, 0, 12);
-		b[0] = 0x0a;
-		b[1] = 0x0a;
-		if (pc != 1) {
-			b[2] = pc == 0 && lu->d_sense ? 0x04 : 0x00; /* D_SENSE */
-			b[3] = 0x10; /* QUEUE ALGORITHM MODIFIER 1: unrestricted */
-			scsi_put_be16(b + 8, 0xffff); /* BUSY TIMEOUT PERIOD: unlimited */
-		}
-		return 12;
-	case 0x1c:
-		memset(b, 0, 12);
-		b[0] = 0x1c;
-		b[1] = 0x0a;
-		return 12;
-	default:
-		return 0;
-	}
-}
-
-/* SPC-4 6.11 / 6.12: MODE SENSE (6) and (10) */
-static int do_mode_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
-			 struct scsi_tgt_cmd *c)
-{
-	const uint8_t *cdb = c->cdb;
-	bool ten = cdb[0] == MODE_SENSE_10;
-	bool dbd = cdb[1] & 0x08, llbaa = ten && (cdb[1] & 0x10);
-	uint8_t pc = cdb[2] >> 6, page = cdb[2] & 0x3f, sub = cdb[3];
-	uint8_t b[RESP_MAX];
-	uint32_t hdr = ten ? 8 : 4, n, k, bd;
-	static const uint8_t all[] = { 0x08, 0x0a, 0x1c };
-
-	(void)q;
-	if (cdb[1] & (ten ? 0xe7 : 0xf7)) {
-		tgt_cmd_bad_cdb(c, lu, 1, -1);
-		return 0;
-	}
-	if (pc == 3) {
-		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_SAVING_PARAMS_NOT_SUPPORTED);
-		return 0;
-	}
-	if (sub && !(page == 0x3f && sub == 0xff)) {
-		tgt_cmd_bad_cdb(c, lu, 3, -1);
-		return 0;
-	}
-	memset(b, 0, sizeof(b));
-	n = hdr;
-	/* block descriptor (SPC-4 7.5.5): short, or long with LLBAA */
-	if (!dbd) {
-		bd = llbaa ? 16 : 8;
-		if (llbaa) {
-			scsi_put_be64(b + n, lu->nr_blocks);
-			scsi_put_be32(b + n + 12, lu->lbs);
-		} else {
-			scsi_put_be32(b + n, lu->nr_blocks > 0xffffffffull ?
-					     0xffffffff : (uint32_t)lu->nr_blocks);
-			scsi_put_be32(b + n + 4, lu->lbs & 0xffffff);
-		}
-		n += bd;
-	} else {
-		bd = 0;
-	}
-	if (page == 0x3f) {
-		for (k = 0; k < ARRAY_SIZE(all); k++)
-			n += mode_page(lu, all[k], pc, b + n);
-	} else {
-		k = mode_page(lu, page, pc, b + n);
-		if (!k) {
-			tgt_cmd_bad_cdb(c, lu, 2, 5);
-			return 0;
-		}
-		n += k;
-	}
-	/* header: mode data length, medium type 0, WP and DPOFUA, block
-	 * descriptor length */
-	if (ten) {
-		scsi_put_be16(b, (uint16_t)(n - 2));
-		b[3] = (q->tgt->cfg.write_protect ? 0x80 : 0) | 0x10;
-		b[4] = llbaa && bd ? 0x01 : 0x00;
-		scsi_put_be16(b + 6, (uint16_t)bd);
-		tgt_data_in(c, b, n, scsi_get_be16(cdb + 7));
-	} else {
-		b[0] = (uint8_t)(n - 1);
-		b[2] = (q->tgt->cfg.write_protect ? 0x80 : 0) | 0x10;
-		b[3] = (uint8_t)bd;
-		tgt_data_in(c, b, n, cdb[4]);
-	}
-	return 0;
-}
-
 /* TEST UNIT READY (always ready), START STOP UNIT and PREVENT ALLOW
  * MEDIUM REMOVAL (nothing to spin or lock): GOOD */
 static int do_nothing_good(struct scsi_tgt_queue *q, struct scsi_lu *lu,
@@ -515,6 +427,8 @@ static int do_service_action_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	uint8_t b[32];
 
 	(void)q;
+	if ((c->cdb[1] & 0x1f) == SAI_GET_LBA_STATUS)
+		return tgt_get_lba_status(q, lu, c);
 	if ((c->cdb[1] & 0x1f) != SAI_READ_CAPACITY_16) {
 		tgt_cmd_bad_cdb(c, lu, 1, 4);
 		return 0;
@@ -843,6 +757,7 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		       "one bio with one segment fits in the command");
 	unsigned int nr, i;
 	bool recovered = false;
+	uint8_t fua = 0;
 
 	/* RDPROTECT/WRPROTECT (no protection information here); in the
 	 * 6-byte CDBs the same bits are reserved */
@@ -863,9 +778,17 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 				   cdb[0] == READ_12 || cdb[0] == WRITE_12 ? 6 : 10, -1);
 		return 0;
 	}
-	if (write && q->tgt->cfg.write_protect) {
-		tgt_cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
-		return 0;
+	if (write) {
+		/* write protect and write through (mode.c): one relaxed
+		 * load, where the configuration's write_protect was read */
+		uint8_t wf = tgt_lu_wflags(lu);
+
+		if (wf & TGT_WF_WP) {
+			tgt_cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+			return 0;
+		}
+		if ((cdb[0] != WRITE_6 && (cdb[1] & 0x08)) || (wf & TGT_WF_WT))
+			fua = BLK_BIO_FUA;
 	}
 	if (unlikely(q->tgt->cfg.opts)) {
 		int r = inject(q->tgt, lu, c, write, lba, nb, &recovered);
@@ -919,30 +842,9 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 				voff = 0;
 			}
 		}
-		if (write && (cdb[0] != WRITE_6) && (cdb[1] & 0x08))
-			b->bi_flags |= BLK_BIO_FUA;
+		b->bi_flags = fua;
 	}
 	return tgt_media_submit(q, c);
-}
-
-/* SBC-3 5.29-5.31: VERIFY with BYTCHK 0 (a medium check: the range) */
-static int do_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
-		     struct scsi_tgt_cmd *c)
-{
-	uint64_t lba;
-	uint32_t nb;
-
-	(void)q;
-	if (c->cdb[1] & 0xe0) {
-		tgt_cmd_bad_cdb(c, lu, 1, 7); /* VRPROTECT */
-		return 0;
-	}
-	if (c->cdb[1] & 0x06) {
-		tgt_cmd_bad_cdb(c, lu, 1, 2); /* BYTCHK: not implemented */
-		return 0;
-	}
-	tgt_media_range(c, lu, &lba, &nb);
-	return 0;
 }
 
 /* SBC-3 5.22 / 5.23: a flush of the whole cache (the range is checked) */
@@ -983,7 +885,7 @@ static int do_unmap(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		tgt_cmd_bad_cdb(c, lu, 1, c->cdb[1] & 0x01 ? 0 : -1); /* ANCHOR: no */
 		return 0;
 	}
-	if (t->cfg.write_protect) {
+	if (tgt_lu_wflags(lu) & TGT_WF_WP) {
 		tgt_cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
 		return 0;
 	}
@@ -1074,7 +976,9 @@ static int do_write_same(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		return 0;
 	}
 	if (c->cdb[1] & (sixteen ? 0x16 : 0x17)) {
-		tgt_cmd_bad_cdb(c, lu, 1, c->cdb[1] & 0x10 ? 4 : -1); /* ANCHOR, LBDATA, PBDATA */
+		/* ANCHOR: refused, ANC_SUP is 0 in VPD 0xb2 (SBC-3 5.41);
+		 * LBDATA, PBDATA: obsolete */
+		tgt_cmd_bad_cdb(c, lu, 1, c->cdb[1] & 0x10 ? 4 : -1);
 		return 0;
 	}
 	if (!tgt_media_range(c, lu, &lba, &nb))
@@ -1083,7 +987,7 @@ static int do_write_same(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		tgt_cmd_bad_cdb(c, lu, sixteen ? 10 : 7, -1); /* WSNZ is set */
 		return 0;
 	}
-	if (t->cfg.write_protect) {
+	if (tgt_lu_wflags(lu) & TGT_WF_WP) {
 		tgt_cmd_check(c, lu, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
 		return 0;
 	}
@@ -1136,6 +1040,8 @@ static int do_write_same(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			io->iov[i].iov_len = n;
 			b->bi_io_vec = &io->iov[i];
 			b->bi_vcnt = 1;
+			if (tgt_lu_wflags(lu) & TGT_WF_WT)
+				b->bi_flags |= BLK_BIO_FUA;
 		}
 		return tgt_media_submit(q, c);
 	}
@@ -1146,7 +1052,7 @@ static int do_write_same(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 /*
  * CDB USAGE DATA of each command (SPC-4 6.35.3): the operation code, then a
  * mask per CDB byte of the bits this target reads or accepts; reserved bits
- * and fields it refuses (RDPROTECT, BYTCHK, NACA) are clear.  The first
+ * and fields it refuses (RDPROTECT, SP, NACA) are clear.  The first
  * byte of an entry with a service action is the opcode, the SA is @sa.
  */
 static const struct opcode_usage {
@@ -1160,35 +1066,52 @@ static const struct opcode_usage {
 	{ READ_6, -1, 6, { 0x08, 0x1f, 0xff, 0xff, 0xff, 0 } },
 	{ WRITE_6, -1, 6, { 0x0a, 0x1f, 0xff, 0xff, 0xff, 0 } },
 	{ INQUIRY, -1, 6, { 0x12, 0x01, 0xff, 0xff, 0xff, 0 } },
+	{ MODE_SELECT_6, -1, 6, { 0x15, 0x10, 0, 0, 0xff, 0 } },
 	{ MODE_SENSE_6, -1, 6, { 0x1a, 0x08, 0xff, 0xff, 0xff, 0 } },
 	{ START_STOP_UNIT, -1, 6, { 0x1b, 0x01, 0, 0x0f, 0xf7, 0 } },
 	{ PREVENT_ALLOW_MEDIUM_REMOVAL, -1, 6, { 0x1e, 0, 0, 0, 0x03, 0 } },
 	{ READ_CAPACITY_10, -1, 10, { 0x25, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, 0 } },
 	{ READ_10, -1, 10, { 0x28, 0x1c, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
 	{ WRITE_10, -1, 10, { 0x2a, 0x18, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
-	{ VERIFY_10, -1, 10, { 0x2f, 0x10, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
+	{ WRITE_VERIFY_10, -1, 10, { 0x2e, 0x12, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
+	{ VERIFY_10, -1, 10, { 0x2f, 0x16, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
+	{ PRE_FETCH_10, -1, 10, { 0x34, 0x02, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
 	{ SYNCHRONIZE_CACHE_10, -1, 10, { 0x35, 0x02, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
 	{ WRITE_SAME_10, -1, 10, { 0x41, 0x08, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
 	{ UNMAP, -1, 10, { 0x42, 0, 0, 0, 0, 0, 0x1f, 0xff, 0xff, 0 } },
+	{ MODE_SELECT_10, -1, 10, { 0x55, 0x10, 0, 0, 0, 0, 0, 0xff, 0xff, 0 } },
 	{ MODE_SENSE_10, -1, 10, { 0x5a, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, 0 } },
 	{ READ_16, -1, 16, { 0x88, 0x1c, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 			     0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+	{ COMPARE_AND_WRITE, -1, 16, { 0x89, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				       0xff, 0xff, 0, 0, 0, 0xff, 0x1f, 0 } },
 	{ WRITE_16, -1, 16, { 0x8a, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 			      0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
-	{ VERIFY_16, -1, 16, { 0x8f, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	{ ORWRITE_16, -1, 16, { 0x8b, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+	{ WRITE_VERIFY_16, -1, 16, { 0x8e, 0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				     0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+	{ VERIFY_16, -1, 16, { 0x8f, 0x16, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 			       0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+	{ PRE_FETCH_16, -1, 16, { 0x90, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				  0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
 	{ SYNCHRONIZE_CACHE_16, -1, 16, { 0x91, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 					  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
 	{ WRITE_SAME_16, -1, 16, { 0x93, 0x09, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 				   0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
 	{ SERVICE_ACTION_IN_16, SAI_READ_CAPACITY_16, 16,
 	  { 0x9e, 0x1f, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0 } },
+	{ SERVICE_ACTION_IN_16, SAI_GET_LBA_STATUS, 16,
+	  { 0x9e, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	    0xff, 0, 0 } },
 	{ REPORT_LUNS, -1, 12, { 0xa0, 0, 0xff, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0 } },
 	{ MAINTENANCE_IN, MI_REPORT_SUPPORTED_OPCODES, 12,
 	  { 0xa3, 0x1f, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0 } },
 	{ READ_12, -1, 12, { 0xa8, 0x1c, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
 	{ WRITE_12, -1, 12, { 0xaa, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
-	{ VERIFY_12, -1, 12, { 0xaf, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
+	{ WRITE_VERIFY_12, -1, 12, { 0xae, 0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				     0x1f, 0 } },
+	{ VERIFY_12, -1, 12, { 0xaf, 0x16, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
 };
 
 /* SPC-4 6.35.4: command timeouts descriptor: nominal and recommended, s */
@@ -1293,20 +1216,28 @@ static const struct {
 	[READ_6] = { do_rw, 0 },
 	[WRITE_6] = { do_rw, 0 },
 	[INQUIRY] = { do_inquiry, F_NO_LUN | F_NO_UA },
-	[MODE_SENSE_6] = { do_mode_sense, 0 },
+	[MODE_SELECT_6] = { tgt_mode_select, 0 },
+	[MODE_SENSE_6] = { tgt_mode_sense, 0 },
 	[START_STOP_UNIT] = { do_nothing_good, 0 },
 	[PREVENT_ALLOW_MEDIUM_REMOVAL] = { do_nothing_good, 0 },
 	[READ_CAPACITY_10] = { do_read_capacity_10, 0 },
 	[READ_10] = { do_rw, 0 },
 	[WRITE_10] = { do_rw, 0 },
-	[VERIFY_10] = { do_verify, 0 },
+	[WRITE_VERIFY_10] = { tgt_write_verify, 0 },
+	[VERIFY_10] = { tgt_verify, 0 },
+	[PRE_FETCH_10] = { tgt_pre_fetch, 0 },
 	[SYNCHRONIZE_CACHE_10] = { do_sync_cache, 0 },
 	[WRITE_SAME_10] = { do_write_same, 0 },
 	[UNMAP] = { do_unmap, 0 },
-	[MODE_SENSE_10] = { do_mode_sense, 0 },
+	[MODE_SELECT_10] = { tgt_mode_select, 0 },
+	[MODE_SENSE_10] = { tgt_mode_sense, 0 },
 	[READ_16] = { do_rw, 0 },
+	[COMPARE_AND_WRITE] = { tgt_compare_and_write, 0 },
 	[WRITE_16] = { do_rw, 0 },
-	[VERIFY_16] = { do_verify, 0 },
+	[ORWRITE_16] = { tgt_orwrite, 0 },
+	[WRITE_VERIFY_16] = { tgt_write_verify, 0 },
+	[VERIFY_16] = { tgt_verify, 0 },
+	[PRE_FETCH_16] = { tgt_pre_fetch, 0 },
 	[SYNCHRONIZE_CACHE_16] = { do_sync_cache, 0 },
 	[WRITE_SAME_16] = { do_write_same, 0 },
 	[SERVICE_ACTION_IN_16] = { do_service_action_in, 0 },
@@ -1314,7 +1245,8 @@ static const struct {
 	[MAINTENANCE_IN] = { do_maintenance_in, 0 },
 	[READ_12] = { do_rw, 0 },
 	[WRITE_12] = { do_rw, 0 },
-	[VERIFY_12] = { do_verify, 0 },
+	[WRITE_VERIFY_12] = { tgt_write_verify, 0 },
+	[VERIFY_12] = { tgt_verify, 0 },
 };
 
 /* SPC-4 4.2.5.1: the CDB's length from its group code; 0: reserved group */
@@ -1465,11 +1397,14 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 			snprintf(err, errlen,
 				 "LUN %u: logical block size %u, capacity %llu: at least 512 and one block",
 				 i, lu->lbs, (unsigned long long)lu->info.capacity);
+			while (i--)
+				tgt_mode_fini(&t->lus[i]);
 			free(t->lus);
 			free(t);
 			return -EINVAL;
 		}
 		lu->nr_blocks = lu->info.capacity / lu->lbs;
+		tgt_mode_init(t, lu);
 		for (k = 0; k < TGT_UA_NR; k++) /* POWER ON for every nexus */
 			atomic_init(&lu->ua[k], k == TGT_UA_POWER_ON ? ~0ull : 0);
 		atomic_init(&lu->ua_any, ~0ull);
@@ -1484,6 +1419,8 @@ void scsi_tgt_destroy(struct scsi_tgt *t)
 
 	if (!t)
 		return;
+	for (i = 0; i < t->nr_luns; i++)
+		tgt_mode_fini(&t->lus[i]);
 	if (t->cfg.own_luns)
 		for (i = 0; i < t->nr_luns; i++)
 			blk_dev_close(t->lus[i].dev);

@@ -15,6 +15,7 @@
 #ifndef BLKSTACK_SCSI_TGT_INT_H
 #define BLKSTACK_SCSI_TGT_INT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "blkstack/scsi_tgt.h"
@@ -50,8 +51,26 @@ struct scsi_lu {
 	_Atomic uint64_t ua_any; /* per nexus: some kind may be pending */
 	/* tasks started before this target epoch end aborted (LUN reset) */
 	_Atomic uint32_t reset_epoch;
-	bool d_sense;           /* control mode page D_SENSE */
+	/* mode parameters (mode.c): the pages' current values, under
+	 * mode_lock, which only MODE SELECT and MODE SENSE take; what other
+	 * commands read of them is mirrored in d_sense and wflags, loaded
+	 * relaxed (a MODE SELECT is seen by the commands that start after it) */
+	pthread_mutex_t mode_lock;
+	uint8_t mode_caching[20], mode_control[12], mode_ie[12];
+	_Atomic bool d_sense;   /* control mode page D_SENSE */
+	_Atomic uint8_t wflags; /* TGT_WF_*: read once per write command */
+	/* held by COMPARE AND WRITE and ORWRITE across their read, compare
+	 * or merge, and write (sbc.c); never taken by READ or WRITE */
+	pthread_mutex_t rmw_lock;
 };
+
+#define TGT_WF_WP 0x1 /* write protected: cfg.write_protect or SWP */
+#define TGT_WF_WT 0x2 /* WCE cleared: every write with FUA (write through) */
+
+static inline uint8_t tgt_lu_wflags(const struct scsi_lu *lu)
+{
+	return atomic_load_explicit(&lu->wflags, memory_order_relaxed);
+}
 
 struct scsi_tgt {
 	struct scsi_tgt_config cfg;
@@ -99,6 +118,47 @@ struct media_io {
 
 typedef int (*scsi_cmd_fn)(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			   struct scsi_tgt_cmd *c);
+
+/* The highest bit set in @v (not 0): a field pointer's bit */
+static inline int tgt_top_bit(uint8_t v)
+{
+	return 31 - __builtin_clz(v);
+}
+
+/* MAXIMUM COMPARE AND WRITE LENGTH (VPD 0xb0 byte 5), logical blocks */
+static inline uint8_t tgt_caw_max(const struct scsi_tgt *t)
+{
+	return t->cfg.max_xfer_blocks < 255 ? (uint8_t)t->cfg.max_xfer_blocks : 255;
+}
+
+/* ------------------------------------------- mode parameters (mode.c) */
+
+/* A unit's mode pages at their defaults, its locks; tgt_mode_fini()
+ * destroys the locks. */
+void tgt_mode_init(struct scsi_tgt *t, struct scsi_lu *lu);
+void tgt_mode_fini(struct scsi_lu *lu);
+/* SPC-4 6.11/6.12 MODE SENSE (6)/(10), 6.9/6.10 MODE SELECT (6)/(10) */
+int tgt_mode_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		   struct scsi_tgt_cmd *c);
+int tgt_mode_select(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		    struct scsi_tgt_cmd *c);
+
+/* ------------------------------------------------ SBC-3 (sbc.c) */
+
+/* VERIFY 10/12/16, WRITE AND VERIFY 10/12/16, COMPARE AND WRITE,
+ * ORWRITE (16), PRE-FETCH 10/16, GET LBA STATUS (from SERVICE ACTION IN) */
+int tgt_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+	       struct scsi_tgt_cmd *c);
+int tgt_write_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		     struct scsi_tgt_cmd *c);
+int tgt_compare_and_write(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			  struct scsi_tgt_cmd *c);
+int tgt_orwrite(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		struct scsi_tgt_cmd *c);
+int tgt_pre_fetch(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		  struct scsi_tgt_cmd *c);
+int tgt_get_lba_status(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		       struct scsi_tgt_cmd *c);
 
 /* ------------------------------------------------ answers (tgt.c) */
 
