@@ -1398,12 +1398,14 @@ int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 			tgt_cmd_check(c, lu, SK_UNIT_ATTENTION, asc_ascq);
 			goto end;
 		}
-	}
-	/* reservations (pr.c): one relaxed load while none is held */
-	if (lu && unlikely(atomic_load_explicit(&lu->reserved, memory_order_relaxed)) &&
-	    tgt_pr_conflict(lu, c)) {
-		c->status = SAM_STAT_RESERVATION_CONFLICT;
-		goto end;
+		/* reservations (pr.c): one relaxed load while none is held
+		 * (what a unit attention does not hold, every reservation
+		 * lets through) */
+		if (unlikely(atomic_load_explicit(&lu->reserved, memory_order_relaxed)) &&
+		    tgt_pr_conflict(lu, c)) {
+			c->status = SAM_STAT_RESERVATION_CONFLICT;
+			goto end;
+		}
 	}
 	ret = cmd_table[op].fn(q, lu, c);
 	if (ret)
