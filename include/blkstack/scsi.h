@@ -93,7 +93,7 @@ enum scsi_opcode {
 	START_STOP_UNIT = 0x1b,
 	PREVENT_ALLOW_MEDIUM_REMOVAL = 0x1e,
 	RESERVE_6 = 0x16,            /* SPC-2 7.21 */
-	RELEASE_6 = 0x17,            /* SPC-2 7.17 */
+	RELEASE_6 = 0x17,            /* SPC-2 7.16 */
 	READ_CAPACITY_10 = 0x25,
 	READ_10 = 0x28,
 	WRITE_10 = 0x2a,
@@ -102,7 +102,7 @@ enum scsi_opcode {
 	WRITE_SAME_10 = 0x41,
 	UNMAP = 0x42,
 	RESERVE_10 = 0x56,           /* SPC-2 7.22 */
-	RELEASE_10 = 0x57,           /* SPC-2 7.18 */
+	RELEASE_10 = 0x57,           /* SPC-2 7.17 */
 	MODE_SENSE_10 = 0x5a,
 	PERSISTENT_RESERVE_IN = 0x5e,
 	PERSISTENT_RESERVE_OUT = 0x5f,

@@ -23,7 +23,7 @@
  *   (SBC-3 5.15/5.16), READ and WRITE 6/10/12/16 (5.7-5.10, 5.32-5.35),
  *   VERIFY 10/12/16 with BYTCHK 0 (5.29-5.31), SYNCHRONIZE CACHE 10/16
  *   (5.22/5.23), UNMAP (5.28), WRITE SAME 10/16 with UNMAP and NDOB
- *   (5.41/5.42), RESERVE and RELEASE 6/10 (SPC-2 7.17, 7.18, 7.21,
+ *   (5.41/5.42), RESERVE and RELEASE 6/10 (SPC-2 7.16, 7.17, 7.21,
  *   7.22), PERSISTENT RESERVE IN/OUT (SPC-4 5.9, 6.15, 6.16: every
  *   type, no APTPL, SPEC_I_PT, ALL_TG_PT nor REGISTER AND MOVE),
  *   EXTENDED COPY (LID1, 6.4: block to block between this target's

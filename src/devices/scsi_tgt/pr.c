@@ -2,8 +2,8 @@
 /*
  * Reservations of the SCSI target core, per logical unit:
  *
- * - SPC-2 RESERVE (6)/(10) and RELEASE (6)/(10) (SPC-2 7.21, 7.22, 7.17,
- *   7.18): one I_T nexus holds the unit; every other nexus gets
+ * - SPC-2 RESERVE (6)/(10) and RELEASE (6)/(10) (SPC-2 7.21, 7.22, 7.16,
+ *   7.17): one I_T nexus holds the unit; every other nexus gets
  *   RESERVATION CONFLICT for everything but INQUIRY, REPORT LUNS, REQUEST
  *   SENSE, RELEASE and PERSISTENT RESERVE IN; RELEASE by a nexus that
  *   does not hold the reservation is GOOD and does nothing.  Third-party
@@ -310,7 +310,7 @@ int tgt_do_reserve(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	return 0;
 }
 
-/* SPC-2 7.17 / 7.18: RELEASE (6) and (10) */
+/* SPC-2 7.16 / 7.17: RELEASE (6) and (10) */
 int tgt_do_release(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		   struct scsi_tgt_cmd *c)
 {
