@@ -7,9 +7,12 @@
  * table 63, SBC-3 table 13), the unit attentions of RELEASE, CLEAR,
  * PREEMPT and unregistration, SPC-2 RESERVE/RELEASE and how they meet
  * persistent reservations, and EXTENDED COPY between two ram units (data
- * read back, chunking, RECEIVE COPY RESULTS) with its error cases.
+ * read back, chunking, RECEIVE COPY RESULTS) with its error cases (a
+ * failing destination, write protect), and reservations changing on one
+ * thread while another writes (for TSan).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "blkstack/null.h"
 #include "blkstack/ram.h"
 #include "blkstack/scsi_tgt.h"
 
@@ -102,7 +106,9 @@ static void expect_no_ua(struct fx *f, uint64_t lun, unsigned int nexus)
 	assert_int_equal(tur(f, &c, lun, nexus), SAM_STAT_GOOD);
 }
 
-static int setup(void **state)
+/* LUN 0 ram; LUN 1 ram, or null failing every request; two hardware
+ * queues each (a queue per thread) */
+static struct fx *setup_cfg(bool failing, bool wp)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	struct blk_ram_config rc = { 0 };
@@ -112,12 +118,22 @@ static int setup(void **state)
 
 	rc.queue.capacity = CAP;
 	rc.queue.queue_depth = 64;
+	rc.queue.nr_hw_queues = 2;
 	assert_int_equal(blk_ram_create(&rc, &f->dev[0]), 0);
-	assert_int_equal(blk_ram_create(&rc, &f->dev[1]), 0);
+	if (failing) {
+		struct blk_null_config nc = { 0 };
+
+		nc.queue = rc.queue;
+		nc.fail_every = 1;
+		assert_int_equal(blk_null_create(&nc, &f->dev[1]), 0);
+	} else {
+		assert_int_equal(blk_ram_create(&rc, &f->dev[1]), 0);
+	}
 	tc.luns = f->dev;
 	tc.nr_luns = 2;
 	tc.own_luns = true;
 	tc.id = 0x123456;
+	tc.write_protect = wp;
 	assert_int_equal(scsi_tgt_create(&tc, &f->t, err, sizeof(err)), 0);
 	assert_int_equal(scsi_tgt_queue_attach(f->t, &f->q), 0);
 	/* the power-on unit attention of nexuses 0..3 on both units */
@@ -127,7 +143,12 @@ static int setup(void **state)
 			expect_sense(&c, SK_UNIT_ATTENTION, ASC_POWER_ON_RESET);
 		}
 	}
-	*state = f;
+	return f;
+}
+
+static int setup(void **state)
+{
+	*state = setup_cfg(false, false);
 	return 0;
 }
 
@@ -1002,6 +1023,115 @@ static void test_xcopy_errors(void **state)
 	}
 }
 
+/* a destination that fails: COPY ABORTED, THIRD PARTY DEVICE FAILURE;
+ * write protect: DATA PROTECT before anything moves */
+static void test_xcopy_device_error(void **state)
+{
+	struct fx *f = setup_cfg(true, false);
+	uint8_t p[136], b[16];
+	struct scsi_tgt_cmd c;
+
+	(void)state;
+	xcopy_hdr(p, 4, 0, 64, 56);
+	cscd_for(f, 0, p + 16);
+	cscd_for(f, 1, p + 48);
+	seg_b2b(p + 80, 0, 0, 8, 0, 100);   /* ram to ram: fine */
+	seg_b2b(p + 108, 0, 1, 8, 0, 100);  /* to the failing unit */
+	xcopy(f, &c, 0, p, 136);
+	expect_sense(&c, SK_COPY_ABORTED, ASC_THIRD_PARTY_DEVICE_FAILURE);
+	assert_int_equal(c.blk_status, BLK_STS_IOERR);
+	assert_int_equal(rcr(f, &c, RCR_COPY_STATUS, 4, b, 12), SAM_STAT_GOOD);
+	assert_int_equal(b[4], 0x02);
+	assert_int_equal(scsi_get_be16(b + 5), 1);
+	assert_int_equal(scsi_get_be32(b + 8), 8 * 512);
+	*state = f;
+	teardown(state);
+	f = setup_cfg(false, true);
+	xcopy_hdr(p, 4, 0, 64, 28);
+	cscd_for(f, 0, p + 16);
+	cscd_for(f, 1, p + 48);
+	seg_b2b(p + 80, 0, 1, 8, 0, 100);
+	xcopy(f, &c, 0, p, 108);
+	expect_sense(&c, SK_DATA_PROTECT, ASC_WRITE_PROTECTED);
+	*state = f;
+	teardown(state);
+}
+
+/* Reservations come and go on one thread while another writes and reads
+ * on its own queue: every answer is GOOD or RESERVATION CONFLICT (run
+ * under TSan for the fast path's relaxed flag against the mutex). */
+struct writer {
+	struct fx *f;
+	unsigned int conflicts, good;
+};
+
+static void w_done(struct scsi_tgt_cmd *c)
+{
+	*(int *)c->priv = 1;
+}
+
+static void *writer_thread(void *arg)
+{
+	struct writer *w = arg;
+	struct scsi_tgt_queue *q;
+	uint8_t cdb[10] = { WRITE_10, 0, 0, 0, 0, 8, 0, 0, 1, 0 };
+	uint8_t buf[512] = { 0 };
+	struct iovec iov = { .iov_base = buf, .iov_len = 512 };
+
+	if (scsi_tgt_queue_attach(w->f->t, &q))
+		return NULL;
+	for (unsigned int i = 0; i < 3000; i++) {
+		struct scsi_tgt_cmd c;
+		int fin = 0;
+
+		memset(&c, 0, sizeof(c));
+		cdb[0] = i % 2 ? READ_10 : WRITE_10;
+		c.nexus = 1;
+		c.cdb = cdb;
+		c.cdb_len = 10;
+		c.dir = i % 2 ? SCSI_DIR_FROM_DEVICE : SCSI_DIR_TO_DEVICE;
+		c.iov = &iov;
+		c.iovcnt = 1;
+		c.xfer_len = 512;
+		c.done = w_done;
+		c.priv = &fin;
+		if (scsi_tgt_submit(q, &c))
+			break;
+		while (!fin)
+			scsi_tgt_poll(q);
+		if (c.status == SAM_STAT_RESERVATION_CONFLICT)
+			w->conflicts++;
+		else if (c.status == SAM_STAT_GOOD)
+			w->good++;
+	}
+	scsi_tgt_queue_detach(q);
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	struct fx *f = *state;
+	struct writer w = { .f = f };
+	struct scsi_tgt_cmd c;
+	pthread_t th;
+
+	/* nexus 1's power-on unit attention is taken by setup */
+	assert_int_equal(prout(f, 0, PROUT_REGISTER, 0, 0, 0xa0), SAM_STAT_GOOD);
+	assert_int_equal(pthread_create(&th, NULL, writer_thread, &w), 0);
+	for (unsigned int i = 0; i < 300; i++) {
+		uint8_t t = i % 2 ? PR_TYPE_EA : PR_TYPE_WE;
+
+		assert_int_equal(prout(f, 0, PROUT_RESERVE, t, 0xa0, 0), SAM_STAT_GOOD);
+		assert_int_equal(prout(f, 0, PROUT_RELEASE, t, 0xa0, 0), SAM_STAT_GOOD);
+	}
+	assert_int_equal(prout(f, 0, PROUT_RESERVE, PR_TYPE_EA, 0xa0, 0), SAM_STAT_GOOD);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(w.good + w.conflicts, 3000);
+	/* held now: the last of them conflicted, or all ended before */
+	assert_int_equal(tur(f, &c, 0, 1), SAM_STAT_GOOD);
+	assert_int_equal(access_of(f, 1), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1018,6 +1148,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rsoc, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xcopy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xcopy_errors, setup, teardown),
+		cmocka_unit_test(test_xcopy_device_error),
+		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
