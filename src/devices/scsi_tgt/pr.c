@@ -570,16 +570,16 @@ int tgt_do_pr_out(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		bool check = sa == PROUT_REGISTER;
 
 		if (!is_registered(pr, n)) {
+			/* key 0 from an unregistered nexus unregisters
+			 * nothing: GOOD, no change */
 			if (check && key) {
 				st = SAM_STAT_RESERVATION_CONFLICT;
-			} else if (!sakey) {
-				; /* unregistering nothing: GOOD, no change */
-			} else if (n >= SCSI_TGT_MAX_NEXUS) {
+			} else if (sakey && n >= SCSI_TGT_MAX_NEXUS) {
 				pthread_mutex_unlock(&pr->lock);
 				tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST,
 					      ASC_INSUFFICIENT_REG_RESOURCES);
 				return 0;
-			} else {
+			} else if (sakey) {
 				pr->registered |= nexus_bit(n);
 				pr->key[n] = sakey;
 				pr->generation++;
