@@ -12,9 +12,12 @@
  *   bytes 3-4: expected transfer length, big-endian, bytes (at most 64 KiB)
  *   the CDB, then the Data-Out (what the input has left of it; the rest
  *   of the buffer is zeros).
- * Checked on every command: it ends exactly once, with a known status,
- * sense that decodes when it is CHECK CONDITION, and a residual within the
- * expected length.  Also built without libFuzzer by fuzz/replay_main.c to
+ * Checked on every command: it ends exactly once, with a known status
+ * (GOOD, CHECK CONDITION, RESERVATION CONFLICT, TASK SET FULL), sense that
+ * decodes when it is CHECK CONDITION, and a residual within the expected
+ * length.  The targets live across inputs, so do their unit attentions,
+ * registrations and reservations (seeds pr, reserve and xcopy leave none
+ * held; to give nexus N direction D, byte 2 is N << 2 | (D - N) mod 3).  Also built without libFuzzer by fuzz/replay_main.c to
  * replay the seed corpus in CI.
  */
 #include <errno.h>
@@ -107,6 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (c.status != SAM_STAT_GOOD &&
 		    c.status != SAM_STAT_CONDITION_MET && /* PRE-FETCH */
 		    c.status != SAM_STAT_CHECK_CONDITION &&
+		    c.status != SAM_STAT_RESERVATION_CONFLICT &&
 		    c.status != SAM_STAT_TASK_SET_FULL)
 			abort();
 		if (c.status == SAM_STAT_CHECK_CONDITION) {

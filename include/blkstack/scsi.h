@@ -72,6 +72,15 @@ enum scsi_sense_key {
 #define ASC_SAVING_PARAMS_NOT_SUPPORTED     0x3900
 #define ASC_INTERNAL_TARGET_FAILURE         0x4400
 #define ASC_COMMAND_TIMEOUT                 0x2e02 /* insufficient time for operation */
+#define ASC_UNREACHABLE_COPY_TARGET         0x0804
+#define ASC_THIRD_PARTY_DEVICE_FAILURE      0x0d01
+#define ASC_COPY_TARGET_NOT_REACHABLE       0x0d02 /* copy target device not reachable */
+#define ASC_INVALID_RELEASE_OF_PR           0x2604 /* invalid release of persistent reservation */
+#define ASC_INSUFFICIENT_REG_RESOURCES      0x5504 /* insufficient registration resources */
+#define ASC_TOO_MANY_TARGET_DESCRIPTORS     0x2606
+#define ASC_UNSUPPORTED_TARGET_DESC_TYPE    0x2607
+#define ASC_TOO_MANY_SEGMENT_DESCRIPTORS    0x2608
+#define ASC_UNSUPPORTED_SEGMENT_DESC_TYPE   0x2609
 
 /* SPC-4 / SBC-3 operation codes implemented by the target core */
 enum scsi_opcode {
@@ -84,6 +93,8 @@ enum scsi_opcode {
 	MODE_SENSE_6 = 0x1a,
 	START_STOP_UNIT = 0x1b,
 	PREVENT_ALLOW_MEDIUM_REMOVAL = 0x1e,
+	RESERVE_6 = 0x16,            /* SPC-2 7.21 */
+	RELEASE_6 = 0x17,            /* SPC-2 7.16 */
 	READ_CAPACITY_10 = 0x25,
 	READ_10 = 0x28,
 	WRITE_10 = 0x2a,
@@ -94,7 +105,13 @@ enum scsi_opcode {
 	WRITE_SAME_10 = 0x41,
 	UNMAP = 0x42,
 	MODE_SELECT_10 = 0x55,
+	RESERVE_10 = 0x56,           /* SPC-2 7.22 */
+	RELEASE_10 = 0x57,           /* SPC-2 7.17 */
 	MODE_SENSE_10 = 0x5a,
+	PERSISTENT_RESERVE_IN = 0x5e,
+	PERSISTENT_RESERVE_OUT = 0x5f,
+	EXTENDED_COPY = 0x83,        /* LID1: SA 0x00 */
+	RECEIVE_COPY_RESULTS = 0x84, /* LID1: SA 0x00 copy status, 0x03 operating parameters */
 	READ_16 = 0x88,
 	COMPARE_AND_WRITE = 0x89,
 	WRITE_16 = 0x8a,
@@ -116,6 +133,39 @@ enum scsi_opcode {
 #define SAI_READ_CAPACITY_16 0x10
 #define SAI_GET_LBA_STATUS 0x12
 #define MI_REPORT_SUPPORTED_OPCODES 0x0c
+
+/* SPC-4 6.15 / 6.16: PERSISTENT RESERVE IN and OUT service actions */
+enum scsi_pr_in_sa {
+	PRIN_READ_KEYS = 0x00,
+	PRIN_READ_RESERVATION = 0x01,
+	PRIN_REPORT_CAPABILITIES = 0x02,
+	PRIN_READ_FULL_STATUS = 0x03,
+};
+
+enum scsi_pr_out_sa {
+	PROUT_REGISTER = 0x00,
+	PROUT_RESERVE = 0x01,
+	PROUT_RELEASE = 0x02,
+	PROUT_CLEAR = 0x03,
+	PROUT_PREEMPT = 0x04,
+	PROUT_PREEMPT_AND_ABORT = 0x05,
+	PROUT_REGISTER_AND_IGNORE = 0x06,
+	PROUT_REGISTER_AND_MOVE = 0x07,
+};
+
+/* SPC-4 6.16.3 table 180: persistent reservation types */
+enum scsi_pr_type {
+	PR_TYPE_WE = 0x1,     /* write exclusive */
+	PR_TYPE_EA = 0x3,     /* exclusive access */
+	PR_TYPE_WE_RO = 0x5,  /* write exclusive, registrants only */
+	PR_TYPE_EA_RO = 0x6,  /* exclusive access, registrants only */
+	PR_TYPE_WE_AR = 0x7,  /* write exclusive, all registrants */
+	PR_TYPE_EA_AR = 0x8,  /* exclusive access, all registrants */
+};
+
+/* RECEIVE COPY RESULTS service actions (SPC-4 6.20) */
+#define RCR_COPY_STATUS 0x00
+#define RCR_OPERATING_PARAMETERS 0x03
 
 /* Sense data sizes: fixed format (SPC-4 4.5.3) as built here, and the
  * largest a transport carries (SPC-4: 252). */

@@ -14,6 +14,7 @@
  * Implemented (opcode, spec section):
  *   TEST UNIT READY (SPC-4 6.47), REQUEST SENSE (6.39), INQUIRY (6.6:
  *   standard data with version descriptors; VPD 0x00, 0x80, 0x83 with an
+<<<<<<< HEAD
  *   NAA 6 and a T10 vendor ID designator, 0x86 extended INQUIRY data
  *   (7.8.7), 0xb0 block limits, 0xb1 block device characteristics, 0xb2
  *   logical block provisioning), MODE SENSE 6/10 (6.11/6.12: caching,
@@ -36,6 +37,25 @@
  *   ORWRITE are atomic against each other on a logical unit, not against a
  *   concurrent WRITE, and scsi_tgt_submit() answers -EAGAIN for one while
  *   another queue's holds the unit.  Reserved bits that are set and unsupported fields
+=======
+ *   NAA 6 and a T10 vendor ID designator, 0xb0 block limits, 0xb1 block
+ *   device characteristics, 0xb2 logical block provisioning), MODE SENSE
+ *   6/10 (6.11/6.12: caching, control, informational exceptions pages,
+ *   DBD, LLBAA, PC 0..2), REPORT LUNS (6.33), REPORT SUPPORTED OPERATION
+ *   CODES (6.35, with CDB usage data and timeouts), START STOP UNIT (SBC-3
+ *   5.25), PREVENT ALLOW MEDIUM REMOVAL (SPC-4 6.13), READ CAPACITY 10/16
+ *   (SBC-3 5.15/5.16), READ and WRITE 6/10/12/16 (5.7-5.10, 5.32-5.35),
+ *   VERIFY 10/12/16 with BYTCHK 0 (5.29-5.31), SYNCHRONIZE CACHE 10/16
+ *   (5.22/5.23), UNMAP (5.28), WRITE SAME 10/16 with UNMAP and NDOB
+ *   (5.41/5.42), RESERVE and RELEASE 6/10 (SPC-2 7.16, 7.17, 7.21,
+ *   7.22), PERSISTENT RESERVE IN/OUT (SPC-4 5.9, 6.15, 6.16: every
+ *   type, no APTPL, SPEC_I_PT, ALL_TG_PT nor REGISTER AND MOVE),
+ *   EXTENDED COPY (LID1, 6.4: block to block between this target's
+ *   units) and RECEIVE COPY RESULTS (6.20), VPD 0x8f (7.8.17); a
+ *   reserved unit answers other nexuses RESERVATION CONFLICT as SPC-2
+ *   and SPC-4 5.9.1 say.  Everything else: ILLEGAL REQUEST, INVALID COMMAND
+ *   OPERATION CODE.  Reserved bits that are set and unsupported fields
+>>>>>>> h-pr
  *   (RDPROTECT/WRPROTECT without protection information, NACA) get
  *   ILLEGAL REQUEST, INVALID FIELD IN CDB, with the sense-key specific
  *   field pointing at the byte and bit.  A unit attention (POWER ON, RESET
@@ -310,6 +330,26 @@ struct scsi_tgt_stats {
 	uint64_t injected;
 	uint64_t aborts, lun_resets, target_resets, tmf_failed, tasks_aborted;
 };
+
+/* TransportIDs (SPC-4 7.6.4): at least 24 bytes, a multiple of 4. */
+#define SCSI_TGT_TRANSPORT_ID_MIN 24
+#define SCSI_TGT_TRANSPORT_ID_MAX 256
+
+/**
+ * scsi_tgt_set_nexus_id() - name the initiator port of I_T nexus @nexus
+ * by its TransportID (SPC-4 7.6.4), as PERSISTENT RESERVE IN's READ FULL
+ * STATUS reports it.  The target identifies a nexus by its index only (a
+ * registration belongs to the index), so the transport must keep an
+ * index for one I_T nexus and may name it.  A nexus never named reports
+ * a made-up iSCSI TransportID (protocol identifier 5, format 00b) with
+ * the name "iqn.2026-01.org.blkstack:nexus.N", N the index in decimal.
+ * @id, @len: the TransportID, copied; NULL (and 0): back to the default.
+ * Return: 0; -EINVAL (@nexus out of range, @len not a multiple of 4
+ * within SCSI_TGT_TRANSPORT_ID_MIN..SCSI_TGT_TRANSPORT_ID_MAX); -ENOMEM.
+ * Context: any thread.
+ */
+int scsi_tgt_set_nexus_id(struct scsi_tgt *tgt, unsigned int nexus,
+			  const uint8_t *id, size_t len);
 
 /** scsi_tgt_get_stats() - read the counters (relaxed). */
 void scsi_tgt_get_stats(struct scsi_tgt *tgt, struct scsi_tgt_stats *st);

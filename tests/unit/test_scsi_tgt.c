@@ -288,8 +288,8 @@ static void test_inquiry(void **state)
 	cdb[4] = 255;
 	assert_int_equal(run(f, &c, 0, 0, cdb, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
 			 SAM_STAT_GOOD);
-	assert_int_equal(scsi_get_be16(buf + 2), 7);
-	assert_memory_equal(buf + 4, "\x00\x80\x83\x86\xb0\xb1\xb2", 7);
+	assert_int_equal(scsi_get_be16(buf + 2), 8);
+	assert_memory_equal(buf + 4, "\x00\x80\x83\x86\x8f\xb0\xb1\xb2", 8);
 	cdb[2] = 0x83;
 	assert_int_equal(run(f, &c, 1, 0, cdb, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
 			 SAM_STAT_GOOD);

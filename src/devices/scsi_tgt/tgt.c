@@ -149,6 +149,14 @@ void tgt_ua_raise(struct scsi_tgt *t, struct scsi_lu *lu, enum tgt_ua kind,
 	atomic_fetch_or(&lu->ua_any, bits); /* after the kind: see take */
 }
 
+void tgt_ua_raise_mask(struct scsi_lu *lu, enum tgt_ua kind, uint64_t mask)
+{
+	if (!mask)
+		return;
+	atomic_fetch_or(&lu->ua[kind], mask);
+	atomic_fetch_or(&lu->ua_any, mask);
+}
+
 bool tgt_ua_take(struct scsi_tgt *t, struct scsi_lu *lu, unsigned int nexus,
 		 uint16_t *asc_ascq)
 {
@@ -199,6 +207,7 @@ static uint32_t inquiry_std(struct scsi_tgt *t, const struct scsi_lu *lu,
 	b[2] = 0x06;             /* SPC-4 */
 	b[3] = 0x12;             /* HISUP, response data format 2 */
 	b[4] = 96 - 5;
+	b[5] = 0x08;             /* 3PC: EXTENDED COPY (xcopy.c) */
 	b[7] = 0x02;             /* CMDQUE */
 	pad_copy(b + 8, t->vendor, 8);
 	pad_copy(b + 16, t->product, 16);
@@ -209,7 +218,7 @@ static uint32_t inquiry_std(struct scsi_tgt *t, const struct scsi_lu *lu,
 	return 96;
 }
 
-static const uint8_t vpd_pages[] = { 0x00, 0x80, 0x83, 0x86, 0xb0, 0xb1, 0xb2 };
+static const uint8_t vpd_pages[] = { 0x00, 0x80, 0x83, 0x86, 0x8f, 0xb0, 0xb1, 0xb2 };
 
 /* SPC-4 7.8: VPD pages; SBC-3 6.5: 0xb0, 0xb1, 0xb2.  0: no such page. */
 static uint32_t inquiry_vpd(struct scsi_tgt *t, const struct scsi_lu *lu,
@@ -261,6 +270,9 @@ static uint32_t inquiry_vpd(struct scsi_tgt *t, const struct scsi_lu *lu,
 		b[5] = 0x01;                            /* SIMPSUP */
 		b[6] = in->can_flush ? 0x01 : 0x00;     /* V_SUP */
 		n = 64;
+		break;
+	case 0x8f:
+		n = tgt_vpd_third_party_copy(lu, b);
 		break;
 	case 0xb0: {
 		uint32_t max_xfer = t->cfg.max_xfer_blocks;
@@ -1067,6 +1079,8 @@ static const struct opcode_usage {
 	{ WRITE_6, -1, 6, { 0x0a, 0x1f, 0xff, 0xff, 0xff, 0 } },
 	{ INQUIRY, -1, 6, { 0x12, 0x01, 0xff, 0xff, 0xff, 0 } },
 	{ MODE_SELECT_6, -1, 6, { 0x15, 0x10, 0, 0, 0xff, 0 } },
+	{ RESERVE_6, -1, 6, { 0x16, 0, 0, 0, 0, 0 } },
+	{ RELEASE_6, -1, 6, { 0x17, 0, 0, 0, 0, 0 } },
 	{ MODE_SENSE_6, -1, 6, { 0x1a, 0x08, 0xff, 0xff, 0xff, 0 } },
 	{ START_STOP_UNIT, -1, 6, { 0x1b, 0x01, 0, 0x0f, 0xf7, 0 } },
 	{ PREVENT_ALLOW_MEDIUM_REMOVAL, -1, 6, { 0x1e, 0, 0, 0, 0x03, 0 } },
@@ -1080,7 +1094,24 @@ static const struct opcode_usage {
 	{ WRITE_SAME_10, -1, 10, { 0x41, 0x08, 0xff, 0xff, 0xff, 0xff, 0x1f, 0xff, 0xff, 0 } },
 	{ UNMAP, -1, 10, { 0x42, 0, 0, 0, 0, 0, 0x1f, 0xff, 0xff, 0 } },
 	{ MODE_SELECT_10, -1, 10, { 0x55, 0x10, 0, 0, 0, 0, 0, 0xff, 0xff, 0 } },
+	{ RESERVE_10, -1, 10, { 0x56, 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
+	{ RELEASE_10, -1, 10, { 0x57, 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
 	{ MODE_SENSE_10, -1, 10, { 0x5a, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, 0 } },
+#define PRIN(sa) { PERSISTENT_RESERVE_IN, sa, 10, \
+		   { 0x5e, 0x1f, 0, 0, 0, 0, 0, 0xff, 0xff, 0 } }
+	PRIN(PRIN_READ_KEYS), PRIN(PRIN_READ_RESERVATION),
+	PRIN(PRIN_REPORT_CAPABILITIES), PRIN(PRIN_READ_FULL_STATUS),
+#define PROUT(sa) { PERSISTENT_RESERVE_OUT, sa, 10, \
+		    { 0x5f, 0x1f, 0xff, 0, 0, 0xff, 0xff, 0xff, 0xff, 0 } }
+	PROUT(PROUT_REGISTER), PROUT(PROUT_RESERVE), PROUT(PROUT_RELEASE),
+	PROUT(PROUT_CLEAR), PROUT(PROUT_PREEMPT), PROUT(PROUT_PREEMPT_AND_ABORT),
+	PROUT(PROUT_REGISTER_AND_IGNORE),
+	{ EXTENDED_COPY, 0x00, 16, { 0x83, 0x1f, 0, 0, 0, 0, 0, 0, 0, 0,
+				     0xff, 0xff, 0xff, 0xff, 0, 0 } },
+	{ RECEIVE_COPY_RESULTS, RCR_COPY_STATUS, 16,
+	  { 0x84, 0x1f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0 } },
+	{ RECEIVE_COPY_RESULTS, RCR_OPERATING_PARAMETERS, 16,
+	  { 0x84, 0x1f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0 } },
 	{ READ_16, -1, 16, { 0x88, 0x1c, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 			     0xff, 0xff, 0xff, 0xff, 0x1f, 0 } },
 	{ COMPARE_AND_WRITE, -1, 16, { 0x89, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
@@ -1170,7 +1201,11 @@ static int do_maintenance_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	} else if (opt <= 3) {
 		/* one command (6.35.3): by opcode (1), opcode and SA (2), or
 		 * the SA where the opcode has one (3) */
-		bool has_sa = rop == SERVICE_ACTION_IN_16 || rop == MAINTENANCE_IN;
+		bool has_sa = false;
+
+		for (i = 0; i < ARRAY_SIZE(opcode_usage); i++)
+			if (opcode_usage[i].op == rop && opcode_usage[i].sa >= 0)
+				has_sa = true;
 
 		if ((opt == 1 && has_sa) || (opt == 2 && !has_sa)) {
 			free(b);
@@ -1218,6 +1253,8 @@ static const struct {
 	[INQUIRY] = { do_inquiry, F_NO_LUN | F_NO_UA },
 	[MODE_SELECT_6] = { tgt_mode_select, 0 },
 	[MODE_SENSE_6] = { tgt_mode_sense, 0 },
+	[RESERVE_6] = { tgt_do_reserve, 0 },
+	[RELEASE_6] = { tgt_do_release, 0 },
 	[START_STOP_UNIT] = { do_nothing_good, 0 },
 	[PREVENT_ALLOW_MEDIUM_REMOVAL] = { do_nothing_good, 0 },
 	[READ_CAPACITY_10] = { do_read_capacity_10, 0 },
@@ -1231,6 +1268,12 @@ static const struct {
 	[UNMAP] = { do_unmap, 0 },
 	[MODE_SELECT_10] = { tgt_mode_select, 0 },
 	[MODE_SENSE_10] = { tgt_mode_sense, 0 },
+	[RESERVE_10] = { tgt_do_reserve, 0 },
+	[RELEASE_10] = { tgt_do_release, 0 },
+	[PERSISTENT_RESERVE_IN] = { tgt_do_pr_in, 0 },
+	[PERSISTENT_RESERVE_OUT] = { tgt_do_pr_out, 0 },
+	[EXTENDED_COPY] = { tgt_do_xcopy, 0 },
+	[RECEIVE_COPY_RESULTS] = { tgt_do_receive_copy_results, 0 },
 	[READ_16] = { do_rw, 0 },
 	[COMPARE_AND_WRITE] = { tgt_compare_and_write, 0 },
 	[WRITE_16] = { do_rw, 0 },
@@ -1302,6 +1345,14 @@ int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 
 		if (unlikely(tgt_ua_take(t, lu, c->nexus, &asc_ascq))) {
 			tgt_cmd_check(c, lu, SK_UNIT_ATTENTION, asc_ascq);
+			goto end;
+		}
+		/* reservations (pr.c): one relaxed load while none is held
+		 * (what a unit attention does not hold, every reservation
+		 * lets through) */
+		if (unlikely(atomic_load_explicit(&lu->reserved, memory_order_relaxed)) &&
+		    tgt_pr_conflict(lu, c)) {
+			c->status = SAM_STAT_RESERVATION_CONFLICT;
 			goto end;
 		}
 	}
@@ -1409,6 +1460,8 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 			atomic_init(&lu->ua[k], k == TGT_UA_POWER_ON ? ~0ull : 0);
 		atomic_init(&lu->ua_any, ~0ull);
 	}
+	tgt_pr_init(t);
+	tgt_xcopy_init(t);
 	*tgt = t;
 	return 0;
 }
@@ -1424,6 +1477,8 @@ void scsi_tgt_destroy(struct scsi_tgt *t)
 	if (t->cfg.own_luns)
 		for (i = 0; i < t->nr_luns; i++)
 			blk_dev_close(t->lus[i].dev);
+	tgt_xcopy_destroy(t);
+	tgt_pr_destroy(t);
 	free(t->lus);
 	free(t);
 }

@@ -40,6 +40,24 @@ enum tgt_ua {
 	TGT_UA_NR
 };
 
+/*
+ * Reservations of one logical unit (pr.c): SPC-2 RESERVE/RELEASE and
+ * SPC-4 5.9 persistent reservations.  Everything here is under @lock,
+ * which only the reservation commands and the conflict check of a
+ * reserved unit take; scsi_lu.reserved tells the fast path whether any
+ * reservation is held without it.
+ */
+struct tgt_pr {
+	pthread_mutex_t lock;
+	uint64_t registered;    /* a bit per nexus with a registration */
+	uint64_t key[SCSI_TGT_MAX_NEXUS]; /* each registered nexus's key */
+	uint32_t generation;    /* PRgeneration */
+	uint8_t type;           /* enum scsi_pr_type; 0: no persistent reservation */
+	unsigned int holder;    /* the holding nexus (not for the AR types) */
+	bool spc2;              /* an SPC-2 reservation is held ... */
+	unsigned int spc2_holder; /* ... by this nexus */
+};
+
 struct scsi_lu {
 	struct blk_dev *dev;
 	struct blk_dev_info info;
@@ -62,6 +80,22 @@ struct scsi_lu {
 	/* held by COMPARE AND WRITE and ORWRITE across their read, compare
 	 * or merge, and write (sbc.c); never taken by READ or WRITE */
 	pthread_mutex_t rmw_lock;
+	/* a reservation (SPC-2 or persistent) is held: the conflict check's
+	 * one relaxed load (written under pr.lock) */
+	_Atomic uint32_t reserved;
+	struct tgt_pr pr;
+};
+
+/* EXTENDED COPY results kept for RECEIVE COPY RESULTS (xcopy.c) */
+#define TGT_COPY_RESULTS 16
+struct tgt_copy_result {
+	bool used;
+	uint8_t list_id;
+	uint8_t status;         /* COPY MANAGER STATUS: 1 good, 2 error */
+	uint16_t segments;      /* segments processed */
+	unsigned int nexus;
+	uint64_t lun;
+	uint64_t bytes;         /* bytes copied */
 };
 
 #define TGT_WF_WP 0x1 /* write protected: cfg.write_protect or SWP */
@@ -80,6 +114,15 @@ struct scsi_tgt {
 	_Atomic uint64_t cmds, check_conditions, read_blocks, write_blocks,
 		unit_attentions, injected;
 	_Atomic uint64_t media_cmds; /* READ/WRITE commands, for every_nth */
+	/* TransportIDs set by scsi_tgt_set_nexus_id() (NULL: the default
+	 * one), under nexus_lock */
+	pthread_mutex_t nexus_lock;
+	uint8_t *nexus_id[SCSI_TGT_MAX_NEXUS];
+	uint16_t nexus_id_len[SCSI_TGT_MAX_NEXUS];
+	/* the last copies' results, under copy_lock; next slot to reuse */
+	pthread_mutex_t copy_lock;
+	struct tgt_copy_result copies[TGT_COPY_RESULTS];
+	unsigned int copy_next;
 	_Atomic uint32_t epoch;      /* bumped by each LUN or target reset */
 	_Atomic uint64_t aborts, lun_resets, target_resets, tmf_failed,
 		tasks_aborted;
@@ -202,6 +245,49 @@ void tgt_task_end_aborted(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
 void tgt_task_drop(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
 /* Count a command, then call its done (tgt.c). */
 void tgt_cmd_end(struct scsi_tgt *t, struct scsi_tgt_cmd *c);
+
+/* Raise @kind on @lu for the nexuses in @mask (a bit per nexus). */
+void tgt_ua_raise_mask(struct scsi_lu *lu, enum tgt_ua kind, uint64_t mask);
+
+/* ------------------------------------------ reservations (pr.c) */
+
+/* Set up and free the reservation state of @t's units and its nexus
+ * names (scsi_tgt_create() / scsi_tgt_destroy()). */
+void tgt_pr_init(struct scsi_tgt *t);
+void tgt_pr_destroy(struct scsi_tgt *t);
+/*
+ * Whether @c conflicts with the reservation held on @lu (SPC-2 7.21's
+ * rules, SPC-4 5.9.1 table 63 and SBC-3 4.17 table 13).  Called only when
+ * @lu->reserved was seen set; takes @lu->pr.lock.
+ */
+bool tgt_pr_conflict(struct scsi_lu *lu, const struct scsi_tgt_cmd *c);
+/* Whether @nexus may read (@write false) or write @lu under its
+ * reservation: EXTENDED COPY's check of the units it copies between. */
+bool tgt_pr_may_access(struct scsi_lu *lu, unsigned int nexus, bool write);
+/* LOGICAL UNIT RESET's effect: the SPC-2 reservation goes (persistent
+ * ones stay). */
+void tgt_pr_lun_reset(struct scsi_lu *lu);
+int tgt_do_reserve(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		   struct scsi_tgt_cmd *c);
+int tgt_do_release(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		   struct scsi_tgt_cmd *c);
+int tgt_do_pr_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		 struct scsi_tgt_cmd *c);
+int tgt_do_pr_out(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		  struct scsi_tgt_cmd *c);
+
+/* ---------------------------------------- third-party copy (xcopy.c) */
+
+void tgt_xcopy_init(struct scsi_tgt *t);
+void tgt_xcopy_destroy(struct scsi_tgt *t);
+/* The unit's NAA 6 designator (16 bytes), as VPD 0x83 reports it. */
+void tgt_naa_designator(const struct scsi_tgt *t, uint64_t lun, uint8_t *b);
+int tgt_do_xcopy(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		 struct scsi_tgt_cmd *c);
+int tgt_do_receive_copy_results(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+				struct scsi_tgt_cmd *c);
+/* VPD 0x8f, third-party copy (SPC-4 7.8.17), into @b; its length. */
+uint32_t tgt_vpd_third_party_copy(const struct scsi_lu *lu, uint8_t *b);
 
 /* ------------------------------------------- media access (tgt.c) */
 

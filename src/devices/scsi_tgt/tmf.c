@@ -150,6 +150,7 @@ int scsi_tgt_lun_reset(struct scsi_tgt_queue *q, uint64_t lun,
 	lu = &t->lus[lun];
 	atomic_fetch_add_explicit(&t->lun_resets, 1, memory_order_relaxed);
 	reset_epoch(t, lu);
+	tgt_pr_lun_reset(lu);
 	ret = reset_queue_tasks(q, lun, tmf_deadline(t));
 	tgt_ua_raise(t, lu, TGT_UA_LUN_RESET, (int)nexus);
 	return ret ? tmf_failed(t, ret) : 0;
@@ -164,8 +165,10 @@ int scsi_tgt_target_reset(struct scsi_tgt_queue *q, unsigned int nexus)
 	if (t->cfg.tmf_fail & SCSI_TGT_TMF_FAIL_TARGET_RESET)
 		return tmf_failed(t, -EIO);
 	atomic_fetch_add_explicit(&t->target_resets, 1, memory_order_relaxed);
-	for (i = 0; i < t->nr_luns; i++)
+	for (i = 0; i < t->nr_luns; i++) {
 		reset_epoch(t, &t->lus[i]);
+		tgt_pr_lun_reset(&t->lus[i]);
+	}
 	ret = reset_queue_tasks(q, UINT64_MAX, tmf_deadline(t));
 	for (i = 0; i < t->nr_luns; i++)
 		tgt_ua_raise(t, &t->lus[i], TGT_UA_LUN_RESET, (int)nexus);
