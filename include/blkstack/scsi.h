@@ -296,6 +296,11 @@ struct blk_dev_config;
  * @host_lock: seed 003's experiment: one host-wide spinlock around every
  *	submission and every completion, and the queue run on every
  *	completion, as the midlayer did before blk-mq.  Off: no host lock.
+ * @lld_thread: the loopback LLD hands commands to a device thread per
+ *	hardware queue (rings of pointers both ways, no data copied; the
+ *	completion decision still runs on the queue's thread when it polls),
+ *	as nvme_ctrl's thread mode; false: to the target core inline, on the
+ *	submitting thread.
  * @stage_timers: time the completion path (scsi_done() from its entry to
  *	just before the request ends) and print seed 000's windows (100 ms:
  *	cum_time, count, avg) on stderr; needs a build with
@@ -311,6 +316,7 @@ struct blk_scsi_config {
 	uint32_t tmf_timeout_ms;
 	uint32_t queue_depth;
 	bool host_lock;
+	bool lld_thread;
 	bool stage_timers;
 };
 

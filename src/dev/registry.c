@@ -224,7 +224,16 @@ static const struct blk_opt_desc null_opts[] = {
 	  .help = "every Nth request is answered busy once and requeued; 0: off" },
 };
 
+static const struct blk_opt_choice scsi_lld_choices[] = {
+	{ "inline", 0 },
+	{ "thread", 1 },
+	{ NULL, 0 },
+};
+
 static const struct blk_opt_desc scsi_opts[] = {
+	{ .name = "scsi_lld", .type = BLK_OPT_CHOICE, P(scsi_lld),
+	  .choices = scsi_lld_choices, .def = "inline",
+	  .help = "loopback LLD: hand each command to the emulated disk inline, on the submitting thread, or to a device thread per hardware queue (as nvme_ctrl=thread)" },
 	{ .name = "scsi_max_retries", .type = BLK_OPT_UINT, P(scsi_max_retries),
 	  .min = 0, .max = 255, .def = "5",
 	  .help = "times a command is sent again after UNIT ATTENTION, NOT READY, ABORTED COMMAND, BUSY or TASK SET FULL, then it fails; sd's SD_MAX_RETRIES" },
@@ -536,6 +545,7 @@ static int scsi_create(const struct blk_driver *drv,
 	sc.tmf_timeout_ms = p->scsi_tmf_timeout_ms;
 	sc.queue_depth = p->scsi_queue_depth;
 	sc.host_lock = p->scsi_host_lock;
+	sc.lld_thread = p->scsi_lld == 1;
 	sc.stage_timers = p->scsi_stage_timers;
 	return blk_scsi_create(&sc, dev, err, errlen); /* owns sc.lower */
 }

@@ -12,10 +12,11 @@ source "$(dirname "$0")/lib.sh" "$@"
 J="--output-format=json"
 S=".jobs[0].blkstack.scsi"
 
-# eh LABEL TMF_FAIL STEP: at QD 128, 2 jobs, every 64th READ/WRITE dropped
+# eh LABEL TMF_FAIL STEP [LLD]: at QD 128, 2 jobs, every 64th READ/WRITE
+# dropped; the loopback LLD inline, or on device threads
 eh() {
-	local label=$1 fail=$2 step=$3 rc
-	timeout 120 "$BLKSTACK" bench --dev=scsi --scsi_every_nth=64 --scsi_opts=0x4 \
+	local label=$1 fail=$2 step=$3 lld=${4:-inline} rc
+	timeout 120 "$BLKSTACK" bench --dev=scsi --scsi_lld="$lld" --scsi_every_nth=64 --scsi_opts=0x4 \
 		--scsi_tmf_fail="$fail" --rq_timeout=100ms --rw=randwrite --bs=4k \
 		--iodepth=128 --numjobs=2 --size=2M --offset_increment=2M --verify=crc32c \
 		--group_reporting=0 $J >"$TMP/eh.json" 2>"$TMP/eh.err"
@@ -38,6 +39,10 @@ eh "abort and LUN reset rejected: target reset" 3 target_resets
 eh "every TMF rejected: host reset" 7 host_resets
 check "rejected steps are counted" \
 	jq -e "$S.error_handling | .aborts_failed > 0 and .lun_resets_failed > 0 and .target_resets_failed > 0 and .aborts == 0" "$TMP/eh.json"
+# the same through the device threads (task management by mailbox)
+eh "lld=thread: abort" 0 aborts thread
+eh "lld=thread: LUN reset" 1 lun_resets thread
+eh "lld=thread: host reset" 7 host_resets thread
 
 # a retry budget of 0: the timed-out command fails TIMEOUT, once
 timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_every_nth=64 --scsi_opts=0x4 --scsi_max_retries=0 \
@@ -47,13 +52,17 @@ check "max_retries=0: fails with TIMEOUT (rc $rc)" \
 	bash -c "test $rc -eq 1 && grep -q 'TIMEOUT' '$TMP/t.out'"
 
 # host busy (0x8000) blocks the host, TASK SET FULL (0x800) the device
-for o in 0x8000 0x800; do
-	"$BLKSTACK" bench --dev=scsi --scsi_every_nth=16 --scsi_opts=$o --rw=randwrite --bs=4k \
-		--iodepth=32 --size=2M --verify=crc32c $J >"$TMP/b.json" 2>"$TMP/b.err"
-	check "opts=$o: exit 0, 512 blocks verified" \
-		jq -e '.jobs[0].blkstack.verify | .blocks_verified == 512 and .mismatches == 0' "$TMP/b.json"
-	check "opts=$o: dispatches refused while blocked" jq -e "$S.blocked > 0" "$TMP/b.json"
+for lld in inline thread; do
+	for o in 0x8000 0x800; do
+		"$BLKSTACK" bench --dev=scsi --scsi_lld=$lld --scsi_every_nth=16 --scsi_opts=$o \
+			--rw=randwrite --bs=4k --iodepth=32 --size=2M --verify=crc32c $J >"$TMP/b.json" 2>"$TMP/b.err"
+		check "lld=$lld, opts=$o: exit 0, 512 blocks verified" \
+			jq -e '.jobs[0].blkstack.verify | .blocks_verified == 512 and .mismatches == 0' "$TMP/b.json"
+		check "lld=$lld, opts=$o: dispatches refused while blocked" jq -e "$S.blocked > 0" "$TMP/b.json"
+	done
 done
+expect_error "scsi_lld: a word it does not know" "scsi_lld=fast" \
+	bench --dev=scsi --scsi_lld=fast --rw=read --size=1M
 
 # budget tokens: at most 4 commands at the disk, over 2 jobs of QD 32
 "$BLKSTACK" bench --dev=scsi --scsi_queue_depth=4 --rw=randwrite --bs=4k --iodepth=32 \

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,8 @@ struct scsi_disk {
 	uint32_t max_retries;
 	uint32_t queue_depth;   /* budget tokens; 0: none */
 	uint8_t extras;         /* SCSI_X_*: one test on the fast path */
+	bool lld_thread;        /* a device thread per hardware queue */
+	uint32_t ring_size;     /* lld=thread: slots per ring, power of two */
 	/*
 	 * host_blocked << 16 | device_blocked: read by every dispatch and
 	 * completion (one load), written when a host busy, BUSY or TASK SET
@@ -67,12 +70,43 @@ struct scsi_disk {
 	pthread_spinlock_t host_lock __attribute__((aligned(64)));
 };
 
+/*
+ * A single-producer single-consumer ring of commands between a hardware
+ * queue's thread and its device thread (lld=thread): the submission ring
+ * one way, the completion ring the other.
+ */
+struct scsi_ring {
+	_Atomic uint32_t head __attribute__((aligned(64))); /* consumer's */
+	_Atomic uint32_t tail __attribute__((aligned(64))); /* producer's */
+	uint32_t mask;
+	struct scsi_pdu **slot;
+};
+
+/* Task management asked of the device thread (lld=thread) */
+enum scsi_tmf_op {
+	TMF_NONE = 0,
+	TMF_ABORT,
+	TMF_LUN_RESET,
+	TMF_TARGET_RESET,
+	TMF_QUEUE_RESET,
+};
+
 struct scsi_hq {
 	struct scsi_disk *sd;
-	struct scsi_tgt_queue *tq;
+	struct scsi_tgt_queue *tq; /* its thread's: the device thread's with lld=thread */
 	unsigned int idx;
 	uint64_t win_start, win_ns, win_count; /* stage timer window */
 	struct blk_scsi_stats st; /* this queue's; written by its thread */
+	/* lld=thread */
+	struct scsi_ring sq, cq;
+	pthread_t thread;
+	bool has_thread;
+	_Atomic bool stop;
+	_Atomic int ready;      /* 0 starting, 1 running, < 0 -errno */
+	_Atomic int tmf_op;     /* enum scsi_tmf_op: set by the queue's
+				 * thread, cleared by the device thread */
+	struct scsi_tgt_cmd *tmf_cmd;
+	int tmf_ret;
 };
 
 /* Per request (cmd_size): the command, its CDB, UNMAP's parameter list,
@@ -86,6 +120,7 @@ struct scsi_pdu {
 	bool retry_now;         /* ... and it wants the command sent again */
 	bool timed_out;         /* error handling ended it */
 	bool budget;            /* holds a budget token */
+	int lld_ret;            /* lld=thread: scsi_tgt_submit()'s refusal */
 	uint8_t cdb[16];
 	uint8_t param[24];
 	struct iovec iov[];
@@ -335,6 +370,149 @@ out:
 	(void)t0;
 }
 
+/* ------------------------------------------- loopback LLD, thread mode */
+
+static bool ring_push(struct scsi_ring *r, struct scsi_pdu *p)
+{
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+	if (t - atomic_load_explicit(&r->head, memory_order_acquire) > r->mask)
+		return false;
+	r->slot[t & r->mask] = p;
+	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+	return true;
+}
+
+static struct scsi_pdu *ring_pop(struct scsi_ring *r)
+{
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	struct scsi_pdu *p;
+
+	if (h == atomic_load_explicit(&r->tail, memory_order_acquire))
+		return NULL;
+	p = r->slot[h & r->mask];
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	return p;
+}
+
+/* The target ended a command, on the device thread: hand it back. */
+static void thread_done(struct scsi_tgt_cmd *c)
+{
+	struct scsi_pdu *pdu = (struct scsi_pdu *)c;
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(pdu->hctx);
+
+	pdu->lld_ret = 0;
+	/* the ring holds every request of the queue: never full */
+	ring_push(&hq->cq, pdu);
+}
+
+static int tmf_run(struct scsi_hq *hq, int op, struct scsi_tgt_cmd *c)
+{
+	switch (op) {
+	case TMF_ABORT:
+		return scsi_tgt_abort_task(hq->tq, c);
+	case TMF_LUN_RESET:
+		return scsi_tgt_lun_reset(hq->tq, 0, 0);
+	case TMF_TARGET_RESET:
+		return scsi_tgt_target_reset(hq->tq, 0);
+	default:
+		scsi_tgt_queue_reset(hq->tq);
+		return 0;
+	}
+}
+
+/*
+ * A task management function on the queue's target queue: here (inline),
+ * or by its device thread, waited for (the functions are bounded by
+ * scsi_tmf_timeout).  What they end comes back through done.
+ */
+static int scsi_tmf(struct scsi_hq *hq, int op, struct scsi_tgt_cmd *c)
+{
+	if (!hq->has_thread)
+		return tmf_run(hq, op, c);
+	hq->tmf_cmd = c;
+	atomic_store_explicit(&hq->tmf_op, op, memory_order_release);
+	while (atomic_load_explicit(&hq->tmf_op, memory_order_acquire) != TMF_NONE)
+		sched_yield();
+	return hq->tmf_ret;
+}
+
+/*
+ * The device thread: takes commands off the submission ring into the
+ * target core, polls it, and puts what ended on the completion ring; the
+ * queue's thread runs the completion decision when it polls (scsi_poll()).
+ * Idle it spins 50 us, yields the core until 1 ms (or while commands are
+ * in flight), then sleeps 30 us at a time, as nvme_ctrl's thread does.
+ */
+static void *lld_thread(void *arg)
+{
+	struct scsi_hq *hq = arg;
+	struct scsi_pdu *held = NULL; /* refused -EAGAIN: submitted again */
+	uint64_t idle_since = 0;
+	unsigned int inflight = 0;
+	int ret;
+
+	ret = scsi_tgt_queue_attach(hq->sd->tgt, &hq->tq);
+	atomic_store_explicit(&hq->ready, ret ? ret : 1, memory_order_release);
+	if (ret)
+		return NULL;
+	while (!atomic_load_explicit(&hq->stop, memory_order_acquire)) {
+		struct scsi_pdu *p;
+		int op = atomic_load_explicit(&hq->tmf_op, memory_order_acquire);
+		unsigned int n = 0;
+		uint64_t now;
+
+		if (op != TMF_NONE) {
+			hq->tmf_ret = tmf_run(hq, op, hq->tmf_cmd);
+			atomic_store_explicit(&hq->tmf_op, TMF_NONE, memory_order_release);
+			n++;
+		}
+		while ((p = held ? held : ring_pop(&hq->sq))) {
+			held = NULL;
+			ret = scsi_tgt_submit(hq->tq, &p->cmd);
+			if (ret == -EAGAIN) {
+				held = p; /* no tag at the disk: poll first */
+				break;
+			}
+			if (ret) {
+				p->lld_ret = ret;
+				ring_push(&hq->cq, p);
+			}
+			n++;
+		}
+		n += (unsigned int)scsi_tgt_poll(hq->tq);
+		inflight = (uint32_t)(atomic_load_explicit(&hq->sq.tail, memory_order_relaxed) -
+				      atomic_load_explicit(&hq->cq.tail, memory_order_relaxed));
+		if (n) {
+			idle_since = 0;
+			continue;
+		}
+		now = now_ns();
+		if (!idle_since)
+			idle_since = now;
+		if (now - idle_since < 50000) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		} else if (now - idle_since < 1000000 || inflight || held) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 30000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	scsi_tgt_queue_detach(hq->tq); /* ends what is left, through done */
+	return NULL;
+}
+
+static int ring_init(struct scsi_ring *r, uint32_t size)
+{
+	r->slot = calloc(size, sizeof(*r->slot));
+	r->mask = size - 1;
+	return r->slot ? 0 : -ENOMEM;
+}
+
 /* --------------------------------------------------- error handling */
 
 /*
@@ -355,24 +533,26 @@ static enum blk_eh_timer_return scsi_timeout(struct request *rq)
 
 	hq->st.timeouts++;
 	pdu->timed_out = true;
-	ret = scsi_tgt_abort_task(hq->tq, &pdu->cmd);
+	/* -ENOENT: not at the target (it ended, or waits on the submission
+	 * ring): it comes back by itself */
+	ret = scsi_tmf(hq, TMF_ABORT, &pdu->cmd);
 	if (!ret || ret == -ENOENT) {
 		hq->st.aborts++;
 		return BLK_EH_DONE;
 	}
 	hq->st.aborts_failed++;
-	if (!scsi_tgt_lun_reset(hq->tq, 0, 0)) {
+	if (!scsi_tmf(hq, TMF_LUN_RESET, NULL)) {
 		hq->st.lun_resets++;
 		return BLK_EH_DONE;
 	}
 	hq->st.lun_resets_failed++;
-	if (!scsi_tgt_target_reset(hq->tq, 0)) {
+	if (!scsi_tmf(hq, TMF_TARGET_RESET, NULL)) {
 		hq->st.target_resets++;
 		return BLK_EH_DONE;
 	}
 	hq->st.target_resets_failed++;
 	hq->st.host_resets++;
-	scsi_tgt_queue_reset(hq->tq);
+	scsi_tmf(hq, TMF_QUEUE_RESET, NULL);
 	return BLK_EH_DONE;
 }
 
@@ -551,6 +731,20 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	case BLK_OP_DISCARD: hq->st.unmaps++; break;
 	default: hq->st.write_sames++; break;
 	}
+	if (hq->has_thread) {
+		/* lld=thread: to the device thread; ends through the
+		 * completion ring (the ring holds every request) */
+		pdu->in_submit = false;
+		c->done = thread_done;
+		if (unlikely(sd->extras & SCSI_X_HOST_LOCK)) {
+			host_lock(hq);
+			ring_push(&hq->sq, pdu);
+			host_unlock(hq);
+		} else {
+			ring_push(&hq->sq, pdu);
+		}
+		return BLK_STS_OK;
+	}
 	pdu->in_submit = true;
 	pdu->retry_now = false;
 	if (unlikely(sd->extras & SCSI_X_HOST_LOCK)) {
@@ -585,11 +779,45 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	return BLK_STS_OK;
 }
 
+/* lld=thread: the target refused a command (host busy, no memory) */
+static void __attribute__((noinline))
+scsi_refused(struct scsi_hq *hq, struct scsi_pdu *pdu)
+{
+	struct scsi_disk *sd = hq->sd;
+
+	if (pdu->budget) {
+		pdu->budget = false;
+		atomic_fetch_sub_explicit(&sd->budget_used, 1, memory_order_release);
+	}
+	if (pdu->lld_ret == -EBUSY) {
+		hq->st.busy++;
+		atomic_store_explicit(&sd->blocked,
+				      SCSI_MAX_HOST_BLOCKED * BLOCKED_HOST_ONE |
+				      (atomic_load_explicit(&sd->blocked,
+							    memory_order_relaxed) & 0xffffu),
+				      memory_order_relaxed);
+		blk_mq_requeue_request(pdu->rq);
+	} else {
+		blk_mq_complete_request(pdu->rq, BLK_STS_IOERR);
+	}
+}
+
 static int scsi_poll(struct blk_mq_hw_ctx *hctx)
 {
 	struct scsi_hq *hq = blk_mq_hctx_driver_data(hctx);
+	struct scsi_pdu *p;
+	int n = 0;
 
-	return scsi_tgt_poll(hq->tq);
+	if (!hq->has_thread)
+		return scsi_tgt_poll(hq->tq);
+	while ((p = ring_pop(&hq->cq))) {
+		if (unlikely(p->lld_ret))
+			scsi_refused(hq, p);
+		else
+			scsi_done(&p->cmd);
+		n++;
+	}
+	return n;
 }
 
 static int scsi_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
@@ -602,16 +830,35 @@ static int scsi_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 		return -ENOMEM;
 	hq->sd = data;
 	hq->idx = idx;
-	ret = scsi_tgt_queue_attach(hq->sd->tgt, &hq->tq);
-	if (ret) {
-		free(hq);
-		return ret;
+	if (hq->sd->lld_thread) {
+		if ((ret = ring_init(&hq->sq, hq->sd->ring_size)) ||
+		    (ret = ring_init(&hq->cq, hq->sd->ring_size)))
+			goto fail;
+		ret = -pthread_create(&hq->thread, NULL, lld_thread, hq);
+		if (ret)
+			goto fail;
+		while (!(ret = atomic_load_explicit(&hq->ready, memory_order_acquire)))
+			sched_yield();
+		if (ret < 0) {
+			pthread_join(hq->thread, NULL);
+			goto fail;
+		}
+		hq->has_thread = true;
+	} else {
+		ret = scsi_tgt_queue_attach(hq->sd->tgt, &hq->tq);
+		if (ret)
+			goto fail;
 	}
 	blk_mq_hctx_set_driver_data(hctx, hq);
 	hq->sd->hq[idx] = hq;
 	if (idx + 1 > hq->sd->nr_hq)
 		hq->sd->nr_hq = idx + 1;
 	return 0;
+fail:
+	free(hq->sq.slot);
+	free(hq->cq.slot);
+	free(hq);
+	return ret;
 }
 
 static void scsi_exit_hctx(struct blk_mq_hw_ctx *hctx, unsigned int idx)
@@ -621,7 +868,14 @@ static void scsi_exit_hctx(struct blk_mq_hw_ctx *hctx, unsigned int idx)
 	if (!hq)
 		return;
 	hq->sd->hq[idx] = NULL;
-	scsi_tgt_queue_detach(hq->tq);
+	if (hq->has_thread) {
+		atomic_store_explicit(&hq->stop, true, memory_order_release);
+		pthread_join(hq->thread, NULL); /* it detaches its queue */
+		free(hq->sq.slot);
+		free(hq->cq.slot);
+	} else {
+		scsi_tgt_queue_detach(hq->tq);
+	}
 	free(hq);
 	blk_mq_hctx_set_driver_data(hctx, NULL);
 }
@@ -741,6 +995,17 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	}
 	sd->max_retries = cfg->max_retries;
 	sd->queue_depth = cfg->queue_depth;
+	sd->lld_thread = cfg->lld_thread;
+	{
+		/* every request of a queue fits in its rings: with shared tags
+		 * one queue may hold all of them */
+		uint64_t n = (uint64_t)(cfg->queue->queue_depth ? cfg->queue->queue_depth : 64) *
+			     (cfg->queue->nr_hw_queues ? cfg->queue->nr_hw_queues : 1);
+
+		sd->ring_size = 64;
+		while (sd->ring_size < n)
+			sd->ring_size <<= 1;
+	}
 	sd->extras = (cfg->queue_depth ? SCSI_X_BUDGET : 0) |
 		     (cfg->host_lock ? SCSI_X_HOST_LOCK : 0) |
 		     (cfg->stage_timers ? SCSI_X_STAGE : 0);
