@@ -149,6 +149,7 @@ struct blk_dev_params {
 	uint32_t scsi_queue_depth;  /* scsi_queue_depth=, budget tokens (0 none) */
 	bool scsi_host_lock;        /* scsi_host_lock=0|1 (0) */
 	uint32_t scsi_lld;          /* scsi_lld=inline|thread (inline) */
+	bool scsi_use_10_for_rw;    /* scsi_use_10_for_rw=0|1 (1) */
 	bool scsi_stage_timers;     /* scsi_stage_timers=0|1 (0) */
 };
 

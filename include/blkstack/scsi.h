@@ -301,6 +301,8 @@ struct blk_dev_config;
  *	completion decision still runs on the queue's thread when it polls),
  *	as nvme_ctrl's thread mode; false: to the target core inline, on the
  *	submitting thread.
+ * @no_10_for_rw: start with sdev->use_10_for_rw cleared: READ/WRITE (6)
+ *	where they fit (what sd falls back to when a disk refuses (10)).
  * @stage_timers: time the completion path (scsi_done() from its entry to
  *	just before the request ends) and print seed 000's windows (100 ms:
  *	cum_time, count, avg) on stderr; needs a build with
@@ -317,6 +319,7 @@ struct blk_scsi_config {
 	uint32_t queue_depth;
 	bool host_lock;
 	bool lld_thread;
+	bool no_10_for_rw;
 	bool stage_timers;
 };
 
@@ -366,6 +369,9 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
  * @queue_kicks: queue runs asked for on completion (host_lock).
  * @stage_count, @stage_ns: completions timed by stage_timers, and the
  *	sum of their times, ns.
+ * @cdb_fallbacks: READ/WRITE (10) refused by the disk, prepared again
+ *	with use_10_for_rw cleared.
+ * @rw_cdb: READ/WRITE commands sent as 6-, 10- and 16-byte CDBs.
  */
 struct blk_scsi_stats {
 	uint64_t reads, writes, flushes, unmaps, write_sames;
@@ -387,6 +393,8 @@ struct blk_scsi_stats {
 	uint64_t host_lock, host_lock_contended, host_lock_wait_ns;
 	uint64_t queue_kicks;
 	uint64_t stage_count, stage_ns;
+	uint64_t cdb_fallbacks;
+	uint64_t rw_cdb[3];
 };
 
 /**

@@ -1115,6 +1115,15 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 		jint(c, v, "injected", ss->injected);
 		jint(c, v, "unit_attentions", ss->unit_attentions);
 		jint(c, v, "partial", ss->partial);
+		jint(c, v, "cdb_fallbacks", ss->cdb_fallbacks);
+		{
+			json_t *rc = json_object();
+
+			jint(c, rc, "6", ss->rw_cdb[0]);
+			jint(c, rc, "10", ss->rw_cdb[1]);
+			jint(c, rc, "16", ss->rw_cdb[2]);
+			jset(c, v, "rw_cdb", rc);
+		}
 		{
 			json_t *eh = json_object();
 

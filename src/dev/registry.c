@@ -256,6 +256,9 @@ static const struct blk_opt_desc scsi_opts[] = {
 	{ .name = "scsi_host_lock", .type = BLK_OPT_BOOL, P(scsi_host_lock), .max = 1,
 	  .def = "0",
 	  .help = "seed 003's experiment: a host-wide spinlock around every submission and completion and a queue run on every completion, as before blk-mq; 0: no host lock" },
+	{ .name = "scsi_use_10_for_rw", .type = BLK_OPT_BOOL, P(scsi_use_10_for_rw), .max = 1,
+	  .def = "1",
+	  .help = "sd's sdev->use_10_for_rw: READ/WRITE (10) (16 past 2^32 blocks); 0: (6) where the LBA fits 21 bits and the length 256 blocks, as sd does after a disk refused (10)" },
 	{ .name = "scsi_stage_timers", .type = BLK_OPT_BOOL, P(scsi_stage_timers), .max = 1,
 	  .def = "0",
 	  .help = "time the completion path (entry to just before the request ends) and print seed 000's 100 ms windows (cum_time, count, avg) on stderr" },
@@ -546,6 +549,7 @@ static int scsi_create(const struct blk_driver *drv,
 	sc.queue_depth = p->scsi_queue_depth;
 	sc.host_lock = p->scsi_host_lock;
 	sc.lld_thread = p->scsi_lld == 1;
+	sc.no_10_for_rw = !p->scsi_use_10_for_rw;
 	sc.stage_timers = p->scsi_stage_timers;
 	return blk_scsi_create(&sc, dev, err, errlen); /* owns sc.lower */
 }

@@ -59,6 +59,10 @@ struct scsi_disk {
 	uint32_t queue_depth;   /* budget tokens; 0: none */
 	uint8_t extras;         /* SCSI_X_*: one test on the fast path */
 	bool lld_thread;        /* a device thread per hardware queue */
+	bool use_16_for_rw;     /* more blocks than READ (10) addresses */
+	/* sdev->use_10_for_rw: cleared when the disk refuses READ/WRITE (10)
+	 * (then 6-byte CDBs where they fit); read relaxed per command */
+	_Atomic bool use_10_for_rw;
 	uint32_t ring_size;     /* lld=thread: slots per ring, power of two */
 	/*
 	 * host_blocked << 16 | device_blocked: read by every dispatch and
@@ -265,6 +269,19 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 	}
 	if (c->status == SAM_STAT_TASK_ABORTED)
 		hq->st.tasks_aborted++;
+	/*
+	 * The disk does not take READ/WRITE (10) (INVALID COMMAND OPERATION
+	 * CODE or INVALID FIELD IN CDB): sd clears use_10_for_rw and prepares
+	 * the command again, as (6) where it fits; not a retry.
+	 */
+	if (sp && sp->key == SK_ILLEGAL_REQUEST &&
+	    (sp->asc_ascq >> 8 == 0x20 || sp->asc_ascq >> 8 == 0x24) &&
+	    (pdu->cdb[0] == READ_10 || pdu->cdb[0] == WRITE_10) &&
+	    atomic_exchange(&sd->use_10_for_rw, false)) {
+		hq->st.cdb_fallbacks++;
+		scsi_requeue(pdu, rq);
+		return true;
+	}
 	if (c->status == SAM_STAT_BUSY || c->status == SAM_STAT_TASK_SET_FULL)
 		atomic_store_explicit(&sd->blocked, SCSI_MAX_DEVICE_BLOCKED |
 				      (atomic_load_explicit(&sd->blocked, memory_order_relaxed) &
@@ -558,11 +575,27 @@ static enum blk_eh_timer_return scsi_timeout(struct request *rq)
 
 /* ------------------------------------------------------------- sd role */
 
-static void cdb_rw(uint8_t *cdb, bool write, uint64_t lba, uint32_t nb,
-		   bool fua, uint8_t *len)
+/*
+ * READ/WRITE CDB as sd_setup_read_write_cmnd() picks it: (16) for a disk
+ * past 2^32 blocks or a request (10) cannot address; (6) only once the
+ * disk refused (10) (use_10_for_rw cleared) and where it fits: a 21-bit
+ * LBA, 1..256 blocks (0 means 256, SBC-3 5.8/5.33), no FUA bit; else (10).
+ */
+static void cdb_rw(struct scsi_disk *sd, uint8_t *cdb, bool write,
+		   uint64_t lba, uint32_t nb, bool fua, uint8_t *len)
 {
 	memset(cdb, 0, 16);
-	if (lba <= 0xffffffffull && nb <= 0xffff) {
+	if (unlikely(!atomic_load_explicit(&sd->use_10_for_rw, memory_order_relaxed)) &&
+	    lba <= 0x1fffff && nb <= 256 && !fua) {
+		cdb[0] = write ? WRITE_6 : READ_6;
+		cdb[1] = (uint8_t)(lba >> 16);
+		cdb[2] = (uint8_t)(lba >> 8);
+		cdb[3] = (uint8_t)lba;
+		cdb[4] = (uint8_t)nb; /* 256 -> 0 */
+		*len = 6;
+		return;
+	}
+	if (likely(!sd->use_16_for_rw) && lba <= 0xffffffffull && nb <= 0xffff) {
 		cdb[0] = write ? WRITE_10 : READ_10;
 		scsi_put_be32(cdb + 2, (uint32_t)lba);
 		scsi_put_be16(cdb + 7, (uint16_t)nb);
@@ -669,8 +702,9 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	switch (rq->op) {
 	case BLK_OP_READ:
 	case BLK_OP_WRITE:
-		cdb_rw(pdu->cdb, rq->op == BLK_OP_WRITE, lba, nb,
+		cdb_rw(sd, pdu->cdb, rq->op == BLK_OP_WRITE, lba, nb,
 		       rq->cmd_flags & BLK_BIO_FUA, &c->cdb_len);
+		hq->st.rw_cdb[c->cdb_len >> 3]++; /* 6: 0, 10: 1, 16: 2 */
 		if (likely(!rq->bio_done)) {
 			rq_for_each_bio(bio, rq)
 				for (i = 0; i < bio->bi_vcnt; i++)
@@ -996,6 +1030,7 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	sd->max_retries = cfg->max_retries;
 	sd->queue_depth = cfg->queue_depth;
 	sd->lld_thread = cfg->lld_thread;
+	atomic_init(&sd->use_10_for_rw, !cfg->no_10_for_rw);
 	{
 		/* every request of a queue fits in its rings: with shared tags
 		 * one queue may hold all of them */
@@ -1056,6 +1091,7 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	q = NULL;
 	sd->lbs = scsi_get_be32(cap + 8);
 	sd->nr_blocks = scsi_get_be64(cap) + 1;
+	sd->use_16_for_rw = sd->nr_blocks > 0xffffffffull;
 	max_xfer = scsi_get_be32(b0 + 8);
 	max_unmap = scsi_get_be32(b0 + 20);
 	max_ws = (uint32_t)scsi_get_be64(b0 + 36);
