@@ -210,6 +210,8 @@ static inline void scsi_put_be64(uint8_t *p, uint64_t v)
 struct blk_dev;
 struct blk_dev_config;
 
+struct scsi_tgt_config;
+
 /**
  * struct blk_scsi_config - a SCSI disk.
  * @queue: queue limits and tag set; capacity, logical block size and the
@@ -219,7 +221,11 @@ struct blk_dev_config;
  *	device from the call on (closed on failure too).  It needs one
  *	hardware queue per @queue.nr_hw_queues, not shared.
  * @every_nth, @opts: the target core's fault injection, scsi_debug's
- *	parameters (struct scsi_tgt_config, SCSI_TGT_OPT_*).
+ *	parameters (struct scsi_tgt_config, SCSI_TGT_OPT_*); when @tgt is
+ *	NULL.
+ * @tgt: NULL, or the target's configuration (scsi_debug's other knobs:
+ *	sector_size, delays, error rules, ...) but its units (luns, nr_luns,
+ *	own_luns and id are set here).
  * @max_retries: times a command is sent again after UNIT ATTENTION, NOT
  *	READY, ABORTED COMMAND, BUSY or TASK SET FULL before it fails (sd's
  *	SD_MAX_RETRIES is 5, the registry's default; 0: never).
@@ -228,13 +234,15 @@ struct blk_scsi_config {
 	const struct blk_dev_config *queue;
 	struct blk_dev *lower;
 	uint32_t max_retries;
-	uint32_t every_nth;
+	int32_t every_nth;
 	uint32_t opts;
+	const struct scsi_tgt_config *tgt;
 };
 
 /**
  * blk_scsi_create() - attach a disk: TEST UNIT READY (the power-on unit
- * attention is taken), INQUIRY (a direct-access device), VPD 0xb0 (block
+ * attention is taken; NOT READY, BECOMING READY 04/01 is waited out, at
+ * most 100 s, as sd_spinup_disk() does), INQUIRY (a direct-access device), VPD 0xb0 (block
  * limits), READ CAPACITY (16), MODE SENSE (WCE, WP); then the block device.
  * I/O: READ/WRITE (10) where the LBA and length fit, else (16), with FUA;
  * FLUSH as SYNCHRONIZE CACHE (10); DISCARD as UNMAP; WRITE_ZEROES as

@@ -15,6 +15,7 @@
 #ifndef BLKSTACK_SCSI_TGT_INT_H
 #define BLKSTACK_SCSI_TGT_INT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "blkstack/scsi_tgt.h"
@@ -49,7 +50,23 @@ struct scsi_lu {
 	_Atomic uint64_t ua[TGT_UA_NR];
 	_Atomic uint64_t ua_any; /* per nexus: some kind may be pending */
 	bool d_sense;           /* control mode page D_SENSE */
+	bool lbpu, lbpws, lbpws10, lbprz; /* VPD 0xb2, resolved */
+	/* removable: PREVENT ALLOW MEDIUM REMOVAL held, medium ejected */
+	_Atomic bool prevent, ejected;
+	/* error rules (scsi_tgt_add_error_rule()), under the target's
+	 * rules_lock */
+	struct scsi_tgt_error_rule rules[SCSI_TGT_MAX_ERROR_RULES];
+	unsigned int nr_rules;
 };
+
+/*
+ * Faults that act before a command runs (t->pre_faults): one relaxed load
+ * on the fast path when none is set.
+ */
+#define TGT_PRE_RULES     0x1 /* some unit has error rules */
+#define TGT_PRE_NOT_READY 0x2 /* tur_ms_to_ready not yet over */
+#define TGT_PRE_REMOVABLE 0x4 /* a removable medium's state to check */
+#define TGT_PRE_DELAY     0x8 /* delay_ms / ndelay_ns */
 
 struct scsi_tgt {
 	struct scsi_tgt_config cfg;
@@ -59,12 +76,20 @@ struct scsi_tgt {
 	_Atomic uint64_t cmds, check_conditions, read_blocks, write_blocks,
 		unit_attentions, injected;
 	_Atomic uint64_t media_cmds; /* READ/WRITE commands, for every_nth */
+	_Atomic uint32_t pre_faults; /* TGT_PRE_* */
+	bool rw_faults;         /* opts or every_nth: inject() on READ/WRITE */
+	uint64_t delay_ns;      /* delay_ms or ndelay_ns */
+	uint64_t ready_ns;      /* CLOCK_MONOTONIC: tur_ms_to_ready is over */
+	pthread_mutex_t rules_lock;
+	_Atomic unsigned int nr_rules; /* all units' */
 };
 
 struct scsi_tgt_queue {
 	struct scsi_tgt *tgt;
 	struct blk_mq_ctx **ctx; /* one per logical unit */
 	char *ws_buf;           /* WRITE SAME's repeated block */
+	/* delayed commands, due in order (one delay per target) */
+	struct scsi_tgt_cmd *delay_head, *delay_tail;
 };
 
 /* A media command's bios: in the command (io_space) or one allocation,
@@ -84,6 +109,11 @@ struct media_io {
 
 typedef int (*scsi_cmd_fn)(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			   struct scsi_tgt_cmd *c);
+
+/* Additional sense codes only the target core uses (SPC-4 annex D). */
+#define ASC_LUN_BECOMING_READY          0x0401
+#define ASC_MEDIUM_NOT_PRESENT          0x3a00
+#define ASC_MEDIUM_REMOVAL_PREVENTED    0x5302
 
 /* ------------------------------------------------ answers (tgt.c) */
 
@@ -145,5 +175,25 @@ void tgt_media_range_bios(struct media_io *io, struct scsi_tgt_cmd *c,
 			  uint8_t op, uint64_t off, uint64_t len);
 /* How many bios of @op cover @len bytes. */
 unsigned int tgt_bios_for(const struct scsi_lu *lu, uint8_t op, uint64_t len);
+
+/* ------------------------------------------------ faults (faults.c) */
+
+/* CLOCK_MONOTONIC, ns. */
+uint64_t tgt_now_ns(void);
+/* Before @c runs, when t->pre_faults is set: error rules, not ready, the
+ * medium, and the delay (which takes over @c->done).  Return 1: run it;
+ * 0: answered (@c set; TGT_DROP: never answered); -EBUSY. */
+int tgt_pre_faults(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		   struct scsi_tgt_cmd *c, bool media, bool delayable);
+/* Undo tgt_pre_faults()' hold on @c->done (the command is not ending). */
+void tgt_delay_cancel(struct scsi_tgt_cmd *c);
+/* End the delayed commands that are due; how many. */
+unsigned int tgt_delay_poll(struct scsi_tgt_queue *q);
+/* The rules of @cfg into @t's units; -errno with @err set. */
+int tgt_rules_init(struct scsi_tgt *t, const struct scsi_tgt_config *cfg,
+		   char *err, size_t errlen);
+
+#define TGT_DROP 0xff /* c->status of a command never answered (not a SAM
+		       * status) */
 
 #endif /* BLKSTACK_SCSI_TGT_INT_H */
