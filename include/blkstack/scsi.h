@@ -249,8 +249,10 @@ struct blk_scsi_config {
  * WRITE SAME (16) with NDOB.  A failed request carries SAM status << 24 |
  * sense key << 16 | ASC << 8 | ASCQ in bi_native_status.
  * @err: a message naming what the disk answered, on failure.
- * Return: 0; -EIO (the disk failed a probe command); -ENODEV (not a
- * direct-access device); -EINVAL; -ENOMEM.
+ * Return: 0; -EIO (the disk failed a probe command); -ETIMEDOUT (a probe
+ * command not answered within the request timeout plus the target's
+ * longest delay); -EBUSY (busy for 100 s); -ENODEV (not a direct-access
+ * device); -EINVAL; -ENOMEM.
  * Context: any thread; it runs the probe commands itself.
  */
 int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,

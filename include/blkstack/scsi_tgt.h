@@ -19,7 +19,8 @@
  *   6/10 (6.11/6.12: caching, control, informational exceptions pages,
  *   DBD, LLBAA, PC 0..2), REPORT LUNS (6.33), REPORT SUPPORTED OPERATION
  *   CODES (6.35, with CDB usage data and timeouts), START STOP UNIT (SBC-3
- *   5.25), PREVENT ALLOW MEDIUM REMOVAL (SPC-4 6.13), READ CAPACITY 10/16
+ *   5.25: LOEJ of a removable medium), PREVENT ALLOW MEDIUM REMOVAL (SPC-4
+ *   6.13), READ CAPACITY 10/16
  *   (SBC-3 5.15/5.16), READ and WRITE 6/10/12/16 (5.7-5.10, 5.32-5.35),
  *   VERIFY 10/12/16 with BYTCHK 0 (5.29-5.31), SYNCHRONIZE CACHE 10/16
  *   (5.22/5.23), UNMAP (5.28), WRITE SAME 10/16 with UNMAP and NDOB
@@ -239,7 +240,9 @@ enum scsi_data_dir {
  *	buffer holds at least this much).  A command that moves less sets
  *	@resid, one that would move more moves @xfer_len and sets @overflow.
  * @done: called once the command has ended, on the queue's thread; may
- *	be called before scsi_tgt_submit() returns.
+ *	be called before scsi_tgt_submit() returns.  While a delay holds the
+ *	command the target keeps its own function here and puts @done back
+ *	before calling it.
  * @priv: the caller's.
  * Results, set before @done: @status (enum scsi_status), @sense and
  * @sense_len (CHECK CONDITION only; descriptor format where the control
@@ -303,24 +306,26 @@ void scsi_tgt_destroy(struct scsi_tgt *tgt);
  */
 int scsi_tgt_queue_attach(struct scsi_tgt *tgt, struct scsi_tgt_queue **q);
 
-/** scsi_tgt_queue_detach() - drain and free @q.  Context: its thread. */
+/** scsi_tgt_queue_detach() - drain (delayed commands end in their time)
+ * and free @q.  Context: its thread. */
 void scsi_tgt_queue_detach(struct scsi_tgt_queue *q);
 
 /**
  * scsi_tgt_submit() - run @cmd.
- * Return: 0: accepted, @cmd->done will be called (perhaps already; never,
- * for a command SCSI_TGT_OPT_TIMEOUT drops); -EAGAIN: the device has no
- * tag free: call scsi_tgt_poll() and submit again (done is not called);
- * -EBUSY: SCSI_TGT_OPT_HOST_BUSY, submit again later (not called either);
- * -ENOMEM.
+ * Return: 0: accepted, @cmd->done will be called (perhaps already; with
+ * delay_ms/ndelay_ns from scsi_tgt_poll() once due; never, for a command
+ * SCSI_TGT_OPT_TIMEOUT or a timeout error rule drops); -EAGAIN: the
+ * device has no tag free: call scsi_tgt_poll() and submit again (done is
+ * not called); -EBUSY: SCSI_TGT_OPT_HOST_BUSY or a busy error rule,
+ * submit again later (not called either); -ENOMEM.
  * Context: @q's thread.
  */
 int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
 
 /**
  * scsi_tgt_poll() - reap the devices' completions; ends the commands whose
- * last bio ended.
- * Return: bios reaped (>= 0).
+ * last bio ended, and the delayed commands that are due.
+ * Return: bios reaped and delayed commands ended (>= 0).
  * Context: @q's thread.  Never blocks.
  */
 int scsi_tgt_poll(struct scsi_tgt_queue *q);
