@@ -125,19 +125,19 @@ static void rules_flag(struct scsi_tgt *t)
 
 static int rule_add_locked(struct scsi_tgt *t, const struct scsi_tgt_error_rule *r)
 {
-	struct scsi_lu *lu = &t->lus[r->lun];
+	struct tgt_lu_rules *lr = &t->rules[r->lun];
 	unsigned int i;
 
-	for (i = 0; i < lu->nr_rules; i++)
-		if (lu->rules[i].type == r->type && lu->rules[i].opcode == r->opcode)
+	for (i = 0; i < lr->n; i++)
+		if (lr->r[i].type == r->type && lr->r[i].opcode == r->opcode)
 			break;
-	if (i == lu->nr_rules) {
-		if (lu->nr_rules == SCSI_TGT_MAX_ERROR_RULES)
+	if (i == lr->n) {
+		if (lr->n == SCSI_TGT_MAX_ERROR_RULES)
 			return -ENOSPC;
-		lu->nr_rules++;
+		lr->n++;
 		atomic_fetch_add(&t->nr_rules, 1);
 	}
-	lu->rules[i] = *r;
+	lr->r[i] = *r;
 	return 0;
 }
 
@@ -157,14 +157,14 @@ int scsi_tgt_add_error_rule(struct scsi_tgt *t, const struct scsi_tgt_error_rule
 
 int scsi_tgt_clear_error_rules(struct scsi_tgt *t, uint64_t lun)
 {
-	struct scsi_lu *lu;
+	struct tgt_lu_rules *lr;
 
 	if (lun >= t->nr_luns)
 		return -EINVAL;
-	lu = &t->lus[lun];
+	lr = &t->rules[lun];
 	pthread_mutex_lock(&t->rules_lock);
-	atomic_fetch_sub(&t->nr_rules, lu->nr_rules);
-	lu->nr_rules = 0;
+	atomic_fetch_sub(&t->nr_rules, lr->n);
+	lr->n = 0;
 	rules_flag(t);
 	pthread_mutex_unlock(&t->rules_lock);
 	return 0;
@@ -173,17 +173,17 @@ int scsi_tgt_clear_error_rules(struct scsi_tgt *t, uint64_t lun)
 int scsi_tgt_get_error_rules(struct scsi_tgt *t, uint64_t lun,
 			     struct scsi_tgt_error_rule *rules, unsigned int max)
 {
-	struct scsi_lu *lu;
+	struct tgt_lu_rules *lr;
 	unsigned int i;
 	int n;
 
 	if (lun >= t->nr_luns)
 		return -EINVAL;
-	lu = &t->lus[lun];
+	lr = &t->rules[lun];
 	pthread_mutex_lock(&t->rules_lock);
-	for (i = 0; i < lu->nr_rules && i < max; i++)
-		rules[i] = lu->rules[i];
-	n = (int)lu->nr_rules;
+	for (i = 0; i < lr->n && i < max; i++)
+		rules[i] = lr->r[i];
+	n = (int)lr->n;
 	pthread_mutex_unlock(&t->rules_lock);
 	return n;
 }
@@ -216,13 +216,13 @@ int tgt_rules_init(struct scsi_tgt *t, const struct scsi_tgt_config *cfg,
  * The rule of @type that decides for @op on @lu, its count taken: true:
  * inject it (*@out, a copy).  Under rules_lock.
  */
-static bool rule_take(struct scsi_lu *lu, uint8_t type, uint8_t op,
+static bool rule_take(struct tgt_lu_rules *lr, uint8_t type, uint8_t op,
 		      struct scsi_tgt_error_rule *out)
 {
 	unsigned int i;
 
-	for (i = 0; i < lu->nr_rules; i++) {
-		struct scsi_tgt_error_rule *r = &lu->rules[i];
+	for (i = 0; i < lr->n; i++) {
+		struct scsi_tgt_error_rule *r = &lr->r[i];
 
 		if (r->type != type ||
 		    (r->opcode != op && r->opcode != SCSI_TGT_ERR_ANY_OPCODE))
@@ -244,13 +244,14 @@ static int rules_match(struct scsi_tgt *t, struct scsi_lu *lu, uint8_t op,
 	static const uint8_t order[] = {
 		SCSI_TGT_ERR_TIMEOUT, SCSI_TGT_ERR_BUSY, SCSI_TGT_ERR_FAIL,
 	};
+	struct tgt_lu_rules *lr = &t->rules[lu - t->lus];
 	int type = -1;
 	unsigned int k;
 
 	pthread_mutex_lock(&t->rules_lock);
-	if (lu->nr_rules)
+	if (lr->n)
 		for (k = 0; k < ARRAY_SIZE(order) && type < 0; k++)
-			if (rule_take(lu, order[k], op, r))
+			if (rule_take(lr, order[k], op, r))
 				type = order[k];
 	pthread_mutex_unlock(&t->rules_lock);
 	return type;

@@ -53,10 +53,13 @@ struct scsi_lu {
 	bool lbpu, lbpws, lbpws10, lbprz; /* VPD 0xb2, resolved */
 	/* removable: PREVENT ALLOW MEDIUM REMOVAL held, medium ejected */
 	_Atomic bool prevent, ejected;
-	/* error rules (scsi_tgt_add_error_rule()), under the target's
-	 * rules_lock */
-	struct scsi_tgt_error_rule rules[SCSI_TGT_MAX_ERROR_RULES];
-	unsigned int nr_rules;
+};
+
+/* A unit's error rules (scsi_tgt_add_error_rule()), under the target's
+ * rules_lock; apart from struct scsi_lu, which the fast path indexes. */
+struct tgt_lu_rules {
+	struct scsi_tgt_error_rule r[SCSI_TGT_MAX_ERROR_RULES];
+	unsigned int n;
 };
 
 /*
@@ -81,6 +84,7 @@ struct scsi_tgt {
 	uint64_t delay_ns;      /* delay_ms or ndelay_ns */
 	uint64_t ready_ns;      /* CLOCK_MONOTONIC: tur_ms_to_ready is over */
 	pthread_mutex_t rules_lock;
+	struct tgt_lu_rules *rules; /* [nr_luns] */
 	_Atomic unsigned int nr_rules; /* all units' */
 };
 
