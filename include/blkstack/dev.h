@@ -90,6 +90,7 @@ struct blk_opt_desc {
 };
 
 #define BLK_DEV_MAX_NVME_FAULTS 16 /* the emulated controller's rule table */
+#define BLK_DEV_MAX_SCSI_ERRORS 16  /* scsi_error= given that many times */
 
 /*
  * struct blk_dev_params - every device option's value; the descriptors'
@@ -142,7 +143,7 @@ struct blk_dev_params {
 	unsigned int nr_nvme_faults;
 	/* scsi */
 	uint32_t scsi_max_retries;  /* scsi_max_retries=, 0..255 (5) */
-	uint32_t scsi_every_nth;    /* scsi_every_nth=N, 0 off */
+	char scsi_every_nth[16];    /* scsi_every_nth=N, -2^31..2^31-1, 0 off */
 	uint32_t scsi_opts;         /* scsi_opts=, scsi_debug's bits (0) */
 	uint32_t scsi_tmf_fail;     /* scsi_tmf_fail=, SCSI_TGT_TMF_FAIL_* (0) */
 	uint32_t scsi_tmf_timeout_ms; /* scsi_tmf_timeout=, ms (10 s) */
@@ -151,6 +152,24 @@ struct blk_dev_params {
 	uint32_t scsi_lld;          /* scsi_lld=inline|thread (inline) */
 	bool scsi_use_10_for_rw;    /* scsi_use_10_for_rw=0|1 (1) */
 	bool scsi_stage_timers;     /* scsi_stage_timers=0|1 (0) */
+	/* scsi_debug's other parameters (struct scsi_tgt_config) */
+	uint32_t scsi_sector_size;  /* scsi_sector_size=, bytes, 512..4096 (0: lower's) */
+	uint32_t scsi_physblk_exp;  /* scsi_physblk_exp=, 0..15 (0) */
+	uint32_t scsi_opt_xferlen_exp; /* scsi_opt_xferlen_exp=, 0..15 (0) */
+	uint32_t scsi_opt_blks;     /* scsi_opt_blks=, logical blocks (0: derived) */
+	uint32_t scsi_lbpu, scsi_lbpws, scsi_lbpws10, scsi_lbprz; /* auto|0|1: enum scsi_tgt_lbp */
+	uint32_t scsi_unmap_max_blocks; /* scsi_unmap_max_blocks=, logical blocks (4194304) */
+	uint32_t scsi_unmap_max_desc; /* scsi_unmap_max_desc= (256) */
+	uint32_t scsi_unmap_granularity; /* scsi_unmap_granularity=, logical blocks (1) */
+	uint32_t scsi_unmap_alignment; /* scsi_unmap_alignment=, logical blocks (0) */
+	uint32_t scsi_write_same_length; /* scsi_write_same_length=, logical blocks (4194304) */
+	bool scsi_removable;        /* scsi_removable=0|1 (0) */
+	bool scsi_wp;               /* scsi_wp=0|1 (0) */
+	uint32_t scsi_delay_ms;     /* scsi_delay=, ms (0) */
+	uint64_t scsi_ndelay_ns;    /* scsi_ndelay=, ns (0) */
+	uint32_t scsi_tur_ms_to_ready; /* scsi_tur_ms_to_ready=, ms (0) */
+	char scsi_errors[BLK_DEV_MAX_SCSI_ERRORS][256]; /* scsi_error=RULE[;RULE...] */
+	unsigned int nr_scsi_errors;
 };
 
 /**

@@ -270,6 +270,8 @@ static inline void scsi_put_be64(uint8_t *p, uint64_t v)
 struct blk_dev;
 struct blk_dev_config;
 
+struct scsi_tgt_config;
+
 /**
  * struct blk_scsi_config - a SCSI disk.
  * @queue: queue limits and tag set; capacity, logical block size and the
@@ -279,7 +281,11 @@ struct blk_dev_config;
  *	device from the call on (closed on failure too).  It needs one
  *	hardware queue per @queue.nr_hw_queues, not shared.
  * @every_nth, @opts: the target core's fault injection, scsi_debug's
- *	parameters (struct scsi_tgt_config, SCSI_TGT_OPT_*).
+ *	parameters (struct scsi_tgt_config, SCSI_TGT_OPT_*); when @tgt is
+ *	NULL.
+ * @tgt: NULL, or the target's configuration (scsi_debug's other knobs:
+ *	sector_size, delays, error rules, ...) but its units (luns, nr_luns,
+ *	own_luns and id are set here).
  * @max_retries: times a command is sent again after UNIT ATTENTION, NOT
  *	READY, ABORTED COMMAND, BUSY, TASK SET FULL, TASK ABORTED or a
  *	timeout before it fails (sd's SD_MAX_RETRIES is 5, the registry's
@@ -312,7 +318,7 @@ struct blk_scsi_config {
 	const struct blk_dev_config *queue;
 	struct blk_dev *lower;
 	uint32_t max_retries;
-	uint32_t every_nth;
+	int32_t every_nth;
 	uint32_t opts;
 	uint32_t tmf_fail;
 	uint32_t tmf_timeout_ms;
@@ -321,19 +327,23 @@ struct blk_scsi_config {
 	bool lld_thread;
 	bool no_10_for_rw;
 	bool stage_timers;
+	const struct scsi_tgt_config *tgt;
 };
 
 /**
  * blk_scsi_create() - attach a disk: TEST UNIT READY (the power-on unit
- * attention is taken), INQUIRY (a direct-access device), VPD 0xb0 (block
+ * attention is taken; NOT READY, BECOMING READY 04/01 is waited out, at
+ * most 100 s, as sd_spinup_disk() does), INQUIRY (a direct-access device), VPD 0xb0 (block
  * limits), READ CAPACITY (16), MODE SENSE (WCE, WP); then the block device.
  * I/O: READ/WRITE (10) where the LBA and length fit, else (16), with FUA;
  * FLUSH as SYNCHRONIZE CACHE (10); DISCARD as UNMAP; WRITE_ZEROES as
  * WRITE SAME (16) with NDOB.  A failed request carries SAM status << 24 |
  * sense key << 16 | ASC << 8 | ASCQ in bi_native_status.
  * @err: a message naming what the disk answered, on failure.
- * Return: 0; -EIO (the disk failed a probe command); -ENODEV (not a
- * direct-access device); -EINVAL; -ENOMEM.
+ * Return: 0; -EIO (the disk failed a probe command); -ETIMEDOUT (a probe
+ * command not answered within the request timeout plus the target's
+ * longest delay); -EBUSY (busy for 100 s); -ENODEV (not a direct-access
+ * device); -EINVAL; -ENOMEM.
  * Context: any thread; it runs the probe commands itself.
  */
 int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,

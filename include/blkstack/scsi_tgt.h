@@ -14,7 +14,6 @@
  * Implemented (opcode, spec section):
  *   TEST UNIT READY (SPC-4 6.47), REQUEST SENSE (6.39), INQUIRY (6.6:
  *   standard data with version descriptors; VPD 0x00, 0x80, 0x83 with an
-<<<<<<< HEAD
  *   NAA 6 and a T10 vendor ID designator, 0x86 extended INQUIRY data
  *   (7.8.7), 0xb0 block limits, 0xb1 block device characteristics, 0xb2
  *   logical block provisioning), MODE SENSE 6/10 (6.11/6.12: caching,
@@ -36,26 +35,13 @@
  *   other commands of the queue may end meanwhile); COMPARE AND WRITE and
  *   ORWRITE are atomic against each other on a logical unit, not against a
  *   concurrent WRITE, and scsi_tgt_submit() answers -EAGAIN for one while
- *   another queue's holds the unit.  Reserved bits that are set and unsupported fields
-=======
- *   NAA 6 and a T10 vendor ID designator, 0xb0 block limits, 0xb1 block
- *   device characteristics, 0xb2 logical block provisioning), MODE SENSE
- *   6/10 (6.11/6.12: caching, control, informational exceptions pages,
- *   DBD, LLBAA, PC 0..2), REPORT LUNS (6.33), REPORT SUPPORTED OPERATION
- *   CODES (6.35, with CDB usage data and timeouts), START STOP UNIT (SBC-3
- *   5.25), PREVENT ALLOW MEDIUM REMOVAL (SPC-4 6.13), READ CAPACITY 10/16
- *   (SBC-3 5.15/5.16), READ and WRITE 6/10/12/16 (5.7-5.10, 5.32-5.35),
- *   VERIFY 10/12/16 with BYTCHK 0 (5.29-5.31), SYNCHRONIZE CACHE 10/16
- *   (5.22/5.23), UNMAP (5.28), WRITE SAME 10/16 with UNMAP and NDOB
- *   (5.41/5.42), RESERVE and RELEASE 6/10 (SPC-2 7.16, 7.17, 7.21,
- *   7.22), PERSISTENT RESERVE IN/OUT (SPC-4 5.9, 6.15, 6.16: every
- *   type, no APTPL, SPEC_I_PT, ALL_TG_PT nor REGISTER AND MOVE),
- *   EXTENDED COPY (LID1, 6.4: block to block between this target's
- *   units) and RECEIVE COPY RESULTS (6.20), VPD 0x8f (7.8.17); a
- *   reserved unit answers other nexuses RESERVATION CONFLICT as SPC-2
- *   and SPC-4 5.9.1 say.  Everything else: ILLEGAL REQUEST, INVALID COMMAND
- *   OPERATION CODE.  Reserved bits that are set and unsupported fields
->>>>>>> h-pr
+ *   another queue's holds the unit.  RESERVE and RELEASE 6/10 (SPC-2 7.16,
+ *   7.17, 7.21, 7.22), PERSISTENT RESERVE IN/OUT (SPC-4 5.9, 6.15, 6.16:
+ *   every type, no APTPL, SPEC_I_PT, ALL_TG_PT nor REGISTER AND MOVE),
+ *   EXTENDED COPY (LID1, 6.4: block to block between this target's units)
+ *   and RECEIVE COPY RESULTS (6.20), VPD 0x8f (7.8.17); a reserved unit
+ *   answers other nexuses RESERVATION CONFLICT as SPC-2 and SPC-4 5.9.1
+ *   say.  START STOP UNIT's LOEJ ejects a removable medium.  Reserved bits that are set and unsupported fields
  *   (RDPROTECT/WRPROTECT without protection information, NACA) get
  *   ILLEGAL REQUEST, INVALID FIELD IN CDB, with the sense-key specific
  *   field pointing at the byte and bit.  A unit attention (POWER ON, RESET
@@ -100,11 +86,56 @@ extern "C" {
  * @max_write_same_blocks: MAXIMUM WRITE SAME LENGTH (0: 4194304).
  * @every_nth: scsi_debug's every_nth: the faults of @opts marked "nth"
  *	hit every Nth READ or WRITE command (counted per target; 0: none).
- *	Only media commands count, so that an initiator's probe still works.
+ *	Negative (scsi_debug before Linux 5.9): the |N|th and every one after
+ *	it.  Only media commands count, so that an initiator's probe still
+ *	works.
  * @opts: scsi_debug's opts bits (SCSI_TGT_OPT_*).
  * @tmf_fail: task management functions to reject (SCSI_TGT_TMF_FAIL_*).
  * @tmf_timeout_ms: longest a task management function waits for a task's
  *	media access to end, ms (0: 10000); past it the function fails.
+ *
+ * scsi_debug's other module parameters, same names; 0 is the default of
+ * each (what the target did before they existed):
+ * @sector_size: the logical block size every unit reports (READ
+ *	CAPACITY), bytes: 512, 1024, 2048 or 4096, and a multiple of the
+ *	unit's device's logical block size (each block is that many of the
+ *	device's); 0: the device's.
+ * @physblk_exp: LOGICAL BLOCKS PER PHYSICAL BLOCK EXPONENT (READ CAPACITY
+ *	16), 0..15; also the OPTIMAL TRANSFER LENGTH GRANULARITY (VPD 0xb0),
+ *	2^@physblk_exp logical blocks.
+ * @opt_xferlen_exp: OPTIMAL TRANSFER LENGTH GRANULARITY, 2^N logical
+ *	blocks, when larger than @physblk_exp; 0..15.
+ * @opt_blks: OPTIMAL TRANSFER LENGTH (VPD 0xb0), logical blocks; 0: the
+ *	device's largest request, at most @max_xfer_blocks.
+ * @lbpu, @lbpws, @lbpws10, @lbprz: enum scsi_tgt_lbp: what VPD 0xb2 says
+ *	(LBPU: UNMAP; LBPWS, LBPWS10: WRITE SAME 16/10 with UNMAP; LBPRZ:
+ *	unmapped blocks read zeros, also in READ CAPACITY 16, whose LBPME is
+ *	any of the first three).  AUTO: from the device (discard, write
+ *	zeroes, stores data).  A command whose bit is OFF is refused: UNMAP
+ *	with INVALID COMMAND OPERATION CODE, WRITE SAME with UNMAP set with
+ *	INVALID FIELD IN CDB (byte 1, bit 3).  ON where the device cannot:
+ *	-EINVAL at create (LBPU without discard, LBPRZ on a device that
+ *	keeps no data).
+ * @unmap_granularity: OPTIMAL UNMAP GRANULARITY (VPD 0xb0), logical
+ *	blocks; 0: 1.  Reported only (UNMAP frees what it is asked).
+ * @unmap_alignment: UNMAP GRANULARITY ALIGNMENT (VPD 0xb0, UGAVALID set
+ *	when not 0), logical blocks, below @unmap_granularity.
+ * @removable: RMB in INQUIRY; PREVENT ALLOW MEDIUM REMOVAL then holds the
+ *	medium: START STOP UNIT with LOEJ ejects it (refused, 53/02, while
+ *	prevented; then NOT READY, MEDIUM NOT PRESENT 3A/00 on media commands
+ *	and TEST UNIT READY until LOEJ with START loads it).
+ * @delay_ms, @ndelay_ns: scsi_debug's delay (there in jiffies, here ms)
+ *	and ndelay: every command but INQUIRY, REPORT LUNS and REQUEST SENSE
+ *	ends that long after it would have, from scsi_tgt_poll() on its
+ *	queue's thread (@ndelay_ns, when not 0, instead of @delay_ms, as in
+ *	scsi_debug).  At most 10 s.
+ * @tur_ms_to_ready: for that many ms after scsi_tgt_create(), TEST UNIT
+ *	READY and media commands get NOT READY, LOGICAL UNIT IS IN PROCESS OF
+ *	BECOMING READY (04/01); TEST UNIT READY's INFORMATION field has the
+ *	ms left (SPC-6, as scsi_debug).
+ * @error_rules, @nr_error_rules: scsi_debug's per-device error injection
+ *	(its debugfs "error" file): rules added at create, as by
+ *	scsi_tgt_add_error_rule().
  */
 struct scsi_tgt_config {
 	struct blk_dev **luns;
@@ -119,10 +150,71 @@ struct scsi_tgt_config {
 	uint32_t max_unmap_blocks;
 	uint32_t max_unmap_descriptors;
 	uint32_t max_write_same_blocks;
-	uint32_t every_nth;
+	int32_t every_nth;
 	uint32_t opts;
 	uint32_t tmf_fail;
 	uint32_t tmf_timeout_ms;
+	uint32_t sector_size;
+	uint8_t physblk_exp;
+	uint8_t opt_xferlen_exp;
+	uint8_t lbpu, lbpws, lbpws10, lbprz;
+	bool removable;
+	uint32_t opt_blks;
+	uint32_t unmap_granularity;
+	uint32_t unmap_alignment;
+	uint32_t delay_ms;
+	uint64_t ndelay_ns;
+	uint32_t tur_ms_to_ready;
+	const struct scsi_tgt_error_rule *error_rules;
+	unsigned int nr_error_rules;
+};
+
+/* enum scsi_tgt_lbp - a logical block provisioning bit of VPD 0xb2. */
+enum scsi_tgt_lbp {
+	SCSI_TGT_LBP_AUTO = 0, /* from the device's capabilities */
+	SCSI_TGT_LBP_OFF = 1,
+	SCSI_TGT_LBP_ON = 2,
+};
+
+#define SCSI_TGT_MAX_DELAY_NS 10000000000ull /* delay_ms, ndelay_ns: 10 s */
+
+/*
+ * scsi_debug's per-device error injection (Linux 6.6, drivers/scsi/
+ * scsi_debug.c, its debugfs "error" file), per logical unit.  A command
+ * is matched against the unit's TIMEOUT rules, then BUSY, then FAIL; in
+ * each kind the first rule whose opcode matches decides (a rule with
+ * count 0 then injects nothing).
+ */
+enum scsi_tgt_error_type {
+	SCSI_TGT_ERR_TIMEOUT = 0, /* scsi_debug type 0: never answered */
+	SCSI_TGT_ERR_BUSY = 1,    /* type 1 (queuecommand returns busy):
+				   * scsi_tgt_submit() answers -EBUSY */
+	SCSI_TGT_ERR_FAIL = 2,    /* type 2: not run; answered with @status
+				   * (and sense, for CHECK CONDITION) */
+};
+
+#define SCSI_TGT_MAX_ERROR_RULES 16 /* per logical unit */
+#define SCSI_TGT_ERR_ANY_OPCODE 0xff
+
+/**
+ * struct scsi_tgt_error_rule - one rule.
+ * @lun: the logical unit.
+ * @type: enum scsi_tgt_error_type.
+ * @opcode: the CDB's operation code; SCSI_TGT_ERR_ANY_OPCODE: every one.
+ * @count: as scsi_debug: 0: off; > 0: every matching command, for as long
+ *	as the rule is there; < 0: the next -@count matching commands (it
+ *	counts up to 0).
+ * @status: SCSI_TGT_ERR_FAIL: the SAM status (enum scsi_status, not GOOD).
+ * @sense_key, @asc, @ascq: SCSI_TGT_ERR_FAIL with CHECK CONDITION: the
+ *	sense data.
+ */
+struct scsi_tgt_error_rule {
+	uint64_t lun;
+	uint8_t type;
+	uint8_t opcode;
+	int32_t count;
+	uint8_t status;
+	uint8_t sense_key, asc, ascq;
 };
 
 /*
@@ -145,11 +237,18 @@ struct scsi_tgt_config {
 #define SCSI_TGT_OPT_RECOVERED_ERR 0x8    /* nth: done, then RECOVERED ERROR
 					   * 5D/00 (threshold exceeded) */
 #define SCSI_TGT_OPT_TRANSPORT_ERR 0x10   /* nth: ABORTED COMMAND 4B/03, not run */
+#define SCSI_TGT_OPT_SHORT_TRANSFER 0x100 /* nth READ: half its blocks
+					   * (rounded down) moved, GOOD with
+					   * the residual in resid */
 #define SCSI_TGT_OPT_RARE_TSF      0x800  /* nth: TASK SET FULL, not run */
 #define SCSI_TGT_OPT_HOST_BUSY     0x8000 /* nth: scsi_tgt_submit() -EBUSY */
-#define SCSI_TGT_OPTS_SUPPORTED    0x881e
+#define SCSI_TGT_OPTS_SUPPORTED    0x891e
 #define SCSI_TGT_MEDIUM_ERR_LBA    0x1234
 #define SCSI_TGT_MEDIUM_ERR_NUM    10
+
+struct scsi_tgt;
+struct scsi_tgt_queue;
+struct scsi_tgt_error_rule;
 
 /* Data direction, from the initiator's point of view (SAM-5). */
 enum scsi_data_dir {
@@ -171,7 +270,9 @@ enum scsi_data_dir {
  *	buffer holds at least this much).  A command that moves less sets
  *	@resid, one that would move more moves @xfer_len and sets @overflow.
  * @done: called once the command has ended, on the queue's thread; may
- *	be called before scsi_tgt_submit() returns.
+ *	be called before scsi_tgt_submit() returns.  While a delay holds the
+ *	command the target keeps its own function here and puts @done back
+ *	before calling it.
  * @priv: the caller's.
  * Results, set before @done: @status (enum scsi_status), @sense and
  * @sense_len (CHECK CONDITION only; descriptor format where the control
@@ -208,12 +309,15 @@ struct scsi_tgt_cmd {
 	uint64_t err_lba;       /* first failed bio's offset (bytes, then LBA) */
 	blk_status_t err;
 	void *io;               /* its bios and their iovecs */
+	/* delay_ms/ndelay_ns: held on the queue's list until @due_ns */
+	void (*delayed_done)(struct scsi_tgt_cmd *cmd);
+	struct scsi_tgt_queue *delay_q;
+	struct scsi_tgt_cmd *delay_next;
+	uint64_t due_ns;
 	/* one bio with up to 4 iovecs needs no allocation: kept here */
 	uint64_t io_space[32];
 };
 
-struct scsi_tgt;
-struct scsi_tgt_queue;
 
 /**
  * scsi_tgt_create() - a target over @cfg->luns.
@@ -236,26 +340,27 @@ void scsi_tgt_destroy(struct scsi_tgt *tgt);
  */
 int scsi_tgt_queue_attach(struct scsi_tgt *tgt, struct scsi_tgt_queue **q);
 
-/** scsi_tgt_queue_detach() - drain and free @q.  Context: its thread. */
+/** scsi_tgt_queue_detach() - drain (delayed commands end in their time)
+ * and free @q.  Context: its thread. */
 void scsi_tgt_queue_detach(struct scsi_tgt_queue *q);
 
 /**
  * scsi_tgt_submit() - run @cmd.
- * Return: 0: accepted, @cmd->done will be called (perhaps already; never,
- * for a command SCSI_TGT_OPT_TIMEOUT drops); -EAGAIN: the device has no
- * tag free: call scsi_tgt_poll() and submit again (done is not called);
- * -EBUSY: SCSI_TGT_OPT_HOST_BUSY, submit again later (not called either);
- * -EAGAIN also for a COMPARE AND WRITE or ORWRITE while another queue's
- * holds the logical unit;
- * -ENOMEM.
+ * Return: 0: accepted, @cmd->done will be called (perhaps already; with
+ * delay_ms/ndelay_ns from scsi_tgt_poll() once due; never, for a command
+ * SCSI_TGT_OPT_TIMEOUT or a timeout error rule drops); -EAGAIN: the
+ * device has no tag free: call scsi_tgt_poll() and submit again (done is
+ * not called); -EBUSY: SCSI_TGT_OPT_HOST_BUSY or a busy error rule,
+ * submit again later (not called either); -EAGAIN also for a COMPARE AND WRITE or ORWRITE while another
+ * queue's holds the logical unit; -ENOMEM.
  * Context: @q's thread.
  */
 int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
 
 /**
  * scsi_tgt_poll() - reap the devices' completions; ends the commands whose
- * last bio ended.
- * Return: bios reaped (>= 0).
+ * last bio ended, and the delayed commands that are due.
+ * Return: bios reaped and delayed commands ended (>= 0).
  * Context: @q's thread.  Never blocks.
  */
 int scsi_tgt_poll(struct scsi_tgt_queue *q);
@@ -313,11 +418,56 @@ int scsi_tgt_target_reset(struct scsi_tgt_queue *q, unsigned int nexus);
 void scsi_tgt_queue_reset(struct scsi_tgt_queue *q);
 
 /**
+ * scsi_tgt_add_error_rule() - add @rule to its logical unit; a rule of the
+ * same type and opcode there is replaced (as scsi_debug does).
+ * Return: 0; -EINVAL (no such LUN, a field out of range); -ENOSPC
+ * (SCSI_TGT_MAX_ERROR_RULES already).
+ * Context: any thread, while commands run.
+ */
+int scsi_tgt_add_error_rule(struct scsi_tgt *tgt,
+			    const struct scsi_tgt_error_rule *rule);
+
+/**
+ * scsi_tgt_clear_error_rules() - remove every rule of logical unit @lun.
+ * Return: 0; -EINVAL (no such LUN).
+ * Context: any thread, while commands run.
+ */
+int scsi_tgt_clear_error_rules(struct scsi_tgt *tgt, uint64_t lun);
+
+/**
+ * scsi_tgt_get_error_rules() - copy up to @max of @lun's rules, counts as
+ * they are now, into @rules.
+ * Return: the number of rules the unit has (>= 0); -EINVAL (no such LUN).
+ * Context: any thread.
+ */
+int scsi_tgt_get_error_rules(struct scsi_tgt *tgt, uint64_t lun,
+			     struct scsi_tgt_error_rule *rules, unsigned int max);
+
+/**
+ * scsi_tgt_parse_error_rules() - rules from text: ';'-separated rules of
+ * ','-separated NAME:VALUE fields: type:fail|timeout|busy (fail),
+ * opcode:0..0xff (0xff: any; required), count:N (required), status:S
+ * (fail: required, a SAM status but GOOD), sense:KEY/ASC/ASCQ in hex
+ * (CHECK CONDITION: required), lun:N (0).  Numbers are decimal or 0x hex.
+ * E.g. "opcode:0x28,count:-3,status:0x02,sense:3/11/00;type:busy,
+ * opcode:0x2a,count:1".
+ * @rules, @max: where to put them; *@nr: how many.
+ * @why: on failure, the rule's number and the field, its value and the
+ *	allowed range.
+ * Return: 0; -EINVAL.
+ * Context: any thread.
+ */
+int scsi_tgt_parse_error_rules(const char *text,
+			       struct scsi_tgt_error_rule *rules,
+			       unsigned int max, unsigned int *nr,
+			       char *why, size_t whylen);
+
+/**
  * struct scsi_tgt_stats - counters since creation, all queues.
  * @cmds: commands ended.  @check_conditions: of which CHECK CONDITION.
  * @read_blocks, @write_blocks: logical blocks moved.
  * @unit_attentions: unit attention conditions reported.
- * @injected: faults injected (opts).
+ * @injected: faults injected (opts, error rules).
  * @aborts, @lun_resets, @target_resets: task management functions done;
  * @tmf_failed: rejected or timed out; @tasks_aborted: tasks they ended.
  */

@@ -6,7 +6,9 @@
  * options and its create function.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +20,7 @@
 #include "blkstack/nvme_ctrl.h"
 #include "blkstack/ram.h"
 #include "blkstack/scsi.h"
+#include "blkstack/scsi_tgt.h"
 #include "blkstack/uring.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -95,6 +98,48 @@ static int nvme_fault_check(const char *val, char *why, size_t whylen)
 
 	return nvme_ctrl_parse_fault(val, &f, why, whylen) ? -EINVAL : 0;
 }
+
+/* scsi_error=: checked when given, kept as text (scsi_tgt_parse_error_rules()) */
+static int scsi_error_check(const char *val, char *why, size_t whylen)
+{
+	struct scsi_tgt_error_rule r[SCSI_TGT_MAX_ERROR_RULES];
+	unsigned int n;
+
+	return scsi_tgt_parse_error_rules(val, r, SCSI_TGT_MAX_ERROR_RULES, &n,
+					  why, whylen) ? -EINVAL : 0;
+}
+
+/* scsi_every_nth=: a signed 32-bit number (scsi_debug's negative every_nth) */
+static int scsi_every_nth_parse(const char *val, int32_t *n)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(val, &end, 0);
+	if (errno || end == val || *end || v < INT32_MIN || v > INT32_MAX)
+		return -EINVAL;
+	*n = (int32_t)v;
+	return 0;
+}
+
+static int scsi_every_nth_check(const char *val, char *why, size_t whylen)
+{
+	int32_t n;
+
+	if (scsi_every_nth_parse(val, &n)) {
+		snprintf(why, whylen, "allowed -2147483648..2147483647");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct blk_opt_choice scsi_lbp_choices[] = {
+	{ "auto", 0 },		/* SCSI_TGT_LBP_AUTO */
+	{ "0", 1 },		/* SCSI_TGT_LBP_OFF */
+	{ "1", 2 },		/* SCSI_TGT_LBP_ON */
+	{ NULL, 0 },
+};
 
 /* lower=: a driver some stacking driver can sit on */
 static int lower_check(const char *val, char *why, size_t whylen)
@@ -237,12 +282,76 @@ static const struct blk_opt_desc scsi_opts[] = {
 	{ .name = "scsi_max_retries", .type = BLK_OPT_UINT, P(scsi_max_retries),
 	  .min = 0, .max = 255, .def = "5",
 	  .help = "times a command is sent again after UNIT ATTENTION, NOT READY, ABORTED COMMAND, BUSY or TASK SET FULL, then it fails; sd's SD_MAX_RETRIES" },
-	{ .name = "scsi_every_nth", .type = BLK_OPT_UINT, P(scsi_every_nth),
-	  .min = 0, .max = UINT32_MAX, .def = "0",
-	  .help = "scsi_debug's every_nth: the scsi_opts faults hit every Nth READ or WRITE at the emulated disk; 0: none" },
+	{ .name = "scsi_every_nth", .type = BLK_OPT_STR, P(scsi_every_nth),
+	  .metavar = "N", .check = scsi_every_nth_check, .def = "0",
+	  .help = "scsi_debug's every_nth, -2147483648..2147483647: the scsi_opts faults hit every Nth READ or WRITE at the emulated disk; negative: the |N|th and every one after it; 0: none" },
 	{ .name = "scsi_opts", .type = BLK_OPT_UINT, P(scsi_opts),
-	  .min = 0, .max = 0x881e, .def = "0",
-	  .help = "scsi_debug's opts bits: 0x2 medium error on reads of LBA 4660..4669, 0x4 never complete (timeout), 0x8 recovered error, 0x10 transport error (ABORTED COMMAND), 0x800 TASK SET FULL, 0x8000 host busy (docs/scsi-tgt.md)" },
+	  .min = 0, .max = 0x891e, .def = "0",
+	  .help = "scsi_debug's opts bits: 0x2 medium error on reads of LBA 4660..4669, 0x4 never complete (timeout), 0x8 recovered error, 0x10 transport error (ABORTED COMMAND), 0x100 short transfer (a read moves half, GOOD with a residual), 0x800 TASK SET FULL, 0x8000 host busy (docs/scsi-tgt.md)" },
+	{ .name = "scsi_error", .type = BLK_OPT_STR,
+	  .off = offsetof(struct blk_dev_params, scsi_errors),
+	  .len = sizeof(((struct blk_dev_params *)0)->scsi_errors[0]),
+	  .flags = BLK_OPT_F_LIST,
+	  .count_off = offsetof(struct blk_dev_params, nr_scsi_errors),
+	  .list_max = BLK_DEV_MAX_SCSI_ERRORS, .check = scsi_error_check,
+	  .metavar = "RULE[;RULE]",
+	  .help = "scsi_debug's per-device error injection, at most 16 rules: type:fail|timeout|busy (fail), opcode:0..0xff (0xff any), count:N (>0 always, <0 that many times, 0 off), status:SAM status (fail), sense:KEY/ASC/ASCQ hex (status 0x02); e.g. opcode:0x28,count:-3,status:0x02,sense:3/11/00 (docs/scsi-tgt.md)" },
+	{ .name = "scsi_delay", .type = BLK_OPT_TIME, P(scsi_delay_ms),
+	  .min = 0, .max = 10 * NSEC_PER_SEC, .unit_ns = NSEC_PER_MSEC,
+	  .store_ns = NSEC_PER_MSEC, .def = "0",
+	  .help = "scsi_debug's delay (there in jiffies): every command but INQUIRY, REPORT LUNS and REQUEST SENSE completes this much later, whole ms (ms without a suffix), at most 10s" },
+	{ .name = "scsi_ndelay", .type = BLK_OPT_TIME, P(scsi_ndelay_ns),
+	  .min = 0, .max = 10 * NSEC_PER_SEC, .unit_ns = 1, .store_ns = 1,
+	  .def = "0",
+	  .help = "scsi_debug's ndelay: as scsi_delay, in ns (ns without a suffix); when set, instead of scsi_delay" },
+	{ .name = "scsi_tur_ms_to_ready", .type = BLK_OPT_TIME, P(scsi_tur_ms_to_ready),
+	  .min = 0, .max = 60 * NSEC_PER_SEC, .unit_ns = NSEC_PER_MSEC,
+	  .store_ns = NSEC_PER_MSEC, .def = "0",
+	  .help = "scsi_debug's tur_ms_to_ready: NOT READY, BECOMING READY (04/01) on TEST UNIT READY and media commands for this long after the disk is made (the probe waits), ms without a suffix, at most 60s" },
+	{ .name = "scsi_sector_size", .type = BLK_OPT_SIZE, P(scsi_sector_size),
+	  .min = 0, .max = 4096, .def = "0",
+	  .help = "scsi_debug's sector_size: the disk's logical block size, 512, 1k, 2k or 4k, a multiple of the lower device's (logical_block_size=); 0: the lower's" },
+	{ .name = "scsi_physblk_exp", .type = BLK_OPT_UINT, P(scsi_physblk_exp),
+	  .min = 0, .max = 15, .def = "0",
+	  .help = "scsi_debug's physblk_exp: 2^N logical blocks per physical block (READ CAPACITY 16; VPD 0xb0 optimal transfer length granularity)" },
+	{ .name = "scsi_opt_xferlen_exp", .type = BLK_OPT_UINT, P(scsi_opt_xferlen_exp),
+	  .min = 0, .max = 15, .def = "0",
+	  .help = "scsi_debug's opt_xferlen_exp: optimal transfer length granularity 2^N logical blocks (VPD 0xb0) when above scsi_physblk_exp" },
+	{ .name = "scsi_opt_blks", .type = BLK_OPT_UINT, P(scsi_opt_blks),
+	  .min = 0, .max = 65535, .def = "0",
+	  .help = "scsi_debug's opt_blks: OPTIMAL TRANSFER LENGTH in VPD 0xb0, logical blocks; 0: the lower's largest request" },
+	{ .name = "scsi_lbpu", .type = BLK_OPT_CHOICE, P(scsi_lbpu),
+	  .choices = scsi_lbp_choices, .def = "auto",
+	  .help = "scsi_debug's lbpu: VPD 0xb2 LBPU, UNMAP taken (0: refused; 1 needs a lower that discards); auto: as the lower" },
+	{ .name = "scsi_lbpws", .type = BLK_OPT_CHOICE, P(scsi_lbpws),
+	  .choices = scsi_lbp_choices, .def = "auto",
+	  .help = "scsi_debug's lbpws: VPD 0xb2 LBPWS, WRITE SAME (16) with UNMAP taken (0: refused, and no WRITE_ZEROES from the disk); auto: as the lower" },
+	{ .name = "scsi_lbpws10", .type = BLK_OPT_CHOICE, P(scsi_lbpws10),
+	  .choices = scsi_lbp_choices, .def = "auto",
+	  .help = "scsi_debug's lbpws10: VPD 0xb2 LBPWS10, WRITE SAME (10) with UNMAP taken (0: refused); auto: as the lower" },
+	{ .name = "scsi_lbprz", .type = BLK_OPT_CHOICE, P(scsi_lbprz),
+	  .choices = scsi_lbp_choices, .def = "auto",
+	  .help = "scsi_debug's lbprz: LBPRZ in VPD 0xb2 and READ CAPACITY 16, unmapped blocks read zeros (1 needs a lower that keeps data); auto: as the lower" },
+	{ .name = "scsi_unmap_max_blocks", .type = BLK_OPT_UINT, P(scsi_unmap_max_blocks),
+	  .min = 1, .max = UINT32_MAX, .def = "4194304",
+	  .help = "scsi_debug's unmap_max_blocks: MAXIMUM UNMAP LBA COUNT (VPD 0xb0), logical blocks per UNMAP" },
+	{ .name = "scsi_unmap_max_desc", .type = BLK_OPT_UINT, P(scsi_unmap_max_desc),
+	  .min = 1, .max = 4095, .def = "256",
+	  .help = "scsi_debug's unmap_max_desc: MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT (VPD 0xb0)" },
+	{ .name = "scsi_unmap_granularity", .type = BLK_OPT_UINT, P(scsi_unmap_granularity),
+	  .min = 1, .max = UINT32_MAX, .def = "1",
+	  .help = "scsi_debug's unmap_granularity: OPTIMAL UNMAP GRANULARITY (VPD 0xb0), logical blocks; reported only" },
+	{ .name = "scsi_unmap_alignment", .type = BLK_OPT_UINT, P(scsi_unmap_alignment),
+	  .min = 0, .max = UINT32_MAX, .def = "0",
+	  .help = "scsi_debug's unmap_alignment: UNMAP GRANULARITY ALIGNMENT (VPD 0xb0, UGAVALID), logical blocks, below scsi_unmap_granularity; reported only" },
+	{ .name = "scsi_write_same_length", .type = BLK_OPT_UINT, P(scsi_write_same_length),
+	  .min = 1, .max = UINT32_MAX, .def = "4194304",
+	  .help = "scsi_debug's write_same_length: MAXIMUM WRITE SAME LENGTH (VPD 0xb0), logical blocks; longer ones are refused" },
+	{ .name = "scsi_removable", .type = BLK_OPT_BOOL, P(scsi_removable), .max = 1,
+	  .def = "0",
+	  .help = "scsi_debug's removable: RMB in INQUIRY; PREVENT ALLOW MEDIUM REMOVAL holds the medium against START STOP UNIT's eject" },
+	{ .name = "scsi_wp", .type = BLK_OPT_BOOL, P(scsi_wp), .max = 1, .def = "0",
+	  .help = "scsi_debug's wp: write protected (WP in the mode data; writes, UNMAP and WRITE SAME get DATA PROTECT 27/00)" },
 	{ .name = "scsi_tmf_fail", .type = BLK_OPT_UINT, P(scsi_tmf_fail),
 	  .min = 0, .max = 7, .def = "0",
 	  .help = "task management functions the emulated disk rejects, bits: 0x1 ABORT TASK, 0x2 LOGICAL UNIT RESET, 0x4 TARGET RESET; a timed-out command's error handling then goes on to the next step, up to a host reset (docs/scsi.md)" },
@@ -514,6 +623,53 @@ static int nvme_create(const struct blk_driver *drv,
 	return 0;
 }
 
+/* The target's knobs from the scsi_* options; @rules holds the rules. */
+static int scsi_tgt_config_from(const struct blk_dev_params *p,
+				struct scsi_tgt_config *tc,
+				struct scsi_tgt_error_rule *rules, char *err,
+				size_t errlen)
+{
+	unsigned int i, n;
+	char why[300];
+
+	memset(tc, 0, sizeof(*tc));
+	if (p->scsi_every_nth[0] && scsi_every_nth_parse(p->scsi_every_nth, &tc->every_nth)) {
+		snprintf(err, errlen, "scsi_every_nth=%s: allowed -2147483648..2147483647",
+			 p->scsi_every_nth);
+		return -EINVAL;
+	}
+	tc->opts = p->scsi_opts;
+	tc->write_protect = p->scsi_wp;
+	tc->max_unmap_blocks = p->scsi_unmap_max_blocks;
+	tc->max_unmap_descriptors = p->scsi_unmap_max_desc;
+	tc->max_write_same_blocks = p->scsi_write_same_length;
+	tc->sector_size = p->scsi_sector_size;
+	tc->physblk_exp = (uint8_t)p->scsi_physblk_exp;
+	tc->opt_xferlen_exp = (uint8_t)p->scsi_opt_xferlen_exp;
+	tc->opt_blks = p->scsi_opt_blks;
+	tc->lbpu = (uint8_t)p->scsi_lbpu;
+	tc->lbpws = (uint8_t)p->scsi_lbpws;
+	tc->lbpws10 = (uint8_t)p->scsi_lbpws10;
+	tc->lbprz = (uint8_t)p->scsi_lbprz;
+	tc->unmap_granularity = p->scsi_unmap_granularity;
+	tc->unmap_alignment = p->scsi_unmap_alignment;
+	tc->removable = p->scsi_removable;
+	tc->delay_ms = p->scsi_delay_ms;
+	tc->ndelay_ns = p->scsi_ndelay_ns;
+	tc->tur_ms_to_ready = p->scsi_tur_ms_to_ready;
+	tc->error_rules = rules;
+	for (i = 0; i < p->nr_scsi_errors; i++) {
+		if (scsi_tgt_parse_error_rules(p->scsi_errors[i], rules + tc->nr_error_rules,
+					       SCSI_TGT_MAX_ERROR_RULES - tc->nr_error_rules,
+					       &n, why, sizeof(why))) {
+			snprintf(err, errlen, "scsi_error=%s: %s", p->scsi_errors[i], why);
+			return -EINVAL;
+		}
+		tc->nr_error_rules += n;
+	}
+	return 0;
+}
+
 /*
  * dev=scsi: sd's role and the midlayer over the SCSI target core, through
  * the loopback LLD; LUN 0 is the lower device, with a hardware queue of
@@ -527,6 +683,8 @@ static int scsi_create(const struct blk_driver *drv,
 {
 	struct blk_dev_config lq = *q;
 	struct blk_scsi_config sc = { .queue = q };
+	struct scsi_tgt_error_rule rules[SCSI_TGT_MAX_ERROR_RULES];
+	struct scsi_tgt_config tc;
 	const char *lower;
 	int ret;
 
@@ -542,10 +700,15 @@ static int scsi_create(const struct blk_driver *drv,
 	if (ret)
 		return ret;
 	sc.max_retries = p->scsi_max_retries;
-	sc.every_nth = p->scsi_every_nth;
-	sc.opts = p->scsi_opts;
-	sc.tmf_fail = p->scsi_tmf_fail;
-	sc.tmf_timeout_ms = p->scsi_tmf_timeout_ms;
+	ret = scsi_tgt_config_from(p, &tc, rules, err, errlen);
+	if (ret) {
+		blk_dev_close(sc.lower);
+		return ret;
+	}
+	sc.tgt = &tc;
+	if (p->scsi_tmf_fail)
+		tc.tmf_fail = p->scsi_tmf_fail;
+	tc.tmf_timeout_ms = p->scsi_tmf_timeout_ms;
 	sc.queue_depth = p->scsi_queue_depth;
 	sc.host_lock = p->scsi_host_lock;
 	sc.lld_thread = p->scsi_lld == 1;

@@ -72,9 +72,9 @@ check "scsi_opts=0x4, scsi_max_retries=0: a dropped command times out, fails TIM
 	bash -c "test $rc -eq 1 && grep -q 'TIMEOUT' '$TMP/d.out'"
 expect_error "scsi_opts out of range" "scsi_opts=0x100000: " \
 	bench --dev=scsi --scsi_opts=0x100000 --rw=read --size=1M
-expect_error "scsi_opts with a bit not implemented (short transfer)" \
-	"opts=0x100: bits 0x100 are not implemented" \
-	bench --dev=scsi --scsi_opts=0x100 --rw=read --size=1M
+expect_error "scsi_opts with a bit not implemented (DIF error)" \
+	"opts=0x20: bits 0x20 are not implemented" \
+	bench --dev=scsi --scsi_opts=0x20 --rw=read --size=1M
 
 # serve --dev=scsi with real clients
 need nbdcopy qemu-img nbdinfo

@@ -95,6 +95,14 @@ check "use_10_for_rw=0, past 1 GiB: (10), verified" \
 check "use_10_for_rw=0, 512 blocks per command: (10)" \
 	jq -e "$S.rw_cdb[\"6\"] == 0 and $S.rw_cdb[\"10\"] == $S.commands.write" "$TMP/c.json"
 
+# a disk that refuses READ/WRITE (10) (scsi_debug's error rule: ILLEGAL
+# REQUEST, INVALID COMMAND OPERATION CODE): sd falls back to (6), once
+"$BLKSTACK" bench --dev=scsi --rw=randwrite --bs=4k --iodepth=8 --size=4M --verify=crc32c \
+	--scsi_error='opcode:0x28,count:1,status:0x02,sense:5/20/00;opcode:0x2a,count:1,status:0x02,sense:5/20/00' \
+	$J >"$TMP/f.json" 2>"$TMP/f.err"
+check "(10) refused: one fallback, then READ/WRITE (6), every block verified" \
+	jq -e ".jobs[0].error == 0 and .jobs[0].blkstack.verify.blocks_verified == 1024 and .jobs[0].blkstack.verify.mismatches == 0 and $S.cdb_fallbacks == 1 and $S.rw_cdb[\"10\"] == 1 and $S.rw_cdb[\"6\"] >= 1024" "$TMP/f.json"
+
 # seed 003's switch: the host lock taken per submission and per completion,
 # a queue run per completion
 "$BLKSTACK" bench --dev=scsi --scsi_host_lock=1 --rw=randread --bs=4k --iodepth=16 --numjobs=2 \

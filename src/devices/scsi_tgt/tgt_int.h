@@ -84,6 +84,9 @@ struct scsi_lu {
 	 * one relaxed load (written under pr.lock) */
 	_Atomic uint32_t reserved;
 	struct tgt_pr pr;
+	bool lbpu, lbpws, lbpws10, lbprz; /* VPD 0xb2, resolved */
+	/* removable: PREVENT ALLOW MEDIUM REMOVAL held, medium ejected */
+	_Atomic bool prevent, ejected;
 };
 
 /* EXTENDED COPY results kept for RECEIVE COPY RESULTS (xcopy.c) */
@@ -106,6 +109,22 @@ static inline uint8_t tgt_lu_wflags(const struct scsi_lu *lu)
 	return atomic_load_explicit(&lu->wflags, memory_order_relaxed);
 }
 
+/* A unit's error rules (scsi_tgt_add_error_rule()), under the target's
+ * rules_lock; apart from struct scsi_lu, which the fast path indexes. */
+struct tgt_lu_rules {
+	struct scsi_tgt_error_rule r[SCSI_TGT_MAX_ERROR_RULES];
+	unsigned int n;
+};
+
+/*
+ * Faults that act before a command runs (t->pre_faults): one relaxed load
+ * on the fast path when none is set.
+ */
+#define TGT_PRE_RULES     0x1 /* some unit has error rules */
+#define TGT_PRE_NOT_READY 0x2 /* tur_ms_to_ready not yet over */
+#define TGT_PRE_REMOVABLE 0x4 /* a removable medium's state to check */
+#define TGT_PRE_DELAY     0x8 /* delay_ms / ndelay_ns */
+
 struct scsi_tgt {
 	struct scsi_tgt_config cfg;
 	char vendor[9], product[17], serial[33];
@@ -126,6 +145,13 @@ struct scsi_tgt {
 	_Atomic uint32_t epoch;      /* bumped by each LUN or target reset */
 	_Atomic uint64_t aborts, lun_resets, target_resets, tmf_failed,
 		tasks_aborted;
+	_Atomic uint32_t pre_faults; /* TGT_PRE_* */
+	bool rw_faults;         /* opts or every_nth: inject() on READ/WRITE */
+	uint64_t delay_ns;      /* delay_ms or ndelay_ns */
+	uint64_t ready_ns;      /* CLOCK_MONOTONIC: tur_ms_to_ready is over */
+	pthread_mutex_t rules_lock;
+	struct tgt_lu_rules *rules; /* [nr_luns] */
+	_Atomic unsigned int nr_rules; /* all units' */
 };
 
 /* struct scsi_tgt_cmd's tstate */
@@ -141,6 +167,8 @@ struct scsi_tgt_queue {
 	char *ws_buf;           /* WRITE SAME's repeated block */
 	uint32_t *lun_busy;     /* per logical unit: tasks in TGT_TASK_MEDIA */
 	struct scsi_tgt_cmd *dropped; /* tasks in TGT_TASK_DROPPED */
+	/* delayed commands, due in order (one delay per target) */
+	struct scsi_tgt_cmd *delay_head, *delay_tail;
 };
 
 /* A media command's bios: in the command (io_space) or one allocation,
@@ -202,6 +230,11 @@ int tgt_pre_fetch(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		  struct scsi_tgt_cmd *c);
 int tgt_get_lba_status(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		       struct scsi_tgt_cmd *c);
+
+/* Additional sense codes only the target core uses (SPC-4 annex D). */
+#define ASC_LUN_BECOMING_READY          0x0401
+#define ASC_MEDIUM_NOT_PRESENT          0x3a00
+#define ASC_MEDIUM_REMOVAL_PREVENTED    0x5302
 
 /* ------------------------------------------------ answers (tgt.c) */
 
@@ -315,5 +348,25 @@ void tgt_media_range_bios(struct media_io *io, struct scsi_tgt_cmd *c,
 			  uint8_t op, uint64_t off, uint64_t len);
 /* How many bios of @op cover @len bytes. */
 unsigned int tgt_bios_for(const struct scsi_lu *lu, uint8_t op, uint64_t len);
+
+/* ------------------------------------------------ faults (faults.c) */
+
+/* CLOCK_MONOTONIC, ns. */
+uint64_t tgt_now_ns(void);
+/* Before @c runs, when t->pre_faults is set: error rules, not ready, the
+ * medium, and the delay (which takes over @c->done).  Return 1: run it;
+ * 0: answered (@c set; TGT_DROP: never answered); -EBUSY. */
+int tgt_pre_faults(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		   struct scsi_tgt_cmd *c, bool media, bool delayable);
+/* Undo tgt_pre_faults()' hold on @c->done (the command is not ending). */
+void tgt_delay_cancel(struct scsi_tgt_cmd *c);
+/* End the delayed commands that are due; how many. */
+unsigned int tgt_delay_poll(struct scsi_tgt_queue *q);
+/* The rules of @cfg into @t's units; -errno with @err set. */
+int tgt_rules_init(struct scsi_tgt *t, const struct scsi_tgt_config *cfg,
+		   char *err, size_t errlen);
+
+#define TGT_DROP 0xff /* c->status of a command never answered (not a SAM
+		       * status) */
 
 #endif /* BLKSTACK_SCSI_TGT_INT_H */

@@ -940,15 +940,32 @@ static void probe_done(struct scsi_tgt_cmd *c)
 	*(bool *)c->priv = true;
 }
 
-/* One probe command, to its end; GOOD after at most a few unit attentions. */
+#define PROBE_READY_NS (100ull * 1000000000) /* sd_spinup_disk()'s ~100 s */
+
+static uint64_t probe_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * One probe command, to its end; GOOD after at most a few unit attentions.
+ * NOT READY, BECOMING READY (04/01) and busy are waited out for up to
+ * PROBE_READY_NS; a command not answered in @wait_ns is -ETIMEDOUT (the
+ * target has dropped it: nothing refers to @c any more).
+ */
 static int probe(struct scsi_tgt_queue *q, const uint8_t *cdb, uint8_t len,
-		 void *buf, uint32_t xfer, struct scsi_tgt_cmd *c)
+		 void *buf, uint32_t xfer, struct scsi_tgt_cmd *c, uint64_t wait_ns)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = xfer };
-	int tries;
+	uint64_t ready_by = probe_now() + PROBE_READY_NS;
+	int tries = 0;
 
-	for (tries = 0; tries < 4; tries++) {
+	for (;;) {
 		bool ended = false;
+		uint64_t end_by;
 		int ret;
 
 		memset(c, 0, sizeof(*c));
@@ -960,32 +977,52 @@ static int probe(struct scsi_tgt_queue *q, const uint8_t *cdb, uint8_t len,
 		c->dir = buf ? SCSI_DIR_FROM_DEVICE : SCSI_DIR_NONE;
 		c->done = probe_done;
 		c->priv = &ended;
-		while ((ret = scsi_tgt_submit(q, c)) == -EAGAIN)
+		while ((ret = scsi_tgt_submit(q, c)) == -EAGAIN || ret == -EBUSY) {
+			if (ret == -EBUSY && probe_now() > ready_by)
+				return -EBUSY;
 			scsi_tgt_poll(q);
+		}
 		if (ret)
 			return ret;
-		while (!ended)
+		end_by = probe_now() + wait_ns;
+		while (!ended) {
 			scsi_tgt_poll(q);
+			if (!ended && probe_now() > end_by)
+				return -ETIMEDOUT;
+		}
 		if (c->status == SAM_STAT_GOOD)
 			return 0;
 		{
 			struct scsi_sense s;
 
-			/* a unit attention is expected once after power on */
 			if (c->status != SAM_STAT_CHECK_CONDITION ||
-			    scsi_parse_sense(c->sense, c->sense_len, &s) ||
-			    s.key != SK_UNIT_ATTENTION)
+			    scsi_parse_sense(c->sense, c->sense_len, &s))
 				return -EIO;
+			/* a unit attention is expected once after power on */
+			if (s.key == SK_UNIT_ATTENTION && ++tries < 4)
+				continue;
+			/* spinning up (tur_ms_to_ready): wait, as sd does */
+			if (s.key == SK_NOT_READY && s.asc_ascq == 0x0401 &&
+			    probe_now() < ready_by) {
+				struct timespec ms = { 0, 1000000 };
+
+				nanosleep(&ms, NULL);
+				continue;
+			}
+			return -EIO;
 		}
 	}
-	return -EIO;
 }
 
-static const char *probe_sense(const struct scsi_tgt_cmd *c, char *buf, size_t len)
+static const char *probe_sense(int ret, const struct scsi_tgt_cmd *c, char *buf,
+			       size_t len)
 {
 	struct scsi_sense s;
 
-	if (c->status == SAM_STAT_CHECK_CONDITION &&
+	if (ret == -ETIMEDOUT || ret == -EBUSY)
+		snprintf(buf, len, "%s", ret == -EBUSY ? "busy (host busy) for 100 s" :
+			 "no answer (the command timed out)");
+	else if (c->status == SAM_STAT_CHECK_CONDITION &&
 	    !scsi_parse_sense(c->sense, c->sense_len, &s))
 		snprintf(buf, len, "CHECK CONDITION, sense key 0x%x, ASC/ASCQ %02x/%02x",
 			 s.key, s.asc_ascq >> 8, s.asc_ascq & 0xff);
@@ -1005,6 +1042,7 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 					  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0 };
 	static const uint8_t ms[6] = { MODE_SENSE_6, 0x08, 0x08, 0, 32, 0 };
 	struct scsi_tgt_config tc = { 0 };
+	uint64_t wait_ns;
 	struct blk_dev_config qc = *cfg->queue;
 	struct blk_dev *lower = cfg->lower;
 	struct scsi_tgt_queue *q = NULL;
@@ -1045,14 +1083,25 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 		     (cfg->host_lock ? SCSI_X_HOST_LOCK : 0) |
 		     (cfg->stage_timers ? SCSI_X_STAGE : 0);
 	pthread_spin_init(&sd->host_lock, PTHREAD_PROCESS_PRIVATE);
+	if (cfg->tgt) {
+		tc = *cfg->tgt;
+	} else {
+		tc.every_nth = cfg->every_nth;
+		tc.opts = cfg->opts;
+	}
 	tc.luns = &lower;
 	tc.nr_luns = 1;
 	tc.own_luns = true;
 	tc.id = 1;
-	tc.every_nth = cfg->every_nth;
-	tc.opts = cfg->opts;
-	tc.tmf_fail = cfg->tmf_fail;
-	tc.tmf_timeout_ms = cfg->tmf_timeout_ms;
+	/* the disk's task management faults (scsi_tmf_fail=) */
+	if (cfg->tmf_fail)
+		tc.tmf_fail = cfg->tmf_fail;
+	if (cfg->tmf_timeout_ms)
+		tc.tmf_timeout_ms = cfg->tmf_timeout_ms;
+	/* a probe command's answer: the request timeout, and the longest
+	 * completion delay the target has */
+	wait_ns = (uint64_t)(qc.rq_timeout_ms ? qc.rq_timeout_ms : 30000) * 1000000 +
+		  SCSI_TGT_MAX_DELAY_NS;
 	ret = scsi_tgt_create(&tc, &sd->tgt, err, errlen);
 	if (ret) {
 		blk_dev_close(lower);
@@ -1067,10 +1116,11 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 		goto fail;
 	}
 	/* sd_probe()'s order: ready, what it is, its limits, its size, its cache */
-	if ((ret = probe(q, tur, 6, NULL, 0, &c)) ||
-	    (ret = probe(q, inq, 6, b, sizeof(b), &c))) {
+	if ((ret = probe(q, tur, 6, NULL, 0, &c, wait_ns)) ||
+	    (ret = probe(q, inq, 6, b, sizeof(b), &c, wait_ns))) {
 		snprintf(err, errlen, "scsi: %s: %s", tur[0] == c.cdb[0] ?
-			 "TEST UNIT READY" : "INQUIRY", probe_sense(&c, what, sizeof(what)));
+			 "TEST UNIT READY" : "INQUIRY",
+			 probe_sense(ret, &c, what, sizeof(what)));
 		goto fail;
 	}
 	if ((b[0] & 0x1f) != 0x00) {
@@ -1079,12 +1129,12 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 		ret = -ENODEV;
 		goto fail;
 	}
-	if ((ret = probe(q, vpd_b0, 6, b0, sizeof(b0), &c)) ||
-	    (ret = probe(q, vpd_b2, 6, b2, sizeof(b2), &c)) ||
-	    (ret = probe(q, rc16, 16, cap, sizeof(cap), &c)) ||
-	    (ret = probe(q, ms, 6, mode, sizeof(mode), &c))) {
+	if ((ret = probe(q, vpd_b0, 6, b0, sizeof(b0), &c, wait_ns)) ||
+	    (ret = probe(q, vpd_b2, 6, b2, sizeof(b2), &c, wait_ns)) ||
+	    (ret = probe(q, rc16, 16, cap, sizeof(cap), &c, wait_ns)) ||
+	    (ret = probe(q, ms, 6, mode, sizeof(mode), &c, wait_ns))) {
 		snprintf(err, errlen, "scsi: probe command 0x%02x: %s", c.cdb[0],
-			 probe_sense(&c, what, sizeof(what)));
+			 probe_sense(ret, &c, what, sizeof(what)));
 		goto fail;
 	}
 	scsi_tgt_queue_detach(q);
