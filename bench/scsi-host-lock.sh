@@ -28,10 +28,7 @@ WL="--dev=scsi --lower=ram --rw=randread --bs=4k --iodepth=32 --size=1G --gtod_r
 run() { # run LOCK JOBS: append "IOPS cpu_us/IO acq/IO contended/IO wait_ns/IO"
 	local t=$TMP/time j=$TMP/j.json
 	# shellcheck disable=SC2086
-	bench_show_cmd "$BLKSTACK" bench $WL --scsi_host_lock="$1" --numjobs="$2" \
-		--runtime="$RUNTIME" --time_based --group_reporting=0
-	# shellcheck disable=SC2086
-	/usr/bin/time -f "%U %S" -o "$t" timeout -k 10 $((RUNTIME + 60)) "$BLKSTACK" bench $WL \
+	bench_cmd /usr/bin/time -f "%U %S" -o "$t" timeout -k 10 $((RUNTIME + 60)) "$BLKSTACK" bench $WL \
 		--scsi_host_lock="$1" --numjobs="$2" --runtime="$RUNTIME" --time_based \
 		--group_reporting=0 --output-format=json >"$j"
 	jq -r --arg t "$(cat "$t")" '
