@@ -382,6 +382,8 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
  * @cdb_fallbacks: READ/WRITE (10) refused by the disk, prepared again
  *	with use_10_for_rw cleared.
  * @rw_cdb: READ/WRITE commands sent as 6-, 10- and 16-byte CDBs.
+ * @delayed_retries: commands sent again after a delay (3 ms): NOT READY
+ *	and UNIT ATTENTION.
  */
 struct blk_scsi_stats {
 	uint64_t reads, writes, flushes, unmaps, write_sames;
@@ -405,6 +407,7 @@ struct blk_scsi_stats {
 	uint64_t stage_count, stage_ns;
 	uint64_t cdb_fallbacks;
 	uint64_t rw_cdb[3];
+	uint64_t delayed_retries;
 };
 
 /**

@@ -1116,6 +1116,7 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 		jint(c, v, "unit_attentions", ss->unit_attentions);
 		jint(c, v, "partial", ss->partial);
 		jint(c, v, "cdb_fallbacks", ss->cdb_fallbacks);
+		jint(c, v, "delayed_retries", ss->delayed_retries);
 		{
 			json_t *rc = json_object();
 

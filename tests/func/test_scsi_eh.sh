@@ -95,6 +95,23 @@ check "use_10_for_rw=0, past 1 GiB: (10), verified" \
 check "use_10_for_rw=0, 512 blocks per command: (10)" \
 	jq -e "$S.rw_cdb[\"6\"] == 0 and $S.rw_cdb[\"10\"] == $S.commands.write" "$TMP/c.json"
 
+# NOT READY, becoming ready (04/01), three times on READ: sent again after
+# a delay, not counted; UNIT ATTENTION twice on WRITE: after a delay,
+# counted as retries
+for lld in inline thread; do
+	"$BLKSTACK" bench --dev=scsi --scsi_lld=$lld --rw=randrw --bs=4k --size=1M \
+		--scsi_error='opcode:0x28,count:-3,status:0x02,sense:2/04/01;opcode:0x2a,count:-2,status:0x02,sense:6/29/00' \
+		$J >"$TMP/nr.json" 2>"$TMP/nr.err"
+	check "lld=$lld: NOT READY x3 and UNIT ATTENTION x2: 5 delayed retries, 2 counted, no error" \
+		jq -e ".jobs[0].error == 0 and $S.injected == 5 and $S.delayed_retries == 5 and $S.retries == 2" "$TMP/nr.json"
+done
+# NOT READY for ever: given up after (max_retries + 1) request timeouts
+timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_error='opcode:0x28,count:1,status:0x02,sense:2/04/01' \
+	--scsi_max_retries=1 --rq_timeout=50ms --rw=read --bs=4k --size=16k $J >"$TMP/nr2.json" 2>"$TMP/nr2.err"
+rc=$?
+check "NOT READY for ever: the read fails after about 2 x 50 ms of delayed retries (rc $rc)" \
+	jq -e ".jobs[0].error != 0 and $S.delayed_retries >= 10 and $S.delayed_retries <= 60" "$TMP/nr2.json"
+
 # a disk that refuses READ/WRITE (10) (scsi_debug's error rule: ILLEGAL
 # REQUEST, INVALID COMMAND OPERATION CODE): sd falls back to (6), once
 "$BLKSTACK" bench --dev=scsi --rw=randwrite --bs=4k --iodepth=8 --size=4M --verify=crc32c \

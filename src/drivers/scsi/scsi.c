@@ -44,6 +44,10 @@
 #define SCSI_X_STAGE     0x4
 #define BLOCKED_HOST_ONE (1u << 16)
 
+/* What Linux waits before it sends again a command its device was busy
+ * for (SCSI_QUEUE_DELAY): NOT READY and UNIT ATTENTION retries here. */
+#define SCSI_RETRY_DELAY_NS 3000000ull
+
 /* Seed 000's window. */
 #define STAGE_WINDOW_NS 100000000ull
 
@@ -60,10 +64,13 @@ struct scsi_disk {
 	uint8_t extras;         /* SCSI_X_*: one test on the fast path */
 	bool lld_thread;        /* a device thread per hardware queue */
 	bool use_16_for_rw;     /* more blocks than READ (10) addresses */
+	bool write_protected;   /* WP in the mode data at attach */
+	uint32_t nr_luns;       /* REPORT LUNS at attach (LUN 0 is this disk) */
 	/* sdev->use_10_for_rw: cleared when the disk refuses READ/WRITE (10)
 	 * (then 6-byte CDBs where they fit); read relaxed per command */
 	_Atomic bool use_10_for_rw;
 	uint32_t ring_size;     /* lld=thread: slots per ring, power of two */
+	uint64_t rq_timeout_ns; /* the block device's request timeout */
 	/*
 	 * host_blocked << 16 | device_blocked: read by every dispatch and
 	 * completion (one load), written when a host busy, BUSY or TASK SET
@@ -107,6 +114,7 @@ struct scsi_hq {
 	bool has_thread;
 	_Atomic bool stop;
 	_Atomic int ready;      /* 0 starting, 1 running, < 0 -errno */
+	struct scsi_pdu *delayed_head, *delayed_tail; /* due in order */
 	_Atomic int tmf_op;     /* enum scsi_tmf_op: set by the queue's
 				 * thread, cleared by the device thread */
 	struct scsi_tgt_cmd *tmf_cmd;
@@ -125,6 +133,11 @@ struct scsi_pdu {
 	bool timed_out;         /* error handling ended it */
 	bool budget;            /* holds a budget token */
 	int lld_ret;            /* lld=thread: scsi_tgt_submit()'s refusal */
+	bool delayed;           /* on the queue's delayed list */
+	struct scsi_pdu *dnext; /* ... next there */
+	uint64_t due_ns;        /* ... sent again from then on */
+	uint32_t nr_gen;        /* rq->gen when the NOT READY clock started */
+	uint64_t nr_start_ns;   /* ... its start */
 	uint8_t cdb[16];
 	uint8_t param[24];
 	struct iovec iov[];
@@ -213,6 +226,35 @@ enum scsi_disposition scsi_decide(uint8_t status, const struct scsi_sense *s,
 	}
 }
 
+/* Send @rq again SCSI_RETRY_DELAY_NS from now: it waits on the queue's
+ * delayed list (queue_rq() answers OK for it), scsi_poll() requeues it. */
+static void scsi_requeue_delayed(struct scsi_hq *hq, struct scsi_pdu *pdu)
+{
+	pdu->delayed = true;
+	pdu->due_ns = now_ns() + SCSI_RETRY_DELAY_NS;
+	pdu->dnext = NULL;
+	if (hq->delayed_tail)
+		hq->delayed_tail->dnext = pdu;
+	else
+		hq->delayed_head = pdu;
+	hq->delayed_tail = pdu;
+	hq->st.delayed_retries++;
+}
+
+static void __attribute__((noinline)) scsi_delayed_poll(struct scsi_hq *hq)
+{
+	uint64_t now = now_ns();
+	struct scsi_pdu *p;
+
+	while ((p = hq->delayed_head) && p->due_ns <= now) {
+		hq->delayed_head = p->dnext;
+		if (!hq->delayed_head)
+			hq->delayed_tail = NULL;
+		p->delayed = false;
+		blk_mq_requeue_request(p->rq);
+	}
+}
+
 /* Send @rq again: now, from queue_rq (it answers RESOURCE), or requeued. */
 static void scsi_requeue(struct scsi_pdu *pdu, struct request *rq)
 {
@@ -286,11 +328,33 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 		atomic_store_explicit(&sd->blocked, SCSI_MAX_DEVICE_BLOCKED |
 				      (atomic_load_explicit(&sd->blocked, memory_order_relaxed) &
 				       ~0xffffu), memory_order_relaxed);
+	/*
+	 * NOT READY, becoming ready (04/01): sent again every 3 ms without a
+	 * count, for (max_retries + 1) request timeouts from the first time,
+	 * as Linux's ACTION_DELAYED_RETRY with its wait_for bound
+	 */
+	if (sp && sp->key == SK_NOT_READY && sp->asc_ascq == 0x0401) {
+		uint64_t now = now_ns();
+
+		if (pdu->nr_gen != rq->gen || !pdu->nr_start_ns) {
+			pdu->nr_gen = rq->gen;
+			pdu->nr_start_ns = now;
+		}
+		if (now - pdu->nr_start_ns <
+		    (uint64_t)(sd->max_retries + 1) * sd->rq_timeout_ns) {
+			scsi_requeue_delayed(hq, pdu);
+			return true;
+		}
+	}
 	if (scsi_decide(c->status, sp, rq->retries, sd->max_retries, &st) ==
 	    SCSI_RETRY) {
 		rq->retries++;
 		hq->st.retries++;
-		scsi_requeue(pdu, rq);
+		/* NOT READY and UNIT ATTENTION: after a delay, the rest now */
+		if (sp && (sp->key == SK_NOT_READY || sp->key == SK_UNIT_ATTENTION))
+			scsi_requeue_delayed(hq, pdu);
+		else
+			scsi_requeue(pdu, rq);
 		return true;
 	}
 	if (st == BLK_STS_TIMEOUT && c->status == SAM_STAT_TASK_ABORTED &&
@@ -805,7 +869,8 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 		}
 		return BLK_STS_RESOURCE;
 	}
-	/* a retry decided inline: the core requeues it */
+	/* a retry decided inline: the core requeues it (at once), or it
+	 * waits on the delayed list (in flight for the core) */
 	if (unlikely(pdu->retry_now))
 		return BLK_STS_RESOURCE;
 	if (unlikely(ret))
@@ -842,6 +907,8 @@ static int scsi_poll(struct blk_mq_hw_ctx *hctx)
 	struct scsi_pdu *p;
 	int n = 0;
 
+	if (unlikely(hq->delayed_head))
+		scsi_delayed_poll(hq);
 	if (!hq->has_thread)
 		return scsi_tgt_poll(hq->tq);
 	while ((p = ring_pop(&hq->cq))) {
@@ -1041,6 +1108,10 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	static const uint8_t rc16[16] = { SERVICE_ACTION_IN_16, SAI_READ_CAPACITY_16,
 					  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0 };
 	static const uint8_t ms[6] = { MODE_SENSE_6, 0x08, 0x08, 0, 32, 0 };
+	static const uint8_t rc10[10] = { READ_CAPACITY_10 };
+	/* SELECT REPORT 0, allocation length 256: LUN 0 and 31 others */
+	static const uint8_t rl[12] = { REPORT_LUNS, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0 };
+	uint8_t cap10[8], lunlist[256];
 	struct scsi_tgt_config tc = { 0 };
 	uint64_t wait_ns;
 	struct blk_dev_config qc = *cfg->queue;
@@ -1068,6 +1139,8 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	sd->max_retries = cfg->max_retries;
 	sd->queue_depth = cfg->queue_depth;
 	sd->lld_thread = cfg->lld_thread;
+	sd->rq_timeout_ns = (uint64_t)(cfg->queue->rq_timeout_ms ? cfg->queue->rq_timeout_ms :
+								  30000) * 1000000;
 	atomic_init(&sd->use_10_for_rw, !cfg->no_10_for_rw);
 	{
 		/* every request of a queue fits in its rings: with shared tags
@@ -1129,14 +1202,35 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 		ret = -ENODEV;
 		goto fail;
 	}
-	if ((ret = probe(q, vpd_b0, 6, b0, sizeof(b0), &c, wait_ns)) ||
+	/*
+	 * Then REPORT LUNS (scsi_scan's), the limits (VPD 0xb0) and
+	 * provisioning (0xb2), READ CAPACITY (10) and, when the disk is
+	 * past 2^32 blocks or reports provisioning, (16) (sd_read_capacity():
+	 * LBPME and LBPRZ are only there), then the caching page.
+	 */
+	memset(b2, 0, sizeof(b2));
+	if ((ret = probe(q, rl, 12, lunlist, sizeof(lunlist), &c, wait_ns)) ||
+	    (ret = probe(q, vpd_b0, 6, b0, sizeof(b0), &c, wait_ns)) ||
 	    (ret = probe(q, vpd_b2, 6, b2, sizeof(b2), &c, wait_ns)) ||
-	    (ret = probe(q, rc16, 16, cap, sizeof(cap), &c, wait_ns)) ||
-	    (ret = probe(q, ms, 6, mode, sizeof(mode), &c, wait_ns))) {
+	    (ret = probe(q, rc10, 10, cap10, sizeof(cap10), &c, wait_ns))) {
 		snprintf(err, errlen, "scsi: probe command 0x%02x: %s", c.cdb[0],
 			 probe_sense(ret, &c, what, sizeof(what)));
 		goto fail;
 	}
+	sd->nr_luns = scsi_get_be32(lunlist) / 8;
+	if (scsi_get_be32(cap10) == 0xffffffff || (b2[5] & 0xe0)) {
+		ret = probe(q, rc16, 16, cap, sizeof(cap), &c, wait_ns);
+	} else {
+		memset(cap, 0, sizeof(cap));
+		scsi_put_be64(cap, scsi_get_be32(cap10));
+		memcpy(cap + 8, cap10 + 4, 4);
+	}
+	if (ret || (ret = probe(q, ms, 6, mode, sizeof(mode), &c, wait_ns))) {
+		snprintf(err, errlen, "scsi: probe command 0x%02x: %s", c.cdb[0],
+			 probe_sense(ret, &c, what, sizeof(what)));
+		goto fail;
+	}
+	sd->write_protected = mode[2] & 0x80;
 	scsi_tgt_queue_detach(q);
 	q = NULL;
 	sd->lbs = scsi_get_be32(cap + 8);
