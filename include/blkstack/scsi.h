@@ -30,6 +30,13 @@ enum scsi_status {
 	SAM_STAT_TASK_ABORTED = 0x40,
 };
 
+/* Data direction, from the initiator's point of view (SAM-5). */
+enum scsi_data_dir {
+	SCSI_DIR_NONE = 0,
+	SCSI_DIR_TO_DEVICE = 1,   /* Data-Out: WRITE, UNMAP's parameter list */
+	SCSI_DIR_FROM_DEVICE = 2, /* Data-In: READ, INQUIRY */
+};
+
 /* SPC-4 4.5.6: sense keys */
 enum scsi_sense_key {
 	SK_NO_SENSE = 0x0,
@@ -277,6 +284,11 @@ struct scsi_tgt_config;
  * @queue: queue limits and tag set; capacity, logical block size and the
  *	largest transfers come from the disk (READ CAPACITY, VPD 0xb0), the
  *	rest is as given.  name, ops, cmd_size and driver_data are set here.
+ * @hostt, @hostdata: the LLD (blkstack/scsi_host.h) and its host, owned
+ *	by the disk from the call on (destroyed on failure too); NULL: the
+ *	loopback LLD over @lower with the target as @tgt, @every_nth, @opts,
+ *	@tmf_fail, @tmf_timeout_ms and @lld_thread say (those are the
+ *	loopback's, ignored with another LLD).
  * @lower: the device the target core serves as LUN 0; owned by the SCSI
  *	device from the call on (closed on failure too).  It needs one
  *	hardware queue per @queue.nr_hw_queues, not shared.
@@ -314,8 +326,12 @@ struct scsi_tgt_config;
  *	cum_time, count, avg) on stderr; needs a build with
  *	BLK_STAGE_TIMERS (the default).
  */
+struct scsi_host_template;
+
 struct blk_scsi_config {
 	const struct blk_dev_config *queue;
+	const struct scsi_host_template *hostt;
+	void *hostdata;
 	struct blk_dev *lower;
 	uint32_t max_retries;
 	int32_t every_nth;

@@ -250,13 +250,6 @@ struct scsi_tgt;
 struct scsi_tgt_queue;
 struct scsi_tgt_error_rule;
 
-/* Data direction, from the initiator's point of view (SAM-5). */
-enum scsi_data_dir {
-	SCSI_DIR_NONE = 0,
-	SCSI_DIR_TO_DEVICE = 1,   /* Data-Out: WRITE, UNMAP's parameter list */
-	SCSI_DIR_FROM_DEVICE = 2, /* Data-In: READ, INQUIRY */
-};
-
 /**
  * struct scsi_tgt_cmd - one command, owned by the caller until @done.
  * @lun: the logical unit (single-level LUN, 0..nr_luns-1).

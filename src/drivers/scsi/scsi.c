@@ -3,11 +3,11 @@
  * SCSI disk driver (blkstack/scsi.h): sd's role (the probe at attach, CDBs
  * from requests), the midlayer's completion decision (scsi_decide()),
  * partial completion, error handling (abort, LUN reset, target reset, host
- * reset), host and device blocking and budget tokens, and a loopback LLD
- * that hands each command to the SCSI target core on the submitting
- * thread.  No host lock: each hardware queue has its own target queue, and
- * the target core's own state is per queue or atomic; --scsi_host_lock=1
- * puts seed 003's back for the experiment.  Design: docs/scsi.md.
+ * reset), host and device blocking and budget tokens, over an LLD
+ * (blkstack/scsi_host.h: the loopback one by default, loopback.c).  No
+ * host lock: each hardware queue has an LLD queue of its own;
+ * --scsi_host_lock=1 puts seed 003's back for the experiment.  Design:
+ * docs/scsi.md.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,6 +20,7 @@
 
 #include "blkstack/blk_mq.h"
 #include "blkstack/scsi.h"
+#include "blkstack/scsi_host.h"
 #include "blkstack/scsi_tgt.h"
 
 /*
@@ -54,7 +55,10 @@
 struct scsi_hq;
 
 struct scsi_disk {
-	struct scsi_tgt *tgt;
+	const struct scsi_host_template *hostt;
+	void *hostdata;
+	uint32_t priv_size;     /* the LLD's cmd_size, 16-byte multiple */
+	uint32_t lld_depth;     /* commands an LLD queue may hold */
 	struct scsi_hq **hq;    /* each hardware queue's, for the counters */
 	unsigned int nr_hq;
 	uint32_t lbs;
@@ -62,14 +66,12 @@ struct scsi_disk {
 	uint32_t max_retries;
 	uint32_t queue_depth;   /* budget tokens; 0: none */
 	uint8_t extras;         /* SCSI_X_*: one test on the fast path */
-	bool lld_thread;        /* a device thread per hardware queue */
 	bool use_16_for_rw;     /* more blocks than READ (10) addresses */
 	bool write_protected;   /* WP in the mode data at attach */
 	uint32_t nr_luns;       /* REPORT LUNS at attach (LUN 0 is this disk) */
 	/* sdev->use_10_for_rw: cleared when the disk refuses READ/WRITE (10)
 	 * (then 6-byte CDBs where they fit); read relaxed per command */
 	_Atomic bool use_10_for_rw;
-	uint32_t ring_size;     /* lld=thread: slots per ring, power of two */
 	uint64_t rq_timeout_ns; /* the block device's request timeout */
 	/*
 	 * host_blocked << 16 | device_blocked: read by every dispatch and
@@ -81,58 +83,28 @@ struct scsi_disk {
 	pthread_spinlock_t host_lock __attribute__((aligned(64)));
 };
 
-/*
- * A single-producer single-consumer ring of commands between a hardware
- * queue's thread and its device thread (lld=thread): the submission ring
- * one way, the completion ring the other.
- */
-struct scsi_ring {
-	_Atomic uint32_t head __attribute__((aligned(64))); /* consumer's */
-	_Atomic uint32_t tail __attribute__((aligned(64))); /* producer's */
-	uint32_t mask;
-	struct scsi_pdu **slot;
-};
-
-/* Task management asked of the device thread (lld=thread) */
-enum scsi_tmf_op {
-	TMF_NONE = 0,
-	TMF_ABORT,
-	TMF_LUN_RESET,
-	TMF_TARGET_RESET,
-	TMF_QUEUE_RESET,
-};
-
 struct scsi_hq {
 	struct scsi_disk *sd;
-	struct scsi_tgt_queue *tq; /* its thread's: the device thread's with lld=thread */
+	void *lq;               /* the LLD's queue */
 	unsigned int idx;
 	uint64_t win_start, win_ns, win_count; /* stage timer window */
 	struct blk_scsi_stats st; /* this queue's; written by its thread */
-	/* lld=thread */
-	struct scsi_ring sq, cq;
-	pthread_t thread;
-	bool has_thread;
-	_Atomic bool stop;
-	_Atomic int ready;      /* 0 starting, 1 running, < 0 -errno */
 	struct scsi_pdu *delayed_head, *delayed_tail; /* due in order */
-	_Atomic int tmf_op;     /* enum scsi_tmf_op: set by the queue's
-				 * thread, cleared by the device thread */
-	struct scsi_tgt_cmd *tmf_cmd;
-	int tmf_ret;
 };
 
-/* Per request (cmd_size): the command, its CDB, UNMAP's parameter list,
- * and the data as one iovec array over all its bios. */
+/*
+ * Per request (cmd_size): the command, its CDB, UNMAP's parameter list;
+ * behind it the LLD's private area (scsi_cmd_priv()) and the data as one
+ * iovec array over all its bios (pdu_iov()).
+ */
 struct scsi_pdu {
-	struct scsi_tgt_cmd cmd;
 	struct request *rq;
 	struct blk_mq_hw_ctx *hctx;
 	uint64_t lba;           /* of this attempt */
-	bool in_submit;         /* done() inside scsi_tgt_submit() */
+	bool in_submit;         /* done() inside queuecommand() */
 	bool retry_now;         /* ... and it wants the command sent again */
 	bool timed_out;         /* error handling ended it */
 	bool budget;            /* holds a budget token */
-	int lld_ret;            /* lld=thread: scsi_tgt_submit()'s refusal */
 	bool delayed;           /* on the queue's delayed list */
 	struct scsi_pdu *dnext; /* ... next there */
 	uint64_t due_ns;        /* ... sent again from then on */
@@ -140,8 +112,19 @@ struct scsi_pdu {
 	uint64_t nr_start_ns;   /* ... its start */
 	uint8_t cdb[16];
 	uint8_t param[24];
-	struct iovec iov[];
+	struct scsi_cmnd cmd;   /* last: the LLD's area follows it */
 };
+
+static inline struct scsi_pdu *cmd_to_pdu(struct scsi_cmnd *c)
+{
+	return (struct scsi_pdu *)((char *)c - offsetof(struct scsi_pdu, cmd));
+}
+
+static inline struct iovec *pdu_iov(const struct scsi_disk *sd,
+				    struct scsi_pdu *pdu)
+{
+	return (struct iovec *)((char *)scsi_cmd_priv(&pdu->cmd) + sd->priv_size);
+}
 
 static uint64_t now_ns(void)
 {
@@ -296,12 +279,29 @@ static bool __attribute__((noinline))
 scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 	       blk_status_t *stp)
 {
-	struct scsi_tgt_cmd *c = &pdu->cmd;
+	struct scsi_cmnd *c = &pdu->cmd;
 	struct scsi_disk *sd = hq->sd;
 	struct scsi_sense s, *sp = NULL;
 	uint32_t good = 0;
 	blk_status_t st;
 
+	/* the LLD could not deliver it: host busy (requeued, the host
+	 * blocked a while) or an error (failed) */
+	if (c->host_status == SCSI_HOST_BUSY) {
+		hq->st.busy++;
+		atomic_store_explicit(&sd->blocked,
+				      SCSI_MAX_HOST_BLOCKED * BLOCKED_HOST_ONE |
+				      (atomic_load_explicit(&sd->blocked,
+							    memory_order_relaxed) & 0xffffu),
+				      memory_order_relaxed);
+		scsi_requeue(pdu, rq);
+		return true;
+	}
+	if (c->host_status != SCSI_HOST_OK) {
+		*stp = BLK_STS_IOERR;
+		rq->native_status = 0;
+		return false;
+	}
 	if (c->status == SAM_STAT_CHECK_CONDITION) {
 		hq->st.check_conditions++;
 		if (!scsi_parse_sense(c->sense, c->sense_len, &s)) {
@@ -407,9 +407,9 @@ out:
 	return false;
 }
 
-static void scsi_done(struct scsi_tgt_cmd *c)
+static void scsi_done(struct scsi_cmnd *c)
 {
-	struct scsi_pdu *pdu = (struct scsi_pdu *)c;
+	struct scsi_pdu *pdu = cmd_to_pdu(c);
 	struct request *rq = pdu->rq;
 	struct scsi_hq *hq = blk_mq_hctx_driver_data(pdu->hctx);
 	struct scsi_disk *sd = hq->sd;
@@ -433,7 +433,7 @@ static void scsi_done(struct scsi_tgt_cmd *c)
 	 * (scsi_finish_command()'s reset of the blocked counts) */
 	if (unlikely(atomic_load_explicit(&sd->blocked, memory_order_relaxed)))
 		atomic_store_explicit(&sd->blocked, 0, memory_order_relaxed);
-	if (unlikely(c->status != SAM_STAT_GOOD || c->resid) &&
+	if (unlikely(c->status != SAM_STAT_GOOD || c->resid || c->host_status) &&
 	    scsi_done_slow(hq, pdu, rq, &st))
 		goto out;
 #ifdef BLK_STAGE_TIMERS
@@ -449,149 +449,6 @@ out:
 		host_unlock(hq);
 	}
 	(void)t0;
-}
-
-/* ------------------------------------------- loopback LLD, thread mode */
-
-static bool ring_push(struct scsi_ring *r, struct scsi_pdu *p)
-{
-	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-
-	if (t - atomic_load_explicit(&r->head, memory_order_acquire) > r->mask)
-		return false;
-	r->slot[t & r->mask] = p;
-	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
-	return true;
-}
-
-static struct scsi_pdu *ring_pop(struct scsi_ring *r)
-{
-	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-	struct scsi_pdu *p;
-
-	if (h == atomic_load_explicit(&r->tail, memory_order_acquire))
-		return NULL;
-	p = r->slot[h & r->mask];
-	atomic_store_explicit(&r->head, h + 1, memory_order_release);
-	return p;
-}
-
-/* The target ended a command, on the device thread: hand it back. */
-static void thread_done(struct scsi_tgt_cmd *c)
-{
-	struct scsi_pdu *pdu = (struct scsi_pdu *)c;
-	struct scsi_hq *hq = blk_mq_hctx_driver_data(pdu->hctx);
-
-	pdu->lld_ret = 0;
-	/* the ring holds every request of the queue: never full */
-	ring_push(&hq->cq, pdu);
-}
-
-static int tmf_run(struct scsi_hq *hq, int op, struct scsi_tgt_cmd *c)
-{
-	switch (op) {
-	case TMF_ABORT:
-		return scsi_tgt_abort_task(hq->tq, c);
-	case TMF_LUN_RESET:
-		return scsi_tgt_lun_reset(hq->tq, 0, 0);
-	case TMF_TARGET_RESET:
-		return scsi_tgt_target_reset(hq->tq, 0);
-	default:
-		scsi_tgt_queue_reset(hq->tq);
-		return 0;
-	}
-}
-
-/*
- * A task management function on the queue's target queue: here (inline),
- * or by its device thread, waited for (the functions are bounded by
- * scsi_tmf_timeout).  What they end comes back through done.
- */
-static int scsi_tmf(struct scsi_hq *hq, int op, struct scsi_tgt_cmd *c)
-{
-	if (!hq->has_thread)
-		return tmf_run(hq, op, c);
-	hq->tmf_cmd = c;
-	atomic_store_explicit(&hq->tmf_op, op, memory_order_release);
-	while (atomic_load_explicit(&hq->tmf_op, memory_order_acquire) != TMF_NONE)
-		sched_yield();
-	return hq->tmf_ret;
-}
-
-/*
- * The device thread: takes commands off the submission ring into the
- * target core, polls it, and puts what ended on the completion ring; the
- * queue's thread runs the completion decision when it polls (scsi_poll()).
- * Idle it spins 50 us, yields the core until 1 ms (or while commands are
- * in flight), then sleeps 30 us at a time, as nvme_ctrl's thread does.
- */
-static void *lld_thread(void *arg)
-{
-	struct scsi_hq *hq = arg;
-	struct scsi_pdu *held = NULL; /* refused -EAGAIN: submitted again */
-	uint64_t idle_since = 0;
-	unsigned int inflight = 0;
-	int ret;
-
-	ret = scsi_tgt_queue_attach(hq->sd->tgt, &hq->tq);
-	atomic_store_explicit(&hq->ready, ret ? ret : 1, memory_order_release);
-	if (ret)
-		return NULL;
-	while (!atomic_load_explicit(&hq->stop, memory_order_acquire)) {
-		struct scsi_pdu *p;
-		int op = atomic_load_explicit(&hq->tmf_op, memory_order_acquire);
-		unsigned int n = 0;
-		uint64_t now;
-
-		if (op != TMF_NONE) {
-			hq->tmf_ret = tmf_run(hq, op, hq->tmf_cmd);
-			atomic_store_explicit(&hq->tmf_op, TMF_NONE, memory_order_release);
-			n++;
-		}
-		while ((p = held ? held : ring_pop(&hq->sq))) {
-			held = NULL;
-			ret = scsi_tgt_submit(hq->tq, &p->cmd);
-			if (ret == -EAGAIN) {
-				held = p; /* no tag at the disk: poll first */
-				break;
-			}
-			if (ret) {
-				p->lld_ret = ret;
-				ring_push(&hq->cq, p);
-			}
-			n++;
-		}
-		n += (unsigned int)scsi_tgt_poll(hq->tq);
-		inflight = (uint32_t)(atomic_load_explicit(&hq->sq.tail, memory_order_relaxed) -
-				      atomic_load_explicit(&hq->cq.tail, memory_order_relaxed));
-		if (n) {
-			idle_since = 0;
-			continue;
-		}
-		now = now_ns();
-		if (!idle_since)
-			idle_since = now;
-		if (now - idle_since < 50000) {
-#if defined(__x86_64__) || defined(__i386__)
-			__builtin_ia32_pause();
-#endif
-		} else if (now - idle_since < 1000000 || inflight || held) {
-			sched_yield();
-		} else {
-			struct timespec ts = { 0, 30000 };
-
-			nanosleep(&ts, NULL);
-		}
-	}
-	scsi_tgt_queue_detach(hq->tq); /* ends what is left, through done */
-	return NULL;
-}
-
-static int ring_init(struct scsi_ring *r, uint32_t size)
-{
-	r->slot = calloc(size, sizeof(*r->slot));
-	r->mask = size - 1;
-	return r->slot ? 0 : -ENOMEM;
 }
 
 /* --------------------------------------------------- error handling */
@@ -610,30 +467,28 @@ static enum blk_eh_timer_return scsi_timeout(struct request *rq)
 {
 	struct scsi_pdu *pdu = blk_mq_rq_to_pdu(rq);
 	struct scsi_hq *hq = blk_mq_hctx_driver_data(pdu->hctx);
-	int ret;
+
+	const struct scsi_host_template *t = hq->sd->hostt;
 
 	hq->st.timeouts++;
 	pdu->timed_out = true;
-	/* -ENOENT: not at the target (it ended, or waits on the submission
-	 * ring): it comes back by itself */
-	ret = scsi_tmf(hq, TMF_ABORT, &pdu->cmd);
-	if (!ret || ret == -ENOENT) {
+	if (!t->eh_abort_handler(hq->lq, &pdu->cmd)) {
 		hq->st.aborts++;
 		return BLK_EH_DONE;
 	}
 	hq->st.aborts_failed++;
-	if (!scsi_tmf(hq, TMF_LUN_RESET, NULL)) {
+	if (!t->eh_device_reset_handler(hq->lq, pdu->cmd.lun)) {
 		hq->st.lun_resets++;
 		return BLK_EH_DONE;
 	}
 	hq->st.lun_resets_failed++;
-	if (!scsi_tmf(hq, TMF_TARGET_RESET, NULL)) {
+	if (!t->eh_target_reset_handler(hq->lq)) {
 		hq->st.target_resets++;
 		return BLK_EH_DONE;
 	}
 	hq->st.target_resets_failed++;
 	hq->st.host_resets++;
-	scsi_tmf(hq, TMF_QUEUE_RESET, NULL);
+	t->eh_host_reset_handler(hq->lq);
 	return BLK_EH_DONE;
 }
 
@@ -727,7 +582,8 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct scsi_disk *sd = hq->sd;
 	struct request *rq = bd->rq;
 	struct scsi_pdu *pdu = blk_mq_rq_to_pdu(rq);
-	struct scsi_tgt_cmd *c = &pdu->cmd;
+	struct scsi_cmnd *c = &pdu->cmd;
+	struct iovec *iov = pdu_iov(sd, pdu);
 	uint64_t lba = rq->offset / sd->lbs;
 	uint32_t nb = rq->data_len / sd->lbs;
 	unsigned int n = 0, i;
@@ -749,14 +605,13 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 		}
 		pdu->budget = true;
 	}
-	/* only the inputs: scsi_tgt_submit() sets every result (no memset
-	 * of the 252-byte sense buffer per I/O) */
+	/* only the inputs: the LLD sets every result (no memset of the
+	 * 252-byte sense buffer per I/O) */
 	pdu->rq = rq;
 	pdu->hctx = hctx;
 	pdu->lba = lba;
 	pdu->timed_out = false;
 	c->lun = 0;
-	c->nexus = 0;
 	c->cdb = pdu->cdb;
 	c->done = scsi_done;
 	c->dir = SCSI_DIR_NONE;
@@ -772,11 +627,11 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 		if (likely(!rq->bio_done)) {
 			rq_for_each_bio(bio, rq)
 				for (i = 0; i < bio->bi_vcnt; i++)
-					pdu->iov[n++] = bio->bi_io_vec[i];
+					iov[n++] = bio->bi_io_vec[i];
 		} else {
-			n = iov_remainder(rq, pdu->iov);
+			n = iov_remainder(rq, iov);
 		}
-		c->iov = pdu->iov;
+		c->iov = iov;
 		c->iovcnt = n;
 		c->xfer_len = rq->data_len;
 		c->dir = rq->op == BLK_OP_WRITE ? SCSI_DIR_TO_DEVICE :
@@ -798,9 +653,9 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 		scsi_put_be64(pdu->param + 8, lba);
 		scsi_put_be32(pdu->param + 16, nb);
 		c->cdb_len = 10;
-		pdu->iov[0].iov_base = pdu->param;
-		pdu->iov[0].iov_len = sizeof(pdu->param);
-		c->iov = pdu->iov;
+		iov[0].iov_base = pdu->param;
+		iov[0].iov_len = sizeof(pdu->param);
+		c->iov = iov;
 		c->iovcnt = 1;
 		c->xfer_len = sizeof(pdu->param);
 		c->dir = SCSI_DIR_TO_DEVICE;
@@ -829,28 +684,14 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	case BLK_OP_DISCARD: hq->st.unmaps++; break;
 	default: hq->st.write_sames++; break;
 	}
-	if (hq->has_thread) {
-		/* lld=thread: to the device thread; ends through the
-		 * completion ring (the ring holds every request) */
-		pdu->in_submit = false;
-		c->done = thread_done;
-		if (unlikely(sd->extras & SCSI_X_HOST_LOCK)) {
-			host_lock(hq);
-			ring_push(&hq->sq, pdu);
-			host_unlock(hq);
-		} else {
-			ring_push(&hq->sq, pdu);
-		}
-		return BLK_STS_OK;
-	}
 	pdu->in_submit = true;
 	pdu->retry_now = false;
 	if (unlikely(sd->extras & SCSI_X_HOST_LOCK)) {
 		host_lock(hq); /* scsi_dispatch_cmd() held it over queuecommand */
-		ret = scsi_tgt_submit(hq->tq, c);
+		ret = sd->hostt->queuecommand(hq->lq, c);
 		host_unlock(hq);
 	} else {
-		ret = scsi_tgt_submit(hq->tq, c);
+		ret = sd->hostt->queuecommand(hq->lq, c);
 	}
 	pdu->in_submit = false;
 	if (unlikely(ret == -EAGAIN || ret == -EBUSY)) {
@@ -878,47 +719,13 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	return BLK_STS_OK;
 }
 
-/* lld=thread: the target refused a command (host busy, no memory) */
-static void __attribute__((noinline))
-scsi_refused(struct scsi_hq *hq, struct scsi_pdu *pdu)
-{
-	struct scsi_disk *sd = hq->sd;
-
-	if (pdu->budget) {
-		pdu->budget = false;
-		atomic_fetch_sub_explicit(&sd->budget_used, 1, memory_order_release);
-	}
-	if (pdu->lld_ret == -EBUSY) {
-		hq->st.busy++;
-		atomic_store_explicit(&sd->blocked,
-				      SCSI_MAX_HOST_BLOCKED * BLOCKED_HOST_ONE |
-				      (atomic_load_explicit(&sd->blocked,
-							    memory_order_relaxed) & 0xffffu),
-				      memory_order_relaxed);
-		blk_mq_requeue_request(pdu->rq);
-	} else {
-		blk_mq_complete_request(pdu->rq, BLK_STS_IOERR);
-	}
-}
-
 static int scsi_poll(struct blk_mq_hw_ctx *hctx)
 {
 	struct scsi_hq *hq = blk_mq_hctx_driver_data(hctx);
-	struct scsi_pdu *p;
-	int n = 0;
 
 	if (unlikely(hq->delayed_head))
 		scsi_delayed_poll(hq);
-	if (!hq->has_thread)
-		return scsi_tgt_poll(hq->tq);
-	while ((p = ring_pop(&hq->cq))) {
-		if (unlikely(p->lld_ret))
-			scsi_refused(hq, p);
-		else
-			scsi_done(&p->cmd);
-		n++;
-	}
-	return n;
+	return hq->sd->hostt->poll(hq->lq);
 }
 
 static int scsi_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
@@ -931,35 +738,17 @@ static int scsi_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 		return -ENOMEM;
 	hq->sd = data;
 	hq->idx = idx;
-	if (hq->sd->lld_thread) {
-		if ((ret = ring_init(&hq->sq, hq->sd->ring_size)) ||
-		    (ret = ring_init(&hq->cq, hq->sd->ring_size)))
-			goto fail;
-		ret = -pthread_create(&hq->thread, NULL, lld_thread, hq);
-		if (ret)
-			goto fail;
-		while (!(ret = atomic_load_explicit(&hq->ready, memory_order_acquire)))
-			sched_yield();
-		if (ret < 0) {
-			pthread_join(hq->thread, NULL);
-			goto fail;
-		}
-		hq->has_thread = true;
-	} else {
-		ret = scsi_tgt_queue_attach(hq->sd->tgt, &hq->tq);
-		if (ret)
-			goto fail;
+	ret = hq->sd->hostt->init_queue(hq->sd->hostdata, idx, hq->sd->lld_depth,
+					&hq->lq);
+	if (ret) {
+		free(hq);
+		return ret;
 	}
 	blk_mq_hctx_set_driver_data(hctx, hq);
 	hq->sd->hq[idx] = hq;
 	if (idx + 1 > hq->sd->nr_hq)
 		hq->sd->nr_hq = idx + 1;
 	return 0;
-fail:
-	free(hq->sq.slot);
-	free(hq->cq.slot);
-	free(hq);
-	return ret;
 }
 
 static void scsi_exit_hctx(struct blk_mq_hw_ctx *hctx, unsigned int idx)
@@ -969,14 +758,7 @@ static void scsi_exit_hctx(struct blk_mq_hw_ctx *hctx, unsigned int idx)
 	if (!hq)
 		return;
 	hq->sd->hq[idx] = NULL;
-	if (hq->has_thread) {
-		atomic_store_explicit(&hq->stop, true, memory_order_release);
-		pthread_join(hq->thread, NULL); /* it detaches its queue */
-		free(hq->sq.slot);
-		free(hq->cq.slot);
-	} else {
-		scsi_tgt_queue_detach(hq->tq);
-	}
+	hq->sd->hostt->exit_queue(hq->lq);
 	free(hq);
 	blk_mq_hctx_set_driver_data(hctx, NULL);
 }
@@ -985,7 +767,7 @@ static void scsi_free(void *data)
 {
 	struct scsi_disk *sd = data;
 
-	scsi_tgt_destroy(sd->tgt); /* closes the lower device */
+	sd->hostt->destroy(sd->hostdata); /* the loopback closes the lower device */
 	pthread_spin_destroy(&sd->host_lock);
 	free(sd->hq);
 	free(sd);
@@ -1002,40 +784,46 @@ static const struct blk_mq_ops scsi_mq_ops = {
 
 /* ------------------------------------------------------------- probe */
 
-static void probe_done(struct scsi_tgt_cmd *c)
+/* A probe command and, behind it, the LLD's area (scsi_cmd_priv()). */
+struct probe_cmd {
+	bool ended;
+	struct scsi_cmnd cmd;
+};
+
+struct probe {
+	const struct scsi_host_template *hostt;
+	void *q;                /* the LLD's probe queue */
+	struct probe_cmd *pc;
+	uint64_t wait_ns;
+};
+
+static void probe_done(struct scsi_cmnd *c)
 {
-	*(bool *)c->priv = true;
+	((struct probe_cmd *)((char *)c - offsetof(struct probe_cmd, cmd)))->ended = true;
 }
 
 #define PROBE_READY_NS (100ull * 1000000000) /* sd_spinup_disk()'s ~100 s */
 
-static uint64_t probe_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * One probe command, to its end; GOOD after at most a few unit attentions.
  * NOT READY, BECOMING READY (04/01) and busy are waited out for up to
- * PROBE_READY_NS; a command not answered in @wait_ns is -ETIMEDOUT (the
- * target has dropped it: nothing refers to @c any more).
+ * PROBE_READY_NS; a command not answered in wait_ns is ended by the LLD's
+ * host reset (so that nothing refers to it any more) and is -ETIMEDOUT.
  */
-static int probe(struct scsi_tgt_queue *q, const uint8_t *cdb, uint8_t len,
-		 void *buf, uint32_t xfer, struct scsi_tgt_cmd *c, uint64_t wait_ns)
+static int probe(struct probe *p, const uint8_t *cdb, uint8_t len, void *buf,
+		 uint32_t xfer)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = xfer };
-	uint64_t ready_by = probe_now() + PROBE_READY_NS;
+	uint64_t ready_by = now_ns() + PROBE_READY_NS;
+	struct scsi_cmnd *c = &p->pc->cmd;
 	int tries = 0;
 
 	for (;;) {
-		bool ended = false;
 		uint64_t end_by;
 		int ret;
 
-		memset(c, 0, sizeof(*c));
+		p->pc->ended = false;
+		c->lun = 0;
 		c->cdb = cdb;
 		c->cdb_len = len;
 		c->iov = &iov;
@@ -1043,20 +831,30 @@ static int probe(struct scsi_tgt_queue *q, const uint8_t *cdb, uint8_t len,
 		c->xfer_len = xfer;
 		c->dir = buf ? SCSI_DIR_FROM_DEVICE : SCSI_DIR_NONE;
 		c->done = probe_done;
-		c->priv = &ended;
-		while ((ret = scsi_tgt_submit(q, c)) == -EAGAIN || ret == -EBUSY) {
-			if (ret == -EBUSY && probe_now() > ready_by)
+		c->status = SAM_STAT_GOOD;
+		c->sense_len = 0;
+		while ((ret = p->hostt->queuecommand(p->q, c)) == -EAGAIN ||
+		       ret == -EBUSY) {
+			if (ret == -EBUSY && now_ns() > ready_by)
 				return -EBUSY;
-			scsi_tgt_poll(q);
+			p->hostt->poll(p->q);
 		}
 		if (ret)
 			return ret;
-		end_by = probe_now() + wait_ns;
-		while (!ended) {
-			scsi_tgt_poll(q);
-			if (!ended && probe_now() > end_by)
+		end_by = now_ns() + p->wait_ns;
+		while (!p->pc->ended) {
+			p->hostt->poll(p->q);
+			if (!p->pc->ended && now_ns() > end_by) {
+				p->hostt->eh_host_reset_handler(p->q);
+				while (!p->pc->ended)
+					p->hostt->poll(p->q);
 				return -ETIMEDOUT;
+			}
 		}
+		if (c->host_status == SCSI_HOST_BUSY && now_ns() < ready_by)
+			continue;
+		if (c->host_status != SCSI_HOST_OK)
+			return -EIO;
 		if (c->status == SAM_STAT_GOOD)
 			return 0;
 		{
@@ -1070,7 +868,7 @@ static int probe(struct scsi_tgt_queue *q, const uint8_t *cdb, uint8_t len,
 				continue;
 			/* spinning up (tur_ms_to_ready): wait, as sd does */
 			if (s.key == SK_NOT_READY && s.asc_ascq == 0x0401 &&
-			    probe_now() < ready_by) {
+			    now_ns() < ready_by) {
 				struct timespec ms = { 0, 1000000 };
 
 				nanosleep(&ms, NULL);
@@ -1081,7 +879,7 @@ static int probe(struct scsi_tgt_queue *q, const uint8_t *cdb, uint8_t len,
 	}
 }
 
-static const char *probe_sense(int ret, const struct scsi_tgt_cmd *c, char *buf,
+static const char *probe_sense(int ret, const struct scsi_cmnd *c, char *buf,
 			       size_t len)
 {
 	struct scsi_sense s;
@@ -1089,6 +887,8 @@ static const char *probe_sense(int ret, const struct scsi_tgt_cmd *c, char *buf,
 	if (ret == -ETIMEDOUT || ret == -EBUSY)
 		snprintf(buf, len, "%s", ret == -EBUSY ? "busy (host busy) for 100 s" :
 			 "no answer (the command timed out)");
+	else if (c->host_status != SCSI_HOST_OK)
+		snprintf(buf, len, "not delivered (host status %u)", c->host_status);
 	else if (c->status == SAM_STAT_CHECK_CONDITION &&
 	    !scsi_parse_sense(c->sense, c->sense_len, &s))
 		snprintf(buf, len, "CHECK CONDITION, sense key 0x%x, ASC/ASCQ %02x/%02x",
@@ -1116,8 +916,8 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	uint64_t wait_ns;
 	struct blk_dev_config qc = *cfg->queue;
 	struct blk_dev *lower = cfg->lower;
-	struct scsi_tgt_queue *q = NULL;
-	struct scsi_tgt_cmd c;
+	struct probe p = { 0 };
+	bool stores_data = true;
 	struct scsi_disk *sd;
 	uint8_t b[96], b0[64], b2[8], cap[32], mode[32];
 	uint32_t max_xfer, max_unmap, max_ws;
@@ -1138,62 +938,75 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	}
 	sd->max_retries = cfg->max_retries;
 	sd->queue_depth = cfg->queue_depth;
-	sd->lld_thread = cfg->lld_thread;
 	sd->rq_timeout_ns = (uint64_t)(cfg->queue->rq_timeout_ms ? cfg->queue->rq_timeout_ms :
 								  30000) * 1000000;
 	atomic_init(&sd->use_10_for_rw, !cfg->no_10_for_rw);
-	{
-		/* every request of a queue fits in its rings: with shared tags
-		 * one queue may hold all of them */
-		uint64_t n = (uint64_t)(cfg->queue->queue_depth ? cfg->queue->queue_depth : 64) *
-			     (cfg->queue->nr_hw_queues ? cfg->queue->nr_hw_queues : 1);
-
-		sd->ring_size = 64;
-		while (sd->ring_size < n)
-			sd->ring_size <<= 1;
-	}
+	/* what one LLD queue may hold: with shared tags, all of them */
+	sd->lld_depth = (cfg->queue->queue_depth ? cfg->queue->queue_depth : 64) *
+			(cfg->queue->nr_hw_queues ? cfg->queue->nr_hw_queues : 1);
 	sd->extras = (cfg->queue_depth ? SCSI_X_BUDGET : 0) |
 		     (cfg->host_lock ? SCSI_X_HOST_LOCK : 0) |
 		     (cfg->stage_timers ? SCSI_X_STAGE : 0);
 	pthread_spin_init(&sd->host_lock, PTHREAD_PROCESS_PRIVATE);
-	if (cfg->tgt) {
-		tc = *cfg->tgt;
+	if (cfg->hostt) {
+		sd->hostt = cfg->hostt;
+		sd->hostdata = cfg->hostdata;
 	} else {
-		tc.every_nth = cfg->every_nth;
-		tc.opts = cfg->opts;
+		/* the loopback LLD over @lower, the target as configured */
+		struct scsi_loopback_config lc = {
+			.lower = lower, .tgt = &tc, .thread = cfg->lld_thread,
+		};
+		struct blk_dev_info li;
+
+		if (cfg->tgt) {
+			tc = *cfg->tgt;
+		} else {
+			tc.every_nth = cfg->every_nth;
+			tc.opts = cfg->opts;
+		}
+		/* the disk's task management faults (scsi_tmf_fail=) */
+		if (cfg->tmf_fail)
+			tc.tmf_fail = cfg->tmf_fail;
+		if (cfg->tmf_timeout_ms)
+			tc.tmf_timeout_ms = cfg->tmf_timeout_ms;
+		/* LBPRZ: what it unmaps reads as zeros, so it keeps what it is
+		 * written (the loopback's disk is the target core's) */
+		blk_dev_get_info(lower, &li);
+		stores_data = li.stores_data;
+		ret = scsi_loopback_create(&lc, &sd->hostt, &sd->hostdata, err,
+					   errlen); /* closes @lower on failure */
+		if (ret) {
+			pthread_spin_destroy(&sd->host_lock);
+			free(sd);
+			return ret;
+		}
 	}
-	tc.luns = &lower;
-	tc.nr_luns = 1;
-	tc.own_luns = true;
-	tc.id = 1;
-	/* the disk's task management faults (scsi_tmf_fail=) */
-	if (cfg->tmf_fail)
-		tc.tmf_fail = cfg->tmf_fail;
-	if (cfg->tmf_timeout_ms)
-		tc.tmf_timeout_ms = cfg->tmf_timeout_ms;
+	sd->priv_size = (sd->hostt->cmd_size + 15u) & ~15u;
 	/* a probe command's answer: the request timeout, and the longest
 	 * completion delay the target has */
 	wait_ns = (uint64_t)(qc.rq_timeout_ms ? qc.rq_timeout_ms : 30000) * 1000000 +
 		  SCSI_TGT_MAX_DELAY_NS;
-	ret = scsi_tgt_create(&tc, &sd->tgt, err, errlen);
-	if (ret) {
-		blk_dev_close(lower);
-		pthread_spin_destroy(&sd->host_lock);
-		free(sd);
-		return ret;
+	p.hostt = sd->hostt;
+	p.wait_ns = wait_ns;
+	p.pc = aligned_alloc(16, sizeof(*p.pc) + sd->priv_size);
+	if (!p.pc) {
+		ret = -ENOMEM;
+		goto fail;
 	}
-	ret = scsi_tgt_queue_attach(sd->tgt, &q);
+	memset(p.pc, 0, sizeof(*p.pc) + sd->priv_size);
+	ret = sd->hostt->init_queue(sd->hostdata, UINT32_MAX, 1, &p.q);
 	if (ret) {
-		snprintf(err, errlen, "scsi: cannot attach a queue to the target: %s",
-			 strerror(-ret));
+		p.q = NULL;
+		snprintf(err, errlen, "scsi: %s: cannot set up a queue: %s",
+			 sd->hostt->name, strerror(-ret));
 		goto fail;
 	}
 	/* sd_probe()'s order: ready, what it is, its limits, its size, its cache */
-	if ((ret = probe(q, tur, 6, NULL, 0, &c, wait_ns)) ||
-	    (ret = probe(q, inq, 6, b, sizeof(b), &c, wait_ns))) {
-		snprintf(err, errlen, "scsi: %s: %s", tur[0] == c.cdb[0] ?
+	if ((ret = probe(&p, tur, 6, NULL, 0)) ||
+	    (ret = probe(&p, inq, 6, b, sizeof(b)))) {
+		snprintf(err, errlen, "scsi: %s: %s", tur[0] == p.pc->cmd.cdb[0] ?
 			 "TEST UNIT READY" : "INQUIRY",
-			 probe_sense(ret, &c, what, sizeof(what)));
+			 probe_sense(ret, &p.pc->cmd, what, sizeof(what)));
 		goto fail;
 	}
 	if ((b[0] & 0x1f) != 0x00) {
@@ -1209,30 +1022,32 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	 * LBPME and LBPRZ are only there), then the caching page.
 	 */
 	memset(b2, 0, sizeof(b2));
-	if ((ret = probe(q, rl, 12, lunlist, sizeof(lunlist), &c, wait_ns)) ||
-	    (ret = probe(q, vpd_b0, 6, b0, sizeof(b0), &c, wait_ns)) ||
-	    (ret = probe(q, vpd_b2, 6, b2, sizeof(b2), &c, wait_ns)) ||
-	    (ret = probe(q, rc10, 10, cap10, sizeof(cap10), &c, wait_ns))) {
-		snprintf(err, errlen, "scsi: probe command 0x%02x: %s", c.cdb[0],
-			 probe_sense(ret, &c, what, sizeof(what)));
+	if ((ret = probe(&p, rl, 12, lunlist, sizeof(lunlist))) ||
+	    (ret = probe(&p, vpd_b0, 6, b0, sizeof(b0))) ||
+	    (ret = probe(&p, vpd_b2, 6, b2, sizeof(b2))) ||
+	    (ret = probe(&p, rc10, 10, cap10, sizeof(cap10)))) {
+		snprintf(err, errlen, "scsi: probe command 0x%02x: %s", p.pc->cmd.cdb[0],
+			 probe_sense(ret, &p.pc->cmd, what, sizeof(what)));
 		goto fail;
 	}
 	sd->nr_luns = scsi_get_be32(lunlist) / 8;
 	if (scsi_get_be32(cap10) == 0xffffffff || (b2[5] & 0xe0)) {
-		ret = probe(q, rc16, 16, cap, sizeof(cap), &c, wait_ns);
+		ret = probe(&p, rc16, 16, cap, sizeof(cap));
 	} else {
 		memset(cap, 0, sizeof(cap));
 		scsi_put_be64(cap, scsi_get_be32(cap10));
 		memcpy(cap + 8, cap10 + 4, 4);
 	}
-	if (ret || (ret = probe(q, ms, 6, mode, sizeof(mode), &c, wait_ns))) {
-		snprintf(err, errlen, "scsi: probe command 0x%02x: %s", c.cdb[0],
-			 probe_sense(ret, &c, what, sizeof(what)));
+	if (ret || (ret = probe(&p, ms, 6, mode, sizeof(mode)))) {
+		snprintf(err, errlen, "scsi: probe command 0x%02x: %s", p.pc->cmd.cdb[0],
+			 probe_sense(ret, &p.pc->cmd, what, sizeof(what)));
 		goto fail;
 	}
 	sd->write_protected = mode[2] & 0x80;
-	scsi_tgt_queue_detach(q);
-	q = NULL;
+	sd->hostt->exit_queue(p.q);
+	p.q = NULL;
+	free(p.pc);
+	p.pc = NULL;
 	sd->lbs = scsi_get_be32(cap + 8);
 	sd->nr_blocks = scsi_get_be64(cap) + 1;
 	sd->use_16_for_rw = sd->nr_blocks > 0xffffffffull;
@@ -1263,15 +1078,12 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	qc.can_flush = mode[4 + 2] & 0x04;
 	/* LBPRZ: what it unmaps reads as zeros, so it keeps what it is
 	 * written (the loopback's disk is the target core's) */
-	{
-		struct blk_dev_info li;
-
-		blk_dev_get_info(lower, &li);
-		qc.stores_data = li.stores_data;
-	}
+	qc.stores_data = stores_data;
 	if (!qc.max_segments)
 		qc.max_segments = 128;
-	qc.cmd_size = (uint32_t)(sizeof(struct scsi_pdu) +
+	_Static_assert(offsetof(struct scsi_pdu, cmd) + sizeof(struct scsi_cmnd) ==
+		       sizeof(struct scsi_pdu), "the LLD's area follows the command");
+	qc.cmd_size = (uint32_t)(sizeof(struct scsi_pdu) + sd->priv_size +
 				 qc.max_segments * sizeof(struct iovec));
 	qc.ops = &scsi_mq_ops;
 	qc.driver_data = sd;
@@ -1288,9 +1100,10 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	}
 	return 0;
 fail:
-	if (q)
-		scsi_tgt_queue_detach(q);
-	scsi_tgt_destroy(sd->tgt);
+	if (p.q)
+		sd->hostt->exit_queue(p.q);
+	free(p.pc);
+	sd->hostt->destroy(sd->hostdata);
 	pthread_spin_destroy(&sd->host_lock);
 	free(sd->hq);
 	free(sd);
@@ -1300,7 +1113,6 @@ fail:
 void blk_scsi_get_stats(struct blk_dev *dev, struct blk_scsi_stats *st)
 {
 	struct scsi_disk *sd = blk_dev_driver_data(dev);
-	struct scsi_tgt_stats ts;
 	unsigned int i, k;
 
 	_Static_assert(sizeof(*st) % sizeof(uint64_t) == 0,
@@ -1312,7 +1124,6 @@ void blk_scsi_get_stats(struct blk_dev *dev, struct blk_scsi_stats *st)
 		for (k = 0; k < sizeof(*st) / sizeof(uint64_t); k++)
 			((uint64_t *)st)[k] += q[k];
 	}
-	scsi_tgt_get_stats(sd->tgt, &ts);
-	st->injected = ts.injected;
-	st->unit_attentions = ts.unit_attentions;
+	if (sd->hostt->get_stats)
+		sd->hostt->get_stats(sd->hostdata, st);
 }

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The loopback LLD (blkstack/scsi_host.h): hands each command to the SCSI
+ * target core (blkstack/scsi_tgt.h) in this process, without copying data:
+ * the target reads and writes the request's own iovecs.  Inline, on the
+ * submitting thread (each hardware queue has a target queue of its own: no
+ * host lock), or with a device thread per queue (thread=true), as
+ * nvme_ctrl's thread mode: single-producer single-consumer rings of
+ * command pointers each way, task management by mailbox.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "blkstack/scsi_host.h"
+#include "blkstack/scsi_tgt.h"
+
+struct lb_host {
+	struct scsi_tgt *tgt;
+	bool thread;
+};
+
+/* A ring of commands between a queue's thread and its device thread. */
+struct lb_ring {
+	_Atomic uint32_t head __attribute__((aligned(64))); /* consumer's */
+	_Atomic uint32_t tail __attribute__((aligned(64))); /* producer's */
+	uint32_t mask;
+	struct lb_cmd **slot;
+};
+
+/* Task management asked of the device thread */
+enum lb_tmf_op {
+	TMF_NONE = 0,
+	TMF_ABORT,
+	TMF_LUN_RESET,
+	TMF_TARGET_RESET,
+	TMF_QUEUE_RESET,
+};
+
+struct lb_queue {
+	struct lb_host *h;
+	struct scsi_tgt_queue *tq; /* its thread's: the device thread's */
+	/* thread mode */
+	bool has_thread;
+	struct lb_ring sq, cq;
+	pthread_t thread;
+	_Atomic bool stop;
+	_Atomic int ready;      /* 0 starting, 1 running, < 0 -errno */
+	_Atomic int tmf_op;     /* enum lb_tmf_op: set by the queue's thread,
+				 * cleared by the device thread */
+	struct scsi_tgt_cmd *tmf_cmd;
+	uint64_t tmf_lun;
+	int tmf_ret;
+};
+
+/* Per command (the template's cmd_size): the target core's command. */
+struct lb_cmd {
+	struct scsi_tgt_cmd tc;
+	struct scsi_cmnd *sc;
+	struct lb_queue *q;
+	int refused;            /* thread mode: scsi_tgt_submit()'s refusal */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool ring_push(struct lb_ring *r, struct lb_cmd *p)
+{
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+	if (t - atomic_load_explicit(&r->head, memory_order_acquire) > r->mask)
+		return false;
+	r->slot[t & r->mask] = p;
+	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+	return true;
+}
+
+static struct lb_cmd *ring_pop(struct lb_ring *r)
+{
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	struct lb_cmd *p;
+
+	if (h == atomic_load_explicit(&r->tail, memory_order_acquire))
+		return NULL;
+	p = r->slot[h & r->mask];
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	return p;
+}
+
+static int ring_init(struct lb_ring *r, uint32_t size)
+{
+	r->slot = calloc(size, sizeof(*r->slot));
+	r->mask = size - 1;
+	return r->slot ? 0 : -ENOMEM;
+}
+
+/* The target's answer into the midlayer's command (sense only for CHECK
+ * CONDITION: no 252-byte copy per I/O). */
+static inline void lb_results(struct lb_cmd *lb)
+{
+	struct scsi_cmnd *sc = lb->sc;
+	struct scsi_tgt_cmd *tc = &lb->tc;
+
+	sc->host_status = SCSI_HOST_OK;
+	sc->status = tc->status;
+	sc->resid = tc->resid;
+	sc->overflow = tc->overflow;
+	if (__builtin_expect(tc->status == SAM_STAT_CHECK_CONDITION, 0)) {
+		memcpy(sc->sense, tc->sense, tc->sense_len);
+		sc->sense_len = tc->sense_len;
+	} else {
+		sc->sense_len = 0;
+	}
+}
+
+/* The target ended a command, inline: on the queue's thread. */
+static void lb_done(struct scsi_tgt_cmd *tc)
+{
+	struct lb_cmd *lb = (struct lb_cmd *)tc;
+
+	lb_results(lb);
+	lb->sc->done(lb->sc);
+}
+
+/* ... on the device thread: hand it back (the ring holds every command of
+ * the queue: never full). */
+static void lb_thread_done(struct scsi_tgt_cmd *tc)
+{
+	struct lb_cmd *lb = (struct lb_cmd *)tc;
+
+	lb->refused = 0;
+	lb_results(lb);
+	ring_push(&lb->q->cq, lb);
+}
+
+static void lb_prep(struct lb_queue *q, struct lb_cmd *lb,
+		    struct scsi_cmnd *sc)
+{
+	struct scsi_tgt_cmd *tc = &lb->tc;
+
+	/* only the inputs: scsi_tgt_submit() sets every result */
+	lb->sc = sc;
+	lb->q = q;
+	tc->lun = sc->lun;
+	tc->nexus = 0;
+	tc->cdb = sc->cdb;
+	tc->cdb_len = sc->cdb_len;
+	tc->dir = sc->dir;
+	tc->iov = sc->iov;
+	tc->iovcnt = sc->iovcnt;
+	tc->xfer_len = sc->xfer_len;
+	tc->done = q->has_thread ? lb_thread_done : lb_done;
+}
+
+static int lb_queuecommand(void *queue, struct scsi_cmnd *sc)
+{
+	struct lb_queue *q = queue;
+	struct lb_cmd *lb = scsi_cmd_priv(sc);
+
+	lb_prep(q, lb, sc);
+	if (q->has_thread)
+		return ring_push(&q->sq, lb) ? 0 : -EAGAIN;
+	/* -EAGAIN: no tag at the disk; -EBUSY: host busy (scsi_opts
+	 * 0x8000, a busy error rule): done is not called */
+	return scsi_tgt_submit(q->tq, &lb->tc);
+}
+
+static int lb_poll(void *queue)
+{
+	struct lb_queue *q = queue;
+	struct lb_cmd *lb;
+	int n = 0;
+
+	if (!q->has_thread)
+		return scsi_tgt_poll(q->tq);
+	while ((lb = ring_pop(&q->cq))) {
+		if (__builtin_expect(lb->refused != 0, 0)) {
+			/* the target refused it on the device thread */
+			lb->sc->host_status = lb->refused == -EBUSY || lb->refused == -EAGAIN ?
+					      SCSI_HOST_BUSY : SCSI_HOST_ERROR;
+			lb->sc->status = SAM_STAT_GOOD;
+			lb->sc->sense_len = 0;
+		}
+		lb->sc->done(lb->sc);
+		n++;
+	}
+	return n;
+}
+
+/* ------------------------------------------------ task management */
+
+static int tmf_run(struct lb_queue *q, int op, struct scsi_tgt_cmd *tc,
+		   uint64_t lun)
+{
+	switch (op) {
+	case TMF_ABORT:
+		return scsi_tgt_abort_task(q->tq, tc);
+	case TMF_LUN_RESET:
+		return scsi_tgt_lun_reset(q->tq, lun, 0);
+	case TMF_TARGET_RESET:
+		return scsi_tgt_target_reset(q->tq, 0);
+	default:
+		scsi_tgt_queue_reset(q->tq);
+		return 0;
+	}
+}
+
+/*
+ * A task management function on the queue's target queue: here, or by
+ * its device thread, waited for (each function is bounded by the target's
+ * tmf_timeout_ms).  What they end comes back through done: inline at once,
+ * from the completion ring at the next poll.
+ */
+static int lb_tmf(struct lb_queue *q, int op, struct scsi_tgt_cmd *tc,
+		  uint64_t lun)
+{
+	if (!q->has_thread)
+		return tmf_run(q, op, tc, lun);
+	q->tmf_cmd = tc;
+	q->tmf_lun = lun;
+	atomic_store_explicit(&q->tmf_op, op, memory_order_release);
+	while (atomic_load_explicit(&q->tmf_op, memory_order_acquire) != TMF_NONE)
+		sched_yield();
+	return q->tmf_ret;
+}
+
+static int lb_abort(void *queue, struct scsi_cmnd *sc)
+{
+	struct lb_cmd *lb = scsi_cmd_priv(sc);
+	int ret = lb_tmf(queue, TMF_ABORT, &lb->tc, 0);
+
+	/* -ENOENT: not at the target (it ended, or waits on the ring): it
+	 * comes back by itself */
+	return ret == -ENOENT ? 0 : ret;
+}
+
+static int lb_lun_reset(void *queue, uint64_t lun)
+{
+	return lb_tmf(queue, TMF_LUN_RESET, NULL, lun);
+}
+
+static int lb_target_reset(void *queue)
+{
+	return lb_tmf(queue, TMF_TARGET_RESET, NULL, 0);
+}
+
+static void lb_host_reset(void *queue)
+{
+	lb_tmf(queue, TMF_QUEUE_RESET, NULL, 0);
+}
+
+/* ------------------------------------------------------ device thread */
+
+/*
+ * Takes commands off the submission ring into the target core, polls it,
+ * and puts what ended on the completion ring; the queue's thread runs the
+ * completion decision when it polls.  Idle it spins 50 us, yields the core
+ * until 1 ms (or while commands are in flight), then sleeps 30 us at a
+ * time, as nvme_ctrl's thread does.
+ */
+static void *lb_thread(void *arg)
+{
+	struct lb_queue *q = arg;
+	struct lb_cmd *held = NULL; /* refused -EAGAIN: submitted again */
+	uint64_t idle_since = 0;
+	int ret;
+
+	ret = scsi_tgt_queue_attach(q->h->tgt, &q->tq);
+	atomic_store_explicit(&q->ready, ret ? ret : 1, memory_order_release);
+	if (ret)
+		return NULL;
+	while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
+		int op = atomic_load_explicit(&q->tmf_op, memory_order_acquire);
+		unsigned int n = 0, inflight;
+		struct lb_cmd *p;
+		uint64_t now;
+
+		if (op != TMF_NONE) {
+			q->tmf_ret = tmf_run(q, op, q->tmf_cmd, q->tmf_lun);
+			atomic_store_explicit(&q->tmf_op, TMF_NONE, memory_order_release);
+			n++;
+		}
+		while ((p = held ? held : ring_pop(&q->sq))) {
+			held = NULL;
+			ret = scsi_tgt_submit(q->tq, &p->tc);
+			if (ret == -EAGAIN) {
+				held = p; /* no tag at the disk: poll first */
+				break;
+			}
+			if (ret) {
+				p->refused = ret;
+				ring_push(&q->cq, p);
+			}
+			n++;
+		}
+		n += (unsigned int)scsi_tgt_poll(q->tq);
+		if (n) {
+			idle_since = 0;
+			continue;
+		}
+		inflight = atomic_load_explicit(&q->sq.tail, memory_order_relaxed) -
+			   atomic_load_explicit(&q->cq.tail, memory_order_relaxed);
+		now = now_ns();
+		if (!idle_since)
+			idle_since = now;
+		if (now - idle_since < 50000) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		} else if (now - idle_since < 1000000 || inflight || held) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 30000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	scsi_tgt_queue_detach(q->tq); /* ends what is left, through done */
+	return NULL;
+}
+
+/* ------------------------------------------------------------- queues */
+
+static int lb_init_queue(void *hostdata, uint32_t idx, uint32_t depth,
+			 void **queue)
+{
+	struct lb_host *h = hostdata;
+	struct lb_queue *q = calloc(1, sizeof(*q));
+	uint32_t size = 64;
+	int ret;
+
+	(void)idx;
+	if (!q)
+		return -ENOMEM;
+	q->h = h;
+	if (!h->thread) {
+		ret = scsi_tgt_queue_attach(h->tgt, &q->tq);
+		if (ret) {
+			free(q);
+			return ret;
+		}
+		*queue = q;
+		return 0;
+	}
+	while (size < depth)
+		size <<= 1;
+	q->has_thread = true;
+	if ((ret = ring_init(&q->sq, size)) || (ret = ring_init(&q->cq, size)))
+		goto fail;
+	ret = -pthread_create(&q->thread, NULL, lb_thread, q);
+	if (ret)
+		goto fail;
+	while (!(ret = atomic_load_explicit(&q->ready, memory_order_acquire)))
+		sched_yield();
+	if (ret < 0) {
+		pthread_join(q->thread, NULL);
+		goto fail;
+	}
+	*queue = q;
+	return 0;
+fail:
+	free(q->sq.slot);
+	free(q->cq.slot);
+	free(q);
+	return ret;
+}
+
+static void lb_exit_queue(void *queue)
+{
+	struct lb_queue *q = queue;
+
+	if (q->has_thread) {
+		atomic_store_explicit(&q->stop, true, memory_order_release);
+		pthread_join(q->thread, NULL); /* it detaches its queue */
+		free(q->sq.slot);
+		free(q->cq.slot);
+	} else {
+		scsi_tgt_queue_detach(q->tq);
+	}
+	free(q);
+}
+
+static void lb_get_stats(void *hostdata, struct blk_scsi_stats *st)
+{
+	struct lb_host *h = hostdata;
+	struct scsi_tgt_stats ts;
+
+	scsi_tgt_get_stats(h->tgt, &ts);
+	st->injected = ts.injected;
+	st->unit_attentions = ts.unit_attentions;
+}
+
+static void lb_destroy(void *hostdata)
+{
+	struct lb_host *h = hostdata;
+
+	scsi_tgt_destroy(h->tgt); /* closes the lower device */
+	free(h);
+}
+
+static const struct scsi_host_template lb_template = {
+	.name = "loopback",
+	.cmd_size = sizeof(struct lb_cmd),
+	.init_queue = lb_init_queue,
+	.exit_queue = lb_exit_queue,
+	.queuecommand = lb_queuecommand,
+	.poll = lb_poll,
+	.eh_abort_handler = lb_abort,
+	.eh_device_reset_handler = lb_lun_reset,
+	.eh_target_reset_handler = lb_target_reset,
+	.eh_host_reset_handler = lb_host_reset,
+	.get_stats = lb_get_stats,
+	.destroy = lb_destroy,
+};
+
+int scsi_loopback_create(const struct scsi_loopback_config *cfg,
+			 const struct scsi_host_template **hostt,
+			 void **hostdata, char *err, size_t errlen)
+{
+	struct scsi_tgt_config tc = { 0 };
+	struct blk_dev *lower = cfg->lower;
+	struct lb_host *h = calloc(1, sizeof(*h));
+	int ret;
+
+	if (!h) {
+		blk_dev_close(lower);
+		return -ENOMEM;
+	}
+	if (cfg->tgt)
+		tc = *cfg->tgt;
+	tc.luns = &lower;
+	tc.nr_luns = 1;
+	tc.own_luns = true;
+	tc.id = 1;
+	ret = scsi_tgt_create(&tc, &h->tgt, err, errlen);
+	if (ret) {
+		blk_dev_close(lower);
+		free(h);
+		return ret;
+	}
+	h->thread = cfg->thread;
+	*hostt = &lb_template;
+	*hostdata = h;
+	return 0;
+}
