@@ -581,10 +581,10 @@ static void media_put(struct scsi_tgt_cmd *c)
 		c->err_lba /= lu->lbs;
 		tgt_media_error(c, lu, !io->read);
 	} else if (io->read) {
-		atomic_fetch_add_explicit(&t->read_blocks, c->moved / lu->lbs,
+		atomic_fetch_add_explicit(&t->read_blocks, c->moved >> lu->lbs_shift,
 					  memory_order_relaxed);
 	} else if (c->moved) {
-		atomic_fetch_add_explicit(&t->write_blocks, c->moved / lu->lbs,
+		atomic_fetch_add_explicit(&t->write_blocks, c->moved >> lu->lbs_shift,
 					  memory_order_relaxed);
 	}
 	if (c->status == SAM_STAT_GOOD && io->rw && c->moved < c->xfer_len &&
@@ -715,7 +715,7 @@ uint32_t tgt_media_max_bio(const struct scsi_lu *lu, uint8_t op)
 
 	if (b > (1u << 30))
 		b = 1u << 30;
-	return (uint32_t)(b - b % lu->lbs);
+	return (uint32_t)(b & ~(uint64_t)(lu->lbs - 1)); /* lbs: a power of two */
 }
 
 /* Bios of @op over [@off, @off + @len) bytes, no data. */
@@ -881,7 +881,8 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			return 0;
 	}
 	max = tgt_media_max_bio(lu, write ? BLK_OP_WRITE : BLK_OP_READ);
-	nr = (unsigned int)((bytes + max - 1) / max);
+	/* one bio, the common case: no 64-bit division */
+	nr = likely(bytes <= max) ? 1 : (unsigned int)((bytes + max - 1) / max);
 	io = tgt_media_alloc(q, lu, c, nr, nr * (c->iovcnt + 1));
 	if (!io)
 		return -ENOMEM;
@@ -889,6 +890,17 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	io->rw = true;
 	io->recovered = recovered;
 	off = lba * lu->lbs;
+	if (likely(nr == 1 && c->iovcnt == 1 && c->iov[0].iov_len == bytes)) {
+		/* one bio over the command's one segment: its iovec as is */
+		struct blk_bio *b = tgt_media_bio(io, c, write ? BLK_OP_WRITE :
+								BLK_OP_READ, off,
+						  (uint32_t)bytes);
+
+		b->bi_io_vec = c->iov;
+		b->bi_vcnt = 1;
+		b->bi_flags = fua;
+		return tgt_media_submit(q, c);
+	}
 	for (i = 0; i < nr; i++) {
 		uint32_t n = bytes - (uint64_t)i * max < max ?
 			     (uint32_t)(bytes - (uint64_t)i * max) : max, left = n;
@@ -1682,6 +1694,13 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 			}
 			lu->lbs = cfg->sector_size;
 		}
+		if (lu->lbs & (lu->lbs - 1)) {
+			snprintf(err, errlen, "LUN %u: logical block size %u: a power of two",
+				 i, lu->lbs);
+			ret = -EINVAL;
+			goto fail;
+		}
+		lu->lbs_shift = (uint8_t)__builtin_ctz(lu->lbs);
 		lu->nr_blocks = lu->info.capacity / lu->lbs;
 		ret = lbp_resolve(cfg, lu, i, err, errlen);
 		if (ret)

@@ -62,6 +62,7 @@ struct scsi_lu {
 	struct blk_dev *dev;
 	struct blk_dev_info info;
 	uint32_t lbs;
+	uint8_t lbs_shift;      /* lbs == 1 << lbs_shift: no division per command */
 	uint64_t nr_blocks;
 	/* unit attention conditions pending: per kind (enum tgt_ua), a bit
 	 * per nexus; reported highest priority (lowest kind) first */

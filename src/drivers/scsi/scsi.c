@@ -62,6 +62,7 @@ struct scsi_disk {
 	struct scsi_hq **hq;    /* each hardware queue's, for the counters */
 	unsigned int nr_hq;
 	uint32_t lbs;
+	uint8_t lbs_shift;      /* lbs == 1 << lbs_shift */
 	uint64_t nr_blocks;
 	uint32_t max_retries;
 	uint32_t queue_depth;   /* budget tokens; 0: none */
@@ -584,8 +585,8 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct scsi_pdu *pdu = blk_mq_rq_to_pdu(rq);
 	struct scsi_cmnd *c = &pdu->cmd;
 	struct iovec *iov = pdu_iov(sd, pdu);
-	uint64_t lba = rq->offset / sd->lbs;
-	uint32_t nb = rq->data_len / sd->lbs;
+	uint64_t lba = rq->offset >> sd->lbs_shift;
+	uint32_t nb = rq->data_len >> sd->lbs_shift;
 	unsigned int n = 0, i;
 	struct blk_bio *bio;
 	int ret;
@@ -1049,6 +1050,13 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	free(p.pc);
 	p.pc = NULL;
 	sd->lbs = scsi_get_be32(cap + 8);
+	if (sd->lbs < 512 || sd->lbs > 65536 || (sd->lbs & (sd->lbs - 1))) {
+		snprintf(err, errlen, "scsi: the disk reports %u-byte blocks: a power of two 512..65536 is needed",
+			 sd->lbs);
+		ret = -EINVAL;
+		goto fail;
+	}
+	sd->lbs_shift = (uint8_t)__builtin_ctz(sd->lbs);
 	sd->nr_blocks = scsi_get_be64(cap) + 1;
 	sd->use_16_for_rw = sd->nr_blocks > 0xffffffffull;
 	max_xfer = scsi_get_be32(b0 + 8);
