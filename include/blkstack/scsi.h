@@ -400,6 +400,10 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
  * @rw_cdb: READ/WRITE commands sent as 6-, 10- and 16-byte CDBs.
  * @delayed_retries: commands sent again after a delay (3 ms): NOT READY
  *	and UNIT ATTENTION.
+ * @split: requests past the disk's limits (maximum transfer, unmap or
+ *	write same length) that were sent in parts: parts ended early.
+ * @refused_too_long: requests failed BLK_STS_TIMEOUT because the host or
+ *	the device refused them for (max_retries + 1) request timeouts.
  */
 struct blk_scsi_stats {
 	uint64_t reads, writes, flushes, unmaps, write_sames;
@@ -424,6 +428,8 @@ struct blk_scsi_stats {
 	uint64_t cdb_fallbacks;
 	uint64_t rw_cdb[3];
 	uint64_t delayed_retries;
+	uint64_t refused_too_long;
+	uint64_t split;
 };
 
 /**

@@ -1117,6 +1117,8 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 		jint(c, v, "partial", ss->partial);
 		jint(c, v, "cdb_fallbacks", ss->cdb_fallbacks);
 		jint(c, v, "delayed_retries", ss->delayed_retries);
+		jint(c, v, "refused_too_long", ss->refused_too_long);
+		jint(c, v, "split", ss->split);
 		{
 			json_t *rc = json_object();
 

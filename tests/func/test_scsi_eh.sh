@@ -46,6 +46,42 @@ eh "lld=thread: abort" 0 aborts thread
 eh "lld=thread: LUN reset" 1 lun_resets thread
 eh "lld=thread: host reset" 7 host_resets thread
 
+# regression: a command held by the disk's delay (scsi_delay) past the
+# request timeout was "aborted" without being ended, timed out again at
+# every scan and then completed GOOD; now the abort ends it TASK ABORTED
+timeout 60 "$BLKSTACK" bench --dev=scsi --rw=randread --size=8k --bs=4k --scsi_delay=1000 \
+	--rq_timeout=100ms --scsi_max_retries=0 $J >"$TMP/dl.json" 2>"$TMP/dl.err"
+check "a delayed command past rq_timeout: aborted once, fails TIMEOUT" \
+	jq -e ".jobs[0].error == 110 and $S.error_handling.timeouts == 1 and $S.error_handling.aborts == 1 and $S.error_handling.tasks_aborted == 1" "$TMP/dl.json"
+# regression: a host that stays busy (every READ/WRITE from the 1500th on)
+# held the requests for ever, never started, so never timed out; now they
+# fail TIMEOUT after (max_retries + 1) request timeouts of refusals
+for lld in inline thread; do
+	timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_lld=$lld --rw=randrw --bs=4k --iodepth=16 --size=8m \
+		--scsi_every_nth=-1500 --scsi_opts=0x8000 --rq_timeout=100ms --scsi_max_retries=1 \
+		$J >"$TMP/hb.json" 2>"$TMP/hb.err"
+	rc=$?
+	check "lld=$lld: a host busy for ever: the requests fail TIMEOUT, the run ends (rc $rc)" \
+		jq -e ".jobs[0].error == 110 and $S.refused_too_long > 0" "$TMP/hb.json"
+done
+
+# regression: one transient answer to a probe command failed the attach;
+# sd's probe sends them again
+for rule in 'opcode:0xff,count:-1,status:0x08' 'opcode:0x00,count:-1,status:0x28' \
+	'opcode:0x1a,count:-1,status:0x02,sense:b/4b/00' 'type:timeout,opcode:0x12,count:-1'; do
+	timeout 60 "$BLKSTACK" bench --dev=scsi --rq_timeout=200ms --scsi_error="$rule" --rw=read \
+		--bs=4k --size=64k $J >"$TMP/pr.json" 2>"$TMP/pr.err"
+	rc=$?
+	check "probe survives one '$rule' (rc $rc)" jq -e '.jobs[0].error == 0' "$TMP/pr.json"
+done
+
+# regression: a trim past the disk's MAXIMUM UNMAP LBA COUNT failed ILLEGAL
+# REQUEST; it goes in parts now (16 MiB trims, 1 MiB per UNMAP)
+"$BLKSTACK" bench --dev=scsi --rw=trim --bs=16m --iodepth=8 --size=256m --scsi_unmap_max_blocks=2048 \
+	$J >"$TMP/tr.json" 2>"$TMP/tr.err"
+check "trim past the unmap limit: 16 UNMAPs per trim, no error" \
+	jq -e ".jobs[0].error == 0 and .jobs[0].trim.total_ios == 16 and $S.commands.unmap == 256 and $S.split == 240" "$TMP/tr.json"
+
 # a retry budget of 0: the timed-out command fails TIMEOUT, once
 timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_every_nth=64 --scsi_opts=0x4 --scsi_max_retries=0 \
 	--rq_timeout=100ms --rw=randread --bs=4k --iodepth=32 --size=1M >"$TMP/t.out" 2>&1

@@ -19,6 +19,7 @@
 #include "blkstack/null.h"
 #include "blkstack/ram.h"
 #include "blkstack/scsi.h"
+#include "blkstack/scsi_tgt.h"
 
 static void test_decide_table(void **state)
 {
@@ -242,6 +243,48 @@ static void test_partial_medium_error(void **state)
 	blk_dev_close(dev);
 }
 
+/*
+ * A request past the disk's MAXIMUM TRANSFER LENGTH (8 blocks of 4 KiB
+ * here) goes in parts: a 64 KiB write and read each take two commands,
+ * and the data lands where it belongs.
+ */
+static void test_split_at_max_transfer(void **state)
+{
+	struct blk_ram_config rc = { 0 };
+	struct blk_dev_config q = { .queue_depth = 32, .nr_hw_queues = 1 };
+	struct scsi_tgt_config tc = { .max_xfer_blocks = 8 };
+	struct blk_scsi_config sc = { .queue = &q, .max_retries = 5, .tgt = &tc };
+	static char w[65536], r[65536];
+	struct blk_scsi_stats st;
+	struct blk_dev *dev;
+	struct blk_mq_ctx *ctx;
+	char err[256];
+	unsigned int i;
+
+	(void)state;
+	rc.queue.capacity = 64 << 20;
+	rc.queue.logical_block_size = 4096;
+	rc.queue.queue_depth = 32;
+	assert_int_equal(blk_ram_create(&rc, &sc.lower), 0);
+	assert_int_equal(blk_scsi_create(&sc, &dev, err, sizeof(err)), 0);
+	assert_int_equal(blk_ctx_attach(dev, &ctx), 0);
+	for (i = 0; i < sizeof(w); i++)
+		w[i] = (char)(i * 7 + i / 4096);
+	assert_int_equal(one(ctx, BLK_OP_WRITE, 1 << 20, sizeof(w), w, NULL), BLK_STS_OK);
+	assert_int_equal(one(ctx, BLK_OP_READ, 1 << 20, sizeof(r), r, NULL), BLK_STS_OK);
+	assert_memory_equal(w, r, sizeof(w));
+	/* the second half alone: it is where the second part wrote it */
+	memset(r, 0, sizeof(r));
+	assert_int_equal(one(ctx, BLK_OP_READ, (1 << 20) + 32768, 32768, r, NULL),
+			 BLK_STS_OK);
+	assert_memory_equal(w + 32768, r, 32768);
+	blk_scsi_get_stats(dev, &st);
+	assert_true(st.writes == 2 && st.reads == 3);
+	assert_true(st.split == 2);
+	blk_ctx_detach(ctx);
+	blk_dev_close(dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_disk_on_ram),
 		cmocka_unit_test(test_disk_medium_error),
 		cmocka_unit_test(test_partial_medium_error),
+		cmocka_unit_test(test_split_at_max_transfer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

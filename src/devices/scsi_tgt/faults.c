@@ -70,6 +70,46 @@ unsigned int tgt_delay_poll(struct scsi_tgt_queue *q)
 	return n;
 }
 
+unsigned int tgt_delay_abort(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *only,
+			     uint64_t lun)
+{
+	struct scsi_tgt_cmd *c = q->delay_head, *prev = NULL, *next;
+	struct scsi_tgt_cmd *taken = NULL, **tail = &taken;
+	unsigned int n = 0;
+
+	/* off the list first: a done that submits again may append to it */
+	for (; c; c = next) {
+		next = c->delay_next;
+		if (only ? c != only : lun != UINT64_MAX && c->lun != lun) {
+			prev = c;
+			continue;
+		}
+		if (prev)
+			prev->delay_next = next;
+		else
+			q->delay_head = next;
+		if (q->delay_tail == c)
+			q->delay_tail = prev;
+		c->delay_next = NULL;
+		*tail = c;
+		tail = &c->delay_next;
+		if (only)
+			break;
+	}
+	for (c = taken; c; c = next) {
+		next = c->delay_next;
+		/* it had ended and been counted: answered now, TASK ABORTED */
+		c->status = SAM_STAT_TASK_ABORTED;
+		c->sense_len = 0;
+		c->resid = c->xfer_len;
+		c->overflow = false;
+		atomic_fetch_add_explicit(&q->tgt->tasks_aborted, 1, memory_order_relaxed);
+		c->done(c);
+		n++;
+	}
+	return n;
+}
+
 /* ------------------------------------------------------ error rules */
 
 static bool status_ok(unsigned int s)

@@ -1800,8 +1800,12 @@ void scsi_tgt_queue_detach(struct scsi_tgt_queue *q)
 {
 	unsigned int i;
 
-	scsi_tgt_queue_reset(q); /* every task ends before its queue goes */
-	while (q->delay_head) /* drained: each ends in its time */
+	/* every task ends before its queue goes: the delayed ones in their
+	 * time, the dropped ones aborted */
+	while (q->delay_head)
+		scsi_tgt_poll(q);
+	scsi_tgt_queue_reset(q);
+	while (q->delay_head) /* what the reset's wait ended, delayed */
 		scsi_tgt_poll(q);
 	for (i = 0; i < q->tgt->nr_luns; i++)
 		blk_ctx_detach(q->ctx[i]);

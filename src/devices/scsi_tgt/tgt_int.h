@@ -275,6 +275,11 @@ bool tgt_ua_take(struct scsi_tgt *t, struct scsi_lu *lu, unsigned int nexus,
 
 /* End @c as aborted by a task management function (done is called). */
 void tgt_task_end_aborted(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
+/* Delayed tasks (delay_ms/ndelay_ns, faults.c) held on @q's list: @only,
+ * or (@only NULL) those of @lun (UINT64_MAX: all) end TASK ABORTED now.
+ * Return how many. */
+unsigned int tgt_delay_abort(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *only,
+			     uint64_t lun);
 /* Put a dropped task on @q's list, or take it off. */
 void tgt_task_drop(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
 /* Count a command, then call its done (tgt.c). */

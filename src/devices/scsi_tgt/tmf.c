@@ -97,6 +97,9 @@ int scsi_tgt_abort_task(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 		}
 		return 0;
 	default:
+		/* ended, but held by the delay: answered aborted now */
+		if (q->delay_head && tgt_delay_abort(q, c, 0))
+			return 0;
 		return -ENOENT;
 	}
 }
@@ -125,6 +128,9 @@ static int reset_queue_tasks(struct scsi_tgt_queue *q, uint64_t lun,
 				return -ETIMEDOUT;
 		}
 	}
+	/* last: what ended meanwhile may wait out a delay (delay_ms) */
+	if (q->delay_head)
+		tgt_delay_abort(q, NULL, lun);
 	return 0;
 }
 

@@ -64,6 +64,9 @@ struct scsi_disk {
 	uint32_t lbs;
 	uint8_t lbs_shift;      /* lbs == 1 << lbs_shift */
 	uint64_t nr_blocks;
+	/* the disk's limits (VPD 0xb0), logical blocks per command: a larger
+	 * request is sent in parts (sd and the block layer's split) */
+	uint32_t max_rw_blocks, max_unmap_blocks, max_ws_blocks;
 	uint32_t max_retries;
 	uint32_t queue_depth;   /* budget tokens; 0: none */
 	uint8_t extras;         /* SCSI_X_*: one test on the fast path */
@@ -111,6 +114,10 @@ struct scsi_pdu {
 	uint64_t due_ns;        /* ... sent again from then on */
 	uint32_t nr_gen;        /* rq->gen when the NOT READY clock started */
 	uint64_t nr_start_ns;   /* ... its start */
+	bool split;             /* this command is the request's first part */
+	uint32_t cmd_bytes;     /* bytes this command covers */
+	uint32_t busy_gen;      /* rq->gen when the host first refused it */
+	uint64_t busy_start_ns; /* ... then */
 	uint8_t cdb[16];
 	uint8_t param[24];
 	struct scsi_cmnd cmd;   /* last: the LLD's area follows it */
@@ -239,6 +246,29 @@ static void __attribute__((noinline)) scsi_delayed_poll(struct scsi_hq *hq)
 	}
 }
 
+/*
+ * A request the host or the device keeps refusing (host busy, no tag,
+ * blocked) never starts, so its request timeout never runs: true once it
+ * has been refused for (max_retries + 1) request timeouts since the first
+ * time, as sd bounds a command's life; it then fails BLK_STS_TIMEOUT.
+ */
+static bool __attribute__((noinline))
+refused_too_long(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq)
+{
+	struct scsi_disk *sd = hq->sd;
+	uint64_t now = now_ns();
+
+	if (pdu->busy_gen != rq->gen || !pdu->busy_start_ns) {
+		pdu->busy_gen = rq->gen;
+		pdu->busy_start_ns = now;
+		return false;
+	}
+	if (now - pdu->busy_start_ns < (uint64_t)(sd->max_retries + 1) * sd->rq_timeout_ns)
+		return false;
+	hq->st.refused_too_long++;
+	return true;
+}
+
 /* Send @rq again: now, from queue_rq (it answers RESOURCE), or requeued. */
 static void scsi_requeue(struct scsi_pdu *pdu, struct request *rq)
 {
@@ -288,6 +318,11 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 
 	/* the LLD could not deliver it: host busy (requeued, the host
 	 * blocked a while) or an error (failed) */
+	if (c->host_status == SCSI_HOST_BUSY && refused_too_long(hq, pdu, rq)) {
+		*stp = BLK_STS_TIMEOUT;
+		rq->native_status = 0;
+		return false;
+	}
 	if (c->host_status == SCSI_HOST_BUSY) {
 		hq->st.busy++;
 		atomic_store_explicit(&sd->blocked,
@@ -361,6 +396,13 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 	if (st == BLK_STS_TIMEOUT && c->status == SAM_STAT_TASK_ABORTED &&
 	    !pdu->timed_out)
 		st = BLK_STS_IOERR; /* aborted by a reset, not for time */
+	/* a request past the disk's limit went in parts: the rest next */
+	if (pdu->split && st == BLK_STS_OK && rq->op > BLK_OP_WRITE) {
+		hq->st.split++;
+		blk_mq_update_request(rq, pdu->cmd_bytes);
+		scsi_requeue(pdu, rq);
+		return true;
+	}
 	if (c->dir == SCSI_DIR_NONE || rq->op > BLK_OP_WRITE) {
 		*stp = st;
 		goto out;
@@ -385,7 +427,10 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 			goto out;
 		}
 		if (good) {
-			hq->st.partial++;
+			if (pdu->split && good == pdu->cmd_bytes)
+				hq->st.split++;
+			else
+				hq->st.partial++;
 			blk_mq_update_request(rq, good);
 		} else if (rq->retries++ < sd->max_retries) {
 			hq->st.retries++; /* no progress: counts as a retry */
@@ -434,7 +479,8 @@ static void scsi_done(struct scsi_cmnd *c)
 	 * (scsi_finish_command()'s reset of the blocked counts) */
 	if (unlikely(atomic_load_explicit(&sd->blocked, memory_order_relaxed)))
 		atomic_store_explicit(&sd->blocked, 0, memory_order_relaxed);
-	if (unlikely(c->status != SAM_STAT_GOOD || c->resid || c->host_status) &&
+	if (unlikely(c->status != SAM_STAT_GOOD || c->resid || c->host_status ||
+		     pdu->split) &&
 	    scsi_done_slow(hq, pdu, rq, &st))
 		goto out;
 #ifdef BLK_STAGE_TIMERS
@@ -593,7 +639,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	if (unlikely(atomic_load_explicit(&sd->blocked, memory_order_relaxed)) &&
 	    scsi_blocked(hq))
-		return BLK_STS_RESOURCE;
+		return refused_too_long(hq, pdu, rq) ? BLK_STS_TIMEOUT : BLK_STS_RESOURCE;
 	/* budget tokens (scsi_mq_get_budget()): the LUN's queue depth */
 	pdu->budget = false;
 	if (unlikely(sd->extras & SCSI_X_BUDGET)) {
@@ -612,6 +658,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	pdu->hctx = hctx;
 	pdu->lba = lba;
 	pdu->timed_out = false;
+	pdu->split = false;
 	c->lun = 0;
 	c->cdb = pdu->cdb;
 	c->done = scsi_done;
@@ -622,6 +669,11 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	switch (rq->op) {
 	case BLK_OP_READ:
 	case BLK_OP_WRITE:
+		if (unlikely(nb > sd->max_rw_blocks)) {
+			nb = sd->max_rw_blocks;
+			pdu->split = true;
+		}
+		pdu->cmd_bytes = nb << sd->lbs_shift;
 		cdb_rw(sd, pdu->cdb, rq->op == BLK_OP_WRITE, lba, nb,
 		       rq->cmd_flags & BLK_BIO_FUA, &c->cdb_len);
 		hq->st.rw_cdb[c->cdb_len >> 3]++; /* 6: 0, 10: 1, 16: 2 */
@@ -634,7 +686,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 		}
 		c->iov = iov;
 		c->iovcnt = n;
-		c->xfer_len = rq->data_len;
+		c->xfer_len = pdu->cmd_bytes; /* of the iovecs, the first part */
 		c->dir = rq->op == BLK_OP_WRITE ? SCSI_DIR_TO_DEVICE :
 						  SCSI_DIR_FROM_DEVICE;
 		break;
@@ -644,6 +696,11 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 		c->cdb_len = 10;
 		break;
 	case BLK_OP_DISCARD:
+		if (nb > sd->max_unmap_blocks) {
+			nb = sd->max_unmap_blocks;
+			pdu->split = true;
+		}
+		pdu->cmd_bytes = nb << sd->lbs_shift;
 		/* UNMAP, one block descriptor (SBC-3 5.28) */
 		memset(pdu->cdb, 0, 10);
 		pdu->cdb[0] = UNMAP;
@@ -662,6 +719,11 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 		c->dir = SCSI_DIR_TO_DEVICE;
 		break;
 	case BLK_OP_WRITE_ZEROES:
+		if (nb > sd->max_ws_blocks) {
+			nb = sd->max_ws_blocks;
+			pdu->split = true;
+		}
+		pdu->cmd_bytes = nb << sd->lbs_shift;
 		/* WRITE SAME (16) with NDOB: zeros, no data (SBC-3 5.42) */
 		memset(pdu->cdb, 0, 16);
 		pdu->cdb[0] = WRITE_SAME_16;
@@ -709,7 +771,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 			atomic_fetch_sub_explicit(&sd->budget_used, 1,
 						  memory_order_release);
 		}
-		return BLK_STS_RESOURCE;
+		return refused_too_long(hq, pdu, rq) ? BLK_STS_TIMEOUT : BLK_STS_RESOURCE;
 	}
 	/* a retry decided inline: the core requeues it (at once), or it
 	 * waits on the delayed list (in flight for the core) */
@@ -804,6 +866,7 @@ static void probe_done(struct scsi_cmnd *c)
 }
 
 #define PROBE_READY_NS (100ull * 1000000000) /* sd_spinup_disk()'s ~100 s */
+#define PROBE_RETRIES 5 /* sd's SD_MAX_RETRIES for a probe command */
 
 /*
  * One probe command, to its end; GOOD after at most a few unit attentions.
@@ -817,7 +880,8 @@ static int probe(struct probe *p, const uint8_t *cdb, uint8_t len, void *buf,
 	struct iovec iov = { .iov_base = buf, .iov_len = xfer };
 	uint64_t ready_by = now_ns() + PROBE_READY_NS;
 	struct scsi_cmnd *c = &p->pc->cmd;
-	int tries = 0;
+	struct timespec ms = { 0, 1000000 };
+	int tries = 0, retries = 0;
 
 	for (;;) {
 		uint64_t end_by;
@@ -846,18 +910,27 @@ static int probe(struct probe *p, const uint8_t *cdb, uint8_t len, void *buf,
 		while (!p->pc->ended) {
 			p->hostt->poll(p->q);
 			if (!p->pc->ended && now_ns() > end_by) {
+				/* no answer: the LLD's host reset ends it, then
+				 * it is sent again, as sd's probe retries */
 				p->hostt->eh_host_reset_handler(p->q);
 				while (!p->pc->ended)
 					p->hostt->poll(p->q);
+				if (++retries <= PROBE_RETRIES)
+					goto again;
 				return -ETIMEDOUT;
 			}
 		}
 		if (c->host_status == SCSI_HOST_BUSY && now_ns() < ready_by)
-			continue;
+			goto again;
 		if (c->host_status != SCSI_HOST_OK)
 			return -EIO;
 		if (c->status == SAM_STAT_GOOD)
 			return 0;
+		/* busy, task set full, aborted: sent again a few times (sd's
+		 * probe commands retry as I/O does) */
+		if ((c->status == SAM_STAT_BUSY || c->status == SAM_STAT_TASK_SET_FULL ||
+		     c->status == SAM_STAT_TASK_ABORTED) && ++retries <= PROBE_RETRIES)
+			goto again;
 		{
 			struct scsi_sense s;
 
@@ -867,16 +940,16 @@ static int probe(struct probe *p, const uint8_t *cdb, uint8_t len, void *buf,
 			/* a unit attention is expected once after power on */
 			if (s.key == SK_UNIT_ATTENTION && ++tries < 4)
 				continue;
+			if (s.key == SK_ABORTED_COMMAND && ++retries <= PROBE_RETRIES)
+				goto again;
 			/* spinning up (tur_ms_to_ready): wait, as sd does */
 			if (s.key == SK_NOT_READY && s.asc_ascq == 0x0401 &&
-			    now_ns() < ready_by) {
-				struct timespec ms = { 0, 1000000 };
-
-				nanosleep(&ms, NULL);
-				continue;
-			}
+			    now_ns() < ready_by)
+				goto again;
 			return -EIO;
 		}
+again:
+		nanosleep(&ms, NULL);
 	}
 }
 
@@ -1062,6 +1135,10 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	max_xfer = scsi_get_be32(b0 + 8);
 	max_unmap = scsi_get_be32(b0 + 20);
 	max_ws = (uint32_t)scsi_get_be64(b0 + 36);
+	/* 0: no limit reported (SBC-3 6.6.4) */
+	sd->max_rw_blocks = max_xfer ? max_xfer : UINT32_MAX;
+	sd->max_unmap_blocks = max_unmap ? max_unmap : UINT32_MAX;
+	sd->max_ws_blocks = max_ws ? max_ws : UINT32_MAX;
 	qc.name = "scsi";
 	qc.capacity = sd->nr_blocks * sd->lbs;
 	qc.logical_block_size = sd->lbs;
