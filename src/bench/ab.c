@@ -225,9 +225,6 @@ static int side_parse(struct ab_side *s, const char *text)
 	int rc;
 
 	s->text = text;
-	if (!text[0])
-		return ab_err("ab (side %s): empty, allowed bench options, optionally after binary=PATH",
-			      s->name);
 	rc = wordexp(text, &s->words, WRDE_NOCMD | WRDE_UNDEF);
 	if (rc) {
 		s->words.we_wordc = 0;
@@ -500,7 +497,7 @@ static int ab_parse(struct ab *ab, int argc, char **argv, bool *help)
 		ab->common[ab->nr_common++] = a;
 	}
 	if (ab->nr_sides < 2)
-		return ab_err("ab: %u side%s given, allowed 2..%d: one --ab=OPTIONS per side (--ab='' is not a side; for A/A give the same options twice)",
+		return ab_err("ab: %u side%s given, allowed 2..%d: one --ab=OPTIONS per side (--ab= for a side with the workload's options alone; for A/A give the same options twice)",
 			      ab->nr_sides, ab->nr_sides == 1 ? "" : "s", AB_MAX_SIDES);
 	if (!strcmp(order, "alternate"))
 		ab->random_order = false;
@@ -647,16 +644,16 @@ static const char *jstr_or(json_t *o, const char *key, const char *dflt)
 }
 
 /*
- * Read a side's JSON report into round @round (or, for @round < 0, a
- * warm-up: the first one names the cells).  Return 0 or -EINVAL with
- * ab->error set.
+ * Read a side's JSON report into round @round (< 0: a warm-up, only
+ * checked).  The first report read, side A's, names the cells.  Return 0
+ * or -EINVAL with ab->error set.
  */
 static int take_report(struct ab *ab, unsigned int side, int round,
 		       const char *text)
 {
 	json_error_t je;
 	json_t *root = json_loads(text, 0, &je), *jobs, *job;
-	bool define = round < 0 && !ab->nr_cells;
+	bool define = !ab->nr_cells;	/* side A's first report names the cells */
 	unsigned int seen = 0;
 	size_t i, j;
 
@@ -692,7 +689,7 @@ static int take_report(struct ab *ab, unsigned int side, int round,
 		if (c == ab->nr_cells) {
 			if (!define) {
 				snprintf(ab->error, sizeof(ab->error),
-					 "side %s: its report has job '%s' on %s, which side A's first run did not have: the sides must run the same jobs",
+					 "side %s: its report has job '%s' on %s, which the first report did not have: the sides must run the same jobs",
 					 ab->sides[side].name, name, dev);
 				json_decref(root);
 				return -EINVAL;
@@ -721,7 +718,7 @@ static int take_report(struct ab *ab, unsigned int side, int round,
 	json_decref(root);
 	if (seen != ab->nr_cells) {
 		snprintf(ab->error, sizeof(ab->error),
-			 "side %s: its report has %u jobs, side A's first run %u: the sides must run the same jobs",
+			 "side %s: its report has %u jobs, the first report %u: the sides must run the same jobs",
 			 ab->sides[side].name, seen, ab->nr_cells);
 		return -EINVAL;
 	}
@@ -860,7 +857,7 @@ static int run_rounds(struct ab *ab)
 	ab_rng_seed(&rng, ab->seed);
 	for (i = 0; i < ab->nr_sides; i++)
 		order[i] = i;
-	for (w = 0; w < ab->warmup || !ab->nr_cells; w++) {
+	for (w = 0; w < ab->warmup; w++) {
 		for (i = 0; i < ab->nr_sides; i++) {
 			rc = run_side(ab, i, -1);
 			if (rc)
@@ -954,7 +951,7 @@ static void rule(FILE *f, int w)
 static void report_text(FILE *f, struct ab *ab)
 {
 	unsigned int n = ab->rounds, s, c, m;
-	int label_w = 10, width;
+	int label_w = 11, width;
 	bool unit_figures = false;
 	char buf[128];
 
