@@ -2,7 +2,7 @@
 # Is `blkstack bench --ab` right?  RUNS A/B runs of the same configuration
 # twice (A/A: every headline metric must say "within noise") and RUNS of a
 # planted difference (B spins 5 % longer per request in null's queue_rq,
-# --spin_nsec=1000 against 1050: CPU per I/O must say "worse", and no
+# --spin_nsec=10000 against 10500: CPU per I/O must say "worse", and no
 # headline metric "better").  The promise (docs/lab.md): at least 19 of 20
 # of each.  Prints each run's verdicts, then the counts.
 #
@@ -24,8 +24,8 @@ command -v jq >/dev/null || { echo "jq is not installed: scripts/install-deps.sh
 bench_machine_start jq
 
 WL="--dev=null --rw=randread --bs=4k --iodepth=32 --runtime=$RUNTIME --time_based"
-BASE=--spin_nsec=1000
-PLANT=--spin_nsec=1050
+BASE=--spin_nsec=10000
+PLANT=--spin_nsec=10500
 echo "workload: $WL"
 echo "A/A: --ab=$BASE twice; planted: --ab=$BASE --ab=$PLANT; ab_budget=$BUDGET s${AB_EXTRA:+; $AB_EXTRA}"
 
