@@ -177,15 +177,22 @@ bool bench_ab_wanted(int argc, char **argv)
 	return false;
 }
 
+/*
+ * One line on stderr.  The message carries the user's text (sides, paths,
+ * values), so it goes out through bench_show(): control bytes and bytes
+ * that are not UTF-8 as \xNN, never a terminal escape.
+ */
+#define AB_MSG_MAX 1000
 static __attribute__((format(printf, 1, 2))) int ab_err(const char *fmt, ...)
 {
+	static char msg[2048], shown[AB_MSG_MAX * 4 + 4];
 	va_list ap;
 
-	fprintf(stderr, "blkstack bench: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "blkstack bench: %s\n",
+		bench_show(shown, sizeof(shown), msg, strlen(msg), AB_MSG_MAX));
 	return -EINVAL;
 }
 
@@ -313,26 +320,30 @@ static char *slurp(FILE *f)
 	return buf;
 }
 
-/* The last line of @s worth showing (without its newline), in @buf. */
+/*
+ * The last two lines of @s (a message and its hint, or a sanitizer's
+ * summary) on one line, made safe to print (bench_show()), in @buf of
+ * @len bytes (at least 4 x 200 + 4).
+ */
 static const char *last_lines(char *buf, size_t len, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
+	char raw[1024];
 	const char *p;
+	int lines = 0;
 
 	while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
 		n--;
 	if (!n)
 		return "(nothing on stderr)";
-	/* the last two lines: a message and its hint, or a sanitizer's summary */
-	p = s + n;
-	for (int lines = 0; p > s; p--)
+	for (p = s + n; p > s; p--)
 		if (p[-1] == '\n' && ++lines == 2)
 			break;
-	snprintf(buf, len, "%.*s", (int)(s + n - p), p);
-	for (char *q = buf; *q; q++)
+	snprintf(raw, sizeof(raw), "%.*s", (int)(s + n - p), p);
+	for (char *q = raw; *q; q++)
 		if (*q == '\n')
 			*q = ' ';
-	return buf;
+	return bench_show(buf, len, raw, strlen(raw), 200);
 }
 
 static const char *side_binary(const struct ab *ab, const struct ab_side *s)
@@ -731,7 +742,7 @@ static int run_side(struct ab *ab, unsigned int s, int round)
 	struct ab_side *side = &ab->sides[s];
 	size_t n = 5 + ab->nr_common + side->nr_args, i, k = 0;
 	char **argv = calloc(n, sizeof(*argv));
-	char *out = NULL, *err = NULL, tail[400], rname[32];
+	char *out = NULL, *err = NULL, tail[4 * 200 + 4], rname[32];
 	FILE *fo = tmpfile(), *fe = tmpfile();
 	int status = 0, rc;
 
@@ -1178,7 +1189,7 @@ int bench_ab_main(int argc, char **argv)
 	}
 	rc = run_rounds(ab);
 	if (rc && rc != -EINTR)
-		fprintf(stderr, "blkstack bench: ab: %s\n", ab->error[0] ? ab->error : strerror(-rc));
+		ab_err("ab: %s", ab->error[0] ? ab->error : strerror(-rc));
 	if (ab->output[0]) {
 		out = fopen(ab->output, "w");
 		if (!out) {
