@@ -128,6 +128,7 @@ struct blk_dev_params {
 	/* null */
 	uint32_t irqmode;           /* irqmode=0 inline, 1 thread, 2 timer (0) */
 	uint64_t completion_nsec;   /* completion_nsec=, ns, for irqmode=2 (10000) */
+	uint64_t spin_nsec;         /* spin_nsec=, ns of busy wait per request in queue_rq (0) */
 	bool memory_backed;         /* memory_backed=0|1 (0) */
 	uint64_t fail_every;        /* fail_every=N, 0 off */
 	uint64_t timeout_every;     /* timeout_every=N, 0 off */

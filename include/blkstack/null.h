@@ -26,6 +26,9 @@ enum blk_null_irqmode {
  *	and driver_data are set by the driver.
  * @irqmode: enum blk_null_irqmode.
  * @completion_nsec: completion delay for NULL_IRQ_TIMER, in ns (0..1e9).
+ * @spin_nsec: busy-wait this long (ns, 0..1e9) in queue_rq() for every
+ *	request, on the submitting thread: a CPU cost per request that a
+ *	benchmark can plant and then look for (A/B validation); 0: none.
  * @memory_backed: store data (pages on first write) so reads return it.
  * @fail_every: complete every Nth request with BLK_STS_IOERR (0: never).
  * @timeout_every: drop every Nth request so it times out (0: never); the
@@ -37,6 +40,7 @@ struct blk_null_config {
 	struct blk_dev_config queue;
 	enum blk_null_irqmode irqmode;
 	uint64_t completion_nsec;
+	uint64_t spin_nsec;
 	bool memory_backed;
 	uint64_t fail_every;
 	uint64_t timeout_every;
@@ -50,7 +54,7 @@ struct blk_null_config {
  *
  * With irqmode 1 or 2 one completion thread per hardware queue is started;
  * it polls for work and sleeps 50 us when idle for 100 us.
- * Return: 0, -EINVAL for irqmode or completion_nsec out of range or a bad
+ * Return: 0, -EINVAL for irqmode, completion_nsec or spin_nsec out of range or a bad
  * queue limit, -ENOMEM, -EAGAIN when a thread cannot be started.
  * Context: any thread.
  */

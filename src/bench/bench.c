@@ -259,6 +259,10 @@ int bench_main(int argc, char **argv)
 	bool err_printed = false;
 	int ret, failed = 0;
 
+	if (bench_ab_wanted(argc, argv)) {
+		stop_handlers_install();
+		return bench_ab_main(argc, argv);
+	}
 	o = calloc(1, sizeof(*o));
 	if (!o) {
 		fprintf(stderr, "blkstack bench: out of memory\n");

@@ -364,4 +364,20 @@ uint64_t bench_run_verified(const struct bench_run_result *r);
 /* bench.c */
 int bench_main(int argc, char **argv);
 
+/**
+ * bench_ab_wanted() - does the command line ask for an A/B comparison
+ * (any --ab= or --ab_* option before "--")?
+ */
+bool bench_ab_wanted(int argc, char **argv);
+
+/**
+ * bench_ab_main() - `blkstack bench --ab=... --ab=... [options]`: run the
+ * sides in rounds, each in a process of its own, and report the
+ * differences with their intervals (src/bench/ab.c, docs/lab.md).
+ * Return: the exit status: 0; 1 for bad options or a side that failed
+ * (crashed, exited non-zero, reported no JSON); 128 + signal when stopped
+ * by SIGINT/SIGTERM.
+ */
+int bench_ab_main(int argc, char **argv);
+
 #endif /* BLKSTACK_BENCH_H */

@@ -1686,4 +1686,5 @@ void bench_usage(FILE *f)
 			 "  --%s", cli_opts[i].name, cli_opts[i].metavar);
 		usage_left(f, left, cli_opts[i].help);
 	}
+	bench_ab_usage(f);
 }

@@ -201,4 +201,7 @@ const char *bench_show(char *buf, size_t len, const char *s, size_t n,
 /** bench_usage() - print the option list to @f. */
 void bench_usage(FILE *f);
 
+/** bench_ab_usage() - the A/B options (src/bench/ab.c), for bench_usage(). */
+void bench_ab_usage(FILE *f);
+
 #endif /* BLKSTACK_BENCH_OPTIONS_H */

@@ -1281,6 +1281,8 @@ static json_t *json_global(struct jctx *c, const struct bench_opts *o,
 	jstrf(c, g, "rq_timeout", d->p.rq_timeout_ms);
 	jstrf(c, g, "irqmode", d->p.irqmode);
 	jstrf(c, g, "completion_nsec", d->p.completion_nsec);
+	if (d->p.spin_nsec)
+		jstrf(c, g, "spin_nsec", d->p.spin_nsec);
 	jstrf(c, g, "memory_backed", d->p.memory_backed);
 	if (d->p.fail_every)
 		jstrf(c, g, "fail_every", d->p.fail_every);

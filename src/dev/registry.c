@@ -256,6 +256,9 @@ static const struct blk_opt_desc null_opts[] = {
 	{ .name = "completion_nsec", .type = BLK_OPT_TIME, P(completion_nsec),
 	  .min = 0, .max = NSEC_PER_SEC, .unit_ns = 1, .store_ns = 1,
 	  .def = "10000", .help = "timer completion delay for irqmode=2" },
+	{ .name = "spin_nsec", .type = BLK_OPT_TIME, P(spin_nsec),
+	  .min = 0, .max = NSEC_PER_SEC, .unit_ns = 1, .store_ns = 1,
+	  .def = "0", .help = "busy-wait this long in queue_rq for every request, on the submitting thread: a CPU cost per request, e.g. a planted difference for bench --ab; 0: off" },
 	{ .name = "memory_backed", .type = BLK_OPT_BOOL, P(memory_backed),
 	  .max = 1, .def = "0", .help = "keep written data and return it on reads" },
 	{ .name = "fail_every", .type = BLK_OPT_UINT, P(fail_every),
@@ -422,6 +425,7 @@ static int null_create(const struct blk_driver *drv,
 	(void)errlen;
 	nc.irqmode = (enum blk_null_irqmode)p->irqmode;
 	nc.completion_nsec = p->completion_nsec;
+	nc.spin_nsec = p->spin_nsec;
 	nc.memory_backed = p->memory_backed;
 	nc.fail_every = p->fail_every;
 	nc.timeout_every = p->timeout_every;
@@ -496,6 +500,7 @@ static void lower_params(const struct blk_dev_params *p, const char *lower,
 	} else if (!strcmp(lower, "null")) {
 		lp->irqmode = 0;
 		lp->completion_nsec = 0;
+		lp->spin_nsec = 0;
 		lp->fail_every = 0;
 		lp->timeout_every = 0;
 		lp->requeue_every = 0;
