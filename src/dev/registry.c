@@ -680,6 +680,29 @@ static int scsi_tgt_config_from(const struct blk_dev_params *p,
  * the loopback LLD; LUN 0 is the lower device, with a hardware queue of
  * its own for each of the disk's, as deep.
  */
+/*
+ * The target core names its configuration's fields ("sector_size=256");
+ * the user gave them as this driver's options: say "scsi_sector_size=256"
+ * and "scsi_error rule 1: ...".
+ */
+static void scsi_err_option_names(char *err, size_t errlen)
+{
+	static const char *const fields[] = {
+		"opts=", "every_nth=", "sector_size=", "physblk_exp=",
+		"opt_xferlen_exp=", "opt_blks=", "lbpu=", "lbpws=", "lbpws10=",
+		"lbprz=", "unmap_alignment=", "unmap_granularity=", "error rule",
+	};
+	char tmp[512];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (!strncmp(err, fields[i], strlen(fields[i]))) {
+			snprintf(tmp, sizeof(tmp), "scsi_%s", err);
+			snprintf(err, errlen, "%s", tmp);
+			return;
+		}
+}
+
 static int scsi_create(const struct blk_driver *drv,
 		       const struct blk_dev_params *p,
 		       const struct blk_dev_config *q,
@@ -719,7 +742,10 @@ static int scsi_create(const struct blk_driver *drv,
 	sc.lld_thread = p->scsi_lld == 1;
 	sc.no_10_for_rw = !p->scsi_use_10_for_rw;
 	sc.stage_timers = p->scsi_stage_timers;
-	return blk_scsi_create(&sc, dev, err, errlen); /* owns sc.lower */
+	ret = blk_scsi_create(&sc, dev, err, errlen); /* owns sc.lower */
+	if (ret == -EINVAL)
+		scsi_err_option_names(err, errlen);
+	return ret;
 }
 
 static const char *const nvme_lowers[] = { "ram", "null", "uring", NULL };

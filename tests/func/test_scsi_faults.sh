@@ -80,10 +80,18 @@ expect_error "scsi_error opcode out of range" "scsi_error=.*rule 1: opcode:0x100
 	bench --dev=scsi --scsi_error='opcode:0x100,count:1,status:2,sense:3/11/00' --rw=read --size=1M
 expect_error "scsi_error second rule's count" "rule 2: count:many: allowed -2147483648\.\.2147483647" \
 	bench --dev=scsi --scsi_error='opcode:0x28,count:1,status:8;opcode:0x2a,count:many,status:8' --rw=read --size=1M
-expect_error "scsi_error status not a SAM status" "status:0x03: allowed 0x02, 0x04" \
+expect_error "scsi_error status not a SAM status" "status:0x03: allowed 0x02, 0x08" \
 	bench --dev=scsi --scsi_error='opcode:0x28,count:1,status:0x03' --rw=read --size=1M
 expect_error "scsi_error sense key" "sense:g/11/00: allowed KEY/ASC/ASCQ in hex" \
 	bench --dev=scsi --scsi_error='opcode:0x28,count:1,status:2,sense:g/11/00' --rw=read --size=1M
+# from a break-test: a fail rule answering CONDITION MET lost WRITEs without
+# a word; sense with a status that carries none, a field twice: refused
+expect_error "scsi_error CONDITION MET refused" "status:0x04: allowed 0x02, 0x08" \
+	bench --dev=scsi --scsi_error='opcode:0x2a,count:-3,status:0x04' --rw=write --size=1M
+expect_error "scsi_error sense without CHECK CONDITION" "sense: only with status:0x02" \
+	bench --dev=scsi --scsi_error='opcode:0x28,count:1,status:0x08,sense:3/11/00' --rw=read --size=1M
+expect_error "scsi_error a field twice" "count: given twice" \
+	bench --dev=scsi --scsi_error='opcode:0x28,count:1,count:2,status:8' --rw=read --size=1M
 
 # every_nth negative: the 5th READ/WRITE and every one after it
 "$BLKSTACK" bench --dev=scsi --scsi_every_nth=-5 --scsi_opts=0x8 --rw=write --bs=4k --size=1M \

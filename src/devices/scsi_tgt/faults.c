@@ -115,8 +115,9 @@ unsigned int tgt_delay_abort(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *only
 static bool status_ok(unsigned int s)
 {
 	switch (s) {
+	/* not CONDITION MET: a success, the command would not run and be
+	 * reported done (a WRITE lost without a word) */
 	case SAM_STAT_CHECK_CONDITION:
-	case SAM_STAT_CONDITION_MET:
 	case SAM_STAT_BUSY:
 	case SAM_STAT_RESERVATION_CONFLICT:
 	case SAM_STAT_TASK_SET_FULL:
@@ -128,7 +129,7 @@ static bool status_ok(unsigned int s)
 	}
 }
 
-#define STATUS_ALLOWED "0x02, 0x04, 0x08, 0x18, 0x28, 0x30, 0x40 (a SAM status, not GOOD)"
+#define STATUS_ALLOWED "0x02, 0x08, 0x18, 0x28, 0x30, 0x40 (an error status; not GOOD nor CONDITION MET: a command not run, reported done)"
 
 static int rule_check(const struct scsi_tgt *t, const struct scsi_tgt_error_rule *r,
 		      char *why, size_t whylen)
@@ -425,6 +426,7 @@ static int parse_rule(const char *s, const char *e, struct scsi_tgt_error_rule *
 		      char *why, size_t whylen)
 {
 	bool has_op = false, has_count = false, has_status = false, has_sense = false;
+	unsigned int seen = 0;
 	long long v;
 
 	memset(r, 0, sizeof(*r));
@@ -446,6 +448,21 @@ static int parse_rule(const char *s, const char *e, struct scsi_tgt_error_rule *
 		val = colon + 1;
 		vlen = (size_t)(f - val);
 #define IS(n) (nlen == sizeof(n) - 1 && !memcmp(s, n, nlen))
+		{
+			static const char *const names[] = {
+				"type", "opcode", "count", "status", "sense", "lun",
+			};
+			unsigned int k;
+
+			for (k = 0; k < 6; k++)
+				if (nlen == strlen(names[k]) && !memcmp(s, names[k], nlen))
+					break;
+			if (k < 6 && (seen & (1u << k))) {
+				snprintf(why, whylen, "%s: given twice", names[k]);
+				return -EINVAL;
+			}
+			seen |= 1u << k;
+		}
 		if (IS("type")) {
 			if (vlen == 4 && !memcmp(val, "fail", 4))
 				r->type = SCSI_TGT_ERR_FAIL;
@@ -522,6 +539,11 @@ static int parse_rule(const char *s, const char *e, struct scsi_tgt_error_rule *
 		}
 		if (r->status == SAM_STAT_CHECK_CONDITION && !has_sense) {
 			snprintf(why, whylen, "sense: required with status:0x02 (KEY/ASC/ASCQ in hex, e.g. 3/11/00)");
+			return -EINVAL;
+		}
+		if (r->status != SAM_STAT_CHECK_CONDITION && has_sense) {
+			snprintf(why, whylen, "sense: only with status:0x02 (CHECK CONDITION), not status:0x%02x",
+				 r->status);
 			return -EINVAL;
 		}
 	} else if (has_status || has_sense) {
