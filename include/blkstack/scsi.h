@@ -433,6 +433,30 @@ struct blk_scsi_stats {
 };
 
 /**
+ * struct blk_scsi_info - what sd's probe read at attach.
+ * @vendor, @product, @revision: standard INQUIRY data (SPC-4 6.6.2).
+ * @serial: VPD 0x80; "" when the disk has none.
+ * @naa: the unit's NAA designator from VPD 0x83 in hex (sd's wwid
+ *	without the "naa." prefix); "" when none.
+ * @rotation_rate: VPD 0xb1 MEDIUM ROTATION RATE (1: non-rotating).
+ * @nr_luns: logical units REPORT LUNS listed (this disk is LUN 0).
+ * @write_protected: WP in the mode data.
+ */
+struct blk_scsi_info {
+	char vendor[9], product[17], revision[5];
+	char serial[33];
+	char naa[33];
+	uint16_t rotation_rate;
+	uint32_t nr_luns;
+	bool write_protected;
+};
+
+/**
+ * blk_scsi_get_info() - what the probe read.  Context: any thread.
+ */
+void blk_scsi_get_info(struct blk_dev *dev, struct blk_scsi_info *info);
+
+/**
  * blk_scsi_get_stats() - sum the counters over the disk's queues.
  * @dev: a device from blk_scsi_create().
  * Context: any thread, no I/O in flight (the per-queue counters are plain).

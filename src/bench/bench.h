@@ -126,6 +126,7 @@ struct bench_run_result {
 	struct blk_uring_stats uring;
 	struct blk_nvme_stats nvme;
 	struct blk_scsi_stats scsi;
+	struct blk_scsi_info scsi_info; /* has_scsi: what the probe read */
 	/*
 	 * CPUs other processes (and, in a VM, other guests: steal) kept busy
 	 * on average over the run: the machine's busy CPU time less this

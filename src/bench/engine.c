@@ -1699,6 +1699,8 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	}
 
 	dev_counters_read(dev, res->has_nvme, res->has_uring, res->has_scsi, &before);
+	if (res->has_scsi)
+		blk_scsi_get_info(dev, &res->scsi_info);
 	busy0 = bench_machine_busy_s();
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = bench_gettime_ns();

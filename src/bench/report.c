@@ -1114,6 +1114,21 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 		jint(c, v, "busy", ss->busy);
 		jint(c, v, "injected", ss->injected);
 		jint(c, v, "unit_attentions", ss->unit_attentions);
+		{
+			const struct blk_scsi_info *si = &r->scsi_info;
+			json_t *in = json_object();
+
+			json_object_set_new(in, "vendor", json_string(si->vendor));
+			json_object_set_new(in, "product", json_string(si->product));
+			json_object_set_new(in, "revision", json_string(si->revision));
+			json_object_set_new(in, "serial", json_string(si->serial));
+			json_object_set_new(in, "naa", json_string(si->naa));
+			jint(c, in, "rotation_rate", si->rotation_rate);
+			jint(c, in, "luns", si->nr_luns);
+			json_object_set_new(in, "write_protected",
+					    json_boolean(si->write_protected));
+			jset(c, v, "inquiry", in);
+		}
 		jint(c, v, "partial", ss->partial);
 		jint(c, v, "cdb_fallbacks", ss->cdb_fallbacks);
 		jint(c, v, "delayed_retries", ss->delayed_retries);

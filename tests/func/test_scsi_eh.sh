@@ -112,6 +112,12 @@ check "scsi_queue_depth=0: no budget, none refused" jq -e "$S.budget_busy == 0" 
 expect_error "scsi_queue_depth out of range" "scsi_queue_depth=70000: .*0\.\.65536" \
 	bench --dev=scsi --scsi_queue_depth=70000 --rw=read --size=1M
 
+# what sd's probe read: standard INQUIRY, VPD 0x80, 0x83, 0xb1, REPORT
+# LUNS, WP in the mode data
+"$BLKSTACK" bench --dev=scsi --scsi_wp=1 --rw=read --bs=4k --size=1M $J >"$TMP/in.json"
+check "probe: vendor, product, serial, NAA name, non-rotating, 1 LUN, write protected" \
+	jq -e "$S.inquiry | .vendor == \"BLKSTACK\" and .product == \"blkstack disk\" and (.serial | test(\"^BLK[0-9A-F]{6}$\")) and (.naa | test(\"^6[0-9a-f]{31}$\")) and .rotation_rate == 1 and .luns == 1 and .write_protected" "$TMP/in.json"
+
 # sd's READ/WRITE CDBs: (10) by default; with use_10_for_rw cleared, (6)
 # where the LBA fits 21 bits (under 1 GiB of 512-byte blocks) and the
 # length 256 blocks, else (10); the data verifies either way

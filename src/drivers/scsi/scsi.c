@@ -72,6 +72,7 @@ struct scsi_disk {
 	uint8_t extras;         /* SCSI_X_*: one test on the fast path */
 	bool use_16_for_rw;     /* more blocks than READ (10) addresses */
 	bool write_protected;   /* WP in the mode data at attach */
+	struct blk_scsi_info info; /* what the probe read */
 	uint32_t nr_luns;       /* REPORT LUNS at attach (LUN 0 is this disk) */
 	/* sdev->use_10_for_rw: cleared when the disk refuses READ/WRITE (10)
 	 * (then 6-byte CDBs where they fit); read relaxed per command */
@@ -953,6 +954,70 @@ again:
 	}
 }
 
+/* An ASCII field from the disk: trailing spaces off, anything but
+ * printable ASCII made '?' (it is outside input). */
+static void rtrim(char *s)
+{
+	size_t n = strlen(s), i;
+
+	while (n && s[n - 1] == ' ')
+		s[--n] = 0;
+	for (i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			s[i] = '?';
+}
+
+static int probe_vpd_ids(struct probe *p, struct scsi_disk *sd)
+{
+	uint8_t cdb[6] = { INQUIRY, 1, 0, 0, 255, 0 };
+	uint8_t list[255], pg[255];
+	unsigned int n, i, k;
+	int ret;
+
+	memset(list, 0, sizeof(list));
+	if ((ret = probe(p, cdb, 6, list, sizeof(list))))
+		return ret;
+	n = scsi_get_be16(list + 2);
+	if (n > sizeof(list) - 4)
+		n = sizeof(list) - 4;
+	for (i = 0; i < n; i++) {
+		uint8_t page = list[4 + i];
+		unsigned int len;
+
+		if (page != 0x80 && page != 0x83 && page != 0xb1)
+			continue;
+		cdb[2] = page;
+		memset(pg, 0, sizeof(pg));
+		if ((ret = probe(p, cdb, 6, pg, sizeof(pg))))
+			return ret;
+		len = scsi_get_be16(pg + 2);
+		if (len > sizeof(pg) - 4)
+			len = sizeof(pg) - 4;
+		if (page == 0x80) {
+			snprintf(sd->info.serial, sizeof(sd->info.serial), "%.*s",
+				 (int)(len < sizeof(sd->info.serial) - 1 ?
+				       len : sizeof(sd->info.serial) - 1),
+				 (const char *)pg + 4);
+			rtrim(sd->info.serial);
+		} else if (page == 0xb1) {
+			sd->info.rotation_rate = scsi_get_be16(pg + 4);
+		} else {
+			/* the first NAA designator of the unit (association 0) */
+			for (k = 4; k + 4 <= len + 4; k += 4u + pg[k + 3]) {
+				unsigned int dl = pg[k + 3], j;
+
+				if ((pg[k + 1] & 0x0f) != 3 || (pg[k + 1] & 0x30) ||
+				    k + 4 + dl > len + 4 || dl > 16)
+					continue;
+				for (j = 0; j < dl; j++)
+					snprintf(sd->info.naa + 2 * j, 3, "%02x", pg[k + 4 + j]);
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
 static const char *probe_sense(int ret, const struct scsi_cmnd *c, char *buf,
 			       size_t len)
 {
@@ -1089,6 +1154,22 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 		ret = -ENODEV;
 		goto fail;
 	}
+	/* standard INQUIRY data: T10 vendor, product, revision (SPC-4 6.6.2) */
+	snprintf(sd->info.vendor, sizeof(sd->info.vendor), "%.8s", (const char *)b + 8);
+	snprintf(sd->info.product, sizeof(sd->info.product), "%.16s", (const char *)b + 16);
+	snprintf(sd->info.revision, sizeof(sd->info.revision), "%.4s", (const char *)b + 32);
+	rtrim(sd->info.vendor);
+	rtrim(sd->info.product);
+	rtrim(sd->info.revision);
+	/* the VPD pages the disk lists (0x00), as scsi_get_vpd_page() asks:
+	 * serial number (0x80), device identification (0x83: the NAA name,
+	 * sd's wwid), block device characteristics (0xb1) */
+	ret = probe_vpd_ids(&p, sd);
+	if (ret) {
+		snprintf(err, errlen, "scsi: probe command 0x%02x (VPD): %s", p.pc->cmd.cdb[0],
+			 probe_sense(ret, &p.pc->cmd, what, sizeof(what)));
+		goto fail;
+	}
 	/*
 	 * Then REPORT LUNS (scsi_scan's), the limits (VPD 0xb0) and
 	 * provisioning (0xb2), READ CAPACITY (10) and, when the disk is
@@ -1105,6 +1186,7 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 		goto fail;
 	}
 	sd->nr_luns = scsi_get_be32(lunlist) / 8;
+	sd->info.nr_luns = sd->nr_luns;
 	if (scsi_get_be32(cap10) == 0xffffffff || (b2[5] & 0xe0)) {
 		ret = probe(&p, rc16, 16, cap, sizeof(cap));
 	} else {
@@ -1118,6 +1200,7 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 		goto fail;
 	}
 	sd->write_protected = mode[2] & 0x80;
+	sd->info.write_protected = sd->write_protected;
 	sd->hostt->exit_queue(p.q);
 	p.q = NULL;
 	free(p.pc);
@@ -1193,6 +1276,13 @@ fail:
 	free(sd->hq);
 	free(sd);
 	return ret;
+}
+
+void blk_scsi_get_info(struct blk_dev *dev, struct blk_scsi_info *info)
+{
+	const struct scsi_disk *sd = blk_dev_driver_data(dev);
+
+	*info = sd->info;
 }
 
 void blk_scsi_get_stats(struct blk_dev *dev, struct blk_scsi_stats *st)
