@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * blkstack serve: export blkstack devices over NBD (docs/nbd.md).
+ * blkstack serve: export blkstack devices over NBD (docs/nbd.md) and
+ * iSCSI (docs/iscsi.md), one or both at once.
  *
  * Exports: device options before the first --export=NAME are defaults for
  * every export; options after an --export=NAME apply to that export only,
@@ -9,6 +10,7 @@
  * export also answers the empty name.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 
 #include "bench/bench.h"
 #include "blkstack/dev.h"
+#include "blkstack/iscsi.h"
 #include "blkstack/nbd.h"
 #include "blkstack/uring.h"
 #include "serve.h"
@@ -90,13 +93,20 @@ void serve_usage(FILE *f)
 		"                      [--export=NAME [export options]]...\n"
 		"\n"
 		"Serve blkstack devices over NBD (fixed newstyle, structured replies,\n"
-		"base:allocation). Stops on SIGINT/SIGTERM after in-flight requests,\n"
-		"flushing the devices. One line per connection goes to stderr.\n"
+		"base:allocation) and/or iSCSI (RFC 7143, ErrorRecoveryLevel 0). Stops\n"
+		"on SIGINT/SIGTERM after in-flight requests, flushing the devices. One\n"
+		"line per NBD connection, per iSCSI login and logout goes to stderr.\n"
 		"\n"
 		"server options:\n"
-		"  --nbd=HOST:PORT        TCP address (default 127.0.0.1:10809 when no\n"
-		"                         --unix is given; port 0 picks a free one)\n"
+		"  --nbd=HOST:PORT        TCP address (default 127.0.0.1:10809 when neither\n"
+		"                         --unix nor --iscsi is given; port 0 picks a free one)\n"
 		"  --unix=PATH            Unix socket (with or instead of --nbd)\n"
+		"  --iscsi=HOST[:PORT]    iSCSI target portal (port 3260 by default; 0 picks a\n"
+		"                         free one); each export is a target named\n"
+		"                         " BLK_ISCSI_NAME_PREFIX "NAME (the unnamed\n"
+		"                         export: ...:default) with the device as LUN 0\n"
+		"  --iscsi-max-cmds=N     iSCSI commands at once per connection (the CmdSN\n"
+		"                         window), 1..256 (32)\n"
 		"  --max-connections=N    connections at once, 1..1024 (64)\n"
 		"  --max-inflight=N       requests run at once per connection, 1..1024 (64)\n"
 		"  --spin-us=US           poll an idle connection this long before sleeping,\n"
@@ -131,6 +141,7 @@ void serve_usage(FILE *f)
 		"\n"
 		"example:\n"
 		"  blkstack serve --nbd=127.0.0.1:10809 --dev=ram --size=1G\n"
+		"  blkstack serve --iscsi=127.0.0.1:3260 --dev=ram --size=1G\n"
 		"  blkstack serve --unix=/tmp/nbd.sock --export=a --dev=ram --size=1G \\\n"
 		"      --export=b --dev=uring --filename=/var/tmp/b.img --size=4G --read-only\n");
 }
@@ -188,7 +199,7 @@ static const char *serve_names(char *err, size_t len)
 	return err;
 }
 
-static int open_export(struct serve_export *e, unsigned int max_conn,
+static int open_export(struct serve_export *e, unsigned int nr_threads,
 		       struct blk_dev **dev)
 {
 	struct bench_dev_opts d = e->o->dev;
@@ -223,7 +234,7 @@ static int open_export(struct serve_export *e, unsigned int max_conn,
 	ret = blk_dev_open(devname, &d.p, &(struct blk_dev_open_args){
 				   .size = d.p.dev_size,
 				   .create_size = d.p.dev_size,
-				   .nr_threads = max_conn + 1 },
+				   .nr_threads = nr_threads },
 			   dev, err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "blkstack serve: export '%s': %s\n", e->name,
@@ -231,8 +242,30 @@ static int open_export(struct serve_export *e, unsigned int max_conn,
 	return ret;
 }
 
+struct iscsi_run {
+	struct blk_iscsi_server *srv;
+	int ret;
+};
+
+static void *iscsi_thread(void *arg)
+{
+	struct iscsi_run *r = arg;
+
+	r->ret = blk_iscsi_server_run(r->srv, &serve_stop);
+	return NULL;
+}
+
 int serve_main(int argc, char **argv)
 {
+	static char iscsi_names[MAX_EXPORTS][sizeof(BLK_ISCSI_NAME_PREFIX) + NBD_MAX_STRING + 8];
+	struct blk_iscsi_target itgt[MAX_EXPORTS];
+	struct blk_iscsi_server_config icfg = { 0 };
+	struct blk_iscsi_server *isrv = NULL;
+	struct iscsi_run irun = { 0 };
+	pthread_t ith;
+	bool ith_started = false;
+	const char *iscsi = NULL;
+	unsigned int iscsi_max_cmds = 32;
 	struct serve_export defaults = { .name = "" }, *ex, *cur;
 	struct blk_nbd_export nexp[MAX_EXPORTS];
 	struct blk_dev *devs[MAX_EXPORTS] = { 0 };
@@ -282,6 +315,15 @@ int serve_main(int argc, char **argv)
 				tcp = arg + 6;
 			else
 				unix_path = arg + 7;
+		} else if (!strcmp(name, "iscsi")) {
+			if (!val || !*val) {
+				fprintf(stderr, "blkstack serve: --iscsi needs a value (HOST[:PORT])\n");
+				goto out;
+			}
+			iscsi = arg + 8;
+		} else if (!strcmp(name, "iscsi-max-cmds")) {
+			if (parse_uint(name, val, 256, &iscsi_max_cmds))
+				goto out;
 		} else if (!strcmp(name, "max-connections")) {
 			if (parse_uint(name, val, 1024, &max_conn))
 				goto out;
@@ -344,11 +386,13 @@ int serve_main(int argc, char **argv)
 			goto out;
 		nr = 1;
 	}
-	if (!tcp && !unix_path)
+	if (!tcp && !unix_path && !iscsi)
 		tcp = "127.0.0.1:10809";
 
 	for (i = 0; i < nr; i++) {
-		if (open_export(&ex[i], max_conn, &devs[i]))
+		/* a queue per connection of each protocol, and the flush */
+		if (open_export(&ex[i], max_conn * ((tcp || unix_path) + !!iscsi) + 1,
+				&devs[i]))
 			goto out;
 		nexp[i] = (struct blk_nbd_export){
 			.name = ex[i].name, .description = ex[i].description,
@@ -365,9 +409,32 @@ int serve_main(int argc, char **argv)
 	cfg.coalesce_us = coalesce_us;
 	cfg.stop_deadline_ms = stop_deadline_ms;
 	cfg.log = stderr;
-	if (blk_nbd_server_create(&cfg, &srv, err, sizeof(err))) {
+	if ((tcp || unix_path) &&
+	    blk_nbd_server_create(&cfg, &srv, err, sizeof(err))) {
 		fprintf(stderr, "blkstack serve: %s\n", err);
 		goto out;
+	}
+	if (iscsi) {
+		for (i = 0; i < nr; i++) {
+			snprintf(iscsi_names[i], sizeof(iscsi_names[i]), "%s%s",
+				 BLK_ISCSI_NAME_PREFIX,
+				 ex[i].name[0] ? ex[i].name : "default");
+			itgt[i] = (struct blk_iscsi_target){
+				.name = iscsi_names[i], .dev = devs[i],
+				.read_only = ex[i].read_only,
+			};
+		}
+		icfg.targets = itgt;
+		icfg.nr_targets = nr;
+		icfg.tcp_addr = iscsi;
+		icfg.max_connections = max_conn;
+		icfg.max_cmds = iscsi_max_cmds;
+		icfg.stop_deadline_ms = stop_deadline_ms;
+		icfg.log = stderr;
+		if (blk_iscsi_server_create(&icfg, &isrv, err, sizeof(err))) {
+			fprintf(stderr, "blkstack serve: %s\n", err);
+			goto out;
+		}
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -377,6 +444,18 @@ int serve_main(int argc, char **argv)
 
 		fprintf(stderr, "blkstack serve: listening on %.*s:%u\n",
 			(int)(colon - tcp), tcp, blk_nbd_server_port(srv));
+	}
+	if (iscsi) {
+		const char *colon = strrchr(iscsi, ':');
+		const char *rb = strrchr(iscsi, ']');
+		int hl = colon && (!rb || colon > rb) ? (int)(colon - iscsi) :
+			 (int)strlen(iscsi);
+
+		fprintf(stderr, "blkstack serve: iscsi listening on %.*s:%u\n",
+			hl, iscsi, blk_iscsi_server_port(isrv));
+		for (i = 0; i < nr; i++)
+			fprintf(stderr, "blkstack serve: iscsi target %s: export '%s', LUN 0\n",
+				iscsi_names[i], ex[i].name);
 	}
 	if (unix_path)
 		fprintf(stderr, "blkstack serve: listening on unix:%s\n", unix_path);
@@ -388,11 +467,29 @@ int serve_main(int argc, char **argv)
 			"blkstack serve: export '%s': %s, %llu bytes, block %u, flags 0x%x%s\n",
 			ex[i].name, info.name, (unsigned long long)info.capacity,
 			info.logical_block_size,
-			blk_nbd_export_flags(&nexp[i], true),
+			srv ? blk_nbd_export_flags(&nexp[i], true) : 0,
 			ex[i].read_only ? ", read-only" : "");
 	}
 	fflush(stderr);
-	ret = blk_nbd_server_run(srv, &serve_stop);
+	if (isrv && srv) {
+		irun.srv = isrv;
+		if (pthread_create(&ith, NULL, iscsi_thread, &irun)) {
+			fprintf(stderr, "blkstack serve: no thread for the iSCSI server\n");
+			goto out;
+		}
+		ith_started = true;
+	}
+	if (srv) {
+		ret = blk_nbd_server_run(srv, &serve_stop);
+		if (ith_started) {
+			pthread_join(ith, NULL);
+			ith_started = false;
+			if (!ret || (irun.ret == -ETIMEDOUT && ret != -ETIMEDOUT))
+				ret = irun.ret;
+		}
+	} else {
+		ret = blk_iscsi_server_run(isrv, &serve_stop);
+	}
 	if (ret == -ETIMEDOUT) {
 		/*
 		 * Connection threads still own requests in flight: closing the
@@ -415,7 +512,12 @@ int serve_main(int argc, char **argv)
 usage:
 	fprintf(stderr, "'blkstack serve --help' lists the options.\n");
 out:
+	if (ith_started) {
+		__atomic_store_n(&serve_stop, SIGTERM, __ATOMIC_RELEASE);
+		pthread_join(ith, NULL);
+	}
 	blk_nbd_server_destroy(srv);
+	blk_iscsi_server_destroy(isrv);
 	for (i = 0; i < MAX_EXPORTS; i++) {
 		blk_dev_close(devs[i]);
 		if (ex && i < nr)
