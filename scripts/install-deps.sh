@@ -18,6 +18,8 @@ PKGS=(
 	python3                            # raw NBD wire client in tests/func/nbd_raw.py
 	libnbd-bin                         # nbdinfo, nbdcopy: NBD clients in tests/func
 	qemu-utils                         # qemu-img, qemu-io: NBD clients in tests/func
+	qemu-block-extra                   # qemu-img's iscsi:// driver (libiscsi): tests/func/test_iscsi.sh
+	libiscsi-bin                       # iscsi-ls, iscsi-inq, iscsi-swp, iscsi-test-cu: iSCSI initiators in tests/func
 	nbdkit                             # peer server in bench/nbd-vs-nbdkit.sh
 	shellcheck                         # bench/*.sh lint in tests/func/test_bench_scripts.sh
 	clang libclang-rt-14-dev           # libFuzzer targets in fuzz/ (make fuzz)

@@ -116,6 +116,8 @@ static int login_keys(struct iscsi_login *l, const uint8_t *req,
 	int r;
 
 	l->neg.stage = csg;
+	/* it points into this key list only: a later one may not see it */
+	l->neg.auth_offer = NULL;
 	l->neg.first_pdu = !l->keys_seen;
 	l->keys_seen = true;
 	r = iscsi_keys_negotiate(&l->neg, text, len, out, chap);

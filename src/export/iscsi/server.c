@@ -320,8 +320,12 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 		blk_dev_get_info(n->cfg.dev, &info);
 		/* a command's buffer is at most ISCSI_MAX_XFER: say so */
 		tc.max_xfer_blocks = ISCSI_MAX_XFER / info.logical_block_size;
-		if (tc.max_xfer_blocks > 65535)
-			tc.max_xfer_blocks = 65535;
+		/*
+		 * UNMAP: at most 1 Mi blocks per command (the core's own
+		 * default is 4 Mi; libiscsi's Inquiry.BlockLimits holds a
+		 * target to 1 Mi as a sanity bound)
+		 */
+		tc.max_unmap_blocks = 1u << 20;
 		ret = scsi_tgt_create(&tc, &n->tgt, err, errlen);
 		if (ret)
 			goto fail;
