@@ -809,6 +809,33 @@ static void abort_waiting(struct iscsi_conn *c, uint64_t lun)
 	}
 }
 
+/* A reset that did nothing: the core's commands are answered after all. */
+static void unabort(struct iscsi_conn *c)
+{
+	struct iscsi_task *t;
+
+	for (t = c->tasks; t; t = t->next)
+		if (t->state == TASK_CORE)
+			t->aborted = false;
+}
+
+/*
+ * Drop the commands still waiting for Data-Out (they never reach the
+ * core); those in the core run to their end and are answered.
+ */
+static void drop_waiting(struct iscsi_conn *c)
+{
+	struct iscsi_task *t, *n;
+
+	for (t = c->tasks; t; t = n) {
+		n = t->next;
+		if (t->state == TASK_DATA) {
+			remember_aborted(c, t->itt);
+			task_free(c, t);
+		}
+	}
+}
+
 static int handle_tmf(struct iscsi_conn *c)
 {
 	const uint8_t *b = c->bhs;
@@ -876,6 +903,8 @@ static int handle_tmf(struct iscsi_conn *c)
 		r = scsi_tgt_lun_reset(c->q, lun, c->nexus);
 		resp = !r ? ISCSI_TMF_RSP_COMPLETE :
 		       r == -EINVAL ? ISCSI_TMF_RSP_NO_LUN : ISCSI_TMF_RSP_REJECTED;
+		if (r == -EINVAL || r == -EIO)
+			unabort(c);
 		break;
 	case ISCSI_TMF_TARGET_COLD_RESET:
 		cold = true;
@@ -884,6 +913,8 @@ static int handle_tmf(struct iscsi_conn *c)
 		abort_waiting(c, UINT64_MAX);
 		r = scsi_tgt_target_reset(c->q, c->nexus);
 		resp = !r ? ISCSI_TMF_RSP_COMPLETE : ISCSI_TMF_RSP_REJECTED;
+		if (r == -EIO)
+			unabort(c);
 		break;
 	case ISCSI_TMF_CLEAR_ACA:
 		resp = ISCSI_TMF_RSP_NOT_SUPPORTED; /* no ACA (NACA refused) */
@@ -1024,7 +1055,7 @@ static int handle_logout(struct iscsi_conn *c)
 	else
 		resp = ISCSI_LOGOUT_RECOVERY_UNSUPPORTED;
 	/* 11.14: the response follows the end of the connection's commands */
-	abort_waiting(c, UINT64_MAX);
+	drop_waiting(c);
 	drain(c);
 	iscsi_bhs_init(bhs, ISCSI_OP_LOGOUT_RSP, ISCSI_FLAG_FINAL);
 	bhs[BHS_LOGOUT_RESPONSE] = resp;
@@ -1141,7 +1172,8 @@ static void full_feature(struct iscsi_conn *c)
 			c->stopping = true;
 		}
 		if (c->stopping) {
-			abort_waiting(c, UINT64_MAX);
+			/* commands in the core finish and are answered */
+			drop_waiting(c);
 			drain(c);
 			c->why = "server stopping";
 			break;
