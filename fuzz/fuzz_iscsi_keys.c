@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: iSCSI text key negotiation and the login state
- * machine (src/export/iscsi/keys.c, login.c) fed initiator bytes from
- * memory.  The input is a sequence of Login Requests: each starts with
- * a 2-byte header (flags byte of the BHS, then the data segment length
- * in bytes, at most 255... 8192 via a second byte below), then that much
- * key=value text.  Each key list is also negotiated as a full feature
- * phase Text exchange.  Also built without libFuzzer by
- * fuzz/replay_main.c to replay the seed corpus in CI.
+ * machine (src/export/iscsi/keys.c, login.c, chap.c) fed initiator bytes
+ * from memory, without and with CHAP secrets.  The input is a sequence
+ * of Login Requests: each starts with a 3-byte header (the flags byte of
+ * the BHS, then the data segment length in bytes, big-endian, at most
+ * 8192), then that much key=value text.  Each key list is also
+ * negotiated as a full feature phase Text exchange.  Also built without
+ * libFuzzer by fuzz/replay_main.c to replay the seed corpus in CI.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/iscsi/chap.h"
 #include "export/iscsi/keys.h"
 #include "export/iscsi/login.h"
 #include "export/iscsi/pdu.h"
@@ -31,10 +32,29 @@ static uint16_t tsih(void *o)
 	return 1;
 }
 
+static void run(const uint8_t *data, size_t size,
+		const struct iscsi_login_env *env);
+
+/* Each input twice: AuthMethod None only, then with CHAP secrets. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct iscsi_login_env env = { .nr_targets = 2,
 						    .target_name = tname };
+	static struct iscsi_chap secrets = {
+		.users = { { "alice", "secretsecret12" } }, .nr_users = 1,
+		.target = { "tgt", "targetsecret99" }, .has_target = true,
+	};
+	struct iscsi_login_env cenv = env;
+
+	run(data, size, &env);
+	cenv.chap = &secrets;
+	run(data, size, &cenv);
+	return 0;
+}
+
+static void run(const uint8_t *data, size_t size,
+		const struct iscsi_login_env *env)
+{
 	struct iscsi_params ours, cur;
 	struct iscsi_login l;
 	struct iscsi_neg neg;
@@ -47,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	iscsi_params_default(&ours);
 	ours.header_digest = ours.data_digest = true;
 	ours.max_recv_dsl = 262144;
-	iscsi_login_init(&l, &env, &ours);
+	iscsi_login_init(&l, env, &ours);
 	l.alloc_tsih = tsih;
 	while (pos + 3 <= size && r == ISCSI_LOGIN_CONTINUE) {
 		uint8_t flags = data[pos];
@@ -79,8 +99,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (r == ISCSI_LOGIN_DONE &&
 	    (l.params.first_burst_length > l.params.max_burst_length ||
-	     (!l.params.discovery && l.target < 0)))
-		abort(); /* the result must be consistent */
+	     (!l.params.discovery && l.target < 0) ||
+	     (env->chap && !l.chap_user[0])))
+		abort(); /* the result must be consistent; CHAP not skipped */
 	iscsi_login_free(&l);
-	return 0;
 }

@@ -7,7 +7,8 @@ PKGS=(
 	build-essential cmake pkg-config   # toolchain
 	libcmocka-dev                      # unit tests
 	libjansson-dev                     # JSON output
-	libisal-dev                        # ISA-L crc32_iscsi: verify=crc32c
+	libisal-dev                        # ISA-L crc32_iscsi: verify=crc32c, iSCSI digests
+	nettle-dev                         # MD5, hex, base64: iSCSI CHAP
 	libbsd-dev                         # <bsd/sys/tree.h> red-black trees (mq-deadline)
 	liburing-dev                       # io_uring (uring driver)
 	liburcu-dev                        # RCU (liburcu-bp): ram page store

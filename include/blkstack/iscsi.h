@@ -54,6 +54,9 @@ struct blk_iscsi_target {
  * @stop_deadline_ms: after the stop, longest wait for connections'
  *	commands in flight (0: 30000).
  * @log: FILE * for the one line per login and logout (NULL: stderr).
+ * @chap_secrets: a CHAP secrets file (docs/iscsi.md, "CHAP"), or NULL.
+ *	With it every login must authenticate with CHAP (RFC 7143 12.1.3);
+ *	mutual CHAP when it names the target's own secret.
  */
 struct blk_iscsi_server_config {
 	const struct blk_iscsi_target *targets;
@@ -63,6 +66,7 @@ struct blk_iscsi_server_config {
 	unsigned int max_cmds;
 	unsigned int stop_deadline_ms;
 	void *log;
+	const char *chap_secrets;
 };
 
 struct blk_iscsi_server;
@@ -74,7 +78,9 @@ struct blk_iscsi_server;
  * @srv: set on success.
  * @err, @errlen: a message naming the field or address on failure.
  * Return: 0; -EINVAL (bad configuration or address, a name over 223
- * bytes, two targets of one name); a socket/bind/listen -errno
+ * bytes, two targets of one name, a bad secrets file line); -EACCES (the
+ * secrets file cannot be read, or group or others may read it); a
+ * socket/bind/listen -errno
  * (-EADDRINUSE...); -ENOMEM; scsi_tgt_create()'s -errno.
  * Context: any thread.
  */

@@ -107,6 +107,9 @@ void serve_usage(FILE *f)
 		"                         export: ...:default) with the device as LUN 0\n"
 		"  --iscsi-max-cmds=N     iSCSI commands at once per connection (the CmdSN\n"
 		"                         window), 1..256 (32)\n"
+		"  --iscsi-chap=FILE      require CHAP: lines 'initiator NAME SECRET' (and\n"
+		"                         'target NAME SECRET' for mutual CHAP); refused when\n"
+		"                         its group or others may read it\n"
 		"  --max-connections=N    connections at once, 1..1024 (64)\n"
 		"  --max-inflight=N       requests run at once per connection, 1..1024 (64)\n"
 		"  --spin-us=US           poll an idle connection this long before sleeping,\n"
@@ -264,7 +267,7 @@ int serve_main(int argc, char **argv)
 	struct iscsi_run irun = { 0 };
 	pthread_t ith;
 	bool ith_started = false;
-	const char *iscsi = NULL;
+	const char *iscsi = NULL, *iscsi_chap = NULL;
 	unsigned int iscsi_max_cmds = 32;
 	struct serve_export defaults = { .name = "" }, *ex, *cur;
 	struct blk_nbd_export nexp[MAX_EXPORTS];
@@ -321,6 +324,12 @@ int serve_main(int argc, char **argv)
 				goto out;
 			}
 			iscsi = arg + 8;
+		} else if (!strcmp(name, "iscsi-chap")) {
+			if (!val || !*val) {
+				fprintf(stderr, "blkstack serve: --iscsi-chap needs a file\n");
+				goto out;
+			}
+			iscsi_chap = arg + strlen("--iscsi-chap=");
 		} else if (!strcmp(name, "iscsi-max-cmds")) {
 			if (parse_uint(name, val, 256, &iscsi_max_cmds))
 				goto out;
@@ -386,6 +395,10 @@ int serve_main(int argc, char **argv)
 			goto out;
 		nr = 1;
 	}
+	if (iscsi_chap && !iscsi) {
+		fprintf(stderr, "blkstack serve: --iscsi-chap without --iscsi\n");
+		goto out;
+	}
 	if (!tcp && !unix_path && !iscsi)
 		tcp = "127.0.0.1:10809";
 
@@ -431,6 +444,7 @@ int serve_main(int argc, char **argv)
 		icfg.max_cmds = iscsi_max_cmds;
 		icfg.stop_deadline_ms = stop_deadline_ms;
 		icfg.log = stderr;
+		icfg.chap_secrets = iscsi_chap;
 		if (blk_iscsi_server_create(&icfg, &isrv, err, sizeof(err))) {
 			fprintf(stderr, "blkstack serve: %s\n", err);
 			goto out;

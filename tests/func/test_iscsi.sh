@@ -2,7 +2,7 @@
 # blkstack serve --iscsi seen by real initiators: libiscsi's iscsi-ls
 # (discovery), iscsi-inq, iscsi-readcapacity16, iscsi-swp, qemu-img over
 # iscsi:// (write, compare, read back; header digests), a read-only
-# target, raw wire
+# target, CHAP one-way and mutual, raw wire
 # checks of bad input (iscsi_raw.py), a subset of iscsi-test-cu's suites,
 # the log lines, and the stop with a session logged in.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -128,4 +128,39 @@ check "the logged-in session was ended by the stop" test $? -eq 0
 check "its logout line says why" grep -q "logout: .*server stopping" "$TMP/server.log"
 check "the device was flushed" grep -q "iscsi: target '$T:a': flushed" "$TMP/server.log"
 check "stop is logged" grep -q "stopped (signal 15)" "$TMP/server.log"
+
+# CHAP: a secrets file others may read is refused; then one-way and
+# mutual CHAP with libiscsi (which checks the target's answer)
+printf '# who may log in\ninitiator alice secretsecret12\ntarget tgt targetsecret99\n' >"$TMP/chap"
+chmod 644 "$TMP/chap"
+expect_error "CHAP secrets readable by others refused" "chmod 600" \
+	serve --iscsi=127.0.0.1:0 --iscsi-chap="$TMP/chap" --dev=ram --size=8M
+chmod 600 "$TMP/chap"
+expect_error "--iscsi-chap needs --iscsi" "without --iscsi" \
+	serve --nbd=127.0.0.1:0 --iscsi-chap="$TMP/chap" --dev=ram --size=8M
+"$BLKSTACK" serve --iscsi=127.0.0.1:0 --iscsi-chap="$TMP/chap" --dev=ram --size=8M 2>"$TMP/chap.log" &
+SRV_PID=$!
+PORT=
+for i in $(seq 100); do
+	PORT=$(sed -n 's/.*iscsi listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/chap.log")
+	[ -n "$PORT" ] && break
+	sleep 0.05
+done
+D=$T:default/0
+check "CHAP: no credentials refused" bash -c "! timeout 20 iscsi-inq 'iscsi://127.0.0.1:$PORT/$D' >/dev/null 2>&1"
+check "CHAP: a wrong secret refused" bash -c "! timeout 20 iscsi-inq 'iscsi://alice%wrongsecret12@127.0.0.1:$PORT/$D' >/dev/null 2>&1"
+check "CHAP: an unknown user refused" bash -c "! timeout 20 iscsi-inq 'iscsi://bob%secretsecret12@127.0.0.1:$PORT/$D' >/dev/null 2>&1"
+check "CHAP: the right secret logs in" grep -q "Vendor:BLKSTACK" <(timeout 20 iscsi-inq "iscsi://alice%secretsecret12@127.0.0.1:$PORT/$D" 2>&1)
+check "CHAP: discovery too" grep -q "Target:$T:default" <(timeout 20 iscsi-ls "iscsi://alice%secretsecret12@127.0.0.1:$PORT" 2>&1)
+check "mutual CHAP: the target proves its secret" grep -q "Vendor:BLKSTACK" \
+	<(timeout 20 iscsi-inq "iscsi://alice%secretsecret12@127.0.0.1:$PORT/$D?target_user=tgt&target_password=targetsecret99" 2>&1)
+check "mutual CHAP: an initiator expecting another target secret refuses" bash -c \
+	"! timeout 20 iscsi-inq 'iscsi://alice%secretsecret12@127.0.0.1:$PORT/$D?target_user=tgt&target_password=othersecret99' >/dev/null 2>&1"
+check "CHAP: failures logged" test "$(grep -c 'login failed: .*authentication failure' "$TMP/chap.log")" -ge 3
+check "CHAP: the user is logged" grep -q "auth CHAP (user 'alice')" "$TMP/chap.log"
+kill -TERM "$SRV_PID"
+wait "$SRV_PID"
+rc=$?
+SRV_PID=
+check "CHAP server stops with status 0" test $rc -eq 0
 finish

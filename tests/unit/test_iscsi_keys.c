@@ -14,8 +14,12 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "export/iscsi/chap.h"
 #include "export/iscsi/keys.h"
 #include "export/iscsi/login.h"
 #include "export/iscsi/pdu.h"
@@ -566,6 +570,199 @@ static void test_login_continuation(void **state)
 	iscsi_login_free(&lg);
 }
 
+static void test_chap_values(void **state)
+{
+	uint8_t b[32], md5[16];
+	char hex[40];
+	static const uint8_t want[16] = {
+		0xd2, 0xad, 0x9b, 0x55, 0x31, 0x83, 0x66, 0x8f,
+		0xa0, 0x64, 0x20, 0x5c, 0x85, 0x77, 0x9b, 0x04,
+	};
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 16; i++)
+		b[i] = (uint8_t)i;
+	/* MD5(id || secret || challenge), RFC 1994 4.1 */
+	iscsi_chap_response(7, "secretsecret12", b, 16, md5);
+	assert_memory_equal(md5, want, 16);
+	iscsi_chap_hex(b, 16, hex);
+	assert_string_equal(hex, "0x000102030405060708090a0b0c0d0e0f");
+	memset(b, 0xee, sizeof(b));
+	assert_int_equal(iscsi_chap_decode(hex, b, sizeof(b)), 16);
+	assert_int_equal(b[15], 15);
+	assert_int_equal(iscsi_chap_decode("0bAAECAwQFBgcICQoLDA0ODw==", b, sizeof(b)), 16);
+	assert_int_equal(b[1], 1);
+	assert_int_equal(b[15], 15);
+	assert_int_equal(iscsi_chap_decode("0x", b, sizeof(b)), -EINVAL);
+	assert_int_equal(iscsi_chap_decode("1234", b, sizeof(b)), -EINVAL);
+	assert_int_equal(iscsi_chap_decode("0xzz", b, sizeof(b)), -EINVAL);
+	assert_int_equal(iscsi_chap_decode("0x123", b, sizeof(b)), -EINVAL);
+	assert_int_equal(iscsi_chap_decode("0x000102", b, 2), -E2BIG);
+}
+
+static void test_chap_file(void **state)
+{
+	char path[] = "/tmp/test_iscsi_chap.XXXXXX", err[256];
+	struct iscsi_chap *c = calloc(1, sizeof(*c));
+	FILE *f;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fprintf(f, "# users\ninitiator alice secretsecret12\n\ntarget tgt targetsecret99 # mutual\n");
+	fclose(f);
+	assert_int_equal(iscsi_chap_load(path, c, err, sizeof(err)), 0);
+	assert_int_equal(c->nr_users, 1);
+	assert_string_equal(c->users[0].name, "alice");
+	assert_true(c->has_target);
+	assert_string_equal(c->target.secret, "targetsecret99");
+	/* readable by others: refused */
+	chmod(path, 0644);
+	assert_int_equal(iscsi_chap_load(path, c, err, sizeof(err)), -EACCES);
+	assert_non_null(strstr(err, "chmod 600"));
+	chmod(path, 0600);
+	/* a secret under 12 bytes, a bad role, no initiator */
+	f = fopen(path, "w");
+	fprintf(f, "initiator bob short\n");
+	fclose(f);
+	assert_int_equal(iscsi_chap_load(path, c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":1:"));
+	f = fopen(path, "w");
+	fprintf(f, "admin bob secretsecret12\n");
+	fclose(f);
+	assert_int_equal(iscsi_chap_load(path, c, err, sizeof(err)), -EINVAL);
+	f = fopen(path, "w");
+	fprintf(f, "target tgt targetsecret99\n");
+	fclose(f);
+	assert_int_equal(iscsi_chap_load(path, c, err, sizeof(err)), -EINVAL);
+	unlink(path);
+	assert_int_equal(iscsi_chap_load(path, c, err, sizeof(err)), -EACCES);
+	free(c);
+}
+
+/* "CHAP_C" of the response text: decoded */
+static int rchap_c(uint8_t *c)
+{
+	const char *v = rans("CHAP_C");
+
+	return v ? iscsi_chap_decode(v, c, 64) : -1;
+}
+
+static void test_login_chap(void **state)
+{
+	static struct iscsi_chap secrets;
+	struct iscsi_login_env cenv = env;
+	uint8_t ch[64], md5[16];
+	char list[256], hex[40];
+	unsigned int id;
+
+	(void)state;
+	memset(&secrets, 0, sizeof(secrets));
+	secrets.nr_users = 1;
+	strcpy(secrets.users[0].name, "alice");
+	strcpy(secrets.users[0].secret, "secretsecret12");
+	strcpy(secrets.target.name, "tgt");
+	strcpy(secrets.target.secret, "targetsecret99");
+	secrets.has_target = true;
+	cenv.chap = &secrets;
+
+	/* one-way and mutual CHAP, then the operational stage */
+	login_start();
+	lg.env = &cenv;
+	assert_int_equal(step(SEC_TO_OP, 0, 0, "InitiatorName=iqn.x:i|SessionType=Discovery|AuthMethod=None,CHAP"),
+			 ISCSI_LOGIN_CONTINUE);
+	assert_string_equal(rans("AuthMethod"), "CHAP");
+	assert_int_equal(rsp[BHS_FLAGS] & ISCSI_LOGIN_T, 0); /* not yet */
+	assert_int_equal(step(SEC_TO_OP, 0, 0, "CHAP_A=7,5"), ISCSI_LOGIN_CONTINUE);
+	assert_string_equal(rans("CHAP_A"), "5");
+	assert_int_equal(rchap_c(ch), 16);
+	id = (unsigned int)atoi(rans("CHAP_I"));
+	assert_int_equal(rsp[BHS_FLAGS] & ISCSI_LOGIN_T, 0);
+	iscsi_chap_response((uint8_t)id, "secretsecret12", ch, 16, md5);
+	iscsi_chap_hex(md5, 16, hex);
+	snprintf(list, sizeof(list), "CHAP_N=alice|CHAP_R=%s|CHAP_I=9|CHAP_C=0x0102030405", hex);
+	assert_int_equal(step(SEC_TO_OP, 0, 0, list), ISCSI_LOGIN_CONTINUE);
+	assert_int_equal(rstatus(), 0);
+	assert_int_equal(rsp[BHS_FLAGS], SEC_TO_OP);
+	assert_string_equal(rans("CHAP_N"), "tgt");
+	iscsi_chap_response(9, "targetsecret99", (const uint8_t *)"\x01\x02\x03\x04\x05", 5, md5);
+	iscsi_chap_hex(md5, 16, hex);
+	assert_string_equal(rans("CHAP_R"), hex);
+	assert_string_equal(lg.chap_user, "alice");
+	assert_int_equal(step(OP_TO_FFP, 0, 0, NULL), ISCSI_LOGIN_DONE);
+	iscsi_login_free(&lg);
+
+	/* a wrong response, an unknown name */
+	login_start();
+	lg.env = &cenv;
+	step(SEC_TO_OP, 0, 0, "InitiatorName=iqn.x:i|SessionType=Discovery|AuthMethod=CHAP");
+	step(SEC_TO_OP, 0, 0, "CHAP_A=5");
+	assert_int_equal(step(SEC_TO_OP, 0, 0, "CHAP_N=alice|CHAP_R=0x00000000000000000000000000000000"),
+			 ISCSI_LOGIN_FAILED);
+	assert_int_equal(rstatus(), ISCSI_LOGIN_AUTH_FAILED);
+	iscsi_login_free(&lg);
+	login_start();
+	lg.env = &cenv;
+	step(SEC_TO_OP, 0, 0, "InitiatorName=iqn.x:i|SessionType=Discovery|AuthMethod=CHAP");
+	assert_int_equal(rchap_c(ch), -1);
+	step(SEC_TO_OP, 0, 0, "CHAP_A=5");
+	id = (unsigned int)atoi(rans("CHAP_I"));
+	assert_int_equal(rchap_c(ch), 16);
+	iscsi_chap_response((uint8_t)id, "secretsecret12", ch, 16, md5);
+	iscsi_chap_hex(md5, 16, hex);
+	snprintf(list, sizeof(list), "CHAP_N=mallory|CHAP_R=%s", hex);
+	assert_int_equal(step(SEC_TO_OP, 0, 0, list), ISCSI_LOGIN_FAILED);
+	iscsi_login_free(&lg);
+
+	/* mutual with our own challenge reflected: refused */
+	login_start();
+	lg.env = &cenv;
+	step(SEC_TO_OP, 0, 0, "InitiatorName=iqn.x:i|SessionType=Discovery|AuthMethod=CHAP");
+	step(SEC_TO_OP, 0, 0, "CHAP_A=5");
+	id = (unsigned int)atoi(rans("CHAP_I"));
+	rchap_c(ch);
+	iscsi_chap_response((uint8_t)id, "secretsecret12", ch, 16, md5);
+	iscsi_chap_hex(md5, 16, hex);
+	{
+		char chex[40];
+
+		iscsi_chap_hex(ch, 16, chex);
+		snprintf(list, sizeof(list), "CHAP_N=alice|CHAP_R=%s|CHAP_I=1|CHAP_C=%s", hex, chex);
+	}
+	assert_int_equal(step(SEC_TO_OP, 0, 0, list), ISCSI_LOGIN_FAILED);
+	assert_int_equal(rstatus(), ISCSI_LOGIN_AUTH_FAILED);
+	iscsi_login_free(&lg);
+
+	/* None offered only; MD5 not offered; security stage skipped */
+	login_start();
+	lg.env = &cenv;
+	assert_int_equal(step(SEC_TO_OP, 0, 0, "InitiatorName=iqn.x:i|SessionType=Discovery|AuthMethod=None"),
+			 ISCSI_LOGIN_FAILED);
+	assert_int_equal(rstatus(), ISCSI_LOGIN_AUTH_FAILED);
+	iscsi_login_free(&lg);
+	login_start();
+	lg.env = &cenv;
+	step(SEC_TO_OP, 0, 0, "InitiatorName=iqn.x:i|SessionType=Discovery|AuthMethod=CHAP");
+	assert_int_equal(step(SEC_TO_OP, 0, 0, "CHAP_A=6,7"), ISCSI_LOGIN_FAILED);
+	assert_int_equal(rstatus(), ISCSI_LOGIN_AUTH_FAILED);
+	iscsi_login_free(&lg);
+	login_start();
+	lg.env = &cenv;
+	assert_int_equal(step(OP_TO_FFP, 0, 0, "InitiatorName=iqn.x:i|SessionType=Discovery"),
+			 ISCSI_LOGIN_FAILED);
+	assert_int_equal(rstatus(), ISCSI_LOGIN_AUTH_FAILED);
+	iscsi_login_free(&lg);
+	/* without AuthMethod, the initiator asks to move on: refused */
+	login_start();
+	lg.env = &cenv;
+	assert_int_equal(step(SEC_TO_OP, 0, 0, "InitiatorName=iqn.x:i|SessionType=Discovery"),
+			 ISCSI_LOGIN_FAILED);
+	iscsi_login_free(&lg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -581,6 +778,9 @@ int main(void)
 		cmocka_unit_test(test_login_one_pdu_and_discovery),
 		cmocka_unit_test(test_login_failures),
 		cmocka_unit_test(test_login_continuation),
+		cmocka_unit_test(test_chap_values),
+		cmocka_unit_test(test_chap_file),
+		cmocka_unit_test(test_login_chap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

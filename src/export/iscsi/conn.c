@@ -1429,11 +1429,14 @@ void *iscsi_conn_thread(void *arg)
 	c->window = srv->cfg.max_cmds;
 	c->next_ttt = 1;
 	fprintf(srv->log,
-		"iscsi: conn %lu %s login: initiator '%s' isid 0x%s tsih %u %s%s%s nexus %u, digests %s/%s, MaxRecvDataSegmentLength %u/%u, MaxBurstLength %u, FirstBurstLength %u, ImmediateData %s, InitialR2T %s\n",
+		"iscsi: conn %lu %s login: initiator '%s' isid 0x%s tsih %u %s%s%s nexus %u, auth %s%s%s%s, digests %s/%s, MaxRecvDataSegmentLength %u/%u, MaxBurstLength %u, FirstBurstLength %u, ImmediateData %s, InitialR2T %s\n",
 		c->id, c->peer, c->p.initiator_name, isid, l.tsih,
 		c->p.discovery ? "discovery session" : "target '",
 		c->p.discovery ? "" : c->p.target_name,
 		c->p.discovery ? "," : "',", c->nexus,
+		c->p.auth_method[0] ? c->p.auth_method : "None",
+		l.chap_user[0] ? " (user '" : "", l.chap_user,
+		l.chap_user[0] ? "')" : "",
 		c->p.header_digest ? "CRC32C" : "None",
 		c->p.data_digest ? "CRC32C" : "None", c->max_dsl, c->peer_mrdsl,
 		c->p.max_burst_length, c->p.first_burst_length,

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,20 +71,143 @@ static int fail(struct iscsi_login *l, uint16_t status, const char *why)
 	return ISCSI_LOGIN_FAILED;
 }
 
-/* The AuthMethod the target picks from the initiator's offer (12.1). */
-static const char *pick_auth(const char *offer)
+/*
+ * The AuthMethod the target picks from the initiator's offer (12.1):
+ * CHAP when it has secrets (and then nothing else), else None.
+ */
+static const char *pick_auth(const char *offer, bool chap)
 {
-	const char *p = offer;
+	const char *want = chap ? "CHAP" : "None", *p = offer;
 
 	while (p && *p) {
 		const char *c = strchr(p, ',');
 		size_t n = c ? (size_t)(c - p) : strlen(p);
 
-		if (n == 4 && !memcmp(p, "None", 4))
-			return "None";
+		if (n == 4 && !memcmp(p, want, 4))
+			return want;
 		p = c ? c + 1 : NULL;
 	}
 	return NULL;
+}
+
+enum { CHAP_NONE, CHAP_WAIT_A, CHAP_WAIT_R, CHAP_DONE };
+
+/* Is "5" (MD5) in the CHAP_A list @v? */
+static bool chap_md5_offered(const char *v)
+{
+	const char *p = v;
+
+	while (p && *p) {
+		const char *c = strchr(p, ',');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+
+		if (n == 1 && *p == '5')
+			return true;
+		p = c ? c + 1 : NULL;
+	}
+	return false;
+}
+
+static bool same16(const uint8_t *a, const uint8_t *b)
+{
+	uint8_t d = 0;
+	unsigned int i;
+
+	for (i = 0; i < 16; i++)
+		d |= a[i] ^ b[i]; /* no early exit: timing says nothing */
+	return !d;
+}
+
+/*
+ * One step of CHAP (12.1.3) with the target as authenticator: CHAP_A
+ * gets our algorithm, identifier and challenge; CHAP_N and CHAP_R are
+ * checked against the secrets; CHAP_I and CHAP_C with them ask the
+ * target to answer too (mutual CHAP).  Return: 0 or a failed login.
+ */
+static int chap_step(struct iscsi_login *l, const char *chap[ISCSI_NR_KEYS],
+		     struct iscsi_text_out *out)
+{
+	const struct iscsi_chap *secrets = l->env->chap;
+	uint8_t r[ISCSI_CHAP_CHALLENGE_MAX], want[16];
+	char hex[2 * ISCSI_CHAP_CHALLENGE_LEN + 3], num[8];
+	const struct iscsi_chap_user *u = NULL;
+	unsigned int i;
+	int n;
+
+	switch (l->chap_state) {
+	case CHAP_WAIT_A:
+		if (!chap[ISCSI_KEY_CHAP_A] || chap[ISCSI_KEY_CHAP_N] ||
+		    chap[ISCSI_KEY_CHAP_R] || chap[ISCSI_KEY_CHAP_I] ||
+		    chap[ISCSI_KEY_CHAP_C])
+			return fail(l, ISCSI_LOGIN_AUTH_FAILED,
+				    "CHAP: expected CHAP_A alone");
+		if (!chap_md5_offered(chap[ISCSI_KEY_CHAP_A])) {
+			iscsi_text_add(out, "CHAP_A", "Reject");
+			return fail(l, ISCSI_LOGIN_AUTH_FAILED,
+				    "CHAP: MD5 (CHAP_A=5) not offered");
+		}
+		if (getrandom(l->chap_challenge, sizeof(l->chap_challenge), 0) !=
+		    (ssize_t)sizeof(l->chap_challenge) ||
+		    getrandom(&l->chap_id, 1, 0) != 1)
+			return fail(l, ISCSI_LOGIN_TARGET_ERROR,
+				    "CHAP: no random challenge");
+		snprintf(num, sizeof(num), "%u", l->chap_id);
+		iscsi_chap_hex(l->chap_challenge, sizeof(l->chap_challenge), hex);
+		iscsi_text_add(out, "CHAP_A", "5");
+		iscsi_text_add(out, "CHAP_I", num);
+		iscsi_text_add(out, "CHAP_C", hex);
+		l->chap_state = CHAP_WAIT_R;
+		return 0;
+	case CHAP_WAIT_R:
+		if (!chap[ISCSI_KEY_CHAP_N] || !chap[ISCSI_KEY_CHAP_R] ||
+		    chap[ISCSI_KEY_CHAP_A])
+			return fail(l, ISCSI_LOGIN_AUTH_FAILED,
+				    "CHAP: expected CHAP_N and CHAP_R");
+		for (i = 0; i < secrets->nr_users; i++)
+			if (!strcmp(secrets->users[i].name, chap[ISCSI_KEY_CHAP_N]))
+				u = &secrets->users[i];
+		n = iscsi_chap_decode(chap[ISCSI_KEY_CHAP_R], r, sizeof(r));
+		if (u)
+			iscsi_chap_response(l->chap_id, u->secret, l->chap_challenge,
+					    sizeof(l->chap_challenge), want);
+		if (!u || n != 16 || !same16(r, want))
+			return fail(l, ISCSI_LOGIN_AUTH_FAILED,
+				    "CHAP: unknown name or wrong response");
+		snprintf(l->chap_user, sizeof(l->chap_user), "%s", u->name);
+		if (chap[ISCSI_KEY_CHAP_I] || chap[ISCSI_KEY_CHAP_C]) {
+			/* mutual: the initiator challenges us */
+			char *end;
+			unsigned long id;
+
+			if (!chap[ISCSI_KEY_CHAP_I] || !chap[ISCSI_KEY_CHAP_C])
+				return fail(l, ISCSI_LOGIN_AUTH_FAILED,
+					    "CHAP: CHAP_I without CHAP_C or back");
+			if (!secrets->has_target)
+				return fail(l, ISCSI_LOGIN_AUTH_FAILED,
+					    "CHAP: mutual CHAP asked, no target secret configured");
+			id = strtoul(chap[ISCSI_KEY_CHAP_I], &end, 0);
+			n = iscsi_chap_decode(chap[ISCSI_KEY_CHAP_C], r, sizeof(r));
+			if (*end || !*chap[ISCSI_KEY_CHAP_I] || id > 255 || n < 1)
+				return fail(l, ISCSI_LOGIN_AUTH_FAILED,
+					    "CHAP: malformed CHAP_I or CHAP_C");
+			/* 12.1.3: our own challenge sent back is a reflection */
+			if (n == ISCSI_CHAP_CHALLENGE_LEN &&
+			    !memcmp(r, l->chap_challenge, ISCSI_CHAP_CHALLENGE_LEN))
+				return fail(l, ISCSI_LOGIN_AUTH_FAILED,
+					    "CHAP: the initiator's challenge is ours");
+			iscsi_chap_response((uint8_t)id, secrets->target.secret, r,
+					    (size_t)n, want);
+			iscsi_chap_hex(want, 16, hex);
+			iscsi_text_add(out, "CHAP_N", secrets->target.name);
+			iscsi_text_add(out, "CHAP_R", hex);
+		}
+		l->chap_state = CHAP_DONE;
+		l->auth_done = true;
+		return 0;
+	default:
+		return fail(l, ISCSI_LOGIN_AUTH_FAILED,
+			    "CHAP keys without AuthMethod=CHAP, or after it ended");
+	}
 }
 
 static void fill_rsp(struct iscsi_login *l, const uint8_t *req, uint8_t *rsp,
@@ -161,28 +285,48 @@ static int login_keys(struct iscsi_login *l, const uint8_t *req,
 		}
 	}
 	if (csg == ISCSI_STAGE_SECURITY) {
+		bool any_chap = false;
+
+		for (r = ISCSI_KEY_CHAP_A; r <= ISCSI_KEY_CHAP_R; r++)
+			any_chap |= chap[r] != NULL;
 		if (l->neg.auth_offer) {
-			auth = pick_auth(l->neg.auth_offer);
+			auth = pick_auth(l->neg.auth_offer, l->env->chap != NULL);
 			if (!auth) {
 				iscsi_text_add(out, "AuthMethod", "Reject");
 				return fail(l, ISCSI_LOGIN_AUTH_FAILED,
+					    l->env->chap ? "AuthMethod=CHAP required, not offered" :
 					    "no acceptable AuthMethod offered");
 			}
 			snprintf(l->params.auth_method, sizeof(l->params.auth_method),
 				 "%s", auth);
 			iscsi_text_add(out, "AuthMethod", auth);
-			l->auth_done = true;
+			if (!strcmp(auth, "CHAP"))
+				l->chap_state = CHAP_WAIT_A;
+			else
+				l->auth_done = true;
 		}
-		for (r = ISCSI_KEY_CHAP_A; r <= ISCSI_KEY_CHAP_R; r++)
-			if (chap[r])
-				return fail(l, ISCSI_LOGIN_AUTH_FAILED,
-					    "CHAP keys without AuthMethod=CHAP");
+		if (any_chap) {
+			r = chap_step(l, chap, out);
+			if (r)
+				return r;
+		}
 		if (transit && !l->auth_done) {
-			/* no AuthMethod at all: None is the default (13.x) */
-			snprintf(l->params.auth_method,
-				 sizeof(l->params.auth_method), "None");
-			l->auth_done = true;
+			if (l->env->chap && l->chap_state == CHAP_NONE)
+				return fail(l, ISCSI_LOGIN_AUTH_FAILED,
+					    "AuthMethod=CHAP required, not offered");
+			if (l->env->chap) {
+				/* CHAP still running: stay in the security stage */
+				transit = false;
+			} else {
+				/* no AuthMethod at all: None, the default (12.1) */
+				snprintf(l->params.auth_method,
+					 sizeof(l->params.auth_method), "None");
+				l->auth_done = true;
+			}
 		}
+	} else if (l->env->chap && !l->auth_done) {
+		return fail(l, ISCSI_LOGIN_AUTH_FAILED,
+			    "CHAP required: the security stage was skipped");
 	}
 	if (out->overflow)
 		return fail(l, ISCSI_LOGIN_OUT_OF_RESOURCES,

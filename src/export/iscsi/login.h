@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "chap.h"
 #include "keys.h"
 #include "wire.h"
 
@@ -17,6 +18,8 @@
  * @nr_targets: targets served; @target_name(i) names target i.
  * @portal: "ADDR:PORT,TPGT" for SendTargets' TargetAddress.
  * @tpgt: our target portal group tag.
+ * @chap: the CHAP secrets; NULL: AuthMethod None only.  With them every
+ *	login must authenticate with CHAP (AuthMethod=None is refused).
  * @session_exists: whether TSIH @tsih is a live session of @target
  *	(a connection added to it: refused, MaxConnections is 1).
  * @opaque: handed to the callbacks.
@@ -27,6 +30,7 @@ struct iscsi_login_env {
 	bool (*session_exists)(void *opaque, uint16_t tsih);
 	const char *portal;
 	uint16_t tpgt;
+	const struct iscsi_chap *chap;
 	void *opaque;
 };
 
@@ -58,6 +62,10 @@ struct iscsi_login {
 	bool keys_seen;         /* the first key list was answered */
 	uint8_t stage;          /* the CSG the next request must carry */
 	bool auth_done;
+	uint8_t chap_state;     /* enum in login.c */
+	uint8_t chap_id;
+	uint8_t chap_challenge[ISCSI_CHAP_CHALLENGE_LEN];
+	char chap_user[ISCSI_CHAP_NAME_MAX + 1]; /* who authenticated */
 	uint8_t isid[6];
 	uint16_t tsih;
 	uint16_t cid;

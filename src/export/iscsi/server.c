@@ -285,6 +285,17 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 		.nr_targets = cfg->nr_targets, .target_name = env_target_name,
 		.session_exists = env_session_exists, .tpgt = 1, .opaque = srv,
 	};
+	if (cfg->chap_secrets) {
+		srv->chap = calloc(1, sizeof(*srv->chap));
+		if (!srv->chap) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		ret = iscsi_chap_load(cfg->chap_secrets, srv->chap, err, errlen);
+		if (ret)
+			goto fail;
+		srv->env.chap = srv->chap;
+	}
 	srv->nodes = calloc(cfg->nr_targets, sizeof(*srv->nodes));
 	if (!srv->nodes) {
 		ret = -ENOMEM;
@@ -469,6 +480,9 @@ void blk_iscsi_server_destroy(struct blk_iscsi_server *srv)
 	for (i = 0; srv->nodes && i < srv->cfg.nr_targets; i++)
 		scsi_tgt_destroy(srv->nodes[i].tgt);
 	free(srv->nodes);
+	if (srv->chap)
+		explicit_bzero(srv->chap, sizeof(*srv->chap));
+	free(srv->chap);
 	pthread_mutex_destroy(&srv->lock);
 	pthread_cond_destroy(&srv->cond);
 	free(srv);

@@ -58,6 +58,7 @@ struct blk_iscsi_server {
 	struct iscsi_session *sessions;
 	struct iscsi_params ours;     /* what the target offers/accepts */
 	struct iscsi_login_env env;
+	struct iscsi_chap *chap;
 	FILE *log;
 };
 
