@@ -163,6 +163,16 @@ def check(addr, what, target):
         h2 = recv_exact(s, 48)
         ok = ok1 and h2[0] == 0x3f and h2[2] == 0x02
         return ok, "echo with digest %s, then opcode %02x reason %02x" % (ok1, h2[0], h2[2])
+    if what == "reinstate":
+        # a second login with the same InitiatorName and ISID ends the
+        # first session (6.3.5); the new one works
+        s1, _, _ = login(addr, target)
+        s2, cmdsn, _ = login(addr, target)
+        gone = closed(s1, timeout=10)
+        s2.sendall(bhs(0x40, 0x80, itt=21, f20=0xffffffff, f24=cmdsn))
+        h, _ = recv_pdu(s2)
+        ok = gone and h[0] == 0x20
+        return ok, "old session closed %s, new answers NOP %02x" % (gone, h[0])
     s, cmdsn, statsn = login(addr, target)
     if what == "nop":
         s.sendall(bhs(0x00, 0x80, dsl=5, itt=7, f20=0xffffffff, f24=cmdsn) + pad(b"hello"))

@@ -87,7 +87,7 @@ check "the data survived" timeout 60 qemu-img compare -f raw -F raw "$TMP/in.img
 # bad input on the wire
 for c in login_missing_initiator login_unknown_target login_bad_version \
 	login_not_login_pdu login_huge_text unknown_key nop data_over_max \
-	unknown_opcode datasn_gap cmdsn_outside_window data_digest; do
+	unknown_opcode datasn_gap cmdsn_outside_window data_digest reinstate; do
 	check "wire: $c" raw "$c"
 done
 check "server alive after bad input" alive
@@ -109,6 +109,7 @@ done
 check "a login line" grep -q "iscsi: conn [0-9]* .* login: initiator 'iqn.2007-10.com.github:sahlberg:libiscsi:iscsi-inq'" "$TMP/server.log"
 check "a logout line for a session logout" grep -q "logout: .*: logout (session)" "$TMP/server.log"
 check "a failed login logged with its status" grep -q "login failed: .*target not found" "$TMP/server.log"
+check "session reinstatement logged" grep -q "logout: .*session reinstated by a new login" "$TMP/server.log"
 check "logins and logouts pair up" test "$(grep -c ' login: ' "$TMP/server.log")" -eq "$(grep -c ' logout: ' "$TMP/server.log")"
 
 # the stop with a session logged in: it ends, the server exits 0

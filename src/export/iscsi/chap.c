@@ -85,8 +85,9 @@ int iscsi_chap_load(const char *path, struct iscsi_chap *chap, char *err,
 			}
 			u = &chap->users[chap->nr_users++];
 		}
-		snprintf(u->name, sizeof(u->name), "%s", name);
-		snprintf(u->secret, sizeof(u->secret), "%s", secret);
+		/* lengths checked above: they fit with their NUL */
+		memcpy(u->name, name, strlen(name) + 1);
+		memcpy(u->secret, secret, strlen(secret) + 1);
 	}
 	fclose(f);
 	if (!ret && !chap->nr_users) {

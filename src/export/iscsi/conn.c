@@ -1198,6 +1198,8 @@ static void full_feature(struct iscsi_conn *c)
 				continue;
 		}
 		r = ffp_pdu(c);
+		if (r && killed(c) && !c->why)
+			c->why = "session reinstated by a new login";
 		if (r) {
 			if (!c->why)
 				c->why = r == -EPIPE ? "initiator hung up" :

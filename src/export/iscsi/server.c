@@ -149,10 +149,17 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 			  struct iscsi_session *s, unsigned int *nexus)
 {
 	struct iscsi_session *o;
+	unsigned int waits;
+	bool old;
 	int ret = 0;
 
 	pthread_mutex_lock(&srv->lock);
-	/* session reinstatement (6.3.5): the same I_T nexus logs in anew */
+	/*
+	 * Session reinstatement (6.3.5): the same I_T nexus logs in anew.
+	 * The old session ends first (its commands, and the nexus loss that
+	 * releases its reservations), at most 5 s, so that the new one does
+	 * not find them.
+	 */
 	for (o = srv->sessions; o; o = o->next)
 		if (o->node == s->node && !strcmp(o->iname, s->iname) &&
 		    !memcmp(o->isid, s->isid, 6)) {
@@ -160,6 +167,23 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 				o->tsih, o->iname, s->tsih);
 			iscsi_conn_kill(o->conn);
 		}
+	for (waits = 0; waits < 50; waits++) {
+		struct timespec ts;
+
+		old = false;
+		for (o = srv->sessions; o; o = o->next)
+			old |= o->node == s->node && !strcmp(o->iname, s->iname) &&
+			       !memcmp(o->isid, s->isid, 6);
+		if (!old)
+			break;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+	}
 	if (nexus)
 		ret = nexus_get(srv, &srv->nodes[s->node], s->iname, s->isid, nexus);
 	if (!ret) {
@@ -184,6 +208,7 @@ void iscsi_srv_session_del(struct blk_iscsi_server *srv,
 				srv->nodes[s->node].nexus[nexus].active--;
 			break;
 		}
+	pthread_cond_broadcast(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
 }
 
