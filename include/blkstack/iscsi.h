@@ -34,11 +34,15 @@ extern "C" {
  * @name: its iSCSI name (RFC 7143 4.2.7), at most 223 bytes.
  * @dev: LUN 0's device; the caller's, open for the server's lifetime.
  * @read_only: the unit is write protected (WRITE: DATA PROTECT).
+ * @acl: the initiator names that may log in to it, comma-separated
+ *	(NULL or "": any); others get login status 0202 (authorization
+ *	failure, RFC 7143 11.13.5) and do not see it in SendTargets.
  */
 struct blk_iscsi_target {
 	const char *name;
 	struct blk_dev *dev;
 	bool read_only;
+	const char *acl;
 };
 
 /**

@@ -31,6 +31,7 @@ struct serve_export {
 	char name[NBD_MAX_STRING + 1];
 	char description[1024];
 	bool read_only;
+	char iscsi_acl[4096]; /* initiator names, comma-separated ("": any) */
 	struct bench_opts *o; /* device options (o->dev) */
 };
 
@@ -126,6 +127,8 @@ void serve_usage(FILE *f)
 		"                         by name; the first export is also the default)\n"
 		"  --description=TEXT     shown by NBD_OPT_LIST and NBD_INFO_DESCRIPTION\n"
 		"  --read-only            refuse writes (EPERM), advertise READ_ONLY\n"
+		"  --iscsi-acl=IQN[,IQN]  iSCSI: only these initiators may log in to the\n"
+		"                         target (others: authorization failure)\n"
 		"  --dev=NAME             the driver (ram), from the device registry:\n");
 	drv = blk_drivers(&nd);
 	for (k = 0; k < nd; k++)
@@ -373,6 +376,13 @@ int serve_main(int argc, char **argv)
 		} else if (!strcmp(name, "description")) {
 			snprintf(cur->description, sizeof(cur->description), "%s",
 				 val ? val : "");
+		} else if (!strcmp(name, "iscsi-acl")) {
+			if (!val || !*val || strlen(val) >= sizeof(cur->iscsi_acl)) {
+				fprintf(stderr, "blkstack serve: --iscsi-acl=IQN[,IQN...]: 1..%zu bytes\n",
+					sizeof(cur->iscsi_acl) - 1);
+				goto out;
+			}
+			snprintf(cur->iscsi_acl, sizeof(cur->iscsi_acl), "%s", val);
 		} else if (!strcmp(name, "read-only") || !strcmp(name, "readonly")) {
 			if (val && strcmp(val, "1") && strcmp(val, "0")) {
 				fprintf(stderr, "blkstack serve: --read-only takes no value (or 0|1)\n");
@@ -435,6 +445,7 @@ int serve_main(int argc, char **argv)
 			itgt[i] = (struct blk_iscsi_target){
 				.name = iscsi_names[i], .dev = devs[i],
 				.read_only = ex[i].read_only,
+				.acl = ex[i].iscsi_acl,
 			};
 		}
 		icfg.targets = itgt;

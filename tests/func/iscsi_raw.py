@@ -173,6 +173,8 @@ def check(addr, what, target):
         h, _ = recv_pdu(s2)
         ok = gone and h[0] == 0x20
         return ok, "old session closed %s, new answers NOP %02x" % (gone, h[0])
+    if what == "r2t_flow":
+        return r2t_flow(addr, target)
     s, cmdsn, statsn = login(addr, target)
     if what == "nop":
         s.sendall(bhs(0x00, 0x80, dsl=5, itt=7, f20=0xffffffff, f24=cmdsn) + pad(b"hello"))
@@ -219,6 +221,63 @@ def check(addr, what, target):
         # stay logged in, idle, until the server ends the connection
         return closed(s, timeout=30), "server closed the idle session"
     return False, "unknown check " + what
+
+
+def r2t_flow(addr, target):
+    """Small bursts: a WRITE of 8 blocks with immediate data, then R2Ts
+    of MaxBurstLength, two at a time, answered with Data-Out PDUs of 512
+    bytes; a READ of them back in Data-In PDUs of 512 bytes, F at each
+    burst's end, DataSN in order, the status in the last one."""
+    s, cmdsn, _ = login(addr, target, ["MaxBurstLength=1024", "FirstBurstLength=512",
+                                        "MaxOutstandingR2T=2",
+                                        "MaxRecvDataSegmentLength=512"])
+    # login() asked for ImmediateData=No and InitialR2T=No: no immediate
+    # data, so the first 512 bytes are one unsolicited Data-Out
+    # the nexus's first command gets the POWER ON unit attention
+    s.sendall(bhs(0x01, 0x80, itt=39, f24=cmdsn, rest=bytes(16)))
+    recv_pdu(s)
+    cmdsn += 1
+    data = bytes((i * 7 + 1) & 0xff for i in range(4096))
+    cdb = bytes([0x2a, 0, 0, 0, 0, 16, 0, 0, 8, 0]).ljust(16, b"\0")  # LBA 16
+    s.sendall(bhs(0x01, 0x20, itt=40, f20=4096, f24=cmdsn, rest=cdb))
+    s.sendall(bhs(0x05, 0x80, dsl=512, itt=40, f20=0xffffffff,
+                  rest=struct.pack(">III", 0, 0, 0)) + data[:512])
+    solicited = []
+    got = 512
+    while True:
+        h, _ = recv_pdu(s)
+        if h[0] == 0x21:
+            break
+        if h[0] != 0x31:
+            return False, "unexpected opcode %02x during the WRITE" % h[0]
+        ttt, = struct.unpack(">I", h[20:24])
+        r2tsn, off, ln = struct.unpack(">III", h[36:48])
+        solicited.append((r2tsn, off, ln))
+        for i, o in enumerate(range(off, off + ln, 512)):
+            last = o + 512 >= off + ln
+            s.sendall(bhs(0x05, 0x80 if last else 0, dsl=512, itt=40, f20=ttt,
+                          rest=struct.pack(">III", 0, i, o)) + data[o:o + 512])
+            got += 512
+    want = [(0, 512, 1024), (1, 1536, 1024), (2, 2560, 1024), (3, 3584, 512)]
+    if solicited != want or h[3] != 0 or got != 4096:
+        return False, "R2Ts %s (want %s), status %02x" % (solicited, want, h[3])
+    cdb = bytes([0x28, 0, 0, 0, 0, 16, 0, 0, 8, 0]).ljust(16, b"\0")
+    s.sendall(bhs(0x01, 0xc0, itt=41, f20=4096, f24=cmdsn + 1, rest=cdb))
+    back = b""
+    pdus = []
+    while True:
+        h, d = recv_pdu(s)
+        if h[0] != 0x25:
+            return False, "opcode %02x instead of Data-In" % h[0]
+        datasn, off = struct.unpack(">II", h[36:44])
+        pdus.append((datasn, off, len(d), bool(h[1] & 0x80), bool(h[1] & 1)))
+        back += d
+        if h[1] & 1:
+            break
+    want = [(i, 512 * i, 512, i % 2 == 1, i == 7) for i in range(8)]
+    ok = pdus == want and back == data and h[3] == 0
+    return ok, "R2Ts %s; Data-In %s; data %s" % (solicited, "as expected" if pdus == want else pdus,
+                                                  "equal" if back == data else "differs")
 
 
 def main():

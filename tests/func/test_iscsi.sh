@@ -23,7 +23,9 @@ if ! qemu-img --help | grep -qw iscsi; then
 fi
 
 "$BLKSTACK" serve --iscsi=127.0.0.1:0 --dev=ram --size=64M --export=a \
-	--export=ro --read-only --size=8M 2>"$TMP/server.log" &
+	--export=ro --read-only --size=8M \
+	--export=acl --size=8M --iscsi-acl=iqn.2026-12.org.blkstack:one,iqn.2026-12.org.blkstack:two \
+	2>"$TMP/server.log" &
 SRV_PID=$!
 for i in $(seq 100); do
 	PORT=$(sed -n 's/.*iscsi listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/server.log")
@@ -44,7 +46,11 @@ alive() { kill -0 "$SRV_PID" 2>/dev/null; }
 timeout 20 iscsi-ls "iscsi://$P" >"$TMP/ls" 2>&1
 check "iscsi-ls lists target a" grep -q "Target:$T:a Portal:$P,1" "$TMP/ls"
 check "iscsi-ls lists target ro" grep -q "Target:$T:ro Portal:$P,1" "$TMP/ls"
-check "iscsi-ls lists two targets" test "$(grep -c '^Target:' "$TMP/ls")" -eq 2
+check "iscsi-ls lists two targets (not the one its ACL hides)" test "$(grep -c '^Target:' "$TMP/ls")" -eq 2
+check "an initiator in the ACL sees the third" grep -q "Target:$T:acl " <(timeout 20 iscsi-ls -i iqn.2026-12.org.blkstack:two "iscsi://$P" 2>&1)
+check "ACL: an initiator not in it is refused" bash -c "! timeout 20 iscsi-inq 'iscsi://$P/$T:acl/0' >/dev/null 2>&1"
+check "ACL: an initiator in it logs in" grep -q "Vendor:BLKSTACK" <(timeout 20 iscsi-inq -i iqn.2026-12.org.blkstack:one "iscsi://$P/$T:acl/0" 2>&1)
+check "ACL: the refusal is an authorization failure" grep -q "login failed: .*authorization failure: initiator not in the target's ACL" "$TMP/server.log"
 timeout 20 iscsi-ls -s "iscsi://$P" >"$TMP/lss" 2>&1
 check "iscsi-ls -s finds LUN 0 on each target" test "$(grep -c 'Lun:0 .*DIRECT_ACCESS' "$TMP/lss")" -eq 2
 
@@ -87,7 +93,7 @@ check "the data survived" timeout 60 qemu-img compare -f raw -F raw "$TMP/in.img
 # bad input on the wire
 for c in login_missing_initiator login_unknown_target login_bad_version \
 	login_not_login_pdu login_huge_text unknown_key nop data_over_max \
-	unknown_opcode datasn_gap cmdsn_outside_window data_digest reinstate; do
+	unknown_opcode datasn_gap cmdsn_outside_window data_digest reinstate r2t_flow; do
 	check "wire: $c" raw "$c"
 done
 check "server alive after bad input" alive

@@ -357,6 +357,12 @@ static const char *tname(void *o, unsigned int i)
 	return names[i];
 }
 
+static bool acl(void *o, unsigned int i, const char *iname)
+{
+	(void)o;
+	return i == 0 || !strcmp(iname, "iqn.x:ok");
+}
+
 static bool exists(void *o, uint16_t tsih)
 {
 	(void)o;
@@ -371,7 +377,7 @@ static uint16_t alloc_tsih(void *o)
 
 static const struct iscsi_login_env env = {
 	.nr_targets = 2, .target_name = tname, .session_exists = exists,
-	.tpgt = 1,
+	.allowed = acl, .tpgt = 1,
 };
 
 static struct iscsi_login lg;
@@ -423,7 +429,7 @@ static void test_login_normal(void **state)
 {
 	(void)state;
 	login_start();
-	assert_int_equal(step(SEC_TO_OP, 0, 0, "InitiatorName=iqn.x:i|TargetName=iqn.2026-12.org.blkstack:b|"
+	assert_int_equal(step(SEC_TO_OP, 0, 0, "InitiatorName=iqn.x:ok|TargetName=iqn.2026-12.org.blkstack:b|"
 			      "SessionType=Normal|AuthMethod=CHAP,None"), ISCSI_LOGIN_CONTINUE);
 	assert_int_equal(rsp[0], ISCSI_OP_LOGIN_RSP);
 	assert_int_equal(rsp[BHS_FLAGS], SEC_TO_OP);
@@ -449,7 +455,7 @@ static void test_login_normal(void **state)
 	assert_int_equal(lg.peer_max_recv_dsl, 65536);
 	assert_true(lg.params.header_digest);
 	assert_int_equal(lg.params.max_burst_length, 65536);
-	assert_string_equal(lg.params.initiator_name, "iqn.x:i");
+	assert_string_equal(lg.params.initiator_name, "iqn.x:ok");
 	iscsi_login_free(&lg);
 }
 
@@ -494,6 +500,9 @@ static void test_login_failures(void **state)
 		    ISCSI_LOGIN_MISSING_PARAMETER);
 	expect_fail(SEC_TO_OP, 0, 0, "InitiatorName=iqn.x:i|TargetName=iqn.nope",
 		    ISCSI_LOGIN_NOT_FOUND);
+	/* target b's ACL takes iqn.x:ok only */
+	expect_fail(SEC_TO_OP, 0, 0, "InitiatorName=iqn.x:no|TargetName=iqn.2026-12.org.blkstack:b",
+		    ISCSI_LOGIN_AUTHZ_FAILED);
 	expect_fail(SEC_TO_OP, 1, 0, "InitiatorName=iqn.x:i|SessionType=Discovery",
 		    ISCSI_LOGIN_UNSUPPORTED_VERSION);
 	expect_fail(SEC_TO_OP | ISCSI_LOGIN_C, 0, 0, "InitiatorName=iqn.x:i|SessionType=Discovery",

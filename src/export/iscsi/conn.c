@@ -953,6 +953,8 @@ static void send_targets(struct iscsi_conn *c, const char *what,
 	for (i = 0; i < c->srv->cfg.nr_targets; i++) {
 		const char *name = c->srv->nodes[i].name;
 
+		if (!iscsi_srv_allowed(c->srv, i, c->p.initiator_name))
+			continue; /* not in its ACL: not shown */
 		if (!strcmp(what, "All") ? !c->node || c->node_idx == (int)i :
 		    *what ? !strcmp(what, name) : c->node_idx == (int)i) {
 			iscsi_text_add(out, "TargetName", name);

@@ -272,6 +272,10 @@ static int login_keys(struct iscsi_login *l, const uint8_t *req,
 			if (i == l->env->nr_targets)
 				return fail(l, ISCSI_LOGIN_NOT_FOUND,
 					    "unknown TargetName");
+			if (l->env->allowed &&
+			    !l->env->allowed(l->env->opaque, i, l->params.initiator_name))
+				return fail(l, ISCSI_LOGIN_AUTHZ_FAILED,
+					    "initiator not in the target's ACL");
 			l->target = (int)i;
 			iscsi_text_add(out, "TargetPortalGroupTag", "1");
 		}

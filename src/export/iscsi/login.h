@@ -22,12 +22,14 @@
  *	login must authenticate with CHAP (AuthMethod=None is refused).
  * @session_exists: whether TSIH @tsih is a live session of @target
  *	(a connection added to it: refused, MaxConnections is 1).
+ * @allowed: whether initiator @iname may log in to target @i (NULL: any).
  * @opaque: handed to the callbacks.
  */
 struct iscsi_login_env {
 	unsigned int nr_targets;
 	const char *(*target_name)(void *opaque, unsigned int i);
 	bool (*session_exists)(void *opaque, uint16_t tsih);
+	bool (*allowed)(void *opaque, unsigned int i, const char *iname);
 	const char *portal;
 	uint16_t tpgt;
 	const struct iscsi_chap *chap;

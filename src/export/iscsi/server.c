@@ -63,6 +63,27 @@ static bool env_session_exists(void *opaque, uint16_t tsih)
 	return found;
 }
 
+bool iscsi_srv_allowed(void *opaque, unsigned int i, const char *iname)
+{
+	struct blk_iscsi_server *srv = opaque;
+	const char *p = srv->nodes[i].cfg.acl;
+	size_t n = strlen(iname);
+
+	if (!p || !*p)
+		return true;
+	while (*p) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+
+		if (l == n && !memcmp(p, iname, n))
+			return true;
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return false;
+}
+
 uint16_t iscsi_srv_alloc_tsih(void *opaque)
 {
 	struct blk_iscsi_server *srv = opaque;
@@ -308,7 +329,8 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 	ours_init(&srv->ours);
 	srv->env = (struct iscsi_login_env){
 		.nr_targets = cfg->nr_targets, .target_name = env_target_name,
-		.session_exists = env_session_exists, .tpgt = 1, .opaque = srv,
+		.session_exists = env_session_exists,
+		.allowed = iscsi_srv_allowed, .tpgt = 1, .opaque = srv,
 	};
 	if (cfg->chap_secrets) {
 		srv->chap = calloc(1, sizeof(*srv->chap));

@@ -68,6 +68,7 @@ static inline int iscsi_stop_flag(const struct blk_iscsi_server *srv)
 }
 
 /* server.c, for conn.c */
+bool iscsi_srv_allowed(void *opaque, unsigned int i, const char *iname);
 uint16_t iscsi_srv_alloc_tsih(void *opaque);
 int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 			  struct iscsi_session *s, unsigned int *nexus);
