@@ -100,6 +100,7 @@ struct iscsi_conn {
 	int kill;               /* set by another thread (atomic) */
 	bool stopping;
 	uint64_t rx_bytes, tx_bytes, cmds;
+	uint64_t dropped;       /* requests outside the CmdSN window */
 	uint32_t aborted_itt[ABORTED_RING];
 	unsigned int aborted_pos;
 	/* the PDU being handled */
@@ -309,10 +310,12 @@ static bool cmdsn_accept(struct iscsi_conn *c)
 	if (c->bhs[BHS_OPCODE] & ISCSI_OP_IMMEDIATE)
 		return true;
 	if (sn != c->exp_cmdsn) {
-		fprintf(c->srv->log,
-			"iscsi: conn %lu: %s CmdSN %u dropped (ExpCmdSN %u, MaxCmdSN %u)\n",
-			c->id, iscsi_opcode_name(c->bhs[0]), sn, c->exp_cmdsn,
-			max_cmdsn(c));
+		/* the first one is logged; the logout line counts them all */
+		if (!c->dropped++)
+			fprintf(c->srv->log,
+				"iscsi: conn %lu: %s CmdSN %u dropped (ExpCmdSN %u, MaxCmdSN %u)\n",
+				c->id, iscsi_opcode_name(c->bhs[0]), sn,
+				c->exp_cmdsn, max_cmdsn(c));
 		return false;
 	}
 	c->exp_cmdsn++;
@@ -1449,9 +1452,10 @@ void *iscsi_conn_thread(void *arg)
 	fflush(srv->log);
 	full_feature(c);
 	fprintf(srv->log,
-		"iscsi: conn %lu %s logout: initiator '%s' isid 0x%s tsih %u %.3f s, %llu commands, rx %llu B tx %llu B: %s\n",
+		"iscsi: conn %lu %s logout: initiator '%s' isid 0x%s tsih %u %.3f s, %llu commands, %llu dropped (CmdSN), rx %llu B tx %llu B: %s\n",
 		c->id, c->peer, c->p.initiator_name, isid, l.tsih,
 		(double)(now_ms() - t0) / 1000.0, (unsigned long long)c->cmds,
+		(unsigned long long)c->dropped,
 		(unsigned long long)c->rx_bytes, (unsigned long long)c->tx_bytes,
 		c->why ? c->why : "closed");
 	fflush(srv->log);
