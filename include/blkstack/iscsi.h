@@ -33,6 +33,8 @@ extern "C" {
  * struct blk_iscsi_target - one target of a server.
  * @name: its iSCSI name (RFC 7143 4.2.7), at most 223 bytes.
  * @dev: LUN 0's device; the caller's, open for the server's lifetime.
+ * @more_luns, @nr_more_luns: the devices of LUN 1, 2, ... (at most
+ *	SCSI_TGT_MAX_LUNS - 1; the caller's too).
  * @read_only: the unit is write protected (WRITE: DATA PROTECT).
  * @acl: the initiator names that may log in to it, comma-separated
  *	(NULL or "": any); others get login status 0202 (authorization
@@ -41,6 +43,8 @@ extern "C" {
 struct blk_iscsi_target {
 	const char *name;
 	struct blk_dev *dev;
+	struct blk_dev *const *more_luns;
+	unsigned int nr_more_luns;
 	bool read_only;
 	const char *acl;
 };

@@ -32,6 +32,8 @@ struct serve_export {
 	char description[1024];
 	bool read_only;
 	char iscsi_acl[4096]; /* initiator names, comma-separated ("": any) */
+	char lun_of[NBD_MAX_STRING + 1]; /* iSCSI: a LUN of that export's target */
+	bool has_lun_of;
 	struct bench_opts *o; /* device options (o->dev) */
 };
 
@@ -129,6 +131,8 @@ void serve_usage(FILE *f)
 		"  --read-only            refuse writes (EPERM), advertise READ_ONLY\n"
 		"  --iscsi-acl=IQN[,IQN]  iSCSI: only these initiators may log in to the\n"
 		"                         target (others: authorization failure)\n"
+		"  --iscsi-lun-of=NAME    iSCSI: this export is the next LUN of export NAME's\n"
+		"                         target (given before it) instead of a target\n"
 		"  --dev=NAME             the driver (ram), from the device registry:\n");
 	drv = blk_drivers(&nd);
 	for (k = 0; k < nd; k++)
@@ -265,6 +269,8 @@ int serve_main(int argc, char **argv)
 {
 	static char iscsi_names[MAX_EXPORTS][sizeof(BLK_ISCSI_NAME_PREFIX) + NBD_MAX_STRING + 8];
 	struct blk_iscsi_target itgt[MAX_EXPORTS];
+	static struct blk_dev *tluns[MAX_EXPORTS][MAX_EXPORTS];
+	unsigned int tlun_n[MAX_EXPORTS], texp[MAX_EXPORTS];
 	struct blk_iscsi_server_config icfg = { 0 };
 	struct blk_iscsi_server *isrv = NULL;
 	struct iscsi_run irun = { 0 };
@@ -376,6 +382,21 @@ int serve_main(int argc, char **argv)
 		} else if (!strcmp(name, "description")) {
 			snprintf(cur->description, sizeof(cur->description), "%s",
 				 val ? val : "");
+		} else if (!strcmp(name, "iscsi-lun-of")) {
+			if (cur == &defaults || !val) {
+				fprintf(stderr, "blkstack serve: --iscsi-lun-of=NAME goes after an --export=\n");
+				goto out;
+			}
+			for (i = 0; i + 1 < nr; i++)
+				if (!strcmp(ex[i].name, val) && !ex[i].has_lun_of)
+					break;
+			if (i + 1 >= nr) {
+				fprintf(stderr, "blkstack serve: --iscsi-lun-of=%s: no earlier export of that name with a target of its own\n",
+					val);
+				goto out;
+			}
+			snprintf(cur->lun_of, sizeof(cur->lun_of), "%s", val);
+			cur->has_lun_of = true;
 		} else if (!strcmp(name, "iscsi-acl")) {
 			if (!val || !*val || strlen(val) >= sizeof(cur->iscsi_acl)) {
 				fprintf(stderr, "blkstack serve: --iscsi-acl=IQN[,IQN...]: 1..%zu bytes\n",
@@ -438,18 +459,29 @@ int serve_main(int argc, char **argv)
 		goto out;
 	}
 	if (iscsi) {
+		unsigned int nt = 0, k;
+
+		/* a target per export, but for the LUNs of another's */
 		for (i = 0; i < nr; i++) {
-			snprintf(iscsi_names[i], sizeof(iscsi_names[i]), "%s%s",
+			if (ex[i].has_lun_of)
+				continue;
+			snprintf(iscsi_names[nt], sizeof(iscsi_names[nt]), "%s%s",
 				 BLK_ISCSI_NAME_PREFIX,
 				 ex[i].name[0] ? ex[i].name : "default");
-			itgt[i] = (struct blk_iscsi_target){
-				.name = iscsi_names[i], .dev = devs[i],
+			tlun_n[nt] = 0;
+			for (k = i + 1; k < nr; k++)
+				if (ex[k].has_lun_of && !strcmp(ex[k].lun_of, ex[i].name))
+					tluns[nt][tlun_n[nt]++] = devs[k];
+			itgt[nt] = (struct blk_iscsi_target){
+				.name = iscsi_names[nt], .dev = devs[i],
+				.more_luns = tluns[nt], .nr_more_luns = tlun_n[nt],
 				.read_only = ex[i].read_only,
 				.acl = ex[i].iscsi_acl,
 			};
+			texp[nt++] = i;
 		}
 		icfg.targets = itgt;
-		icfg.nr_targets = nr;
+		icfg.nr_targets = nt;
 		icfg.tcp_addr = iscsi;
 		icfg.max_connections = max_conn;
 		icfg.max_cmds = iscsi_max_cmds;
@@ -478,9 +510,16 @@ int serve_main(int argc, char **argv)
 
 		fprintf(stderr, "blkstack serve: iscsi listening on %.*s:%u\n",
 			hl, iscsi, blk_iscsi_server_port(isrv));
-		for (i = 0; i < nr; i++)
-			fprintf(stderr, "blkstack serve: iscsi target %s: export '%s', LUN 0\n",
-				iscsi_names[i], ex[i].name);
+		for (i = 0; i < icfg.nr_targets; i++) {
+			unsigned int k, lun = 1;
+
+			fprintf(stderr, "blkstack serve: iscsi target %s: LUN 0 export '%s'",
+				iscsi_names[i], ex[texp[i]].name);
+			for (k = 0; k < nr; k++)
+				if (ex[k].has_lun_of && !strcmp(ex[k].lun_of, ex[texp[i]].name))
+					fprintf(stderr, ", LUN %u export '%s'", lun++, ex[k].name);
+			fprintf(stderr, "\n");
+		}
 	}
 	if (unix_path)
 		fprintf(stderr, "blkstack serve: listening on unix:%s\n", unix_path);

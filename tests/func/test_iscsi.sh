@@ -23,6 +23,7 @@ if ! qemu-img --help | grep -qw iscsi; then
 fi
 
 "$BLKSTACK" serve --iscsi=127.0.0.1:0 --dev=ram --size=64M --export=a \
+	--export=a1 --size=16M --iscsi-lun-of=a \
 	--export=ro --read-only --size=8M \
 	--export=acl --size=8M --iscsi-acl=iqn.2026-12.org.blkstack:one,iqn.2026-12.org.blkstack:two \
 	2>"$TMP/server.log" &
@@ -61,6 +62,9 @@ check "iscsi-inq: vendor BLKSTACK" grep -q "Vendor:BLKSTACK" "$TMP/inq"
 timeout 20 iscsi-inq -e 1 -c 0x80 "$A" >"$TMP/inq80" 2>&1
 check "iscsi-inq: unit serial number page" grep -qi "serial" "$TMP/inq80"
 check "iscsi-readcapacity16: 64 MiB" grep -q "Total size:67108864" <(timeout 20 iscsi-readcapacity16 "$A" 2>&1)
+check "LUN 1 of target a: the export given --iscsi-lun-of=a (16 MiB)" grep -q "Total size:16777216" <(timeout 20 iscsi-readcapacity16 "iscsi://$P/$T:a/1" 2>&1)
+check "iscsi-ls -s: target a has LUNs 0 and 1" test "$(awk -v t="Target:$T:a " 'index($0, t) == 1 {f = 1; next} /^Target:/ {f = 0} f && /^Lun:/' "$TMP/lss" | wc -l)" -eq 2
+check "no LUN 2 on target a" bash -c "! timeout 20 iscsi-readcapacity16 'iscsi://$P/$T:a/2' >/dev/null 2>&1"
 check "iscsi-readcapacity16: ro is 8 MiB" grep -q "Total size:8388608" <(timeout 20 iscsi-readcapacity16 "$RO" 2>&1)
 check "an unknown target is refused" bash -c "! timeout 20 iscsi-inq 'iscsi://$P/$T:nope/0' >/dev/null 2>&1"
 
@@ -133,7 +137,8 @@ check "SIGTERM stops the server with status 0" test $rc -eq 0
 wait "$HOLD"
 check "the logged-in session was ended by the stop" test $? -eq 0
 check "its logout line says why" grep -q "logout: .*server stopping" "$TMP/server.log"
-check "the device was flushed" grep -q "iscsi: target '$T:a': flushed" "$TMP/server.log"
+check "the device was flushed" grep -q "iscsi: target '$T:a' LUN 0: flushed" "$TMP/server.log"
+check "LUN 1 of target a flushed too" grep -q "iscsi: target '$T:a' LUN 1: flushed" "$TMP/server.log"
 check "stop is logged" grep -q "stopped (signal 15)" "$TMP/server.log"
 
 # CHAP: a secrets file others may read is refused; then one-way and

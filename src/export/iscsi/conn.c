@@ -1235,7 +1235,7 @@ static void loss_done(struct scsi_tgt_cmd *m)
  * first: taken and asked again.  Persistent reservations stay (SPC-4
  * 5.9.1: they survive the loss of a nexus).
  */
-static void nexus_loss(struct iscsi_conn *c)
+static void nexus_loss_lun(struct iscsi_conn *c, uint64_t lun)
 {
 	static const uint8_t release6[6] = { 0x17 };
 	unsigned int tries, spins;
@@ -1243,7 +1243,7 @@ static void nexus_loss(struct iscsi_conn *c)
 	for (tries = 0; tries < 4; tries++) {
 		bool done = false;
 		struct scsi_tgt_cmd m = {
-			.lun = 0, .nexus = c->nexus, .cdb = release6,
+			.lun = lun, .nexus = c->nexus, .cdb = release6,
 			.cdb_len = 6, .dir = SCSI_DIR_NONE, .done = loss_done,
 			.priv = &done,
 		};
@@ -1260,6 +1260,14 @@ static void nexus_loss(struct iscsi_conn *c)
 		    ((m.sense[0] & 0x7f) >= 0x72 ? m.sense[1] : m.sense[2] & 0xf) != 6)
 			return;
 	}
+}
+
+static void nexus_loss(struct iscsi_conn *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->node->nr_luns; i++)
+		nexus_loss_lun(c, i);
 }
 
 /* ------------------------------------------------------------ login */

@@ -351,15 +351,32 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 	for (i = 0; i < cfg->nr_targets; i++) {
 		struct iscsi_node *n = &srv->nodes[i];
 		struct blk_dev_info info;
-		struct blk_dev *luns[1] = { cfg->targets[i].dev };
+		uint32_t lbs = 0;
 		struct scsi_tgt_config tc = {
-			.luns = luns, .nr_luns = 1, .own_luns = false,
+			.own_luns = false,
 			.vendor = "BLKSTACK", .product = "blkstack disk",
 			.serial = "", .id = 0x1000 + i,
 			.write_protect = cfg->targets[i].read_only,
 		};
 
 		n->cfg = cfg->targets[i];
+		if (n->cfg.nr_more_luns >= SCSI_TGT_MAX_LUNS || !n->cfg.dev) {
+			snprintf(err, errlen, "iscsi target %u: no device, or more than %d LUNs",
+				 i, SCSI_TGT_MAX_LUNS);
+			ret = -EINVAL;
+			goto fail;
+		}
+		n->nr_luns = 1 + n->cfg.nr_more_luns;
+		n->luns = calloc(n->nr_luns, sizeof(*n->luns));
+		if (!n->luns) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		n->luns[0] = n->cfg.dev;
+		for (j = 1; j < n->nr_luns; j++)
+			n->luns[j] = n->cfg.more_luns[j - 1];
+		tc.luns = n->luns;
+		tc.nr_luns = n->nr_luns;
 		if (!n->cfg.name || strlen(n->cfg.name) > ISCSI_NAME_MAX ||
 		    !n->cfg.name[0]) {
 			snprintf(err, errlen, "iscsi target %u: name empty or over %d bytes",
@@ -375,9 +392,14 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 				goto fail;
 			}
 		snprintf(n->name, sizeof(n->name), "%s", n->cfg.name);
-		blk_dev_get_info(n->cfg.dev, &info);
-		/* a command's buffer is at most ISCSI_MAX_XFER: say so */
-		tc.max_xfer_blocks = ISCSI_MAX_XFER / info.logical_block_size;
+		for (j = 0; j < n->nr_luns; j++) {
+			blk_dev_get_info(n->luns[j], &info);
+			if (!lbs || info.logical_block_size > lbs)
+				lbs = info.logical_block_size;
+		}
+		/* a command's buffer is at most ISCSI_MAX_XFER: say so (in
+		 * the largest block size, so that it holds on every LUN) */
+		tc.max_xfer_blocks = ISCSI_MAX_XFER / lbs;
 		/*
 		 * UNMAP: at most 1 Mi blocks per command (the core's own
 		 * default is 4 Mi; libiscsi's Inquiry.BlockLimits holds a
@@ -510,9 +532,14 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
 	}
 	pthread_mutex_unlock(&srv->lock);
-	for (i = 0; i < srv->cfg.nr_targets; i++)
-		fprintf(srv->log, "iscsi: target '%s': %s\n", srv->nodes[i].name,
-			dev_flush(srv->nodes[i].cfg.dev));
+	for (i = 0; i < srv->cfg.nr_targets; i++) {
+		unsigned int j;
+
+		for (j = 0; j < srv->nodes[i].nr_luns; j++)
+			fprintf(srv->log, "iscsi: target '%s' LUN %u: %s\n",
+				srv->nodes[i].name, j,
+				dev_flush(srv->nodes[i].luns[j]));
+	}
 	return 0;
 }
 
@@ -524,8 +551,10 @@ void blk_iscsi_server_destroy(struct blk_iscsi_server *srv)
 		return;
 	if (srv->fd >= 0)
 		close(srv->fd);
-	for (i = 0; srv->nodes && i < srv->cfg.nr_targets; i++)
+	for (i = 0; srv->nodes && i < srv->cfg.nr_targets; i++) {
 		scsi_tgt_destroy(srv->nodes[i].tgt);
+		free(srv->nodes[i].luns);
+	}
 	free(srv->nodes);
 	if (srv->chap)
 		explicit_bzero(srv->chap, sizeof(*srv->chap));

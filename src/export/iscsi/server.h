@@ -28,6 +28,8 @@ struct iscsi_nexus_slot {
 
 struct iscsi_node {
 	struct blk_iscsi_target cfg;
+	struct blk_dev **luns;        /* LUN 0, 1, ...: nr_luns */
+	unsigned int nr_luns;
 	char name[ISCSI_NAME_MAX + 1];
 	struct scsi_tgt *tgt;
 	struct iscsi_nexus_slot nexus[SCSI_TGT_MAX_NEXUS]; /* srv->lock */
