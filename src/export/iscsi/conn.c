@@ -98,6 +98,7 @@ struct iscsi_conn {
 	bool closing;
 	const char *why;
 	int kill;               /* set by another thread (atomic) */
+	const char *kill_why;   /* set before it */
 	bool stopping;
 	uint64_t rx_bytes, tx_bytes, cmds;
 	uint64_t dropped;       /* requests outside the CmdSN window */
@@ -119,8 +120,9 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-void iscsi_conn_kill(struct iscsi_conn *c)
+void iscsi_conn_kill(struct iscsi_conn *c, const char *why)
 {
+	__atomic_store_n(&c->kill_why, why, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->kill, 1, __ATOMIC_RELEASE);
 	shutdown(c->fd, SHUT_RDWR);
 }
@@ -1169,7 +1171,7 @@ static void full_feature(struct iscsi_conn *c)
 		if (c->closing)
 			break;
 		if (killed(c)) {
-			c->why = "session reinstated by a new login";
+			c->why = c->kill_why;
 			break;
 		}
 		if (iscsi_stop_flag(c->srv) && !c->stopping) {
@@ -1204,7 +1206,7 @@ static void full_feature(struct iscsi_conn *c)
 		}
 		r = ffp_pdu(c);
 		if (r && killed(c) && !c->why)
-			c->why = "session reinstated by a new login";
+			c->why = c->kill_why;
 		if (r) {
 			if (!c->why)
 				c->why = r == -EPIPE ? "initiator hung up" :
@@ -1319,7 +1321,8 @@ static int login(struct iscsi_conn *c, struct iscsi_login *l)
 			c->node_idx = l->target;
 			c->node = &srv->nodes[l->target];
 			c->sess = (struct iscsi_session){ .tsih = l->tsih,
-							  .node = l->target };
+							  .node = l->target,
+							  .fd = c->fd };
 			snprintf(c->sess.iname, sizeof(c->sess.iname), "%s",
 				 l->params.initiator_name);
 			memcpy(c->sess.isid, l->isid, 6);
@@ -1340,7 +1343,8 @@ static int login(struct iscsi_conn *c, struct iscsi_login *l)
 				c->registered = true;
 			}
 		} else if (r == ISCSI_LOGIN_DONE) {
-			c->sess = (struct iscsi_session){ .tsih = l->tsih, .node = -1 };
+			c->sess = (struct iscsi_session){ .tsih = l->tsih, .node = -1,
+							  .fd = c->fd };
 			snprintf(c->sess.iname, sizeof(c->sess.iname), "%s",
 				 l->params.initiator_name);
 			memcpy(c->sess.isid, l->isid, 6);

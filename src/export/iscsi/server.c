@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,24 +178,38 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 	pthread_mutex_lock(&srv->lock);
 	/*
 	 * Session reinstatement (6.3.5): the same I_T nexus logs in anew.
-	 * The old session ends first (its commands, and the nexus loss that
-	 * releases its reservations), at most 5 s, so that the new one does
-	 * not find them.
+	 * And sessions of this target whose initiator has closed its end
+	 * (POLLRDHUP) without their thread having noticed yet: an I_T nexus
+	 * loss the new session must see done (libiscsi's
+	 * Reserve6.ITNexusLoss drops a session and reserves from another at
+	 * once).  Those sessions end first (their commands, and the nexus
+	 * loss that releases their reservations), at most 5 s.
 	 */
-	for (o = srv->sessions; o; o = o->next)
-		if (o->node == s->node && !strcmp(o->iname, s->iname) &&
-		    !memcmp(o->isid, s->isid, 6)) {
+	for (o = srv->sessions; o; o = o->next) {
+		struct pollfd pfd = { .fd = o->fd, .events = POLLRDHUP };
+
+		if (o->ending || o->node != s->node)
+			continue;
+		if (!strcmp(o->iname, s->iname) && !memcmp(o->isid, s->isid, 6)) {
 			fprintf(srv->log, "iscsi: session tsih %u of '%s' reinstated by a new login (tsih %u)\n",
 				o->tsih, o->iname, s->tsih);
-			iscsi_conn_kill(o->conn);
+			o->ending = true;
+		} else if (poll(&pfd, 1, 0) > 0 &&
+			   (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+			o->ending = true;
 		}
+		if (o->ending)
+			iscsi_conn_kill(o->conn, strcmp(o->iname, s->iname) ||
+					memcmp(o->isid, s->isid, 6) ?
+					"initiator hung up (seen by a new login)" :
+					"session reinstated by a new login");
+	}
 	for (waits = 0; waits < 50; waits++) {
 		struct timespec ts;
 
 		old = false;
 		for (o = srv->sessions; o; o = o->next)
-			old |= o->node == s->node && !strcmp(o->iname, s->iname) &&
-			       !memcmp(o->isid, s->isid, 6);
+			old |= o->ending && o->node == s->node;
 		if (!old)
 			break;
 		clock_gettime(CLOCK_REALTIME, &ts);

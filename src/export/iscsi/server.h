@@ -43,6 +43,8 @@ struct iscsi_session {
 	char iname[ISCSI_NAME_MAX + 1];
 	uint8_t isid[6];
 	struct iscsi_conn *conn;
+	int fd;               /* its connection's socket */
+	bool ending;          /* being ended by a login (srv->lock) */
 };
 
 struct blk_iscsi_server {
@@ -81,6 +83,6 @@ void iscsi_srv_session_del(struct blk_iscsi_server *srv,
 struct iscsi_conn *iscsi_conn_new(struct blk_iscsi_server *srv, int fd,
 				  unsigned long id);
 void *iscsi_conn_thread(void *arg);
-void iscsi_conn_kill(struct iscsi_conn *c); /* another thread: end it */
+void iscsi_conn_kill(struct iscsi_conn *c, const char *why); /* another thread: end it */
 
 #endif /* BLKSTACK_ISCSI_SERVER_H */
