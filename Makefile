@@ -56,8 +56,8 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME ?= 60
 fuzz:
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBLK_FUZZ=ON >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_nbd_handshake fuzz_nbd_transmission fuzz_scsi_tgt -- --no-print-directory
-	@for t in nbd_handshake nbd_transmission scsi_tgt; do \
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_nbd_handshake fuzz_nbd_transmission fuzz_scsi_tgt fuzz_iscsi_keys -- --no-print-directory
+	@for t in nbd_handshake nbd_transmission scsi_tgt iscsi_keys; do \
 		mkdir -p $(FUZZ_BUILD)/corpus-$$t && cp -n fuzz/corpus/$$t/* $(FUZZ_BUILD)/corpus-$$t/ ; \
 		echo "fuzzing $$t for $(FUZZ_TIME) s"; \
 		( cd $(FUZZ_BUILD) && ./fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -max_len=70000 \

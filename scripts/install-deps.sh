@@ -7,7 +7,8 @@ PKGS=(
 	build-essential cmake pkg-config   # toolchain
 	libcmocka-dev                      # unit tests
 	libjansson-dev                     # JSON output
-	libisal-dev                        # ISA-L crc32_iscsi: verify=crc32c
+	libisal-dev                        # ISA-L crc32_iscsi: verify=crc32c, iSCSI digests
+	nettle-dev                         # MD5, hex, base64: iSCSI CHAP
 	libbsd-dev                         # <bsd/sys/tree.h> red-black trees (mq-deadline)
 	liburing-dev                       # io_uring (uring driver)
 	liburcu-dev                        # RCU (liburcu-bp): ram page store
@@ -18,6 +19,8 @@ PKGS=(
 	python3                            # raw NBD wire client in tests/func/nbd_raw.py
 	libnbd-bin                         # nbdinfo, nbdcopy: NBD clients in tests/func
 	qemu-utils                         # qemu-img, qemu-io: NBD clients in tests/func
+	qemu-block-extra                   # qemu-img's iscsi:// driver (libiscsi): tests/func/test_iscsi.sh
+	libiscsi-bin                       # iscsi-ls, iscsi-inq, iscsi-swp, iscsi-test-cu: iSCSI initiators in tests/func
 	nbdkit                             # peer server in bench/nbd-vs-nbdkit.sh
 	shellcheck                         # bench/*.sh lint in tests/func/test_bench_scripts.sh
 	clang libclang-rt-14-dev           # libFuzzer targets in fuzz/ (make fuzz)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * blkstack serve: export blkstack devices over NBD (docs/nbd.md).
+ * blkstack serve: export blkstack devices over NBD (docs/nbd.md) and
+ * iSCSI (docs/iscsi.md), one or both at once.
  *
  * Exports: device options before the first --export=NAME are defaults for
  * every export; options after an --export=NAME apply to that export only,
@@ -9,6 +10,7 @@
  * export also answers the empty name.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 
 #include "bench/bench.h"
 #include "blkstack/dev.h"
+#include "blkstack/iscsi.h"
 #include "blkstack/nbd.h"
 #include "blkstack/uring.h"
 #include "serve.h"
@@ -28,6 +31,9 @@ struct serve_export {
 	char name[NBD_MAX_STRING + 1];
 	char description[1024];
 	bool read_only;
+	char iscsi_acl[4096]; /* initiator names, comma-separated ("": any) */
+	char lun_of[NBD_MAX_STRING + 1]; /* iSCSI: a LUN of that export's target */
+	bool has_lun_of;
 	struct bench_opts *o; /* device options (o->dev) */
 };
 
@@ -90,13 +96,23 @@ void serve_usage(FILE *f)
 		"                      [--export=NAME [export options]]...\n"
 		"\n"
 		"Serve blkstack devices over NBD (fixed newstyle, structured replies,\n"
-		"base:allocation). Stops on SIGINT/SIGTERM after in-flight requests,\n"
-		"flushing the devices. One line per connection goes to stderr.\n"
+		"base:allocation) and/or iSCSI (RFC 7143, ErrorRecoveryLevel 0). Stops\n"
+		"on SIGINT/SIGTERM after in-flight requests, flushing the devices. One\n"
+		"line per NBD connection, per iSCSI login and logout goes to stderr.\n"
 		"\n"
 		"server options:\n"
-		"  --nbd=HOST:PORT        TCP address (default 127.0.0.1:10809 when no\n"
-		"                         --unix is given; port 0 picks a free one)\n"
+		"  --nbd=HOST:PORT        TCP address (default 127.0.0.1:10809 when neither\n"
+		"                         --unix nor --iscsi is given; port 0 picks a free one)\n"
 		"  --unix=PATH            Unix socket (with or instead of --nbd)\n"
+		"  --iscsi=HOST[:PORT]    iSCSI target portal (port 3260 by default; 0 picks a\n"
+		"                         free one); each export is a target named\n"
+		"                         " BLK_ISCSI_NAME_PREFIX "NAME (the unnamed\n"
+		"                         export: ...:default) with the device as LUN 0\n"
+		"  --iscsi-max-cmds=N     iSCSI commands at once per connection (the CmdSN\n"
+		"                         window), 1..256 (32)\n"
+		"  --iscsi-chap=FILE      require CHAP: lines 'initiator NAME SECRET' (and\n"
+		"                         'target NAME SECRET' for mutual CHAP); refused when\n"
+		"                         its group or others may read it\n"
 		"  --max-connections=N    connections at once, 1..1024 (64)\n"
 		"  --max-inflight=N       requests run at once per connection, 1..1024 (64)\n"
 		"  --spin-us=US           poll an idle connection this long before sleeping,\n"
@@ -113,6 +129,10 @@ void serve_usage(FILE *f)
 		"                         by name; the first export is also the default)\n"
 		"  --description=TEXT     shown by NBD_OPT_LIST and NBD_INFO_DESCRIPTION\n"
 		"  --read-only            refuse writes (EPERM), advertise READ_ONLY\n"
+		"  --iscsi-acl=IQN[,IQN]  iSCSI: only these initiators may log in to the\n"
+		"                         target (others: authorization failure)\n"
+		"  --iscsi-lun-of=NAME    iSCSI: this export is the next LUN of export NAME's\n"
+		"                         target (given before it) instead of a target\n"
 		"  --dev=NAME             the driver (ram), from the device registry:\n");
 	drv = blk_drivers(&nd);
 	for (k = 0; k < nd; k++)
@@ -131,6 +151,7 @@ void serve_usage(FILE *f)
 		"\n"
 		"example:\n"
 		"  blkstack serve --nbd=127.0.0.1:10809 --dev=ram --size=1G\n"
+		"  blkstack serve --iscsi=127.0.0.1:3260 --dev=ram --size=1G\n"
 		"  blkstack serve --unix=/tmp/nbd.sock --export=a --dev=ram --size=1G \\\n"
 		"      --export=b --dev=uring --filename=/var/tmp/b.img --size=4G --read-only\n");
 }
@@ -188,7 +209,7 @@ static const char *serve_names(char *err, size_t len)
 	return err;
 }
 
-static int open_export(struct serve_export *e, unsigned int max_conn,
+static int open_export(struct serve_export *e, unsigned int nr_threads,
 		       struct blk_dev **dev)
 {
 	struct bench_dev_opts d = e->o->dev;
@@ -223,7 +244,7 @@ static int open_export(struct serve_export *e, unsigned int max_conn,
 	ret = blk_dev_open(devname, &d.p, &(struct blk_dev_open_args){
 				   .size = d.p.dev_size,
 				   .create_size = d.p.dev_size,
-				   .nr_threads = max_conn + 1 },
+				   .nr_threads = nr_threads },
 			   dev, err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "blkstack serve: export '%s': %s\n", e->name,
@@ -231,8 +252,32 @@ static int open_export(struct serve_export *e, unsigned int max_conn,
 	return ret;
 }
 
+struct iscsi_run {
+	struct blk_iscsi_server *srv;
+	int ret;
+};
+
+static void *iscsi_thread(void *arg)
+{
+	struct iscsi_run *r = arg;
+
+	r->ret = blk_iscsi_server_run(r->srv, &serve_stop);
+	return NULL;
+}
+
 int serve_main(int argc, char **argv)
 {
+	static char iscsi_names[MAX_EXPORTS][sizeof(BLK_ISCSI_NAME_PREFIX) + NBD_MAX_STRING + 8];
+	struct blk_iscsi_target itgt[MAX_EXPORTS];
+	static struct blk_dev *tluns[MAX_EXPORTS][MAX_EXPORTS];
+	unsigned int tlun_n[MAX_EXPORTS], texp[MAX_EXPORTS];
+	struct blk_iscsi_server_config icfg = { 0 };
+	struct blk_iscsi_server *isrv = NULL;
+	struct iscsi_run irun = { 0 };
+	pthread_t ith;
+	bool ith_started = false;
+	const char *iscsi = NULL, *iscsi_chap = NULL;
+	unsigned int iscsi_max_cmds = 32;
 	struct serve_export defaults = { .name = "" }, *ex, *cur;
 	struct blk_nbd_export nexp[MAX_EXPORTS];
 	struct blk_dev *devs[MAX_EXPORTS] = { 0 };
@@ -282,6 +327,21 @@ int serve_main(int argc, char **argv)
 				tcp = arg + 6;
 			else
 				unix_path = arg + 7;
+		} else if (!strcmp(name, "iscsi")) {
+			if (!val || !*val) {
+				fprintf(stderr, "blkstack serve: --iscsi needs a value (HOST[:PORT])\n");
+				goto out;
+			}
+			iscsi = arg + 8;
+		} else if (!strcmp(name, "iscsi-chap")) {
+			if (!val || !*val) {
+				fprintf(stderr, "blkstack serve: --iscsi-chap needs a file\n");
+				goto out;
+			}
+			iscsi_chap = arg + strlen("--iscsi-chap=");
+		} else if (!strcmp(name, "iscsi-max-cmds")) {
+			if (parse_uint(name, val, 256, &iscsi_max_cmds))
+				goto out;
 		} else if (!strcmp(name, "max-connections")) {
 			if (parse_uint(name, val, 1024, &max_conn))
 				goto out;
@@ -322,6 +382,28 @@ int serve_main(int argc, char **argv)
 		} else if (!strcmp(name, "description")) {
 			snprintf(cur->description, sizeof(cur->description), "%s",
 				 val ? val : "");
+		} else if (!strcmp(name, "iscsi-lun-of")) {
+			if (cur == &defaults || !val) {
+				fprintf(stderr, "blkstack serve: --iscsi-lun-of=NAME goes after an --export=\n");
+				goto out;
+			}
+			for (i = 0; i + 1 < nr; i++)
+				if (!strcmp(ex[i].name, val) && !ex[i].has_lun_of)
+					break;
+			if (i + 1 >= nr) {
+				fprintf(stderr, "blkstack serve: --iscsi-lun-of=%s: no earlier export of that name with a target of its own\n",
+					val);
+				goto out;
+			}
+			snprintf(cur->lun_of, sizeof(cur->lun_of), "%s", val);
+			cur->has_lun_of = true;
+		} else if (!strcmp(name, "iscsi-acl")) {
+			if (!val || !*val || strlen(val) >= sizeof(cur->iscsi_acl)) {
+				fprintf(stderr, "blkstack serve: --iscsi-acl=IQN[,IQN...]: 1..%zu bytes\n",
+					sizeof(cur->iscsi_acl) - 1);
+				goto out;
+			}
+			snprintf(cur->iscsi_acl, sizeof(cur->iscsi_acl), "%s", val);
 		} else if (!strcmp(name, "read-only") || !strcmp(name, "readonly")) {
 			if (val && strcmp(val, "1") && strcmp(val, "0")) {
 				fprintf(stderr, "blkstack serve: --read-only takes no value (or 0|1)\n");
@@ -344,11 +426,17 @@ int serve_main(int argc, char **argv)
 			goto out;
 		nr = 1;
 	}
-	if (!tcp && !unix_path)
+	if (iscsi_chap && !iscsi) {
+		fprintf(stderr, "blkstack serve: --iscsi-chap without --iscsi\n");
+		goto out;
+	}
+	if (!tcp && !unix_path && !iscsi)
 		tcp = "127.0.0.1:10809";
 
 	for (i = 0; i < nr; i++) {
-		if (open_export(&ex[i], max_conn, &devs[i]))
+		/* a queue per connection of each protocol, and the flush */
+		if (open_export(&ex[i], max_conn * ((tcp || unix_path) + !!iscsi) + 1,
+				&devs[i]))
 			goto out;
 		nexp[i] = (struct blk_nbd_export){
 			.name = ex[i].name, .description = ex[i].description,
@@ -365,9 +453,45 @@ int serve_main(int argc, char **argv)
 	cfg.coalesce_us = coalesce_us;
 	cfg.stop_deadline_ms = stop_deadline_ms;
 	cfg.log = stderr;
-	if (blk_nbd_server_create(&cfg, &srv, err, sizeof(err))) {
+	if ((tcp || unix_path) &&
+	    blk_nbd_server_create(&cfg, &srv, err, sizeof(err))) {
 		fprintf(stderr, "blkstack serve: %s\n", err);
 		goto out;
+	}
+	if (iscsi) {
+		unsigned int nt = 0, k;
+
+		/* a target per export, but for the LUNs of another's */
+		for (i = 0; i < nr; i++) {
+			if (ex[i].has_lun_of)
+				continue;
+			snprintf(iscsi_names[nt], sizeof(iscsi_names[nt]), "%s%s",
+				 BLK_ISCSI_NAME_PREFIX,
+				 ex[i].name[0] ? ex[i].name : "default");
+			tlun_n[nt] = 0;
+			for (k = i + 1; k < nr; k++)
+				if (ex[k].has_lun_of && !strcmp(ex[k].lun_of, ex[i].name))
+					tluns[nt][tlun_n[nt]++] = devs[k];
+			itgt[nt] = (struct blk_iscsi_target){
+				.name = iscsi_names[nt], .dev = devs[i],
+				.more_luns = tluns[nt], .nr_more_luns = tlun_n[nt],
+				.read_only = ex[i].read_only,
+				.acl = ex[i].iscsi_acl,
+			};
+			texp[nt++] = i;
+		}
+		icfg.targets = itgt;
+		icfg.nr_targets = nt;
+		icfg.tcp_addr = iscsi;
+		icfg.max_connections = max_conn;
+		icfg.max_cmds = iscsi_max_cmds;
+		icfg.stop_deadline_ms = stop_deadline_ms;
+		icfg.log = stderr;
+		icfg.chap_secrets = iscsi_chap;
+		if (blk_iscsi_server_create(&icfg, &isrv, err, sizeof(err))) {
+			fprintf(stderr, "blkstack serve: %s\n", err);
+			goto out;
+		}
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -377,6 +501,25 @@ int serve_main(int argc, char **argv)
 
 		fprintf(stderr, "blkstack serve: listening on %.*s:%u\n",
 			(int)(colon - tcp), tcp, blk_nbd_server_port(srv));
+	}
+	if (iscsi) {
+		const char *colon = strrchr(iscsi, ':');
+		const char *rb = strrchr(iscsi, ']');
+		int hl = colon && (!rb || colon > rb) ? (int)(colon - iscsi) :
+			 (int)strlen(iscsi);
+
+		fprintf(stderr, "blkstack serve: iscsi listening on %.*s:%u\n",
+			hl, iscsi, blk_iscsi_server_port(isrv));
+		for (i = 0; i < icfg.nr_targets; i++) {
+			unsigned int k, lun = 1;
+
+			fprintf(stderr, "blkstack serve: iscsi target %s: LUN 0 export '%s'",
+				iscsi_names[i], ex[texp[i]].name);
+			for (k = 0; k < nr; k++)
+				if (ex[k].has_lun_of && !strcmp(ex[k].lun_of, ex[texp[i]].name))
+					fprintf(stderr, ", LUN %u export '%s'", lun++, ex[k].name);
+			fprintf(stderr, "\n");
+		}
 	}
 	if (unix_path)
 		fprintf(stderr, "blkstack serve: listening on unix:%s\n", unix_path);
@@ -388,11 +531,29 @@ int serve_main(int argc, char **argv)
 			"blkstack serve: export '%s': %s, %llu bytes, block %u, flags 0x%x%s\n",
 			ex[i].name, info.name, (unsigned long long)info.capacity,
 			info.logical_block_size,
-			blk_nbd_export_flags(&nexp[i], true),
+			srv ? blk_nbd_export_flags(&nexp[i], true) : 0,
 			ex[i].read_only ? ", read-only" : "");
 	}
 	fflush(stderr);
-	ret = blk_nbd_server_run(srv, &serve_stop);
+	if (isrv && srv) {
+		irun.srv = isrv;
+		if (pthread_create(&ith, NULL, iscsi_thread, &irun)) {
+			fprintf(stderr, "blkstack serve: no thread for the iSCSI server\n");
+			goto out;
+		}
+		ith_started = true;
+	}
+	if (srv) {
+		ret = blk_nbd_server_run(srv, &serve_stop);
+		if (ith_started) {
+			pthread_join(ith, NULL);
+			ith_started = false;
+			if (!ret || (irun.ret == -ETIMEDOUT && ret != -ETIMEDOUT))
+				ret = irun.ret;
+		}
+	} else {
+		ret = blk_iscsi_server_run(isrv, &serve_stop);
+	}
 	if (ret == -ETIMEDOUT) {
 		/*
 		 * Connection threads still own requests in flight: closing the
@@ -415,7 +576,12 @@ int serve_main(int argc, char **argv)
 usage:
 	fprintf(stderr, "'blkstack serve --help' lists the options.\n");
 out:
+	if (ith_started) {
+		__atomic_store_n(&serve_stop, SIGTERM, __ATOMIC_RELEASE);
+		pthread_join(ith, NULL);
+	}
 	blk_nbd_server_destroy(srv);
+	blk_iscsi_server_destroy(isrv);
 	for (i = 0; i < MAX_EXPORTS; i++) {
 		blk_dev_close(devs[i]);
 		if (ex && i < nr)

@@ -1489,8 +1489,11 @@ submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c, const bool faults)
 		tgt_task_drop(q, c);
 		return 0;
 	}
-	if (c->status == SAM_STAT_GOOD && c->dir == SCSI_DIR_TO_DEVICE)
-		c->resid = 0; /* Data-Out taken whole */
+	/* Data-Out taken whole; an overflow keeps its count (a WRITE whose
+	 * blocks the transport's length holds none of moves nothing) */
+	if (c->status == SAM_STAT_GOOD && c->dir == SCSI_DIR_TO_DEVICE &&
+	    !c->overflow)
+		c->resid = 0;
 end:
 	tgt_cmd_end(t, c);
 	return 0;

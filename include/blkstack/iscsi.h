@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * blkstack iSCSI target: serve blk_devs to iSCSI initiators over TCP
+ * (RFC 7143, ErrorRecoveryLevel 0, one connection per session), each
+ * target one logical unit (LUN 0) run by the SCSI target core
+ * (blkstack/scsi_tgt.h).  docs/iscsi.md says what is implemented.
+ *
+ * Threads: blk_iscsi_server_run() accepts on the calling thread; each
+ * connection runs on a thread of its own, which owns a scsi_tgt queue
+ * (scsi_tgt_queue_attach()) for its target: commands are submitted and
+ * completed on that thread.
+ *
+ * This header compiles on its own and from C++.
+ */
+#ifndef BLKSTACK_ISCSI_H
+#define BLKSTACK_ISCSI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blk.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BLK_ISCSI_DEFAULT_PORT 3260
+#define BLK_ISCSI_NAME_PREFIX "iqn.2026-12.org.blkstack:"
+#define BLK_ISCSI_MAX_TARGETS 64
+
+/**
+ * struct blk_iscsi_target - one target of a server.
+ * @name: its iSCSI name (RFC 7143 4.2.7), at most 223 bytes.
+ * @dev: LUN 0's device; the caller's, open for the server's lifetime.
+ * @more_luns, @nr_more_luns: the devices of LUN 1, 2, ... (at most
+ *	SCSI_TGT_MAX_LUNS - 1; the caller's too).
+ * @read_only: the unit is write protected (WRITE: DATA PROTECT).
+ * @acl: the initiator names that may log in to it, comma-separated
+ *	(NULL or "": any); others get login status 0202 (authorization
+ *	failure, RFC 7143 11.13.5) and do not see it in SendTargets.
+ */
+struct blk_iscsi_target {
+	const char *name;
+	struct blk_dev *dev;
+	struct blk_dev *const *more_luns;
+	unsigned int nr_more_luns;
+	bool read_only;
+	const char *acl;
+};
+
+/**
+ * struct blk_iscsi_server_config - a server.
+ * @targets, @nr_targets: 1..BLK_ISCSI_MAX_TARGETS targets (copied
+ *	pointers: keep the names and devices alive).
+ * @tcp_addr: "HOST:PORT" (IPv4 dotted, IPv6 in brackets, or a name;
+ *	":PORT" missing: 3260; port 0 picks a free one).
+ * @max_connections: connections at once (0: 64); more are refused at
+ *	once, with a log line.
+ * @max_cmds: commands a connection runs at once, the CmdSN window
+ *	(MaxCmdSN - ExpCmdSN + 1), 1..256 (0: 32).
+ * @stop_deadline_ms: after the stop, longest wait for connections'
+ *	commands in flight (0: 30000).
+ * @log: FILE * for the one line per login and logout (NULL: stderr).
+ * @chap_secrets: a CHAP secrets file (docs/iscsi.md, "CHAP"), or NULL.
+ *	With it every login must authenticate with CHAP (RFC 7143 12.1.3);
+ *	mutual CHAP when it names the target's own secret.
+ */
+struct blk_iscsi_server_config {
+	const struct blk_iscsi_target *targets;
+	unsigned int nr_targets;
+	const char *tcp_addr;
+	unsigned int max_connections;
+	unsigned int max_cmds;
+	unsigned int stop_deadline_ms;
+	void *log;
+	const char *chap_secrets;
+};
+
+struct blk_iscsi_server;
+
+/**
+ * blk_iscsi_server_create() - make the targets (a scsi_tgt per target)
+ * and open the listening socket.
+ * @cfg: configuration, copied.
+ * @srv: set on success.
+ * @err, @errlen: a message naming the field or address on failure.
+ * Return: 0; -EINVAL (bad configuration or address, a name over 223
+ * bytes, two targets of one name, a bad secrets file line); -EACCES (the
+ * secrets file cannot be read, or group or others may read it); a
+ * socket/bind/listen -errno
+ * (-EADDRINUSE...); -ENOMEM; scsi_tgt_create()'s -errno.
+ * Context: any thread.
+ */
+int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
+			    struct blk_iscsi_server **srv, char *err,
+			    size_t errlen);
+
+/**
+ * blk_iscsi_server_port() - the TCP port listened on (useful with port 0).
+ * Context: any thread.
+ */
+unsigned int blk_iscsi_server_port(const struct blk_iscsi_server *srv);
+
+/**
+ * blk_iscsi_server_run() - accept and serve until *@stop becomes nonzero
+ * (read with an atomic load at least every 100 ms; a signal handler may
+ * set it).
+ *
+ * On stop: no new connections; connections in login are closed;
+ * connections in full feature phase take no new command, finish the ones
+ * in flight, send their responses and close; then every target's device
+ * is flushed.
+ * Return: 0; -ETIMEDOUT when commands were still in flight at the stop
+ * deadline (the devices must not be closed: exit without flushing);
+ * -errno from poll() other than EINTR.
+ * Context: one thread; blocks.
+ */
+int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop);
+
+/**
+ * blk_iscsi_server_destroy() - close the socket, free the targets (not
+ * their devices).  @srv: NULL is a no-op.
+ * Context: after blk_iscsi_server_run() returned (or instead of it).
+ */
+void blk_iscsi_server_destroy(struct blk_iscsi_server *srv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLKSTACK_ISCSI_H */

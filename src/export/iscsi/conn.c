@@ -1,0 +1,1493 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One iSCSI connection on its own thread: login (login.c), then the full
+ * feature phase over the SCSI target core (RFC 7143 ErrorRecoveryLevel 0,
+ * one connection per session).
+ *
+ * The thread owns a scsi_tgt queue: commands are submitted and complete
+ * on it (ram and null inline, from scsi_tgt_submit(); others from
+ * scsi_tgt_poll(), which the loop calls while commands are in the core).
+ * The socket is blocking with short poll() waits so that the stop flag
+ * and a session reinstatement (iscsi_conn_kill()) are seen within 100 ms.
+ *
+ * Data moves without a copy: immediate data and Data-Out are received
+ * into the command's buffer, Data-In is sent from it.
+ *
+ * Memory a peer can make us hold is bounded: at most max_cmds + 16
+ * commands per connection (the CmdSN window, plus immediate commands),
+ * each with a buffer of at most ISCSI_MAX_XFER bytes (the target core
+ * refuses longer media transfers, its VPD 0xb0 says so); data segments
+ * at most our MaxRecvDataSegmentLength, key lists ISCSI_TEXT_MAX.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pdu.h"
+#include "server.h"
+
+#define IDLE_WAIT_MS 100
+#define PDU_STALL_MS 30000   /* a PDU started and not finished */
+#define LOGIN_LIMIT_MS 30000 /* the whole login (slowloris) */
+#define LOGIN_MAX_DSL 8192   /* 13.12: both sides' limit during login */
+#define MAX_R2T 16           /* our MaxOutstandingR2T, at most */
+#define IMM_SLACK 16         /* immediate commands beyond the window */
+#define ISCSI_MAX_XFER (32u << 20)
+#define ISCSI_CDB_MAX 260
+#define ABORTED_RING 32
+
+enum task_state {
+	TASK_DATA,      /* waiting for Data-Out */
+	TASK_CORE,      /* submitted to the target core */
+	TASK_DONE,      /* ended; response not sent yet */
+};
+
+struct r2t {
+	uint32_t ttt, off, len, got, datasn;
+};
+
+struct iscsi_task {
+	struct scsi_tgt_cmd cmd;
+	struct iscsi_conn *c;
+	struct iscsi_task *next, *done_next;
+	uint8_t state;
+	bool read, write, aborted;
+	uint8_t lun_raw[8];
+	uint32_t itt, edtl, xfer;
+	uint8_t cdb[ISCSI_CDB_MAX];
+	uint8_t *buf;
+	struct iovec iov;
+	/* Data-Out */
+	uint32_t received, unsol_end, unsol_datasn, r2t_next, r2tsn;
+	unsigned int nr_r2t;
+	struct r2t r2t[MAX_R2T];
+	uint32_t datasn_sent;   /* Data-In and R2T PDUs sent (ExpDataSN) */
+};
+
+struct iscsi_conn {
+	struct blk_iscsi_server *srv;
+	int fd;
+	unsigned long id;
+	char peer[80];
+	char portal[80];        /* our address, "ADDR:PORT" */
+	struct iscsi_node *node;
+	int node_idx;
+	struct scsi_tgt_queue *q;
+	unsigned int nexus;
+	struct iscsi_session sess;
+	bool registered;
+	struct iscsi_params p;
+	uint32_t peer_mrdsl;    /* largest data segment we send */
+	uint32_t max_dsl;       /* largest data segment we take */
+	uint32_t statsn, exp_cmdsn, window;
+	uint16_t cid;
+	struct iscsi_task *tasks;
+	unsigned int nr_tasks, in_core;
+	struct iscsi_task *done_head, *done_tail;
+	uint32_t next_ttt;
+	uint8_t *rx;            /* max_dsl + 4: data we do not keep */
+	bool closing;
+	const char *why;
+	int kill;               /* set by another thread (atomic) */
+	const char *kill_why;   /* set before it */
+	bool stopping;
+	uint64_t rx_bytes, tx_bytes, cmds;
+	uint64_t dropped;       /* requests outside the CmdSN window */
+	uint32_t aborted_itt[ABORTED_RING];
+	unsigned int aborted_pos;
+	/* the PDU being handled */
+	uint8_t bhs[ISCSI_BHS_LEN];
+	uint8_t ahs[ISCSI_AHS_MAX];
+	struct iscsi_pdu_lens l;
+	char *text;             /* a Text request over several PDUs */
+	uint32_t text_len;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void iscsi_conn_kill(struct iscsi_conn *c, const char *why)
+{
+	__atomic_store_n(&c->kill_why, why, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->kill, 1, __ATOMIC_RELEASE);
+	shutdown(c->fd, SHUT_RDWR);
+}
+
+static bool killed(const struct iscsi_conn *c)
+{
+	return __atomic_load_n(&c->kill, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* ------------------------------------------------------------ socket */
+
+/*
+ * Read exactly @len bytes.  Return 0; -EPIPE at end of stream;
+ * -ETIMEDOUT when the peer stalls inside a PDU; -ESHUTDOWN when the
+ * server stops or the session is reinstated before a byte came.
+ */
+static int rx_full(struct iscsi_conn *c, void *buf, size_t len, bool start)
+{
+	uint64_t since = now_ms();
+	uint8_t *p = buf;
+
+	while (len) {
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		ssize_t n;
+		int r;
+
+		if (killed(c))
+			return -ESHUTDOWN;
+		r = poll(&pfd, 1, IDLE_WAIT_MS);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r <= 0) {
+			if (start && iscsi_stop_flag(c->srv))
+				return -ESHUTDOWN;
+			if (!start && now_ms() - since > PDU_STALL_MS)
+				return -ETIMEDOUT;
+			continue;
+		}
+		n = recv(c->fd, p, len, 0);
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		start = false;
+		c->rx_bytes += (uint64_t)n;
+		p += n;
+		len -= (size_t)n;
+		since = now_ms();
+	}
+	return 0;
+}
+
+static int tx_iov(struct iscsi_conn *c, struct iovec *iov, int cnt)
+{
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
+
+	while (mh.msg_iovlen) {
+		ssize_t n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno; /* SO_SNDTIMEO bounds a stuck peer */
+		}
+		c->tx_bytes += (uint64_t)n;
+		while (n && mh.msg_iovlen) {
+			if ((size_t)n >= mh.msg_iov->iov_len) {
+				n -= (ssize_t)mh.msg_iov->iov_len;
+				mh.msg_iov++;
+				mh.msg_iovlen--;
+			} else {
+				mh.msg_iov->iov_base = (uint8_t *)mh.msg_iov->iov_base + n;
+				mh.msg_iov->iov_len -= (size_t)n;
+				n = 0;
+			}
+		}
+		while (mh.msg_iovlen && !mh.msg_iov->iov_len) {
+			mh.msg_iov++;
+			mh.msg_iovlen--;
+		}
+	}
+	return 0;
+}
+
+/* Send a PDU: @bhs (DataSegmentLength set here) and @len bytes of @data. */
+static int tx_pdu(struct iscsi_conn *c, uint8_t *bhs, const void *data,
+		  uint32_t len)
+{
+	static const uint8_t zero[4];
+	uint8_t hd[4], dd[4];
+	struct iovec iov[6];
+	uint32_t pad = iscsi_pad4(len);
+	int n = 0;
+
+	bhs_set_dsl(bhs, len);
+	iov[n++] = (struct iovec){ bhs, ISCSI_BHS_LEN };
+	if (c->p.header_digest) {
+		iscsi_digest_put(hd, iscsi_digest(iov, 1));
+		iov[n++] = (struct iovec){ hd, 4 };
+	}
+	if (len) {
+		int d0 = n;
+
+		iov[n++] = (struct iovec){ (void *)(uintptr_t)data, len };
+		if (pad)
+			iov[n++] = (struct iovec){ (void *)(uintptr_t)zero, pad };
+		if (c->p.data_digest) {
+			iscsi_digest_put(dd, iscsi_digest(iov + d0, n - d0));
+			iov[n++] = (struct iovec){ dd, 4 };
+		}
+	}
+	if (c->closing && c->why && !strncmp(c->why, "send failed", 11))
+		return -EPIPE;
+	if (tx_iov(c, iov, n)) {
+		c->closing = true;
+		c->why = "send failed: initiator gone";
+		return -EPIPE;
+	}
+	return 0;
+}
+
+/*
+ * Receive the data segment of the PDU in c->bhs (its padding and digest
+ * too) into @dst, or drop it (@dst NULL).  Return 0; -EBADMSG: the data
+ * digest is wrong; -errno from the socket.
+ */
+static int rx_data(struct iscsi_conn *c, void *dst, uint32_t len)
+{
+	uint8_t tail[8];
+	uint32_t tl = c->l.pad + (c->p.data_digest && len ? 4 : 0);
+	struct iovec iov[2];
+	int r;
+
+	if (!len)
+		return 0;
+	if (!dst)
+		dst = c->rx;
+	r = rx_full(c, dst, len, false);
+	if (!r && tl)
+		r = rx_full(c, tail, tl, false);
+	if (r)
+		return r;
+	if (c->p.data_digest) {
+		iov[0] = (struct iovec){ dst, len };
+		iov[1] = (struct iovec){ tail, c->l.pad };
+		if (iscsi_digest(iov, 2) != iscsi_digest_get(tail + c->l.pad))
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- sequence numbers */
+
+static uint32_t max_cmdsn(const struct iscsi_conn *c)
+{
+	unsigned int busy = c->nr_tasks < c->window ? c->nr_tasks : c->window;
+
+	/* stopping: close the window (MaxCmdSN = ExpCmdSN - 1) */
+	if (c->stopping)
+		return c->exp_cmdsn - 1;
+	return c->exp_cmdsn + (c->window - busy) - 1;
+}
+
+static void put_sn(struct iscsi_conn *c, uint8_t *bhs, bool statsn_inc)
+{
+	put_be32(bhs + BHS_STATSN, c->statsn);
+	if (statsn_inc)
+		c->statsn++;
+	put_be32(bhs + BHS_EXPCMDSN, c->exp_cmdsn);
+	put_be32(bhs + BHS_MAXCMDSN, max_cmdsn(c));
+}
+
+/*
+ * A non-immediate request's CmdSN (RFC 7143 4.2.2.1): the one expected
+ * is taken and ExpCmdSN advances; anything else is outside what one
+ * connection can deliver in order and is dropped, as commands outside
+ * the window must be (4.2.2.1: "silently ignored").
+ * Return: true to process the PDU.
+ */
+static bool cmdsn_accept(struct iscsi_conn *c)
+{
+	uint32_t sn = get_be32(c->bhs + BHS_CMDSN);
+
+	if (c->bhs[BHS_OPCODE] & ISCSI_OP_IMMEDIATE)
+		return true;
+	if (sn != c->exp_cmdsn) {
+		/* the first one is logged; the logout line counts them all */
+		if (!c->dropped++)
+			fprintf(c->srv->log,
+				"iscsi: conn %lu: %s CmdSN %u dropped (ExpCmdSN %u, MaxCmdSN %u)\n",
+				c->id, iscsi_opcode_name(c->bhs[0]), sn,
+				c->exp_cmdsn, max_cmdsn(c));
+		return false;
+	}
+	c->exp_cmdsn++;
+	return true;
+}
+
+static int send_reject(struct iscsi_conn *c, uint8_t reason)
+{
+	uint8_t bhs[ISCSI_BHS_LEN];
+	uint8_t copy[ISCSI_BHS_LEN];
+
+	memcpy(copy, c->bhs, sizeof(copy));
+	iscsi_bhs_init(bhs, ISCSI_OP_REJECT, ISCSI_FLAG_FINAL);
+	bhs[BHS_REJECT_REASON] = reason;
+	put_be32(bhs + BHS_ITT, ISCSI_RSVD_TAG);
+	put_sn(c, bhs, true);
+	return tx_pdu(c, bhs, copy, sizeof(copy));
+}
+
+/* ------------------------------------------------------------ tasks */
+
+static uint64_t lun_decode(const uint8_t *l)
+{
+	unsigned int i;
+
+	for (i = 2; i < 8; i++)
+		if (l[i])
+			return UINT64_MAX;
+	switch (l[0] >> 6) {
+	case 0: /* peripheral device addressing, bus 0 */
+		return l[0] ? UINT64_MAX : l[1];
+	case 1: /* flat space */
+		return (uint64_t)(l[0] & 0x3f) << 8 | l[1];
+	default:
+		return UINT64_MAX;
+	}
+}
+
+static struct iscsi_task *task_find(struct iscsi_conn *c, uint32_t itt)
+{
+	struct iscsi_task *t;
+
+	for (t = c->tasks; t; t = t->next)
+		if (t->itt == itt && t->state != TASK_DONE)
+			return t;
+	return NULL;
+}
+
+static void task_unlink(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	struct iscsi_task **pp;
+
+	for (pp = &c->tasks; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			c->nr_tasks--;
+			break;
+		}
+}
+
+static void task_free(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	task_unlink(c, t);
+	free(t->buf);
+	free(t);
+}
+
+static void remember_aborted(struct iscsi_conn *c, uint32_t itt)
+{
+	c->aborted_itt[c->aborted_pos++ % ABORTED_RING] = itt;
+}
+
+static bool was_aborted(const struct iscsi_conn *c, uint32_t itt)
+{
+	unsigned int i;
+
+	for (i = 0; i < ABORTED_RING && i < c->aborted_pos; i++)
+		if (c->aborted_itt[i] == itt)
+			return true;
+	return false;
+}
+
+static void task_done(struct scsi_tgt_cmd *cmd)
+{
+	struct iscsi_task *t = cmd->priv;
+	struct iscsi_conn *c = t->c;
+
+	t->state = TASK_DONE;
+	c->in_core--;
+	t->done_next = NULL;
+	if (c->done_tail)
+		c->done_tail->done_next = t;
+	else
+		c->done_head = t;
+	c->done_tail = t;
+}
+
+/* Residual (11.4.5): bytes of EDTL not moved, or moved past it. */
+static void residual(const struct iscsi_task *t, uint8_t *flags, uint32_t *count)
+{
+	const struct scsi_tgt_cmd *m = &t->cmd;
+	uint64_t wanted = m->overflow ? (uint64_t)t->xfer + m->resid :
+			  (uint64_t)t->xfer - m->resid;
+
+	*flags = 0;
+	*count = 0;
+	if (wanted > t->edtl) {
+		*flags = ISCSI_RSP_O;
+		*count = wanted - t->edtl > UINT32_MAX ? UINT32_MAX :
+			 (uint32_t)(wanted - t->edtl);
+	} else if (wanted < t->edtl) {
+		*flags = ISCSI_RSP_U;
+		*count = (uint32_t)(t->edtl - wanted);
+	}
+}
+
+/*
+ * The end of a command: Data-In (status in the last one when there is
+ * no sense data, 11.7.4) and, otherwise, a SCSI Response.
+ */
+static void send_status(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	struct scsi_tgt_cmd *m = &t->cmd;
+	uint32_t moved = m->overflow ? t->xfer : t->xfer - m->resid;
+	uint32_t off = 0, burst = 0, rcount;
+	uint8_t bhs[ISCSI_BHS_LEN], rflags;
+	bool in_data = t->read && moved &&
+		       (m->status == SAM_STAT_GOOD ||
+			m->status == SAM_STAT_CHECK_CONDITION ||
+			m->status == SAM_STAT_CONDITION_MET);
+	bool status_in_data = in_data && !m->sense_len &&
+			      m->status != SAM_STAT_CHECK_CONDITION;
+	uint8_t sense[2 + SCSI_SENSE_MAX];
+
+	residual(t, &rflags, &rcount);
+	while (in_data && off < moved) {
+		uint32_t n = moved - off, room = c->p.max_burst_length - burst;
+		bool last;
+
+		if (n > c->peer_mrdsl)
+			n = c->peer_mrdsl;
+		if (n > room)
+			n = room;
+		last = off + n == moved;
+		burst += n;
+		iscsi_bhs_init(bhs, ISCSI_OP_DATA_IN, 0);
+		if (last || burst == c->p.max_burst_length) {
+			bhs[BHS_FLAGS] |= ISCSI_FLAG_FINAL;
+			burst = 0;
+		}
+		memcpy(bhs + BHS_LUN, t->lun_raw, 8);
+		put_be32(bhs + BHS_ITT, t->itt);
+		put_be32(bhs + BHS_TTT, ISCSI_RSVD_TAG);
+		if (last && status_in_data) {
+			bhs[BHS_FLAGS] |= ISCSI_DATA_S | rflags;
+			bhs[BHS_DATA_STATUS] = m->status;
+			put_be32(bhs + BHS_DATA_RESID, rcount);
+			put_sn(c, bhs, true);
+		} else {
+			put_be32(bhs + BHS_EXPCMDSN, c->exp_cmdsn);
+			put_be32(bhs + BHS_MAXCMDSN, max_cmdsn(c));
+		}
+		put_be32(bhs + BHS_DATASN, t->datasn_sent++);
+		put_be32(bhs + BHS_BUF_OFFSET, off);
+		if (tx_pdu(c, bhs, t->buf + off, n))
+			return;
+		off += n;
+	}
+	if (status_in_data)
+		return;
+	iscsi_bhs_init(bhs, ISCSI_OP_SCSI_RSP, ISCSI_FLAG_FINAL | rflags);
+	bhs[BHS_RSP_RESPONSE] = ISCSI_RESPONSE_COMPLETED;
+	bhs[BHS_RSP_STATUS] = m->status;
+	put_be32(bhs + BHS_ITT, t->itt);
+	put_sn(c, bhs, true);
+	put_be32(bhs + BHS_RSP_EXPDATASN, t->datasn_sent);
+	put_be32(bhs + BHS_RSP_RESID, rcount);
+	if (m->sense_len) {
+		put_be16(sense, m->sense_len);
+		memcpy(sense + 2, m->sense, m->sense_len);
+	}
+	tx_pdu(c, bhs, sense, m->sense_len ? 2u + m->sense_len : 0);
+}
+
+/* Send the responses of the commands that ended, in the order they did. */
+static void flush_done(struct iscsi_conn *c)
+{
+	while (c->done_head) {
+		struct iscsi_task *t = c->done_head;
+
+		c->done_head = t->done_next;
+		if (!c->done_head)
+			c->done_tail = NULL;
+		/* a task our own task management ended gets no response */
+		if (!t->aborted && !c->closing)
+			send_status(c, t);
+		task_free(c, t);
+	}
+}
+
+/* A status without the target core (BUSY, TASK SET FULL). */
+static void task_end_now(struct iscsi_conn *c, struct iscsi_task *t,
+			 uint8_t status)
+{
+	t->cmd.status = status;
+	t->cmd.sense_len = 0;
+	t->cmd.resid = t->xfer;
+	t->cmd.overflow = false;
+	c->in_core++;
+	task_done(&t->cmd);
+}
+
+static void task_submit(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	unsigned int tries = 0;
+	int r;
+
+	t->state = TASK_CORE;
+	c->in_core++;
+	for (;;) {
+		r = scsi_tgt_submit(c->q, &t->cmd);
+		if (r != -EAGAIN || ++tries > 100000)
+			break;
+		scsi_tgt_poll(c->q); /* no tag: let completions free one */
+	}
+	if (r) {
+		c->in_core--;
+		task_end_now(c, t, r == -EAGAIN || r == -EBUSY ?
+			     SAM_STAT_BUSY : SAM_STAT_TASK_SET_FULL);
+	}
+}
+
+/* R2Ts for what is left to solicit, up to MaxOutstandingR2T (11.8). */
+static void send_r2ts(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	while (t->r2t_next < t->xfer && t->nr_r2t < c->p.max_outstanding_r2t &&
+	       t->nr_r2t < MAX_R2T) {
+		struct r2t *r = &t->r2t[t->nr_r2t++];
+		uint8_t bhs[ISCSI_BHS_LEN];
+		uint32_t len = t->xfer - t->r2t_next;
+
+		if (len > c->p.max_burst_length)
+			len = c->p.max_burst_length;
+		r->ttt = c->next_ttt++;
+		if (r->ttt == ISCSI_RSVD_TAG)
+			r->ttt = c->next_ttt++;
+		r->off = t->r2t_next;
+		r->len = len;
+		r->got = 0;
+		r->datasn = 0;
+		t->r2t_next += len;
+		iscsi_bhs_init(bhs, ISCSI_OP_R2T, ISCSI_FLAG_FINAL);
+		memcpy(bhs + BHS_LUN, t->lun_raw, 8);
+		put_be32(bhs + BHS_ITT, t->itt);
+		put_be32(bhs + BHS_TTT, r->ttt);
+		put_sn(c, bhs, false);
+		put_be32(bhs + BHS_R2TSN, t->r2tsn++);
+		put_be32(bhs + BHS_BUF_OFFSET, r->off);
+		put_be32(bhs + BHS_R2T_DDTL, len);
+		t->datasn_sent++;
+		if (tx_pdu(c, bhs, NULL, 0))
+			return;
+	}
+}
+
+/* A protocol error on a command at ErrorRecoveryLevel 0: Reject, close. */
+static int proto_error(struct iscsi_conn *c, uint8_t reason, const char *why)
+{
+	send_reject(c, reason);
+	c->closing = true;
+	c->why = why;
+	return -EPROTO;
+}
+
+static int handle_scsi_cmd(struct iscsi_conn *c)
+{
+	const uint8_t *b = c->bhs;
+	uint8_t flags = b[BHS_FLAGS];
+	uint32_t dlen = c->l.data_len;
+	struct iscsi_ahs ahs;
+	struct iscsi_task *t;
+	int r;
+
+	if (!c->node) {
+		rx_data(c, NULL, dlen);
+		return send_reject(c, ISCSI_REJECT_PROTOCOL_ERROR);
+	}
+	if (iscsi_ahs_parse(c->ahs, c->l.ahs_len, &ahs) ||
+	    ahs.ext_cdb_len > ISCSI_CDB_MAX - ISCSI_CDB_LEN)
+		return proto_error(c, ISCSI_REJECT_INVALID_PDU_FIELD,
+				   "bad AHS on a SCSI Command");
+	if (!cmdsn_accept(c))
+		return rx_data(c, NULL, dlen);
+	if (c->nr_tasks >= c->window + IMM_SLACK) {
+		/* only immediate commands get here: the window holds others */
+		rx_data(c, NULL, dlen);
+		return send_reject(c, ISCSI_REJECT_IMM_CMD);
+	}
+	if (task_find(c, get_be32(b + BHS_ITT))) {
+		rx_data(c, NULL, dlen);
+		return send_reject(c, ISCSI_REJECT_TASK_IN_PROGRESS);
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return proto_error(c, ISCSI_REJECT_IMM_CMD, "out of memory");
+	t->c = c;
+	t->itt = get_be32(b + BHS_ITT);
+	t->edtl = get_be32(b + BHS_CMD_EDTL);
+	t->read = flags & ISCSI_CMD_R;
+	t->write = flags & ISCSI_CMD_W;
+	memcpy(t->lun_raw, b + BHS_LUN, 8);
+	memcpy(t->cdb, b + BHS_CMD_CDB, ISCSI_CDB_LEN);
+	if (ahs.ext_cdb_len)
+		memcpy(t->cdb + ISCSI_CDB_LEN, ahs.ext_cdb, ahs.ext_cdb_len);
+	t->xfer = (t->read || t->write) ?
+		  (t->edtl < ISCSI_MAX_XFER ? t->edtl : ISCSI_MAX_XFER) : 0;
+	t->next = c->tasks;
+	c->tasks = t;
+	c->nr_tasks++;
+	c->cmds++;
+	t->cmd = (struct scsi_tgt_cmd){
+		.lun = lun_decode(t->lun_raw),
+		.nexus = c->nexus,
+		.cdb = t->cdb,
+		.cdb_len = (uint8_t)(ISCSI_CDB_LEN + ahs.ext_cdb_len > 255 ?
+				     255 : ISCSI_CDB_LEN + ahs.ext_cdb_len),
+		.dir = t->write ? SCSI_DIR_TO_DEVICE :
+		       t->read ? SCSI_DIR_FROM_DEVICE : SCSI_DIR_NONE,
+		.xfer_len = t->xfer,
+		.done = task_done,
+		.priv = t,
+	};
+	if (t->xfer) {
+		t->buf = malloc(t->xfer);
+		if (!t->buf) {
+			rx_data(c, NULL, dlen);
+			task_end_now(c, t, SAM_STAT_TASK_SET_FULL);
+			return 0;
+		}
+		t->iov = (struct iovec){ t->buf, t->xfer };
+		t->cmd.iov = &t->iov;
+		t->cmd.iovcnt = 1;
+	}
+	if (t->read && t->write) {
+		/* bidirectional commands: none in SBC the core runs */
+		rx_data(c, NULL, dlen);
+		task_end_now(c, t, SAM_STAT_CHECK_CONDITION);
+		t->cmd.sense_len = 18;
+		memset(t->cmd.sense, 0, 18);
+		t->cmd.sense[0] = 0x70;
+		t->cmd.sense[2] = 0x05; /* ILLEGAL REQUEST */
+		t->cmd.sense[7] = 10;
+		t->cmd.sense[12] = 0x24; /* INVALID FIELD IN CDB */
+		return 0;
+	}
+	if (!t->write) {
+		if (dlen)
+			return proto_error(c, ISCSI_REJECT_PROTOCOL_ERROR,
+					   "data segment on a command without W");
+		task_submit(c, t);
+		return 0;
+	}
+	/* immediate data (11.3.4.2 ... FirstBurstLength, EDTL) */
+	if (dlen && (!c->p.immediate_data || dlen > c->p.first_burst_length ||
+		     dlen > t->edtl))
+		return proto_error(c, ISCSI_REJECT_PROTOCOL_ERROR,
+				   "immediate data not allowed or too long");
+	if (!(flags & ISCSI_CMD_F) && (c->p.initial_r2t || dlen >= t->edtl))
+		return proto_error(c, ISCSI_REJECT_PROTOCOL_ERROR,
+				   "unsolicited Data-Out announced (F clear) where none may follow");
+	r = rx_data(c, dlen <= t->xfer ? t->buf : NULL, dlen);
+	if (r)
+		return r == -EBADMSG ?
+		       proto_error(c, ISCSI_REJECT_DATA_DIGEST, "data digest error") : r;
+	t->received = dlen < t->xfer ? dlen : t->xfer;
+	t->unsol_end = t->received;
+	if (!(flags & ISCSI_CMD_F)) {
+		uint32_t fb = c->p.first_burst_length < t->edtl ?
+			      c->p.first_burst_length : t->edtl;
+
+		t->unsol_end = fb < t->xfer ? fb : t->xfer;
+	}
+	t->r2t_next = t->unsol_end;
+	t->state = TASK_DATA;
+	if (t->received >= t->xfer) {
+		task_submit(c, t);
+		return 0;
+	}
+	send_r2ts(c, t);
+	return 0;
+}
+
+static int handle_data_out(struct iscsi_conn *c)
+{
+	const uint8_t *b = c->bhs;
+	uint32_t itt = get_be32(b + BHS_ITT), ttt = get_be32(b + BHS_TTT);
+	uint32_t off = get_be32(b + BHS_BUF_OFFSET), sn = get_be32(b + BHS_DATASN);
+	uint32_t len = c->l.data_len;
+	bool final = b[BHS_FLAGS] & ISCSI_FLAG_FINAL;
+	struct iscsi_task *t = task_find(c, itt);
+	struct r2t *r = NULL;
+	uint32_t end, *datasn;
+	unsigned int i;
+	int ret;
+
+	if (!t || t->state != TASK_DATA) {
+		ret = rx_data(c, NULL, len);
+		if (ret || (t == NULL && was_aborted(c, itt)))
+			return ret; /* data of an aborted task: dropped (4.2.3.x) */
+		return send_reject(c, ISCSI_REJECT_INVALID_PDU_FIELD);
+	}
+	if (ttt == ISCSI_RSVD_TAG) {
+		end = t->unsol_end;
+		datasn = &t->unsol_datasn;
+	} else {
+		for (i = 0; i < t->nr_r2t; i++)
+			if (t->r2t[i].ttt == ttt)
+				r = &t->r2t[i];
+		if (!r)
+			return proto_error(c, ISCSI_REJECT_INVALID_PDU_FIELD,
+					   "Data-Out for no R2T (Target Transfer Tag)");
+		end = r->off + r->len;
+		datasn = &r->datasn;
+	}
+	/* DataPDUInOrder and DataSequenceInOrder are Yes: data comes in order */
+	if (sn != *datasn)
+		return proto_error(c, ISCSI_REJECT_PROTOCOL_ERROR,
+				   "Data-Out DataSN out of order");
+	if (off != t->received || len > end - off || !len)
+		return proto_error(c, ISCSI_REJECT_PROTOCOL_ERROR,
+				   "Data-Out offset or length outside the burst");
+	if (final != (off + len == end))
+		return proto_error(c, ISCSI_REJECT_PROTOCOL_ERROR,
+				   "Data-Out F bit not at the end of its burst");
+	ret = rx_data(c, t->buf + off, len);
+	if (ret)
+		return ret == -EBADMSG ?
+		       proto_error(c, ISCSI_REJECT_DATA_DIGEST, "data digest error") : ret;
+	(*datasn)++;
+	t->received += len;
+	if (r) {
+		r->got += len;
+		if (r->got == r->len) {
+			/* this R2T is answered: drop it, solicit more */
+			*r = t->r2t[--t->nr_r2t];
+		}
+	}
+	if (t->received == t->xfer) {
+		task_submit(c, t);
+		return 0;
+	}
+	if (t->received >= t->unsol_end)
+		send_r2ts(c, t);
+	return 0;
+}
+
+static int handle_nop_out(struct iscsi_conn *c)
+{
+	uint32_t itt = get_be32(c->bhs + BHS_ITT), len = c->l.data_len;
+	uint8_t bhs[ISCSI_BHS_LEN];
+	int r;
+
+	r = rx_data(c, NULL, len);
+	if (r)
+		return r == -EBADMSG ? send_reject(c, ISCSI_REJECT_DATA_DIGEST) : r;
+	if (itt == ISCSI_RSVD_TAG) {
+		/* a ping answer, or one that wants none: must be immediate */
+		return 0;
+	}
+	if (!cmdsn_accept(c))
+		return 0;
+	iscsi_bhs_init(bhs, ISCSI_OP_NOP_IN, ISCSI_FLAG_FINAL);
+	memcpy(bhs + BHS_LUN, c->bhs + BHS_LUN, 8);
+	put_be32(bhs + BHS_ITT, itt);
+	put_be32(bhs + BHS_TTT, ISCSI_RSVD_TAG);
+	put_sn(c, bhs, true);
+	/* echo the ping data, as much as the initiator takes in one PDU */
+	return tx_pdu(c, bhs, c->rx, len < c->peer_mrdsl ? len : c->peer_mrdsl);
+}
+
+/* End every task of @lun (all LUNs: UINT64_MAX) of this connection. */
+static void abort_waiting(struct iscsi_conn *c, uint64_t lun)
+{
+	struct iscsi_task *t, *n;
+
+	for (t = c->tasks; t; t = n) {
+		n = t->next;
+		if (lun != UINT64_MAX && t->cmd.lun != lun)
+			continue;
+		t->aborted = true;
+		remember_aborted(c, t->itt);
+		if (t->state == TASK_DATA)
+			task_free(c, t);
+	}
+}
+
+/* A reset that did nothing: the core's commands are answered after all. */
+static void unabort(struct iscsi_conn *c)
+{
+	struct iscsi_task *t;
+
+	for (t = c->tasks; t; t = t->next)
+		if (t->state == TASK_CORE)
+			t->aborted = false;
+}
+
+/*
+ * Drop the commands still waiting for Data-Out (they never reach the
+ * core); those in the core run to their end and are answered.
+ */
+static void drop_waiting(struct iscsi_conn *c)
+{
+	struct iscsi_task *t, *n;
+
+	for (t = c->tasks; t; t = n) {
+		n = t->next;
+		if (t->state == TASK_DATA) {
+			remember_aborted(c, t->itt);
+			task_free(c, t);
+		}
+	}
+}
+
+static int handle_tmf(struct iscsi_conn *c)
+{
+	const uint8_t *b = c->bhs;
+	uint8_t func = b[BHS_FLAGS] & ISCSI_TMF_FUNC_MASK, resp;
+	uint64_t lun = lun_decode(b + BHS_LUN);
+	uint8_t bhs[ISCSI_BHS_LEN];
+	struct iscsi_task *t;
+	bool cold = false;
+	int r = 0;
+
+	if (!cmdsn_accept(c))
+		return 0;
+	if (!c->node) {
+		resp = ISCSI_TMF_RSP_NOT_SUPPORTED;
+		goto answer;
+	}
+	switch (func) {
+	case ISCSI_TMF_ABORT_TASK: {
+		uint32_t ref = get_be32(b + BHS_TMF_REF_TASK);
+
+		t = task_find(c, ref);
+		if (!t) {
+			/*
+			 * 11.6.1: a task not received yet whose RefCmdSN is
+			 * in the window before this request: complete
+			 * ("considered received"); otherwise no such task.
+			 */
+			uint32_t ref_sn = get_be32(b + BHS_TMF_REFCMDSN);
+
+			resp = iscsi_sn_cmp(ref_sn, c->exp_cmdsn) < 0 ?
+			       ISCSI_TMF_RSP_NO_TASK : ISCSI_TMF_RSP_COMPLETE;
+			if (ref_sn == get_be32(b + BHS_CMDSN))
+				resp = ISCSI_TMF_RSP_NO_TASK;
+			break;
+		}
+		if (t->cmd.lun != lun) {
+			resp = ISCSI_TMF_RSP_NO_TASK;
+			break;
+		}
+		t->aborted = true;
+		remember_aborted(c, t->itt);
+		if (t->state == TASK_DATA) {
+			task_free(c, t);
+			resp = ISCSI_TMF_RSP_COMPLETE;
+			break;
+		}
+		r = scsi_tgt_abort_task(c->q, &t->cmd);
+		resp = r == 0 || r == -ENOENT ? ISCSI_TMF_RSP_COMPLETE :
+		       ISCSI_TMF_RSP_REJECTED;
+		break;
+	}
+	case ISCSI_TMF_ABORT_TASK_SET:
+	case ISCSI_TMF_CLEAR_TASK_SET:
+		/* this session's tasks (one I_T nexus); see docs/iscsi.md */
+		resp = ISCSI_TMF_RSP_COMPLETE;
+		abort_waiting(c, lun);
+		for (t = c->tasks; t; t = t->next)
+			if (t->cmd.lun == lun && t->state == TASK_CORE &&
+			    (r = scsi_tgt_abort_task(c->q, &t->cmd)) &&
+			    r != -ENOENT)
+				resp = ISCSI_TMF_RSP_REJECTED;
+		break;
+	case ISCSI_TMF_LUN_RESET:
+		abort_waiting(c, lun);
+		r = scsi_tgt_lun_reset(c->q, lun, c->nexus);
+		resp = !r ? ISCSI_TMF_RSP_COMPLETE :
+		       r == -EINVAL ? ISCSI_TMF_RSP_NO_LUN : ISCSI_TMF_RSP_REJECTED;
+		if (r == -EINVAL || r == -EIO)
+			unabort(c);
+		break;
+	case ISCSI_TMF_TARGET_COLD_RESET:
+		cold = true;
+		/* fall through */
+	case ISCSI_TMF_TARGET_WARM_RESET:
+		abort_waiting(c, UINT64_MAX);
+		r = scsi_tgt_target_reset(c->q, c->nexus);
+		resp = !r ? ISCSI_TMF_RSP_COMPLETE : ISCSI_TMF_RSP_REJECTED;
+		if (r == -EIO)
+			unabort(c);
+		break;
+	case ISCSI_TMF_CLEAR_ACA:
+		resp = ISCSI_TMF_RSP_NOT_SUPPORTED; /* no ACA (NACA refused) */
+		break;
+	case ISCSI_TMF_TASK_REASSIGN:
+		resp = ISCSI_TMF_RSP_NO_REASSIGN; /* ErrorRecoveryLevel 0 */
+		break;
+	default:
+		resp = ISCSI_TMF_RSP_REJECTED;
+		break;
+	}
+answer:
+	iscsi_bhs_init(bhs, ISCSI_OP_TMF_RSP, ISCSI_FLAG_FINAL);
+	bhs[BHS_RSP_RESPONSE] = resp;
+	put_be32(bhs + BHS_ITT, get_be32(b + BHS_ITT));
+	/* tasks the function ended get no response: drop them first */
+	flush_done(c);
+	put_sn(c, bhs, true);
+	r = tx_pdu(c, bhs, NULL, 0);
+	if (cold && resp == ISCSI_TMF_RSP_COMPLETE) {
+		/* 11.5.1: a cold reset drops the connection after answering */
+		c->closing = true;
+		c->why = "TARGET COLD RESET";
+	}
+	return r;
+}
+
+/* SendTargets (13.3, appendix C): the targets and our portal. */
+static void send_targets(struct iscsi_conn *c, const char *what,
+			 struct iscsi_text_out *out)
+{
+	char addr[128];
+	unsigned int i;
+
+	snprintf(addr, sizeof(addr), "%s,1", c->portal);
+	for (i = 0; i < c->srv->cfg.nr_targets; i++) {
+		const char *name = c->srv->nodes[i].name;
+
+		if (!iscsi_srv_allowed(c->srv, i, c->p.initiator_name))
+			continue; /* not in its ACL: not shown */
+		if (!strcmp(what, "All") ? !c->node || c->node_idx == (int)i :
+		    *what ? !strcmp(what, name) : c->node_idx == (int)i) {
+			iscsi_text_add(out, "TargetName", name);
+			iscsi_text_add(out, "TargetAddress", addr);
+		}
+	}
+}
+
+static int handle_text(struct iscsi_conn *c)
+{
+	const uint8_t *b = c->bhs;
+	uint32_t len = c->l.data_len;
+	bool cont = b[BHS_FLAGS] & ISCSI_TEXT_C;
+	uint8_t bhs[ISCSI_BHS_LEN];
+	struct iscsi_params scratch;
+	struct iscsi_neg neg = { 0 };
+	struct iscsi_text_out out;
+	char *buf, *t;
+	int r;
+
+	r = rx_data(c, NULL, len);
+	if (r)
+		return r == -EBADMSG ? send_reject(c, ISCSI_REJECT_DATA_DIGEST) : r;
+	if (!cmdsn_accept(c))
+		return 0;
+	if ((uint64_t)c->text_len + len > ISCSI_TEXT_MAX)
+		return proto_error(c, ISCSI_REJECT_PROTOCOL_ERROR,
+				   "Text request over 64 KiB");
+	t = realloc(c->text, c->text_len + len + 1);
+	if (!t)
+		return proto_error(c, ISCSI_REJECT_LONG_OP, "out of memory");
+	c->text = t;
+	memcpy(t + c->text_len, c->rx, len);
+	c->text_len += len;
+	iscsi_bhs_init(bhs, ISCSI_OP_TEXT_RSP, 0);
+	put_be32(bhs + BHS_ITT, get_be32(b + BHS_ITT));
+	memcpy(bhs + BHS_LUN, b + BHS_LUN, 8);
+	if (cont) {
+		/* more of the request follows: an empty answer asks for it */
+		put_be32(bhs + BHS_TTT, 1);
+		put_sn(c, bhs, true);
+		return tx_pdu(c, bhs, NULL, 0);
+	}
+	buf = malloc(c->peer_mrdsl);
+	if (!buf)
+		return proto_error(c, ISCSI_REJECT_LONG_OP, "out of memory");
+	out = (struct iscsi_text_out){ .buf = buf, .cap = c->peer_mrdsl };
+	scratch = c->p;
+	neg.ours = &c->srv->ours;
+	neg.cur = &scratch;
+	neg.peer_max_recv_dsl = c->peer_mrdsl;
+	r = iscsi_keys_negotiate(&neg, c->text, c->text_len, &out, NULL);
+	free(c->text);
+	c->text = NULL;
+	c->text_len = 0;
+	if (r == -EINVAL) {
+		free(buf);
+		return send_reject(c, ISCSI_REJECT_PROTOCOL_ERROR);
+	}
+	/* MaxRecvDataSegmentLength may change in full feature phase (ALL) */
+	if (neg.peer_max_recv_dsl != c->peer_mrdsl)
+		c->peer_mrdsl = neg.peer_max_recv_dsl;
+	if (neg.got_send_targets)
+		send_targets(c, neg.send_targets, &out);
+	bhs[BHS_FLAGS] = ISCSI_FLAG_FINAL;
+	put_be32(bhs + BHS_TTT, ISCSI_RSVD_TAG);
+	put_sn(c, bhs, true);
+	r = tx_pdu(c, bhs, buf, out.overflow ? 0 : (uint32_t)out.len);
+	free(buf);
+	return r;
+}
+
+/* Wait for the commands in the target core to end, and answer them. */
+static void drain(struct iscsi_conn *c)
+{
+	while (c->in_core && !killed(c)) {
+		if (!scsi_tgt_poll(c->q)) {
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL);
+		}
+		flush_done(c);
+	}
+	flush_done(c);
+}
+
+static int handle_logout(struct iscsi_conn *c)
+{
+	const uint8_t *b = c->bhs;
+	uint8_t reason = b[BHS_FLAGS] & ISCSI_LOGOUT_REASON_MASK;
+	uint8_t bhs[ISCSI_BHS_LEN], resp;
+
+	if (!cmdsn_accept(c))
+		return 0;
+	if (reason == ISCSI_LOGOUT_SESSION)
+		resp = ISCSI_LOGOUT_OK;
+	else if (reason == ISCSI_LOGOUT_CONNECTION)
+		resp = get_be16(b + BHS_LOGOUT_CID) == c->cid ?
+		       ISCSI_LOGOUT_OK : ISCSI_LOGOUT_CID_NOT_FOUND;
+	else
+		resp = ISCSI_LOGOUT_RECOVERY_UNSUPPORTED;
+	/* 11.14: the response follows the end of the connection's commands */
+	drop_waiting(c);
+	drain(c);
+	iscsi_bhs_init(bhs, ISCSI_OP_LOGOUT_RSP, ISCSI_FLAG_FINAL);
+	bhs[BHS_LOGOUT_RESPONSE] = resp;
+	put_be32(bhs + BHS_ITT, get_be32(b + BHS_ITT));
+	put_sn(c, bhs, true);
+	put_be16(bhs + BHS_LOGOUT_T2W, 0);
+	put_be16(bhs + BHS_LOGOUT_T2R, 0);
+	tx_pdu(c, bhs, NULL, 0);
+	if (resp == ISCSI_LOGOUT_OK) {
+		c->closing = true;
+		c->why = reason == ISCSI_LOGOUT_SESSION ? "logout (session)" :
+			 "logout (connection)";
+	}
+	return 0;
+}
+
+/*
+ * Read one PDU's header (and check it), then hand it to its handler,
+ * which reads the data segment.  Return 0 or -errno (connection ends).
+ */
+static int rx_pdu_header(struct iscsi_conn *c, uint32_t max_dsl)
+{
+	uint8_t hd[4];
+	struct iovec iov[2];
+	int r, chk;
+
+	r = rx_full(c, c->bhs, ISCSI_BHS_LEN, true);
+	if (r)
+		return r;
+	chk = iscsi_pdu_check(c->bhs, max_dsl, &c->l);
+	if (chk == -EMSGSIZE) {
+		c->why = "data segment over MaxRecvDataSegmentLength";
+		send_reject(c, ISCSI_REJECT_PROTOCOL_ERROR);
+		return -EPROTO;
+	}
+	if (c->l.ahs_len && (r = rx_full(c, c->ahs, c->l.ahs_len, false)))
+		return r;
+	if (c->p.header_digest) {
+		r = rx_full(c, hd, 4, false);
+		if (r)
+			return r;
+		iov[0] = (struct iovec){ c->bhs, ISCSI_BHS_LEN };
+		iov[1] = (struct iovec){ c->ahs, c->l.ahs_len };
+		if (iscsi_digest(iov, 2) != iscsi_digest_get(hd)) {
+			/* lengths cannot be trusted: ErrorRecoveryLevel 0 ends */
+			c->why = "header digest error";
+			return -EPROTO;
+		}
+	}
+	if (chk == -EOPNOTSUPP) {
+		r = rx_data(c, NULL, c->l.data_len);
+		if (r && r != -EBADMSG)
+			return r;
+		send_reject(c, ISCSI_REJECT_CMD_NOT_SUPPORTED);
+		return 1;
+	}
+	if (chk == -EPROTO) {
+		c->why = "PDU not valid from an initiator";
+		send_reject(c, ISCSI_REJECT_PROTOCOL_ERROR);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int ffp_pdu(struct iscsi_conn *c)
+{
+	int r = rx_pdu_header(c, c->max_dsl);
+
+	if (r)
+		return r > 0 ? 0 : r;
+	switch (bhs_opcode(c->bhs)) {
+	case ISCSI_OP_SCSI_CMD:
+		r = handle_scsi_cmd(c);
+		break;
+	case ISCSI_OP_DATA_OUT:
+		r = handle_data_out(c);
+		break;
+	case ISCSI_OP_NOP_OUT:
+		r = handle_nop_out(c);
+		break;
+	case ISCSI_OP_TMF_REQ:
+		r = handle_tmf(c);
+		break;
+	case ISCSI_OP_TEXT_REQ:
+		r = handle_text(c);
+		break;
+	case ISCSI_OP_LOGOUT_REQ:
+		r = handle_logout(c);
+		break;
+	default: /* a Login Request in full feature phase */
+		rx_data(c, NULL, c->l.data_len);
+		return proto_error(c, ISCSI_REJECT_PROTOCOL_ERROR,
+				   "Login Request in full feature phase");
+	}
+	return r == -EPROTO ? 0 : r;
+}
+
+static void full_feature(struct iscsi_conn *c)
+{
+	int r;
+
+	while (!c->closing) {
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+
+		flush_done(c);
+		if (c->closing)
+			break;
+		if (killed(c)) {
+			c->why = c->kill_why;
+			break;
+		}
+		if (iscsi_stop_flag(c->srv) && !c->stopping) {
+			/* take nothing new; finish what the core runs */
+			c->stopping = true;
+		}
+		if (c->stopping) {
+			/* commands in the core finish and are answered */
+			drop_waiting(c);
+			drain(c);
+			c->why = "server stopping";
+			break;
+		}
+		if (c->in_core) {
+			if (scsi_tgt_poll(c->q))
+				continue;
+			r = poll(&pfd, 1, 0);
+			if (r <= 0) {
+				struct timespec ts = { 0, 20000 };
+
+				nanosleep(&ts, NULL);
+				continue;
+			}
+		} else {
+			r = poll(&pfd, 1, IDLE_WAIT_MS);
+			if (r < 0 && errno != EINTR) {
+				c->why = "poll failed";
+				break;
+			}
+			if (r <= 0)
+				continue;
+		}
+		r = ffp_pdu(c);
+		if (r && killed(c) && !c->why)
+			c->why = c->kill_why;
+		if (r) {
+			if (!c->why)
+				c->why = r == -EPIPE ? "initiator hung up" :
+					 r == -ESHUTDOWN ? "stopped" :
+					 r == -ETIMEDOUT ? "initiator stalled inside a PDU" :
+					 r == -EPROTO ? "protocol error" : "receive failed";
+			break;
+		}
+	}
+	/* commands still in the core end before the queue goes */
+	abort_waiting(c, UINT64_MAX);
+	if (c->in_core)
+		scsi_tgt_queue_reset(c->q);
+	c->closing = true;
+	flush_done(c);
+}
+
+static void loss_done(struct scsi_tgt_cmd *m)
+{
+	*(bool *)m->priv = true;
+}
+
+/*
+ * I_T nexus loss (SAM-5 6.3.4): an SPC-2 reservation the nexus holds is
+ * released (SPC-2 5.5.1).  The target core has no call for it; a RELEASE
+ * (6) from the nexus does the same (a nexus that holds nothing gets
+ * GOOD, nothing changes).  A unit attention pending for the nexus comes
+ * first: taken and asked again.  Persistent reservations stay (SPC-4
+ * 5.9.1: they survive the loss of a nexus).
+ */
+static void nexus_loss_lun(struct iscsi_conn *c, uint64_t lun)
+{
+	static const uint8_t release6[6] = { 0x17 };
+	unsigned int tries, spins;
+
+	for (tries = 0; tries < 4; tries++) {
+		bool done = false;
+		struct scsi_tgt_cmd m = {
+			.lun = lun, .nexus = c->nexus, .cdb = release6,
+			.cdb_len = 6, .dir = SCSI_DIR_NONE, .done = loss_done,
+			.priv = &done,
+		};
+
+		if (scsi_tgt_submit(c->q, &m))
+			return;
+		for (spins = 0; !done && spins < 1000000; spins++)
+			scsi_tgt_poll(c->q);
+		if (!done) {
+			scsi_tgt_queue_reset(c->q);
+			return;
+		}
+		if (m.status != SAM_STAT_CHECK_CONDITION || m.sense_len < 3 ||
+		    ((m.sense[0] & 0x7f) >= 0x72 ? m.sense[1] : m.sense[2] & 0xf) != 6)
+			return;
+	}
+}
+
+static void nexus_loss(struct iscsi_conn *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->node->nr_luns; i++)
+		nexus_loss_lun(c, i);
+}
+
+/* ------------------------------------------------------------ login */
+
+static int login(struct iscsi_conn *c, struct iscsi_login *l)
+{
+	struct blk_iscsi_server *srv = c->srv;
+	uint64_t deadline = now_ms() + LOGIN_LIMIT_MS;
+	uint8_t rsp[ISCSI_BHS_LEN];
+	char *text = malloc(LOGIN_MAX_DSL);
+	struct iscsi_text_out out = { .buf = text, .cap = LOGIN_MAX_DSL };
+	int r;
+
+	if (!text) {
+		c->why = "out of memory";
+		return -ENOMEM;
+	}
+	l->alloc_tsih = iscsi_srv_alloc_tsih;
+	for (;;) {
+		if (now_ms() > deadline) {
+			c->why = "login not finished within 30 s";
+			r = -ETIMEDOUT;
+			break;
+		}
+		r = rx_pdu_header(c, LOGIN_MAX_DSL);
+		if (r) {
+			if (r > 0 || r == -EPROTO)
+				c->why = "not a Login Request during login";
+			else
+				c->why = r == -EPIPE ? "initiator hung up during login" :
+					 r == -ESHUTDOWN ? "server stopping" :
+					 "login receive failed";
+			r = -EPROTO;
+			break;
+		}
+		if (bhs_opcode(c->bhs) != ISCSI_OP_LOGIN_REQ) {
+			c->why = "not a Login Request during login";
+			r = -EPROTO;
+			break;
+		}
+		r = rx_data(c, NULL, c->l.data_len);
+		if (r) {
+			c->why = "login receive failed";
+			break;
+		}
+		r = iscsi_login_step(l, c->bhs, c->rx, c->l.data_len, rsp, &out);
+		if (r == ISCSI_LOGIN_DONE && !l->params.discovery) {
+			/* a nexus and the session list, before saying yes */
+			c->node_idx = l->target;
+			c->node = &srv->nodes[l->target];
+			c->sess = (struct iscsi_session){ .tsih = l->tsih,
+							  .node = l->target,
+							  .fd = c->fd };
+			snprintf(c->sess.iname, sizeof(c->sess.iname), "%s",
+				 l->params.initiator_name);
+			memcpy(c->sess.isid, l->isid, 6);
+			if (iscsi_srv_session_add(srv, c, &c->sess, &c->nexus) ||
+			    scsi_tgt_queue_attach(c->node->tgt, &c->q)) {
+				if (c->registered)
+					iscsi_srv_session_del(srv, &c->sess, c->nexus);
+				c->registered = false;
+				l->status = ISCSI_LOGIN_OUT_OF_RESOURCES;
+				l->why = "no I_T nexus or queue left";
+				rsp[BHS_FLAGS] = 0;
+				rsp[BHS_LOGIN_STATUS_CLASS] = 3;
+				rsp[BHS_LOGIN_STATUS_DETAIL] = 2;
+				out.len = 0;
+				bhs_set_dsl(rsp, 0);
+				r = ISCSI_LOGIN_FAILED;
+			} else {
+				c->registered = true;
+			}
+		} else if (r == ISCSI_LOGIN_DONE) {
+			c->sess = (struct iscsi_session){ .tsih = l->tsih, .node = -1,
+							  .fd = c->fd };
+			snprintf(c->sess.iname, sizeof(c->sess.iname), "%s",
+				 l->params.initiator_name);
+			memcpy(c->sess.isid, l->isid, 6);
+			if (!iscsi_srv_session_add(srv, c, &c->sess, NULL))
+				c->registered = true;
+		}
+		if (tx_pdu(c, rsp, text, (uint32_t)out.len)) {
+			r = -EPIPE;
+			c->why = "initiator hung up during login";
+			break;
+		}
+		if (r == ISCSI_LOGIN_FAILED) {
+			r = -EACCES;
+			break;
+		}
+		if (r == ISCSI_LOGIN_DONE) {
+			r = 0;
+			break;
+		}
+	}
+	free(text);
+	return r;
+}
+
+struct iscsi_conn *iscsi_conn_new(struct blk_iscsi_server *srv, int fd,
+				  unsigned long id)
+{
+	struct iscsi_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->srv = srv;
+	c->fd = fd;
+	c->id = id;
+	c->node_idx = -1;
+	return c;
+}
+
+static void name_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char host[64] = "?";
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(in->sin_port));
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, ntohs(in6->sin6_port));
+	} else {
+		snprintf(buf, len, "?");
+	}
+}
+
+void *iscsi_conn_thread(void *arg)
+{
+	struct iscsi_conn *c = arg;
+	struct blk_iscsi_server *srv = c->srv;
+	struct iscsi_login l;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct timeval tv = { .tv_sec = 10 };
+	uint64_t t0 = now_ms();
+	char isid[16];
+	int one = 1, r;
+
+	prctl(PR_SET_TIMERSLACK, 1UL);
+	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (!getpeername(c->fd, (struct sockaddr *)&ss, &sl))
+		name_addr(&ss, c->peer, sizeof(c->peer));
+	sl = sizeof(ss);
+	if (!getsockname(c->fd, (struct sockaddr *)&ss, &sl))
+		name_addr(&ss, c->portal, sizeof(c->portal));
+	iscsi_params_default(&c->p);
+	c->max_dsl = srv->ours.max_recv_dsl;
+	c->rx = malloc((c->max_dsl > LOGIN_MAX_DSL ? c->max_dsl : LOGIN_MAX_DSL) + 4);
+	iscsi_login_init(&l, &srv->env, &srv->ours);
+	r = c->rx ? login(c, &l) : -ENOMEM;
+	snprintf(isid, sizeof(isid), "%02x%02x%02x%02x%02x%02x", l.isid[0],
+		 l.isid[1], l.isid[2], l.isid[3], l.isid[4], l.isid[5]);
+	if (r) {
+		fprintf(srv->log,
+			"iscsi: conn %lu %s login failed: initiator '%s' isid 0x%s target '%s': %s%s%s\n",
+			c->id, c->peer, l.params.initiator_name, isid,
+			l.params.target_name,
+			l.status ? iscsi_login_status_name(l.status) : "",
+			l.status ? ": " : "",
+			l.why ? l.why : c->why ? c->why : "connection ended");
+		fflush(srv->log);
+		goto out;
+	}
+	c->p = l.params;
+	c->peer_mrdsl = l.peer_max_recv_dsl;
+	c->statsn = l.statsn + 1;
+	c->exp_cmdsn = l.exp_cmdsn;
+	c->cid = l.cid;
+	c->window = srv->cfg.max_cmds;
+	c->next_ttt = 1;
+	fprintf(srv->log,
+		"iscsi: conn %lu %s login: initiator '%s' isid 0x%s tsih %u %s%s%s nexus %u, auth %s%s%s%s, digests %s/%s, MaxRecvDataSegmentLength %u/%u, MaxBurstLength %u, FirstBurstLength %u, ImmediateData %s, InitialR2T %s\n",
+		c->id, c->peer, c->p.initiator_name, isid, l.tsih,
+		c->p.discovery ? "discovery session" : "target '",
+		c->p.discovery ? "" : c->p.target_name,
+		c->p.discovery ? "," : "',", c->nexus,
+		c->p.auth_method[0] ? c->p.auth_method : "None",
+		l.chap_user[0] ? " (user '" : "", l.chap_user,
+		l.chap_user[0] ? "')" : "",
+		c->p.header_digest ? "CRC32C" : "None",
+		c->p.data_digest ? "CRC32C" : "None", c->max_dsl, c->peer_mrdsl,
+		c->p.max_burst_length, c->p.first_burst_length,
+		c->p.immediate_data ? "Yes" : "No",
+		c->p.initial_r2t ? "Yes" : "No");
+	fflush(srv->log);
+	full_feature(c);
+	fprintf(srv->log,
+		"iscsi: conn %lu %s logout: initiator '%s' isid 0x%s tsih %u %.3f s, %llu commands, %llu dropped (CmdSN), rx %llu B tx %llu B: %s\n",
+		c->id, c->peer, c->p.initiator_name, isid, l.tsih,
+		(double)(now_ms() - t0) / 1000.0, (unsigned long long)c->cmds,
+		(unsigned long long)c->dropped,
+		(unsigned long long)c->rx_bytes, (unsigned long long)c->tx_bytes,
+		c->why ? c->why : "closed");
+	fflush(srv->log);
+out:
+	iscsi_login_free(&l);
+	while (c->tasks)
+		task_free(c, c->tasks);
+	if (c->q) {
+		nexus_loss(c);
+		scsi_tgt_queue_detach(c->q);
+	}
+	if (c->registered)
+		iscsi_srv_session_del(srv, &c->sess, c->nexus);
+	free(c->text);
+	free(c->rx);
+	close(c->fd);
+	free(c);
+	pthread_mutex_lock(&srv->lock);
+	srv->active--;
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+	return NULL;
+}

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iSCSI target server: the listening socket, one thread per connection
+ * (conn.c), the targets (a SCSI target core each) and the session list
+ * - see blkstack/iscsi.h.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server.h"
+
+#define IDLE_WAIT_MS 100
+#define ISCSI_MAX_XFER (32u << 20) /* as conn.c: a command's buffer */
+
+/* What the target offers and accepts (docs/iscsi.md, "Negotiation"). */
+static void ours_init(struct iscsi_params *o)
+{
+	iscsi_params_default(o);
+	o->header_digest = true;     /* CRC32C accepted when offered */
+	o->data_digest = true;
+	o->max_connections = 1;
+	o->initial_r2t = false;      /* unsolicited data welcome */
+	o->immediate_data = true;
+	o->max_recv_dsl = 262144;
+	o->max_burst_length = 1048576;
+	o->first_burst_length = 262144;
+	o->default_time2wait = 0;    /* max(): the initiator's */
+	o->default_time2retain = 0;  /* min(): nothing to retain at ERL 0 */
+	o->max_outstanding_r2t = 8;
+	o->data_pdu_in_order = true;
+	o->data_sequence_in_order = true;
+	o->error_recovery_level = 0;
+	o->protocol_level = 1;
+}
+
+static const char *env_target_name(void *opaque, unsigned int i)
+{
+	struct blk_iscsi_server *srv = opaque;
+
+	return srv->nodes[i].name;
+}
+
+static bool env_session_exists(void *opaque, uint16_t tsih)
+{
+	struct blk_iscsi_server *srv = opaque;
+	struct iscsi_session *s;
+	bool found = false;
+
+	pthread_mutex_lock(&srv->lock);
+	for (s = srv->sessions; s; s = s->next)
+		if (s->tsih == tsih)
+			found = true;
+	pthread_mutex_unlock(&srv->lock);
+	return found;
+}
+
+bool iscsi_srv_allowed(void *opaque, unsigned int i, const char *iname)
+{
+	struct blk_iscsi_server *srv = opaque;
+	const char *p = srv->nodes[i].cfg.acl;
+	size_t n = strlen(iname);
+
+	if (!p || !*p)
+		return true;
+	while (*p) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+
+		if (l == n && !memcmp(p, iname, n))
+			return true;
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return false;
+}
+
+uint16_t iscsi_srv_alloc_tsih(void *opaque)
+{
+	struct blk_iscsi_server *srv = opaque;
+	struct iscsi_session *s;
+	unsigned int tries;
+	uint16_t tsih = 0;
+
+	pthread_mutex_lock(&srv->lock);
+	for (tries = 0; tries < 65536 && !tsih; tries++) {
+		tsih = ++srv->next_tsih;
+		for (s = srv->sessions; tsih && s; s = s->next)
+			if (s->tsih == tsih)
+				tsih = 0;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return tsih;
+}
+
+/*
+ * The iSCSI TransportID of an initiator port (SPC-4 7.6.4.6, format
+ * 01b): "NAME,i,0xISID", NUL-terminated, padded to 4 bytes, at least 20.
+ */
+static size_t transport_id(uint8_t *id, const char *iname, const uint8_t *isid)
+{
+	char s[ISCSI_NAME_MAX + 32];
+	size_t n;
+
+	n = (size_t)snprintf(s, sizeof(s), "%s,i,0x%02x%02x%02x%02x%02x%02x",
+			     iname, isid[0], isid[1], isid[2], isid[3], isid[4],
+			     isid[5]) + 1;
+	n = (n + 3) & ~(size_t)3;
+	if (n < 20)
+		n = 20;
+	memset(id, 0, 4 + n);
+	id[0] = 0x40 | 0x05; /* format 01b, protocol identifier iSCSI */
+	put_be16(id + 2, (uint16_t)n);
+	memcpy(id + 4, s, strlen(s));
+	return 4 + n;
+}
+
+/*
+ * A nexus index for (initiator name, ISID) on @node: the one it had
+ * (registrations belong to the index, so an I_T nexus keeps it), else
+ * one never used, else the one unused longest.  Called under srv->lock.
+ */
+static int nexus_get(struct blk_iscsi_server *srv, struct iscsi_node *node,
+		     const char *iname, const uint8_t *isid, unsigned int *out)
+{
+	struct iscsi_nexus_slot *best = NULL, *s;
+	uint8_t id[SCSI_TGT_TRANSPORT_ID_MAX];
+	unsigned int i;
+
+	for (i = 0; i < SCSI_TGT_MAX_NEXUS; i++) {
+		s = &node->nexus[i];
+		if (s->named && !strcmp(s->iname, iname) && !memcmp(s->isid, isid, 6)) {
+			best = s;
+			goto found;
+		}
+	}
+	for (i = 0; i < SCSI_TGT_MAX_NEXUS; i++) {
+		s = &node->nexus[i];
+		if (s->active)
+			continue;
+		if (!best || (!s->named && best->named) ||
+		    (s->named == best->named && s->last_used < best->last_used))
+			best = s;
+	}
+	if (!best)
+		return -EBUSY;
+	snprintf(best->iname, sizeof(best->iname), "%s", iname);
+	memcpy(best->isid, isid, 6);
+	best->named = true;
+	if (scsi_tgt_set_nexus_id(node->tgt, (unsigned int)(best - node->nexus),
+				  id, transport_id(id, iname, isid)))
+		return -ENOMEM;
+found:
+	best->active++;
+	best->last_used = ++srv->logins;
+	*out = (unsigned int)(best - node->nexus);
+	return 0;
+}
+
+int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
+			  struct iscsi_session *s, unsigned int *nexus)
+{
+	struct iscsi_session *o;
+	unsigned int waits;
+	bool old;
+	int ret = 0;
+
+	pthread_mutex_lock(&srv->lock);
+	/*
+	 * Session reinstatement (6.3.5): the same I_T nexus logs in anew.
+	 * And sessions of this target whose initiator has closed its end
+	 * (POLLRDHUP) without their thread having noticed yet: an I_T nexus
+	 * loss the new session must see done (libiscsi's
+	 * Reserve6.ITNexusLoss drops a session and reserves from another at
+	 * once).  Those sessions end first (their commands, and the nexus
+	 * loss that releases their reservations), at most 5 s.
+	 */
+	for (o = srv->sessions; o; o = o->next) {
+		struct pollfd pfd = { .fd = o->fd, .events = POLLRDHUP };
+
+		if (o->ending || o->node != s->node)
+			continue;
+		if (!strcmp(o->iname, s->iname) && !memcmp(o->isid, s->isid, 6)) {
+			fprintf(srv->log, "iscsi: session tsih %u of '%s' reinstated by a new login (tsih %u)\n",
+				o->tsih, o->iname, s->tsih);
+			o->ending = true;
+		} else if (poll(&pfd, 1, 0) > 0 &&
+			   (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+			o->ending = true;
+		}
+		if (o->ending)
+			iscsi_conn_kill(o->conn, strcmp(o->iname, s->iname) ||
+					memcmp(o->isid, s->isid, 6) ?
+					"initiator hung up (seen by a new login)" :
+					"session reinstated by a new login");
+	}
+	for (waits = 0; waits < 50; waits++) {
+		struct timespec ts;
+
+		old = false;
+		for (o = srv->sessions; o; o = o->next)
+			old |= o->ending && o->node == s->node;
+		if (!old)
+			break;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+	}
+	if (nexus)
+		ret = nexus_get(srv, &srv->nodes[s->node], s->iname, s->isid, nexus);
+	if (!ret) {
+		s->conn = c;
+		s->next = srv->sessions;
+		srv->sessions = s;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return ret;
+}
+
+void iscsi_srv_session_del(struct blk_iscsi_server *srv,
+			   struct iscsi_session *s, unsigned int nexus)
+{
+	struct iscsi_session **pp;
+
+	pthread_mutex_lock(&srv->lock);
+	for (pp = &srv->sessions; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			if (s->node >= 0)
+				srv->nodes[s->node].nexus[nexus].active--;
+			break;
+		}
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static int listen_tcp(struct blk_iscsi_server *srv, const char *addr,
+		      char *err, size_t errlen)
+{
+	char host[256], port[8] = "3260";
+	const char *colon = strrchr(addr, ':'), *rb = strrchr(addr, ']');
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *res, *ai;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	size_t hl;
+	int fd = -1, ret, one = 1;
+
+	if (colon && rb && colon < rb)
+		colon = NULL; /* "[::1]" without a port */
+	hl = colon ? (size_t)(colon - addr) : strlen(addr);
+	if (colon) {
+		if (!colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+		    strlen(colon + 1) > 5 || atoi(colon + 1) > 65535) {
+			snprintf(err, errlen, "--iscsi=%s: port must be 0..65535", addr);
+			return -EINVAL;
+		}
+		snprintf(port, sizeof(port), "%s", colon + 1);
+	}
+	if (hl >= sizeof(host)) {
+		snprintf(err, errlen, "--iscsi=%s: host name too long", addr);
+		return -EINVAL;
+	}
+	memcpy(host, addr, hl);
+	host[hl] = 0;
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = 0;
+	}
+	ret = getaddrinfo(host[0] ? host : "127.0.0.1", port, &hints, &res);
+	if (ret) {
+		snprintf(err, errlen, "--iscsi=%s: %s", addr, gai_strerror(ret));
+		return -EINVAL;
+	}
+	ret = -EADDRNOTAVAIL;
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			ret = -errno;
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, 64))
+			break;
+		ret = -errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(err, errlen, "--iscsi=%s: cannot listen: %s", addr,
+			 strerror(-ret));
+		return ret;
+	}
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	srv->port = ntohs(ss.ss_family == AF_INET6 ?
+			  ((struct sockaddr_in6 *)&ss)->sin6_port :
+			  ((struct sockaddr_in *)&ss)->sin_port);
+	srv->fd = fd;
+	return 0;
+}
+
+int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
+			    struct blk_iscsi_server **out, char *err,
+			    size_t errlen)
+{
+	struct blk_iscsi_server *srv;
+	unsigned int i, j;
+	int ret;
+
+	if (!cfg->nr_targets || cfg->nr_targets > BLK_ISCSI_MAX_TARGETS ||
+	    !cfg->tcp_addr || cfg->max_cmds > 256) {
+		snprintf(err, errlen, "iscsi server: bad configuration (1..%d targets, an address, max_cmds 0..256)",
+			 BLK_ISCSI_MAX_TARGETS);
+		return -EINVAL;
+	}
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->cfg = *cfg;
+	srv->fd = -1;
+	if (!srv->cfg.max_connections)
+		srv->cfg.max_connections = 64;
+	if (!srv->cfg.max_cmds)
+		srv->cfg.max_cmds = 32;
+	srv->log = cfg->log ? cfg->log : stderr;
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->cond, NULL);
+	ours_init(&srv->ours);
+	srv->env = (struct iscsi_login_env){
+		.nr_targets = cfg->nr_targets, .target_name = env_target_name,
+		.session_exists = env_session_exists,
+		.allowed = iscsi_srv_allowed, .tpgt = 1, .opaque = srv,
+	};
+	if (cfg->chap_secrets) {
+		srv->chap = calloc(1, sizeof(*srv->chap));
+		if (!srv->chap) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		ret = iscsi_chap_load(cfg->chap_secrets, srv->chap, err, errlen);
+		if (ret)
+			goto fail;
+		srv->env.chap = srv->chap;
+	}
+	srv->nodes = calloc(cfg->nr_targets, sizeof(*srv->nodes));
+	if (!srv->nodes) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < cfg->nr_targets; i++) {
+		struct iscsi_node *n = &srv->nodes[i];
+		struct blk_dev_info info;
+		uint32_t lbs = 0;
+		struct scsi_tgt_config tc = {
+			.own_luns = false,
+			.vendor = "BLKSTACK", .product = "blkstack disk",
+			.serial = "", .id = 0x1000 + i,
+			.write_protect = cfg->targets[i].read_only,
+		};
+
+		n->cfg = cfg->targets[i];
+		if (n->cfg.nr_more_luns >= SCSI_TGT_MAX_LUNS || !n->cfg.dev) {
+			snprintf(err, errlen, "iscsi target %u: no device, or more than %d LUNs",
+				 i, SCSI_TGT_MAX_LUNS);
+			ret = -EINVAL;
+			goto fail;
+		}
+		n->nr_luns = 1 + n->cfg.nr_more_luns;
+		n->luns = calloc(n->nr_luns, sizeof(*n->luns));
+		if (!n->luns) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		n->luns[0] = n->cfg.dev;
+		for (j = 1; j < n->nr_luns; j++)
+			n->luns[j] = n->cfg.more_luns[j - 1];
+		tc.luns = n->luns;
+		tc.nr_luns = n->nr_luns;
+		if (!n->cfg.name || strlen(n->cfg.name) > ISCSI_NAME_MAX ||
+		    !n->cfg.name[0]) {
+			snprintf(err, errlen, "iscsi target %u: name empty or over %d bytes",
+				 i, ISCSI_NAME_MAX);
+			ret = -EINVAL;
+			goto fail;
+		}
+		for (j = 0; j < i; j++)
+			if (!strcmp(srv->nodes[j].name, n->cfg.name)) {
+				snprintf(err, errlen, "iscsi target name '%s' given twice",
+					 n->cfg.name);
+				ret = -EINVAL;
+				goto fail;
+			}
+		snprintf(n->name, sizeof(n->name), "%s", n->cfg.name);
+		for (j = 0; j < n->nr_luns; j++) {
+			blk_dev_get_info(n->luns[j], &info);
+			if (!lbs || info.logical_block_size > lbs)
+				lbs = info.logical_block_size;
+		}
+		/* a command's buffer is at most ISCSI_MAX_XFER: say so (in
+		 * the largest block size, so that it holds on every LUN) */
+		tc.max_xfer_blocks = ISCSI_MAX_XFER / lbs;
+		/*
+		 * UNMAP: at most 1 Mi blocks per command (the core's own
+		 * default is 4 Mi; libiscsi's Inquiry.BlockLimits holds a
+		 * target to 1 Mi as a sanity bound)
+		 */
+		tc.max_unmap_blocks = 1u << 20;
+		ret = scsi_tgt_create(&tc, &n->tgt, err, errlen);
+		if (ret)
+			goto fail;
+	}
+	ret = listen_tcp(srv, cfg->tcp_addr, err, errlen);
+	if (ret)
+		goto fail;
+	*out = srv;
+	return 0;
+fail:
+	blk_iscsi_server_destroy(srv);
+	return ret;
+}
+
+unsigned int blk_iscsi_server_port(const struct blk_iscsi_server *srv)
+{
+	return srv->port;
+}
+
+static void accept_one(struct blk_iscsi_server *srv)
+{
+	struct iscsi_conn *c;
+	pthread_attr_t attr;
+	pthread_t th;
+	unsigned long id;
+	int fd = accept4(srv->fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return; /* EAGAIN, ECONNABORTED, EMFILE: try again later */
+	pthread_mutex_lock(&srv->lock);
+	id = ++srv->next_id;
+	if (srv->active >= srv->cfg.max_connections) {
+		pthread_mutex_unlock(&srv->lock);
+		fprintf(srv->log, "iscsi: conn %lu refused: %u connections already\n",
+			id, srv->cfg.max_connections);
+		close(fd);
+		return;
+	}
+	srv->active++;
+	pthread_mutex_unlock(&srv->lock);
+	c = iscsi_conn_new(srv, fd, id);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (!c || pthread_create(&th, &attr, iscsi_conn_thread, c)) {
+		fprintf(srv->log, "iscsi: conn %lu refused: no memory or thread\n", id);
+		free(c);
+		close(fd);
+		pthread_mutex_lock(&srv->lock);
+		srv->active--;
+		pthread_mutex_unlock(&srv->lock);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void flush_end_io(struct blk_bio *bio)
+{
+	*(int *)bio->bi_private = 1;
+}
+
+/* Flush a target's device once no connection uses it (server stop). */
+static const char *dev_flush(struct blk_dev *dev)
+{
+	struct blk_dev_info info;
+	struct blk_mq_ctx *ctx;
+	int done = 0;
+	struct blk_bio bio = { .bi_op = BLK_OP_FLUSH, .bi_end_io = flush_end_io,
+			       .bi_private = &done };
+
+	blk_dev_get_info(dev, &info);
+	if (!info.can_flush)
+		return "nothing to flush";
+	if (blk_ctx_attach(dev, &ctx))
+		return "flush failed: no queue";
+	if (!blk_submit(ctx, &bio))
+		blk_drain(ctx, 0);
+	blk_ctx_detach(ctx);
+	return !done ? "flush failed: not submitted" :
+	       bio.bi_status ? "flush failed" : "flushed";
+}
+
+int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
+{
+	unsigned int deadline_ms = srv->cfg.stop_deadline_ms ?
+				   srv->cfg.stop_deadline_ms : 30000;
+	struct pollfd pfd = { .fd = srv->fd, .events = POLLIN };
+	uint64_t stop_ns;
+	unsigned int i;
+
+	srv->stop = stop;
+	while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
+		int r = poll(&pfd, 1, IDLE_WAIT_MS);
+
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r > 0 && (pfd.revents & POLLIN))
+			accept_one(srv);
+	}
+	pthread_mutex_lock(&srv->lock);
+	stop_ns = now_ns();
+	while (srv->active) {
+		struct timespec ts;
+
+		if (now_ns() - stop_ns > (uint64_t)deadline_ms * 1000000ull) {
+			fprintf(srv->log,
+				"iscsi: stop deadline (%u ms) passed: %u connections still wait for their commands\n",
+				deadline_ms, srv->active);
+			pthread_mutex_unlock(&srv->lock);
+			return -ETIMEDOUT;
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	for (i = 0; i < srv->cfg.nr_targets; i++) {
+		unsigned int j;
+
+		for (j = 0; j < srv->nodes[i].nr_luns; j++)
+			fprintf(srv->log, "iscsi: target '%s' LUN %u: %s\n",
+				srv->nodes[i].name, j,
+				dev_flush(srv->nodes[i].luns[j]));
+	}
+	return 0;
+}
+
+void blk_iscsi_server_destroy(struct blk_iscsi_server *srv)
+{
+	unsigned int i;
+
+	if (!srv)
+		return;
+	if (srv->fd >= 0)
+		close(srv->fd);
+	for (i = 0; srv->nodes && i < srv->cfg.nr_targets; i++) {
+		scsi_tgt_destroy(srv->nodes[i].tgt);
+		free(srv->nodes[i].luns);
+	}
+	free(srv->nodes);
+	if (srv->chap)
+		explicit_bzero(srv->chap, sizeof(*srv->chap));
+	free(srv->chap);
+	pthread_mutex_destroy(&srv->lock);
+	pthread_cond_destroy(&srv->cond);
+	free(srv);
+}

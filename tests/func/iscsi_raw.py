@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""Raw iSCSI wire checks against blkstack serve --iscsi (RFC 7143).
+
+usage: iscsi_raw.py HOST:PORT CHECK TARGET
+Prints one line and exits 0 when the server behaved, 1 otherwise.
+"""
+import socket
+import struct
+import sys
+import time
+
+ISID = bytes([0x80, 0x12, 0x34, 0x56, 0x00, 0x00])
+
+
+def _crc_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+        t.append(c)
+    return t
+
+
+CRC_TABLE = _crc_table()
+
+
+def crc32c(b):
+    """CRC32C as iSCSI's digests (RFC 3720 B.4), bytes as on the wire."""
+    c = 0xFFFFFFFF
+    for x in b:
+        c = CRC_TABLE[(c ^ x) & 0xFF] ^ (c >> 8)
+    return struct.pack("<I", c ^ 0xFFFFFFFF)
+
+
+def pad(b):
+    return b + b"\0" * (-len(b) % 4)
+
+
+def bhs(op, flags, dsl=0, lun=0, itt=0, f20=0, f24=0, f28=0, rest=b""):
+    h = struct.pack(">BB2xB3sQIIII", op, flags, 0, dsl.to_bytes(3, "big"),
+                    lun, itt, f20, f24, f28)
+    return h + rest.ljust(48 - len(h), b"\0")
+
+
+def login_pdu(keys, flags=0x80 | 0x01 << 2 | 0x03, cmdsn=1, isid=ISID):
+    data = b"".join(k.encode() + b"\0" for k in keys)
+    h = bytearray(48)
+    h[0] = 0x43
+    h[1] = flags
+    h[5:8] = len(data).to_bytes(3, "big")
+    h[8:14] = isid
+    struct.pack_into(">I", h, 16, 0x11)      # ITT
+    struct.pack_into(">H", h, 20, 1)         # CID
+    struct.pack_into(">I", h, 24, cmdsn)     # CmdSN
+    return bytes(h) + pad(data)
+
+
+def recv_exact(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise EOFError("closed after %d of %d bytes" % (len(b), n))
+        b += c
+    return b
+
+
+def recv_pdu(s):
+    h = recv_exact(s, 48)
+    ahs = h[4] * 4
+    dsl = int.from_bytes(h[5:8], "big")
+    rest = recv_exact(s, ahs + dsl + (-dsl % 4))
+    return h, rest[ahs:ahs + dsl]
+
+
+def closed(s, timeout=5):
+    """True when the server closes the connection (after any PDUs)."""
+    s.settimeout(timeout)
+    try:
+        while True:
+            if not s.recv(4096):
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+def connect(addr):
+    host, port = addr.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=10)
+    return s
+
+
+def login(addr, target, extra=()):
+    s = connect(addr)
+    s.sendall(login_pdu(["InitiatorName=iqn.2026-12.org.blkstack:raw",
+                         "TargetName=" + target, "SessionType=Normal",
+                         "InitialR2T=No", "ImmediateData=No"] + list(extra)))
+    h, data = recv_pdu(s)
+    if h[0] != 0x23 or h[36] != 0 or not h[1] & 0x80:
+        raise RuntimeError("login failed: status %02x%02x" % (h[36], h[37]))
+    statsn, expcmdsn = struct.unpack(">II", h[24:32])
+    return s, expcmdsn, statsn
+
+
+def check(addr, what, target):
+    if what == "login_missing_initiator":
+        s = connect(addr)
+        s.sendall(login_pdu(["TargetName=" + target]))
+        h, _ = recv_pdu(s)
+        ok = h[0] == 0x23 and (h[36], h[37]) == (2, 7) and closed(s)
+        return ok, "status %02x%02x (want 0207, then close)" % (h[36], h[37])
+    if what == "login_unknown_target":
+        s = connect(addr)
+        s.sendall(login_pdu(["InitiatorName=iqn.x:y", "TargetName=iqn.2026-12.org.blkstack:nope"]))
+        h, _ = recv_pdu(s)
+        ok = (h[36], h[37]) == (2, 3) and closed(s)
+        return ok, "status %02x%02x (want 0203)" % (h[36], h[37])
+    if what == "login_bad_version":
+        s = connect(addr)
+        p = bytearray(login_pdu(["InitiatorName=iqn.x:y", "SessionType=Discovery"]))
+        p[3] = 1  # Version-min
+        s.sendall(bytes(p))
+        h, _ = recv_pdu(s)
+        ok = (h[36], h[37]) == (2, 5)
+        return ok, "status %02x%02x (want 0205)" % (h[36], h[37])
+    if what == "login_not_login_pdu":
+        s = connect(addr)
+        s.sendall(bhs(0x40, 0x80, itt=1))  # NOP-Out during login
+        return closed(s), "connection closed on a NOP-Out before login"
+    if what == "login_huge_text":
+        # a data segment over 8192 bytes during login: refused unread
+        s = connect(addr)
+        p = bytearray(login_pdu(["InitiatorName=iqn.x:y"]))
+        p[5:8] = ((1 << 24) - 1).to_bytes(3, "big")
+        s.sendall(bytes(p[:48]))
+        return closed(s), "connection closed on a 16 MiB - 1 login data segment"
+    if what == "unknown_key":
+        s = connect(addr)
+        s.sendall(login_pdu(["InitiatorName=iqn.x:y", "SessionType=Discovery",
+                             "X-org.example.nope=1", "MaxBurstLength=100"]))
+        h, data = recv_pdu(s)
+        keys = dict(kv.split("=", 1) for kv in data.decode().split("\0") if kv)
+        ok = (h[36] == 0 and keys.get("X-org.example.nope") == "NotUnderstood"
+              and keys.get("MaxBurstLength") == "Reject")
+        return ok, "answers %s" % keys
+    if what == "data_digest":
+        # DataDigest=CRC32C: a NOP-Out with the right digest is echoed
+        # with the right digest; a wrong one gets Reject 0x02
+        s, cmdsn, statsn = login(addr, target, ["DataDigest=CRC32C"])
+        ping = pad(b"digest me")
+        s.sendall(bhs(0x40, 0x80, dsl=9, itt=7, f20=0xffffffff, f24=cmdsn) +
+                  ping + crc32c(ping))
+        h = recv_exact(s, 48)
+        dsl = int.from_bytes(h[5:8], "big")
+        data = recv_exact(s, dsl + (-dsl % 4))
+        dd = recv_exact(s, 4)
+        ok1 = h[0] == 0x20 and data[:dsl] == b"digest me" and dd == crc32c(data)
+        s.sendall(bhs(0x40, 0x80, dsl=9, itt=8, f20=0xffffffff, f24=cmdsn) +
+                  ping + b"\0\0\0\0")
+        h2 = recv_exact(s, 48)
+        ok = ok1 and h2[0] == 0x3f and h2[2] == 0x02
+        return ok, "echo with digest %s, then opcode %02x reason %02x" % (ok1, h2[0], h2[2])
+    if what == "reinstate":
+        # a second login with the same InitiatorName and ISID ends the
+        # first session (6.3.5); the new one works
+        s1, _, _ = login(addr, target)
+        s2, cmdsn, _ = login(addr, target)
+        gone = closed(s1, timeout=10)
+        s2.sendall(bhs(0x40, 0x80, itt=21, f20=0xffffffff, f24=cmdsn))
+        h, _ = recv_pdu(s2)
+        ok = gone and h[0] == 0x20
+        return ok, "old session closed %s, new answers NOP %02x" % (gone, h[0])
+    if what == "r2t_flow":
+        return r2t_flow(addr, target)
+    s, cmdsn, statsn = login(addr, target)
+    if what == "nop":
+        s.sendall(bhs(0x00, 0x80, dsl=5, itt=7, f20=0xffffffff, f24=cmdsn) + pad(b"hello"))
+        h, data = recv_pdu(s)
+        ok = h[0] == 0x20 and struct.unpack(">I", h[16:20])[0] == 7 and data == b"hello"
+        return ok, "NOP-In itt %d data %r" % (struct.unpack(">I", h[16:20])[0], data)
+    if what == "data_over_max":
+        # DataSegmentLength over our MaxRecvDataSegmentLength (262144)
+        s.sendall(bhs(0x01, 0xa0, dsl=(1 << 24) - 1, itt=1, f20=512, f24=cmdsn))
+        h, _ = recv_pdu(s)
+        ok = h[0] == 0x3f and h[2] == 0x04 and closed(s)
+        return ok, "Reject reason %02x then close" % h[2]
+    if what == "unknown_opcode":
+        s.sendall(bhs(0x40 | 0x1c, 0x80, dsl=4, itt=1, f24=cmdsn) + b"abcd")
+        h, _ = recv_pdu(s)
+        ok1 = h[0] == 0x3f and h[2] == 0x05
+        # the connection goes on
+        s.sendall(bhs(0x40, 0x80, itt=9, f20=0xffffffff, f24=cmdsn))
+        h2, _ = recv_pdu(s)
+        ok = ok1 and h2[0] == 0x20
+        return ok, "Reject reason %02x, then NOP-In %02x" % (h[2], h2[0])
+    if what == "datasn_gap":
+        # WRITE(10) of 2 blocks, no immediate data, unsolicited Data-Out
+        # with DataSN 0 then 5: Reject and the end of the connection
+        cdb = bytes([0x2a, 0, 0, 0, 0, 0, 0, 0, 2, 0]).ljust(16, b"\0")
+        s.sendall(bhs(0x01, 0x20, itt=3, f20=1024, f24=cmdsn, rest=cdb))
+        s.sendall(bhs(0x05, 0x00, dsl=512, itt=3, f20=0xffffffff,
+                      rest=struct.pack(">III", 0, 0, 0)) + b"a" * 512)
+        s.sendall(bhs(0x05, 0x80, dsl=512, itt=3, f20=0xffffffff,
+                      rest=struct.pack(">III", 0, 5, 512)) + b"b" * 512)
+        h, _ = recv_pdu(s)
+        ok = h[0] == 0x3f and closed(s)
+        return ok, "opcode %02x reason %02x then close" % (h[0], h[2])
+    if what == "cmdsn_outside_window":
+        # a TEST UNIT READY far ahead of the window is dropped; the next
+        # in-window command is answered
+        tur = bytes(16)
+        s.sendall(bhs(0x01, 0x80, itt=4, f24=cmdsn + 1000, rest=tur))
+        s.sendall(bhs(0x01, 0x80, itt=5, f24=cmdsn, rest=tur))
+        h, _ = recv_pdu(s)
+        itt = struct.unpack(">I", h[16:20])[0]
+        return h[0] == 0x21 and itt == 5, "first answer itt %d (want 5)" % itt
+    if what == "hold":
+        # stay logged in, idle, until the server ends the connection
+        return closed(s, timeout=30), "server closed the idle session"
+    return False, "unknown check " + what
+
+
+def r2t_flow(addr, target):
+    """Small bursts: a WRITE of 8 blocks with immediate data, then R2Ts
+    of MaxBurstLength, two at a time, answered with Data-Out PDUs of 512
+    bytes; a READ of them back in Data-In PDUs of 512 bytes, F at each
+    burst's end, DataSN in order, the status in the last one."""
+    s, cmdsn, _ = login(addr, target, ["MaxBurstLength=1024", "FirstBurstLength=512",
+                                        "MaxOutstandingR2T=2",
+                                        "MaxRecvDataSegmentLength=512"])
+    # login() asked for ImmediateData=No and InitialR2T=No: no immediate
+    # data, so the first 512 bytes are one unsolicited Data-Out
+    # the nexus's first command gets the POWER ON unit attention
+    s.sendall(bhs(0x01, 0x80, itt=39, f24=cmdsn, rest=bytes(16)))
+    recv_pdu(s)
+    cmdsn += 1
+    data = bytes((i * 7 + 1) & 0xff for i in range(4096))
+    cdb = bytes([0x2a, 0, 0, 0, 0, 16, 0, 0, 8, 0]).ljust(16, b"\0")  # LBA 16
+    s.sendall(bhs(0x01, 0x20, itt=40, f20=4096, f24=cmdsn, rest=cdb))
+    s.sendall(bhs(0x05, 0x80, dsl=512, itt=40, f20=0xffffffff,
+                  rest=struct.pack(">III", 0, 0, 0)) + data[:512])
+    solicited = []
+    got = 512
+    while True:
+        h, _ = recv_pdu(s)
+        if h[0] == 0x21:
+            break
+        if h[0] != 0x31:
+            return False, "unexpected opcode %02x during the WRITE" % h[0]
+        ttt, = struct.unpack(">I", h[20:24])
+        r2tsn, off, ln = struct.unpack(">III", h[36:48])
+        solicited.append((r2tsn, off, ln))
+        for i, o in enumerate(range(off, off + ln, 512)):
+            last = o + 512 >= off + ln
+            s.sendall(bhs(0x05, 0x80 if last else 0, dsl=512, itt=40, f20=ttt,
+                          rest=struct.pack(">III", 0, i, o)) + data[o:o + 512])
+            got += 512
+    want = [(0, 512, 1024), (1, 1536, 1024), (2, 2560, 1024), (3, 3584, 512)]
+    if solicited != want or h[3] != 0 or got != 4096:
+        return False, "R2Ts %s (want %s), status %02x" % (solicited, want, h[3])
+    cdb = bytes([0x28, 0, 0, 0, 0, 16, 0, 0, 8, 0]).ljust(16, b"\0")
+    s.sendall(bhs(0x01, 0xc0, itt=41, f20=4096, f24=cmdsn + 1, rest=cdb))
+    back = b""
+    pdus = []
+    while True:
+        h, d = recv_pdu(s)
+        if h[0] != 0x25:
+            return False, "opcode %02x instead of Data-In" % h[0]
+        datasn, off = struct.unpack(">II", h[36:44])
+        pdus.append((datasn, off, len(d), bool(h[1] & 0x80), bool(h[1] & 1)))
+        back += d
+        if h[1] & 1:
+            break
+    want = [(i, 512 * i, 512, i % 2 == 1, i == 7) for i in range(8)]
+    ok = pdus == want and back == data and h[3] == 0
+    return ok, "R2Ts %s; Data-In %s; data %s" % (solicited, "as expected" if pdus == want else pdus,
+                                                  "equal" if back == data else "differs")
+
+
+def main():
+    addr, what, target = sys.argv[1], sys.argv[2], sys.argv[3]
+    try:
+        ok, msg = check(addr, what, target)
+    except (OSError, EOFError, RuntimeError) as e:
+        ok, msg = False, "%s: %s" % (type(e).__name__, e)
+    print("%s: %s" % (what, msg))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# blkstack serve --iscsi seen by real initiators: libiscsi's iscsi-ls
+# (discovery), iscsi-inq, iscsi-readcapacity16, iscsi-swp, qemu-img over
+# iscsi:// (write, compare, read back; header digests), a read-only
+# target, CHAP one-way and mutual, raw wire
+# checks of bad input (iscsi_raw.py), a subset of iscsi-test-cu's suites,
+# the log lines, and the stop with a session logged in.
+source "$(dirname "$0")/lib.sh" "$@"
+RAWPY="$(dirname "$0")/iscsi_raw.py"
+SRV_PID=
+trap 'if [ -n "$SRV_PID" ]; then { kill -9 "$SRV_PID"; wait "$SRV_PID"; } 2>/dev/null; fi; rm -rf "$TMP"' EXIT
+
+for c in iscsi-ls iscsi-inq iscsi-readcapacity16 iscsi-swp iscsi-test-cu qemu-img python3; do
+	if ! command -v "$c" >/dev/null; then
+		echo "SKIP: $c is not installed (scripts/install-deps.sh)"
+		exit 77
+	fi
+done
+# qemu-img speaks iscsi:// only with Debian's qemu-block-extra
+if ! qemu-img --help | grep -qw iscsi; then
+	echo "SKIP: qemu-img without the iscsi block driver (qemu-block-extra)"
+	exit 77
+fi
+
+"$BLKSTACK" serve --iscsi=127.0.0.1:0 --dev=ram --size=64M --export=a \
+	--export=a1 --size=16M --iscsi-lun-of=a \
+	--export=ro --read-only --size=8M \
+	--export=acl --size=8M --iscsi-acl=iqn.2026-12.org.blkstack:one,iqn.2026-12.org.blkstack:two \
+	2>"$TMP/server.log" &
+SRV_PID=$!
+for i in $(seq 100); do
+	PORT=$(sed -n 's/.*iscsi listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/server.log")
+	[ -n "$PORT" ] && break
+	sleep 0.05
+done
+if [ -z "$PORT" ]; then
+	echo "server did not start:"; cat "$TMP/server.log"; exit 1
+fi
+P=127.0.0.1:$PORT
+T=iqn.2026-12.org.blkstack
+A=iscsi://$P/$T:a/0
+RO=iscsi://$P/$T:ro/0
+raw() { timeout 60 python3 "$RAWPY" "$P" "$1" "$T:a"; }
+alive() { kill -0 "$SRV_PID" 2>/dev/null; }
+
+# discovery: both targets, our portal and group tag
+timeout 20 iscsi-ls "iscsi://$P" >"$TMP/ls" 2>&1
+check "iscsi-ls lists target a" grep -q "Target:$T:a Portal:$P,1" "$TMP/ls"
+check "iscsi-ls lists target ro" grep -q "Target:$T:ro Portal:$P,1" "$TMP/ls"
+check "iscsi-ls lists two targets (not the one its ACL hides)" test "$(grep -c '^Target:' "$TMP/ls")" -eq 2
+check "an initiator in the ACL sees the third" grep -q "Target:$T:acl " <(timeout 20 iscsi-ls -i iqn.2026-12.org.blkstack:two "iscsi://$P" 2>&1)
+check "ACL: an initiator not in it is refused" bash -c "! timeout 20 iscsi-inq 'iscsi://$P/$T:acl/0' >/dev/null 2>&1"
+check "ACL: an initiator in it logs in" grep -q "Vendor:BLKSTACK" <(timeout 20 iscsi-inq -i iqn.2026-12.org.blkstack:one "iscsi://$P/$T:acl/0" 2>&1)
+check "ACL: the refusal is an authorization failure" grep -q "login failed: .*authorization failure: initiator not in the target's ACL" "$TMP/server.log"
+timeout 20 iscsi-ls -s "iscsi://$P" >"$TMP/lss" 2>&1
+check "iscsi-ls -s finds LUN 0 on each target" test "$(grep -c 'Lun:0 .*DIRECT_ACCESS' "$TMP/lss")" -eq 2
+
+# INQUIRY and READ CAPACITY (16)
+timeout 20 iscsi-inq "$A" >"$TMP/inq" 2>&1
+check "iscsi-inq: a direct-access device" grep -q "Peripheral Device Type:DIRECT_ACCESS" "$TMP/inq"
+check "iscsi-inq: vendor BLKSTACK" grep -q "Vendor:BLKSTACK" "$TMP/inq"
+timeout 20 iscsi-inq -e 1 -c 0x80 "$A" >"$TMP/inq80" 2>&1
+check "iscsi-inq: unit serial number page" grep -qi "serial" "$TMP/inq80"
+check "iscsi-readcapacity16: 64 MiB" grep -q "Total size:67108864" <(timeout 20 iscsi-readcapacity16 "$A" 2>&1)
+check "LUN 1 of target a: the export given --iscsi-lun-of=a (16 MiB)" grep -q "Total size:16777216" <(timeout 20 iscsi-readcapacity16 "iscsi://$P/$T:a/1" 2>&1)
+check "iscsi-ls -s: target a has LUNs 0 and 1" test "$(awk -v t="Target:$T:a " 'index($0, t) == 1 {f = 1; next} /^Target:/ {f = 0} f && /^Lun:/' "$TMP/lss" | wc -l)" -eq 2
+check "no LUN 2 on target a" bash -c "! timeout 20 iscsi-readcapacity16 'iscsi://$P/$T:a/2' >/dev/null 2>&1"
+check "iscsi-readcapacity16: ro is 8 MiB" grep -q "Total size:8388608" <(timeout 20 iscsi-readcapacity16 "$RO" 2>&1)
+check "an unknown target is refused" bash -c "! timeout 20 iscsi-inq 'iscsi://$P/$T:nope/0' >/dev/null 2>&1"
+
+# data through qemu-img: 4 MiB in, compared, and read back out
+head -c 4M /dev/urandom >"$TMP/in.img"
+check "qemu-img writes 4 MiB over iscsi://" timeout 60 qemu-img convert -n -f raw -O raw "$TMP/in.img" "$A"
+check "qemu-img compare: identical" timeout 60 qemu-img compare -f raw -F raw "$TMP/in.img" "$A"
+timeout 60 qemu-img convert -f raw -O raw "$A" "$TMP/out.img"
+check "read back: 64 MiB" test "$(stat -c %s "$TMP/out.img" 2>/dev/null)" = 67108864
+check "read back: the 4 MiB written" cmp -n 4194304 "$TMP/in.img" "$TMP/out.img"
+check "read back: the rest is zeroes" cmp -i 4194304:0 -n 62914560 "$TMP/out.img" /dev/zero
+head -c 1M /dev/urandom >"$TMP/other.img"
+check "qemu-img compare tells a difference" bash -c "! timeout 60 qemu-img compare -f raw -F raw '$TMP/other.img' '$A' >/dev/null 2>&1"
+
+# HeaderDigest=CRC32C with a real initiator (qemu's libiscsi driver)
+J='json:{"driver":"raw","file":{"driver":"iscsi","transport":"tcp","portal":"'$P'","target":"'$T':a","lun":0,"header-digest":"crc32c"}}'
+check "qemu-img with header digests: compare" timeout 60 qemu-img compare -f raw "$TMP/in.img" "$J"
+check "the session used CRC32C header digests" grep -q "digests CRC32C/None" "$TMP/server.log"
+
+# read-only target and software write protect (MODE SELECT, SWP)
+check "read-only target refuses qemu-img writes" bash -c "! timeout 60 qemu-img convert -n -f raw -O raw '$TMP/other.img' '$RO' >/dev/null 2>&1"
+check "iscsi-swp: off at start" grep -q "SWP:0" <(timeout 20 iscsi-swp "$A" 2>&1)
+timeout 20 iscsi-swp --swp on "$A" >/dev/null 2>&1
+check "iscsi-swp: on" grep -q "SWP:1" <(timeout 20 iscsi-swp "$A" 2>&1)
+check "write protected: qemu-img write refused" bash -c "! timeout 60 qemu-img convert -n -f raw -O raw '$TMP/other.img' '$A' >/dev/null 2>&1"
+timeout 20 iscsi-swp --swp off "$A" >/dev/null 2>&1
+check "iscsi-swp: off again" grep -q "SWP:0" <(timeout 20 iscsi-swp "$A" 2>&1)
+check "the data survived" timeout 60 qemu-img compare -f raw -F raw "$TMP/in.img" "$A"
+
+# bad input on the wire
+for c in login_missing_initiator login_unknown_target login_bad_version \
+	login_not_login_pdu login_huge_text unknown_key nop data_over_max \
+	unknown_opcode datasn_gap cmdsn_outside_window data_digest reinstate r2t_flow; do
+	check "wire: $c" raw "$c"
+done
+check "server alive after bad input" alive
+
+# iscsi-test-cu: suites that pass (docs/iscsi.md lists the others)
+SUITES="ALL.iSCSIcmdsn ALL.iSCSITMF ALL.TestUnitReady ALL.Inquiry ALL.ReadCapacity16 ALL.Read10 ALL.Write16 ALL.Reserve6 ALL.ProutReserve ALL.Unmap ALL.ModeSense6"
+for s in $SUITES; do
+	timeout 120 iscsi-test-cu -d -S -s -t "$s" "$A" >"$TMP/cu.$s" 2>&1
+	tests=$(awk '$1 == "tests" {print $3 " " $4 " " $5}' "$TMP/cu.$s")
+	set -- $tests
+	if [ -n "$tests" ] && [ "${1:-0}" -gt 0 ] && [ "$1" = "${2:-x}" ] && [ "${3:-1}" = 0 ]; then
+		pass "iscsi-test-cu $s: $2 of $1 tests"
+	else
+		fail "iscsi-test-cu $s (ran/passed/failed: ${tests:-none}): $(grep -m3 FAIL "$TMP/cu.$s")"
+	fi
+done
+
+# one line per login and logout
+check "a login line" grep -q "iscsi: conn [0-9]* .* login: initiator 'iqn.2007-10.com.github:sahlberg:libiscsi:iscsi-inq'" "$TMP/server.log"
+check "a logout line for a session logout" grep -q "logout: .*: logout (session)" "$TMP/server.log"
+check "a failed login logged with its status" grep -q "login failed: .*target not found" "$TMP/server.log"
+check "session reinstatement logged" grep -q "logout: .*session reinstated by a new login" "$TMP/server.log"
+check "logins and logouts pair up" test "$(grep -c ' login: ' "$TMP/server.log")" -eq "$(grep -c ' logout: ' "$TMP/server.log")"
+
+# the stop with a session logged in: it ends, the server exits 0
+raw hold >"$TMP/hold" 2>&1 &
+HOLD=$!
+for i in $(seq 100); do
+	[ "$(grep -c ' login: ' "$TMP/server.log")" -gt "$(grep -c ' logout: ' "$TMP/server.log")" ] && break
+	sleep 0.05
+done
+kill -TERM "$SRV_PID"
+wait "$SRV_PID"
+rc=$?
+SRV_PID=
+check "SIGTERM stops the server with status 0" test $rc -eq 0
+wait "$HOLD"
+check "the logged-in session was ended by the stop" test $? -eq 0
+check "its logout line says why" grep -q "logout: .*server stopping" "$TMP/server.log"
+check "the device was flushed" grep -q "iscsi: target '$T:a' LUN 0: flushed" "$TMP/server.log"
+check "LUN 1 of target a flushed too" grep -q "iscsi: target '$T:a' LUN 1: flushed" "$TMP/server.log"
+check "stop is logged" grep -q "stopped (signal 15)" "$TMP/server.log"
+
+# CHAP: a secrets file others may read is refused; then one-way and
+# mutual CHAP with libiscsi (which checks the target's answer)
+printf '# who may log in\ninitiator alice secretsecret12\ntarget tgt targetsecret99\n' >"$TMP/chap"
+chmod 644 "$TMP/chap"
+expect_error "CHAP secrets readable by others refused" "chmod 600" \
+	serve --iscsi=127.0.0.1:0 --iscsi-chap="$TMP/chap" --dev=ram --size=8M
+chmod 600 "$TMP/chap"
+expect_error "--iscsi-chap needs --iscsi" "without --iscsi" \
+	serve --nbd=127.0.0.1:0 --iscsi-chap="$TMP/chap" --dev=ram --size=8M
+"$BLKSTACK" serve --iscsi=127.0.0.1:0 --iscsi-chap="$TMP/chap" --dev=ram --size=8M 2>"$TMP/chap.log" &
+SRV_PID=$!
+PORT=
+for i in $(seq 100); do
+	PORT=$(sed -n 's/.*iscsi listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/chap.log")
+	[ -n "$PORT" ] && break
+	sleep 0.05
+done
+D=$T:default/0
+check "CHAP: no credentials refused" bash -c "! timeout 20 iscsi-inq 'iscsi://127.0.0.1:$PORT/$D' >/dev/null 2>&1"
+check "CHAP: a wrong secret refused" bash -c "! timeout 20 iscsi-inq 'iscsi://alice%wrongsecret12@127.0.0.1:$PORT/$D' >/dev/null 2>&1"
+check "CHAP: an unknown user refused" bash -c "! timeout 20 iscsi-inq 'iscsi://bob%secretsecret12@127.0.0.1:$PORT/$D' >/dev/null 2>&1"
+check "CHAP: the right secret logs in" grep -q "Vendor:BLKSTACK" <(timeout 20 iscsi-inq "iscsi://alice%secretsecret12@127.0.0.1:$PORT/$D" 2>&1)
+check "CHAP: discovery too" grep -q "Target:$T:default" <(timeout 20 iscsi-ls "iscsi://alice%secretsecret12@127.0.0.1:$PORT" 2>&1)
+check "mutual CHAP: the target proves its secret" grep -q "Vendor:BLKSTACK" \
+	<(timeout 20 iscsi-inq "iscsi://alice%secretsecret12@127.0.0.1:$PORT/$D?target_user=tgt&target_password=targetsecret99" 2>&1)
+check "mutual CHAP: an initiator expecting another target secret refuses" bash -c \
+	"! timeout 20 iscsi-inq 'iscsi://alice%secretsecret12@127.0.0.1:$PORT/$D?target_user=tgt&target_password=othersecret99' >/dev/null 2>&1"
+check "CHAP: failures logged" test "$(grep -c 'login failed: .*authentication failure' "$TMP/chap.log")" -ge 3
+check "CHAP: the user is logged" grep -q "auth CHAP (user 'alice')" "$TMP/chap.log"
+kill -TERM "$SRV_PID"
+wait "$SRV_PID"
+rc=$?
+SRV_PID=
+check "CHAP server stops with status 0" test $rc -eq 0
+finish
