@@ -32,6 +32,9 @@ struct jobfile {
 	struct bench_job_opts *cur;	/* &global, a job, or NULL before any */
 	char *err;
 	size_t errlen;
+	unsigned int nerr;		/* problems found so far */
+	bool skip;			/* in a section that could not start */
+	bool too_many;			/* more than BENCH_MAX_JOBS said */
 };
 
 /*
@@ -61,7 +64,7 @@ static __attribute__((format(printf, 4, 5)))
 void file_err(const char *path, char *err, size_t errlen, const char *fmt,
 	      ...)
 {
-	char what[512], shown[PATH_SHOW_LEN];
+	char what[512], shown[PATH_SHOW_LEN], line[1600];
 	va_list ap;
 
 	if (!err || !errlen)
@@ -69,24 +72,26 @@ void file_err(const char *path, char *err, size_t errlen, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	snprintf(err, errlen, "%s: %s",
+	snprintf(line, sizeof(line), "%s: %s",
 		 show_max(shown, sizeof(shown), path, PATH_SHOW_MAX), what);
+	bench_err_add(err, errlen, line);
 }
 
-/* "path:line: <what>" */
+/* One more problem, "path:line: <what>"; the parse goes on to the next. */
 static __attribute__((format(printf, 3, 4)))
 int jf_err(struct jobfile *jf, int rc, const char *fmt, ...)
 {
-	char what[640], shown[PATH_SHOW_LEN];
+	char what[1024], shown[PATH_SHOW_LEN], line[2200];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	if (jf->err && jf->errlen)
-		snprintf(jf->err, jf->errlen, "%s:%u: %s",
-			 show_max(shown, sizeof(shown), jf->path, PATH_SHOW_MAX),
-			 jf->lineno, what);
+	snprintf(line, sizeof(line), "%s:%u: %s",
+		 show_max(shown, sizeof(shown), jf->path, PATH_SHOW_MAX),
+		 jf->lineno, what);
+	bench_err_add(jf->err, jf->errlen, line);
+	jf->nerr++;
 	return rc;
 }
 
@@ -193,6 +198,8 @@ static int section(struct jobfile *jf, char *line)
 	char shown[SHOW_LEN];
 	char *name, *p;
 
+	/* Until a good header, the lines that follow belong nowhere. */
+	jf->skip = true;
 	if (!close || close[1])
 		return jf_err(jf, -EINVAL, "bad section header '%s'",
 			      show(shown, line));
@@ -212,9 +219,12 @@ static int section(struct jobfile *jf, char *line)
 				      show(shown, name));
 	if (!strcmp(name, "global")) {
 		jf->cur = &jf->global;
+		jf->skip = false;
 		return 0;
 	}
-	if (jf->o->nr_jobs >= BENCH_MAX_JOBS)
+	if (jf->o->nr_jobs >= BENCH_MAX_JOBS && jf->too_many)
+		return -EINVAL;	/* said once */
+	if (jf->o->nr_jobs >= BENCH_MAX_JOBS && (jf->too_many = true))
 		return jf_err(jf, -EINVAL,
 			      "more than %d jobs (blkstack bench's limit)",
 			      BENCH_MAX_JOBS);
@@ -222,6 +232,7 @@ static int section(struct jobfile *jf, char *line)
 	jf->cur = &jf->o->jobs[jf->o->nr_jobs++];
 	*jf->cur = jf->global;
 	snprintf(jf->cur->name, sizeof(jf->cur->name), "%s", name);
+	jf->skip = false;
 	return 0;
 }
 
@@ -272,6 +283,8 @@ static int parse_line(struct jobfile *jf, char *raw)
 		return 0;
 	if (*line == '[')
 		return section(jf, line);
+	if (jf->skip)
+		return 0;
 	return option(jf, line);
 }
 
@@ -292,6 +305,8 @@ int bench_parse_jobfile(struct bench_opts *o, const char *path,
 	FILE *f;
 	int rc = 0;
 
+	if (err && errlen)
+		err[0] = '\0';
 	if (global)
 		jf.global = *global;
 	else
@@ -328,19 +343,20 @@ int bench_parse_jobfile(struct bench_opts *o, const char *path,
 		jf.lineno++;
 		/* C strings would end the line there and hide the rest. */
 		if (memchr(line, '\0', n)) {
-			rc = jf_err(&jf, -EINVAL, "NUL byte in the line");
-			break;
+			jf_err(&jf, -EINVAL, "NUL byte in the line");
+			continue;
 		}
 		p = line;
 		/* Some editors start a UTF-8 file with a byte order mark. */
 		if (jf.lineno == 1 && !strncmp(p, bom, sizeof(bom) - 1))
 			p += sizeof(bom) - 1;
-		rc = parse_line(&jf, p);
-		if (rc)
-			break;
+		/* a problem is listed; the lines after it are still read */
+		parse_line(&jf, p);
 	}
-	if (rc && n < 0)
+	if (rc)
 		file_err(path, err, errlen, "%s", strerror(-rc));
+	else if (jf.nerr)
+		rc = -EINVAL;
 	free(line);
 	if (!is_stdin)
 		fclose(f);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bench/fio_opts.h"
 #include "bench/options.h"
 #include "blkstack/dev.h"
 #include "blkstack/nvme_ctrl.h"
@@ -154,6 +155,7 @@ static int apply_rw(struct opt_ctx *c, uint64_t v);
 static int apply_rwmixwrite(struct opt_ctx *c, uint64_t v);
 static int apply_dev(struct opt_ctx *c, uint64_t v);
 static int apply_reg_str(struct opt_ctx *c, uint64_t v);
+static int apply_ioengine(struct opt_ctx *c, uint64_t v);
 
 /* bench's own options; the registry's device options join at init */
 static const struct opt_def bench_opts_table[] = {
@@ -162,6 +164,9 @@ static const struct opt_def bench_opts_table[] = {
 	  .help = "job name; on the command line --name= starts a new job, --name=global a global section" },
 	{ .name = "description", .type = OPT_STR, .group = GRP_JOB,
 	  .where = OPT_IGNORED, .help = "accepted and ignored" },
+	{ .name = "ioengine", .type = OPT_STR, JOBF(ioengine),
+	  .apply = apply_ioengine, .metavar = "ENGINE",
+	  .help = "fio's engine: libaio, io_uring, posixaio run on dev=uring at iodepth; sync, psync, vsync, pvsync, pvsync2 on dev=uring at iodepth=1; null on dev=null; the others are refused (--fio-options)" },
 	{ .name = "thread", .type = OPT_BOOL, .group = GRP_JOB,
 	  .where = OPT_IGNORED,
 	  .help = "accepted and ignored: jobs always run as threads" },
@@ -184,7 +189,7 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "size", .type = OPT_SIZE, JOBF(size), .max = UINT64_MAX,
 	  .def = "0",
 	  .help = "range of the device each thread covers; 0: the device, or 1G" },
-	{ .name = "offset", .type = OPT_SIZE, JOBF(offset), .max = UINT64_MAX,
+	{ .name = "offset", .alias = { "fileoffset" }, .type = OPT_SIZE, JOBF(offset), .max = UINT64_MAX,
 	  .def = "0", .help = "start of the range" },
 	{ .name = "offset_increment", .type = OPT_SIZE,
 	  JOBF(offset_increment), .max = UINT64_MAX, .def = "0",
@@ -323,42 +328,10 @@ static void opts_ready(void)
 	pthread_once(&opts_once, opts_build);
 }
 
-/*
- * fio job options blkstack bench does not implement.  Naming them keeps a
- * typo ("unknown option") apart from a fio feature that is simply missing.
- */
-static const char *const fio_unsupported[] = {
-	"ioengine", "buffered", "directory", "filesize",
-	"nrfiles", "openfiles", "file_service_type", "create_serialize",
-	"create_on_open", "fallocate", "fadvise_hint", "invalidate", "sync",
-	"fsync", "fdatasync", "end_fsync", "fsync_on_close", "verify_pattern",
-	"verify_interval", "verify_offset", "verify_backlog",
-	"verify_backlog_batch", "verify_fatal", "verify_dump", "verify_async",
-	"verify_state_save", "verify_state_load", "experimental_verify",
-	"trim_percentage", "trim_verify_zero", "rate", "rate_iops", "rate_min",
-	"rate_process", "thinktime", "thinktime_blocks", "thinktime_spin",
-	"cpus_allowed", "cpus_allowed_policy", "cpumask", "numa_cpu_nodes",
-	"numa_mem_policy", "nice", "prio", "prioclass", "zonemode", "zonesize",
-	"zonerange", "zoneskip", "bssplit", "blocksize_range", "bsrange",
-	"blockalign", "bs_unaligned", "rw_sequencer", "percentage_random",
-	"random_distribution", "random_generator", "zero_buffers",
-	"refill_buffers", "scramble_buffers", "buffer_pattern",
-	"buffer_compress_percentage", "dedupe_percentage",
-	"iodepth_batch_complete", "iodepth_batch_complete_min",
-	"iodepth_batch_complete_max", "iodepth_low", "io_submit_mode",
-	"lockmem", "mem", "iomem", "exitall", "exitall_on_error", "startdelay",
-	"continue_on_error", "write_bw_log", "write_lat_log", "write_iops_log",
-	"write_hist_log", "log_avg_msec", "per_job_logs", "unit_base",
-	"kb_base", "offset_align", "number_ios",
-	"fill_device", "latency_target", "max_latency", "percentile_list",
-	"unified_rw_reporting", "new_group", "hipri", "cpumode", "cpuload",
-	"exec_prerun", "exec_postrun", "read_iolog", "write_iolog",
-};
-
 /* fio command-line switches with no blkstack equivalent. */
 static const char *const fio_cli_unsupported[] = {
 	"minimal", "terse-version", "append-terse", "eta-newline",
-	"eta-interval", "status-interval", "readonly", "parse-only",
+	"eta-interval", "status-interval", "readonly",
 	"section", "client", "server", "daemonize", "showcmd", "cmdhelp",
 	"enghelp", "debug", "max-jobs", "warnings-fatal", "bandwidth-log",
 	"latency-log", "trigger", "trigger-file", "trigger-timeout",
@@ -377,6 +350,10 @@ static const struct cli_opt {
 	{ "output", "FILE", "write the report to FILE (default stdout)" },
 	{ "eta", "auto|always|never",
 	  "progress line: auto shows it on a terminal (default auto)" },
+	{ "parse-only", NULL,
+	  "check the options and job files, list every problem, run nothing" },
+	{ "fio-options", NULL,
+	  "print the table of every fio option and engine: supported, mapped (to what) or refused (why)" },
 	{ "matrix", NULL,
 	  "run the workload matrix (the default when no rw= and no job file is given)" },
 	{ "help", NULL, "print this list" },
@@ -855,7 +832,33 @@ static int apply_rwmixwrite(struct opt_ctx *c, uint64_t v)
 	return 0;
 }
 
-/* --dev=null,ram: each element non-empty, known, and listed once. */
+/* ioengine=: an engine blkstack maps onto a driver, or refused by name. */
+static int apply_ioengine(struct opt_ctx *c, uint64_t unused)
+{
+	const struct fio_engine *e = fio_engine_find(c->val), *all;
+	char allowed[256];
+	size_t n, i, k = 0;
+
+	(void)unused;
+	if (e && e->status == FIO_REFUSED)
+		return val_err(c, -EOPNOTSUPP,
+			       "a fio engine blkstack bench does not support: %s",
+			       e->what);
+	if (!e) {
+		all = fio_engines(&n);
+		allowed[0] = '\0';
+		for (i = 0; i < n && k < sizeof(allowed); i++)
+			if (all[i].status == FIO_MAPPED)
+				k += snprintf(allowed + k, sizeof(allowed) - k,
+					      "%s%s", k ? "|" : "", all[i].name);
+		return val_err(c, -EINVAL, "not a fio engine, allowed %s",
+			       allowed);
+	}
+	snprintf(c->j->ioengine, sizeof(c->j->ioengine), "%s", e->name);
+	c->j->engine_sync = e->sync;
+	return 0;
+}
+
 /*
  * A registry text option with a check or a list (nvme_fault=): checked
  * now, kept as text; a list takes one more entry per use.
@@ -1203,12 +1206,93 @@ static bool is_cli_opt(const char *name)
 	return find_cli_opt(name) != NULL;
 }
 
+/*
+ * Edit distance with transpositions (optimal string alignment): "iodpeth"
+ * is one edit from "iodepth".  Names are short; past 63 characters the
+ * name is no typo of an option anyway.
+ */
+static unsigned int edit_distance(const char *a, const char *b)
+{
+	unsigned int d[64][64], i, j;
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la >= 64 || lb >= 64)
+		return 64;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++) {
+		for (j = 1; j <= lb; j++) {
+			unsigned int cost = a[i - 1] != b[j - 1], v;
+
+			v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (d[i - 1][j - 1] + cost < v)
+				v = d[i - 1][j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	}
+	return d[la][lb];
+}
+
+static void nearest_try(const char *name, const char *cand,
+			const char **best, unsigned int *best_d)
+{
+	unsigned int d;
+
+	if (!cand)
+		return;
+	d = edit_distance(name, cand);
+	if (d < *best_d) {
+		*best_d = d;
+		*best = cand;
+	}
+}
+
+/*
+ * The known name nearest to @name: blkstack's options, every fio option
+ * and the command-line switches; NULL when none is close enough to be
+ * the one meant (1 edit for names of up to 4 characters, 2 up to 8, 3
+ * beyond).
+ */
+static const char *nearest_name(const char *name)
+{
+	size_t len = strlen(name), i, n, k;
+	unsigned int best_d = 64, max = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+	const struct fio_opt *f = fio_opts(&n);
+	const char *best = NULL;
+
+	for (i = 0; i < nr_opts; i++) {
+		nearest_try(name, opts[i].name, &best, &best_d);
+		for (k = 0; opts[i].alias[k]; k++)
+			nearest_try(name, opts[i].alias[k], &best, &best_d);
+	}
+	for (i = 0; i < n; i++) {
+		nearest_try(name, f[i].name, &best, &best_d);
+		nearest_try(name, f[i].alias, &best, &best_d);
+	}
+	for (i = 0; i < ARRAY_SIZE(cli_opts); i++)
+		nearest_try(name, cli_opts[i].name, &best, &best_d);
+	return best_d <= max ? best : NULL;
+}
+
+bool bench_option_known(const char *name)
+{
+	return opt_find(name) != NULL;
+}
+
 int bench_set_option(struct bench_opts *o, struct bench_job_opts *job,
 		     const char *name, const char *value, char *err,
 		     size_t errlen)
 {
 	const struct opt_def *d;
-	char shown[SHOW_LEN];
+	const struct fio_opt *f;
+	char shown[SHOW_LEN], why[256];
 	const char *hint;
 
 	if (!name)
@@ -1223,13 +1307,16 @@ int bench_set_option(struct bench_opts *o, struct bench_job_opts *job,
 			name, name);
 		return -ENOENT;
 	}
-	if (in_list(fio_unsupported, ARRAY_SIZE(fio_unsupported), name)) {
+	f = fio_opt_find(name);
+	if (f) {
 		set_err(err, errlen,
-			"option '%s' is a fio option that blkstack bench does not support",
-			name);
+			"option '%s' is a fio option that blkstack bench does not support: %s",
+			name, fio_opt_why(f, why, sizeof(why)));
 		return -EOPNOTSUPP;
 	}
 	hint = spelling_hint(name);
+	if (!hint)
+		hint = nearest_name(name);
 	if (hint)
 		set_err(err, errlen, "unknown option '%s' (did you mean '%s'?)",
 			show(shown, name), hint);
@@ -1326,6 +1413,16 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				show(name, j->name), j->bs, lbs);
 			return -EINVAL;
 		}
+		/* fio: a synchronous engine has one I/O in flight */
+		if (j->engine_sync && j->iodepth > 1) {
+			char note[256];
+
+			snprintf(note, sizeof(note),
+				 "job '%s': ioengine=%s is synchronous: iodepth=%u runs as iodepth=1, as in fio",
+				 show(name, j->name), j->ioengine, j->iodepth);
+			bench_err_add(o->notes, sizeof(o->notes), note);
+			j->iodepth = 1;
+		}
 		/* fio caps the batch at the depth rather than failing. */
 		if (j->iodepth_batch > j->iodepth)
 			j->iodepth_batch = j->iodepth;
@@ -1360,6 +1457,10 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 		}
 		if (!strcmp(name, "help"))
 			o->help = true;
+		else if (!strcmp(name, "parse-only"))
+			o->parse_only = true;
+		else if (!strcmp(name, "fio-options"))
+			o->fio_table = true;
 		else
 			o->matrix = true;
 		return 0;
@@ -1426,14 +1527,50 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
  * as getopt does for fio, and the job files are read afterwards with the
  * global options as their [global].
  */
+void bench_err_add(char *err, size_t errlen, const char *msg)
+{
+	static const char more[] = "(more problems not shown)";
+	size_t used, need;
+
+	if (!err || !errlen)
+		return;
+	used = strnlen(err, errlen);
+	if (used == errlen)
+		return;
+	/* already cut: the note is the last line */
+	if (used >= sizeof(more) - 1 &&
+	    !strcmp(err + used - (sizeof(more) - 1), more))
+		return;
+	need = (used ? 1 : 0) + strlen(msg) + 1;
+	/* keep room for the note after this line */
+	if (used + need + sizeof(more) + 1 > errlen) {
+		if (used + (used ? 1 : 0) + sizeof(more) <= errlen)
+			snprintf(err + used, errlen - used, "%s%s",
+				 used ? "\n" : "", more);
+		return;
+	}
+	snprintf(err + used, errlen - used, "%s%s", used ? "\n" : "", msg);
+}
+
+/*
+ * fio's command line: options before the first --name= are global; each
+ * --name= starts a job that begins as a copy of the global options
+ * (--name=global makes the following options global again, for later jobs
+ * only).  Options are taken in order wherever the job files sit among them,
+ * as getopt does for fio, and the job files are read afterwards with the
+ * global options as their [global].  Every problem is listed, the
+ * command line's and then each job file's, before the parse fails.
+ */
 int bench_parse_args(struct bench_opts *o, int argc, char **argv, char *err,
 		     size_t errlen)
 {
 	struct bench_job_opts global, *cur = &global;
-	char name[128], shown[SHOW_LEN];
-	int i, nr_files = 0, rc;
+	char name[128], shown[SHOW_LEN], msg[1024];
+	int i, nr_files = 0, rc, nerr = 0;
 	bool dashdash = false;
 
+	if (err && errlen)
+		err[0] = '\0';
 	bench_job_defaults(&global);
 	snprintf(global.name, sizeof(global.name), "global");
 
@@ -1450,68 +1587,73 @@ int bench_parse_args(struct bench_opts *o, int argc, char **argv, char *err,
 			nr_files++;
 			continue;
 		}
+		msg[0] = '\0';
 		if (a[1] != '-') {
-			set_err(err, errlen,
+			set_err(msg, sizeof(msg),
 				"unknown argument '%s': options are --name=value",
 				show(shown, a));
-			return -EINVAL;
+			goto bad;
 		}
 		a += 2;
 		eq = strchr(a, '=');
 		len = eq ? (size_t)(eq - a) : strlen(a);
 		val = eq ? eq + 1 : NULL;
 		if (!len || len >= sizeof(name)) {
-			set_err(err, errlen, "unknown option '%s'",
+			set_err(msg, sizeof(msg), "unknown option '%s'",
 				show(shown, argv[i]));
-			return -EINVAL;
+			goto bad;
 		}
 		memcpy(name, a, len);
 		name[len] = '\0';
 
 		if (is_cli_opt(name)) {
-			rc = parse_cli_opt(o, name, val, err, errlen);
+			rc = parse_cli_opt(o, name, val, msg, sizeof(msg));
 			if (rc)
-				return rc;
+				goto bad;
 			/* Usage is all that will run; the rest may be wrong. */
-			if (o->help)
+			if (o->help && !nerr)
 				return 0;
 			continue;
 		}
 		if (in_list(fio_cli_unsupported, ARRAY_SIZE(fio_cli_unsupported),
 			    name)) {
-			set_err(err, errlen,
+			set_err(msg, sizeof(msg),
 				"option '--%s' is a fio command-line option that blkstack bench does not support",
 				name);
-			return -EINVAL;
+			goto bad;
 		}
 		if (!strcmp(name, "name")) {
-			if (!val || !*val)
-				return needs_value_err(opt_find("name"), name,
-						       err, errlen);
+			if (!val || !*val) {
+				needs_value_err(opt_find("name"), name, msg,
+						sizeof(msg));
+				goto bad;
+			}
 			if (!strcmp(val, "global")) {
 				cur = &global;
 				continue;
 			}
 			if (o->nr_jobs >= BENCH_MAX_JOBS) {
-				set_err(err, errlen,
+				set_err(msg, sizeof(msg),
 					"more than %d jobs (blkstack bench's limit)",
 					BENCH_MAX_JOBS);
-				return -EINVAL;
+				goto bad;
 			}
 			cur = &o->jobs[o->nr_jobs++];
 			*cur = global;
 		}
-		rc = bench_set_option(o, cur, name, val, err, errlen);
-		if (rc)
-			return -EINVAL;
+		rc = bench_set_option(o, cur, name, val, msg, sizeof(msg));
+		if (!rc)
+			continue;
+bad:
+		bench_err_add(err, errlen, msg);
+		nerr++;
 	}
 
 	if (nr_files) {
-		char msg[512];
-
 		dashdash = false;
 		for (i = 1; i < argc; i++) {
 			const char *a = argv[i];
+			char *fmsg;
 
 			if (!dashdash && !strcmp(a, "--")) {
 				dashdash = true;
@@ -1519,10 +1661,18 @@ int bench_parse_args(struct bench_opts *o, int argc, char **argv, char *err,
 			}
 			if (!dashdash && a[0] == '-' && a[1])
 				continue;
-			rc = bench_parse_jobfile(o, a, &global, msg, sizeof(msg));
+			/* a file's own list of problems, appended to ours */
+			fmsg = err ? err + strnlen(err, errlen) : NULL;
+			if (fmsg && fmsg != err && (size_t)(fmsg - err) + 1 < errlen) {
+				*fmsg++ = '\n';
+				*fmsg = '\0';
+			}
+			rc = bench_parse_jobfile(o, a, &global, fmsg,
+						 fmsg ? errlen - (size_t)(fmsg - err) : 0);
 			if (rc) {
-				set_err(err, errlen, "%s", msg);
-				return -EINVAL;
+				nerr++;
+			} else if (fmsg && fmsg != err) {
+				fmsg[-1] = '\0';	/* no problem: no separator */
 			}
 		}
 	} else if (!o->nr_jobs) {
@@ -1531,6 +1681,8 @@ int bench_parse_args(struct bench_opts *o, int argc, char **argv, char *err,
 		snprintf(o->jobs[0].name, sizeof(o->jobs[0].name), "bench");
 		o->nr_jobs = 1;
 	}
+	if (nerr)
+		return -EINVAL;
 
 	if (finish_jobs(o, err, errlen))
 		return -EINVAL;
@@ -1685,5 +1837,135 @@ void bench_usage(FILE *f)
 		snprintf(left, sizeof(left), cli_opts[i].metavar ? "  --%s=%s" :
 			 "  --%s", cli_opts[i].name, cli_opts[i].metavar);
 		usage_left(f, left, cli_opts[i].help);
+	}
+}
+
+int bench_pick_devs(struct bench_opts *o, char *err, size_t errlen)
+{
+	const char *want = NULL, *want_job = NULL, *why = NULL;
+	char note[512], shown[SHOW_LEN];
+	unsigned int i, d;
+
+	if (o->dev.nr_devs) {
+		for (d = 0; d < o->dev.nr_devs; d++) {
+			const char *dev = o->dev.devs[d];
+
+			for (i = 0; i < o->nr_jobs; i++) {
+				const struct bench_job_opts *j = &o->jobs[i];
+				const struct fio_engine *e;
+
+				if (!j->ioengine[0])
+					continue;
+				e = fio_engine_find(j->ioengine);
+				if (e && e->dev && !strcmp(e->dev, dev))
+					continue;
+				snprintf(note, sizeof(note),
+					 "--dev=%s overrides job '%s' ioengine=%s (dev=%s)",
+					 dev, show(shown, j->name), j->ioengine,
+					 e && e->dev ? e->dev : "?");
+				bench_err_add(o->notes, sizeof(o->notes), note);
+			}
+			/* the drivers that open no file */
+			if (strcmp(dev, "uring") && !o->dev.p.lower[0] &&
+			    o->dev.p.filename[0]) {
+				snprintf(note, sizeof(note),
+					 "--dev=%s overrides filename=%s: dev=%s keeps its data in memory or nowhere",
+					 dev, show(shown, o->dev.p.filename), dev);
+				bench_err_add(o->notes, sizeof(o->notes), note);
+			}
+			if (strcmp(dev, "uring") && !o->dev.p.lower[0] &&
+			    o->dev.p.direct) {
+				snprintf(note, sizeof(note),
+					 "direct=1 has no effect on dev=%s: there is no page cache to bypass",
+					 dev);
+				bench_err_add(o->notes, sizeof(o->notes), note);
+			}
+		}
+		return 0;
+	}
+	for (i = 0; i < o->nr_jobs; i++) {
+		const struct bench_job_opts *j = &o->jobs[i];
+		const struct fio_engine *e = j->ioengine[0] ?
+			fio_engine_find(j->ioengine) : NULL;
+		const char *dev, *jwhy;
+
+		if (e && e->dev) {
+			dev = e->dev;
+			jwhy = "ioengine=";
+		} else if (o->dev.p.filename[0]) {
+			dev = "uring";
+			jwhy = "filename=";
+		} else {
+			dev = "null";
+			jwhy = "no ioengine= and no filename=";
+		}
+		if (want && strcmp(want, dev)) {
+			set_err(err, errlen,
+				"job '%s' runs on dev=%s (%s%s) and job '%s' on dev=%s (%s): one run has one driver; choose it with --dev=",
+				show(shown, j->name), dev, jwhy,
+				!strcmp(jwhy, "ioengine=") ? j->ioengine : "",
+				want_job, want, why);
+			return -EINVAL;
+		}
+		want = dev;
+		want_job = j->name;
+		why = jwhy;
+	}
+	if (!want)
+		want = "null";
+	if (!strcmp(want, "uring") && !o->dev.p.filename[0]) {
+		set_err(err, errlen,
+			"job '%s': ioengine=%s runs on dev=uring, which needs filename= (a file or a block device)",
+			want_job, o->jobs[0].ioengine);
+		return -EINVAL;
+	}
+	snprintf(o->dev.devs[0], sizeof(o->dev.devs[0]), "%s", want);
+	o->dev.nr_devs = 1;
+	if (!strcmp(want, "null") && o->dev.p.direct) {
+		snprintf(note, sizeof(note),
+			 "direct=1 has no effect on dev=null: there is no page cache to bypass");
+		bench_err_add(o->notes, sizeof(o->notes), note);
+	}
+	return 0;
+}
+
+/* A table cell: '|' would end the cell early. */
+static void md_cell(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputs("\\|", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+void bench_fio_table(FILE *f)
+{
+	const struct fio_engine *e;
+	const struct fio_opt *t;
+	size_t n, i;
+	char why[256];
+
+	fprintf(f, "| fio option | also | engine | blkstack | to what, or why not |\n");
+	fprintf(f, "|---|---|---|---|---|\n");
+	t = fio_opts(&n);
+	for (i = 0; i < n; i++) {
+		fprintf(f, "| %s | %s | %s | %s | ", t[i].name,
+			t[i].alias ? t[i].alias : "",
+			t[i].engines ? t[i].engines : "",
+			fio_status_name(t[i].status));
+		if (t[i].status != FIO_SUPPORTED)
+			md_cell(f, fio_opt_why(&t[i], why, sizeof(why)));
+		fprintf(f, " |\n");
+	}
+	fprintf(f, "\n| fio ioengine= | blkstack | to what, or why not |\n");
+	fprintf(f, "|---|---|---|\n");
+	e = fio_engines(&n);
+	for (i = 0; i < n; i++) {
+		fprintf(f, "| %s | %s | ", e[i].name,
+			fio_status_name(e[i].status));
+		md_cell(f, e[i].what);
+		fprintf(f, " |\n");
 	}
 }

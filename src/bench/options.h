@@ -88,6 +88,8 @@ struct bench_job_opts {
 	bool verify_only;           /* verify_only=0|1: no workload, only check the region (0) */
 	char verify_dump_dir[1024]; /* verify_dump_dir=PATH: where bad blocks are written (.) */
 	bool has_rw;                /* rw= was given (matrix mode when no job sets it) */
+	char ioengine[16];          /* ioengine=: fio's engine, "" when not given (fio_opts.h) */
+	bool engine_sync;           /* a synchronous ioengine: one I/O in flight */
 };
 
 #define BENCH_MAX_JOBS 64
@@ -102,6 +104,11 @@ struct bench_opts {
 	bool quiet_progress;        /* --eta=never */
 	bool eta_always;            /* --eta=always */
 	bool help;                  /* --help */
+	bool parse_only;            /* --parse-only: check, run nothing */
+	bool fio_table;             /* --fio-options: print the fio option table */
+	/* what the run does differently from what the jobs asked, one line
+	 * each (bench_err_add()): printed before the run as notes */
+	char notes[2048];
 };
 
 /**
@@ -197,6 +204,39 @@ int bench_parse_time(const char *s, uint64_t def_unit_ns, uint64_t *out_ns);
  */
 const char *bench_show(char *buf, size_t len, const char *s, size_t n,
 		       size_t max_chars);
+
+/**
+ * bench_err_add() - one more problem in a parse's message buffer: the
+ * messages are lines, the first at @err[0], each later one after a '\n',
+ * so that one run lists every problem.  When @err is full, its end says
+ * "(more problems not shown)".
+ * @err, @errlen: the buffer; "" before the first problem.
+ * @msg: the problem, one line.
+ */
+void bench_err_add(char *err, size_t errlen, const char *msg);
+
+/**
+ * bench_option_known() - whether blkstack bench implements the option
+ * @name (a name or an alias of its option table).
+ */
+bool bench_option_known(const char *name);
+
+/**
+ * bench_fio_table() - docs/bench.md's table of every fio option and every
+ * fio engine, with what blkstack does with each (fio_opts.h), in Markdown.
+ */
+void bench_fio_table(FILE *f);
+
+/**
+ * bench_pick_devs() - the drivers to run when --dev= was not given: the
+ * one the jobs' ioengine= maps to (fio_opts.h), dev=uring for jobs with
+ * filename= and no engine, dev=null otherwise (and null,ram for the
+ * matrix).  With --dev= given, a note in o->notes for each job option it
+ * overrides (ioengine=, filename=, direct= on a driver without files).
+ * Return: 0, or -EINVAL with @err naming the jobs whose engines map to
+ * different drivers.
+ */
+int bench_pick_devs(struct bench_opts *o, char *err, size_t errlen);
 
 /** bench_usage() - print the option list to @f. */
 void bench_usage(FILE *f);

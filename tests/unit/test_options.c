@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/fio_opts.h"
 #include "bench/options.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -353,9 +354,43 @@ static void test_errors(void **state)
 	/* fio options we do not implement. */
 	assert_int_equal(set(&o, &j, "buffered", "1"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
-			    "option 'buffered' is a fio option that blkstack bench does not support");
-	assert_int_equal(set(&o, &j, "ioengine", "libaio"), -EOPNOTSUPP);
+			    "option 'buffered' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
 	assert_int_equal(set(&o, &j, "bssplit", "4k/50:8k/50"), -EOPNOTSUPP);
+	assert_string_equal(errbuf,
+			    "option 'bssplit' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet");
+	/* an engine's option names its engines */
+	assert_int_equal(set(&o, &j, "hostname", "x"), -EOPNOTSUPP);
+	assert_string_equal(errbuf,
+			    "option 'hostname' is a fio option that blkstack bench does not support: an option of ioengine=libhdfs/net/rdma, an engine blkstack refuses");
+	assert_int_equal(set(&o, &j, "hipri", NULL), -EOPNOTSUPP);
+	assert_string_equal(errbuf,
+			    "option 'hipri' is a fio option that blkstack bench does not support: an option of ioengine=io_uring/sg/sync/xnvme that blkstack's uring driver does not implement");
+
+	/* Typos: the nearest known name, fio's included. */
+	assert_int_equal(set(&o, &j, "iodpeth", "4"), -ENOENT);
+	assert_string_equal(errbuf, "unknown option 'iodpeth' (did you mean 'iodepth'?)");
+	assert_int_equal(set(&o, &j, "bsplit", "4k/100"), -ENOENT);
+	assert_string_equal(errbuf, "unknown option 'bsplit' (did you mean 'bssplit'?)");
+	assert_int_equal(set(&o, &j, "random_distribtion", "zipf"), -ENOENT);
+	assert_string_equal(errbuf,
+			    "unknown option 'random_distribtion' (did you mean 'random_distribution'?)");
+	assert_int_equal(set(&o, &j, "xyzzy", "1"), -ENOENT);
+	assert_string_equal(errbuf, "unknown option 'xyzzy'");
+
+	/* fio's engines: mapped or refused by name. */
+	assert_int_equal(set(&o, &j, "ioengine", "libaio"), 0);
+	assert_string_equal(j.ioengine, "libaio");
+	assert_false(j.engine_sync);
+	assert_int_equal(set(&o, &j, "ioengine", "psync"), 0);
+	assert_true(j.engine_sync);
+	assert_int_equal(set(&o, &j, "ioengine", "rbd"), -EOPNOTSUPP);
+	assert_string_equal(errbuf,
+			    "ioengine=rbd: a fio engine blkstack bench does not support: network or distributed storage: blkstack's media are its own block devices");
+	assert_int_equal(set(&o, &j, "ioengine", "external:/x.so"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "ioengine", "libaoi"), -EINVAL);
+	assert_string_equal(errbuf,
+			    "ioengine=libaoi: not a fio engine, allowed sync|psync|vsync|pvsync|pvsync2|libaio|io_uring|posixaio|null");
+	assert_string_equal(j.ioengine, "psync");
 
 	/* fio values we do not implement. */
 	assert_int_equal(set(&o, &j, "rw", "randread:8"), -EOPNOTSUPP);
@@ -787,7 +822,7 @@ static void test_cli_errors(void **state)
 		{ "--iodepth=0", "iodepth=0: out of range, allowed 1..65536" },
 		{ "--foo=1", "unknown option 'foo'" },
 		{ "--buffered=1",
-		  "option 'buffered' is a fio option that blkstack bench does not support" },
+		  "option 'buffered' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices" },
 		{ "--output-format=terse", NULL },
 		{ "--output-format=xml", NULL },
 		{ "--eta=sometimes", NULL },
@@ -831,7 +866,8 @@ static void test_cli_errors(void **state)
 		const char *argv[] = { "bench", "--help=1", "--bogus" };
 
 		assert_int_equal(parse(&o, 3, argv), -EINVAL);
-		assert_string_equal(errbuf, "option 'help' takes no value");
+		/* every problem, one per line */
+		assert_string_equal(errbuf, "option 'help' takes no value\nunknown option 'bogus'");
 		assert_false(o.help);
 	}
 	{
@@ -988,7 +1024,7 @@ static void test_jobfile_errors(void **state)
 		      -EINVAL, ":12: iodepth=0: out of range, allowed 1..65536");
 	jobfile_error("[j]\nfoo=1\n", -EINVAL, ":2: unknown option 'foo'");
 	jobfile_error("[j]\nbuffered=1\n", -EINVAL,
-		      ":2: option 'buffered' is a fio option that blkstack bench does not support");
+		      ":2: option 'buffered' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
 	jobfile_error("[j]\niodepth\n", -EINVAL,
 		      ":2: option 'iodepth' needs a value: a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536");
 	jobfile_error("[j]\niodepth=4 ; four\n", -EINVAL,
@@ -1206,6 +1242,108 @@ static void test_verify_cli_checks(void **state)
 	assert_int_equal(parse(&o, ARRAY_SIZE(ok), ok), 0);
 }
 
+
+/*
+ * The fio catalogue (fio_opts.c) and the option table (options.c) agree:
+ * what the catalogue calls supported or mapped is implemented under
+ * fio's name and alias, what it refuses is not, and every refusal says
+ * why.
+ */
+static void test_fio_catalogue(void **state)
+{
+	const struct fio_opt *t;
+	const struct fio_engine *e;
+	char why[256];
+	size_t n, i, refused = 0;
+
+	t = fio_opts(&n);
+	assert_true(n > 260);	/* fio 3.33: 217 general, the engines' more */
+	for (i = 0; i < n; i++) {
+		bool known = bench_option_known(t[i].name);
+
+		if (t[i].status == FIO_REFUSED) {
+			if (known)
+				fail_msg("%s: refused in fio_opts.c but in the option table",
+					 t[i].name);
+			assert_true(strlen(fio_opt_why(&t[i], why, sizeof(why))) > 10);
+			refused++;
+			continue;
+		}
+		if (!known)
+			fail_msg("%s: %s in fio_opts.c but not in the option table",
+				 t[i].name, fio_status_name(t[i].status));
+		if (t[i].alias && !bench_option_known(t[i].alias))
+			fail_msg("%s: fio's alias %s is not taken", t[i].name,
+				 t[i].alias);
+		if (t[i].status == FIO_MAPPED)
+			assert_non_null(t[i].what);
+		/* each name once */
+		assert_ptr_equal(fio_opt_find(t[i].name), &t[i]);
+	}
+	assert_true(refused < n);
+	e = fio_engines(&n);
+	for (i = 0; i < n; i++) {
+		assert_non_null(e[i].what);
+		if (e[i].status == FIO_MAPPED)
+			assert_non_null(e[i].dev);
+		else
+			assert_null(e[i].dev);
+	}
+	assert_true(fio_engine_find("libaio")->status == FIO_MAPPED);
+	assert_true(fio_engine_find("psync")->sync);
+	assert_true(fio_engine_find("cpuio")->status == FIO_REFUSED);
+	assert_null(fio_engine_find("nosuch"));
+}
+
+/* One parse lists every problem of a file, each with its line. */
+static void test_jobfile_all_problems(void **state)
+{
+	const char *path = write_file("all.fio",
+		"[global]\nioengine=rbd\nbs=4k\n"
+		"[a]\nrw=randread\nbssplit=4k/50:8k/50\niodpeth=4\n"
+		"[b\nrate=1m\n"		/* a bad header: its lines skipped */
+		"[c]\nrw=read\nrate_iops=100\nverify_pattern=0xff\n");
+	struct bench_opts o;
+	char want[2048];
+
+	bench_opts_init(&o);
+	errbuf[0] = '\0';
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), -EINVAL);
+	assert_int_equal(o.nr_jobs, 0);
+	snprintf(want, sizeof(want),
+		 "%1$s:2: ioengine=rbd: a fio engine blkstack bench does not support: network or distributed storage: blkstack's media are its own block devices\n"
+		 "%1$s:6: option 'bssplit' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
+		 "%1$s:7: unknown option 'iodpeth' (did you mean 'iodepth'?)\n"
+		 "%1$s:8: bad section header '[b'\n"
+		 "%1$s:12: option 'rate_iops' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
+		 "%1$s:13: option 'verify_pattern' is a fio option that blkstack bench does not support: verify beyond verify=crc32c with do_verify and verify_only is not implemented",
+		 path);
+	{
+		static char big[4096];
+
+		bench_opts_init(&o);
+		assert_int_equal(bench_parse_jobfile(&o, path, NULL, big,
+						     sizeof(big)), -EINVAL);
+		assert_string_equal(big, want);
+	}
+}
+
+/* A full message buffer ends with a note, never with half a line. */
+static void test_err_add_cuts(void **state)
+{
+	char buf[64] = "";
+	int i;
+
+	bench_err_add(buf, sizeof(buf), "first");
+	bench_err_add(buf, sizeof(buf), "second");
+	assert_string_equal(buf, "first\nsecond");
+	for (i = 0; i < 10; i++)
+		bench_err_add(buf, sizeof(buf), "a longer line of text");
+	assert_string_equal(buf,
+			    "first\nsecond\na longer line of text\n(more problems not shown)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1232,6 +1370,9 @@ int main(void)
 		cmocka_unit_test(test_jobfile),
 		cmocka_unit_test(test_jobfile_with_cli_global),
 		cmocka_unit_test(test_jobfile_errors),
+		cmocka_unit_test(test_fio_catalogue),
+		cmocka_unit_test(test_jobfile_all_problems),
+		cmocka_unit_test(test_err_add_cuts),
 		cmocka_unit_test(test_jobfile_bytes),
 		cmocka_unit_test(test_jobfile_directory),
 		cmocka_unit_test(test_jobfile_missing),

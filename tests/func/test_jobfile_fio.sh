@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# fio job files as fio has them: every fio option known by name, every
+# problem of a file listed in one run with its line, --parse-only, the
+# engines mapped onto blkstack's drivers; docs/bench.md's option table is
+# the one the binary prints; the stock job files of Debian's fio-examples
+# counted: how many blkstack accepts, and for the others, that every line
+# refused on its own is named in the file's one run.
+source "$(dirname "$0")/lib.sh" "$@"
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+
+# docs/bench.md holds the table the binary prints, byte for byte
+"$BLKSTACK" bench --fio-options >"$TMP/table.md"
+check "--fio-options: exit 0" test $? -eq 0
+sed -n '/<!-- fio-options table: begin -->/,/<!-- fio-options table: end -->/p' \
+	"$SRC/docs/bench.md" | sed '1d;$d' >"$TMP/doc.md"
+check "docs/bench.md's fio option table is --fio-options' output" \
+	cmp "$TMP/table.md" "$TMP/doc.md"
+# every option of the installed fio is in the table
+if command -v fio >/dev/null; then
+	fio --cmdhelp=all | awk -F: '{gsub(/ /, "", $1); print $1}' | sort -u >"$TMP/fio.names"
+	awk -F' \\| ' 'NR > 2 && /^\| / {sub(/^\| /, "", $1); print $1}' "$TMP/table.md" |
+		sort -u >"$TMP/ours.names"
+	check "every option of fio --cmdhelp=all is in the table ($(wc -l <"$TMP/fio.names") names)" \
+		bash -c '[ -s "$1" ] && [ -z "$(comm -23 "$1" "$2")" ]' _ "$TMP/fio.names" "$TMP/ours.names"
+else
+	fail "fio is not installed (scripts/install-deps.sh installs it)"
+fi
+
+# one run lists every problem, each with file:line, and a count
+cat >"$TMP/many.fio" <<'JOB'
+[global]
+ioengine=rbd
+size=16m
+[a]
+rw=randread
+bssplit=4k/50:8k/50
+iodpeth=4
+[b]
+rw=read
+rate_iops=100
+port=8080
+JOB
+expect_error "refused engine named with its line" "many.fio:2: ioengine=rbd: a fio engine blkstack bench does not support: network" \
+	bench --parse-only "$TMP/many.fio"
+check "refused option with its line and reason" grep -q "many.fio:6: option 'bssplit' is a fio option that blkstack bench does not support: a workload option" "$TMP/err"
+check "typo with the nearest name" grep -q "many.fio:7: unknown option 'iodpeth' (did you mean 'iodepth'?)" "$TMP/err"
+check "a later job's problem too" grep -q "many.fio:10: option 'rate_iops'" "$TMP/err"
+check "an engine's option names the engine" grep -q "many.fio:11: option 'port' .*an option of ioengine=.*net" "$TMP/err"
+check "the count of problems" grep -q "^blkstack bench: 5 problems; nothing ran$" "$TMP/err"
+# the command line's problems and the file's, in one run
+expect_error "command line and file problems together" "unknown option 'bsplit' \(did you mean 'bssplit'\?\)" \
+	bench --parse-only --bsplit=4k "$TMP/many.fio"
+check "... with the file's" grep -q "^blkstack bench: 6 problems; nothing ran$" "$TMP/err"
+
+# --parse-only: a good file is checked and nothing runs
+printf '[j]\nrw=randread\nsize=16m\nruntime=1h\ntime_based\n' >"$TMP/good.fio"
+start=$(date +%s)
+"$BLKSTACK" bench --parse-only "$TMP/good.fio" >"$TMP/po.out" 2>"$TMP/po.err"
+check "--parse-only: exit 0" test $? -eq 0
+check "--parse-only: no report" test ! -s "$TMP/po.out"
+check "--parse-only: runtime=1h did not run" test $(( $(date +%s) - start )) -lt 5
+
+# engines: mapped onto drivers
+printf '[j]\nrw=randread\nioengine=libaio\niodepth=8\nsize=4m\nfilename=%s\n' "$TMP/img" >"$TMP/aio.fio"
+"$BLKSTACK" bench --output-format=json "$TMP/aio.fio" >"$TMP/aio.json" 2>"$TMP/aio.err"
+check "ioengine=libaio with filename=: runs" test $? -eq 0
+check "ioengine=libaio: on dev=uring, at iodepth 8" \
+	jq -e '.jobs[0].blkstack.dev == "uring" and .jobs[0]."job options".iodepth == "8" and .jobs[0].read.total_ios == 1024' "$TMP/aio.json"
+printf '[j]\nrw=randread\nioengine=psync\niodepth=8\nsize=4m\n' >"$TMP/psync.fio"
+"$BLKSTACK" bench --dev=null --output-format=json "$TMP/psync.fio" >"$TMP/psync.json" 2>"$TMP/psync.err"
+check "ioengine=psync: runs" test $? -eq 0
+check "ioengine=psync: iodepth 1, as fio's sync engines" jq -e '.jobs[0]."job options".iodepth == "1"' "$TMP/psync.json"
+check "... and says so" grep -q "note: job 'j': ioengine=psync is synchronous: iodepth=8 runs as iodepth=1" "$TMP/psync.err"
+check "--dev= says which job option it overrides" grep -q "note: --dev=null overrides job 'j' ioengine=psync (dev=uring)" "$TMP/psync.err"
+printf '[j]\nrw=read\nioengine=null\nsize=4m\n' >"$TMP/null.fio"
+"$BLKSTACK" bench --output-format=json "$TMP/null.fio" >"$TMP/null.json"
+check "ioengine=null: on dev=null" jq -e '.jobs[0].blkstack.dev == "null"' "$TMP/null.json"
+printf '[a]\nrw=read\nioengine=null\nsize=4m\n[b]\nrw=read\nioengine=libaio\nsize=4m\n' >"$TMP/mix.fio"
+expect_error "engines on two drivers: both named" "job 'b' runs on dev=uring \(ioengine=libaio\) and job 'a' on dev=null" \
+	bench --parse-only --filename="$TMP/img" "$TMP/mix.fio"
+expect_error "ioengine=libaio without filename=" "job 'bench': ioengine=libaio runs on dev=uring, which needs filename=" \
+	bench --parse-only --ioengine=libaio --rw=read
+expect_error "an engine name fio does not have" "ioengine=libaoi: not a fio engine, allowed sync\|psync" \
+	bench --parse-only --ioengine=libaoi --rw=read
+"$BLKSTACK" bench --parse-only --dev=null --direct=1 --rw=read 2>"$TMP/direct.err"
+check "direct=1 on null: a note" grep -q "note: direct=1 has no effect on dev=null" "$TMP/direct.err"
+
+# The stock corpus: Debian's fio-examples (scripts/install-deps.sh).
+EX=/usr/share/doc/fio/examples
+if ! ls "$EX"/*.fio >/dev/null 2>&1; then
+	fail "fio-examples is not installed (scripts/install-deps.sh installs it)"
+	finish
+	exit
+fi
+ok=0 refused=0 missed=0
+: >"$TMP/accepted" ; : >"$TMP/refused"
+for f in "$EX"/*.fio; do
+	name=$(basename "$f")
+	if "$BLKSTACK" bench --parse-only --dev=ram "$f" >/dev/null 2>"$TMP/one.err"; then
+		ok=$((ok + 1))
+		echo "$name" >>"$TMP/accepted"
+		continue
+	fi
+	refused=$((refused + 1))
+	echo "$name" >>"$TMP/refused"
+	# every option line that fails on its own is named in the file's run
+	# (as "file:LINE:"); section headers and comments are skipped
+	n=0
+	while IFS= read -r line; do
+		n=$((n + 1))
+		t=$(printf '%s' "$line" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
+		case $t in '' | ';'* | '#'* | '['*) continue ;; esac
+		case $t in *'${'* | include*) continue ;; esac
+		if ! "$BLKSTACK" bench --parse-only --dev=ram --name=x "--$t" >/dev/null 2>&1; then
+			if ! grep -q "$name:$n:" "$TMP/one.err"; then
+				missed=$((missed + 1))
+				echo "# $name:$n: '$t' fails alone but is not named in the file's run"
+			fi
+		fi
+	done <"$f"
+done
+total=$((ok + refused))
+echo "# stock corpus: $ok of $total accepted: $(tr '\n' ' ' <"$TMP/accepted")"
+echo "# refused: $(tr '\n' ' ' <"$TMP/refused")"
+check "stock corpus: every job file read ($total)" test "$total" -ge 80
+check "stock corpus: every refused line named in its file's one run" test "$missed" -eq 0
+# what is accepted today: the floor only rises
+check "stock corpus: at least 9 accepted ($ok)" test "$ok" -ge 9
+# accepted stock files run for real, unchanged, pointed at a ram device
+# (sized from the jobs, sparse); their runtime= is minutes, so SIGINT
+# after a second ends them, and the report covers what ran
+for name in fio-rand-read.fio fio-seq-write.fio null.fio; do
+	timeout -s INT 1 "$BLKSTACK" bench --dev=ram --output-format=json \
+		"$EX/$name" >"$TMP/run.json" 2>"$TMP/run.err"
+	rc=$?
+	check "stock $name runs on dev=ram until SIGINT (rc=$rc)" test $rc -eq 124
+	check "stock $name: stopped by the signal, not by an error" \
+		grep -q "interrupted by SIGINT" "$TMP/run.err"
+	check "stock $name: I/O done" jq -e '[.jobs[] | .read.total_ios + .write.total_ios] | add > 0' "$TMP/run.json"
+done
+finish
