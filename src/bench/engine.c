@@ -1037,12 +1037,25 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	unsigned int i;
 	char *p;
 
+	uint64_t offset = o->offset, io_size = o->io_size;
+
 	td->o = o;
+	/* fio's offset=N%: that share of the device, aligned down to bs */
+	if (o->offset_pct)
+		offset = (uint64_t)((unsigned __int128)dev_size * o->offset_pct / 100) /
+			 o->bs * o->bs;
 	/* offset_increment: thread N of the job starts N increments further */
 	if (__builtin_mul_overflow(o->offset_increment, (uint64_t)jobnum, &inc) ||
-	    __builtin_add_overflow(o->offset, inc, &td->offset))
+	    __builtin_add_overflow(offset, inc, &td->offset))
 		td->offset = UINT64_MAX;
 	size = o->size ? o->size : td->offset < dev_size ? dev_size - td->offset : 0;
+	/* fio's size=N%: that share of the device, within what offset leaves */
+	if (o->size_pct && td->offset < dev_size) {
+		size = (uint64_t)((unsigned __int128)dev_size * o->size_pct / 100);
+		if (size > dev_size - td->offset)
+			size = dev_size - td->offset;
+		size = size / o->bs * o->bs;
+	}
 	if (td->offset >= dev_size || size > dev_size - td->offset) {
 		if (o->offset_increment)
 			snprintf(err, errlen,
@@ -1072,8 +1085,14 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	}
 	/* as fio: io_size (or the region) per loop, loops times */
 	if (!o->time_based)
-		td->bytes_limit = (o->io_size ? o->io_size : td->nr_blocks * o->bs) *
+	{
+		/* fio's io_size=N%: that share of the region */
+		if (o->io_size_pct)
+			io_size = (uint64_t)((unsigned __int128)td->nr_blocks * o->bs *
+					     o->io_size_pct / 100) / o->bs * o->bs;
+		td->bytes_limit = (io_size ? io_size : td->nr_blocks * o->bs) *
 				  o->loops;
+	}
 	td->lat = !o->gtod_reduce && !o->disable_lat;
 	td->res->lat_valid = td->lat;
 	if (o->verify != VERIFY_NONE) {

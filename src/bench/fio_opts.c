@@ -250,7 +250,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "cgroup_weight", NULL, NULL, FIO_REFUSED, R_PROC },
 	{ "uid", NULL, NULL, FIO_REFUSED, R_PROC },
 	{ "gid", NULL, NULL, FIO_REFUSED, R_PROC },
-	{ "kb_base", NULL, NULL, FIO_REFUSED, R_REPORT },
+	{ "kb_base", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "unit_base", NULL, NULL, FIO_REFUSED, R_REPORT },
 	{ "hugepage-size", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "flow_id", NULL, NULL, FIO_REFUSED, R_WORKLOAD },

@@ -2,11 +2,16 @@
 /*
  * fio job files for blkstack bench.
  *
- * The syntax is fio's ini dialect: "[section]" headers, "key=value" lines,
- * bare keys ("time_based"), whitespace around '=' ignored, and comments only
- * as whole lines starting with ';' or '#'.  [global] sets the defaults of
- * the jobs that follow it; a later [global] changes only the jobs after it.
- * "${VAR}" in a value is replaced by the environment variable VAR.
+ * The syntax is fio's ini dialect (fio's init.c and HOWTO "Job file
+ * format"): "[section]" headers, "key=value" lines, bare keys
+ * ("time_based"), whitespace around '=' ignored; a ';' or '#' anywhere in
+ * a line starts a comment, as fio cuts its lines (so neither can be part
+ * of a value).  [global] sets the defaults of the jobs that follow it; a
+ * later [global] changes only the jobs after it.  "include FILE" in a
+ * section reads FILE's lines as options of that section (FILE relative to
+ * the including file when it is not found as given; no sections in it).
+ * In a value, "${VAR}" is replaced by the environment variable VAR, and
+ * fio's keywords $ncpus, $pagesize and $mb_memory by their values.
  *
  * Why not libinih: Debian's libinih is built with upstream's defaults, so
  * INI_ALLOW_NO_VALUE is off and it rejects the bare keys ("time_based")
@@ -21,11 +26,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "bench/options.h"
 
 struct jobfile {
 	struct bench_opts *o;
+	unsigned int depth;		/* include nesting: 0 for the top file */
 	const char *path;
 	unsigned int lineno;
 	struct bench_job_opts global;	/* the [global] sections so far */
@@ -192,6 +199,46 @@ static int expand_env(struct jobfile *jf, const char *in, char **out)
 	return 0;
 }
 
+/*
+ * fio's keywords in a value: $ncpus (CPUs online), $pagesize (bytes) and
+ * $mb_memory (MiB of memory), replaced where they appear.
+ */
+static int expand_keywords(struct jobfile *jf, const char *in, char **out)
+{
+	static const char *const words[] = { "$ncpus", "$pagesize", "$mb_memory" };
+	size_t len = 0, cap = 0, i;
+	const char *p = in;
+	char *buf = NULL, num[32];
+	int rc;
+
+	rc = append(&buf, &len, &cap, "", 0);
+	while (!rc && *p) {
+		for (i = 0; i < 3; i++)
+			if (!strncmp(p, words[i], strlen(words[i])))
+				break;
+		if (i == 3) {
+			rc = append(&buf, &len, &cap, p++, 1);
+			continue;
+		}
+		if (i == 0)
+			snprintf(num, sizeof(num), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+		else if (i == 1)
+			snprintf(num, sizeof(num), "%ld", sysconf(_SC_PAGESIZE));
+		else
+			snprintf(num, sizeof(num), "%llu",
+				 (unsigned long long)sysconf(_SC_PHYS_PAGES) *
+				 (unsigned long long)sysconf(_SC_PAGESIZE) >> 20);
+		rc = append(&buf, &len, &cap, num, strlen(num));
+		p += strlen(words[i]);
+	}
+	if (rc) {
+		free(buf);
+		return jf_err(jf, rc, "out of memory");
+	}
+	*out = buf;
+	return 0;
+}
+
 static int section(struct jobfile *jf, char *line)
 {
 	char *close = strrchr(line, ']');
@@ -242,6 +289,58 @@ static bool is_include(const char *s)
 	return !strncmp(s, "include", 7) && (!s[7] || is_blank(s[7]));
 }
 
+static int parse_stream(struct jobfile *jf, FILE *f);
+
+/*
+ * "include FILE": FILE's lines are options of the current section, as in
+ * fio; FILE as given, else next to the including file.
+ */
+static int include(struct jobfile *jf, const char *name)
+{
+	struct jobfile sub = *jf;
+	char shown[PATH_SHOW_LEN], *path = NULL;
+	const char *slash;
+	FILE *f;
+	int rc;
+
+	if (!*name)
+		return jf_err(jf, -EINVAL, "include: no file name");
+	if (!jf->cur)
+		return jf_err(jf, -EINVAL,
+			      "include %s: outside of a [section]",
+			      show_max(shown, sizeof(shown), name, PATH_SHOW_MAX));
+	if (jf->depth >= 8)
+		return jf_err(jf, -EINVAL,
+			      "include %s: more than 8 files deep",
+			      show_max(shown, sizeof(shown), name, PATH_SHOW_MAX));
+	f = fopen(name, "r");
+	slash = strrchr(jf->path, '/');
+	if (!f && errno == ENOENT && name[0] != '/' && slash) {
+		if (asprintf(&path, "%.*s%s", (int)(slash - jf->path + 1),
+			     jf->path, name) < 0)
+			return jf_err(jf, -ENOMEM, "out of memory");
+		f = fopen(path, "r");
+	}
+	if (!f) {
+		rc = -errno;
+		free(path);
+		return jf_err(jf, rc, "include %s: %s",
+			      show_max(shown, sizeof(shown), name, PATH_SHOW_MAX),
+			      strerror(-rc));
+	}
+	sub.path = path ? path : name;
+	sub.lineno = 0;
+	sub.depth = jf->depth + 1;
+	sub.nerr = 0;
+	rc = parse_stream(&sub, f);
+	fclose(f);
+	jf->nerr += sub.nerr;
+	free(path);
+	if (rc)
+		return jf_err(jf, rc, "include: %s", strerror(-rc));
+	return sub.nerr ? -EINVAL : 0;
+}
+
 static int option(struct jobfile *jf, char *line)
 {
 	char *eq = strchr(line, '='), *key, *val = NULL, *exp = NULL;
@@ -253,9 +352,8 @@ static int option(struct jobfile *jf, char *line)
 		val = trim(eq + 1);
 	}
 	key = trim(line);
-	if (is_include(key))
-		return jf_err(jf, -EINVAL,
-			      "'include' is a fio directive that blkstack bench does not support");
+	if (!eq && is_include(key))
+		return include(jf, trim(key + 7));
 	if (!*key)
 		return jf_err(jf, -EINVAL, "option name missing before '='");
 	if (!jf->cur)
@@ -268,6 +366,17 @@ static int option(struct jobfile *jf, char *line)
 			return rc;
 		val = exp;
 	}
+	if (val && strchr(val, '$')) {
+		char *kw = NULL;
+
+		rc = expand_keywords(jf, val, &kw);
+		if (rc) {
+			free(exp);
+			return rc;
+		}
+		free(exp);
+		val = exp = kw;
+	}
 	rc = bench_set_option(jf->o, jf->cur, key, val, msg, sizeof(msg));
 	free(exp);
 	if (rc)
@@ -279,29 +388,72 @@ static int parse_line(struct jobfile *jf, char *raw)
 {
 	char *line = trim(raw);
 
-	if (!*line || *line == ';' || *line == '#')
+	/* fio cuts every line at its first ';' or '#' */
+	line[strcspn(line, ";#")] = '\0';
+	line = trim(line);
+	if (!*line)
 		return 0;
-	if (*line == '[')
+	if (*line == '[') {
+		if (jf->depth)
+			return jf_err(jf, -EINVAL,
+				      "no sections in an included file (as in fio)");
 		return section(jf, line);
+	}
 	if (jf->skip)
 		return 0;
 	return option(jf, line);
+}
+
+/*
+ * Every line of @f: a problem is listed and the lines after it are still
+ * read.  Return: 0, or -errno when reading fails.
+ */
+static int parse_stream(struct jobfile *jf, FILE *f)
+{
+	static const char bom[] = "\xef\xbb\xbf";	/* UTF-8 BOM */
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int rc = 0;
+
+	for (;;) {
+		char *p;
+
+		errno = 0;
+		n = getline(&line, &cap, f);
+		if (n < 0) {
+			/* -1 at the end too: only errno tells them apart */
+			if (ferror(f))
+				rc = -(errno ? errno : EIO);
+			break;
+		}
+		jf->lineno++;
+		/* C strings would end the line there and hide the rest. */
+		if (memchr(line, '\0', n)) {
+			jf_err(jf, -EINVAL, "NUL byte in the line");
+			continue;
+		}
+		p = line;
+		/* Some editors start a UTF-8 file with a byte order mark. */
+		if (jf->lineno == 1 && !strncmp(p, bom, sizeof(bom) - 1))
+			p += sizeof(bom) - 1;
+		/* a problem is listed; the lines after it are still read */
+		parse_line(jf, p);
+	}
+	free(line);
+	return rc;
 }
 
 int bench_parse_jobfile(struct bench_opts *o, const char *path,
 			const struct bench_job_opts *global, char *err,
 			size_t errlen)
 {
-	static const char bom[] = "\xef\xbb\xbf";	/* UTF-8 BOM */
 	struct jobfile jf = {
 		.o = o, .path = path, .err = err, .errlen = errlen,
 	};
 	unsigned int first = o->nr_jobs, i;
 	bool is_stdin = !strcmp(path, "-");
-	char *line = NULL;
-	size_t cap = 0;
 	struct stat st;
-	ssize_t n;
 	FILE *f;
 	int rc = 0;
 
@@ -329,35 +481,11 @@ int bench_parse_jobfile(struct bench_opts *o, const char *path,
 			fclose(f);
 		return rc;
 	}
-	for (;;) {
-		char *p;
-
-		errno = 0;
-		n = getline(&line, &cap, f);
-		if (n < 0) {
-			/* -1 at the end too: only errno tells them apart */
-			if (ferror(f))
-				rc = -(errno ? errno : EIO);
-			break;
-		}
-		jf.lineno++;
-		/* C strings would end the line there and hide the rest. */
-		if (memchr(line, '\0', n)) {
-			jf_err(&jf, -EINVAL, "NUL byte in the line");
-			continue;
-		}
-		p = line;
-		/* Some editors start a UTF-8 file with a byte order mark. */
-		if (jf.lineno == 1 && !strncmp(p, bom, sizeof(bom) - 1))
-			p += sizeof(bom) - 1;
-		/* a problem is listed; the lines after it are still read */
-		parse_line(&jf, p);
-	}
+	rc = parse_stream(&jf, f);
 	if (rc)
 		file_err(path, err, errlen, "%s", strerror(-rc));
 	else if (jf.nerr)
 		rc = -EINVAL;
-	free(line);
 	if (!is_stdin)
 		fclose(f);
 

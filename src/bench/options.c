@@ -60,6 +60,8 @@ enum opt_group {
 #define OPT_F_POW2	BLK_OPT_F_POW2
 #define OPT_F_CHOICE_STR BLK_OPT_F_CHOICE_STR
 #define OPT_F_PRINTABLE	BLK_OPT_F_PRINTABLE
+/* bench's own: "N%" is taken, as fio takes it for this size (set_pct()) */
+#define OPT_F_PERCENT	0x100
 
 #define opt_choice blk_opt_choice
 
@@ -123,6 +125,12 @@ static const char *const rw_unsupported[] = {
 	"trimwrite", "randtrimwrite", NULL,
 };
 
+static const struct opt_choice kb_base_choices[] = {
+	{ "1024", 1024 },
+	{ "1000", 1000 },
+	{ NULL, 0 },
+};
+
 static const struct opt_choice clock_choices[] = {
 	{ "clock_gettime", CLK_GETTIME },
 	{ "cpu", CLK_CPU },
@@ -167,6 +175,9 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "ioengine", .type = OPT_STR, JOBF(ioengine),
 	  .apply = apply_ioengine, .metavar = "ENGINE",
 	  .help = "fio's engine: libaio, io_uring, posixaio run on dev=uring at iodepth; sync, psync, vsync, pvsync, pvsync2 on dev=uring at iodepth=1; null on dev=null; the others are refused (--fio-options)" },
+	{ .name = "kb_base", .type = OPT_CHOICE, JOBF(kb_base),
+	  .choices = kb_base_choices, .def = "1024",
+	  .help = "unit prefixes of the sizes that follow in the job: 1024 (fio's default: k, kb are 1024, ki, kib 1000) or 1000 (k, kb are 1000, ki, kib 1024)" },
 	{ .name = "thread", .type = OPT_BOOL, .group = GRP_JOB,
 	  .where = OPT_IGNORED,
 	  .help = "accepted and ignored: jobs always run as threads" },
@@ -187,16 +198,17 @@ static const struct opt_def bench_opts_table[] = {
 	  .min = 1, .max = 1024, .def = "1",
 	  .help = "threads running this job" },
 	{ .name = "size", .type = OPT_SIZE, JOBF(size), .max = UINT64_MAX,
-	  .def = "0",
-	  .help = "range of the device each thread covers; 0: the device, or 1G" },
+	  .def = "0", .flags = OPT_F_PERCENT,
+	  .help = "range of the device each thread covers; 0: the device, or 1G; N% (1..100): that share of the device" },
 	{ .name = "offset", .alias = { "fileoffset" }, .type = OPT_SIZE, JOBF(offset), .max = UINT64_MAX,
-	  .def = "0", .help = "start of the range" },
+	  .def = "0", .flags = OPT_F_PERCENT,
+	  .help = "start of the range; N% (0..100): that share of the device, aligned down to bs" },
 	{ .name = "offset_increment", .type = OPT_SIZE,
 	  JOBF(offset_increment), .max = UINT64_MAX, .def = "0",
 	  .help = "thread N of the job (0..numjobs-1) starts at offset + N * offset_increment" },
 	{ .name = "io_size", .alias = { "io_limit" }, .type = OPT_SIZE,
-	  JOBF(io_size), .max = UINT64_MAX, .def = "0",
-	  .help = "bytes each thread transfers per loop; 0: size" },
+	  JOBF(io_size), .max = UINT64_MAX, .def = "0", .flags = OPT_F_PERCENT,
+	  .help = "bytes each thread transfers per loop; 0: size; N% (1..100): that share of size" },
 	{ .name = "runtime", .alias = { "timeout" }, .type = OPT_TIME,
 	  JOBF(runtime_ns), .max = UINT64_MAX, .unit_ns = NSEC_PER_SEC,
 	  .store_ns = 1, .def = "0", .help = "stop after this long; 0: no limit" },
@@ -523,11 +535,12 @@ static int parse_digits(const char *s, uint64_t *v, const char **end,
  * standards, but it is what fio does for old scripts, and a job file must
  * mean the same here.
  */
-static int size_mult(const char *s, uint64_t *mult)
+static int size_mult(const char *s, uint64_t *mult, uint32_t kb_base)
 {
 	static const char prefixes[] = "kmgtp";
 	const char *p;
-	uint64_t base = 1024, m = 1;
+	/* kb_base=1000 (fio): SI prefixes are powers of 1000, IEC of 1024 */
+	uint64_t base = kb_base == 1000 ? 1000 : 1024, m = 1;
 	int i, n;
 
 	if (!s[0] || ((s[0] == 'b' || s[0] == 'B') && !s[1])) {
@@ -540,7 +553,7 @@ static int size_mult(const char *s, uint64_t *mult)
 	n = p - prefixes + 1;
 	s++;
 	if (*s == 'i' || *s == 'I') {
-		base = 1000;
+		base = kb_base == 1000 ? 1024 : 1000;
 		s++;
 	}
 	if (*s == 'b' || *s == 'B')
@@ -558,7 +571,7 @@ static int size_mult(const char *s, uint64_t *mult)
  * suffix as written ("" for none), for the message about an overflow.
  */
 static int parse_size(const char *s, uint64_t *out, uint64_t *mult,
-		      const char **sfx)
+		      const char **sfx, uint32_t kb_base)
 {
 	const char *end;
 	uint64_t v;
@@ -573,7 +586,7 @@ static int parse_size(const char *s, uint64_t *out, uint64_t *mult,
 	*mult = 1;
 	*sfx = end;
 	/* "0x1b" would be ambiguous: hex takes no suffix. */
-	if (hex ? *end != '\0' : size_mult(end, mult) != 0)
+	if (hex ? *end != '\0' : size_mult(end, mult, kb_base) != 0)
 		return -EINVAL;
 	if (rc || __builtin_mul_overflow(v, *mult, &v))
 		return -ERANGE;
@@ -586,7 +599,7 @@ int bench_parse_size(const char *s, uint64_t *out)
 	uint64_t mult;
 	const char *sfx;
 
-	return parse_size(s, out, &mult, &sfx);
+	return parse_size(s, out, &mult, &sfx, 1024);
 }
 
 /*
@@ -1027,14 +1040,15 @@ static int parse_number(struct opt_ctx *c, uint64_t *v)
 	case OPT_SIZE:
 		if (strchr(c->val, '%'))
 			return val_err(c, -EOPNOTSUPP,
-				       "percentage sizes are a fio feature that blkstack bench does not support");
+				       "a percentage is a fio form blkstack bench takes for size, offset and io_size only");
 		if (strchr(c->val, ','))
 			return val_err(c, -EOPNOTSUPP,
 				       "separate read,write[,trim] values are a fio feature that blkstack bench does not support");
 		/* An int has the syntax of a size. */
 		__attribute__((fallthrough));
 	case OPT_UINT:
-		rc = parse_size(c->val, v, &unit, &sfx);
+		rc = parse_size(c->val, v, &unit, &sfx,
+				c->j ? c->j->kb_base : 1024);
 		if (rc == -ERANGE)
 			return overflow_err(c, unit, sfx);
 		if (rc)
@@ -1068,6 +1082,43 @@ static int parse_number(struct opt_ctx *c, uint64_t *v)
 		}
 		*v /= d->store_ns;
 	}
+	return 0;
+}
+
+/*
+ * size=, offset=, io_size=: bytes, or fio's "N%" (size: 1..100 of the
+ * device, offset: 0..100 of it, io_size: 1..100 of size), kept as a
+ * share that job_setup() applies once the device's size is known.  The
+ * form set last wins.
+ */
+static int set_size_or_pct(struct opt_ctx *c)
+{
+	uint32_t *pct = !strcmp(c->d->name, "size") ? &c->j->size_pct :
+			!strcmp(c->d->name, "offset") ? &c->j->offset_pct :
+			&c->j->io_size_pct;
+	uint64_t lo = pct == &c->j->offset_pct ? 0 : 1;
+	uint64_t hi = 100;	/* fio 3.33 refuses io_size past 100% too */
+	size_t len = strlen(c->val);
+	const char *end;
+	uint64_t v;
+	bool hex;
+	int rc;
+
+	if (len && c->val[len - 1] == '%') {
+		rc = parse_digits(c->val, &v, &end, &hex);
+		if (rc || hex || end != c->val + len - 1 || v < lo || v > hi)
+			return val_err(c, -EINVAL,
+				       "bad percentage, allowed %" PRIu64 "%%..%" PRIu64 "%%",
+				       lo, hi);
+		*pct = (uint32_t)v;
+		store(c, 0);
+		return 0;
+	}
+	rc = parse_number(c, &v);
+	if (rc)
+		return rc;
+	*pct = 0;
+	store(c, v);
 	return 0;
 }
 
@@ -1131,6 +1182,8 @@ static int set_one(const struct opt_def *d, const char *name,
 		return 0;
 	}
 
+	if ((d->flags & OPT_F_PERCENT) && j)
+		return set_size_or_pct(&c);
 	rc = parse_number(&c, &v);
 	if (rc)
 		return rc;

@@ -90,6 +90,9 @@ struct bench_job_opts {
 	bool has_rw;                /* rw= was given (matrix mode when no job sets it) */
 	char ioengine[16];          /* ioengine=: fio's engine, "" when not given (fio_opts.h) */
 	bool engine_sync;           /* a synchronous ioengine: one I/O in flight */
+	uint32_t kb_base;           /* kb_base=1024|1000: unit prefixes of later sizes (1024) */
+	/* size=N%, offset=N% (of the device), io_size=N% (of size): N, 0 for none */
+	uint32_t size_pct, offset_pct, io_size_pct;
 };
 
 #define BENCH_MAX_JOBS 64

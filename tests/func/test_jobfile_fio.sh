@@ -85,6 +85,54 @@ expect_error "an engine name fio does not have" "ioengine=libaoi: not a fio engi
 "$BLKSTACK" bench --parse-only --dev=null --direct=1 --rw=read 2>"$TMP/direct.err"
 check "direct=1 on null: a note" grep -q "note: direct=1 has no effect on dev=null" "$TMP/direct.err"
 
+# fio's job-file syntax, the same file run by fio and by blkstack: inline
+# ';' and '#' comments, include, ${VAR}, kb_base, size and offset as
+# percentages, time suffixes, bare booleans; the bytes moved must agree
+truncate -s 64m "$TMP/data.img"
+cat >"$TMP/part.inc" <<'INC'
+; included: options of the section that includes it
+bs=8k   # eight KiB
+rw=read ; sequential
+INC
+cat >"$TMP/syntax.fio" <<JOB
+[global]
+ioengine=psync ; a sync engine: one I/O in flight
+filename=$TMP/data.img
+norandommap   # a bare boolean
+runtime=1m    ; a time with its unit
+
+[pct]
+include part.inc
+size=25%      ; of the 64 MiB file: 16 MiB
+offset=50%
+
+[si]
+stonewall
+kb_base=1000  ; SI prefixes from here on: k is 1000, KiB 1024
+bs=\${BLK_BS}
+rw=randread
+size=4096k    ; 4 096 000 bytes: 1000 blocks of 4 KiB
+JOB
+if command -v fio >/dev/null; then
+	BLK_BS=4KiB fio --output-format=json "$TMP/syntax.fio" >"$TMP/syntax.fio.json" 2>"$TMP/syntax.fio.err"
+	check "syntax: fio runs the file" test $? -eq 0
+	BLK_BS=4KiB "$BLKSTACK" bench --output-format=json "$TMP/syntax.fio" >"$TMP/syntax.blk.json" 2>"$TMP/syntax.blk.err"
+	check "syntax: blkstack runs the same file ($(head -c 200 "$TMP/syntax.blk.err"))" test $? -eq 0
+	check "syntax: blkstack ran it on dev=uring (filename=, ioengine=psync)" \
+		jq -e '[.jobs[].blkstack.dev] == ["uring", "uring"]' "$TMP/syntax.blk.json"
+	for k in io_bytes total_ios; do
+		want=$(jq -c "[.jobs[].read.$k]" "$TMP/syntax.fio.json")
+		got=$(jq -c "[.jobs[].read.$k]" "$TMP/syntax.blk.json")
+		check "syntax: read $k as fio: $got == $want" test "$got" = "$want"
+	done
+	want=$(jq -c '[.jobs[]."job options".bs]' "$TMP/syntax.fio.json")
+	check "syntax: fio read the block sizes we read" test "$want" = '["8k","4KiB"]'
+	check "syntax: the sync engine ran at iodepth 1" \
+		jq -e '[.jobs[]."job options".iodepth] == ["1", "1"]' "$TMP/syntax.blk.json"
+else
+	fail "fio is not installed (scripts/install-deps.sh installs it)"
+fi
+
 # The stock corpus: Debian's fio-examples (scripts/install-deps.sh).
 EX=/usr/share/doc/fio/examples
 if ! ls "$EX"/*.fio >/dev/null 2>&1; then
@@ -108,7 +156,8 @@ for f in "$EX"/*.fio; do
 	n=0
 	while IFS= read -r line; do
 		n=$((n + 1))
-		t=$(printf '%s' "$line" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
+		# as fio reads a line: cut at its first ';' or '#', blanks trimmed
+		t=$(printf '%s' "$line" | sed 's/[;#].*//; s/^[[:space:]]*//; s/[[:space:]]*$//')
 		case $t in '' | ';'* | '#'* | '['*) continue ;; esac
 		case $t in *'${'* | include*) continue ;; esac
 		if ! "$BLKSTACK" bench --parse-only --dev=ram --name=x "--$t" >/dev/null 2>&1; then

@@ -400,9 +400,10 @@ static void test_errors(void **state)
 	assert_int_equal(set(&o, &j, "bs", "4k,8k"), -EOPNOTSUPP);
 	assert_non_null(strstr(errbuf, "bs=4k,8k: "));
 	assert_non_null(strstr(errbuf, "read,write"));
-	assert_int_equal(set(&o, &j, "size", "50%"), -EOPNOTSUPP);
-	assert_non_null(strstr(errbuf, "size=50%: percentage"));
-	assert_int_equal(set(&o, &j, "offset", "10%"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "size", "50%"), 0);
+	assert_int_equal(j.size_pct, 50);
+	assert_int_equal(set(&o, &j, "offset", "10%"), 0);
+	assert_int_equal(j.offset_pct, 10);
 	assert_int_equal(set(&o, &j, "clocksource", "gettimeofday"), -EOPNOTSUPP);
 	assert_int_equal(j.rw, RW_READ);
 	assert_int_equal(j.bs, 4096);
@@ -1027,10 +1028,11 @@ static void test_jobfile_errors(void **state)
 		      ":2: option 'buffered' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
 	jobfile_error("[j]\niodepth\n", -EINVAL,
 		      ":2: option 'iodepth' needs a value: a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536");
-	jobfile_error("[j]\niodepth=4 ; four\n", -EINVAL,
-		      ":2: iodepth=4 ; four: not a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536");
 	jobfile_error("include other.fio\n[j]\n", -EINVAL,
-		      ":1: 'include' is a fio directive that blkstack bench does not support");
+		      ":1: include other.fio: outside of a [section]");
+	jobfile_error("[j]\ninclude\n", -EINVAL, ":2: include: no file name");
+	jobfile_error("[j]\ninclude /nonexistent/x.fio\n", -EINVAL,
+		      ":2: include /nonexistent/x.fio: No such file or directory");
 	jobfile_error("[j]\niodepth=${BLK_TEST_UNSET_VAR}\n", -EINVAL,
 		      ":2: environment variable 'BLK_TEST_UNSET_VAR' is not set");
 	jobfile_error("[j]\niodepth=${BLK_TEST\n", -EINVAL,
@@ -1344,6 +1346,92 @@ static void test_err_add_cuts(void **state)
 			    "first\nsecond\na longer line of text\n(more problems not shown)");
 }
 
+/* fio's syntax: inline comments, include, keywords, kb_base. */
+static void test_jobfile_fio_syntax(void **state)
+{
+	const char *inc, *path;
+	struct bench_opts o;
+	char text[512];
+
+	/* a ';' or '#' anywhere starts a comment, as fio cuts its lines */
+	path = write_file("c.fio",
+		"[j] ; the job\nsize=1m ; a comment\nbs=8k# another\n"
+		"rw=randread;x\n  # indented\niodepth=4 ;\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), 0);
+	assert_int_equal(o.nr_jobs, 1);
+	assert_string_equal(o.jobs[0].name, "j");
+	assert_int_equal(o.jobs[0].size, 1 << 20);
+	assert_int_equal(o.jobs[0].bs, 8192);
+	assert_int_equal(o.jobs[0].rw, RW_RANDREAD);
+	assert_int_equal(o.jobs[0].iodepth, 4);
+
+	/* include: options of the section it is in; relative to the file */
+	inc = write_file("inc.opts", "; included\nbs=16k\niodepth=8\n");
+	assert_non_null(inc);
+	path = write_file("i.fio", "[a]\ninclude inc.opts\nsize=2m\n[b]\nrw=write\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), 0);
+	assert_int_equal(o.nr_jobs, 2);
+	assert_int_equal(o.jobs[0].bs, 16384);
+	assert_int_equal(o.jobs[0].iodepth, 8);
+	assert_int_equal(o.jobs[0].size, 2 << 20);
+	assert_int_equal(o.jobs[1].bs, 4096);
+	/* an included file's problems name that file and its line */
+	write_file("bad.opts", "bs=16k\nbssplit=4k/100\n");
+	path = write_file("ib.fio", "[a]\ninclude bad.opts\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), -EINVAL);
+	snprintf(text, sizeof(text), "%s/bad.opts:2: option 'bssplit'", tmpdir);
+	assert_non_null(strstr(errbuf, text));
+	/* no sections in an included file */
+	write_file("sect.opts", "[x]\n");
+	path = write_file("is.fio", "[a]\ninclude sect.opts\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), -EINVAL);
+	assert_non_null(strstr(errbuf, "sect.opts:1: no sections in an included file"));
+
+	/* fio's keywords */
+	path = write_file("k.fio", "[j]\nnumjobs=$ncpus\nbs=$pagesize\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), 0);
+	assert_int_equal(o.jobs[0].numjobs, sysconf(_SC_NPROCESSORS_ONLN));
+	assert_int_equal(o.jobs[0].bs, sysconf(_SC_PAGESIZE));
+
+	/* kb_base=1000: k is 1000, ki 1024; it applies to later sizes */
+	path = write_file("kb.fio", "[j]\nsize=1k\nkb_base=1000\noffset=3k\nio_size=2KiB\nbs=4kib\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), 0);
+	assert_int_equal(o.jobs[0].size, 1024);
+	assert_int_equal(o.jobs[0].offset, 3000);
+	assert_int_equal(o.jobs[0].io_size, 2048);
+	assert_int_equal(o.jobs[0].bs, 4096);
+
+	/* fio's percentages: size, offset, io_size; the last form set wins */
+	path = write_file("pct.fio", "[j]\nsize=25%\noffset=50%\nio_size=1m\nio_size=40%\n[k]\nsize=20%\nsize=8m\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), 0);
+	assert_int_equal(o.jobs[0].size_pct, 25);
+	assert_int_equal(o.jobs[0].size, 0);
+	assert_int_equal(o.jobs[0].offset_pct, 50);
+	assert_int_equal(o.jobs[0].io_size_pct, 40);
+	assert_int_equal(o.jobs[0].io_size, 0);
+	assert_int_equal(o.jobs[1].size_pct, 0);
+	assert_int_equal(o.jobs[1].size, 8 << 20);
+	jobfile_error("[j]\nsize=101%\n", -EINVAL, ":2: size=101%: bad percentage, allowed 1%..100%");
+	jobfile_error("[j]\nio_size=200%\n", -EINVAL, ":2: io_size=200%: bad percentage, allowed 1%..100%");
+	jobfile_error("[j]\noffset=x%\n", -EINVAL, ":2: offset=x%: bad percentage, allowed 0%..100%");
+	jobfile_error("[j]\nbs=50%\n", -EINVAL,
+		      ":2: bs=50%: a percentage is a fio form blkstack bench takes for size, offset and io_size only");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1371,6 +1459,7 @@ int main(void)
 		cmocka_unit_test(test_jobfile_with_cli_global),
 		cmocka_unit_test(test_jobfile_errors),
 		cmocka_unit_test(test_fio_catalogue),
+		cmocka_unit_test(test_jobfile_fio_syntax),
 		cmocka_unit_test(test_jobfile_all_problems),
 		cmocka_unit_test(test_err_add_cuts),
 		cmocka_unit_test(test_jobfile_bytes),
