@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -1049,6 +1050,9 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	    __builtin_add_overflow(offset, inc, &td->offset))
 		td->offset = UINT64_MAX;
 	size = o->size ? o->size : td->offset < dev_size ? dev_size - td->offset : 0;
+	/* fio: with filesize=, the I/O stays within the file, size= or not */
+	if (o->filesize && td->offset < dev_size && size > dev_size - td->offset)
+		size = dev_size - td->offset;
 	/* fio's size=N%: that share of the device, within what offset leaves */
 	if (o->size_pct && td->offset < dev_size) {
 		size = (uint64_t)((unsigned __int128)dev_size * o->size_pct / 100);
@@ -1619,6 +1623,145 @@ static void dev_counters_report(struct bench_run_result *res,
 				    (double)n : 0;
 }
 
+/*
+ * dev=uring with files of the jobs' own (filename=, directory=,
+ * filename_format=, a file engine; fio's meaning): each job thread runs on
+ * the file bench_job_file() names for it, one device per distinct file,
+ * shared by the threads that name it.
+ */
+struct run_target {
+	char path[4096];
+	struct blk_dev *dev;
+	struct blk_dev_info info;
+	unsigned int nr_threads;
+	uint64_t create_size;      /* a missing file is created this big */
+	bool direct;
+	struct dev_counters before, after;
+};
+
+static bool run_uses_job_files(const struct bench_opts *o, const char *devname,
+			       const struct blk_dev *shared)
+{
+	unsigned int i;
+
+	if (shared || strcmp(devname, "uring"))
+		return false;
+	for (i = 0; i < o->nr_jobs; i++)
+		if (bench_job_has_file(&o->jobs[i]))
+			return true;
+	return false;
+}
+
+/* Open one device per distinct file of the jobs' threads. */
+static int targets_open(const struct bench_opts *o, struct run_target **out,
+			unsigned int *nr_out, unsigned int *thread_tg,
+			char *err, size_t errlen)
+{
+	struct run_target *tg;
+	unsigned int i, k, t, n = 0, nr_threads = 0;
+	char path[4096];
+	sigset_t sigs;
+	int ret = 0;
+
+	for (i = 0; i < o->nr_jobs; i++)
+		nr_threads += o->jobs[i].numjobs;
+	tg = calloc(nr_threads, sizeof(*tg));
+	if (!tg) {
+		snprintf(err, errlen, "out of memory for %u files", nr_threads);
+		return -ENOMEM;
+	}
+	for (i = 0, t = 0; i < o->nr_jobs; i++) {
+		const struct bench_job_opts *j = &o->jobs[i];
+
+		for (k = 0; k < j->numjobs; k++, t++) {
+			uint64_t need = 0, inc = 0;
+			unsigned int x;
+
+			if (bench_job_file(j, k, path, sizeof(path))) {
+				snprintf(err, errlen, "%s: the file name is longer than %zu bytes",
+					 j->name, sizeof(path) - 1);
+				ret = -ENAMETOOLONG;
+				goto fail;
+			}
+			for (x = 0; x < n; x++)
+				if (!strcmp(tg[x].path, path))
+					break;
+			if (x == n) {
+				snprintf(tg[n].path, sizeof(tg[n].path), "%s", path);
+				tg[n].direct = j->direct;
+				n++;
+			}
+			/* what a missing file must hold: filesize=, else the region */
+			if (j->filesize)
+				need = j->filesize;
+			else if (j->size &&
+				 !__builtin_mul_overflow(j->offset_increment,
+							 (uint64_t)k, &inc) &&
+				 (__builtin_add_overflow(j->offset + inc, j->size, &need)))
+				need = UINT64_MAX;
+			if (need > tg[x].create_size)
+				tg[x].create_size = need;
+			tg[x].nr_threads++;
+			thread_tg[t] = x;
+		}
+	}
+	stop_signals_block(&sigs);
+	for (i = 0; i < n; i++) {
+		struct bench_dev_opts d = o->dev;
+		char msg[512];
+
+		snprintf(d.p.filename, sizeof(d.p.filename), "%s", tg[i].path);
+		d.p.direct = tg[i].direct;
+		ret = bench_dev_open(&d, "uring", tg[i].create_size,
+				     tg[i].create_size, tg[i].nr_threads,
+				     &tg[i].dev, msg, sizeof(msg));
+		if (ret) {
+			snprintf(err, errlen, "%s: %s", tg[i].path, msg);
+			break;
+		}
+		blk_dev_get_info(tg[i].dev, &tg[i].info);
+	}
+	stop_signals_restore(&sigs);
+	if (!ret) {
+		*out = tg;
+		*nr_out = n;
+		return 0;
+	}
+fail:
+	for (i = 0; i < n; i++)
+		if (tg[i].dev)
+			blk_dev_close(tg[i].dev);
+	free(tg);
+	return ret;
+}
+
+/* Counters of every file's device, summed. */
+static void targets_counters(struct run_target *tg, unsigned int n,
+			     bool after, struct dev_counters *sum)
+{
+	unsigned int i;
+	size_t k;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < n; i++) {
+		struct dev_counters *c = after ? &tg[i].after : &tg[i].before;
+
+		dev_counters_read(tg[i].dev, false, true, false, c);
+		for (k = 0; k < sizeof(c->disk) / sizeof(uint64_t); k++)
+			((uint64_t *)&sum->disk)[k] += ((const uint64_t *)&c->disk)[k];
+		/* the counters before the flags */
+		for (k = 0; k < offsetof(struct blk_uring_stats, nowait) / sizeof(uint64_t); k++)
+			((uint64_t *)&sum->uring)[k] += ((const uint64_t *)&c->uring)[k];
+		if (!i) {
+			sum->uring.nowait = c->uring.nowait;
+			sum->uring.setup_flags = c->uring.setup_flags;
+			sum->uring.pool = c->uring.pool;
+		}
+		sum->lat_count += c->lat_count;
+		sum->lat_sum_ns += c->lat_sum_ns;
+	}
+}
+
 int bench_run(const struct bench_opts *o, const char *devname,
 	      struct bench_run_result *res, char *err, size_t errlen)
 {
@@ -1633,6 +1776,9 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	unsigned int gstart_job;
 	struct job_thread *tds = NULL;
 	struct blk_dev *dev = shared;
+	struct run_target *tg = NULL;
+	unsigned int nr_tg = 0, *thread_tg = NULL;
+	bool per_file = run_uses_job_files(o, devname, shared);
 	struct blk_dev_info info;
 	struct dev_counters before, after;
 	struct rusage ru0, ru1;
@@ -1649,10 +1795,24 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	res->has_scsi = !strcmp(devname, "scsi");
 	res->has_uring = !strcmp(devname, "uring");
 	jobs_geometry(o, &size, &explicit_size, &max_group_threads, &nr_threads);
-	if (shared)
+	if (per_file) {
+		thread_tg = calloc(nr_threads, sizeof(*thread_tg));
+		ret = thread_tg ? jobs_check(o, err, errlen) : -ENOMEM;
+		if (!ret)
+			ret = targets_open(o, &tg, &nr_tg, thread_tg, err, errlen);
+		else if (ret == -ENOMEM)
+			snprintf(err, errlen, "out of memory for %u job threads",
+				 nr_threads);
+		if (ret) {
+			free(thread_tg);
+			return ret;
+		}
+		dev = tg[0].dev;
+	} else if (shared) {
 		ret = jobs_check(o, err, errlen);
-	else
+	} else {
 		ret = bench_open(o, devname, &dev, err, errlen);
+	}
 	if (ret)
 		return ret;
 	blk_dev_get_info(dev, &info);
@@ -1706,18 +1866,24 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 			r->groupid = group;
 			r->jobnum = k;
 			r->nr_threads = 1;
+			const struct blk_dev_info *ti =
+				per_file ? &tg[thread_tg[t]].info : &info;
+
 			tds[t].res = r;
-			tds[t].dev = dev;
+			tds[t].dev = per_file ? tg[thread_tg[t]].dev : dev;
 			tds[t].devname = res->dev;
 			job_reset_stats(&tds[t]);
-			ret = job_setup(&tds[t], &o->jobs[i], info.capacity,
-					info.logical_block_size, t, err, errlen);
+			ret = job_setup(&tds[t], &o->jobs[i], ti->capacity,
+					ti->logical_block_size, t, err, errlen);
 			if (ret)
 				goto out;
 		}
 	}
 
-	dev_counters_read(dev, res->has_nvme, res->has_uring, res->has_scsi, &before);
+	if (per_file)
+		targets_counters(tg, nr_tg, false, &before);
+	else
+		dev_counters_read(dev, res->has_nvme, res->has_uring, res->has_scsi, &before);
 	busy0 = bench_machine_busy_s();
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = bench_gettime_ns();
@@ -1785,7 +1951,10 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		/* tick and rusage resolutions differ: never below none */
 		res->others_cpus = others > 0 ? others : 0;
 	}
-	dev_counters_read(dev, res->has_nvme, res->has_uring, res->has_scsi, &after);
+	if (per_file)
+		targets_counters(tg, nr_tg, true, &after);
+	else
+		dev_counters_read(dev, res->has_nvme, res->has_uring, res->has_scsi, &after);
 	dev_counters_report(res, &before, &after);
 	ret = 0;
 out:
@@ -1796,8 +1965,14 @@ out:
 	/* abandoned: threads' requests are in flight; the structures stay */
 	if (!res->abandoned)
 		free(tds);
-	if (!shared && !res->abandoned)
+	if (per_file) {
+		for (i = 0; i < nr_tg && !res->abandoned; i++)
+			blk_dev_close(tg[i].dev);
+		free(tg);
+		free(thread_tg);
+	} else if (!shared && !res->abandoned) {
 		blk_dev_close(dev);
+	}
 	if (ret) {
 		free(res->jobs);
 		res->jobs = NULL;

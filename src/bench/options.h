@@ -91,6 +91,18 @@ struct bench_job_opts {
 	char ioengine[16];          /* ioengine=: fio's engine, "" when not given (fio_opts.h) */
 	bool engine_sync;           /* a synchronous ioengine: one I/O in flight */
 	uint32_t kb_base;           /* kb_base=1024|1000: unit prefixes of later sizes (1024) */
+	/*
+	 * The job's own files (fio's filename=, directory=, filename_format=,
+	 * nrfiles=, filesize=, direct=/buffered=): on dev=uring each thread
+	 * runs on the file bench_job_file() names.  filename= and direct= are
+	 * also device options (o->dev.p) for --dev=uring and the matrix.
+	 */
+	char filename[4096];        /* filename= as given in the job or [global] ("": none) */
+	char directory[1024];       /* directory=: where the job's files are ("": .) */
+	char filename_format[256];  /* filename_format= ($jobname.$jobnum.$filenum) */
+	uint32_t nrfiles;           /* nrfiles= / nr_files=: 1 (more are refused) */
+	uint64_t filesize;          /* filesize=: bytes of each file (0: from size) */
+	bool direct;                /* direct=, or buffered= inverted (0) */
 	/* size=N%, offset=N% (of the device), io_size=N% (of size): N, 0 for none */
 	uint32_t size_pct, offset_pct, io_size_pct;
 };
@@ -240,6 +252,24 @@ void bench_fio_table(FILE *f);
  * different drivers.
  */
 int bench_pick_devs(struct bench_opts *o, char *err, size_t errlen);
+
+/**
+ * bench_job_file() - the file thread @jobnum of job @j runs on, as fio
+ * names it: directory=/filename= when filename= is given (every thread
+ * shares it), else directory=/filename_format= with $jobname, $jobnum and
+ * $filenum (fio's default "$jobname.$jobnum.$filenum", filenum 0).
+ * @buf, @len: the path.
+ * Return: 0; -ENAMETOOLONG.
+ */
+int bench_job_file(const struct bench_job_opts *j, unsigned int jobnum,
+		   char *buf, size_t len);
+
+/**
+ * bench_job_has_file() - whether job @j asks for files of its own:
+ * filename=, directory=, filename_format= or an ioengine= that maps to
+ * dev=uring.
+ */
+bool bench_job_has_file(const struct bench_job_opts *j);
 
 /** bench_usage() - print the option list to @f. */
 void bench_usage(FILE *f);
