@@ -289,7 +289,10 @@ int bench_main(int argc, char **argv)
 		fprintf(stderr, "blkstack bench: out of memory\n");
 		return 1;
 	}
-	perr = calloc(1, BENCH_ERR_LEN);
+	/* malloc, not calloc: only the first byte needs to be 0 */
+	perr = malloc(BENCH_ERR_LEN);
+	if (perr)
+		perr[0] = '\0';
 	if (!perr) {
 		fprintf(stderr, "blkstack bench: out of memory\n");
 		free(o);

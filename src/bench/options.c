@@ -1524,7 +1524,15 @@ void bench_opts_init(struct bench_opts *o)
 	size_t i;
 
 	opts_ready();
-	memset(o, 0, sizeof(*o));
+	/*
+	 * Everything but jobs[]: a job is written whole when it is added
+	 * (from [global] or the defaults), and jobs[] is 64 jobs of 6 KiB;
+	 * zeroing it cost 2.6% of the instructions of a 16384-I/O null run
+	 * (callgrind counts each byte of memset's rep stosb).
+	 */
+	memset(o, 0, offsetof(struct bench_opts, jobs));
+	memset((char *)o + offsetof(struct bench_opts, nr_jobs), 0,
+	       sizeof(*o) - offsetof(struct bench_opts, nr_jobs));
 	for (i = 0; i < nr_opts; i++) {
 		if (opts[i].where != OPT_DEV || !opts[i].def)
 			continue;

@@ -111,7 +111,7 @@ struct bench_job_opts {
 
 struct bench_opts {
 	struct bench_dev_opts dev;
-	struct bench_job_opts jobs[BENCH_MAX_JOBS];
+	struct bench_job_opts jobs[BENCH_MAX_JOBS]; /* [0, nr_jobs) are set */
 	unsigned int nr_jobs;
 	enum bench_output_format output_format; /* --output-format=normal|json */
 	char output[256];           /* --output=FILE, "" for stdout */
@@ -127,7 +127,8 @@ struct bench_opts {
 };
 
 /**
- * bench_opts_init() - defaults for everything.
+ * bench_opts_init() - defaults for everything; no jobs (jobs[] is left as
+ * it is: a job is written whole when it is added).
  * @o: options to fill.
  */
 void bench_opts_init(struct bench_opts *o);
