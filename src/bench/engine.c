@@ -256,6 +256,16 @@ struct job_thread {
 	uint64_t ios_done[DDIR_NR];  /* progress, thread-local */
 	uint64_t bytes_done[DDIR_NR];
 	uint64_t offset;             /* region start: offset + jobnum * offset_increment */
+	/* rate=, rate_iops=, thinktime= (job_pace_*()): off unless paced */
+	bool paced;                  /* any of them: job_prep() asks job_pace_ok() first */
+	bool pace_blocked;           /* this round stopped at the pace: job_pace_wait() */
+	uint64_t rate_ns;            /* an I/O at most every rate_ns (0: no cap) */
+	uint64_t rate_next;          /* when the next I/O may go, bench clock ns */
+	uint32_t think_left;         /* I/Os before the next thinktime stall */
+	/* rw=<pattern>:N (job_prep_mod()) */
+	int64_t seq_skip;            /* sequential: blocks skipped after each I/O */
+	uint32_t rand_seq_left;      /* random: I/Os still to follow the last in order */
+	uint64_t last_block;
 	/* verify= (see verify.h and job_verify_*()) */
 	const char *devname;         /* names the dump files */
 	bool fill_writes;            /* writes carry a verify header and seeded data */
@@ -462,13 +472,81 @@ bool job_prep_io(struct job_thread *td, struct io_u *u)
 	return true;
 }
 
-/* job_prep() for a job with verify=: the verify phase, or headers on writes. */
+/*
+ * rw=<pattern>:N, fio's offset modifiers: a sequential job skips
+ * seq_skip blocks after each I/O (backwards when negative, wrapping at the
+ * region's ends); a random one issues N I/Os from each random offset, the
+ * N-1 after the first in order (fio's rw_sequencer=sequential).
+ */
+static bool job_prep_mod(struct job_thread *td, struct io_u *u)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t block, n = td->nr_blocks;
+	enum bench_ddir ddir;
+
+	if (td->random && td->rand_seq_left) {
+		if (td->bytes_limit && td->bytes_issued >= td->bytes_limit)
+			return false;
+		td->rand_seq_left--;
+		ddir = job_pick_ddir(td);
+		block = td->last_block + 1 < n ? td->last_block + 1 : 0;
+		/* taken: the random picks of this pass go elsewhere */
+		if (td->randmap &&
+		    !(td->randmap[block >> 6] & (1ull << (block & 63)))) {
+			if (unlikely(td->randmap_used == td->nr_blocks))
+				randmap_clear(td);
+			randmap_set(td, block >> 6, block & 63);
+		}
+		u->ddir = (uint8_t)ddir;
+		u->bio.bi_offset = td->offset + block * o->bs;
+		u->bio.bi_size = o->bs;
+		u->bio.bi_flags = 0;
+		if (ddir == DDIR_TRIM) {
+			u->bio.bi_op = BLK_OP_DISCARD;
+			u->bio.bi_vcnt = 0;
+		} else {
+			u->bio.bi_op = ddir == DDIR_READ ? BLK_OP_READ : BLK_OP_WRITE;
+			u->bio.bi_vcnt = 1;
+		}
+		td->bytes_issued += o->bs;
+	} else {
+		if (!job_prep_io(td, u))
+			return false;
+		block = (u->bio.bi_offset - td->offset) / o->bs;
+		if (td->random) {
+			td->rand_seq_left = (uint32_t)(o->rw_mod - 1);
+		} else {
+			/*
+			 * job_prep_io() moved on by one block: the skip too.
+			 * As fio: past the end a forward skip starts again at
+			 * the region's start; before it, a backward one goes to
+			 * the region's end plus the (negative) skip.
+			 */
+			int64_t next = (int64_t)block + 1 + td->seq_skip;
+
+			if (next < 0)
+				next = (int64_t)n + td->seq_skip;
+			else if (next >= (int64_t)n)
+				next = 0;
+			if (next < 0)
+				next = 0;
+			td->seq_pos[u->ddir] = (uint64_t)next;
+		}
+	}
+	td->last_block = block;
+	return true;
+}
+
+/*
+ * job_prep() for a job with verify= or rw=<pattern>:N: the verify phase,
+ * the offset modifiers, headers on writes.
+ */
 static bool __attribute__((noinline))
 job_prep_hooked(struct job_thread *td, struct io_u *u)
 {
 	if (td->verify_phase)
 		return job_prep_verify(td, u);
-	if (!job_prep_io(td, u))
+	if (td->o->rw_mod ? !job_prep_mod(td, u) : !job_prep_io(td, u))
 		return false;
 	/* every write gets a header and fresh seeded data */
 	if (td->fill_writes && u->ddir == DDIR_WRITE)
@@ -705,6 +783,86 @@ static void job_publish_progress(struct job_thread *td)
 }
 
 /*
+ * The longest a job sleeps in blk_wait() before it looks at the clock and
+ * at SIGINT again: the runtime ends at most this late on a device whose
+ * completions take longer.
+ */
+#define BENCH_WAIT_NS 2000000ull
+
+/* Sleep @ns (at most BENCH_WAIT_NS, so that SIGINT and the runtime are
+ * seen); spin the first @spin_ns of it. */
+static void job_pause(uint64_t ns, uint64_t spin_ns)
+{
+	uint64_t start = bench_now_ns();
+	struct timespec ts;
+
+	if (spin_ns > ns)
+		spin_ns = ns;
+	while (bench_now_ns() < start + spin_ns)
+		;
+	ns -= spin_ns;
+	if (!ns)
+		return;
+	if (ns > BENCH_WAIT_NS)
+		ns = BENCH_WAIT_NS;
+	ts.tv_sec = (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * rate=, rate_iops=, thinktime=: may one more I/O go now?  Linear rate as
+ * fio's default rate_process: I/O k goes no earlier than start + k
+ * intervals, so a late wake-up is made up for by the next I/Os.
+ * thinktime: thinktime_blocks I/Os, then they complete, then the stall.
+ */
+static bool __attribute__((noinline)) job_pace_ok(struct job_thread *td)
+{
+	if (td->o->thinktime_ns && !td->think_left)
+		return false;
+	if (td->rate_ns) {
+		uint64_t now = bench_now_ns();
+
+		if (now < td->rate_next)
+			return false;
+		td->rate_next += td->rate_ns;
+	}
+	if (td->o->thinktime_ns)
+		td->think_left--;
+	return true;
+}
+
+/* Waiting on the pace: for completions when I/Os are in flight, else for
+ * the next I/O's time or the end of the stall. */
+static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t now;
+
+	if (blk_ctx_inflight(td->ctx)) {
+		uint64_t wait = BENCH_WAIT_NS;
+
+		if (td->rate_ns && !(o->thinktime_ns && !td->think_left)) {
+			now = bench_now_ns();
+			if (td->rate_next > now && td->rate_next - now < wait)
+				wait = td->rate_next - now;
+		}
+		if (blk_wait(td->ctx, wait) > 0)
+			job_reap(td, td->lat ? bench_now_ns() : 0);
+		return;
+	}
+	if (o->thinktime_ns && !td->think_left) {
+		/* every I/O of the last blocks completed: the stall */
+		job_pause(o->thinktime_ns, o->thinktime_spin_ns);
+		td->think_left = o->thinktime_blocks;
+		return;
+	}
+	now = bench_now_ns();
+	if (td->rate_next > now)
+		job_pause(td->rate_next - now, 0);
+}
+
+/*
  * One phase of a job: keep iodepth I/Os in flight, in batches, until
  * job_prep() has nothing more, the runtime deadline (0: none) passes, an
  * error stops the job or SIGINT/SIGTERM interrupts the run; then drain.
@@ -717,12 +875,6 @@ static void job_publish_progress(struct job_thread *td)
  * batch completes well after the deadline (a large bs, inline completions
  * during a long submission).
  */
-/*
- * The longest a job sleeps in blk_wait() before it looks at the clock and
- * at SIGINT again: the runtime ends at most this late on a device whose
- * completions take longer.
- */
-#define BENCH_WAIT_NS 2000000ull
 
 static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		     uint64_t runtime_end)
@@ -749,6 +901,10 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 				if (unlikely(u)) {
 					td->retry = NULL;
 				} else {
+					if (unlikely(td->paced) && !job_pace_ok(td)) {
+						td->pace_blocked = true;
+						break;
+					}
 					u = td->free_list;
 					if (!job_prep(td, u))
 						break;
@@ -797,9 +953,12 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		 * reap: with nothing more to submit, wait for the device
 		 * (blk_wait() spins or sleeps, as the device's wait mode says)
 		 */
-		if ((!td->nr_free || td->retry ||
-		     (td->bytes_limit && td->bytes_issued >= td->bytes_limit) ?
-		     blk_wait(td->ctx, BENCH_WAIT_NS) : blk_poll(td->ctx)) > 0)
+		if (unlikely(td->pace_blocked)) {
+			td->pace_blocked = false;
+			job_pace_wait(td);
+		} else if ((!td->nr_free || td->retry ||
+			    (td->bytes_limit && td->bytes_issued >= td->bytes_limit) ?
+			    blk_wait(td->ctx, BENCH_WAIT_NS) : blk_poll(td->ctx)) > 0)
 			job_reap(td, td->lat ? bench_now_ns() : 0);
 		else if (!n && td->nr_free == o->iodepth &&
 			 td->bytes_limit && td->bytes_issued >= td->bytes_limit)
@@ -934,8 +1093,20 @@ static void *job_thread_fn(void *arg)
 			  strerror(-ret));
 		goto out;
 	}
+	if (o->startdelay_ns || o->startdelay_max_ns) {
+		/* fio's startdelay: the job's clock starts after it */
+		uint64_t delay = o->startdelay_ns, end;
+
+		if (o->startdelay_max_ns > delay)
+			delay += rng_below(&td->rng, o->startdelay_max_ns - delay + 1);
+		end = bench_now_ns() + delay;
+		while (!atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
+		       (now = bench_now_ns()) < end)
+			job_pause(end - now, 0);
+	}
 	now = bench_now_ns();
 	td->t_start = now;
+	td->rate_next = now;
 	/* saturating: a huge ramp_time or runtime means no end */
 	if (__builtin_add_overflow(now, o->ramp_time_ns, &ramp_end))
 		ramp_end = UINT64_MAX;
@@ -1091,11 +1262,33 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	if (!o->time_based)
 	{
 		/* fio's io_size=N%: that share of the region */
+		uint64_t per_loop;
+
 		if (o->io_size_pct)
 			io_size = (uint64_t)((unsigned __int128)td->nr_blocks * o->bs *
 					     o->io_size_pct / 100) / o->bs * o->bs;
-		td->bytes_limit = (io_size ? io_size : td->nr_blocks * o->bs) *
-				  o->loops;
+		per_loop = io_size ? io_size : td->nr_blocks * o->bs;
+		/* fio: number_ios ends each loop early, never extends it */
+		if (o->number_ios && o->number_ios < per_loop / o->bs)
+			per_loop = o->number_ios * o->bs;
+		td->bytes_limit = per_loop * o->loops;
+	}
+	/* rate= and rate_iops=: the stricter interval between I/Os */
+	if (o->rate_iops)
+		td->rate_ns = 1000000000ull / o->rate_iops;
+	if (o->rate) {
+		uint64_t ns = (uint64_t)((unsigned __int128)o->bs * 1000000000ull / o->rate);
+
+		if (ns > td->rate_ns)
+			td->rate_ns = ns;
+	}
+	if (td->rate_ns && o->rate_iops > 1000000000ull)
+		td->rate_ns = 1;
+	td->think_left = o->thinktime_blocks;
+	td->paced = td->rate_ns || o->thinktime_ns;
+	if (o->rw_mod) {
+		td->prep_hook = true;
+		td->seq_skip = o->rw_mod / (int64_t)o->bs;
 	}
 	td->lat = !o->gtod_reduce && !o->disable_lat;
 	td->res->lat_valid = td->lat;
@@ -1117,7 +1310,7 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 				goto nomem;
 		}
 		td->verify_after = td->written || o->verify_only;
-		td->prep_hook = td->fill_writes;
+		td->prep_hook = td->fill_writes || o->rw_mod;
 		td->reap_hook = td->written || td->check_reads;
 		rng_seed(&td->vrng, (o->randrepeat ? o->randseed :
 				     bench_gettime_ns()) ^ 0x76657269667931ull ^
@@ -1856,7 +2049,8 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	for (i = 0, t = 0; i < o->nr_jobs; i++) {
 		unsigned int k;
 
-		if (o->jobs[i].stonewall && i)
+		/* fio: a stonewall starts a new reporting group, as new_group does */
+		if ((o->jobs[i].stonewall || o->jobs[i].new_group) && i)
 			group++;
 		for (k = 0; k < o->jobs[i].numjobs; k++, t++) {
 			struct bench_job_result *r = &res->jobs[t];

@@ -131,6 +131,13 @@ static const struct opt_choice kb_base_choices[] = {
 	{ NULL, 0 },
 };
 
+static const struct opt_choice rate_process_choices[] = {
+	{ "linear", 0 },
+	{ NULL, 0 },
+};
+
+static const char *const rate_process_unsupported[] = { "poisson", NULL };
+
 static const struct opt_choice clock_choices[] = {
 	{ "clock_gettime", CLK_GETTIME },
 	{ "cpu", CLK_CPU },
@@ -164,6 +171,7 @@ static int apply_rwmixwrite(struct opt_ctx *c, uint64_t v);
 static int apply_dev(struct opt_ctx *c, uint64_t v);
 static int apply_reg_str(struct opt_ctx *c, uint64_t v);
 static int apply_ioengine(struct opt_ctx *c, uint64_t v);
+static int apply_startdelay(struct opt_ctx *c, uint64_t v);
 static int apply_nrfiles(struct opt_ctx *c, uint64_t v);
 static int apply_buffered(struct opt_ctx *c, uint64_t v);
 static int apply_filesize(struct opt_ctx *c, uint64_t v);
@@ -196,6 +204,33 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "buffered", .type = OPT_BOOL, JOBF(direct), .max = 1,
 	  .apply = apply_buffered,
 	  .help = "fio's inverse of direct=: buffered=0 is direct=1" },
+	{ .name = "number_ios", .type = OPT_UINT, JOBF(number_ios),
+	  .max = UINT64_MAX, .def = "0",
+	  .help = "I/Os per loop at most, before the region is done (no effect with time_based, as in fio); 0: no limit" },
+	{ .name = "startdelay", .type = OPT_STR, JOBF(startdelay_ns),
+	  .apply = apply_startdelay, .metavar = "TIME[-TIME]",
+	  .help = "start the job's threads this late (a bare number is in s); a range a-b: each thread picks a delay in it" },
+	{ .name = "rate", .type = OPT_SIZE, JOBF(rate), .max = UINT64_MAX,
+	  .def = "0",
+	  .help = "bytes per second per thread, reads and writes together (one value; 0: no cap)" },
+	{ .name = "rate_iops", .type = OPT_SIZE, JOBF(rate_iops),
+	  .max = UINT64_MAX, .def = "0", .metavar = "IOPS",
+	  .help = "I/Os per second per thread (one value; 0: no cap); not with rate=" },
+	{ .name = "rate_process", .type = OPT_CHOICE, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .choices = rate_process_choices,
+	  .unsupported = rate_process_unsupported,
+	  .help = "how rate= spaces I/Os: linear (evenly, fio's default)" },
+	{ .name = "thinktime", .type = OPT_TIME, JOBF(thinktime_ns),
+	  .max = UINT64_MAX, .unit_ns = NSEC_PER_USEC, .store_ns = 1,
+	  .def = "0",
+	  .help = "after every thinktime_blocks I/Os have completed, stall this long before the next (a bare number is in us)" },
+	{ .name = "thinktime_spin", .type = OPT_TIME, JOBF(thinktime_spin_ns),
+	  .max = UINT64_MAX, .unit_ns = NSEC_PER_USEC, .store_ns = 1,
+	  .def = "0",
+	  .help = "of each thinktime stall, this much is spent spinning on the CPU, the rest asleep (a bare number is in us)" },
+	{ .name = "thinktime_blocks", .type = OPT_UINT, JOBF(thinktime_blocks),
+	  .min = 1, .max = UINT32_MAX, .def = "1",
+	  .help = "I/Os issued between thinktime stalls; they complete first, so it caps the depth" },
 	{ .name = "thread", .type = OPT_BOOL, .group = GRP_JOB,
 	  .where = OPT_IGNORED,
 	  .help = "accepted and ignored: jobs always run as threads" },
@@ -270,6 +305,9 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "stonewall", .alias = { "wait_for_previous" },
 	  .type = OPT_BOOL, JOBF(stonewall), .max = 1, .def = "0",
 	  .help = "start only after every earlier job has finished" },
+	{ .name = "new_group", .type = OPT_BOOL, JOBF(new_group), .max = 1,
+	  .def = "0",
+	  .help = "start a new reporting group (groupid) while running with the jobs before it" },
 	{ .name = "verify", .type = OPT_CHOICE, JOBF(verify),
 	  .choices = verify_choices, .hidden = verify_hidden,
 	  .unsupported = verify_unsupported, .def = "none",
@@ -852,9 +890,41 @@ static void store(const struct opt_ctx *c, uint64_t v)
 static int apply_rw(struct opt_ctx *c, uint64_t v)
 {
 	c->j->rw = v;
+	if (!strchr(c->val, ':'))
+		c->j->rw_mod = 0;
 	/* Only an explicit rw= turns the matrix off. */
 	c->j->has_rw = true;
 	return 0;
+}
+
+/*
+ * fio's rw=<pattern>:<N>: for a sequential pattern a size, the bytes
+ * skipped after each I/O (negative: backwards; "read:-8k" with bs=4k reads
+ * each block before the last); for a random one a count, the I/Os from one
+ * random offset on (the others follow it in order, rw_sequencer's default).
+ */
+static int rw_modifier(struct opt_ctx *c, uint64_t rw, const char *mod)
+{
+	bool neg = *mod == '-';
+	uint64_t v;
+	int rc;
+
+	if (bench_rw_is_random((enum bench_rw)rw)) {
+		rc = neg ? -EINVAL : bench_parse_size(mod, &v);
+		if (rc || !v || v > UINT32_MAX)
+			return val_err(c, -EINVAL,
+				       "the ':N' of a random pattern is the I/Os per random offset, allowed 1..%u",
+				       UINT32_MAX);
+		c->j->rw_mod = (int64_t)v;
+	} else {
+		rc = parse_size(mod + neg, &v, &(uint64_t){ 0 },
+				&(const char *){ NULL }, c->j->kb_base);
+		if (rc || v > INT64_MAX)
+			return val_err(c, -EINVAL,
+				       "the ':N' of a sequential pattern is the bytes skipped after each I/O, a size, negative to go backwards");
+		c->j->rw_mod = neg ? -(int64_t)v : (int64_t)v;
+	}
+	return 0;	/* apply_rw() stores the pattern */
 }
 
 static int apply_rwmixwrite(struct opt_ctx *c, uint64_t v)
@@ -881,6 +951,31 @@ static int apply_buffered(struct opt_ctx *c, uint64_t v)
 static int apply_filesize(struct opt_ctx *c, uint64_t v)
 {
 	c->j->filesize = v;
+	return 0;
+}
+
+/* startdelay=TIME or TIME-TIME (fio's irange of times, unit s). */
+static int apply_startdelay(struct opt_ctx *c, uint64_t unused)
+{
+	const char *dash = strchr(c->val, '-');
+	char lo[64];
+	uint64_t a, b = 0;
+
+	(void)unused;
+	if (dash && (size_t)(dash - c->val) >= sizeof(lo))
+		return val_err(c, -EINVAL, "not a time or a range of times a-b");
+	if (dash) {
+		memcpy(lo, c->val, dash - c->val);
+		lo[dash - c->val] = '\0';
+	}
+	if (bench_parse_time(dash ? lo : c->val, NSEC_PER_SEC, &a) ||
+	    (dash && bench_parse_time(dash + 1, NSEC_PER_SEC, &b)))
+		return val_err(c, -EINVAL,
+			       "not a time or a range of times a-b (a whole number with an optional unit ns/us/ms/s/m/h/d, s without one)");
+	if (dash && b < a)
+		return val_err(c, -EINVAL, "the range's end is before its start");
+	c->j->startdelay_ns = a;
+	c->j->startdelay_max_ns = dash ? b : 0;
 	return 0;
 }
 
@@ -1012,9 +1107,14 @@ static int parse_choice(struct opt_ctx *c, uint64_t *v)
 	if (colon)
 		for (ch = d->choices; ch->name; ch++)
 			if (strlen(ch->name) == (size_t)(colon - c->val) &&
-			    !strncmp(ch->name, c->val, colon - c->val))
-				return val_err(c, -EOPNOTSUPP,
-					       "the ':<nr>' offset modifier is a fio feature that blkstack bench does not support");
+			    !strncmp(ch->name, c->val, colon - c->val)) {
+				if (d->apply == apply_rw) {
+					*v = ch->val;
+					return rw_modifier(c, ch->val, colon + 1);
+				}
+				return val_err(c, -EINVAL, "bad value, allowed %s",
+					       allowed);
+			}
 	if (d->unsupported) {
 		const char *const *u;
 
@@ -1605,6 +1705,20 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				 show(name, j->name), j->ioengine, j->iodepth);
 			bench_err_add(o->notes, sizeof(o->notes), note);
 			j->iodepth = 1;
+		}
+		if (j->rate && j->rate_iops) {
+			set_err(err, errlen,
+				"job '%s': rate= and rate_iops= are mutually exclusive (as in fio)",
+				show(name, j->name));
+			return -EINVAL;
+		}
+		if (j->rw_mod && !bench_rw_is_random(j->rw) &&
+		    (uint64_t)(j->rw_mod < 0 ? -j->rw_mod : j->rw_mod) % j->bs) {
+			set_err(err, errlen,
+				"job '%s': rw=%s:%" PRId64 ": the bytes skipped must be a multiple of bs=%" PRIu32,
+				show(name, j->name), bench_rw_name(j->rw),
+				j->rw_mod, j->bs);
+			return -EINVAL;
 		}
 		/* fio caps the batch at the depth rather than failing. */
 		if (j->iodepth_batch > j->iodepth)

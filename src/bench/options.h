@@ -82,12 +82,15 @@ struct bench_job_opts {
 	bool group_reporting;       /* group_reporting (0) */
 	enum bench_clocksource clocksource; /* clocksource=clock_gettime|cpu (auto) */
 	uint32_t stonewall;         /* stonewall / wait_for_previous: start after earlier jobs end */
+	bool new_group;             /* new_group: a new reporting group (groupid), run with the others */
 	uint64_t offset_increment;  /* offset_increment=: thread N of the job starts at offset + N * it (0) */
 	enum bench_verify verify;   /* verify=crc32c|crc32c-intel|none (none) */
 	bool do_verify;             /* do_verify=0|1: read back after the writes (1) */
 	bool verify_only;           /* verify_only=0|1: no workload, only check the region (0) */
 	char verify_dump_dir[1024]; /* verify_dump_dir=PATH: where bad blocks are written (.) */
 	bool has_rw;                /* rw= was given (matrix mode when no job sets it) */
+	int64_t rw_mod;             /* rw=<pattern>:N: sequential: bytes skipped after each I/O
+	                             * (negative: backwards); random: I/Os per random offset; 0: none */
 	char ioengine[16];          /* ioengine=: fio's engine, "" when not given (fio_opts.h) */
 	bool engine_sync;           /* a synchronous ioengine: one I/O in flight */
 	uint32_t kb_base;           /* kb_base=1024|1000: unit prefixes of later sizes (1024) */
@@ -103,6 +106,14 @@ struct bench_job_opts {
 	uint32_t nrfiles;           /* nrfiles= / nr_files=: 1 (more are refused) */
 	uint64_t filesize;          /* filesize=: bytes of each file (0: from size) */
 	bool direct;                /* direct=, or buffered= inverted (0) */
+	uint64_t number_ios;        /* number_ios=: I/Os per loop at most, not time_based (0: none) */
+	uint64_t startdelay_ns;     /* startdelay=, default unit s: the thread starts this late (0) */
+	uint64_t startdelay_max_ns; /* startdelay=a-b: each thread picks in [a, b]; 0: not a range */
+	uint64_t rate;              /* rate=: bytes/s per thread, all directions (0: none) */
+	uint64_t rate_iops;         /* rate_iops=: I/Os per second per thread (0: none) */
+	uint64_t thinktime_ns;      /* thinktime=, default unit us: stall after thinktime_blocks I/Os (0) */
+	uint64_t thinktime_spin_ns; /* thinktime_spin=, default unit us: of the stall, spun not slept (0) */
+	uint32_t thinktime_blocks;  /* thinktime_blocks=: I/Os between stalls (1) */
 	/* size=N%, offset=N% (of the device), io_size=N% (of size): N, 0 for none */
 	uint32_t size_pct, offset_pct, io_size_pct;
 };
