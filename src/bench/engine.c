@@ -262,6 +262,11 @@ struct job_thread {
 	uint64_t rate_ns;            /* an I/O at most every rate_ns (0: no cap) */
 	uint64_t rate_next;          /* when the next I/O may go, bench clock ns */
 	uint32_t think_left;         /* I/Os before the next thinktime stall */
+	/* bssplit=, bsrange= (job_var_bs()): td->o is then td->var_opts, the
+	 * job's options with bs= the smallest size, the unit of blocks */
+	bool var_bs;
+	uint32_t buf_bs;             /* bytes of each I/O's buffer: the largest size */
+	struct bench_job_opts var_opts;
 	/* rw=<pattern>:N (job_prep_mod()) */
 	int64_t seq_skip;            /* sequential: blocks skipped after each I/O */
 	uint32_t rand_seq_left;      /* random: I/Os still to follow the last in order */
@@ -538,8 +543,69 @@ static bool job_prep_mod(struct job_thread *td, struct io_u *u)
 }
 
 /*
- * job_prep() for a job with verify= or rw=<pattern>:N: the verify phase,
- * the offset modifiers, headers on writes.
+ * bssplit=, bsrange=: the I/O job_prep_io() made is one block of the
+ * smallest size; it becomes one of the sizes, drawn as fio draws them
+ * (io_u.c get_next_buflen()), cut at the region's end, and a sequential
+ * job moves on past it.
+ */
+static void job_var_bs(struct job_thread *td, struct io_u *u)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t min = o->bs, len, end = td->offset + td->nr_blocks * min;
+	double r = (double)(rng_next(&td->rng) >> 11) * 0x1p-53;
+
+	if (o->bssplit_nr) {
+		unsigned int i, acc = 0;
+
+		len = o->bssplit_bs[o->bssplit_nr - 1];
+		for (i = 0; i < o->bssplit_nr; i++) {
+			acc += o->bssplit_pct[i];
+			if (r * 100.0 < acc) {
+				len = o->bssplit_bs[i];
+				break;
+			}
+		}
+	} else {
+		len = min + (uint64_t)((double)o->bs_max * r);
+		len -= len % min;
+		if (len > o->bs_max)
+			len = o->bs_max;
+	}
+	if (u->bio.bi_offset + len > end)
+		len = end - u->bio.bi_offset;
+	/* the job's last I/O ends at its byte count, as fio's does */
+	if (td->bytes_limit && td->bytes_issued - min + len > td->bytes_limit)
+		len = td->bytes_limit - (td->bytes_issued - min);
+	/*
+	 * As fio's random map: the I/O covers only free blocks after its
+	 * first, and marks them used (fio's mark_random_map() cuts it so).
+	 */
+	if (td->random && td->randmap && len > min) {
+		uint64_t b = (u->bio.bi_offset - td->offset) / min, k;
+
+		for (k = 1; k < len / min; k++) {
+			uint64_t x = b + k;
+
+			if (td->randmap[x >> 6] & (1ull << (x & 63)))
+				break;
+			randmap_set(td, x >> 6, x & 63);
+		}
+		len = k * min;
+	}
+	td->bytes_issued += len - min;
+	u->bio.bi_size = (uint32_t)len;
+	u->iov.iov_len = len;
+	if (!td->random) {
+		uint64_t next = td->seq_pos[u->ddir] + len / min - 1;
+
+		td->seq_pos[u->ddir] = next < td->nr_blocks ? next : 0;
+	}
+}
+
+/*
+ * job_prep() for a job with verify=, rw=<pattern>:N, bssplit= or
+ * bsrange=: the verify phase, the offset modifiers, the sizes, headers on
+ * writes.
  */
 static bool __attribute__((noinline))
 job_prep_hooked(struct job_thread *td, struct io_u *u)
@@ -548,6 +614,10 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 		return job_prep_verify(td, u);
 	if (td->o->rw_mod ? !job_prep_mod(td, u) : !job_prep_io(td, u))
 		return false;
+	if (td->var_bs && u->bio.bi_op != BLK_OP_DISCARD)
+		job_var_bs(td, u);
+	else if (td->var_bs)
+		u->bio.bi_size = td->o->bs;
 	/* every write gets a header and fresh seeded data */
 	if (td->fill_writes && u->ddir == DDIR_WRITE)
 		bench_verify_fill(u->iov.iov_base, td->o->bs, u->bio.bi_offset,
@@ -1086,7 +1156,7 @@ static void *job_thread_fn(void *arg)
 	/* io_uring fixed buffers; drivers without the notion say -EOPNOTSUPP */
 	if (!ret)
 		blk_ctx_register_buffer(td->ctx, td->buf,
-					(size_t)o->iodepth * o->bs);
+					(size_t)o->iodepth * td->buf_bs);
 	pthread_barrier_wait(td->start_barrier);
 	if (ret) {
 		job_error(td, ret, "cannot attach to the device: %s",
@@ -1212,6 +1282,26 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	uint64_t offset = o->offset, io_size = o->io_size;
 
 	td->o = o;
+	td->buf_bs = o->bs;
+	if (o->bssplit_nr || o->bs_max) {
+		/* blocks of the smallest size; buffers of the largest */
+		uint32_t lo = o->bs_min, hi = o->bs_max;
+
+		if (o->bssplit_nr) {
+			lo = hi = o->bssplit_bs[0];
+			for (i = 1; i < o->bssplit_nr; i++) {
+				if (o->bssplit_bs[i] < lo)
+					lo = o->bssplit_bs[i];
+				if (o->bssplit_bs[i] > hi)
+					hi = o->bssplit_bs[i];
+			}
+		}
+		td->var_opts = *o;
+		td->var_opts.bs = lo;
+		td->o = o = &td->var_opts;
+		td->buf_bs = hi;
+		td->var_bs = true;
+	}
 	/* fio's offset=N%: that share of the device, aligned down to bs */
 	if (o->offset_pct)
 		offset = (uint64_t)((unsigned __int128)dev_size * o->offset_pct / 100) /
@@ -1286,6 +1376,8 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		td->rate_ns = 1;
 	td->think_left = o->thinktime_blocks;
 	td->paced = td->rate_ns || o->thinktime_ns;
+	if (td->var_bs)
+		td->prep_hook = true;
 	if (o->rw_mod) {
 		td->prep_hook = true;
 		td->seq_skip = o->rw_mod / (int64_t)o->bs;
@@ -1310,7 +1402,7 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 				goto nomem;
 		}
 		td->verify_after = td->written || o->verify_only;
-		td->prep_hook = td->fill_writes || o->rw_mod;
+		td->prep_hook = td->fill_writes || o->rw_mod || td->var_bs;
 		td->reap_hook = td->written || td->check_reads;
 		rng_seed(&td->vrng, (o->randrepeat ? o->randseed :
 				     bench_gettime_ns()) ^ 0x76657269667931ull ^
@@ -1318,13 +1410,13 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	}
 	td->ios = calloc(o->iodepth, sizeof(*td->ios));
 	td->batch = calloc(o->iodepth, sizeof(*td->batch));
-	if (posix_memalign(&td->buf, 4096, (size_t)o->iodepth * o->bs))
+	if (posix_memalign(&td->buf, 4096, (size_t)o->iodepth * td->buf_bs))
 		td->buf = NULL;
 	if (!td->ios || !td->batch || !td->buf)
 		goto nomem;
 	/* fio fills write buffers with random data once */
 	rng_seed(&td->rng, o->randseed ^ 0x5bd1e995u);
-	for (p = td->buf; p < (char *)td->buf + (size_t)o->iodepth * o->bs; p += 8) {
+	for (p = td->buf; p < (char *)td->buf + (size_t)o->iodepth * td->buf_bs; p += 8) {
 		uint64_t v = rng_next(&td->rng);
 
 		memcpy(p, &v, 8);
@@ -1390,7 +1482,7 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		struct io_u *u = &td->ios[i];
 
 		u->td = td;
-		u->iov.iov_base = (char *)td->buf + (size_t)i * o->bs;
+		u->iov.iov_base = (char *)td->buf + (size_t)i * td->buf_bs;
 		u->iov.iov_len = o->bs;
 		u->bio.bi_io_vec = &u->iov;
 		u->bio.bi_end_io = job_end_io;

@@ -172,6 +172,8 @@ static int apply_dev(struct opt_ctx *c, uint64_t v);
 static int apply_reg_str(struct opt_ctx *c, uint64_t v);
 static int apply_ioengine(struct opt_ctx *c, uint64_t v);
 static int apply_startdelay(struct opt_ctx *c, uint64_t v);
+static int apply_bsrange(struct opt_ctx *c, uint64_t v);
+static int apply_bssplit(struct opt_ctx *c, uint64_t v);
 static int apply_nrfiles(struct opt_ctx *c, uint64_t v);
 static int apply_buffered(struct opt_ctx *c, uint64_t v);
 static int apply_filesize(struct opt_ctx *c, uint64_t v);
@@ -204,6 +206,12 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "buffered", .type = OPT_BOOL, JOBF(direct), .max = 1,
 	  .apply = apply_buffered,
 	  .help = "fio's inverse of direct=: buffered=0 is direct=1" },
+	{ .name = "bsrange", .alias = { "blocksize_range" }, .type = OPT_STR,
+	  JOBF(bs_min), .apply = apply_bsrange, .metavar = "MIN-MAX",
+	  .help = "block sizes per I/O from MIN to MAX (multiples of 512), drawn as fio draws them: MIN + MAX x uniform, aligned down to MIN, at most MAX" },
+	{ .name = "bssplit", .type = OPT_STR, JOBF(bssplit_nr),
+	  .apply = apply_bssplit, .metavar = "SIZE/PCT:...",
+	  .help = "block sizes per I/O in these shares (4k/50:64k/50); a size without a share takes an equal part of what is left; one split for reads and writes" },
 	{ .name = "number_ios", .type = OPT_UINT, JOBF(number_ios),
 	  .max = UINT64_MAX, .def = "0",
 	  .help = "I/Os per loop at most, before the region is done (no effect with time_based, as in fio); 0: no limit" },
@@ -951,6 +959,126 @@ static int apply_buffered(struct opt_ctx *c, uint64_t v)
 static int apply_filesize(struct opt_ctx *c, uint64_t v)
 {
 	c->j->filesize = v;
+	return 0;
+}
+
+/* One block size of bsrange= or bssplit=: a size, a multiple of 512. */
+static int parse_one_bs(struct opt_ctx *c, const char *s, size_t n,
+			uint32_t *out)
+{
+	char buf[32];
+	uint64_t v;
+
+	if (!n || n >= sizeof(buf))
+		return val_err(c, -EINVAL, "a block size is missing or too long");
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (parse_size(buf, &v, &(uint64_t){ 0 }, &(const char *){ NULL },
+		       c->j->kb_base) || v < 512 || v > (16 << 20) || v % 512)
+		return val_err(c, -EINVAL,
+			       "block size '%s': a size from 512 to 16M, a multiple of 512",
+			       buf);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* bsrange=MIN-MAX; fio's read,write[,trim] forms are refused. */
+static int apply_bsrange(struct opt_ctx *c, uint64_t unused)
+{
+	const char *dash = strchr(c->val, '-');
+	uint32_t lo, hi;
+	int rc;
+
+	(void)unused;
+	if (strchr(c->val, ','))
+		return val_err(c, -EOPNOTSUPP,
+			       "separate read,write[,trim] ranges are a fio feature that blkstack bench does not support");
+	if (!dash)
+		return val_err(c, -EINVAL, "not a range MIN-MAX");
+	rc = parse_one_bs(c, c->val, dash - c->val, &lo);
+	if (!rc)
+		rc = parse_one_bs(c, dash + 1, strlen(dash + 1), &hi);
+	if (rc)
+		return rc;
+	if (hi < lo)
+		return val_err(c, -EINVAL, "the range's end is below its start");
+	c->j->bs_min = lo;
+	c->j->bs_max = hi;
+	c->j->bssplit_nr = 0;
+	return 0;
+}
+
+/*
+ * bssplit=SIZE/PCT:SIZE/PCT:...: as fio, an entry without a share takes
+ * an equal part of what the others leave; the shares must come to 100.
+ */
+static int apply_bssplit(struct opt_ctx *c, uint64_t unused)
+{
+	uint32_t bs[BENCH_BSSPLIT_MAX], pct[BENCH_BSSPLIT_MAX];
+	unsigned int n = 0, missing = 0, i, sum = 0;
+	const char *p = c->val;
+	int rc;
+
+	(void)unused;
+	if (strchr(c->val, ','))
+		return val_err(c, -EOPNOTSUPP,
+			       "separate read,write[,trim] splits are a fio feature that blkstack bench does not support");
+	while (*p) {
+		const char *e = strchr(p, ':'), *slash;
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (n == BENCH_BSSPLIT_MAX)
+			return val_err(c, -EINVAL, "more than %d block sizes",
+				       BENCH_BSSPLIT_MAX);
+		slash = memchr(p, '/', len);
+		rc = parse_one_bs(c, p, slash ? (size_t)(slash - p) : len, &bs[n]);
+		if (rc)
+			return rc;
+		pct[n] = 0;
+		if (slash && (size_t)(slash - p) + 1 < len) {
+			uint64_t v;
+			char num[16];
+			size_t k = len - (size_t)(slash - p) - 1;
+			const char *end;
+			bool hex;
+
+			if (k >= sizeof(num))
+				return val_err(c, -EINVAL, "bad share");
+			memcpy(num, slash + 1, k);
+			num[k] = '\0';
+			if (parse_digits(num, &v, &end, &hex) || *end || hex || v > 100)
+				return val_err(c, -EINVAL,
+					       "share '%s': a whole percentage 0..100", num);
+			pct[n] = (uint32_t)v;
+			sum += pct[n];
+		} else {
+			missing++;
+			pct[n] = UINT32_MAX;
+		}
+		n++;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	if (!n)
+		return val_err(c, -EINVAL, "no block size");
+	if (sum > 100)
+		return val_err(c, -EINVAL, "the shares add up to %u%%, more than 100%%", sum);
+	for (i = 0; i < n; i++) {
+		if (pct[i] != UINT32_MAX)
+			continue;
+		/* the last one missing takes the rounding */
+		pct[i] = (100 - sum) / missing;
+		if (!--missing)
+			pct[i] = 100 - sum;
+		sum += pct[i];
+	}
+	if (sum != 100)
+		return val_err(c, -EINVAL, "the shares add up to %u%%, not 100%%", sum);
+	memcpy(c->j->bssplit_bs, bs, sizeof(bs[0]) * n);
+	memcpy(c->j->bssplit_pct, pct, sizeof(pct[0]) * n);
+	c->j->bssplit_nr = n;
+	c->j->bs_min = c->j->bs_max = 0;
 	return 0;
 }
 
@@ -1705,6 +1833,12 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				 show(name, j->name), j->ioengine, j->iodepth);
 			bench_err_add(o->notes, sizeof(o->notes), note);
 			j->iodepth = 1;
+		}
+		if ((j->bssplit_nr || j->bs_max) && j->verify != VERIFY_NONE) {
+			set_err(err, errlen,
+				"job '%s': verify= with bssplit= or bsrange= is not supported: verify checks blocks of one size",
+				show(name, j->name));
+			return -EINVAL;
 		}
 		if (j->rate && j->rate_iops) {
 			set_err(err, errlen,

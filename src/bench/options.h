@@ -114,6 +114,16 @@ struct bench_job_opts {
 	uint64_t thinktime_ns;      /* thinktime=, default unit us: stall after thinktime_blocks I/Os (0) */
 	uint64_t thinktime_spin_ns; /* thinktime_spin=, default unit us: of the stall, spun not slept (0) */
 	uint32_t thinktime_blocks;  /* thinktime_blocks=: I/Os between stalls (1) */
+	/*
+	 * Block sizes that vary per I/O, in multiples of the smallest:
+	 * bsrange=a-b (fio's draw: a + b x uniform, aligned down to a, at
+	 * most b), or bssplit=SIZE/PCT:... (0 entries: neither)
+	 */
+	uint32_t bs_min, bs_max;    /* bsrange= (0: not given) */
+#define BENCH_BSSPLIT_MAX 16
+	uint32_t bssplit_nr;
+	uint32_t bssplit_bs[BENCH_BSSPLIT_MAX];
+	uint32_t bssplit_pct[BENCH_BSSPLIT_MAX]; /* adding up to 100 */
 	/* size=N%, offset=N% (of the device), io_size=N% (of size): N, 0 for none */
 	uint32_t size_pct, offset_pct, io_size_pct;
 };

@@ -355,9 +355,9 @@ static void test_errors(void **state)
 	assert_int_equal(set(&o, &j, "fallocate", "none"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
 			    "option 'fallocate' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
-	assert_int_equal(set(&o, &j, "bssplit", "4k/50:8k/50"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "flow", "2"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
-			    "option 'bssplit' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet");
+			    "option 'flow' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet");
 	/* an engine's option names its engines */
 	assert_int_equal(set(&o, &j, "hostname", "x"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
@@ -1299,7 +1299,7 @@ static void test_jobfile_all_problems(void **state)
 {
 	const char *path = write_file("all.fio",
 		"[global]\nioengine=rbd\nbs=4k\n"
-		"[a]\nrw=randread\nbssplit=4k/50:8k/50\niodpeth=4\n"
+		"[a]\nrw=randread\nflow=2\niodpeth=4\n"
 		"[b\nrate=1m\n"		/* a bad header: its lines skipped */
 		"[c]\nrw=read\nlatency_target=10ms\nverify_pattern=0xff\n");
 	struct bench_opts o;
@@ -1312,7 +1312,7 @@ static void test_jobfile_all_problems(void **state)
 	assert_int_equal(o.nr_jobs, 0);
 	snprintf(want, sizeof(want),
 		 "%1$s:2: ioengine=rbd: a fio engine blkstack bench does not support: network or distributed storage: blkstack's media are its own block devices\n"
-		 "%1$s:6: option 'bssplit' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
+		 "%1$s:6: option 'flow' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
 		 "%1$s:7: unknown option 'iodpeth' (did you mean 'iodepth'?)\n"
 		 "%1$s:8: bad section header '[b'\n"
 		 "%1$s:12: option 'latency_target' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
@@ -1377,12 +1377,12 @@ static void test_jobfile_fio_syntax(void **state)
 	assert_int_equal(o.jobs[0].size, 2 << 20);
 	assert_int_equal(o.jobs[1].bs, 4096);
 	/* an included file's problems name that file and its line */
-	write_file("bad.opts", "bs=16k\nbssplit=4k/100\n");
+	write_file("bad.opts", "bs=16k\nflow=2\n");
 	path = write_file("ib.fio", "[a]\ninclude bad.opts\n");
 	bench_opts_init(&o);
 	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
 					     sizeof(errbuf)), -EINVAL);
-	snprintf(text, sizeof(text), "%s/bad.opts:2: option 'bssplit'", tmpdir);
+	snprintf(text, sizeof(text), "%s/bad.opts:2: option 'flow'", tmpdir);
 	assert_non_null(strstr(errbuf, text));
 	/* no sections in an included file */
 	write_file("sect.opts", "[x]\n");
@@ -1462,6 +1462,26 @@ static void test_workload_options(void **state)
 	assert_int_equal(set(&o, &j, "thinktime_blocks", "0"), -EINVAL);
 	assert_int_equal(set(&o, &j, "new_group", NULL), 0);
 	assert_true(j.new_group);
+
+	/* bsrange and bssplit */
+	assert_int_equal(set(&o, &j, "bsrange", "4k-64k"), 0);
+	assert_int_equal(j.bs_min, 4096);
+	assert_int_equal(j.bs_max, 65536);
+	assert_int_equal(set(&o, &j, "blocksize_range", "64k-4k"), -EINVAL);
+	assert_int_equal(set(&o, &j, "bsrange", "1k-2k,4k-8k"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "bssplit", "4k/20:8k:16k"), 0);
+	assert_int_equal(j.bssplit_nr, 3);
+	assert_int_equal(j.bs_max, 0);	/* the later one wins */
+	assert_int_equal(j.bssplit_bs[2], 16384);
+	assert_int_equal(j.bssplit_pct[0], 20);
+	assert_int_equal(j.bssplit_pct[1], 40);
+	assert_int_equal(j.bssplit_pct[2], 40);
+	assert_int_equal(set(&o, &j, "bssplit", "4k/30:8k/30:16k"), 0);
+	assert_int_equal(j.bssplit_pct[2], 40);
+	assert_int_equal(set(&o, &j, "bssplit", "4k/50:8k/40"), -EINVAL);
+	assert_string_equal(errbuf, "bssplit=4k/50:8k/40: the shares add up to 90%, not 100%");
+	assert_int_equal(set(&o, &j, "bssplit", "1000/100"), -EINVAL);
+	assert_int_equal(set(&o, &j, "bssplit", "4k/x"), -EINVAL);
 
 	/* rw=<pattern>:N: bytes for sequential, a count for random */
 	assert_int_equal(set(&o, &j, "rw", "read:-8k"), 0);
