@@ -80,7 +80,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "offset_align", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "number_ios", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "random_generator", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
-	{ "random_distribution", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "random_distribution", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "percentage_random", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "allrandrepeat", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "nrfiles", "nr_files", NULL, FIO_MAPPED, "nrfiles=1 only: one file per job thread (more are refused)" },

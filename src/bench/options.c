@@ -173,6 +173,7 @@ static int apply_reg_str(struct opt_ctx *c, uint64_t v);
 static int apply_ioengine(struct opt_ctx *c, uint64_t v);
 static int apply_startdelay(struct opt_ctx *c, uint64_t v);
 static int apply_bsrange(struct opt_ctx *c, uint64_t v);
+static int apply_rand_dist(struct opt_ctx *c, uint64_t v);
 static int apply_bssplit(struct opt_ctx *c, uint64_t v);
 static int apply_nrfiles(struct opt_ctx *c, uint64_t v);
 static int apply_buffered(struct opt_ctx *c, uint64_t v);
@@ -212,6 +213,9 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "bssplit", .type = OPT_STR, JOBF(bssplit_nr),
 	  .apply = apply_bssplit, .metavar = "SIZE/PCT:...",
 	  .help = "block sizes per I/O in these shares (4k/50:64k/50); a size without a share takes an equal part of what is left; one split for reads and writes" },
+	{ .name = "random_distribution", .type = OPT_STR, JOBF(rand_dist),
+	  .apply = apply_rand_dist, .metavar = "DIST",
+	  .help = "random offsets: random (uniform), zipf:THETA[:CENTER], pareto:H[:CENTER], normal:DEV%[:CENTER], zoned:PCT/RANGE%:..., zoned_abs:PCT/SIZE:...; all but random turn the random map off, as in fio" },
 	{ .name = "number_ios", .type = OPT_UINT, JOBF(number_ios),
 	  .max = UINT64_MAX, .def = "0",
 	  .help = "I/Os per loop at most, before the region is done (no effect with time_based, as in fio); 0: no limit" },
@@ -1079,6 +1083,144 @@ static int apply_bssplit(struct opt_ctx *c, uint64_t unused)
 	memcpy(c->j->bssplit_pct, pct, sizeof(pct[0]) * n);
 	c->j->bssplit_nr = n;
 	c->j->bs_min = c->j->bs_max = 0;
+	return 0;
+}
+
+/* A float of random_distribution=: whole text, in [lo, hi]. */
+static bool dist_float(const char *s, size_t n, double lo, double hi,
+		       double *out)
+{
+	char buf[32], *end;
+	double v;
+
+	if (!n || n >= sizeof(buf))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	errno = 0;
+	v = strtod(buf, &end);
+	if (errno || *end || end == buf || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+/*
+ * random_distribution=: fio's models and their parameters (HOWTO,
+ * random_distribution): zipf:theta (> 0, not 1), pareto:h (0 < h < 1),
+ * normal:dev (0..100), each with an optional center in [0, 1];
+ * zoned:PCT/RANGE%:... and zoned_abs:PCT/SIZE:..., shares adding to 100.
+ * fio's read,write split is refused.
+ */
+static int apply_rand_dist(struct opt_ctx *c, uint64_t unused)
+{
+	static const char *const names[] = {
+		[DIST_RANDOM] = "random", [DIST_ZIPF] = "zipf",
+		[DIST_PARETO] = "pareto", [DIST_NORMAL] = "normal",
+		[DIST_ZONED] = "zoned", [DIST_ZONED_ABS] = "zoned_abs",
+	};
+	const char *colon = strchr(c->val, ':'), *p;
+	size_t nl = colon ? (size_t)(colon - c->val) : strlen(c->val);
+	struct bench_job_opts *j = c->j;
+	unsigned int d, n = 0, sum = 0;
+
+	(void)unused;
+	if (strchr(c->val, ','))
+		return val_err(c, -EOPNOTSUPP,
+			       "separate read,write[,trim] distributions are a fio feature that blkstack bench does not support");
+	for (d = 0; d < ARRAY_SIZE(names); d++)
+		if (strlen(names[d]) == nl && !strncmp(names[d], c->val, nl))
+			break;
+	if (d == ARRAY_SIZE(names))
+		return val_err(c, -EINVAL,
+			       "bad value, allowed random|zipf:THETA|pareto:H|normal:DEV|zoned:PCT/RANGE:...|zoned_abs:PCT/SIZE:...");
+	j->dist_center = -1;
+	j->dist_param = 0;
+	j->dist_zones = 0;
+	if (d == DIST_RANDOM) {
+		if (colon)
+			return val_err(c, -EINVAL, "random takes no parameter");
+		j->rand_dist = d;
+		return 0;
+	}
+	if (!colon || !colon[1])
+		return val_err(c, -EINVAL, "%s needs its parameter after ':'",
+			       names[d]);
+	p = colon + 1;
+	if (d == DIST_ZIPF || d == DIST_PARETO || d == DIST_NORMAL) {
+		const char *c2 = strchr(p, ':');
+		size_t pl = c2 ? (size_t)(c2 - p) : strlen(p);
+		double lo = d == DIST_NORMAL ? 0 : 1e-9, hi = d == DIST_ZIPF ? 1e9 :
+			    d == DIST_PARETO ? 1 - 1e-9 : 100;
+
+		if (!dist_float(p, pl, lo, hi, &j->dist_param) ||
+		    (d == DIST_ZIPF && j->dist_param == 1.0))
+			return val_err(c, -EINVAL, "%s", d == DIST_ZIPF ?
+				       "zipf's theta: a number above 0, not 1" :
+				       d == DIST_PARETO ?
+				       "pareto's h: a number between 0 and 1" :
+				       "normal's deviation: a percentage 0..100");
+		if (c2 && !dist_float(c2 + 1, strlen(c2 + 1), 0, 1,
+				      &j->dist_center))
+			return val_err(c, -EINVAL, "the center: a number 0..1");
+		j->rand_dist = d;
+		return 0;
+	}
+	/* zoned, zoned_abs */
+	while (*p) {
+		const char *e = strchr(p, ':'), *slash;
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		uint64_t pct, size;
+		char a[32], b[32];
+		const char *end;
+		bool hex;
+
+		slash = memchr(p, '/', len);
+		if (n == BENCH_ZONES_MAX)
+			return val_err(c, -EINVAL, "more than %d zones",
+				       BENCH_ZONES_MAX);
+		if (!slash || (size_t)(slash - p) >= sizeof(a) ||
+		    len - (size_t)(slash - p) - 1 >= sizeof(b))
+			return val_err(c, -EINVAL, "a zone is PCT/%s",
+				       d == DIST_ZONED ? "RANGE%" : "SIZE");
+		memcpy(a, p, slash - p);
+		a[slash - p] = '\0';
+		memcpy(b, slash + 1, len - (size_t)(slash - p) - 1);
+		b[len - (size_t)(slash - p) - 1] = '\0';
+		if (b[0] && b[strlen(b) - 1] == '%')
+			b[strlen(b) - 1] = '\0';
+		if (parse_digits(a, &pct, &end, &hex) || *end || hex || pct > 100)
+			return val_err(c, -EINVAL, "zone share '%s': 0..100", a);
+		if (d == DIST_ZONED ?
+		    (parse_digits(b, &size, &end, &hex) || *end || hex || size > 100) :
+		    (parse_size(b, &size, &(uint64_t){ 0 }, &(const char *){ NULL },
+				j->kb_base) || !size))
+			return val_err(c, -EINVAL, "zone %s '%s'",
+				       d == DIST_ZONED ? "range: a percentage 0..100" :
+				       "size: a size above 0", b);
+		j->zone_pct[n] = (uint32_t)pct;
+		j->zone_size[n] = size;
+		sum += (uint32_t)pct;
+		n++;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	if (sum != 100)
+		return val_err(c, -EINVAL, "the zones' shares add up to %u%%, not 100%%",
+			       sum);
+	if (d == DIST_ZONED) {
+		uint64_t r = 0;
+		unsigned int i;
+
+		for (i = 0; i < n; i++)
+			r += j->zone_size[i];
+		if (r > 100)
+			return val_err(c, -EINVAL,
+				       "the zones' ranges add up to %" PRIu64 "%%, more than 100%%", r);
+	}
+	j->dist_zones = n;
+	j->rand_dist = d;
 	return 0;
 }
 

@@ -24,6 +24,15 @@ enum bench_rw {
 	RW_RANDTRIM,    /* randtrim */
 };
 
+enum bench_rand_dist {
+	DIST_RANDOM = 0, /* uniform */
+	DIST_ZIPF,
+	DIST_PARETO,
+	DIST_NORMAL,
+	DIST_ZONED,
+	DIST_ZONED_ABS,
+};
+
 enum bench_verify {
 	VERIFY_NONE = 0,  /* verify=none (or fio's 0) */
 	VERIFY_CRC32C,    /* verify=crc32c, crc32c-intel */
@@ -124,6 +133,14 @@ struct bench_job_opts {
 	uint32_t bssplit_nr;
 	uint32_t bssplit_bs[BENCH_BSSPLIT_MAX];
 	uint32_t bssplit_pct[BENCH_BSSPLIT_MAX]; /* adding up to 100 */
+	/* random_distribution= (fio's): how random offsets are drawn */
+	uint32_t rand_dist;         /* enum bench_rand_dist (uniform) */
+	double dist_param;          /* zipf: theta; pareto: h; normal: deviation in % */
+	double dist_center;         /* 0..1, or -1: fio's default (random; normal: 0.5) */
+#define BENCH_ZONES_MAX 16
+	uint32_t dist_zones;        /* zoned, zoned_abs: the zones */
+	uint32_t zone_pct[BENCH_ZONES_MAX];   /* share of the accesses */
+	uint64_t zone_size[BENCH_ZONES_MAX];  /* zoned: % of the region; zoned_abs: bytes */
 	/* size=N%, offset=N% (of the device), io_size=N% (of size): N, 0 for none */
 	uint32_t size_pct, offset_pct, io_size_pct;
 };

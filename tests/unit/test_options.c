@@ -1483,6 +1483,33 @@ static void test_workload_options(void **state)
 	assert_int_equal(set(&o, &j, "bssplit", "1000/100"), -EINVAL);
 	assert_int_equal(set(&o, &j, "bssplit", "4k/x"), -EINVAL);
 
+	/* random_distribution */
+	assert_int_equal(set(&o, &j, "random_distribution", "zipf:1.2"), 0);
+	assert_int_equal(j.rand_dist, DIST_ZIPF);
+	assert_true(j.dist_param > 1.19 && j.dist_param < 1.21);
+	assert_true(j.dist_center < 0);
+	assert_int_equal(set(&o, &j, "random_distribution", "pareto:0.9:0.25"), 0);
+	assert_int_equal(j.rand_dist, DIST_PARETO);
+	assert_true(j.dist_center > 0.24 && j.dist_center < 0.26);
+	assert_int_equal(set(&o, &j, "random_distribution", "normal:5"), 0);
+	assert_int_equal(j.rand_dist, DIST_NORMAL);
+	assert_int_equal(set(&o, &j, "random_distribution", "zoned:60/10:30/20:8/30:2/40"), 0);
+	assert_int_equal(j.rand_dist, DIST_ZONED);
+	assert_int_equal(j.dist_zones, 4);
+	assert_int_equal(j.zone_pct[2], 8);
+	assert_int_equal(j.zone_size[3], 40);
+	assert_int_equal(set(&o, &j, "random_distribution", "zoned_abs:70/4m:30/1g"), 0);
+	assert_int_equal(j.rand_dist, DIST_ZONED_ABS);
+	assert_int_equal(j.zone_size[1], 1ull << 30);
+	assert_int_equal(set(&o, &j, "random_distribution", "random"), 0);
+	assert_int_equal(j.rand_dist, DIST_RANDOM);
+	assert_int_equal(set(&o, &j, "random_distribution", "zipf:1"), -EINVAL);
+	assert_int_equal(set(&o, &j, "random_distribution", "pareto:1.5"), -EINVAL);
+	assert_int_equal(set(&o, &j, "random_distribution", "zipf:1.2:2"), -EINVAL);
+	assert_int_equal(set(&o, &j, "random_distribution", "zoned:60/80:40/30"), -EINVAL);
+	assert_int_equal(set(&o, &j, "random_distribution", "gamma:2"), -EINVAL);
+	assert_int_equal(set(&o, &j, "random_distribution", "zipf"), -EINVAL);
+
 	/* rw=<pattern>:N: bytes for sequential, a count for random */
 	assert_int_equal(set(&o, &j, "rw", "read:-8k"), 0);
 	assert_int_equal(j.rw, RW_READ);
