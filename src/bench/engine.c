@@ -704,6 +704,13 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 		len = k * min;
 	}
 	td->bytes_issued += len - min;
+	/*
+	 * rate= and rate_iops= pace blocks of the smallest size: fio takes
+	 * rate_iops of a job with several sizes as that many of the
+	 * smallest per second, a bandwidth (HOWTO, rate_iops)
+	 */
+	if (td->rate_ns)
+		td->rate_next += td->rate_ns * (len / min - 1);
 	u->bio.bi_size = (uint32_t)len;
 	u->iov.iov_len = len;
 	if (!td->random) {

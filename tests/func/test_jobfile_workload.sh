@@ -40,25 +40,35 @@ for args in "--rate_iops=2000" "--rate=8m" "--rate_iops=500 --iodepth=8"; do
 	check "rate ($args): $b I/Os in 1 s, target $want" within "$b" "$want" 2
 	check "rate ($args): as fio's $f" within "$b" "$f" 2
 done
+# with several block sizes fio takes rate_iops as a bandwidth: that many
+# blocks of the smallest size per second
+bw() { jq '.jobs[0].read.io_bytes'; }
+b=$("$BLKSTACK" bench --dev=null --name=x --rw=randread --size=64m --runtime=1 --time_based \
+	--bssplit=4k/50:64k/50 --rate_iops=2000 --output-format=json | bw)
+f=$(fio --ioengine=null --name=x --rw=randread --size=64m --runtime=1 --time_based \
+	--bssplit=4k/50:64k/50 --rate_iops=2000 --output-format=json 2>/dev/null | bw)
+check "rate_iops with bssplit: $b bytes in 1 s, 2000 x 4 KiB" within "$b" 8192000 2
+check "rate_iops with bssplit: as fio's $f" within "$b" "$f" 2
 expect_error "rate= and rate_iops= together: refused, as by fio" "rate= and rate_iops= are mutually exclusive" \
 	bench --parse-only --rate=4m --rate_iops=3000
 expect_error "rate=r,w: refused" "rate=1m,2m: separate read,write" bench --parse-only --rate=1m,2m
 expect_error "rate_process=poisson: refused" "rate_process=poisson: a value blkstack bench does not support, allowed linear" \
 	bench --parse-only --rate_process=poisson
 
-# thinktime: 1 ms after each I/O (or each 4 at depth 8): fio's count within 20 %
+# thinktime: 1 ms after each I/O (or each 4 at depth 8): fio's count within
+# 30 % (sleeps overshoot by tens of microseconds, more on a loaded machine)
 for args in "--thinktime=1ms" "--thinktime=1000 --thinktime_blocks=4 --iodepth=8"; do
 	# shellcheck disable=SC2086
 	b=$(ios_blk --rw=randread --size=16m --runtime=1 --time_based $args)
 	# shellcheck disable=SC2086
 	f=$(ios_fio --rw=randread --size=16m --runtime=1 --time_based $args)
-	check "thinktime ($args): $b I/Os, fio $f" within "$b" "$f" 20
+	check "thinktime ($args): $b I/Os, fio $f" within "$b" "$f" 30
 done
 # thinktime_spin: half the stall spun (fio 3.33's null engine hangs with
 # it, so the count is held to the plain 1 ms stall's), and CPU spent on it
 b=$(ios_blk --rw=randread --size=16m --runtime=1 --time_based --thinktime=1ms --thinktime_spin=500us)
 f=$(ios_fio --rw=randread --size=16m --runtime=1 --time_based --thinktime=1ms)
-check "thinktime_spin: $b I/Os, within 20 % of fio's plain 1 ms stall ($f)" within "$b" "$f" 20
+check "thinktime_spin: $b I/Os, within 30 % of fio's plain 1 ms stall ($f)" within "$b" "$f" 30
 "$BLKSTACK" bench --dev=null --name=x --rw=randread --size=16m --runtime=1 --time_based \
 	--thinktime=1ms --thinktime_spin=500us --output-format=json >"$TMP/spin.json"
 check "thinktime_spin: the spin shows as CPU time (usr_cpu over 20 %)" jq -e '.jobs[0].usr_cpu > 20' "$TMP/spin.json"
