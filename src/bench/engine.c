@@ -219,6 +219,9 @@ struct job_thread {
 	struct blk_mq_ctx *ctx;
 	pthread_t thread;
 	pthread_barrier_t *start_barrier;
+	/* wait_for=: the waitee's threads, all done before this one starts */
+	struct job_thread *waitee;
+	unsigned int nr_waitee;
 	struct io_u *ios;
 	void *buf;
 	struct io_u *free_list;
@@ -1282,6 +1285,18 @@ static void *job_thread_fn(void *arg)
 			  strerror(-ret));
 		goto out;
 	}
+	if (td->nr_waitee) {
+		/* fio's wait_for: every thread of the waitee job has ended */
+		unsigned int w = 0;
+
+		while (w < td->nr_waitee &&
+		       !atomic_load_explicit(&bench_interrupted, memory_order_relaxed)) {
+			if (atomic_load(&td->waitee[w].progress.done))
+				w++;
+			else
+				job_pause(1000000, 0);
+		}
+	}
 	if (o->startdelay_ns || o->startdelay_max_ns) {
 		/* fio's startdelay: the job's clock starts after it */
 		uint64_t delay = o->startdelay_ns, end;
@@ -2341,6 +2356,22 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		}
 	}
 
+	/* wait_for=: the waitee's threads, an earlier job (finish_jobs()) */
+	for (i = 0, t = 0; i < o->nr_jobs; t += o->jobs[i].numjobs, i++) {
+		unsigned int k, w, first_w;
+
+		if (!o->jobs[i].wait_for[0])
+			continue;
+		for (k = 0, first_w = 0; k < i; first_w += o->jobs[k].numjobs, k++)
+			if (!strcmp(o->jobs[k].name, o->jobs[i].wait_for))
+				break;
+		if (k == i)
+			continue;
+		for (w = 0; w < o->jobs[i].numjobs; w++) {
+			tds[t + w].waitee = &tds[first_w];
+			tds[t + w].nr_waitee = o->jobs[k].numjobs;
+		}
+	}
 	if (per_file)
 		targets_counters(tg, nr_tg, false, &before);
 	else

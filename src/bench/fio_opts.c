@@ -40,11 +40,12 @@
 #define R_DISLAT "to disable_lat: no latency statistics at all (blkstack keeps slat, clat and lat together)"
 #define R_ELEV "to elevator= (none|mq-deadline)"
 #define R_ENGINE "to a blkstack driver: see the ioengine table"
+#define R_PROFILE "accepted with no effect, as fio takes it without --profile=; a note says so"
 
 static const struct fio_opt fio_opt_table[] = {
 	{ "description", NULL, NULL, FIO_MAPPED, R_TEXT },
 	{ "name", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "wait_for", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "wait_for", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "filename", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "lockfile", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "directory", NULL, NULL, FIO_SUPPORTED, NULL },
@@ -351,6 +352,19 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "xnvme_dev_nsid", NULL, "xnvme", FIO_REFUSED, R_ENGOPT },
 	{ "xnvme_iovec", NULL, "xnvme", FIO_REFUSED, R_ENGOPT },
 	{ "xnvme_sync", NULL, "xnvme", FIO_REFUSED, R_ENGOPT },
+	/* the options of fio's profiles (profiles/tiobench.c, act.c): fio
+	 * takes them in any job file and ignores them without --profile= */
+	{ "threads", NULL, "profile tiobench", FIO_MAPPED, R_PROFILE },
+	{ "block", NULL, "profile tiobench", FIO_MAPPED, R_PROFILE },
+	{ "numruns", NULL, "profile tiobench", FIO_MAPPED, R_PROFILE },
+	{ "dir", NULL, "profile tiobench", FIO_MAPPED, R_PROFILE },
+	{ "device-names", NULL, "profile act", FIO_MAPPED, R_PROFILE },
+	{ "load", NULL, "profile act", FIO_MAPPED, R_PROFILE },
+	{ "test-duration", NULL, "profile act", FIO_MAPPED, R_PROFILE },
+	{ "threads-per-queue", NULL, "profile act", FIO_MAPPED, R_PROFILE },
+	{ "read-req-num-512-blocks", NULL, "profile act", FIO_MAPPED, R_PROFILE },
+	{ "large-block-op-kbytes", NULL, "profile act", FIO_MAPPED, R_PROFILE },
+	{ "prep", NULL, "profile act", FIO_MAPPED, R_PROFILE },
 };
 
 /* Every engine fio 3.33 documents (HOWTO, ioengine=). */

@@ -174,6 +174,7 @@ static int apply_ioengine(struct opt_ctx *c, uint64_t v);
 static int apply_startdelay(struct opt_ctx *c, uint64_t v);
 static int apply_bsrange(struct opt_ctx *c, uint64_t v);
 static int apply_rand_dist(struct opt_ctx *c, uint64_t v);
+static int apply_profile_opt(struct opt_ctx *c, uint64_t v);
 static int apply_bssplit(struct opt_ctx *c, uint64_t v);
 static int apply_nrfiles(struct opt_ctx *c, uint64_t v);
 static int apply_buffered(struct opt_ctx *c, uint64_t v);
@@ -243,6 +244,24 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "thinktime_blocks", .type = OPT_UINT, JOBF(thinktime_blocks),
 	  .min = 1, .max = UINT32_MAX, .def = "1",
 	  .help = "I/Os issued between thinktime stalls; they complete first, so it caps the depth" },
+	/* fio's profiles' options: fio takes them in any job file and
+	 * ignores them without --profile= */
+#define PROFILE_OPT(n, prof) \
+	{ .name = n, .type = OPT_STR, .group = GRP_JOB, .where = OPT_IGNORED, \
+	  .apply = apply_profile_opt, .metavar = prof, \
+	  .help = "an option of fio's " prof " profile: no effect without fio's --profile=, so none here (noted)" }
+	PROFILE_OPT("threads", "tiobench"),
+	PROFILE_OPT("block", "tiobench"),
+	PROFILE_OPT("numruns", "tiobench"),
+	PROFILE_OPT("dir", "tiobench"),
+	PROFILE_OPT("device-names", "act"),
+	PROFILE_OPT("load", "act"),
+	PROFILE_OPT("test-duration", "act"),
+	PROFILE_OPT("threads-per-queue", "act"),
+	PROFILE_OPT("read-req-num-512-blocks", "act"),
+	PROFILE_OPT("large-block-op-kbytes", "act"),
+	PROFILE_OPT("prep", "act"),
+#undef PROFILE_OPT
 	{ .name = "thread", .type = OPT_BOOL, .group = GRP_JOB,
 	  .where = OPT_IGNORED,
 	  .help = "accepted and ignored: jobs always run as threads" },
@@ -317,6 +336,9 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "stonewall", .alias = { "wait_for_previous" },
 	  .type = OPT_BOOL, JOBF(stonewall), .max = 1, .def = "0",
 	  .help = "start only after every earlier job has finished" },
+	{ .name = "wait_for", .type = OPT_STR, JOBF(wait_for),
+	  .flags = OPT_F_PRINTABLE, .metavar = "JOB",
+	  .help = "start once every thread of the named earlier job is done (its name must be unique)" },
 	{ .name = "new_group", .type = OPT_BOOL, JOBF(new_group), .max = 1,
 	  .def = "0",
 	  .help = "start a new reporting group (groupid) while running with the jobs before it" },
@@ -1189,6 +1211,17 @@ static int apply_rand_dist(struct opt_ctx *c, uint64_t unused)
 		b[len - (size_t)(slash - p) - 1] = '\0';
 		if (b[0] && b[strlen(b) - 1] == '%')
 			b[strlen(b) - 1] = '\0';
+		/* fio: the last zone without a range takes the rest (zoned) */
+		if (!b[0] && d == DIST_ZONED && !e) {
+			uint64_t r = 0;
+			unsigned int i;
+
+			for (i = 0; i < n; i++)
+				r += j->zone_size[i];
+			if (r > 100)
+				r = 100;
+			snprintf(b, sizeof(b), "%" PRIu64, 100 - r);
+		}
 		if (parse_digits(a, &pct, &end, &hex) || *end || hex || pct > 100)
 			return val_err(c, -EINVAL, "zone share '%s': 0..100", a);
 		if (d == DIST_ZONED ?
@@ -1221,6 +1254,21 @@ static int apply_rand_dist(struct opt_ctx *c, uint64_t unused)
 	}
 	j->dist_zones = n;
 	j->rand_dist = d;
+	return 0;
+}
+
+/* A profile's option: as fio without --profile=, no effect; said so. */
+static int apply_profile_opt(struct opt_ctx *c, uint64_t unused)
+{
+	char note[256], shown[SHOW_LEN];
+
+	(void)unused;
+	if (!c->o)
+		return 0;
+	snprintf(note, sizeof(note),
+		 "%s=%s: an option of fio's %s profile, which has no effect without fio's --profile=: none here either",
+		 c->d->name, show(shown, c->val), c->d->metavar);
+	bench_err_add(c->o->notes, sizeof(c->o->notes), note);
 	return 0;
 }
 
@@ -1571,7 +1619,7 @@ static int set_one(const struct opt_def *d, const char *name,
 
 	if (d->type == OPT_STR) {
 		if (d->where == OPT_IGNORED)
-			return 0;
+			return d->apply ? d->apply(&c, 0) : 0;
 		if (d->apply)
 			return d->apply(&c, 0);
 		if (strlen(c.val) >= d->len)
@@ -1975,6 +2023,28 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				 show(name, j->name), j->ioengine, j->iodepth);
 			bench_err_add(o->notes, sizeof(o->notes), note);
 			j->iodepth = 1;
+		}
+		if (j->wait_for[0]) {
+			unsigned int k, found = 0, later = 0;
+
+			for (k = 0; k < o->nr_jobs; k++) {
+				if (strcmp(o->jobs[k].name, j->wait_for))
+					continue;
+				if (k < i)
+					found++;
+				else
+					later++;
+			}
+			if (found != 1) {
+				char w[SHOW_LEN];
+
+				set_err(err, errlen,
+					"job '%s': wait_for=%s: %s (as in fio, the waitee is an earlier job with a name of its own)",
+					show(name, j->name), show(w, j->wait_for),
+					found > 1 ? "more than one earlier job has that name" :
+					later ? "that job comes later" : "no job has that name");
+				return -EINVAL;
+			}
 		}
 		if ((j->bssplit_nr || j->bs_max) && j->verify != VERIFY_NONE) {
 			set_err(err, errlen,

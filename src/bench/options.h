@@ -92,6 +92,7 @@ struct bench_job_opts {
 	enum bench_clocksource clocksource; /* clocksource=clock_gettime|cpu (auto) */
 	uint32_t stonewall;         /* stonewall / wait_for_previous: start after earlier jobs end */
 	bool new_group;             /* new_group: a new reporting group (groupid), run with the others */
+	char wait_for[BENCH_NAME_MAX]; /* wait_for=JOB: start once every thread of that earlier job is done */
 	uint64_t offset_increment;  /* offset_increment=: thread N of the job starts at offset + N * it (0) */
 	enum bench_verify verify;   /* verify=crc32c|crc32c-intel|none (none) */
 	bool do_verify;             /* do_verify=0|1: read back after the writes (1) */

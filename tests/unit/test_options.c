@@ -1460,6 +1460,11 @@ static void test_workload_options(void **state)
 	assert_int_equal(set(&o, &j, "thinktime_spin", "1ms"), 0);
 	assert_int_equal(j.thinktime_spin_ns, 1000000);
 	assert_int_equal(set(&o, &j, "thinktime_blocks", "0"), -EINVAL);
+	assert_int_equal(set(&o, &j, "wait_for", "writers"), 0);
+	assert_string_equal(j.wait_for, "writers");
+	/* fio's profile options: taken, no effect, a note */
+	assert_int_equal(set(&o, &j, "threads", "4"), 0);
+	assert_non_null(strstr(o.notes, "threads=4: an option of fio's tiobench profile"));
 	assert_int_equal(set(&o, &j, "new_group", NULL), 0);
 	assert_true(j.new_group);
 
@@ -1501,6 +1506,10 @@ static void test_workload_options(void **state)
 	assert_int_equal(set(&o, &j, "random_distribution", "zoned_abs:70/4m:30/1g"), 0);
 	assert_int_equal(j.rand_dist, DIST_ZONED_ABS);
 	assert_int_equal(j.zone_size[1], 1ull << 30);
+	/* fio: a last zone without a range takes the rest */
+	assert_int_equal(set(&o, &j, "random_distribution", "zoned:50/5:30/15:20/"), 0);
+	assert_int_equal(j.dist_zones, 3);
+	assert_int_equal(j.zone_size[2], 80);
 	assert_int_equal(set(&o, &j, "random_distribution", "random"), 0);
 	assert_int_equal(j.rand_dist, DIST_RANDOM);
 	assert_int_equal(set(&o, &j, "random_distribution", "zipf:1"), -EINVAL);
