@@ -2132,19 +2132,12 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 			unsigned int *nr_out, unsigned int *thread_tg,
 			char *err, size_t errlen)
 {
-	struct run_target *tg;
-	unsigned int i, k, t, n = 0, nr_threads = 0;
+	struct run_target *tg = NULL;
+	unsigned int i, k, t, n = 0, cap = 0;
 	char path[4096];
 	sigset_t sigs;
 	int ret = 0;
 
-	for (i = 0; i < o->nr_jobs; i++)
-		nr_threads += o->jobs[i].numjobs;
-	tg = calloc(nr_threads, sizeof(*tg));
-	if (!tg) {
-		snprintf(err, errlen, "out of memory for %u files", nr_threads);
-		return -ENOMEM;
-	}
 	for (i = 0, t = 0; i < o->nr_jobs; i++) {
 		const struct bench_job_opts *j = &o->jobs[i];
 
@@ -2161,6 +2154,20 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 			for (x = 0; x < n; x++)
 				if (!strcmp(tg[x].path, path))
 					break;
+			if (x == n && n == cap) {
+				/* grown as files appear: a thread each at most */
+				unsigned int ncap = cap ? cap * 2 : 4;
+				struct run_target *ntg = realloc(tg, ncap * sizeof(*tg));
+
+				if (!ntg) {
+					snprintf(err, errlen, "out of memory for %u files", ncap);
+					ret = -ENOMEM;
+					goto fail;
+				}
+				memset(ntg + cap, 0, (ncap - cap) * sizeof(*tg));
+				tg = ntg;
+				cap = ncap;
+			}
 			if (x == n) {
 				snprintf(tg[n].path, sizeof(tg[n].path), "%s", path);
 				tg[n].direct = j->direct;

@@ -2304,19 +2304,21 @@ bad:
 			}
 			if (!dashdash && a[0] == '-' && a[1])
 				continue;
+			bool sep = false;
+
 			/* a file's own list of problems, appended to ours */
 			fmsg = err ? err + strnlen(err, errlen) : NULL;
 			if (fmsg && fmsg != err && (size_t)(fmsg - err) + 1 < errlen) {
 				*fmsg++ = '\n';
 				*fmsg = '\0';
+				sep = true;
 			}
 			rc = bench_parse_jobfile(o, a, &global, fmsg,
 						 fmsg ? errlen - (size_t)(fmsg - err) : 0);
-			if (rc) {
+			if (rc)
 				nerr++;
-			} else if (fmsg && fmsg != err) {
+			else if (sep)
 				fmsg[-1] = '\0';	/* no problem: no separator */
-			}
 		}
 	} else if (!o->nr_jobs) {
 		/* No --name=: the options given make one job. */
