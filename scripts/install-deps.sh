@@ -13,6 +13,7 @@ PKGS=(
 	liburing-dev                       # io_uring (uring driver)
 	liburcu-dev                        # RCU (liburcu-bp): ram page store
 	fio                                # peer for bench/ and job-file tests
+	fio-examples                       # stock job files: the corpus of tests/func/test_jobfile_fio.sh
 	valgrind                           # callgrind instruction counts in bench/
 	jq                                 # JSON checks in functional tests
 	time                               # /usr/bin/time: CPU per I/O in bench/uring-*.sh

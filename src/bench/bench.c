@@ -249,12 +249,37 @@ out:
 	return ret;
 }
 
+/*
+ * A parse's problems, one per line (bench_err_add()), each as a line of
+ * its own on stderr; more than one are counted at the end.
+ */
+static void print_problems(const char *err)
+{
+	unsigned int n = 0;
+	const char *p = err;
+
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		int len = e ? (int)(e - p) : (int)strlen(p);
+
+		fprintf(stderr, "blkstack bench: %.*s\n", len, p);
+		n++;
+		p += len + (e ? 1 : 0);
+	}
+	if (n > 1)
+		fprintf(stderr, "blkstack bench: %u problems; nothing ran\n", n);
+}
+
+/* Room for every problem of a long job file (bench_err_add() cuts). */
+#define BENCH_ERR_LEN 65536
+
 int bench_main(int argc, char **argv)
 {
 	struct bench_run_result *runs = NULL;
 	unsigned int nr_runs = 0, d, i;
 	struct bench_opts *o;
 	char err[512] = "";
+	char *perr;
 	FILE *out = stdout;
 	bool err_printed = false;
 	int ret, failed = 0;
@@ -268,16 +293,32 @@ int bench_main(int argc, char **argv)
 		fprintf(stderr, "blkstack bench: out of memory\n");
 		return 1;
 	}
-	bench_opts_init(o);
-	ret = bench_parse_args(o, argc, argv, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "blkstack bench: %s\n", err);
-		fprintf(stderr, "Try 'blkstack bench --help'.\n");
+	/* malloc, not calloc: only the first byte needs to be 0 */
+	perr = malloc(BENCH_ERR_LEN);
+	if (perr)
+		perr[0] = '\0';
+	if (!perr) {
+		fprintf(stderr, "blkstack bench: out of memory\n");
 		free(o);
 		return 1;
 	}
+	bench_opts_init(o);
+	ret = bench_parse_args(o, argc, argv, perr, BENCH_ERR_LEN);
+	if (ret) {
+		print_problems(perr);
+		fprintf(stderr, "Try 'blkstack bench --help'.\n");
+		free(perr);
+		free(o);
+		return 1;
+	}
+	free(perr);
 	if (o->help) {
 		bench_usage(stdout);
+		free(o);
+		return 0;
+	}
+	if (o->fio_table) {
+		bench_fio_table(stdout);
 		free(o);
 		return 0;
 	}
@@ -286,13 +327,30 @@ int bench_main(int argc, char **argv)
 		snprintf(o->jobs[0].name, sizeof(o->jobs[0].name), "bench");
 		o->nr_jobs = 1;
 	}
-	if (!o->dev.nr_devs) {
+	if (!o->dev.nr_devs && o->matrix) {
 		snprintf(o->dev.devs[0], sizeof(o->dev.devs[0]), "null");
-		o->dev.nr_devs = 1;
-		if (o->matrix) {
-			snprintf(o->dev.devs[1], sizeof(o->dev.devs[1]), "ram");
-			o->dev.nr_devs = 2;
+		snprintf(o->dev.devs[1], sizeof(o->dev.devs[1]), "ram");
+		o->dev.nr_devs = 2;
+	} else if (bench_pick_devs(o, err, sizeof(err))) {
+		fprintf(stderr, "blkstack bench: %s\n", err);
+		free(o);
+		return 1;
+	}
+	if (o->notes[0]) {
+		const char *p = o->notes;
+
+		while (*p) {
+			const char *e = strchr(p, '\n');
+			int len = e ? (int)(e - p) : (int)strlen(p);
+
+			fprintf(stderr, "blkstack bench: note: %.*s\n", len, p);
+			p += len + (e ? 1 : 0);
 		}
+	}
+	/* fio's --parse-only: everything checked, nothing runs */
+	if (o->parse_only) {
+		free(o);
+		return 0;
 	}
 	ret = bench_clock_init(o->jobs[0].clocksource);
 	if (ret) {

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -218,6 +219,9 @@ struct job_thread {
 	struct blk_mq_ctx *ctx;
 	pthread_t thread;
 	pthread_barrier_t *start_barrier;
+	/* wait_for=: the waitee's threads, all done before this one starts */
+	struct job_thread *waitee;
+	unsigned int nr_waitee;
 	struct io_u *ios;
 	void *buf;
 	struct io_u *free_list;
@@ -255,6 +259,28 @@ struct job_thread {
 	uint64_t ios_done[DDIR_NR];  /* progress, thread-local */
 	uint64_t bytes_done[DDIR_NR];
 	uint64_t offset;             /* region start: offset + jobnum * offset_increment */
+	/* rate=, rate_iops=, thinktime= (job_pace_*()): off unless paced */
+	bool paced;                  /* any of them: job_prep() asks job_pace_ok() first */
+	bool pace_blocked;           /* this round stopped at the pace: job_pace_wait() */
+	uint64_t rate_ns;            /* an I/O at most every rate_ns (0: no cap) */
+	uint64_t rate_next;          /* when the next I/O may go, bench clock ns */
+	uint32_t think_left;         /* I/Os before the next thinktime stall */
+	/* bssplit=, bsrange= (job_var_bs()): td->o is then td->var_opts, the
+	 * job's options with bs= the smallest size, the unit of blocks */
+	bool var_bs;
+	uint32_t buf_bs;             /* bytes of each I/O's buffer: the largest size */
+	struct bench_job_opts var_opts;
+	/* random_distribution= other than random (job_dist_block()) */
+	uint32_t dist;               /* enum bench_rand_dist */
+	double zeta_n, zeta_2;       /* zipf: the sums over the ranks */
+	double pareto_pow;
+	uint64_t dist_off;           /* the scatter's offset, in blocks */
+	uint64_t gauss_dev;          /* normal: the deviation, in blocks */
+	uint64_t zone_start[BENCH_ZONES_MAX], zone_len[BENCH_ZONES_MAX];
+	/* rw=<pattern>:N (job_prep_mod()) */
+	int64_t seq_skip;            /* sequential: blocks skipped after each I/O */
+	uint32_t rand_seq_left;      /* random: I/Os still to follow the last in order */
+	uint64_t last_block;
 	/* verify= (see verify.h and job_verify_*()) */
 	const char *devname;         /* names the dump files */
 	bool fill_writes;            /* writes carry a verify header and seeded data */
@@ -461,14 +487,259 @@ bool job_prep_io(struct job_thread *td, struct io_u *u)
 	return true;
 }
 
-/* job_prep() for a job with verify=: the verify phase, or headers on writes. */
+/* Fill in @u for @block of direction @ddir (the hooked paths' job_prep_io()). */
+static void job_fill(struct job_thread *td, struct io_u *u,
+		     enum bench_ddir ddir, uint64_t block)
+{
+	const struct bench_job_opts *o = td->o;
+
+	u->ddir = (uint8_t)ddir;
+	u->bio.bi_offset = td->offset + block * o->bs;
+	u->bio.bi_size = o->bs;
+	u->bio.bi_flags = 0;
+	if (ddir == DDIR_TRIM) {
+		u->bio.bi_op = BLK_OP_DISCARD;
+		u->bio.bi_vcnt = 0;
+	} else {
+		u->bio.bi_op = ddir == DDIR_READ ? BLK_OP_READ : BLK_OP_WRITE;
+		u->bio.bi_vcnt = 1;
+	}
+	td->bytes_issued += o->bs;
+}
+
+/*
+ * Spreads ranks over the region as fio does: a multiplication by the
+ * 64-bit golden ratio (Linux's GOLDEN_RATIO_64), odd, so that modulo a
+ * power-of-two region distinct ranks stay distinct blocks; a mixing hash
+ * made colliding ranks share blocks (20 % fewer blocks hit than fio for
+ * zipf:0.8).
+ */
+static inline uint64_t dist_hash(uint64_t x)
+{
+	return x * 0x61c8864680b583ebull;
+}
+
+static inline double rng_unit(struct rng *r)
+{
+	return (double)(rng_next(r) >> 11) * 0x1p-53;
+}
+
+/*
+ * random_distribution=, the models of fio's HOWTO: zipf by Gray et al.'s
+ * method ("Quickly generating billion-record synthetic databases", 1994)
+ * over zeta sums of at most 10M ranks; pareto as rank = (n-1) u^(log h /
+ * log(1-h)); normal as the mean of 12 uniform draws plus a deviation of
+ * DEV% of the region; each rank then scattered over the region by a hash
+ * and an offset (the center's, or a random one), as fio scatters them.
+ * zoned, zoned_abs: a zone by its share, a uniform block within it.
+ */
+static uint64_t job_dist_block(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t n = td->nr_blocks, k = 0;
+	double u = rng_unit(&td->rng);
+	unsigned int i;
+
+	switch (td->dist) {
+	case DIST_ZIPF: {
+		double theta = o->dist_param, uz = u * td->zeta_n;
+
+		if (uz < 1.0)
+			k = 0;
+		else if (uz < 1.0 + pow(0.5, theta))
+			k = 1;
+		else {
+			double eta = (1.0 - pow(2.0 / (double)n, 1.0 - theta)) /
+				     (1.0 - td->zeta_2 / td->zeta_n);
+
+			k = (uint64_t)((double)n *
+				       pow(eta * u - eta + 1.0, 1.0 / (1.0 - theta)));
+		}
+		return (dist_hash(k) + td->dist_off) % n;
+	}
+	case DIST_PARETO:
+		k = (uint64_t)((double)(n - 1) * pow(u, td->pareto_pow));
+		return (dist_hash(k) + td->dist_off) % n;
+	case DIST_NORMAL:
+		for (i = 0; i < 12; i++)
+			k += rng_below(&td->rng, n + 1);
+		k = (k + 11) / 12;
+		if (td->gauss_dev) {
+			int64_t dev = (int64_t)rng_below(&td->rng, td->gauss_dev) -
+				      (int64_t)(td->gauss_dev / 2);
+
+			while (dev + (int64_t)k >= (int64_t)n || dev + (int64_t)k < 0)
+				dev /= 2;
+			k = (uint64_t)((int64_t)k + dev);
+		}
+		return (dist_hash(k) + td->dist_off) % n;
+	default: {
+		/* zoned: the zone whose share the draw falls in */
+		double acc = 0;
+
+		for (i = 0; i < o->dist_zones; i++) {
+			acc += o->zone_pct[i] / 100.0;
+			if (u < acc && td->zone_len[i])
+				break;
+		}
+		if (i == o->dist_zones) {
+			for (i = o->dist_zones; i-- > 0;)
+				if (td->zone_len[i])
+					break;
+		}
+		return td->zone_start[i] + rng_below(&td->rng, td->zone_len[i]);
+	}
+	}
+}
+
+/* A random I/O whose block comes from random_distribution=. */
+static bool job_prep_dist(struct job_thread *td, struct io_u *u)
+{
+	if (td->bytes_limit && td->bytes_issued >= td->bytes_limit)
+		return false;
+	job_fill(td, u, job_pick_ddir(td), job_dist_block(td));
+	return true;
+}
+
+/*
+ * rw=<pattern>:N, fio's offset modifiers: a sequential job skips
+ * seq_skip blocks after each I/O (backwards when negative, wrapping at the
+ * region's ends); a random one issues N I/Os from each random offset, the
+ * N-1 after the first in order (fio's rw_sequencer=sequential).
+ */
+static bool job_prep_mod(struct job_thread *td, struct io_u *u)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t block, n = td->nr_blocks;
+	enum bench_ddir ddir;
+
+	if (td->random && td->rand_seq_left) {
+		if (td->bytes_limit && td->bytes_issued >= td->bytes_limit)
+			return false;
+		td->rand_seq_left--;
+		ddir = job_pick_ddir(td);
+		block = td->last_block + 1 < n ? td->last_block + 1 : 0;
+		/* taken: the random picks of this pass go elsewhere */
+		if (td->randmap &&
+		    !(td->randmap[block >> 6] & (1ull << (block & 63)))) {
+			if (unlikely(td->randmap_used == td->nr_blocks))
+				randmap_clear(td);
+			randmap_set(td, block >> 6, block & 63);
+		}
+		job_fill(td, u, ddir, block);
+	} else {
+		if (td->random && td->dist ? !job_prep_dist(td, u) :
+		    !job_prep_io(td, u))
+			return false;
+		block = (u->bio.bi_offset - td->offset) / o->bs;
+		if (td->random) {
+			td->rand_seq_left = (uint32_t)(o->rw_mod - 1);
+		} else {
+			/*
+			 * job_prep_io() moved on by one block: the skip too.
+			 * As fio: past the end a forward skip starts again at
+			 * the region's start; before it, a backward one goes to
+			 * the region's end plus the (negative) skip.
+			 */
+			int64_t next = (int64_t)block + 1 + td->seq_skip;
+
+			if (next < 0)
+				next = (int64_t)n + td->seq_skip;
+			else if (next >= (int64_t)n)
+				next = 0;
+			if (next < 0)
+				next = 0;
+			td->seq_pos[u->ddir] = (uint64_t)next;
+		}
+	}
+	td->last_block = block;
+	return true;
+}
+
+/*
+ * bssplit=, bsrange=: the I/O job_prep_io() made is one block of the
+ * smallest size; it becomes one of the sizes, drawn as fio draws them
+ * (io_u.c get_next_buflen()), cut at the region's end, and a sequential
+ * job moves on past it.
+ */
+static void job_var_bs(struct job_thread *td, struct io_u *u)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t min = o->bs, len, end = td->offset + td->nr_blocks * min;
+	double r = (double)(rng_next(&td->rng) >> 11) * 0x1p-53;
+
+	if (o->bssplit_nr) {
+		unsigned int i, acc = 0;
+
+		len = o->bssplit_bs[o->bssplit_nr - 1];
+		for (i = 0; i < o->bssplit_nr; i++) {
+			acc += o->bssplit_pct[i];
+			if (r * 100.0 < acc) {
+				len = o->bssplit_bs[i];
+				break;
+			}
+		}
+	} else {
+		len = min + (uint64_t)((double)o->bs_max * r);
+		len -= len % min;
+		if (len > o->bs_max)
+			len = o->bs_max;
+	}
+	if (u->bio.bi_offset + len > end)
+		len = end - u->bio.bi_offset;
+	/* the job's last I/O ends at its byte count, as fio's does */
+	if (td->bytes_limit && td->bytes_issued - min + len > td->bytes_limit)
+		len = td->bytes_limit - (td->bytes_issued - min);
+	/*
+	 * As fio's random map: the I/O covers only free blocks after its
+	 * first, and marks them used (fio's mark_random_map() cuts it so).
+	 */
+	if (td->random && td->randmap && len > min) {
+		uint64_t b = (u->bio.bi_offset - td->offset) / min, k;
+
+		for (k = 1; k < len / min; k++) {
+			uint64_t x = b + k;
+
+			if (td->randmap[x >> 6] & (1ull << (x & 63)))
+				break;
+			randmap_set(td, x >> 6, x & 63);
+		}
+		len = k * min;
+	}
+	td->bytes_issued += len - min;
+	/*
+	 * rate= and rate_iops= pace blocks of the smallest size: fio takes
+	 * rate_iops of a job with several sizes as that many of the
+	 * smallest per second, a bandwidth (HOWTO, rate_iops)
+	 */
+	if (td->rate_ns)
+		td->rate_next += td->rate_ns * (len / min - 1);
+	u->bio.bi_size = (uint32_t)len;
+	u->iov.iov_len = len;
+	if (!td->random) {
+		uint64_t next = td->seq_pos[u->ddir] + len / min - 1;
+
+		td->seq_pos[u->ddir] = next < td->nr_blocks ? next : 0;
+	}
+}
+
+/*
+ * job_prep() for a job with verify=, rw=<pattern>:N, bssplit= or
+ * bsrange=: the verify phase, the offset modifiers, the sizes, headers on
+ * writes.
+ */
 static bool __attribute__((noinline))
 job_prep_hooked(struct job_thread *td, struct io_u *u)
 {
 	if (td->verify_phase)
 		return job_prep_verify(td, u);
-	if (!job_prep_io(td, u))
+	if (td->o->rw_mod ? !job_prep_mod(td, u) :
+	    td->random && td->dist ? !job_prep_dist(td, u) : !job_prep_io(td, u))
 		return false;
+	if (td->var_bs && u->bio.bi_op != BLK_OP_DISCARD)
+		job_var_bs(td, u);
+	else if (td->var_bs)
+		u->bio.bi_size = td->o->bs;
 	/* every write gets a header and fresh seeded data */
 	if (td->fill_writes && u->ddir == DDIR_WRITE)
 		bench_verify_fill(u->iov.iov_base, td->o->bs, u->bio.bi_offset,
@@ -704,6 +975,86 @@ static void job_publish_progress(struct job_thread *td)
 }
 
 /*
+ * The longest a job sleeps in blk_wait() before it looks at the clock and
+ * at SIGINT again: the runtime ends at most this late on a device whose
+ * completions take longer.
+ */
+#define BENCH_WAIT_NS 2000000ull
+
+/* Sleep @ns (at most BENCH_WAIT_NS, so that SIGINT and the runtime are
+ * seen); spin the first @spin_ns of it. */
+static void job_pause(uint64_t ns, uint64_t spin_ns)
+{
+	uint64_t start = bench_now_ns();
+	struct timespec ts;
+
+	if (spin_ns > ns)
+		spin_ns = ns;
+	while (bench_now_ns() < start + spin_ns)
+		;
+	ns -= spin_ns;
+	if (!ns)
+		return;
+	if (ns > BENCH_WAIT_NS)
+		ns = BENCH_WAIT_NS;
+	ts.tv_sec = (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * rate=, rate_iops=, thinktime=: may one more I/O go now?  Linear rate as
+ * fio's default rate_process: I/O k goes no earlier than start + k
+ * intervals, so a late wake-up is made up for by the next I/Os.
+ * thinktime: thinktime_blocks I/Os, then they complete, then the stall.
+ */
+static bool __attribute__((noinline)) job_pace_ok(struct job_thread *td)
+{
+	if (td->o->thinktime_ns && !td->think_left)
+		return false;
+	if (td->rate_ns) {
+		uint64_t now = bench_now_ns();
+
+		if (now < td->rate_next)
+			return false;
+		td->rate_next += td->rate_ns;
+	}
+	if (td->o->thinktime_ns)
+		td->think_left--;
+	return true;
+}
+
+/* Waiting on the pace: for completions when I/Os are in flight, else for
+ * the next I/O's time or the end of the stall. */
+static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t now;
+
+	if (blk_ctx_inflight(td->ctx)) {
+		uint64_t wait = BENCH_WAIT_NS;
+
+		if (td->rate_ns && !(o->thinktime_ns && !td->think_left)) {
+			now = bench_now_ns();
+			if (td->rate_next > now && td->rate_next - now < wait)
+				wait = td->rate_next - now;
+		}
+		if (blk_wait(td->ctx, wait) > 0)
+			job_reap(td, td->lat ? bench_now_ns() : 0);
+		return;
+	}
+	if (o->thinktime_ns && !td->think_left) {
+		/* every I/O of the last blocks completed: the stall */
+		job_pause(o->thinktime_ns, o->thinktime_spin_ns);
+		td->think_left = o->thinktime_blocks;
+		return;
+	}
+	now = bench_now_ns();
+	if (td->rate_next > now)
+		job_pause(td->rate_next - now, 0);
+}
+
+/*
  * One phase of a job: keep iodepth I/Os in flight, in batches, until
  * job_prep() has nothing more, the runtime deadline (0: none) passes, an
  * error stops the job or SIGINT/SIGTERM interrupts the run; then drain.
@@ -716,12 +1067,6 @@ static void job_publish_progress(struct job_thread *td)
  * batch completes well after the deadline (a large bs, inline completions
  * during a long submission).
  */
-/*
- * The longest a job sleeps in blk_wait() before it looks at the clock and
- * at SIGINT again: the runtime ends at most this late on a device whose
- * completions take longer.
- */
-#define BENCH_WAIT_NS 2000000ull
 
 static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		     uint64_t runtime_end)
@@ -748,6 +1093,10 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 				if (unlikely(u)) {
 					td->retry = NULL;
 				} else {
+					if (unlikely(td->paced) && !job_pace_ok(td)) {
+						td->pace_blocked = true;
+						break;
+					}
 					u = td->free_list;
 					if (!job_prep(td, u))
 						break;
@@ -796,9 +1145,12 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		 * reap: with nothing more to submit, wait for the device
 		 * (blk_wait() spins or sleeps, as the device's wait mode says)
 		 */
-		if ((!td->nr_free || td->retry ||
-		     (td->bytes_limit && td->bytes_issued >= td->bytes_limit) ?
-		     blk_wait(td->ctx, BENCH_WAIT_NS) : blk_poll(td->ctx)) > 0)
+		if (unlikely(td->pace_blocked)) {
+			td->pace_blocked = false;
+			job_pace_wait(td);
+		} else if ((!td->nr_free || td->retry ||
+			    (td->bytes_limit && td->bytes_issued >= td->bytes_limit) ?
+			    blk_wait(td->ctx, BENCH_WAIT_NS) : blk_poll(td->ctx)) > 0)
 			job_reap(td, td->lat ? bench_now_ns() : 0);
 		else if (!n && td->nr_free == o->iodepth &&
 			 td->bytes_limit && td->bytes_issued >= td->bytes_limit)
@@ -926,15 +1278,39 @@ static void *job_thread_fn(void *arg)
 	/* io_uring fixed buffers; drivers without the notion say -EOPNOTSUPP */
 	if (!ret)
 		blk_ctx_register_buffer(td->ctx, td->buf,
-					(size_t)o->iodepth * o->bs);
+					(size_t)o->iodepth * td->buf_bs);
 	pthread_barrier_wait(td->start_barrier);
 	if (ret) {
 		job_error(td, ret, "cannot attach to the device: %s",
 			  strerror(-ret));
 		goto out;
 	}
+	if (td->nr_waitee) {
+		/* fio's wait_for: every thread of the waitee job has ended */
+		unsigned int w = 0;
+
+		while (w < td->nr_waitee &&
+		       !atomic_load_explicit(&bench_interrupted, memory_order_relaxed)) {
+			if (atomic_load(&td->waitee[w].progress.done))
+				w++;
+			else
+				job_pause(1000000, 0);
+		}
+	}
+	if (o->startdelay_ns || o->startdelay_max_ns) {
+		/* fio's startdelay: the job's clock starts after it */
+		uint64_t delay = o->startdelay_ns, end;
+
+		if (o->startdelay_max_ns > delay)
+			delay += rng_below(&td->rng, o->startdelay_max_ns - delay + 1);
+		end = bench_now_ns() + delay;
+		while (!atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
+		       (now = bench_now_ns()) < end)
+			job_pause(end - now, 0);
+	}
 	now = bench_now_ns();
 	td->t_start = now;
+	td->rate_next = now;
 	/* saturating: a huge ramp_time or runtime means no end */
 	if (__builtin_add_overflow(now, o->ramp_time_ns, &ramp_end))
 		ramp_end = UINT64_MAX;
@@ -1037,12 +1413,48 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	unsigned int i;
 	char *p;
 
+	uint64_t offset = o->offset, io_size = o->io_size;
+
 	td->o = o;
+	td->buf_bs = o->bs;
+	if (o->bssplit_nr || o->bs_max) {
+		/* blocks of the smallest size; buffers of the largest */
+		uint32_t lo = o->bs_min, hi = o->bs_max;
+
+		if (o->bssplit_nr) {
+			lo = hi = o->bssplit_bs[0];
+			for (i = 1; i < o->bssplit_nr; i++) {
+				if (o->bssplit_bs[i] < lo)
+					lo = o->bssplit_bs[i];
+				if (o->bssplit_bs[i] > hi)
+					hi = o->bssplit_bs[i];
+			}
+		}
+		td->var_opts = *o;
+		td->var_opts.bs = lo;
+		td->o = o = &td->var_opts;
+		td->buf_bs = hi;
+		td->var_bs = true;
+	}
+	/* fio's offset=N%: that share of the device, aligned down to bs */
+	if (o->offset_pct)
+		offset = (uint64_t)((unsigned __int128)dev_size * o->offset_pct / 100) /
+			 o->bs * o->bs;
 	/* offset_increment: thread N of the job starts N increments further */
 	if (__builtin_mul_overflow(o->offset_increment, (uint64_t)jobnum, &inc) ||
-	    __builtin_add_overflow(o->offset, inc, &td->offset))
+	    __builtin_add_overflow(offset, inc, &td->offset))
 		td->offset = UINT64_MAX;
 	size = o->size ? o->size : td->offset < dev_size ? dev_size - td->offset : 0;
+	/* fio: with filesize=, the I/O stays within the file, size= or not */
+	if (o->filesize && td->offset < dev_size && size > dev_size - td->offset)
+		size = dev_size - td->offset;
+	/* fio's size=N%: that share of the device, within what offset leaves */
+	if (o->size_pct && td->offset < dev_size) {
+		size = (uint64_t)((unsigned __int128)dev_size * o->size_pct / 100);
+		if (size > dev_size - td->offset)
+			size = dev_size - td->offset;
+		size = size / o->bs * o->bs;
+	}
 	if (td->offset >= dev_size || size > dev_size - td->offset) {
 		if (o->offset_increment)
 			snprintf(err, errlen,
@@ -1072,8 +1484,38 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	}
 	/* as fio: io_size (or the region) per loop, loops times */
 	if (!o->time_based)
-		td->bytes_limit = (o->io_size ? o->io_size : td->nr_blocks * o->bs) *
-				  o->loops;
+	{
+		/* fio's io_size=N%: that share of the region */
+		uint64_t per_loop;
+
+		if (o->io_size_pct)
+			io_size = (uint64_t)((unsigned __int128)td->nr_blocks * o->bs *
+					     o->io_size_pct / 100) / o->bs * o->bs;
+		per_loop = io_size ? io_size : td->nr_blocks * o->bs;
+		/* fio: number_ios ends each loop early, never extends it */
+		if (o->number_ios && o->number_ios < per_loop / o->bs)
+			per_loop = o->number_ios * o->bs;
+		td->bytes_limit = per_loop * o->loops;
+	}
+	/* rate= and rate_iops=: the stricter interval between I/Os */
+	if (o->rate_iops)
+		td->rate_ns = 1000000000ull / o->rate_iops;
+	if (o->rate) {
+		uint64_t ns = (uint64_t)((unsigned __int128)o->bs * 1000000000ull / o->rate);
+
+		if (ns > td->rate_ns)
+			td->rate_ns = ns;
+	}
+	if (td->rate_ns && o->rate_iops > 1000000000ull)
+		td->rate_ns = 1;
+	td->think_left = o->thinktime_blocks;
+	td->paced = td->rate_ns || o->thinktime_ns;
+	if (td->var_bs)
+		td->prep_hook = true;
+	if (o->rw_mod) {
+		td->prep_hook = true;
+		td->seq_skip = o->rw_mod / (int64_t)o->bs;
+	}
 	td->lat = !o->gtod_reduce && !o->disable_lat;
 	td->res->lat_valid = td->lat;
 	if (o->verify != VERIFY_NONE) {
@@ -1094,7 +1536,7 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 				goto nomem;
 		}
 		td->verify_after = td->written || o->verify_only;
-		td->prep_hook = td->fill_writes;
+		td->prep_hook = td->fill_writes || o->rw_mod || td->var_bs;
 		td->reap_hook = td->written || td->check_reads;
 		rng_seed(&td->vrng, (o->randrepeat ? o->randseed :
 				     bench_gettime_ns()) ^ 0x76657269667931ull ^
@@ -1102,13 +1544,13 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	}
 	td->ios = calloc(o->iodepth, sizeof(*td->ios));
 	td->batch = calloc(o->iodepth, sizeof(*td->batch));
-	if (posix_memalign(&td->buf, 4096, (size_t)o->iodepth * o->bs))
+	if (posix_memalign(&td->buf, 4096, (size_t)o->iodepth * td->buf_bs))
 		td->buf = NULL;
 	if (!td->ios || !td->batch || !td->buf)
 		goto nomem;
 	/* fio fills write buffers with random data once */
 	rng_seed(&td->rng, o->randseed ^ 0x5bd1e995u);
-	for (p = td->buf; p < (char *)td->buf + (size_t)o->iodepth * o->bs; p += 8) {
+	for (p = td->buf; p < (char *)td->buf + (size_t)o->iodepth * td->buf_bs; p += 8) {
 		uint64_t v = rng_next(&td->rng);
 
 		memcpy(p, &v, 8);
@@ -1130,7 +1572,63 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	default:
 		td->fixed_ddir = -1;
 	}
-	if (td->random && !o->norandommap) {
+	if (td->random && o->rand_dist != DIST_RANDOM) {
+		uint64_t n = td->nr_blocks, k, to_gen = n < 10000000 ? n : 10000000;
+		double center = o->dist_center;
+
+		td->dist = o->rand_dist;
+		td->prep_hook = true;
+		switch (td->dist) {
+		case DIST_ZIPF:
+			for (k = 0; k < to_gen; k++)
+				td->zeta_n += pow(1.0 / (double)(k + 1), o->dist_param);
+			td->zeta_2 = 1.0 + pow(0.5, o->dist_param);
+			break;
+		case DIST_PARETO:
+			td->pareto_pow = log(o->dist_param) / log(1.0 - o->dist_param);
+			break;
+		case DIST_NORMAL:
+			td->gauss_dev = (uint64_t)ceil((double)n * o->dist_param / 100.0);
+			if (td->gauss_dev > n / 2)
+				td->gauss_dev = n / 2;
+			/* fio's normal is centred on the middle by default */
+			if (center < 0)
+				center = 0.5;
+			break;
+		case DIST_ZONED:
+		case DIST_ZONED_ABS: {
+			uint64_t start = 0;
+
+			for (k = 0; k < o->dist_zones; k++) {
+				uint64_t len = td->dist == DIST_ZONED ?
+					n * o->zone_size[k] / 100 :
+					o->zone_size[k] / o->bs;
+
+				if (start + len > n)
+					len = start < n ? n - start : 0;
+				td->zone_start[k] = start;
+				td->zone_len[k] = len;
+				start += len;
+			}
+			if (!start) {
+				snprintf(err, errlen,
+					 "%s: random_distribution=%s: the zones hold no block of bs=%u",
+					 o->name, td->dist == DIST_ZONED ? "zoned" : "zoned_abs",
+					 o->bs);
+				return -EINVAL;
+			}
+			break;
+		}
+		}
+		if (td->dist == DIST_NORMAL)
+			td->dist_off = (uint64_t)((double)n * (center - 0.5) + (double)n) % n;
+		else if (center >= 0)
+			td->dist_off = (uint64_t)((double)n * center) % n;
+		else
+			td->dist_off = rng_next(&td->rng) % n;
+	}
+	/* as fio: a distribution other than random has no random map */
+	if (td->random && !o->norandommap && o->rand_dist == DIST_RANDOM) {
 		uint64_t map_bytes, half = bench_phys_mem() / 2;
 		char need[32], avail[32];
 
@@ -1174,7 +1672,7 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		struct io_u *u = &td->ios[i];
 
 		u->td = td;
-		u->iov.iov_base = (char *)td->buf + (size_t)i * o->bs;
+		u->iov.iov_base = (char *)td->buf + (size_t)i * td->buf_bs;
 		u->iov.iov_len = o->bs;
 		u->bio.bi_io_vec = &u->iov;
 		u->bio.bi_end_io = job_end_io;
@@ -1600,6 +2098,152 @@ static void dev_counters_report(struct bench_run_result *res,
 				    (double)n : 0;
 }
 
+/*
+ * dev=uring with files of the jobs' own (filename=, directory=,
+ * filename_format=, a file engine; fio's meaning): each job thread runs on
+ * the file bench_job_file() names for it, one device per distinct file,
+ * shared by the threads that name it.
+ */
+struct run_target {
+	char path[4096];
+	struct blk_dev *dev;
+	struct blk_dev_info info;
+	unsigned int nr_threads;
+	uint64_t create_size;      /* a missing file is created this big */
+	bool direct;
+	struct dev_counters before, after;
+};
+
+static bool run_uses_job_files(const struct bench_opts *o, const char *devname,
+			       const struct blk_dev *shared)
+{
+	unsigned int i;
+
+	if (shared || strcmp(devname, "uring"))
+		return false;
+	for (i = 0; i < o->nr_jobs; i++)
+		if (bench_job_has_file(&o->jobs[i]))
+			return true;
+	return false;
+}
+
+/* Open one device per distinct file of the jobs' threads. */
+static int targets_open(const struct bench_opts *o, struct run_target **out,
+			unsigned int *nr_out, unsigned int *thread_tg,
+			char *err, size_t errlen)
+{
+	struct run_target *tg = NULL;
+	unsigned int i, k, t, n = 0, cap = 0;
+	char path[4096];
+	sigset_t sigs;
+	int ret = 0;
+
+	for (i = 0, t = 0; i < o->nr_jobs; i++) {
+		const struct bench_job_opts *j = &o->jobs[i];
+
+		for (k = 0; k < j->numjobs; k++, t++) {
+			uint64_t need = 0, inc = 0;
+			unsigned int x;
+
+			if (bench_job_file(j, k, path, sizeof(path))) {
+				snprintf(err, errlen, "%s: the file name is longer than %zu bytes",
+					 j->name, sizeof(path) - 1);
+				ret = -ENAMETOOLONG;
+				goto fail;
+			}
+			for (x = 0; x < n; x++)
+				if (!strcmp(tg[x].path, path))
+					break;
+			if (x == n && n == cap) {
+				/* grown as files appear: a thread each at most */
+				unsigned int ncap = cap ? cap * 2 : 4;
+				struct run_target *ntg = realloc(tg, ncap * sizeof(*tg));
+
+				if (!ntg) {
+					snprintf(err, errlen, "out of memory for %u files", ncap);
+					ret = -ENOMEM;
+					goto fail;
+				}
+				memset(ntg + cap, 0, (ncap - cap) * sizeof(*tg));
+				tg = ntg;
+				cap = ncap;
+			}
+			if (x == n) {
+				snprintf(tg[n].path, sizeof(tg[n].path), "%s", path);
+				tg[n].direct = j->direct;
+				n++;
+			}
+			/* what a missing file must hold: filesize=, else the region */
+			if (j->filesize)
+				need = j->filesize;
+			else if (j->size &&
+				 !__builtin_mul_overflow(j->offset_increment,
+							 (uint64_t)k, &inc) &&
+				 (__builtin_add_overflow(j->offset + inc, j->size, &need)))
+				need = UINT64_MAX;
+			if (need > tg[x].create_size)
+				tg[x].create_size = need;
+			tg[x].nr_threads++;
+			thread_tg[t] = x;
+		}
+	}
+	stop_signals_block(&sigs);
+	for (i = 0; i < n; i++) {
+		struct bench_dev_opts d = o->dev;
+		char msg[512];
+
+		snprintf(d.p.filename, sizeof(d.p.filename), "%s", tg[i].path);
+		d.p.direct = tg[i].direct;
+		ret = bench_dev_open(&d, "uring", tg[i].create_size,
+				     tg[i].create_size, tg[i].nr_threads,
+				     &tg[i].dev, msg, sizeof(msg));
+		if (ret) {
+			snprintf(err, errlen, "%s: %s", tg[i].path, msg);
+			break;
+		}
+		blk_dev_get_info(tg[i].dev, &tg[i].info);
+	}
+	stop_signals_restore(&sigs);
+	if (!ret) {
+		*out = tg;
+		*nr_out = n;
+		return 0;
+	}
+fail:
+	for (i = 0; i < n; i++)
+		if (tg[i].dev)
+			blk_dev_close(tg[i].dev);
+	free(tg);
+	return ret;
+}
+
+/* Counters of every file's device, summed. */
+static void targets_counters(struct run_target *tg, unsigned int n,
+			     bool after, struct dev_counters *sum)
+{
+	unsigned int i;
+	size_t k;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < n; i++) {
+		struct dev_counters *c = after ? &tg[i].after : &tg[i].before;
+
+		dev_counters_read(tg[i].dev, false, true, false, c);
+		for (k = 0; k < sizeof(c->disk) / sizeof(uint64_t); k++)
+			((uint64_t *)&sum->disk)[k] += ((const uint64_t *)&c->disk)[k];
+		/* the counters before the flags */
+		for (k = 0; k < offsetof(struct blk_uring_stats, nowait) / sizeof(uint64_t); k++)
+			((uint64_t *)&sum->uring)[k] += ((const uint64_t *)&c->uring)[k];
+		if (!i) {
+			sum->uring.nowait = c->uring.nowait;
+			sum->uring.setup_flags = c->uring.setup_flags;
+			sum->uring.pool = c->uring.pool;
+		}
+		sum->lat_count += c->lat_count;
+		sum->lat_sum_ns += c->lat_sum_ns;
+	}
+}
+
 int bench_run(const struct bench_opts *o, const char *devname,
 	      struct bench_run_result *res, char *err, size_t errlen)
 {
@@ -1614,6 +2258,9 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	unsigned int gstart_job;
 	struct job_thread *tds = NULL;
 	struct blk_dev *dev = shared;
+	struct run_target *tg = NULL;
+	unsigned int nr_tg = 0, *thread_tg = NULL;
+	bool per_file = run_uses_job_files(o, devname, shared);
 	struct blk_dev_info info;
 	struct dev_counters before, after;
 	struct rusage ru0, ru1;
@@ -1630,10 +2277,24 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	res->has_scsi = !strcmp(devname, "scsi");
 	res->has_uring = !strcmp(devname, "uring");
 	jobs_geometry(o, &size, &explicit_size, &max_group_threads, &nr_threads);
-	if (shared)
+	if (per_file) {
+		thread_tg = calloc(nr_threads, sizeof(*thread_tg));
+		ret = thread_tg ? jobs_check(o, err, errlen) : -ENOMEM;
+		if (!ret)
+			ret = targets_open(o, &tg, &nr_tg, thread_tg, err, errlen);
+		else if (ret == -ENOMEM)
+			snprintf(err, errlen, "out of memory for %u job threads",
+				 nr_threads);
+		if (ret) {
+			free(thread_tg);
+			return ret;
+		}
+		dev = tg[0].dev;
+	} else if (shared) {
 		ret = jobs_check(o, err, errlen);
-	else
+	} else {
 		ret = bench_open(o, devname, &dev, err, errlen);
+	}
 	if (ret)
 		return ret;
 	blk_dev_get_info(dev, &info);
@@ -1677,7 +2338,8 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	for (i = 0, t = 0; i < o->nr_jobs; i++) {
 		unsigned int k;
 
-		if (o->jobs[i].stonewall && i)
+		/* fio: a stonewall starts a new reporting group, as new_group does */
+		if ((o->jobs[i].stonewall || o->jobs[i].new_group) && i)
 			group++;
 		for (k = 0; k < o->jobs[i].numjobs; k++, t++) {
 			struct bench_job_result *r = &res->jobs[t];
@@ -1687,19 +2349,41 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 			r->groupid = group;
 			r->jobnum = k;
 			r->nr_threads = 1;
+			const struct blk_dev_info *ti =
+				per_file ? &tg[thread_tg[t]].info : &info;
+
 			tds[t].res = r;
-			tds[t].dev = dev;
+			tds[t].dev = per_file ? tg[thread_tg[t]].dev : dev;
 			tds[t].devname = res->dev;
 			job_reset_stats(&tds[t]);
-			ret = job_setup(&tds[t], &o->jobs[i], info.capacity,
-					info.logical_block_size, t, err, errlen);
+			ret = job_setup(&tds[t], &o->jobs[i], ti->capacity,
+					ti->logical_block_size, t, err, errlen);
 			if (ret)
 				goto out;
 		}
 	}
 
-	dev_counters_read(dev, res->has_nvme, res->has_uring, res->has_scsi, &before);
-	if (res->has_scsi)
+	/* wait_for=: the waitee's threads, an earlier job (finish_jobs()) */
+	for (i = 0, t = 0; i < o->nr_jobs; t += o->jobs[i].numjobs, i++) {
+		unsigned int k, w, first_w;
+
+		if (!o->jobs[i].wait_for[0])
+			continue;
+		for (k = 0, first_w = 0; k < i; first_w += o->jobs[k].numjobs, k++)
+			if (!strcmp(o->jobs[k].name, o->jobs[i].wait_for))
+				break;
+		if (k == i)
+			continue;
+		for (w = 0; w < o->jobs[i].numjobs; w++) {
+			tds[t + w].waitee = &tds[first_w];
+			tds[t + w].nr_waitee = o->jobs[k].numjobs;
+		}
+	}
+	if (per_file)
+		targets_counters(tg, nr_tg, false, &before);
+	else
+		dev_counters_read(dev, res->has_nvme, res->has_uring, res->has_scsi, &before);
+	if (!per_file && res->has_scsi)
 		blk_scsi_get_info(dev, &res->scsi_info);
 	busy0 = bench_machine_busy_s();
 	getrusage(RUSAGE_SELF, &ru0);
@@ -1768,7 +2452,10 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		/* tick and rusage resolutions differ: never below none */
 		res->others_cpus = others > 0 ? others : 0;
 	}
-	dev_counters_read(dev, res->has_nvme, res->has_uring, res->has_scsi, &after);
+	if (per_file)
+		targets_counters(tg, nr_tg, true, &after);
+	else
+		dev_counters_read(dev, res->has_nvme, res->has_uring, res->has_scsi, &after);
 	dev_counters_report(res, &before, &after);
 	ret = 0;
 out:
@@ -1779,8 +2466,14 @@ out:
 	/* abandoned: threads' requests are in flight; the structures stay */
 	if (!res->abandoned)
 		free(tds);
-	if (!shared && !res->abandoned)
+	if (per_file) {
+		for (i = 0; i < nr_tg && !res->abandoned; i++)
+			blk_dev_close(tg[i].dev);
+		free(tg);
+		free(thread_tg);
+	} else if (!shared && !res->abandoned) {
 		blk_dev_close(dev);
+	}
 	if (ret) {
 		free(res->jobs);
 		res->jobs = NULL;

@@ -2,11 +2,16 @@
 /*
  * fio job files for blkstack bench.
  *
- * The syntax is fio's ini dialect: "[section]" headers, "key=value" lines,
- * bare keys ("time_based"), whitespace around '=' ignored, and comments only
- * as whole lines starting with ';' or '#'.  [global] sets the defaults of
- * the jobs that follow it; a later [global] changes only the jobs after it.
- * "${VAR}" in a value is replaced by the environment variable VAR.
+ * The syntax is fio's ini dialect (fio's init.c and HOWTO "Job file
+ * format"): "[section]" headers, "key=value" lines, bare keys
+ * ("time_based"), whitespace around '=' ignored; a ';' or '#' anywhere in
+ * a line starts a comment, as fio cuts its lines (so neither can be part
+ * of a value).  [global] sets the defaults of the jobs that follow it; a
+ * later [global] changes only the jobs after it.  "include FILE" in a
+ * section reads FILE's lines as options of that section (FILE relative to
+ * the including file when it is not found as given; no sections in it).
+ * In a value, "${VAR}" is replaced by the environment variable VAR, and
+ * fio's keywords $ncpus, $pagesize and $mb_memory by their values.
  *
  * Why not libinih: Debian's libinih is built with upstream's defaults, so
  * INI_ALLOW_NO_VALUE is off and it rejects the bare keys ("time_based")
@@ -21,17 +26,22 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "bench/options.h"
 
 struct jobfile {
 	struct bench_opts *o;
+	unsigned int depth;		/* include nesting: 0 for the top file */
 	const char *path;
 	unsigned int lineno;
 	struct bench_job_opts global;	/* the [global] sections so far */
 	struct bench_job_opts *cur;	/* &global, a job, or NULL before any */
 	char *err;
 	size_t errlen;
+	unsigned int nerr;		/* problems found so far */
+	bool skip;			/* in a section that could not start */
+	bool too_many;			/* more than BENCH_MAX_JOBS said */
 };
 
 /*
@@ -61,7 +71,7 @@ static __attribute__((format(printf, 4, 5)))
 void file_err(const char *path, char *err, size_t errlen, const char *fmt,
 	      ...)
 {
-	char what[512], shown[PATH_SHOW_LEN];
+	char what[512], shown[PATH_SHOW_LEN], line[1600];
 	va_list ap;
 
 	if (!err || !errlen)
@@ -69,24 +79,26 @@ void file_err(const char *path, char *err, size_t errlen, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	snprintf(err, errlen, "%s: %s",
+	snprintf(line, sizeof(line), "%s: %s",
 		 show_max(shown, sizeof(shown), path, PATH_SHOW_MAX), what);
+	bench_err_add(err, errlen, line);
 }
 
-/* "path:line: <what>" */
+/* One more problem, "path:line: <what>"; the parse goes on to the next. */
 static __attribute__((format(printf, 3, 4)))
 int jf_err(struct jobfile *jf, int rc, const char *fmt, ...)
 {
-	char what[640], shown[PATH_SHOW_LEN];
+	char what[1024], shown[PATH_SHOW_LEN], line[2200];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	if (jf->err && jf->errlen)
-		snprintf(jf->err, jf->errlen, "%s:%u: %s",
-			 show_max(shown, sizeof(shown), jf->path, PATH_SHOW_MAX),
-			 jf->lineno, what);
+	snprintf(line, sizeof(line), "%s:%u: %s",
+		 show_max(shown, sizeof(shown), jf->path, PATH_SHOW_MAX),
+		 jf->lineno, what);
+	bench_err_add(jf->err, jf->errlen, line);
+	jf->nerr++;
 	return rc;
 }
 
@@ -187,12 +199,54 @@ static int expand_env(struct jobfile *jf, const char *in, char **out)
 	return 0;
 }
 
+/*
+ * fio's keywords in a value: $ncpus (CPUs online), $pagesize (bytes) and
+ * $mb_memory (MiB of memory), replaced where they appear.
+ */
+static int expand_keywords(struct jobfile *jf, const char *in, char **out)
+{
+	static const char *const words[] = { "$ncpus", "$pagesize", "$mb_memory" };
+	size_t len = 0, cap = 0, i;
+	const char *p = in;
+	char *buf = NULL, num[32];
+	int rc;
+
+	rc = append(&buf, &len, &cap, "", 0);
+	while (!rc && *p) {
+		for (i = 0; i < 3; i++)
+			if (!strncmp(p, words[i], strlen(words[i])))
+				break;
+		if (i == 3) {
+			rc = append(&buf, &len, &cap, p++, 1);
+			continue;
+		}
+		if (i == 0)
+			snprintf(num, sizeof(num), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+		else if (i == 1)
+			snprintf(num, sizeof(num), "%ld", sysconf(_SC_PAGESIZE));
+		else
+			snprintf(num, sizeof(num), "%llu",
+				 (unsigned long long)sysconf(_SC_PHYS_PAGES) *
+				 (unsigned long long)sysconf(_SC_PAGESIZE) >> 20);
+		rc = append(&buf, &len, &cap, num, strlen(num));
+		p += strlen(words[i]);
+	}
+	if (rc) {
+		free(buf);
+		return jf_err(jf, rc, "out of memory");
+	}
+	*out = buf;
+	return 0;
+}
+
 static int section(struct jobfile *jf, char *line)
 {
 	char *close = strrchr(line, ']');
 	char shown[SHOW_LEN];
 	char *name, *p;
 
+	/* Until a good header, the lines that follow belong nowhere. */
+	jf->skip = true;
 	if (!close || close[1])
 		return jf_err(jf, -EINVAL, "bad section header '%s'",
 			      show(shown, line));
@@ -212,9 +266,12 @@ static int section(struct jobfile *jf, char *line)
 				      show(shown, name));
 	if (!strcmp(name, "global")) {
 		jf->cur = &jf->global;
+		jf->skip = false;
 		return 0;
 	}
-	if (jf->o->nr_jobs >= BENCH_MAX_JOBS)
+	if (jf->o->nr_jobs >= BENCH_MAX_JOBS && jf->too_many)
+		return -EINVAL;	/* said once */
+	if (jf->o->nr_jobs >= BENCH_MAX_JOBS && (jf->too_many = true))
 		return jf_err(jf, -EINVAL,
 			      "more than %d jobs (blkstack bench's limit)",
 			      BENCH_MAX_JOBS);
@@ -222,6 +279,7 @@ static int section(struct jobfile *jf, char *line)
 	jf->cur = &jf->o->jobs[jf->o->nr_jobs++];
 	*jf->cur = jf->global;
 	snprintf(jf->cur->name, sizeof(jf->cur->name), "%s", name);
+	jf->skip = false;
 	return 0;
 }
 
@@ -229,6 +287,58 @@ static int section(struct jobfile *jf, char *line)
 static bool is_include(const char *s)
 {
 	return !strncmp(s, "include", 7) && (!s[7] || is_blank(s[7]));
+}
+
+static int parse_stream(struct jobfile *jf, FILE *f);
+
+/*
+ * "include FILE": FILE's lines are options of the current section, as in
+ * fio; FILE as given, else next to the including file.
+ */
+static int include(struct jobfile *jf, const char *name)
+{
+	struct jobfile sub = *jf;
+	char shown[PATH_SHOW_LEN], *path = NULL;
+	const char *slash;
+	FILE *f;
+	int rc;
+
+	if (!*name)
+		return jf_err(jf, -EINVAL, "include: no file name");
+	if (!jf->cur)
+		return jf_err(jf, -EINVAL,
+			      "include %s: outside of a [section]",
+			      show_max(shown, sizeof(shown), name, PATH_SHOW_MAX));
+	if (jf->depth >= 8)
+		return jf_err(jf, -EINVAL,
+			      "include %s: more than 8 files deep",
+			      show_max(shown, sizeof(shown), name, PATH_SHOW_MAX));
+	f = fopen(name, "r");
+	slash = strrchr(jf->path, '/');
+	if (!f && errno == ENOENT && name[0] != '/' && slash) {
+		if (asprintf(&path, "%.*s%s", (int)(slash - jf->path + 1),
+			     jf->path, name) < 0)
+			return jf_err(jf, -ENOMEM, "out of memory");
+		f = fopen(path, "r");
+	}
+	if (!f) {
+		rc = -errno;
+		free(path);
+		return jf_err(jf, rc, "include %s: %s",
+			      show_max(shown, sizeof(shown), name, PATH_SHOW_MAX),
+			      strerror(-rc));
+	}
+	sub.path = path ? path : name;
+	sub.lineno = 0;
+	sub.depth = jf->depth + 1;
+	sub.nerr = 0;
+	rc = parse_stream(&sub, f);
+	fclose(f);
+	jf->nerr += sub.nerr;
+	free(path);
+	if (rc)
+		return jf_err(jf, rc, "include: %s", strerror(-rc));
+	return sub.nerr ? -EINVAL : 0;
 }
 
 static int option(struct jobfile *jf, char *line)
@@ -242,9 +352,8 @@ static int option(struct jobfile *jf, char *line)
 		val = trim(eq + 1);
 	}
 	key = trim(line);
-	if (is_include(key))
-		return jf_err(jf, -EINVAL,
-			      "'include' is a fio directive that blkstack bench does not support");
+	if (!eq && is_include(key))
+		return include(jf, trim(key + 7));
 	if (!*key)
 		return jf_err(jf, -EINVAL, "option name missing before '='");
 	if (!jf->cur)
@@ -257,6 +366,17 @@ static int option(struct jobfile *jf, char *line)
 			return rc;
 		val = exp;
 	}
+	if (val && strchr(val, '$')) {
+		char *kw = NULL;
+
+		rc = expand_keywords(jf, val, &kw);
+		if (rc) {
+			free(exp);
+			return rc;
+		}
+		free(exp);
+		val = exp = kw;
+	}
 	rc = bench_set_option(jf->o, jf->cur, key, val, msg, sizeof(msg));
 	free(exp);
 	if (rc)
@@ -268,30 +388,77 @@ static int parse_line(struct jobfile *jf, char *raw)
 {
 	char *line = trim(raw);
 
-	if (!*line || *line == ';' || *line == '#')
+	/* fio cuts every line at its first ';' or '#' */
+	line[strcspn(line, ";#")] = '\0';
+	line = trim(line);
+	if (!*line)
 		return 0;
-	if (*line == '[')
+	if (*line == '[') {
+		if (jf->depth)
+			return jf_err(jf, -EINVAL,
+				      "no sections in an included file (as in fio)");
 		return section(jf, line);
+	}
+	if (jf->skip)
+		return 0;
 	return option(jf, line);
+}
+
+/*
+ * Every line of @f: a problem is listed and the lines after it are still
+ * read.  Return: 0, or -errno when reading fails.
+ */
+static int parse_stream(struct jobfile *jf, FILE *f)
+{
+	static const char bom[] = "\xef\xbb\xbf";	/* UTF-8 BOM */
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int rc = 0;
+
+	for (;;) {
+		char *p;
+
+		errno = 0;
+		n = getline(&line, &cap, f);
+		if (n < 0) {
+			/* -1 at the end too: only errno tells them apart */
+			if (ferror(f))
+				rc = -(errno ? errno : EIO);
+			break;
+		}
+		jf->lineno++;
+		/* C strings would end the line there and hide the rest. */
+		if (memchr(line, '\0', n)) {
+			jf_err(jf, -EINVAL, "NUL byte in the line");
+			continue;
+		}
+		p = line;
+		/* Some editors start a UTF-8 file with a byte order mark. */
+		if (jf->lineno == 1 && !strncmp(p, bom, sizeof(bom) - 1))
+			p += sizeof(bom) - 1;
+		/* a problem is listed; the lines after it are still read */
+		parse_line(jf, p);
+	}
+	free(line);
+	return rc;
 }
 
 int bench_parse_jobfile(struct bench_opts *o, const char *path,
 			const struct bench_job_opts *global, char *err,
 			size_t errlen)
 {
-	static const char bom[] = "\xef\xbb\xbf";	/* UTF-8 BOM */
 	struct jobfile jf = {
 		.o = o, .path = path, .err = err, .errlen = errlen,
 	};
 	unsigned int first = o->nr_jobs, i;
 	bool is_stdin = !strcmp(path, "-");
-	char *line = NULL;
-	size_t cap = 0;
 	struct stat st;
-	ssize_t n;
 	FILE *f;
 	int rc = 0;
 
+	if (err && errlen)
+		err[0] = '\0';
 	if (global)
 		jf.global = *global;
 	else
@@ -314,34 +481,11 @@ int bench_parse_jobfile(struct bench_opts *o, const char *path,
 			fclose(f);
 		return rc;
 	}
-	for (;;) {
-		char *p;
-
-		errno = 0;
-		n = getline(&line, &cap, f);
-		if (n < 0) {
-			/* -1 at the end too: only errno tells them apart */
-			if (ferror(f))
-				rc = -(errno ? errno : EIO);
-			break;
-		}
-		jf.lineno++;
-		/* C strings would end the line there and hide the rest. */
-		if (memchr(line, '\0', n)) {
-			rc = jf_err(&jf, -EINVAL, "NUL byte in the line");
-			break;
-		}
-		p = line;
-		/* Some editors start a UTF-8 file with a byte order mark. */
-		if (jf.lineno == 1 && !strncmp(p, bom, sizeof(bom) - 1))
-			p += sizeof(bom) - 1;
-		rc = parse_line(&jf, p);
-		if (rc)
-			break;
-	}
-	if (rc && n < 0)
+	rc = parse_stream(&jf, f);
+	if (rc)
 		file_err(path, err, errlen, "%s", strerror(-rc));
-	free(line);
+	else if (jf.nerr)
+		rc = -EINVAL;
 	if (!is_stdin)
 		fclose(f);
 

@@ -24,6 +24,15 @@ enum bench_rw {
 	RW_RANDTRIM,    /* randtrim */
 };
 
+enum bench_rand_dist {
+	DIST_RANDOM = 0, /* uniform */
+	DIST_ZIPF,
+	DIST_PARETO,
+	DIST_NORMAL,
+	DIST_ZONED,
+	DIST_ZONED_ABS,
+};
+
 enum bench_verify {
 	VERIFY_NONE = 0,  /* verify=none (or fio's 0) */
 	VERIFY_CRC32C,    /* verify=crc32c, crc32c-intel */
@@ -82,19 +91,66 @@ struct bench_job_opts {
 	bool group_reporting;       /* group_reporting (0) */
 	enum bench_clocksource clocksource; /* clocksource=clock_gettime|cpu (auto) */
 	uint32_t stonewall;         /* stonewall / wait_for_previous: start after earlier jobs end */
+	bool new_group;             /* new_group: a new reporting group (groupid), run with the others */
+	char wait_for[BENCH_NAME_MAX]; /* wait_for=JOB: start once every thread of that earlier job is done */
 	uint64_t offset_increment;  /* offset_increment=: thread N of the job starts at offset + N * it (0) */
 	enum bench_verify verify;   /* verify=crc32c|crc32c-intel|none (none) */
 	bool do_verify;             /* do_verify=0|1: read back after the writes (1) */
 	bool verify_only;           /* verify_only=0|1: no workload, only check the region (0) */
 	char verify_dump_dir[1024]; /* verify_dump_dir=PATH: where bad blocks are written (.) */
 	bool has_rw;                /* rw= was given (matrix mode when no job sets it) */
+	int64_t rw_mod;             /* rw=<pattern>:N: sequential: bytes skipped after each I/O
+	                             * (negative: backwards); random: I/Os per random offset; 0: none */
+	char ioengine[16];          /* ioengine=: fio's engine, "" when not given (fio_opts.h) */
+	bool engine_sync;           /* a synchronous ioengine: one I/O in flight */
+	uint32_t kb_base;           /* kb_base=1024|1000: unit prefixes of later sizes (1024) */
+	/*
+	 * The job's own files (fio's filename=, directory=, filename_format=,
+	 * nrfiles=, filesize=, direct=/buffered=): on dev=uring each thread
+	 * runs on the file bench_job_file() names.  filename= and direct= are
+	 * also device options (o->dev.p) for --dev=uring and the matrix.
+	 */
+	char filename[4096];        /* filename= as given in the job or [global] ("": none) */
+	char directory[1024];       /* directory=: where the job's files are ("": .) */
+	char filename_format[256];  /* filename_format= ($jobname.$jobnum.$filenum) */
+	uint32_t nrfiles;           /* nrfiles= / nr_files=: 1 (more are refused) */
+	uint64_t filesize;          /* filesize=: bytes of each file (0: from size) */
+	bool direct;                /* direct=, or buffered= inverted (0) */
+	uint64_t number_ios;        /* number_ios=: I/Os per loop at most, not time_based (0: none) */
+	uint64_t startdelay_ns;     /* startdelay=, default unit s: the thread starts this late (0) */
+	uint64_t startdelay_max_ns; /* startdelay=a-b: each thread picks in [a, b]; 0: not a range */
+	uint64_t rate;              /* rate=: bytes/s per thread, all directions (0: none) */
+	uint64_t rate_iops;         /* rate_iops=: I/Os per second per thread (0: none) */
+	uint64_t thinktime_ns;      /* thinktime=, default unit us: stall after thinktime_blocks I/Os (0) */
+	uint64_t thinktime_spin_ns; /* thinktime_spin=, default unit us: of the stall, spun not slept (0) */
+	uint32_t thinktime_blocks;  /* thinktime_blocks=: I/Os between stalls (1) */
+	/*
+	 * Block sizes that vary per I/O, in multiples of the smallest:
+	 * bsrange=a-b (fio's draw: a + b x uniform, aligned down to a, at
+	 * most b), or bssplit=SIZE/PCT:... (0 entries: neither)
+	 */
+	uint32_t bs_min, bs_max;    /* bsrange= (0: not given) */
+#define BENCH_BSSPLIT_MAX 16
+	uint32_t bssplit_nr;
+	uint32_t bssplit_bs[BENCH_BSSPLIT_MAX];
+	uint32_t bssplit_pct[BENCH_BSSPLIT_MAX]; /* adding up to 100 */
+	/* random_distribution= (fio's): how random offsets are drawn */
+	uint32_t rand_dist;         /* enum bench_rand_dist (uniform) */
+	double dist_param;          /* zipf: theta; pareto: h; normal: deviation in % */
+	double dist_center;         /* 0..1, or -1: fio's default (random; normal: 0.5) */
+#define BENCH_ZONES_MAX 16
+	uint32_t dist_zones;        /* zoned, zoned_abs: the zones */
+	uint32_t zone_pct[BENCH_ZONES_MAX];   /* share of the accesses */
+	uint64_t zone_size[BENCH_ZONES_MAX];  /* zoned: % of the region; zoned_abs: bytes */
+	/* size=N%, offset=N% (of the device), io_size=N% (of size): N, 0 for none */
+	uint32_t size_pct, offset_pct, io_size_pct;
 };
 
 #define BENCH_MAX_JOBS 64
 
 struct bench_opts {
 	struct bench_dev_opts dev;
-	struct bench_job_opts jobs[BENCH_MAX_JOBS];
+	struct bench_job_opts jobs[BENCH_MAX_JOBS]; /* [0, nr_jobs) are set */
 	unsigned int nr_jobs;
 	enum bench_output_format output_format; /* --output-format=normal|json */
 	char output[256];           /* --output=FILE, "" for stdout */
@@ -102,10 +158,16 @@ struct bench_opts {
 	bool quiet_progress;        /* --eta=never */
 	bool eta_always;            /* --eta=always */
 	bool help;                  /* --help */
+	bool parse_only;            /* --parse-only: check, run nothing */
+	bool fio_table;             /* --fio-options: print the fio option table */
+	/* what the run does differently from what the jobs asked, one line
+	 * each (bench_err_add()): printed before the run as notes */
+	char notes[2048];
 };
 
 /**
- * bench_opts_init() - defaults for everything.
+ * bench_opts_init() - defaults for everything; no jobs (jobs[] is left as
+ * it is: a job is written whole when it is added).
  * @o: options to fill.
  */
 void bench_opts_init(struct bench_opts *o);
@@ -197,6 +259,57 @@ int bench_parse_time(const char *s, uint64_t def_unit_ns, uint64_t *out_ns);
  */
 const char *bench_show(char *buf, size_t len, const char *s, size_t n,
 		       size_t max_chars);
+
+/**
+ * bench_err_add() - one more problem in a parse's message buffer: the
+ * messages are lines, the first at @err[0], each later one after a '\n',
+ * so that one run lists every problem.  When @err is full, its end says
+ * "(more problems not shown)".
+ * @err, @errlen: the buffer; "" before the first problem.
+ * @msg: the problem, one line.
+ */
+void bench_err_add(char *err, size_t errlen, const char *msg);
+
+/**
+ * bench_option_known() - whether blkstack bench implements the option
+ * @name (a name or an alias of its option table).
+ */
+bool bench_option_known(const char *name);
+
+/**
+ * bench_fio_table() - docs/bench.md's table of every fio option and every
+ * fio engine, with what blkstack does with each (fio_opts.h), in Markdown.
+ */
+void bench_fio_table(FILE *f);
+
+/**
+ * bench_pick_devs() - the drivers to run when --dev= was not given: the
+ * one the jobs' ioengine= maps to (fio_opts.h), dev=uring for jobs with
+ * filename= and no engine, dev=null otherwise (and null,ram for the
+ * matrix).  With --dev= given, a note in o->notes for each job option it
+ * overrides (ioengine=, filename=, direct= on a driver without files).
+ * Return: 0, or -EINVAL with @err naming the jobs whose engines map to
+ * different drivers.
+ */
+int bench_pick_devs(struct bench_opts *o, char *err, size_t errlen);
+
+/**
+ * bench_job_file() - the file thread @jobnum of job @j runs on, as fio
+ * names it: directory=/filename= when filename= is given (every thread
+ * shares it), else directory=/filename_format= with $jobname, $jobnum and
+ * $filenum (fio's default "$jobname.$jobnum.$filenum", filenum 0).
+ * @buf, @len: the path.
+ * Return: 0; -ENAMETOOLONG.
+ */
+int bench_job_file(const struct bench_job_opts *j, unsigned int jobnum,
+		   char *buf, size_t len);
+
+/**
+ * bench_job_has_file() - whether job @j asks for files of its own:
+ * filename=, directory=, filename_format= or an ioengine= that maps to
+ * dev=uring.
+ */
+bool bench_job_has_file(const struct bench_job_opts *j);
 
 /** bench_usage() - print the option list to @f. */
 void bench_usage(FILE *f);

@@ -51,8 +51,8 @@ check "stonewall: a second group with its own entry" \
 # job file errors name the file, the line and the option
 printf '[j]\nrw=randread\niodepth=0\n' >"$TMP/bad.fio"
 expect_error "bad value in job file names file:line" "bad.fio:3: iodepth=0: .*1\.\.65536" bench "$TMP/bad.fio"
-printf '[j]\nioengine=libaio\n' >"$TMP/unsup.fio"
-expect_error "fio option blkstack lacks is named unsupported" "ioengine.*not support" bench "$TMP/unsup.fio"
+printf '[j]\nioengine=rbd\n' >"$TMP/unsup.fio"
+expect_error "fio engine blkstack lacks is named unsupported" "ioengine=rbd: a fio engine blkstack bench does not support" bench "$TMP/unsup.fio"
 expect_error "missing job file" "nonexistent.fio" bench "$TMP/nonexistent.fio"
 expect_error "a directory as job file" "^blkstack bench: $TMP: Is a directory$" bench "$TMP"
 

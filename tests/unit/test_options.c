@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/fio_opts.h"
 #include "bench/options.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -351,23 +352,55 @@ static void test_errors(void **state)
 	assert_non_null(strstr(errbuf, "only valid on the command line"));
 
 	/* fio options we do not implement. */
-	assert_int_equal(set(&o, &j, "buffered", "1"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "fallocate", "none"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
-			    "option 'buffered' is a fio option that blkstack bench does not support");
-	assert_int_equal(set(&o, &j, "ioengine", "libaio"), -EOPNOTSUPP);
-	assert_int_equal(set(&o, &j, "bssplit", "4k/50:8k/50"), -EOPNOTSUPP);
+			    "option 'fallocate' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
+	assert_int_equal(set(&o, &j, "flow", "2"), -EOPNOTSUPP);
+	assert_string_equal(errbuf,
+			    "option 'flow' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet");
+	/* an engine's option names its engines */
+	assert_int_equal(set(&o, &j, "hostname", "x"), -EOPNOTSUPP);
+	assert_string_equal(errbuf,
+			    "option 'hostname' is a fio option that blkstack bench does not support: an option of ioengine=libhdfs/net/rdma, an engine blkstack refuses");
+	assert_int_equal(set(&o, &j, "hipri", NULL), -EOPNOTSUPP);
+	assert_string_equal(errbuf,
+			    "option 'hipri' is a fio option that blkstack bench does not support: an option of ioengine=io_uring/sg/sync/xnvme that blkstack's uring driver does not implement");
+
+	/* Typos: the nearest known name, fio's included. */
+	assert_int_equal(set(&o, &j, "iodpeth", "4"), -ENOENT);
+	assert_string_equal(errbuf, "unknown option 'iodpeth' (did you mean 'iodepth'?)");
+	assert_int_equal(set(&o, &j, "bsplit", "4k/100"), -ENOENT);
+	assert_string_equal(errbuf, "unknown option 'bsplit' (did you mean 'bssplit'?)");
+	assert_int_equal(set(&o, &j, "random_distribtion", "zipf"), -ENOENT);
+	assert_string_equal(errbuf,
+			    "unknown option 'random_distribtion' (did you mean 'random_distribution'?)");
+	assert_int_equal(set(&o, &j, "xyzzy", "1"), -ENOENT);
+	assert_string_equal(errbuf, "unknown option 'xyzzy'");
+
+	/* fio's engines: mapped or refused by name. */
+	assert_int_equal(set(&o, &j, "ioengine", "libaio"), 0);
+	assert_string_equal(j.ioengine, "libaio");
+	assert_false(j.engine_sync);
+	assert_int_equal(set(&o, &j, "ioengine", "psync"), 0);
+	assert_true(j.engine_sync);
+	assert_int_equal(set(&o, &j, "ioengine", "rbd"), -EOPNOTSUPP);
+	assert_string_equal(errbuf,
+			    "ioengine=rbd: a fio engine blkstack bench does not support: network or distributed storage: blkstack's media are its own block devices");
+	assert_int_equal(set(&o, &j, "ioengine", "external:/x.so"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "ioengine", "libaoi"), -EINVAL);
+	assert_string_equal(errbuf,
+			    "ioengine=libaoi: not a fio engine, allowed sync|psync|vsync|pvsync|pvsync2|libaio|io_uring|posixaio|null");
+	assert_string_equal(j.ioengine, "psync");
 
 	/* fio values we do not implement. */
-	assert_int_equal(set(&o, &j, "rw", "randread:8"), -EOPNOTSUPP);
-	assert_non_null(strstr(errbuf, "rw=randread:8: "));
-	assert_non_null(strstr(errbuf, "not support"));
 	assert_int_equal(set(&o, &j, "rw", "trimwrite"), -EOPNOTSUPP);
 	assert_int_equal(set(&o, &j, "bs", "4k,8k"), -EOPNOTSUPP);
 	assert_non_null(strstr(errbuf, "bs=4k,8k: "));
 	assert_non_null(strstr(errbuf, "read,write"));
-	assert_int_equal(set(&o, &j, "size", "50%"), -EOPNOTSUPP);
-	assert_non_null(strstr(errbuf, "size=50%: percentage"));
-	assert_int_equal(set(&o, &j, "offset", "10%"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "size", "50%"), 0);
+	assert_int_equal(j.size_pct, 50);
+	assert_int_equal(set(&o, &j, "offset", "10%"), 0);
+	assert_int_equal(j.offset_pct, 10);
 	assert_int_equal(set(&o, &j, "clocksource", "gettimeofday"), -EOPNOTSUPP);
 	assert_int_equal(j.rw, RW_READ);
 	assert_int_equal(j.bs, 4096);
@@ -786,8 +819,8 @@ static void test_cli_errors(void **state)
 		  "option 'bs' needs a value: a size (a whole number with an optional k/m/g/t/p suffix), allowed 512..16M" },
 		{ "--iodepth=0", "iodepth=0: out of range, allowed 1..65536" },
 		{ "--foo=1", "unknown option 'foo'" },
-		{ "--buffered=1",
-		  "option 'buffered' is a fio option that blkstack bench does not support" },
+		{ "--fallocate=none",
+		  "option 'fallocate' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices" },
 		{ "--output-format=terse", NULL },
 		{ "--output-format=xml", NULL },
 		{ "--eta=sometimes", NULL },
@@ -831,7 +864,8 @@ static void test_cli_errors(void **state)
 		const char *argv[] = { "bench", "--help=1", "--bogus" };
 
 		assert_int_equal(parse(&o, 3, argv), -EINVAL);
-		assert_string_equal(errbuf, "option 'help' takes no value");
+		/* every problem, one per line */
+		assert_string_equal(errbuf, "option 'help' takes no value\nunknown option 'bogus'");
 		assert_false(o.help);
 	}
 	{
@@ -987,14 +1021,15 @@ static void test_jobfile_errors(void **state)
 	jobfile_error("[global]\nbs=4k\n\n[j]\n; comment\n\n\n\n\n\n\niodepth=0\n",
 		      -EINVAL, ":12: iodepth=0: out of range, allowed 1..65536");
 	jobfile_error("[j]\nfoo=1\n", -EINVAL, ":2: unknown option 'foo'");
-	jobfile_error("[j]\nbuffered=1\n", -EINVAL,
-		      ":2: option 'buffered' is a fio option that blkstack bench does not support");
+	jobfile_error("[j]\nfallocate=none\n", -EINVAL,
+		      ":2: option 'fallocate' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
 	jobfile_error("[j]\niodepth\n", -EINVAL,
 		      ":2: option 'iodepth' needs a value: a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536");
-	jobfile_error("[j]\niodepth=4 ; four\n", -EINVAL,
-		      ":2: iodepth=4 ; four: not a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536");
 	jobfile_error("include other.fio\n[j]\n", -EINVAL,
-		      ":1: 'include' is a fio directive that blkstack bench does not support");
+		      ":1: include other.fio: outside of a [section]");
+	jobfile_error("[j]\ninclude\n", -EINVAL, ":2: include: no file name");
+	jobfile_error("[j]\ninclude /nonexistent/x.fio\n", -EINVAL,
+		      ":2: include /nonexistent/x.fio: No such file or directory");
 	jobfile_error("[j]\niodepth=${BLK_TEST_UNSET_VAR}\n", -EINVAL,
 		      ":2: environment variable 'BLK_TEST_UNSET_VAR' is not set");
 	jobfile_error("[j]\niodepth=${BLK_TEST\n", -EINVAL,
@@ -1206,6 +1241,301 @@ static void test_verify_cli_checks(void **state)
 	assert_int_equal(parse(&o, ARRAY_SIZE(ok), ok), 0);
 }
 
+
+/*
+ * The fio catalogue (fio_opts.c) and the option table (options.c) agree:
+ * what the catalogue calls supported or mapped is implemented under
+ * fio's name and alias, what it refuses is not, and every refusal says
+ * why.
+ */
+static void test_fio_catalogue(void **state)
+{
+	const struct fio_opt *t;
+	const struct fio_engine *e;
+	char why[256];
+	size_t n, i, refused = 0;
+
+	t = fio_opts(&n);
+	assert_true(n > 260);	/* fio 3.33: 217 general, the engines' more */
+	for (i = 0; i < n; i++) {
+		bool known = bench_option_known(t[i].name);
+
+		if (t[i].status == FIO_REFUSED) {
+			if (known)
+				fail_msg("%s: refused in fio_opts.c but in the option table",
+					 t[i].name);
+			assert_true(strlen(fio_opt_why(&t[i], why, sizeof(why))) > 10);
+			refused++;
+			continue;
+		}
+		if (!known)
+			fail_msg("%s: %s in fio_opts.c but not in the option table",
+				 t[i].name, fio_status_name(t[i].status));
+		if (t[i].alias && !bench_option_known(t[i].alias))
+			fail_msg("%s: fio's alias %s is not taken", t[i].name,
+				 t[i].alias);
+		if (t[i].status == FIO_MAPPED)
+			assert_non_null(t[i].what);
+		/* each name once */
+		assert_ptr_equal(fio_opt_find(t[i].name), &t[i]);
+	}
+	assert_true(refused < n);
+	e = fio_engines(&n);
+	for (i = 0; i < n; i++) {
+		assert_non_null(e[i].what);
+		if (e[i].status == FIO_MAPPED)
+			assert_non_null(e[i].dev);
+		else
+			assert_null(e[i].dev);
+	}
+	assert_true(fio_engine_find("libaio")->status == FIO_MAPPED);
+	assert_true(fio_engine_find("psync")->sync);
+	assert_true(fio_engine_find("cpuio")->status == FIO_REFUSED);
+	assert_null(fio_engine_find("nosuch"));
+}
+
+/* One parse lists every problem of a file, each with its line. */
+static void test_jobfile_all_problems(void **state)
+{
+	const char *path = write_file("all.fio",
+		"[global]\nioengine=rbd\nbs=4k\n"
+		"[a]\nrw=randread\nflow=2\niodpeth=4\n"
+		"[b\nrate=1m\n"		/* a bad header: its lines skipped */
+		"[c]\nrw=read\nlatency_target=10ms\nverify_pattern=0xff\n");
+	struct bench_opts o;
+	char want[2048];
+
+	bench_opts_init(&o);
+	errbuf[0] = '\0';
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), -EINVAL);
+	assert_int_equal(o.nr_jobs, 0);
+	snprintf(want, sizeof(want),
+		 "%1$s:2: ioengine=rbd: a fio engine blkstack bench does not support: network or distributed storage: blkstack's media are its own block devices\n"
+		 "%1$s:6: option 'flow' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
+		 "%1$s:7: unknown option 'iodpeth' (did you mean 'iodepth'?)\n"
+		 "%1$s:8: bad section header '[b'\n"
+		 "%1$s:12: option 'latency_target' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
+		 "%1$s:13: option 'verify_pattern' is a fio option that blkstack bench does not support: verify beyond verify=crc32c with do_verify and verify_only is not implemented",
+		 path);
+	{
+		static char big[4096];
+
+		bench_opts_init(&o);
+		assert_int_equal(bench_parse_jobfile(&o, path, NULL, big,
+						     sizeof(big)), -EINVAL);
+		assert_string_equal(big, want);
+	}
+}
+
+/* A full message buffer ends with a note, never with half a line. */
+static void test_err_add_cuts(void **state)
+{
+	char buf[64] = "";
+	int i;
+
+	bench_err_add(buf, sizeof(buf), "first");
+	bench_err_add(buf, sizeof(buf), "second");
+	assert_string_equal(buf, "first\nsecond");
+	for (i = 0; i < 10; i++)
+		bench_err_add(buf, sizeof(buf), "a longer line of text");
+	assert_string_equal(buf,
+			    "first\nsecond\na longer line of text\n(more problems not shown)");
+}
+
+/* fio's syntax: inline comments, include, keywords, kb_base. */
+static void test_jobfile_fio_syntax(void **state)
+{
+	const char *inc, *path;
+	struct bench_opts o;
+	char text[512];
+
+	/* a ';' or '#' anywhere starts a comment, as fio cuts its lines */
+	path = write_file("c.fio",
+		"[j] ; the job\nsize=1m ; a comment\nbs=8k# another\n"
+		"rw=randread;x\n  # indented\niodepth=4 ;\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), 0);
+	assert_int_equal(o.nr_jobs, 1);
+	assert_string_equal(o.jobs[0].name, "j");
+	assert_int_equal(o.jobs[0].size, 1 << 20);
+	assert_int_equal(o.jobs[0].bs, 8192);
+	assert_int_equal(o.jobs[0].rw, RW_RANDREAD);
+	assert_int_equal(o.jobs[0].iodepth, 4);
+
+	/* include: options of the section it is in; relative to the file */
+	inc = write_file("inc.opts", "; included\nbs=16k\niodepth=8\n");
+	assert_non_null(inc);
+	path = write_file("i.fio", "[a]\ninclude inc.opts\nsize=2m\n[b]\nrw=write\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), 0);
+	assert_int_equal(o.nr_jobs, 2);
+	assert_int_equal(o.jobs[0].bs, 16384);
+	assert_int_equal(o.jobs[0].iodepth, 8);
+	assert_int_equal(o.jobs[0].size, 2 << 20);
+	assert_int_equal(o.jobs[1].bs, 4096);
+	/* an included file's problems name that file and its line */
+	write_file("bad.opts", "bs=16k\nflow=2\n");
+	path = write_file("ib.fio", "[a]\ninclude bad.opts\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), -EINVAL);
+	snprintf(text, sizeof(text), "%s/bad.opts:2: option 'flow'", tmpdir);
+	assert_non_null(strstr(errbuf, text));
+	/* no sections in an included file */
+	write_file("sect.opts", "[x]\n");
+	path = write_file("is.fio", "[a]\ninclude sect.opts\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), -EINVAL);
+	assert_non_null(strstr(errbuf, "sect.opts:1: no sections in an included file"));
+
+	/* fio's keywords */
+	path = write_file("k.fio", "[j]\nnumjobs=$ncpus\nbs=$pagesize\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), 0);
+	assert_int_equal(o.jobs[0].numjobs, sysconf(_SC_NPROCESSORS_ONLN));
+	assert_int_equal(o.jobs[0].bs, sysconf(_SC_PAGESIZE));
+
+	/* kb_base=1000: k is 1000, ki 1024; it applies to later sizes */
+	path = write_file("kb.fio", "[j]\nsize=1k\nkb_base=1000\noffset=3k\nio_size=2KiB\nbs=4kib\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), 0);
+	assert_int_equal(o.jobs[0].size, 1024);
+	assert_int_equal(o.jobs[0].offset, 3000);
+	assert_int_equal(o.jobs[0].io_size, 2048);
+	assert_int_equal(o.jobs[0].bs, 4096);
+
+	/* fio's percentages: size, offset, io_size; the last form set wins */
+	path = write_file("pct.fio", "[j]\nsize=25%\noffset=50%\nio_size=1m\nio_size=40%\n[k]\nsize=20%\nsize=8m\n");
+	bench_opts_init(&o);
+	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
+					     sizeof(errbuf)), 0);
+	assert_int_equal(o.jobs[0].size_pct, 25);
+	assert_int_equal(o.jobs[0].size, 0);
+	assert_int_equal(o.jobs[0].offset_pct, 50);
+	assert_int_equal(o.jobs[0].io_size_pct, 40);
+	assert_int_equal(o.jobs[0].io_size, 0);
+	assert_int_equal(o.jobs[1].size_pct, 0);
+	assert_int_equal(o.jobs[1].size, 8 << 20);
+	jobfile_error("[j]\nsize=101%\n", -EINVAL, ":2: size=101%: bad percentage, allowed 1%..100%");
+	jobfile_error("[j]\nio_size=200%\n", -EINVAL, ":2: io_size=200%: bad percentage, allowed 1%..100%");
+	jobfile_error("[j]\noffset=x%\n", -EINVAL, ":2: offset=x%: bad percentage, allowed 0%..100%");
+	jobfile_error("[j]\nbs=50%\n", -EINVAL,
+		      ":2: bs=50%: a percentage is a fio form blkstack bench takes for size, offset and io_size only");
+}
+
+/* The workload options' values as fio writes them. */
+static void test_workload_options(void **state)
+{
+	struct bench_opts o;
+	struct bench_job_opts j;
+
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+	assert_int_equal(j.thinktime_blocks, 1);
+	assert_int_equal(set(&o, &j, "number_ios", "1k"), 0);
+	assert_int_equal(j.number_ios, 1024);
+	assert_int_equal(set(&o, &j, "startdelay", "2"), 0);
+	assert_int_equal(j.startdelay_ns, 2 * NS_PER_SEC);
+	assert_int_equal(j.startdelay_max_ns, 0);
+	assert_int_equal(set(&o, &j, "startdelay", "100ms-1s"), 0);
+	assert_int_equal(j.startdelay_ns, 100000000);
+	assert_int_equal(j.startdelay_max_ns, NS_PER_SEC);
+	assert_int_equal(set(&o, &j, "startdelay", "x-1"), -EINVAL);
+	assert_int_equal(set(&o, &j, "rate", "1m"), 0);
+	assert_int_equal(j.rate, 1 << 20);
+	assert_int_equal(set(&o, &j, "rate_iops", "500"), 0);
+	assert_int_equal(j.rate_iops, 500);
+	assert_int_equal(set(&o, &j, "rate_iops", "1k,2k"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "rate_process", "linear"), 0);
+	assert_int_equal(set(&o, &j, "rate_process", "poisson"), -EOPNOTSUPP);
+	/* thinktime: a bare number is in microseconds, as in fio */
+	assert_int_equal(set(&o, &j, "thinktime", "250"), 0);
+	assert_int_equal(j.thinktime_ns, 250000);
+	assert_int_equal(set(&o, &j, "thinktime_spin", "1ms"), 0);
+	assert_int_equal(j.thinktime_spin_ns, 1000000);
+	assert_int_equal(set(&o, &j, "thinktime_blocks", "0"), -EINVAL);
+	assert_int_equal(set(&o, &j, "wait_for", "writers"), 0);
+	assert_string_equal(j.wait_for, "writers");
+	/* fio's profile options: taken, no effect, a note */
+	assert_int_equal(set(&o, &j, "threads", "4"), 0);
+	assert_non_null(strstr(o.notes, "threads=4: an option of fio's tiobench profile"));
+	assert_int_equal(set(&o, &j, "new_group", NULL), 0);
+	assert_true(j.new_group);
+
+	/* bsrange and bssplit */
+	assert_int_equal(set(&o, &j, "bsrange", "4k-64k"), 0);
+	assert_int_equal(j.bs_min, 4096);
+	assert_int_equal(j.bs_max, 65536);
+	assert_int_equal(set(&o, &j, "blocksize_range", "64k-4k"), -EINVAL);
+	assert_int_equal(set(&o, &j, "bsrange", "1k-2k,4k-8k"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "bssplit", "4k/20:8k:16k"), 0);
+	assert_int_equal(j.bssplit_nr, 3);
+	assert_int_equal(j.bs_max, 0);	/* the later one wins */
+	assert_int_equal(j.bssplit_bs[2], 16384);
+	assert_int_equal(j.bssplit_pct[0], 20);
+	assert_int_equal(j.bssplit_pct[1], 40);
+	assert_int_equal(j.bssplit_pct[2], 40);
+	assert_int_equal(set(&o, &j, "bssplit", "4k/30:8k/30:16k"), 0);
+	assert_int_equal(j.bssplit_pct[2], 40);
+	assert_int_equal(set(&o, &j, "bssplit", "4k/50:8k/40"), -EINVAL);
+	assert_string_equal(errbuf, "bssplit=4k/50:8k/40: the shares add up to 90%, not 100%");
+	assert_int_equal(set(&o, &j, "bssplit", "1000/100"), -EINVAL);
+	assert_int_equal(set(&o, &j, "bssplit", "4k/x"), -EINVAL);
+
+	/* random_distribution */
+	assert_int_equal(set(&o, &j, "random_distribution", "zipf:1.2"), 0);
+	assert_int_equal(j.rand_dist, DIST_ZIPF);
+	assert_true(j.dist_param > 1.19 && j.dist_param < 1.21);
+	assert_true(j.dist_center < 0);
+	assert_int_equal(set(&o, &j, "random_distribution", "pareto:0.9:0.25"), 0);
+	assert_int_equal(j.rand_dist, DIST_PARETO);
+	assert_true(j.dist_center > 0.24 && j.dist_center < 0.26);
+	assert_int_equal(set(&o, &j, "random_distribution", "normal:5"), 0);
+	assert_int_equal(j.rand_dist, DIST_NORMAL);
+	assert_int_equal(set(&o, &j, "random_distribution", "zoned:60/10:30/20:8/30:2/40"), 0);
+	assert_int_equal(j.rand_dist, DIST_ZONED);
+	assert_int_equal(j.dist_zones, 4);
+	assert_int_equal(j.zone_pct[2], 8);
+	assert_int_equal(j.zone_size[3], 40);
+	assert_int_equal(set(&o, &j, "random_distribution", "zoned_abs:70/4m:30/1g"), 0);
+	assert_int_equal(j.rand_dist, DIST_ZONED_ABS);
+	assert_int_equal(j.zone_size[1], 1ull << 30);
+	/* fio: a last zone without a range takes the rest */
+	assert_int_equal(set(&o, &j, "random_distribution", "zoned:50/5:30/15:20/"), 0);
+	assert_int_equal(j.dist_zones, 3);
+	assert_int_equal(j.zone_size[2], 80);
+	assert_int_equal(set(&o, &j, "random_distribution", "random"), 0);
+	assert_int_equal(j.rand_dist, DIST_RANDOM);
+	assert_int_equal(set(&o, &j, "random_distribution", "zipf:1"), -EINVAL);
+	assert_int_equal(set(&o, &j, "random_distribution", "pareto:1.5"), -EINVAL);
+	assert_int_equal(set(&o, &j, "random_distribution", "zipf:1.2:2"), -EINVAL);
+	assert_int_equal(set(&o, &j, "random_distribution", "zoned:60/80:40/30"), -EINVAL);
+	assert_int_equal(set(&o, &j, "random_distribution", "gamma:2"), -EINVAL);
+	assert_int_equal(set(&o, &j, "random_distribution", "zipf"), -EINVAL);
+
+	/* rw=<pattern>:N: bytes for sequential, a count for random */
+	assert_int_equal(set(&o, &j, "rw", "read:-8k"), 0);
+	assert_int_equal(j.rw, RW_READ);
+	assert_int_equal(j.rw_mod, -8192);
+	assert_int_equal(set(&o, &j, "rw", "write:4k"), 0);
+	assert_int_equal(j.rw, RW_WRITE);
+	assert_int_equal(j.rw_mod, 4096);
+	assert_int_equal(set(&o, &j, "rw", "randread:8"), 0);
+	assert_int_equal(j.rw, RW_RANDREAD);
+	assert_int_equal(j.rw_mod, 8);
+	assert_int_equal(set(&o, &j, "rw", "randread"), 0);
+	assert_int_equal(j.rw_mod, 0);
+	assert_int_equal(set(&o, &j, "rw", "randread:0"), -EINVAL);
+	assert_int_equal(set(&o, &j, "rw", "read:x"), -EINVAL);
+	assert_int_equal(set(&o, &j, "rw", "sideways:4"), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1232,6 +1562,11 @@ int main(void)
 		cmocka_unit_test(test_jobfile),
 		cmocka_unit_test(test_jobfile_with_cli_global),
 		cmocka_unit_test(test_jobfile_errors),
+		cmocka_unit_test(test_fio_catalogue),
+		cmocka_unit_test(test_workload_options),
+		cmocka_unit_test(test_jobfile_fio_syntax),
+		cmocka_unit_test(test_jobfile_all_problems),
+		cmocka_unit_test(test_err_add_cuts),
 		cmocka_unit_test(test_jobfile_bytes),
 		cmocka_unit_test(test_jobfile_directory),
 		cmocka_unit_test(test_jobfile_missing),

@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# fio's workload options with fio's meaning, each measured against fio
+# itself: number_ios with loops, rate and rate_iops on the null engine
+# (the rate held within 2 %), thinktime, startdelay, new_group's reporting
+# groups, and rw=<pattern>:N offset modifiers compared block by block on
+# files written by fio and by blkstack.
+source "$(dirname "$0")/lib.sh" "$@"
+
+if ! command -v fio >/dev/null; then
+	fail "fio is not installed (scripts/install-deps.sh installs it)"
+	finish
+	exit
+fi
+
+# total I/Os of job 0, blkstack on dev=null and fio on its null engine
+ios_blk() { "$BLKSTACK" bench --dev=null --name=x "$@" --output-format=json | jq '[.jobs[0].read.total_ios, .jobs[0].write.total_ios] | add'; }
+ios_fio() { fio --ioengine=null --name=x "$@" --output-format=json 2>/dev/null | jq '[.jobs[0].read.total_ios, .jobs[0].write.total_ios] | add'; }
+
+# number_ios: per loop, never more than the region; no effect when time_based
+for args in "--number_ios=100 --loops=3" "--number_ios=1000 --loops=3" "--number_ios=10"; do
+	# shellcheck disable=SC2086
+	b=$(ios_blk --rw=read --size=1m $args) f=$(ios_fio --rw=read --size=1m $args)
+	check "number_ios ($args): $b I/Os as fio's $f" test "$b" = "$f"
+done
+b=$(ios_blk --rw=read --size=1m --number_ios=10 --time_based --runtime=100ms)
+check "number_ios with time_based: no effect, as in fio ($b I/Os)" test "$b" -gt 1000
+
+# rate and rate_iops over one second, within 2 % of the target and of fio
+within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * p / 100) }'; }
+for args in "--rate_iops=2000" "--rate=8m" "--rate_iops=500 --iodepth=8"; do
+	# shellcheck disable=SC2086
+	b=$(ios_blk --rw=randread --size=16m --runtime=1 --time_based $args)
+	# shellcheck disable=SC2086
+	f=$(ios_fio --rw=randread --size=16m --runtime=1 --time_based $args)
+	case $args in
+	--rate_iops=2000) want=2000 ;;
+	--rate=8m) want=2048 ;;
+	*) want=500 ;;
+	esac
+	check "rate ($args): $b I/Os in 1 s, target $want" within "$b" "$want" 2
+	check "rate ($args): as fio's $f" within "$b" "$f" 2
+done
+# with several block sizes fio takes rate_iops as a bandwidth: that many
+# blocks of the smallest size per second
+bw() { jq '.jobs[0].read.io_bytes'; }
+b=$("$BLKSTACK" bench --dev=null --name=x --rw=randread --size=64m --runtime=1 --time_based \
+	--bssplit=4k/50:64k/50 --rate_iops=2000 --output-format=json | bw)
+f=$(fio --ioengine=null --name=x --rw=randread --size=64m --runtime=1 --time_based \
+	--bssplit=4k/50:64k/50 --rate_iops=2000 --output-format=json 2>/dev/null | bw)
+check "rate_iops with bssplit: $b bytes in 1 s, 2000 x 4 KiB" within "$b" 8192000 2
+check "rate_iops with bssplit: as fio's $f" within "$b" "$f" 2
+expect_error "rate= and rate_iops= together: refused, as by fio" "rate= and rate_iops= are mutually exclusive" \
+	bench --parse-only --rate=4m --rate_iops=3000
+expect_error "rate=r,w: refused" "rate=1m,2m: separate read,write" bench --parse-only --rate=1m,2m
+expect_error "rate_process=poisson: refused" "rate_process=poisson: a value blkstack bench does not support, allowed linear" \
+	bench --parse-only --rate_process=poisson
+
+# thinktime: 1 ms after each I/O (or each 4 at depth 8): fio's count within
+# 30 % (sleeps overshoot by tens of microseconds, more on a loaded machine)
+for args in "--thinktime=1ms" "--thinktime=1000 --thinktime_blocks=4 --iodepth=8"; do
+	# shellcheck disable=SC2086
+	b=$(ios_blk --rw=randread --size=16m --runtime=1 --time_based $args)
+	# shellcheck disable=SC2086
+	f=$(ios_fio --rw=randread --size=16m --runtime=1 --time_based $args)
+	check "thinktime ($args): $b I/Os, fio $f" within "$b" "$f" 30
+done
+# thinktime_spin: half the stall spun (fio 3.33's null engine hangs with
+# it, so no fio figure): at most one I/O per 1 ms stall, and not stuck
+b=$(ios_blk --rw=randread --size=16m --runtime=1 --time_based --thinktime=1ms --thinktime_spin=500us)
+check "thinktime_spin: $b I/Os in 1 s, at most one per 1 ms stall" test "$b" -le 1000 -a "$b" -ge 300
+"$BLKSTACK" bench --dev=null --name=x --rw=randread --size=16m --runtime=1 --time_based \
+	--thinktime=1ms --thinktime_spin=500us --output-format=json >"$TMP/spin.json"
+check "thinktime_spin: the spin shows as CPU time (usr_cpu over 20 %)" jq -e '.jobs[0].usr_cpu > 20' "$TMP/spin.json"
+
+# startdelay: the job starts late, its runtime counts from then
+start=$(date +%s%N)
+"$BLKSTACK" bench --dev=null --rw=read --size=1m --startdelay=1 --output-format=json >"$TMP/sd.json"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "startdelay=1: the run took at least 1 s ($ms ms)" test "$ms" -ge 1000
+check "startdelay=1: not counted in the job's runtime" jq -e '.jobs[0].job_runtime < 500' "$TMP/sd.json"
+start=$(date +%s%N)
+"$BLKSTACK" bench --dev=null --rw=read --size=1m --startdelay=200ms-400ms --numjobs=2 >/dev/null
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "startdelay=200ms-400ms: a delay in the range ($ms ms)" test "$ms" -ge 200 -a "$ms" -lt 2000
+expect_error "startdelay=5-2: a range backwards" "startdelay=5-2: the range's end is before its start" \
+	bench --parse-only --startdelay=5-2
+
+# bssplit and bsrange: the I/O count for the same bytes, random (with fio's
+# random map cutting I/Os at used blocks) and sequential, within 5 % of fio
+io_pair() { jq -c '[.jobs[0].read.total_ios, .jobs[0].read.io_bytes]'; }
+for args in "--bssplit=4k/50:64k/50" "--bsrange=4k-64k" "--bssplit=4k/20:8k:16k" "--bssplit=4k/50:64k/50 --norandommap"; do
+	for rw in randread read; do
+		# shellcheck disable=SC2086
+		b=$("$BLKSTACK" bench --dev=null --name=x --rw=$rw --size=64m $args --output-format=json | io_pair)
+		# shellcheck disable=SC2086
+		f=$(fio --ioengine=null --name=x --rw=$rw --size=64m $args --output-format=json 2>/dev/null | io_pair)
+		check "$args $rw: [I/Os, bytes] $b, fio $f" \
+			within "$(jq '.[0]' <<<"$b")" "$(jq '.[0]' <<<"$f")" 5
+		check "$args $rw: 64 MiB moved, the last I/O cut to fit" test "$(jq '.[1]' <<<"$b")" = 67108864
+	done
+done
+expect_error "bssplit shares past 100" "bssplit=4k/70:8k/40: the shares add up to 110%, more than 100%" \
+	bench --parse-only --bssplit=4k/70:8k/40
+expect_error "bssplit=r,w: refused" "separate read,write\[,trim\] splits" bench --parse-only --bssplit=4k/100,8k/100
+expect_error "bsrange with verify: refused" "verify= with bssplit= or bsrange= is not supported" \
+	bench --parse-only --dev=ram --rw=write --bsrange=4k-8k --verify=crc32c
+
+# random_distribution: how many distinct blocks 4096 random writes over a
+# 16 MiB file hit, blkstack against fio, within 5 %
+distinct() {
+	python3 - "$1" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+z = bytes(4096)
+print(sum(1 for i in range(len(d) // 4096) if d[i * 4096:(i + 1) * 4096] != z))
+PY
+}
+for dist in zipf:1.2 zipf:0.8 pareto:0.9 normal:10 zoned:90/10:10/90 zoned_abs:50/1m:50/3m zipf:1.1:0.25; do
+	for who in blk fio; do
+		rm -f "$TMP/$who.img"
+		truncate -s 16m "$TMP/$who.img"
+		printf '[j]\nrw=randwrite\nbs=4k\nsize=16m\nnumber_ios=4096\nioengine=psync\nrandom_distribution=%s\nfilename=%s\n' \
+			"$dist" "$TMP/$who.img" >"$TMP/$who.fio"
+	done
+	"$BLKSTACK" bench "$TMP/blk.fio" >/dev/null
+	fio "$TMP/fio.fio" >/dev/null 2>&1
+	b=$(distinct "$TMP/blk.img") f=$(distinct "$TMP/fio.img")
+	check "random_distribution=$dist: $b distinct blocks, fio $f" within "$b" "$f" 5
+done
+expect_error "zipf:1 refused (theta must not be 1)" "zipf's theta: a number above 0, not 1" \
+	bench --parse-only --random_distribution=zipf:1
+expect_error "zoned shares must add to 100" "the zones' shares add up to 90%, not 100%" \
+	bench --parse-only --random_distribution=zoned:50/10:40/90
+expect_error "r,w distributions refused" "separate read,write\[,trim\] distributions" \
+	bench --parse-only --random_distribution=zipf:1.2,pareto:0.5
+
+# new_group: reporting groups as fio numbers them
+printf '[a]\nrw=read\nsize=1m\n[b]\nnew_group\nrw=read\nsize=1m\n[c]\nrw=read\nsize=1m\n[d]\nstonewall\nrw=read\nsize=1m\n' >"$TMP/ng.fio"
+b=$("$BLKSTACK" bench --dev=null --output-format=json "$TMP/ng.fio" | jq -c '[.jobs[] | .groupid]')
+f=$(fio --ioengine=null --output-format=json "$TMP/ng.fio" 2>/dev/null | jq -c '[.jobs[] | .groupid]')
+check "new_group: groupids $b as fio's $f" test "$b" = "$f"
+
+# wait_for: b starts once a has ended, c runs alongside a, as in fio; the
+# waitee must be an earlier job
+printf '[a]\nrw=read\nsize=1m\nruntime=300ms\ntime_based\n[b]\nwait_for=a\nrw=read\nsize=1m\nruntime=300ms\ntime_based\n[c]\nrw=read\nsize=1m\nruntime=300ms\ntime_based\n' >"$TMP/wf.fio"
+start=$(date +%s%N)
+"$BLKSTACK" bench --dev=null --output-format=json "$TMP/wf.fio" >"$TMP/wf.json"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "wait_for: a then b, 300 ms each: the run took 600 ms or more ($ms)" test "$ms" -ge 600
+check "wait_for: each job ran its 300 ms" jq -e '[.jobs[].job_runtime >= 290] | all' "$TMP/wf.json"
+check "wait_for: c ran alongside a, not after b (under 1.5 s)" test "$ms" -lt 1500
+expect_error "wait_for a later job: refused as by fio" "job 'a': wait_for=b: that job comes later" \
+	bench --parse-only --name=a --wait_for=b --name=b
+
+# rw=<pattern>:N: which blocks of a 64 KiB file ten writes touch
+map() {
+	local i
+	for i in $(seq 0 15); do
+		if cmp -s -n 4096 -i $((i * 4096)):0 "$1" /dev/zero; then printf 0; else printf 1; fi
+	done
+}
+for mod in write:4k write:-8k write:8k write:-4k; do
+	for who in blk fio; do
+		rm -f "$TMP/$who.img"
+		truncate -s 64k "$TMP/$who.img"
+		printf '[j]\nrw=%s\nbs=4k\nsize=64k\nnumber_ios=10\nioengine=psync\nfilename=%s\n' \
+			"$mod" "$TMP/$who.img" >"$TMP/$who.fio"
+	done
+	"$BLKSTACK" bench "$TMP/blk.fio" >/dev/null
+	fio "$TMP/fio.fio" >/dev/null 2>&1
+	b=$(map "$TMP/blk.img") f=$(map "$TMP/fio.img")
+	check "rw=$mod: blocks $b as fio's $f" test "$b" = "$f"
+done
+# random: runs of N blocks in order from each random offset
+rm -f "$TMP/r.img"
+truncate -s 1m "$TMP/r.img"
+printf '[j]\nrw=randwrite:4\nbs=4k\nsize=1m\nnumber_ios=16\nfilename=%s\n' "$TMP/r.img" >"$TMP/r.fio"
+"$BLKSTACK" bench "$TMP/r.fio" >/dev/null
+runs=$(for i in $(seq 0 255); do
+	if cmp -s -n 4096 -i $((i * 4096)):0 "$TMP/r.img" /dev/zero; then printf 0; else printf 1; fi
+done | tr -s 0 '\n' | awk 'length > 0 { print length }' | sort -u | tr '\n' ' ')
+check "rw=randwrite:4: the blocks written come in runs of 4 (runs: $runs)" \
+	bash -c '[ -n "$1" ] && for r in $1; do [ $((r % 4)) -eq 0 ] || exit 1; done' _ "$runs"
+expect_error "rw=read:3k with bs=4k: the skip must be whole blocks" "rw=read:3072: the bytes skipped must be a multiple of bs=4096" \
+	bench --parse-only --rw=read:3k
+expect_error "rw=randread:-2: a count" "the ':N' of a random pattern is the I/Os per random offset" \
+	bench --parse-only --rw=randread:-2
+finish
