@@ -37,7 +37,8 @@
  *   concurrent WRITE, and scsi_tgt_submit() answers -EAGAIN for one while
  *   another queue's holds the unit.  RESERVE and RELEASE 6/10 (SPC-2 7.16,
  *   7.17, 7.21, 7.22), PERSISTENT RESERVE IN/OUT (SPC-4 5.9, 6.15, 6.16:
- *   every type, no APTPL, SPEC_I_PT, ALL_TG_PT nor REGISTER AND MOVE),
+ *   every type, REGISTER AND MOVE (5.9.8) to a nexus named by its
+ *   TransportID; no APTPL, SPEC_I_PT, ALL_TG_PT nor REPLACE LOST RESERVATION),
  *   EXTENDED COPY (LID1, 6.4: block to block between this target's units)
  *   and RECEIVE COPY RESULTS (6.20), VPD 0x8f (7.8.17); a reserved unit
  *   answers other nexuses RESERVATION CONFLICT as SPC-2 and SPC-4 5.9.1

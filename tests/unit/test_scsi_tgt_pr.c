@@ -238,6 +238,91 @@ static uint8_t read_reservation(struct fx *f, uint64_t *key)
 	return b[21] & 0x0f;
 }
 
+/*
+ * REGISTER AND MOVE (SPC-4 5.9.8): @nexus, holder with @key, moves the
+ * reservation (@type) to the nexus named @name (an iSCSI TransportID,
+ * format 00b), registering it with @sakey; @unreg drops its own.
+ */
+static uint8_t register_and_move(struct fx *f, struct scsi_tgt_cmd *c,
+				 unsigned int nexus, uint8_t type, uint64_t key,
+				 uint64_t sakey, bool unreg, const char *name)
+{
+	uint8_t cdb[10] = { PERSISTENT_RESERVE_OUT, PROUT_REGISTER_AND_MOVE, type };
+	static uint8_t pl[24 + 64];
+	uint32_t n = (uint32_t)((strlen(name) + 1 + 3) & ~3u), tl;
+
+	if (n < 20)
+		n = 20;
+	tl = 4 + n;
+	memset(pl, 0, sizeof(pl));
+	scsi_put_be64(pl, key);
+	scsi_put_be64(pl + 8, sakey);
+	pl[17] = unreg ? 0x02 : 0;
+	scsi_put_be32(pl + 20, tl);
+	pl[24] = 0x05; /* iSCSI, format 00b */
+	scsi_put_be16(pl + 26, (uint16_t)n);
+	memcpy(pl + 28, name, strlen(name));
+	scsi_put_be32(cdb + 5, 24 + tl);
+	return run(f, c, 0, nexus, cdb, 10, SCSI_DIR_TO_DEVICE, pl, 24 + tl);
+}
+
+static void test_register_and_move(void **state)
+{
+	struct fx *f = *state;
+	struct scsi_tgt_cmd c;
+	uint64_t keys[8], key;
+	uint32_t gen;
+	static const uint8_t tid2[28] = {
+		0x05, 0, 0, 24, 'i', 'q', 'n', '.', 't', 'w', 'o',
+	};
+
+	/* nexus 2 has a name of its own; nexus 1 the default one */
+	assert_int_equal(scsi_tgt_set_nexus_id(f->t, 2, tid2, sizeof(tid2)), 0);
+	assert_int_equal(prout(f, 0, PROUT_REGISTER, 0, 0, 0xa0), SAM_STAT_GOOD);
+	assert_int_equal(prout(f, 1, PROUT_REGISTER, 0, 0, 0xa1), SAM_STAT_GOOD);
+	/* no reservation held: conflict */
+	assert_int_equal(register_and_move(f, &c, 0, PR_TYPE_WE, 0xa0, 0xb2, false,
+					   "iqn.two"), SAM_STAT_RESERVATION_CONFLICT);
+	assert_int_equal(prout(f, 0, PROUT_RESERVE, PR_TYPE_WE, 0xa0, 0), SAM_STAT_GOOD);
+	/* not the holder, or a wrong key: conflict */
+	assert_int_equal(register_and_move(f, &c, 1, PR_TYPE_WE, 0xa1, 0xb2, false,
+					   "iqn.two"), SAM_STAT_RESERVATION_CONFLICT);
+	assert_int_equal(register_and_move(f, &c, 0, PR_TYPE_WE, 0xa9, 0xb2, false,
+					   "iqn.two"), SAM_STAT_RESERVATION_CONFLICT);
+	/* a key of 0, a name nobody has, its own name: invalid parameter */
+	register_and_move(f, &c, 0, PR_TYPE_WE, 0xa0, 0, false, "iqn.two");
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM_LIST);
+	register_and_move(f, &c, 0, PR_TYPE_WE, 0xa0, 0xb2, false, "iqn.nobody");
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM_LIST);
+	register_and_move(f, &c, 0, PR_TYPE_WE, 0xa0, 0xb2, false,
+			  "iqn.2026-01.org.blkstack:nexus.0");
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM_LIST);
+	gen = generation(f);
+	/* to nexus 2 (named), as EA, keeping its own registration */
+	assert_int_equal(register_and_move(f, &c, 0, PR_TYPE_EA, 0xa0, 0xb2, false,
+					   "iqn.two"), SAM_STAT_GOOD);
+	assert_int_equal(generation(f), gen + 1);
+	assert_int_equal(read_reservation(f, &key), PR_TYPE_EA);
+	assert_true(key == 0xb2);
+	assert_int_equal(read_keys(f, keys), 3);
+	/* nexus 2 holds it now: nexus 0 may not read under EA */
+	{
+		uint8_t cdb[10] = { READ_10, 0, 0, 0, 0, 0, 0, 0, 1, 0 };
+		static char buf[512];
+
+		assert_int_equal(run(f, &c, 0, 0, cdb, 10, SCSI_DIR_FROM_DEVICE, buf, 512),
+				 SAM_STAT_RESERVATION_CONFLICT);
+		assert_int_equal(run(f, &c, 0, 2, cdb, 10, SCSI_DIR_FROM_DEVICE, buf, 512),
+				 SAM_STAT_GOOD);
+	}
+	/* on to nexus 1 (the default name), and nexus 2 unregisters */
+	assert_int_equal(register_and_move(f, &c, 2, PR_TYPE_WE, 0xb2, 0xc1, true,
+					   "iqn.2026-01.org.blkstack:nexus.1"), SAM_STAT_GOOD);
+	assert_int_equal(read_reservation(f, &key), PR_TYPE_WE);
+	assert_true(key == 0xc1);
+	assert_int_equal(read_keys(f, keys), 2); /* nexus 0 and nexus 1 */
+}
+
 /* ------------------------------------------------------------ REGISTER */
 
 static void test_register(void **state)
@@ -320,9 +405,9 @@ static void test_prout_refused(void **state)
 	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
 	prout_full(f, &c, 0, 0, PROUT_REGISTER, 0, 0, 1, 0, 28);
 	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
-	/* REGISTER AND MOVE, unknown service actions */
-	prout_full(f, &c, 0, 0, PROUT_REGISTER_AND_MOVE, 0, 0, 1, 0, 24);
-	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
+	/* REGISTER AND MOVE without a TransportID; unknown service actions */
+	prout_full(f, &c, 0, 0, PROUT_REGISTER_AND_MOVE, PR_TYPE_WE, 0, 1, 0, 24);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
 	prout_full(f, &c, 0, 0, 0x1f, 0, 0, 1, 0, 24);
 	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB);
 	/* RESERVE: a scope other than LU_SCOPE, a type that is none */
@@ -754,6 +839,10 @@ static void test_rsoc(void **state)
 	cdb[5] = PROUT_REGISTER_AND_MOVE;
 	assert_int_equal(run(f, &c, 0, 0, cdb, 12, SCSI_DIR_FROM_DEVICE, b, 64),
 			 SAM_STAT_GOOD);
+	assert_int_equal(b[1] & 0x07, 3);
+	cdb[5] = 0x08; /* REPLACE LOST RESERVATION: not supported */
+	assert_int_equal(run(f, &c, 0, 0, cdb, 12, SCSI_DIR_FROM_DEVICE, b, 64),
+			 SAM_STAT_GOOD);
 	assert_int_equal(b[1] & 0x07, 1);
 	cdb[3] = RECEIVE_COPY_RESULTS;
 	cdb[5] = RCR_OPERATING_PARAMETERS;
@@ -1137,6 +1226,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_register, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prout_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_register_and_move, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reserve_release, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conflict_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unregister_releases, setup, teardown),

@@ -20,8 +20,10 @@
  *   PREEMPTED) for the nexuses concerned.  Not implemented, refused:
  *   APTPL (the state is in memory only: INVALID FIELD IN PARAMETER LIST
  *   on REGISTER; PTPL_C 0 in REPORT CAPABILITIES), SPEC_I_PT and ALL_TG_PT
- *   (INVALID FIELD IN PARAMETER LIST), REGISTER AND MOVE and REPLACE LOST
- *   RESERVATION (INVALID FIELD IN CDB), scopes other than LU_SCOPE.
+ *   (INVALID FIELD IN PARAMETER LIST), REPLACE LOST RESERVATION (INVALID
+ *   FIELD IN CDB), scopes other than LU_SCOPE.  REGISTER AND MOVE (5.9.8)
+ *   moves the reservation to the nexus its TransportID names (as
+ *   scsi_tgt_set_nexus_id() named it, or the default name).
  *   PREEMPT AND ABORT does what PREEMPT does: the core keeps no task list
  *   (commands end before scsi_tgt_submit() returns or from their bios),
  *   so there are no tasks of the preempted nexuses to abort.
@@ -522,6 +524,117 @@ static uint8_t preempt(struct scsi_lu *lu, unsigned int nexus, uint64_t sakey,
 	return SAM_STAT_GOOD;
 }
 
+/* The name in an iSCSI TransportID (SPC-4 7.6.4.6, formats 00b and 01b:
+ * "name" or "name,i,0xISID"), NUL-terminated within @len; NULL: none. */
+static const char *tid_name(const uint8_t *b, uint32_t len, uint32_t *nlen)
+{
+	uint32_t n, i;
+
+	if (len < 8)
+		return NULL;
+	n = scsi_get_be16(b + 2);
+	if (4 + n > len)
+		return NULL;
+	for (i = 0; i < n && b[4 + i]; i++)
+		;
+	if (i == n || !i)
+		return NULL;
+	*nlen = i;
+	return (const char *)b + 4;
+}
+
+/* The nexus whose TransportID is @id, or -1. */
+static int nexus_of_tid(struct scsi_tgt *t, const uint8_t *id, uint32_t len)
+{
+	uint8_t b[SCSI_TGT_TRANSPORT_ID_MAX + 4];
+	const char *want, *have;
+	uint32_t wl, hl;
+	unsigned int k;
+
+	want = tid_name(id, len, &wl);
+	if (!want)
+		return -1;
+	for (k = 0; k < SCSI_TGT_MAX_NEXUS; k++) {
+		uint32_t n = transport_id(t, k, b);
+
+		if ((b[0] & 0x0f) != (id[0] & 0x0f))
+			continue;
+		have = tid_name(b, n, &hl);
+		if (have && hl == wl && !memcmp(have, want, wl))
+			return (int)k;
+	}
+	return -1;
+}
+
+/*
+ * SPC-4 5.9.8, 6.16.4: REGISTER AND MOVE.  The holder (not of an
+ * all-registrants type) with its key registers the nexus the TransportID
+ * names with the service action key, gives it the reservation (the CDB's
+ * type), and with UNREG drops its own registration.
+ */
+static int pr_register_and_move(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+				struct scsi_tgt_cmd *c, uint8_t type, uint32_t plen)
+{
+	struct tgt_pr *pr = &lu->pr;
+	unsigned int n = c->nexus;
+	uint8_t pl[24 + SCSI_TGT_TRANSPORT_ID_MAX];
+	uint64_t key, sakey;
+	uint32_t tlen;
+	int dest;
+	uint8_t st = SAM_STAT_GOOD;
+
+	if (plen < 24 + 24 || plen > sizeof(pl) ||
+	    tgt_data_out(c, pl, plen) < plen) {
+		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+		return 0;
+	}
+	key = scsi_get_be64(pl);
+	sakey = scsi_get_be64(pl + 8);
+	tlen = scsi_get_be32(pl + 20);
+	if (pl[16] || (pl[17] & 0xfc)) {
+		tgt_cmd_bad_param(c, lu, pl[16] ? 16 : 17, -1);
+		return 0;
+	}
+	if (pl[17] & 0x01) { /* APTPL: not persisted */
+		tgt_cmd_bad_param(c, lu, 17, 0);
+		return 0;
+	}
+	if (24 + tlen != plen) {
+		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+		return 0;
+	}
+	dest = nexus_of_tid(q->tgt, pl + 24, tlen);
+	pthread_mutex_lock(&pr->lock);
+	if (!is_registered(pr, n) || key != pr->key[n] || !pr->type ||
+	    type_ar(pr->type) || !is_holder(pr, n)) {
+		st = SAM_STAT_RESERVATION_CONFLICT;
+		goto out;
+	}
+	if (!sakey) {
+		pthread_mutex_unlock(&pr->lock);
+		tgt_cmd_bad_param(c, lu, 8, -1);
+		return 0;
+	}
+	/* the destination: a nexus of ours, not the one that asks */
+	if (dest < 0 || (unsigned int)dest == n) {
+		pthread_mutex_unlock(&pr->lock);
+		tgt_cmd_bad_param(c, lu, 24, -1);
+		return 0;
+	}
+	pr->registered |= nexus_bit((unsigned int)dest);
+	pr->key[dest] = sakey;
+	pr->type = type;
+	pr->holder = (unsigned int)dest;
+	if (pl[17] & 0x02) /* UNREG */
+		unregister_nexuses(pr, nexus_bit(n));
+	pr->generation++;
+out:
+	publish(lu);
+	pthread_mutex_unlock(&pr->lock);
+	c->status = st;
+	return 0;
+}
+
 /* SPC-4 6.16: the service actions, 5.9.7-5.9.11 for what each does */
 int tgt_do_pr_out(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		  struct scsi_tgt_cmd *c)
@@ -535,15 +648,25 @@ int tgt_do_pr_out(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	uint64_t key, sakey;
 	uint8_t pl[24], st;
 
-	(void)q;
-	if (cdb[1] & 0xe0 || sa > PROUT_REGISTER_AND_IGNORE) {
-		/* REGISTER AND MOVE, REPLACE LOST RESERVATION: not here */
+	if (cdb[1] & 0xe0 || sa > PROUT_REGISTER_AND_MOVE) {
+		/* REPLACE LOST RESERVATION: not here */
 		tgt_cmd_bad_cdb(c, lu, 1, cdb[1] & 0xe0 ? -1 : 4);
 		return 0;
 	}
 	if (cdb[3] || cdb[4]) {
 		tgt_cmd_bad_cdb(c, lu, cdb[3] ? 3 : 4, -1);
 		return 0;
+	}
+	if (sa == PROUT_REGISTER_AND_MOVE) {
+		if (scope) {
+			tgt_cmd_bad_cdb(c, lu, 2, 7);
+			return 0;
+		}
+		if (!type_valid(type)) {
+			tgt_cmd_bad_cdb(c, lu, 2, 3);
+			return 0;
+		}
+		return pr_register_and_move(q, lu, c, type, plen);
 	}
 	if (sa == PROUT_RESERVE || sa == PROUT_RELEASE || sa == PROUT_PREEMPT ||
 	    sa == PROUT_PREEMPT_AND_ABORT) {
