@@ -14,23 +14,14 @@
  * that started before it ends aborted on its own thread.
  */
 #include <errno.h>
-#include <time.h>
 
 #include "tgt_int.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t tmf_deadline(const struct scsi_tgt *t)
 {
 	uint32_t ms = t->cfg.tmf_timeout_ms ? t->cfg.tmf_timeout_ms : 10000;
 
-	return now_ns() + (uint64_t)ms * 1000000ull;
+	return tgt_now_ns() + (uint64_t)ms * 1000000ull;
 }
 
 void tgt_task_drop(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
@@ -92,7 +83,7 @@ int scsi_tgt_abort_task(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 		deadline = tmf_deadline(t);
 		while (c->tstate == TGT_TASK_MEDIA) {
 			scsi_tgt_poll(q);
-			if (c->tstate == TGT_TASK_MEDIA && now_ns() > deadline)
+			if (c->tstate == TGT_TASK_MEDIA && tgt_now_ns() > deadline)
 				return tmf_failed(t, -ETIMEDOUT);
 		}
 		return 0;
@@ -124,7 +115,7 @@ static int reset_queue_tasks(struct scsi_tgt_queue *q, uint64_t lun,
 			continue;
 		while (q->lun_busy[i]) {
 			scsi_tgt_poll(q);
-			if (q->lun_busy[i] && deadline && now_ns() > deadline)
+			if (q->lun_busy[i] && deadline && tgt_now_ns() > deadline)
 				return -ETIMEDOUT;
 		}
 	}

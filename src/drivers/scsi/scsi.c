@@ -164,6 +164,33 @@ static void host_unlock(struct scsi_hq *hq)
 	pthread_spin_unlock(&hq->sd->host_lock);
 }
 
+/* ------------------------------------------------- blocking, budget */
+
+/* SCSI_MLQUEUE_HOST_BUSY: the host takes nothing for a while */
+static void block_host(struct scsi_disk *sd)
+{
+	atomic_store_explicit(&sd->blocked, SCSI_MAX_HOST_BLOCKED * BLOCKED_HOST_ONE |
+			      (atomic_load_explicit(&sd->blocked, memory_order_relaxed) &
+			       0xffffu), memory_order_relaxed);
+}
+
+/* BUSY, TASK SET FULL: the device takes nothing for a while */
+static void block_device(struct scsi_disk *sd)
+{
+	atomic_store_explicit(&sd->blocked, SCSI_MAX_DEVICE_BLOCKED |
+			      (atomic_load_explicit(&sd->blocked, memory_order_relaxed) &
+			       ~0xffffu), memory_order_relaxed);
+}
+
+/* Give back the budget token @pdu holds, if any. */
+static inline void budget_put(struct scsi_disk *sd, struct scsi_pdu *pdu)
+{
+	if (pdu->budget) {
+		pdu->budget = false;
+		atomic_fetch_sub_explicit(&sd->budget_used, 1, memory_order_release);
+	}
+}
+
 /* ------------------------------------------------- completion decision */
 
 enum scsi_disposition scsi_decide(uint8_t status, const struct scsi_sense *s,
@@ -326,11 +353,7 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 	}
 	if (c->host_status == SCSI_HOST_BUSY) {
 		hq->st.busy++;
-		atomic_store_explicit(&sd->blocked,
-				      SCSI_MAX_HOST_BLOCKED * BLOCKED_HOST_ONE |
-				      (atomic_load_explicit(&sd->blocked,
-							    memory_order_relaxed) & 0xffffu),
-				      memory_order_relaxed);
+		block_host(sd);
 		scsi_requeue(pdu, rq);
 		return true;
 	}
@@ -362,9 +385,7 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 		return true;
 	}
 	if (c->status == SAM_STAT_BUSY || c->status == SAM_STAT_TASK_SET_FULL)
-		atomic_store_explicit(&sd->blocked, SCSI_MAX_DEVICE_BLOCKED |
-				      (atomic_load_explicit(&sd->blocked, memory_order_relaxed) &
-				       ~0xffffu), memory_order_relaxed);
+		block_device(sd);
 	/*
 	 * NOT READY, becoming ready (04/01): sent again every 3 ms without a
 	 * count, for (max_retries + 1) request timeouts from the first time,
@@ -472,10 +493,8 @@ static void scsi_done(struct scsi_cmnd *c)
 		host_lock(hq);
 		locked = true;
 	}
-	if (unlikely(pdu->budget)) {
-		pdu->budget = false;
-		atomic_fetch_sub_explicit(&sd->budget_used, 1, memory_order_release);
-	}
+	if (unlikely(pdu->budget))
+		budget_put(sd, pdu);
 	/* a command ended: the host and the device may take more
 	 * (scsi_finish_command()'s reset of the blocked counts) */
 	if (unlikely(atomic_load_explicit(&sd->blocked, memory_order_relaxed)))
@@ -734,11 +753,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 		c->cdb_len = 16;
 		break;
 	default:
-		if (pdu->budget) {
-			pdu->budget = false;
-			atomic_fetch_sub_explicit(&sd->budget_used, 1,
-						  memory_order_release);
-		}
+		budget_put(sd, pdu);
 		return BLK_STS_NOTSUPP;
 	}
 	switch (rq->op) {
@@ -760,18 +775,9 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	pdu->in_submit = false;
 	if (unlikely(ret == -EAGAIN || ret == -EBUSY)) {
 		hq->st.busy++;
-		/* SCSI_MLQUEUE_HOST_BUSY: the host takes nothing for a while */
 		if (ret == -EBUSY)
-			atomic_store_explicit(&sd->blocked,
-					      SCSI_MAX_HOST_BLOCKED * BLOCKED_HOST_ONE |
-					      (atomic_load_explicit(&sd->blocked,
-								    memory_order_relaxed) & 0xffffu),
-					      memory_order_relaxed);
-		if (pdu->budget) {
-			pdu->budget = false;
-			atomic_fetch_sub_explicit(&sd->budget_used, 1,
-						  memory_order_release);
-		}
+			block_host(sd);
+		budget_put(sd, pdu);
 		return refused_too_long(hq, pdu, rq) ? BLK_STS_TIMEOUT : BLK_STS_RESOURCE;
 	}
 	/* a retry decided inline: the core requeues it (at once), or it

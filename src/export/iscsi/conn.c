@@ -34,6 +34,7 @@
 
 #include "pdu.h"
 #include "server.h"
+#include "../export.h"
 
 #define IDLE_WAIT_MS 100
 #define PDU_STALL_MS 30000   /* a PDU started and not finished */
@@ -182,32 +183,8 @@ static int tx_iov(struct iscsi_conn *c, struct iovec *iov, int cnt)
 {
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
 
-	while (mh.msg_iovlen) {
-		ssize_t n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno; /* SO_SNDTIMEO bounds a stuck peer */
-		}
-		c->tx_bytes += (uint64_t)n;
-		while (n && mh.msg_iovlen) {
-			if ((size_t)n >= mh.msg_iov->iov_len) {
-				n -= (ssize_t)mh.msg_iov->iov_len;
-				mh.msg_iov++;
-				mh.msg_iovlen--;
-			} else {
-				mh.msg_iov->iov_base = (uint8_t *)mh.msg_iov->iov_base + n;
-				mh.msg_iov->iov_len -= (size_t)n;
-				n = 0;
-			}
-		}
-		while (mh.msg_iovlen && !mh.msg_iov->iov_len) {
-			mh.msg_iov++;
-			mh.msg_iovlen--;
-		}
-	}
-	return 0;
+	/* SO_SNDTIMEO bounds a stuck peer */
+	return export_sendmsg_all(c->fd, &mh, &c->tx_bytes);
 }
 
 /* Send a PDU: @bhs (DataSegmentLength set here) and @len bytes of @data. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "server.h"
+#include "../export.h"
 
 #define IDLE_WAIT_MS 100
 #define ISCSI_MAX_XFER (32u << 20) /* as conn.c: a command's buffer */
@@ -483,32 +484,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void flush_end_io(struct blk_bio *bio)
-{
-	*(int *)bio->bi_private = 1;
-}
-
-/* Flush a target's device once no connection uses it (server stop). */
-static const char *dev_flush(struct blk_dev *dev)
-{
-	struct blk_dev_info info;
-	struct blk_mq_ctx *ctx;
-	int done = 0;
-	struct blk_bio bio = { .bi_op = BLK_OP_FLUSH, .bi_end_io = flush_end_io,
-			       .bi_private = &done };
-
-	blk_dev_get_info(dev, &info);
-	if (!info.can_flush)
-		return "nothing to flush";
-	if (blk_ctx_attach(dev, &ctx))
-		return "flush failed: no queue";
-	if (!blk_submit(ctx, &bio))
-		blk_drain(ctx, 0);
-	blk_ctx_detach(ctx);
-	return !done ? "flush failed: not submitted" :
-	       bio.bi_status ? "flush failed" : "flushed";
-}
-
 int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 {
 	unsigned int deadline_ms = srv->cfg.stop_deadline_ms ?
@@ -553,7 +528,7 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 		for (j = 0; j < srv->nodes[i].nr_luns; j++)
 			fprintf(srv->log, "iscsi: target '%s' LUN %u: %s\n",
 				srv->nodes[i].name, j,
-				dev_flush(srv->nodes[i].luns[j]));
+				export_dev_flush(srv->nodes[i].luns[j]));
 	}
 	return 0;
 }

@@ -37,6 +37,7 @@
 
 #include "blkstack/nbd.h"
 #include "coalesce.h"
+#include "../export.h"
 
 #define IDLE_WAIT_MS 100
 #define BUSY_WAIT_NS 20000
@@ -164,28 +165,8 @@ static int cl_send(void *opaque, const struct iovec *iov, int iovcnt)
 		if (iov[i].iov_len)
 			v[cnt++] = iov[i];
 	mh.msg_iovlen = (size_t)cnt;
-	while (mh.msg_iovlen) {
-		ssize_t n = sendmsg(cl->fd, &mh, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno; /* SO_SNDTIMEO bounds a stuck client */
-		}
-		cl->tx_bytes += (uint64_t)n;
-		while (n && mh.msg_iovlen) {
-			if ((size_t)n >= mh.msg_iov->iov_len) {
-				n -= (ssize_t)mh.msg_iov->iov_len;
-				mh.msg_iov++;
-				mh.msg_iovlen--;
-			} else {
-				mh.msg_iov->iov_base = (uint8_t *)mh.msg_iov->iov_base + n;
-				mh.msg_iov->iov_len -= (size_t)n;
-				n = 0;
-			}
-		}
-	}
-	return 0;
+	/* SO_SNDTIMEO bounds a stuck client */
+	return export_sendmsg_all(cl->fd, &mh, &cl->tx_bytes);
 }
 
 /* ------------------------------------------------------- transmission */
@@ -212,35 +193,6 @@ static int tx_flush(struct nbd_client *cl, struct blk_nbd_conn *conn)
 		cl->tx_bytes += (uint64_t)sent;
 		blk_nbd_conn_tx_done(conn, (size_t)sent);
 	}
-}
-
-static void flush_end_io(struct blk_bio *bio)
-{
-	*(int *)bio->bi_private = 1;
-}
-
-/*
- * Flush a device once no connection uses it (server stop): writes
- * acknowledged without FUA reach stable storage before the process exits.
- */
-static const char *dev_flush(struct blk_dev *dev)
-{
-	struct blk_dev_info info;
-	struct blk_mq_ctx *ctx;
-	int done = 0;
-	struct blk_bio bio = { .bi_op = BLK_OP_FLUSH, .bi_end_io = flush_end_io,
-			       .bi_private = &done };
-
-	blk_dev_get_info(dev, &info);
-	if (!info.can_flush)
-		return "nothing to flush";
-	if (blk_ctx_attach(dev, &ctx))
-		return "flush failed: no queue";
-	if (!blk_submit(ctx, &bio))
-		blk_drain(ctx, 0);
-	blk_ctx_detach(ctx);
-	return !done ? "flush failed: not submitted" :
-	       bio.bi_status ? "flush failed" : "flushed";
 }
 
 static void tv_set(int fd, int opt, unsigned int ms);
@@ -868,7 +820,7 @@ int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
 	/* every connection is gone: make acknowledged writes durable */
 	for (i = 0; i < (int)srv->cfg.nr_exports; i++)
 		fprintf(srv->log, "nbd: export '%s': %s\n", srv->cfg.exports[i].name,
-			dev_flush(srv->cfg.exports[i].dev));
+			export_dev_flush(srv->cfg.exports[i].dev));
 	return 0;
 }
 
