@@ -71,9 +71,7 @@ struct scsi_disk {
 	uint32_t queue_depth;   /* budget tokens; 0: none */
 	uint8_t extras;         /* SCSI_X_*: one test on the fast path */
 	bool use_16_for_rw;     /* more blocks than READ (10) addresses */
-	bool write_protected;   /* WP in the mode data at attach */
 	struct blk_scsi_info info; /* what the probe read */
-	uint32_t nr_luns;       /* REPORT LUNS at attach (LUN 0 is this disk) */
 	/* sdev->use_10_for_rw: cleared when the disk refuses READ/WRITE (10)
 	 * (then 6-byte CDBs where they fit); read relaxed per command */
 	_Atomic bool use_10_for_rw;
@@ -1191,8 +1189,7 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 			 probe_sense(ret, &p.pc->cmd, what, sizeof(what)));
 		goto fail;
 	}
-	sd->nr_luns = scsi_get_be32(lunlist) / 8;
-	sd->info.nr_luns = sd->nr_luns;
+	sd->info.nr_luns = scsi_get_be32(lunlist) / 8;
 	if (scsi_get_be32(cap10) == 0xffffffff || (b2[5] & 0xe0)) {
 		ret = probe(&p, rc16, 16, cap, sizeof(cap));
 	} else {
@@ -1205,8 +1202,7 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 			 probe_sense(ret, &p.pc->cmd, what, sizeof(what)));
 		goto fail;
 	}
-	sd->write_protected = mode[2] & 0x80;
-	sd->info.write_protected = sd->write_protected;
+	sd->info.write_protected = mode[2] & 0x80;
 	sd->hostt->exit_queue(p.q);
 	p.q = NULL;
 	free(p.pc);
