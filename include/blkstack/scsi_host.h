@@ -94,6 +94,11 @@ static inline void *scsi_cmd_priv(struct scsi_cmnd *cmd)
  *	(SCSI_MLQUEUE_DEVICE_BUSY: the request is requeued); -EBUSY: the host
  *	is busy (SCSI_MLQUEUE_HOST_BUSY: requeued, the host blocked a while);
  *	other -errno: the request fails.  Context: the queue's thread.
+ * @commit_rqs: optional; the end of a dispatch batch (blk_mq_ops.commit_rqs,
+ *	as Linux's scsi_host_template.commit_rqs): an LLD that held the
+ *	batch's commands (a doorbell not yet rung, a plug) sends them now.
+ *	Called once after every batch in which queuecommand() accepted a
+ *	command.  Context: the queue's thread.
  * @poll: reap what ended, calling each command's done.  Return how many
  *	(>= 0).  Context: the queue's thread; never blocks.
  * @eh_abort_handler: ABORT TASK for @cmd.  Return 0 (SUCCESS: the command
@@ -118,6 +123,7 @@ struct scsi_host_template {
 			  void **queue);
 	void (*exit_queue)(void *queue);
 	int (*queuecommand)(void *queue, struct scsi_cmnd *cmd);
+	void (*commit_rqs)(void *queue);
 	int (*poll)(void *queue);
 	int (*eh_abort_handler)(void *queue, struct scsi_cmnd *cmd);
 	int (*eh_device_reset_handler)(void *queue, uint64_t lun);

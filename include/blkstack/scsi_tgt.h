@@ -359,6 +359,27 @@ int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
  */
 int scsi_tgt_poll(struct scsi_tgt_queue *q);
 
+/**
+ * scsi_tgt_plug() - hold the media I/O of the commands submitted from now
+ * on in a plug on the backing devices (blk_start_plug() on each logical
+ * unit's ctx of @q, started when a command first reaches that unit), so
+ * that a batch of commands reaches a device as one dispatch, as an LLD's
+ * batch reaches an HBA with one doorbell (blk_mq_ops.commit_rqs).
+ * Idempotent.  What is held is dispatched by scsi_tgt_unplug(), by
+ * scsi_tgt_poll() (which unplugs first), or by the core when the plug
+ * holds the device's tags.
+ * Context: @q's thread.
+ */
+void scsi_tgt_plug(struct scsi_tgt_queue *q);
+
+/**
+ * scsi_tgt_unplug() - dispatch what scsi_tgt_plug() held
+ * (blk_finish_plug() on every plugged unit of @q) and stop holding.
+ * Idempotent; nothing to do when not plugged.
+ * Context: @q's thread.
+ */
+void scsi_tgt_unplug(struct scsi_tgt_queue *q);
+
 /*
  * Task management (SAM-5 7; the functions iSCSI's Task Management Function
  * Request carries, RFC 7143 11.5).  Every task ends exactly once: the ones

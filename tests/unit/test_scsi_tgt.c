@@ -926,6 +926,113 @@ static void read16(struct fx *f, uint64_t lun, uint64_t lba, uint32_t nb,
 			     nb * 512), SAM_STAT_GOOD);
 }
 
+/*
+ * scsi_tgt_plug(): the media I/O of a batch reaches the backing device as
+ * one dispatch.  Adjacent READs in a plug merge there (the plug's merge),
+ * without a plug they do not; a command that waits for its own I/O inside
+ * the plug (COMPARE AND WRITE) still ends, and so does everything before.
+ */
+static void submit_read10(struct fx *f, struct scsi_tgt_cmd *c, struct iovec *iov,
+			  uint8_t *cdb, uint32_t lba, uint8_t *buf)
+{
+	memset(c, 0, sizeof(*c));
+	memset(cdb, 0, 10);
+	cdb[0] = READ_10;
+	scsi_put_be32(cdb + 2, lba);
+	cdb[8] = 8;
+	iov->iov_base = buf;
+	iov->iov_len = 4096;
+	c->cdb = cdb;
+	c->cdb_len = 10;
+	c->dir = SCSI_DIR_FROM_DEVICE;
+	c->iov = iov;
+	c->iovcnt = 1;
+	c->xfer_len = 4096;
+	c->done = done;
+	assert_int_equal(scsi_tgt_submit(f->q, c), 0);
+}
+
+static void test_plug_batches_media_io(void **state)
+{
+	struct fx *f = *state;
+	static uint8_t wbuf[16 * 512], rbuf[4][4096], caw_data[1024];
+	uint8_t cdb[4][10], caw[16] = { COMPARE_AND_WRITE };
+	struct scsi_tgt_cmd c[4], cw;
+	struct iovec iov[4];
+	struct blk_disk_stats st0, st1;
+	unsigned int i;
+	int n;
+
+	clear_ua(f, 0);
+	for (i = 0; i < sizeof(wbuf); i++)
+		wbuf[i] = (uint8_t)(i * 13 + 5);
+	write16(f, 0, 64, 16, wbuf);
+
+	/* not plugged: two adjacent READs are two requests */
+	blk_dev_get_stats(f->dev[0], &st0);
+	n = ended;
+	submit_read10(f, &c[0], &iov[0], cdb[0], 64, rbuf[0]);
+	submit_read10(f, &c[1], &iov[1], cdb[1], 72, rbuf[1]);
+	while (ended < n + 2)
+		scsi_tgt_poll(f->q);
+	blk_dev_get_stats(f->dev[0], &st1);
+	assert_int_equal(st1.merges[BLK_STAT_READ] - st0.merges[BLK_STAT_READ], 0);
+
+	/* plugged: the second merges into the first; nothing ends before
+	 * the unplug, both end GOOD with their own data after it */
+	st0 = st1;
+	n = ended;
+	scsi_tgt_plug(f->q);
+	scsi_tgt_plug(f->q); /* idempotent */
+	submit_read10(f, &c[2], &iov[2], cdb[2], 64, rbuf[2]);
+	submit_read10(f, &c[3], &iov[3], cdb[3], 72, rbuf[3]);
+	assert_int_equal(ended, n);
+	scsi_tgt_unplug(f->q);
+	scsi_tgt_unplug(f->q); /* idempotent */
+	while (ended < n + 2)
+		scsi_tgt_poll(f->q);
+	blk_dev_get_stats(f->dev[0], &st1);
+	assert_int_equal(st1.merges[BLK_STAT_READ] - st0.merges[BLK_STAT_READ], 1);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(c[i].status, SAM_STAT_GOOD);
+		assert_memory_equal(rbuf[i], wbuf + (i % 2) * 4096, 4096);
+	}
+
+	/* a READ held in the plug, then COMPARE AND WRITE, which waits for
+	 * its own bios: it unplugs, the READ is not stranded */
+	n = ended;
+	scsi_tgt_plug(f->q);
+	memset(rbuf[0], 0xff, 4096);
+	submit_read10(f, &c[0], &iov[0], cdb[0], 80, rbuf[0]);
+	memcpy(caw_data, wbuf + 15 * 512, 512); /* block 79: 64 + 15 */
+	memset(caw_data + 512, 0xee, 512);
+	caw[13] = 1;
+	scsi_put_be64(caw + 2, 79);
+	{
+		static struct iovec civ;
+
+		memset(&cw, 0, sizeof(cw));
+		civ.iov_base = caw_data;
+		civ.iov_len = 1024;
+		cw.cdb = caw;
+		cw.cdb_len = 16;
+		cw.dir = SCSI_DIR_TO_DEVICE;
+		cw.iov = &civ;
+		cw.iovcnt = 1;
+		cw.xfer_len = 1024;
+		cw.done = done;
+		assert_int_equal(scsi_tgt_submit(f->q, &cw), 0);
+	}
+	while (ended < n + 2)
+		scsi_tgt_poll(f->q);
+	assert_int_equal(cw.status, SAM_STAT_GOOD);
+	assert_int_equal(c[0].status, SAM_STAT_GOOD);
+	for (i = 0; i < 4096; i++) /* blocks 80..87: never written */
+		assert_int_equal(rbuf[0][i], 0);
+	read16(f, 0, 79, 1, rbuf[1]);
+	assert_memory_equal(rbuf[1], caw_data + 512, 512);
+}
+
 /* SBC-3 5.29-5.31: VERIFY with BYTCHK 01b and 11b */
 static void test_verify_bytchk(void **state)
 {
@@ -1555,6 +1662,8 @@ int main(void)
 		cmocka_unit_test(test_compare_and_write_threads),
 		cmocka_unit_test(test_small_max_transfer),
 		cmocka_unit_test_setup_teardown(test_orwrite, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_plug_batches_media_io, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_pre_fetch_anchor, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_get_lba_status, setup, teardown),

@@ -59,6 +59,8 @@ static blk_status_t sync_io(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	struct blk_mq_ctx *ctx = q->ctx[c->lun];
 	uint32_t max = tgt_media_max_bio(lu, op);
 
+	/* waited for here: nothing may sit in a plug (scsi_tgt_plug()) */
+	scsi_tgt_unplug(q);
 	while (len) {
 		uint32_t n = len < max ? (uint32_t)len : max;
 		struct iovec v = { .iov_base = buf, .iov_len = n };

@@ -678,6 +678,12 @@ int tgt_media_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 	unsigned int i;
 	int ret;
 
+	if (unlikely(q->plugging) && !q->lun_plugged[c->lun]) {
+		/* scsi_tgt_plug(): this unit's bios wait for the batch */
+		blk_start_plug(ctx);
+		q->lun_plugged[c->lun] = true;
+		q->any_plugged = true;
+	}
 	c->pending = io->nr + 1; /* + 1: held while submitting */
 	c->tstate = TGT_TASK_MEDIA;
 	c->epoch = atomic_load_explicit(&q->tgt->epoch, memory_order_relaxed);
@@ -1514,11 +1520,34 @@ int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 	return submit(q, c, false);
 }
 
+void scsi_tgt_plug(struct scsi_tgt_queue *q)
+{
+	q->plugging = true;
+}
+
+void scsi_tgt_unplug(struct scsi_tgt_queue *q)
+{
+	unsigned int i;
+
+	q->plugging = false;
+	if (likely(!q->any_plugged))
+		return;
+	q->any_plugged = false;
+	for (i = 0; i < q->tgt->nr_luns; i++)
+		if (q->lun_plugged[i]) {
+			q->lun_plugged[i] = false;
+			blk_finish_plug(q->ctx[i]);
+		}
+}
+
 int scsi_tgt_poll(struct scsi_tgt_queue *q)
 {
 	unsigned int i;
 	int n = 0;
 
+	/* what a plug holds cannot complete */
+	if (unlikely(q->plugging || q->any_plugged))
+		scsi_tgt_unplug(q);
 	for (i = 0; i < q->tgt->nr_luns; i++)
 		n += blk_poll(q->ctx[i]);
 	if (unlikely(q->delay_head))
@@ -1777,7 +1806,8 @@ int scsi_tgt_queue_attach(struct scsi_tgt *t, struct scsi_tgt_queue **qp)
 	q->ctx = calloc(t->nr_luns, sizeof(*q->ctx));
 	q->ws_buf = malloc(WS_CHUNK);
 	q->lun_busy = calloc(t->nr_luns, sizeof(*q->lun_busy));
-	if (!q->ctx || !q->ws_buf || !q->lun_busy) {
+	q->lun_plugged = calloc(t->nr_luns, sizeof(*q->lun_plugged));
+	if (!q->ctx || !q->ws_buf || !q->lun_busy || !q->lun_plugged) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -1795,6 +1825,7 @@ fail:
 	free(q->ctx);
 	free(q->ws_buf);
 	free(q->lun_busy);
+	free(q->lun_plugged);
 	free(q);
 	return ret;
 }
@@ -1805,6 +1836,7 @@ void scsi_tgt_queue_detach(struct scsi_tgt_queue *q)
 
 	/* every task ends before its queue goes: the delayed ones in their
 	 * time, the dropped ones aborted */
+	scsi_tgt_unplug(q);
 	while (q->delay_head)
 		scsi_tgt_poll(q);
 	scsi_tgt_queue_reset(q);
@@ -1815,6 +1847,7 @@ void scsi_tgt_queue_detach(struct scsi_tgt_queue *q)
 	free(q->ctx);
 	free(q->ws_buf);
 	free(q->lun_busy);
+	free(q->lun_plugged);
 	free(q);
 }
 

@@ -170,6 +170,11 @@ struct scsi_tgt_queue {
 	struct scsi_tgt_cmd *dropped; /* tasks in TGT_TASK_DROPPED */
 	/* delayed commands, due in order (one delay per target) */
 	struct scsi_tgt_cmd *delay_head, *delay_tail;
+	/* scsi_tgt_plug(): media I/O held in plugs; lun_plugged[lun] for the
+	 * units whose ctx has one started */
+	bool plugging;
+	bool any_plugged;
+	bool *lun_plugged;
 };
 
 /* A media command's bios: in the command (io_space) or one allocation,

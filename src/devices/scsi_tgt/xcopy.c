@@ -232,6 +232,8 @@ static blk_status_t bio_sync(struct scsi_tgt_queue *q, uint64_t lun, uint8_t op,
 	struct wait_bio w;
 	int ret;
 
+	/* waited for here: nothing may sit in a plug (scsi_tgt_plug()) */
+	scsi_tgt_unplug(q);
 	memset(&w, 0, sizeof(w));
 	w.bio.bi_op = op;
 	w.bio.bi_offset = off;

@@ -170,9 +170,24 @@ static int lb_queuecommand(void *queue, struct scsi_cmnd *sc)
 	lb_prep(q, lb, sc);
 	if (q->has_thread)
 		return ring_push(&q->sq, lb) ? 0 : -EAGAIN;
+	/*
+	 * The batch's media I/O reaches the backing device as one dispatch
+	 * at commit_rqs (lb_commit_rqs()), as an HBA's commands do at its
+	 * doorbell: one queue_rq after another on each device, not scsi's
+	 * and the backing device's alternating on every command.
+	 */
+	scsi_tgt_plug(q->tq);
 	/* -EAGAIN: no tag at the disk; -EBUSY: host busy (scsi_opts
 	 * 0x8000, a busy error rule): done is not called */
 	return scsi_tgt_submit(q->tq, &lb->tc);
+}
+
+static void lb_commit_rqs(void *queue)
+{
+	struct lb_queue *q = queue;
+
+	if (!q->has_thread)
+		scsi_tgt_unplug(q->tq);
 }
 
 static int lb_poll(void *queue)
@@ -414,6 +429,7 @@ static const struct scsi_host_template lb_template = {
 	.init_queue = lb_init_queue,
 	.exit_queue = lb_exit_queue,
 	.queuecommand = lb_queuecommand,
+	.commit_rqs = lb_commit_rqs,
 	.poll = lb_poll,
 	.eh_abort_handler = lb_abort,
 	.eh_device_reset_handler = lb_lun_reset,

@@ -796,6 +796,15 @@ static int scsi_poll(struct blk_mq_hw_ctx *hctx)
 	return hq->sd->hostt->poll(hq->lq);
 }
 
+/* The end of a dispatch batch: the LLD's doorbell (scsi_commit_rqs()). */
+static void scsi_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(hctx);
+
+	if (hq->sd->hostt->commit_rqs)
+		hq->sd->hostt->commit_rqs(hq->lq);
+}
+
 static int scsi_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 			  unsigned int idx)
 {
@@ -843,6 +852,7 @@ static void scsi_free(void *data)
 
 static const struct blk_mq_ops scsi_mq_ops = {
 	.queue_rq = scsi_queue_rq,
+	.commit_rqs = scsi_commit_rqs,
 	.poll = scsi_poll,
 	.timeout = scsi_timeout,
 	.init_hctx = scsi_init_hctx,
