@@ -305,6 +305,9 @@ static void *lb_thread(void *arg)
 			atomic_store_explicit(&q->tmf_op, TMF_NONE, memory_order_release);
 			n++;
 		}
+		/* what the ring holds reaches the disk as one batch, sent
+		 * by scsi_tgt_poll() below */
+		scsi_tgt_plug(q->tq);
 		while ((p = held ? held : ring_pop(&q->sq))) {
 			held = NULL;
 			ret = scsi_tgt_submit(q->tq, &p->tc);
