@@ -5,13 +5,16 @@
  * one connection per session).
  *
  * The thread owns a scsi_tgt queue: commands are submitted and complete
- * on it (ram and null inline, from scsi_tgt_submit(); others from
- * scsi_tgt_poll(), which the loop calls while commands are in the core).
+ * on it (from scsi_tgt_poll(), which the loop calls while commands are
+ * in the core).
  * The socket is blocking with short poll() waits so that the stop flag
  * and a session reinstatement (iscsi_conn_kill()) are seen within 100 ms.
  *
- * Data moves without a copy: immediate data and Data-Out are received
- * into the command's buffer, Data-In is sent from it.
+ * Received bytes go through a 64 KiB buffer the PDU parser reads from
+ * (data segments of 16 KiB or more that have not arrived yet are received
+ * straight into the command's buffer); responses are batched and sent
+ * with one sendmsg() when the thread would wait.  Data-In is sent from
+ * the command's buffer.
  *
  * Memory a peer can make us hold is bounded: at most max_cmds + 16
  * commands per connection (the CmdSN window, plus immediate commands),
@@ -45,6 +48,12 @@
 #define ISCSI_MAX_XFER (32u << 20)
 #define ISCSI_CDB_MAX 260
 #define ABORTED_RING 32
+#define RXB_SIZE (64u << 10)   /* received bytes not yet parsed */
+#define RX_DIRECT (16u << 10)  /* read straight into the destination */
+#define TXV_MAX 256            /* iovecs of one batched sendmsg() */
+#define TXA_SIZE (16u << 10)   /* headers and small data of a batch */
+#define TX_COPY_MAX 512        /* larger unstable data: sent at once */
+#define PDU_BATCH 64           /* PDUs taken before the core is polled */
 
 enum task_state {
 	TASK_DATA,      /* waiting for Data-Out */
@@ -59,7 +68,7 @@ struct r2t {
 struct iscsi_task {
 	struct scsi_tgt_cmd cmd;
 	struct iscsi_conn *c;
-	struct iscsi_task *next, *done_next;
+	struct iscsi_task *next, *done_next; /* done_next: also retired */
 	uint8_t state;
 	bool read, write, aborted;
 	uint8_t lun_raw[8];
@@ -96,6 +105,18 @@ struct iscsi_conn {
 	struct iscsi_task *done_head, *done_tail;
 	uint32_t next_ttt;
 	uint8_t *rx;            /* max_dsl + 4: data we do not keep */
+	/* received, not parsed: rxb[rxb_off .. rxb_off + rxb_len) */
+	uint8_t *rxb;
+	uint32_t rxb_off, rxb_len;
+	bool rx_drained;        /* the last recv() left the socket empty */
+	/* PDUs waiting for one sendmsg(): iovecs, their headers and small
+	 * data in txa, and the tasks whose buffers they point into */
+	struct iovec txv[TXV_MAX];
+	unsigned int txv_n;
+	uint32_t txa_used;
+	uint8_t txa[TXA_SIZE];
+	struct iscsi_task *retired;
+	uint64_t tx_batches;
 	bool closing;
 	const char *why;
 	int kill;               /* set by another thread (atomic) */
@@ -135,16 +156,71 @@ static bool killed(const struct iscsi_conn *c)
 
 /* ------------------------------------------------------------ socket */
 
+static int tx_flush(struct iscsi_conn *c);
+
+/* Bytes from the receive buffer into @p: how many. */
+static size_t rx_take(struct iscsi_conn *c, uint8_t *p, size_t len)
+{
+	size_t n = len < c->rxb_len ? len : c->rxb_len;
+
+	memcpy(p, c->rxb + c->rxb_off, n);
+	c->rxb_off += (uint32_t)n;
+	c->rxb_len -= (uint32_t)n;
+	if (!c->rxb_len)
+		c->rxb_off = 0;
+	return n;
+}
+
 /*
- * Read exactly @len bytes.  Return 0; -EPIPE at end of stream;
- * -ETIMEDOUT when the peer stalls inside a PDU; -ESHUTDOWN when the
- * server stops or the session is reinstated before a byte came.
+ * What the socket has now, without waiting, into the receive buffer.
+ * Return bytes received (> 0); 0: nothing there; -EPIPE at end of
+ * stream; -errno.
+ */
+static ssize_t rx_try(struct iscsi_conn *c)
+{
+	uint32_t room = RXB_SIZE - c->rxb_off - c->rxb_len;
+	ssize_t n;
+
+	if (c->rxb_len && c->rxb_off) {
+		memmove(c->rxb, c->rxb + c->rxb_off, c->rxb_len);
+		c->rxb_off = 0;
+		room = RXB_SIZE - c->rxb_len;
+	}
+	if (!room)
+		return 0;
+	do
+		n = recv(c->fd, c->rxb + c->rxb_off + c->rxb_len, room, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return -EPIPE;
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	c->rx_bytes += (uint64_t)n;
+	c->rxb_len += (uint32_t)n;
+	c->rx_drained = (uint32_t)n < room;
+	return n;
+}
+
+/*
+ * Read exactly @len bytes: from the receive buffer, then the socket
+ * (large reads straight into @buf, small ones through the buffer, which
+ * takes what else has arrived).  What is batched for sending goes out
+ * before any wait: the peer may be waiting for it (an R2T).  Return 0;
+ * -EPIPE at end of stream; -ETIMEDOUT when the peer stalls inside a
+ * PDU; -ESHUTDOWN when the server stops or the session is reinstated
+ * before a byte came.
  */
 static int rx_full(struct iscsi_conn *c, void *buf, size_t len, bool start)
 {
-	uint64_t since = now_ms();
+	uint64_t since = 0;
 	uint8_t *p = buf;
+	size_t got;
 
+	got = rx_take(c, p, len);
+	p += got;
+	len -= got;
+	if (got)
+		start = false;
 	while (len) {
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 		ssize_t n;
@@ -152,6 +228,23 @@ static int rx_full(struct iscsi_conn *c, void *buf, size_t len, bool start)
 
 		if (killed(c))
 			return -ESHUTDOWN;
+		if (len < RX_DIRECT) {
+			n = rx_try(c);
+			if (n < 0)
+				return (int)n;
+			if (n > 0) {
+				got = rx_take(c, p, len);
+				p += got;
+				len -= got;
+				start = false;
+				since = 0;
+				continue;
+			}
+		}
+		if (c->txv_n && tx_flush(c))
+			return -EPIPE;
+		if (!since)
+			since = now_ms();
 		r = poll(&pfd, 1, IDLE_WAIT_MS);
 		if (r < 0 && errno != EINTR)
 			return -errno;
@@ -162,7 +255,9 @@ static int rx_full(struct iscsi_conn *c, void *buf, size_t len, bool start)
 				return -ETIMEDOUT;
 			continue;
 		}
-		n = recv(c->fd, p, len, 0);
+		if (len < RX_DIRECT)
+			continue; /* readable: rx_try() takes it */
+		n = recv(c->fd, p, len, MSG_DONTWAIT);
 		if (n == 0)
 			return -EPIPE;
 		if (n < 0) {
@@ -174,54 +269,114 @@ static int rx_full(struct iscsi_conn *c, void *buf, size_t len, bool start)
 		c->rx_bytes += (uint64_t)n;
 		p += n;
 		len -= (size_t)n;
-		since = now_ms();
+		since = 0;
 	}
 	return 0;
 }
 
-static int tx_iov(struct iscsi_conn *c, struct iovec *iov, int cnt)
+/* Free the tasks whose buffers the sent batch pointed into. */
+static void tx_retire_free(struct iscsi_conn *c)
 {
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
+	while (c->retired) {
+		struct iscsi_task *t = c->retired;
 
-	/* SO_SNDTIMEO bounds a stuck peer */
-	return export_sendmsg_all(c->fd, &mh, &c->tx_bytes);
+		c->retired = t->done_next;
+		free(t->buf);
+		free(t);
+	}
 }
 
-/* Send a PDU: @bhs (DataSegmentLength set here) and @len bytes of @data. */
+static bool tx_failed(const struct iscsi_conn *c)
+{
+	return c->closing && c->why && !strncmp(c->why, "send failed", 11);
+}
+
+/*
+ * Send what is batched, with one sendmsg() as far as the socket takes it
+ * (SO_SNDTIMEO bounds a stuck peer).  Return 0 or -EPIPE (the connection
+ * is closing; the batch is dropped).
+ */
+static int tx_flush(struct iscsi_conn *c)
+{
+	struct msghdr mh = { .msg_iov = c->txv, .msg_iovlen = c->txv_n };
+	int r = 0;
+
+	if (c->txv_n && !tx_failed(c)) {
+		c->tx_batches++;
+		if (export_sendmsg_all(c->fd, &mh, &c->tx_bytes)) {
+			c->closing = true;
+			c->why = "send failed: initiator gone";
+			r = -EPIPE;
+		}
+	}
+	c->txv_n = 0;
+	c->txa_used = 0;
+	tx_retire_free(c);
+	return tx_failed(c) ? -EPIPE : r;
+}
+
+/* @len bytes of @src copied into the batch's arena: an iovec of them. */
+static void tx_add_copy(struct iscsi_conn *c, const void *src, uint32_t len)
+{
+	uint8_t *d = c->txa + c->txa_used;
+
+	memcpy(d, src, len);
+	c->txa_used += (len + 7) & ~7u;
+	c->txv[c->txv_n++] = (struct iovec){ d, len };
+}
+
+/*
+ * Add a PDU to the batch: @bhs (DataSegmentLength set here) and @len
+ * bytes of @data.  @stable: @data stays valid until the batch is sent
+ * (a task's buffer, freed after tx_flush()); otherwise it is copied when
+ * small (TX_COPY_MAX), or the batch and this PDU are sent at once.
+ * Sent by tx_flush(): when the connection would wait, when the batch is
+ * full.  Return 0 or -EPIPE.
+ */
+static int tx_pdu_data(struct iscsi_conn *c, uint8_t *bhs, const void *data,
+		       uint32_t len, bool stable)
+{
+	static const uint8_t zero[4];
+	uint8_t dd[4];
+	uint32_t pad = iscsi_pad4(len);
+	bool now = !stable && len > TX_COPY_MAX;
+	uint32_t need = ISCSI_BHS_LEN + 8 + 8 +
+			(!stable && !now && len ? ((len + 7) & ~7u) : 0);
+
+	if (tx_failed(c))
+		return -EPIPE;
+	if ((c->txv_n + 5 > TXV_MAX || c->txa_used + need > TXA_SIZE) &&
+	    tx_flush(c))
+		return -EPIPE;
+	bhs_set_dsl(bhs, len);
+	tx_add_copy(c, bhs, ISCSI_BHS_LEN);
+	if (c->p.header_digest) {
+		uint8_t hd[4];
+
+		iscsi_digest_put(hd, iscsi_digest(&c->txv[c->txv_n - 1], 1));
+		tx_add_copy(c, hd, 4);
+	}
+	if (len) {
+		unsigned int d0 = c->txv_n;
+
+		if (stable || now)
+			c->txv[c->txv_n++] = (struct iovec){ (void *)(uintptr_t)data, len };
+		else
+			tx_add_copy(c, data, len);
+		if (pad)
+			c->txv[c->txv_n++] = (struct iovec){ (void *)(uintptr_t)zero, pad };
+		if (c->p.data_digest) {
+			iscsi_digest_put(dd, iscsi_digest(c->txv + d0, (int)(c->txv_n - d0)));
+			tx_add_copy(c, dd, 4);
+		}
+	}
+	return now ? tx_flush(c) : 0;
+}
+
 static int tx_pdu(struct iscsi_conn *c, uint8_t *bhs, const void *data,
 		  uint32_t len)
 {
-	static const uint8_t zero[4];
-	uint8_t hd[4], dd[4];
-	struct iovec iov[6];
-	uint32_t pad = iscsi_pad4(len);
-	int n = 0;
-
-	bhs_set_dsl(bhs, len);
-	iov[n++] = (struct iovec){ bhs, ISCSI_BHS_LEN };
-	if (c->p.header_digest) {
-		iscsi_digest_put(hd, iscsi_digest(iov, 1));
-		iov[n++] = (struct iovec){ hd, 4 };
-	}
-	if (len) {
-		int d0 = n;
-
-		iov[n++] = (struct iovec){ (void *)(uintptr_t)data, len };
-		if (pad)
-			iov[n++] = (struct iovec){ (void *)(uintptr_t)zero, pad };
-		if (c->p.data_digest) {
-			iscsi_digest_put(dd, iscsi_digest(iov + d0, n - d0));
-			iov[n++] = (struct iovec){ dd, 4 };
-		}
-	}
-	if (c->closing && c->why && !strncmp(c->why, "send failed", 11))
-		return -EPIPE;
-	if (tx_iov(c, iov, n)) {
-		c->closing = true;
-		c->why = "send failed: initiator gone";
-		return -EPIPE;
-	}
-	return 0;
+	return tx_pdu_data(c, bhs, data, len, false);
 }
 
 /*
@@ -459,7 +614,7 @@ static void send_status(struct iscsi_conn *c, struct iscsi_task *t)
 		}
 		put_be32(bhs + BHS_DATASN, t->datasn_sent++);
 		put_be32(bhs + BHS_BUF_OFFSET, off);
-		if (tx_pdu(c, bhs, t->buf + off, n))
+		if (tx_pdu_data(c, bhs, t->buf + off, n, true))
 			return;
 		off += n;
 	}
@@ -479,7 +634,11 @@ static void send_status(struct iscsi_conn *c, struct iscsi_task *t)
 	tx_pdu(c, bhs, sense, m->sense_len ? 2u + m->sense_len : 0);
 }
 
-/* Send the responses of the commands that ended, in the order they did. */
+/*
+ * Batch the responses of the commands that ended, in the order they did;
+ * their tasks are freed once the batch is sent (Data-In points into their
+ * buffers).
+ */
 static void flush_done(struct iscsi_conn *c)
 {
 	while (c->done_head) {
@@ -491,8 +650,12 @@ static void flush_done(struct iscsi_conn *c)
 		/* a task our own task management ended gets no response */
 		if (!t->aborted && !c->closing)
 			send_status(c, t);
-		task_free(c, t);
+		task_unlink(c, t);
+		t->done_next = c->retired;
+		c->retired = t;
 	}
+	if (c->closing)
+		tx_flush(c);
 }
 
 /* A status without the target core (BUSY, TASK SET FULL). */
@@ -1137,12 +1300,22 @@ static int ffp_pdu(struct iscsi_conn *c)
 	return r == -EPROTO ? 0 : r;
 }
 
+/*
+ * The full feature phase.  Each pass batches the responses of what ended,
+ * then takes the PDUs that have arrived (at most PDU_BATCH in a row, their
+ * commands' media I/O in one plug: scsi_tgt_plug()), then polls the core;
+ * only when there is nothing to read and nothing ended does the batch go
+ * out in one sendmsg() and the thread wait.  So a window of commands that
+ * arrived in one segment is answered in one.
+ */
 static void full_feature(struct iscsi_conn *c)
 {
+	unsigned int taken = 0;
 	int r;
 
 	while (!c->closing) {
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		ssize_t n = 0;
 
 		flush_done(c);
 		if (c->closing)
@@ -1162,25 +1335,46 @@ static void full_feature(struct iscsi_conn *c)
 			c->why = "server stopping";
 			break;
 		}
+		if (taken < PDU_BATCH && !c->rxb_len && !c->rx_drained)
+			n = rx_try(c);
+		if (taken < PDU_BATCH && (c->rxb_len || n)) {
+			if (n < 0) {
+				c->why = n == -EPIPE ? "initiator hung up" : "receive failed";
+				break;
+			}
+			taken++;
+			if (c->q) /* none in a discovery session */
+				scsi_tgt_plug(c->q);
+			goto pdu;
+		}
+		taken = 0;
+		c->rx_drained = false; /* look again after the core's turn */
 		if (c->in_core) {
 			if (scsi_tgt_poll(c->q))
 				continue;
-			r = poll(&pfd, 1, 0);
-			if (r <= 0) {
+			if (tx_flush(c))
+				break;
+			n = rx_try(c);
+			if (n < 0) {
+				c->why = n == -EPIPE ? "initiator hung up" : "receive failed";
+				break;
+			}
+			if (!n) {
 				struct timespec ts = { 0, 20000 };
 
 				nanosleep(&ts, NULL);
-				continue;
 			}
-		} else {
-			r = poll(&pfd, 1, IDLE_WAIT_MS);
-			if (r < 0 && errno != EINTR) {
-				c->why = "poll failed";
-				break;
-			}
-			if (r <= 0)
-				continue;
+			continue;
 		}
+		if (tx_flush(c))
+			break;
+		r = poll(&pfd, 1, IDLE_WAIT_MS);
+		if (r < 0 && errno != EINTR) {
+			c->why = "poll failed";
+			break;
+		}
+		continue;
+pdu:
 		r = ffp_pdu(c);
 		if (r && killed(c) && !c->why)
 			c->why = c->kill_why;
@@ -1199,6 +1393,7 @@ static void full_feature(struct iscsi_conn *c)
 		scsi_tgt_queue_reset(c->q);
 	c->closing = true;
 	flush_done(c);
+	tx_flush(c);
 }
 
 static void loss_done(struct scsi_tgt_cmd *m)
@@ -1402,8 +1597,9 @@ void *iscsi_conn_thread(void *arg)
 	iscsi_params_default(&c->p);
 	c->max_dsl = srv->ours.max_recv_dsl;
 	c->rx = malloc((c->max_dsl > LOGIN_MAX_DSL ? c->max_dsl : LOGIN_MAX_DSL) + 4);
+	c->rxb = malloc(RXB_SIZE);
 	iscsi_login_init(&l, &srv->env, &srv->ours);
-	r = c->rx ? login(c, &l) : -ENOMEM;
+	r = c->rx && c->rxb ? login(c, &l) : -ENOMEM;
 	snprintf(isid, sizeof(isid), "%02x%02x%02x%02x%02x%02x", l.isid[0],
 		 l.isid[1], l.isid[2], l.isid[3], l.isid[4], l.isid[5]);
 	if (r) {
@@ -1449,6 +1645,7 @@ void *iscsi_conn_thread(void *arg)
 		c->why ? c->why : "closed");
 	fflush(srv->log);
 out:
+	tx_flush(c); /* a login reject, the last responses */
 	iscsi_login_free(&l);
 	while (c->tasks)
 		task_free(c, c->tasks);
@@ -1460,6 +1657,7 @@ out:
 		iscsi_srv_session_del(srv, &c->sess, c->nexus);
 	free(c->text);
 	free(c->rx);
+	free(c->rxb);
 	close(c->fd);
 	free(c);
 	pthread_mutex_lock(&srv->lock);
