@@ -77,6 +77,7 @@ struct scsi_lu {
 	pthread_mutex_t mode_lock;
 	uint8_t mode_caching[20], mode_control[12], mode_ie[12];
 	_Atomic bool d_sense;   /* control mode page D_SENSE */
+	_Atomic bool tas;       /* control mode page TAS */
 	_Atomic uint8_t wflags; /* TGT_WF_*: read once per write command */
 	/* held by COMPARE AND WRITE and ORWRITE across their read, compare
 	 * or merge, and write (sbc.c); never taken by READ or WRITE */
