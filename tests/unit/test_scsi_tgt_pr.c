@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1092,69 +1093,93 @@ static void test_preempt_abort_held(void **state)
 
 /*
  * PREEMPT AND ABORT over and over on one thread while nexus 1 reads and
- * writes on its own queue: each of its commands ends once, GOOD, TASK
- * ABORTED without a response (TAS 0) or with one of the two unit
- * attentions, and the target counts the aborted ones it answered (clean
- * under TSan: the epochs against the tasks' loads).
+ * writes on its own queue, four commands at a time: each of its commands
+ * ends once, GOOD, TASK ABORTED without a response (TAS 0) or with one of
+ * the two unit attentions, and the target counts the aborted ones it
+ * answered (clean under TSan: the epochs against the tasks' loads).
  */
+#define PA_CMDS 4000
+#define PA_QD 4
+
 struct pa_writer {
 	struct fx *f;
+	_Atomic int done;
 	unsigned int good, aborted, ua, other;
 };
 
 static void pa_w_done(struct scsi_tgt_cmd *c)
 {
-	*(int *)c->priv = 1;
+	(*(int *)c->priv)++;
+}
+
+static void pa_classify(struct pa_writer *w, const struct scsi_tgt_cmd *c)
+{
+	struct scsi_sense s;
+
+	if (c->status == SAM_STAT_GOOD && !c->no_response)
+		w->good++;
+	else if (c->status == SAM_STAT_TASK_ABORTED && c->no_response)
+		w->aborted++;
+	else if (c->status == SAM_STAT_CHECK_CONDITION &&
+		 !scsi_parse_sense(c->sense, c->sense_len, &s) &&
+		 s.key == SK_UNIT_ATTENTION &&
+		 (s.asc_ascq == ASC_REGISTRATIONS_PREEMPTED ||
+		  s.asc_ascq == ASC_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR))
+		w->ua++;
+	else
+		w->other++;
 }
 
 static void *pa_writer_thread(void *arg)
 {
 	struct pa_writer *w = arg;
 	struct scsi_tgt_queue *q;
-	uint8_t cdb[10] = { WRITE_10, 0, 0, 0, 0, 8, 0, 0, 1, 0 };
-	uint8_t buf[512] = { 0 };
-	struct iovec iov = { .iov_base = buf, .iov_len = 512 };
+	uint8_t cdb[PA_QD][10];
+	uint8_t buf[PA_QD][512];
+	struct iovec iov[PA_QD];
+	struct scsi_tgt_cmd c[PA_QD];
+	int fin;
 
 	if (scsi_tgt_queue_attach(w->f->t, &q)) {
 		w->other++;
+		atomic_store(&w->done, 1);
 		return NULL;
 	}
-	for (unsigned int i = 0; i < 2000; i++) {
-		struct scsi_tgt_cmd c;
-		struct scsi_sense s;
-		int fin = 0;
+	for (unsigned int i = 0; i < PA_CMDS; i += PA_QD) {
+		fin = 0;
+		for (unsigned int k = 0; k < PA_QD; k++) {
+			bool rd = k % 2;
 
-		memset(&c, 0, sizeof(c));
-		cdb[0] = i % 2 ? READ_10 : WRITE_10;
-		c.nexus = 1;
-		c.cdb = cdb;
-		c.cdb_len = 10;
-		c.dir = i % 2 ? SCSI_DIR_FROM_DEVICE : SCSI_DIR_TO_DEVICE;
-		c.iov = &iov;
-		c.iovcnt = 1;
-		c.xfer_len = 512;
-		c.done = pa_w_done;
-		c.priv = &fin;
-		if (scsi_tgt_submit(q, &c)) {
-			w->other++;
-			break;
+			memset(cdb[k], 0, 10);
+			cdb[k][0] = rd ? READ_10 : WRITE_10;
+			cdb[k][5] = (uint8_t)(8 + k);
+			cdb[k][8] = 1;
+			iov[k].iov_base = buf[k];
+			iov[k].iov_len = 512;
+			memset(&c[k], 0, sizeof(c[k]));
+			c[k].nexus = 1;
+			c[k].cdb = cdb[k];
+			c[k].cdb_len = 10;
+			c[k].dir = rd ? SCSI_DIR_FROM_DEVICE : SCSI_DIR_TO_DEVICE;
+			c[k].iov = &iov[k];
+			c[k].iovcnt = 1;
+			c[k].xfer_len = 512;
+			c[k].done = pa_w_done;
+			c[k].priv = &fin;
+			if (scsi_tgt_submit(q, &c[k])) {
+				w->other++;
+				fin++;
+			}
 		}
-		while (!fin)
+		while (fin < PA_QD)
 			scsi_tgt_poll(q);
-		if (c.status == SAM_STAT_GOOD && !c.no_response)
-			w->good++;
-		else if (c.status == SAM_STAT_TASK_ABORTED && c.no_response)
-			w->aborted++;
-		else if (c.status == SAM_STAT_CHECK_CONDITION &&
-			 !scsi_parse_sense(c.sense, c.sense_len, &s) &&
-			 s.key == SK_UNIT_ATTENTION &&
-			 (s.asc_ascq == ASC_REGISTRATIONS_PREEMPTED ||
-			  s.asc_ascq == ASC_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR))
-			w->ua++;
-		else
-			w->other++;
+		if (fin > PA_QD)
+			w->other++; /* one ended twice */
+		for (unsigned int k = 0; k < PA_QD; k++)
+			pa_classify(w, &c[k]);
 	}
 	scsi_tgt_queue_detach(q);
+	atomic_store(&w->done, 1);
 	return NULL;
 }
 
@@ -1167,7 +1192,7 @@ static void test_preempt_abort_threads(void **state)
 
 	assert_int_equal(prout(f, 0, PROUT_REGISTER, 0, 0, 0xa0), SAM_STAT_GOOD);
 	assert_int_equal(pthread_create(&th, NULL, pa_writer_thread, &w), 0);
-	for (unsigned int i = 0; i < 200; i++) {
+	for (unsigned int i = 0; i < 100000 && !atomic_load(&w.done); i++) {
 		uint8_t st = SAM_STAT_CHECK_CONDITION;
 
 		/* nexus 1 registers again; its unit attentions may be
@@ -1181,7 +1206,7 @@ static void test_preempt_abort_threads(void **state)
 	}
 	assert_int_equal(pthread_join(th, NULL), 0);
 	assert_int_equal(w.other, 0);
-	assert_int_equal(w.good + w.aborted + w.ua, 2000);
+	assert_int_equal(w.good + w.aborted + w.ua, PA_CMDS);
 	assert_int_equal(tasks_aborted(f), w.aborted);
 }
 
