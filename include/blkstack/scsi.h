@@ -79,6 +79,7 @@ enum scsi_sense_key {
 #define ASC_SAVING_PARAMS_NOT_SUPPORTED     0x3900
 #define ASC_INTERNAL_TARGET_FAILURE         0x4400
 #define ASC_COMMAND_TIMEOUT                 0x2e02 /* insufficient time for operation */
+#define ASC_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR 0x2f00
 #define ASC_UNREACHABLE_COPY_TARGET         0x0804
 #define ASC_THIRD_PARTY_DEVICE_FAILURE      0x0d01
 #define ASC_COPY_TARGET_NOT_REACHABLE       0x0d02 /* copy target device not reachable */

@@ -272,7 +272,12 @@ struct scsi_tgt_error_rule;
  * @sense_len (CHECK CONDITION only; descriptor format where the control
  * mode page's D_SENSE is set), @resid (bytes not moved of @xfer_len),
  * @overflow (the command would have moved more than @xfer_len), @blk_status
- * (what the device answered, BLK_STS_OK when it was not asked).
+ * (what the device answered, BLK_STS_OK when it was not asked),
+ * @no_response (status TASK ABORTED, and SAM-5 5.6 has the target send
+ * nothing for it: another I_T nexus's PERSISTENT RESERVE OUT with PREEMPT
+ * AND ABORT aborted it while the control mode page's TAS bit was 0; its
+ * nexus gets COMMANDS CLEARED BY ANOTHER INITIATOR, 2F/00, instead.  The
+ * transport frees the command without answering it).
  * Private: the rest.
  */
 struct scsi_tgt_cmd {
@@ -292,11 +297,13 @@ struct scsi_tgt_cmd {
 	uint8_t sense[SCSI_SENSE_MAX];
 	uint32_t resid;
 	bool overflow;
+	bool no_response;
 	blk_status_t blk_status;
 	/* private: media access in flight */
 	uint8_t tstate;         /* enum: idle, media access, dropped */
 	bool aborting;          /* ABORT TASK waits for its media access */
-	uint32_t epoch;         /* the target's reset epoch at its start */
+	uint32_t epoch;         /* the target's epoch at its start (resets,
+				 * PREEMPT AND ABORT) */
 	struct scsi_tgt_cmd *dnext, *dprev; /* the queue's dropped tasks */
 	uint32_t pending;       /* bios not yet ended, + 1 while submitting */
 	uint32_t moved;         /* bytes of data moved */
@@ -346,7 +353,9 @@ void scsi_tgt_queue_detach(struct scsi_tgt_queue *q);
  * device has no tag free: call scsi_tgt_poll() and submit again (done is
  * not called); -EBUSY: SCSI_TGT_OPT_HOST_BUSY or a busy error rule,
  * submit again later (not called either); -EAGAIN also for a COMPARE AND WRITE or ORWRITE while another
- * queue's holds the logical unit; -ENOMEM.
+ * queue's holds the logical unit; -ENOMEM.  A PERSISTENT RESERVE OUT with
+ * PREEMPT AND ABORT ends the preempted nexuses' dropped and delayed tasks
+ * of @q (their done called, TASK ABORTED) before its own.
  * Context: @q's thread.
  */
 int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
@@ -484,7 +493,8 @@ int scsi_tgt_parse_error_rules(const char *text,
  * @unit_attentions: unit attention conditions reported.
  * @injected: faults injected (opts, error rules).
  * @aborts, @lun_resets, @target_resets: task management functions done;
- * @tmf_failed: rejected or timed out; @tasks_aborted: tasks they ended.
+ * @tmf_failed: rejected or timed out; @tasks_aborted: tasks they, and
+ * PERSISTENT RESERVE OUT's PREEMPT AND ABORT, ended.
  */
 struct scsi_tgt_stats {
 	uint64_t cmds;

@@ -669,12 +669,14 @@ static void test_mode_select(void **state)
 
 	clear_ua(f, 0);
 	clear_ua(f, 1);
-	/* changeable values: D_SENSE and SWP, WCE (ram has a cache), no IE */
+	/* changeable values: D_SENSE, SWP and TAS, WCE (ram has a cache),
+	 * no IE */
 	mode_sense(f, 0, 0, 0x0a, 1, buf);
 	assert_int_equal(buf[4], 0x0a);
 	assert_int_equal(buf[4 + 2], 0x04);
 	assert_int_equal(buf[4 + 3], 0x00);
 	assert_int_equal(buf[4 + 4], 0x08);
+	assert_int_equal(buf[4 + 5], 0x40);
 	mode_sense(f, 0, 0, 0x08, 1, buf);
 	assert_int_equal(buf[4 + 2], 0x04);
 	mode_sense(f, 0, 0, 0x1c, 1, buf);

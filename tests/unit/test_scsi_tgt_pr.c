@@ -9,16 +9,23 @@
  * persistent reservations, and EXTENDED COPY between two ram units (data
  * read back, chunking, RECEIVE COPY RESULTS) with its error cases (a
  * failing destination, write protect), and reservations changing on one
- * thread while another writes (for TSan).
+ * thread while another writes (for TSan).  PREEMPT AND ABORT: the
+ * preempted nexus's tasks in flight on two queues, dropped and held by
+ * the delay end TASK ABORTED once, with TAS 1 or without a response and
+ * 2F/00 with TAS 0, the others' GOOD; the key cases that preempt nothing
+ * abort nothing; and preempts on one thread while the preempted nexus
+ * reads and writes on another.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "blkstack/null.h"
@@ -107,8 +114,8 @@ static void expect_no_ua(struct fx *f, uint64_t lun, unsigned int nexus)
 }
 
 /* LUN 0 ram; LUN 1 ram, or null failing every request; two hardware
- * queues each (a queue per thread) */
-static struct fx *setup_cfg(bool failing, bool wp)
+ * queues each (a queue per thread); every command held @delay_ms */
+static struct fx *setup_cfg(bool failing, bool wp, uint32_t delay_ms)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	struct blk_ram_config rc = { 0 };
@@ -134,6 +141,7 @@ static struct fx *setup_cfg(bool failing, bool wp)
 	tc.own_luns = true;
 	tc.id = 0x123456;
 	tc.write_protect = wp;
+	tc.delay_ms = delay_ms;
 	assert_int_equal(scsi_tgt_create(&tc, &f->t, err, sizeof(err)), 0);
 	assert_int_equal(scsi_tgt_queue_attach(f->t, &f->q), 0);
 	/* the power-on unit attention of nexuses 0..3 on both units */
@@ -148,7 +156,7 @@ static struct fx *setup_cfg(bool failing, bool wp)
 
 static int setup(void **state)
 {
-	*state = setup_cfg(false, false);
+	*state = setup_cfg(false, false, 0);
 	return 0;
 }
 
@@ -712,6 +720,496 @@ static void test_preempt(void **state)
 			 SAM_STAT_RESERVATION_CONFLICT);
 }
 
+/* ---------------------------------------------------- PREEMPT AND ABORT */
+
+/* A command left outstanding on a queue: READ or WRITE (10) of one block
+ * (ram ends its bios at the next poll of that queue, not before). */
+struct bg {
+	struct scsi_tgt_cmd c;
+	uint8_t cdb[10];
+	struct iovec iov;
+	uint8_t buf[512];
+	int ended;
+};
+
+static void bg_done(struct scsi_tgt_cmd *c)
+{
+	((struct bg *)c->priv)->ended++;
+}
+
+static void bg_submit(struct scsi_tgt_queue *q, struct bg *b, uint64_t lun,
+		      unsigned int nexus, uint8_t op, uint32_t lba)
+{
+	memset(b, 0, sizeof(*b));
+	b->cdb[0] = op;
+	scsi_put_be32(b->cdb + 2, lba);
+	scsi_put_be16(b->cdb + 7, 1);
+	memset(b->buf, 0x5a, sizeof(b->buf));
+	b->iov.iov_base = b->buf;
+	b->iov.iov_len = sizeof(b->buf);
+	b->c.lun = lun;
+	b->c.nexus = nexus;
+	b->c.cdb = b->cdb;
+	b->c.cdb_len = 10;
+	b->c.dir = op == WRITE_10 ? SCSI_DIR_TO_DEVICE : SCSI_DIR_FROM_DEVICE;
+	b->c.iov = &b->iov;
+	b->c.iovcnt = 1;
+	b->c.xfer_len = sizeof(b->buf);
+	b->c.done = bg_done;
+	b->c.priv = b;
+	assert_int_equal(scsi_tgt_submit(q, &b->c), 0);
+}
+
+/* Poll @q and @q2 until each of @b[0..@n) has ended (at most 10 s). */
+static void bg_settle(struct scsi_tgt_queue *q, struct scsi_tgt_queue *q2,
+		      struct bg *const *b, unsigned int n)
+{
+	struct timespec t0, t;
+	unsigned int i;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		for (i = 0; i < n && b[i]->ended; i++)
+			;
+		if (i == n)
+			return;
+		scsi_tgt_poll(q);
+		if (q2)
+			scsi_tgt_poll(q2);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		assert_true(t.tv_sec - t0.tv_sec < 10);
+	}
+}
+
+static void expect_aborted(const struct bg *b, bool no_response)
+{
+	assert_int_equal(b->ended, 1);
+	assert_int_equal(b->c.status, SAM_STAT_TASK_ABORTED);
+	assert_int_equal(b->c.sense_len, 0);
+	assert_int_equal(b->c.resid, b->c.xfer_len);
+	assert_int_equal(b->c.no_response, no_response);
+}
+
+static void expect_good(const struct bg *b)
+{
+	assert_int_equal(b->ended, 1);
+	assert_int_equal(b->c.status, SAM_STAT_GOOD);
+	assert_false(b->c.no_response);
+}
+
+static uint64_t tasks_aborted(struct fx *f)
+{
+	struct scsi_tgt_stats st;
+
+	scsi_tgt_get_stats(f->t, &st);
+	return st.tasks_aborted;
+}
+
+/* The control mode page's TAS bit of @lun set through MODE SELECT (6) by
+ * nexus 0, read back; the MODE PARAMETERS CHANGED of nexuses 1..3 taken */
+static void set_tas(struct fx *f, uint64_t lun)
+{
+	uint8_t ms[6] = { MODE_SENSE_6, 0x08, 0x0a, 0, 255, 0 };
+	uint8_t sel[6] = { MODE_SELECT_6, 0x10, 0, 0, 16, 0 };
+	static uint8_t buf[255], pl[16];
+	struct scsi_tgt_cmd c;
+
+	assert_int_equal(run(f, &c, lun, 0, ms, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[4 + 5] & 0x40, 0); /* TAS 0 by default */
+	memset(pl, 0, sizeof(pl));
+	memcpy(pl + 4, buf + 4, 12);
+	pl[4 + 5] |= 0x40;
+	assert_int_equal(run(f, &c, lun, 0, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, lun, 0, ms, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[4 + 5] & 0x40, 0x40);
+	for (unsigned int n = 1; n < 4; n++)
+		expect_ua(f, lun, n, ASC_MODE_PARAMETERS_CHANGED);
+}
+
+/* Take every unit attention pending for @nexus on @lun. */
+static void drain_ua(struct fx *f, uint64_t lun, unsigned int nexus)
+{
+	struct scsi_tgt_cmd c;
+
+	for (int i = 0; i < 16 && tur(f, &c, lun, nexus) != SAM_STAT_GOOD; i++)
+		;
+	assert_int_equal(tur(f, &c, lun, nexus), SAM_STAT_GOOD);
+}
+
+/*
+ * SPC-4 5.9.11.5 with TAS set: the tasks of the preempted nexus on the
+ * unit, in flight on the queue that preempts and on another, end TASK
+ * ABORTED, once; its task on the other unit, the preempting nexus's own
+ * and a third registrant's end GOOD; what it starts after is not aborted.
+ */
+static void test_preempt_abort_tas(void **state)
+{
+	struct fx *f = *state;
+	struct scsi_tgt_queue *q2;
+	struct bg a, b1, b2, b3, c2, after;
+	struct bg *const all[] = { &a, &b1, &b2, &b3, &c2 };
+	struct bg *const one[] = { &after };
+	uint64_t keys[64], key;
+	uint32_t g;
+
+	set_tas(f, 0);
+	assert_int_equal(prout(f, 0, PROUT_REGISTER, 0, 0, 0xa0), SAM_STAT_GOOD);
+	assert_int_equal(prout(f, 1, PROUT_REGISTER, 0, 0, 0xb1), SAM_STAT_GOOD);
+	assert_int_equal(prout(f, 2, PROUT_REGISTER, 0, 0, 0xc2), SAM_STAT_GOOD);
+	assert_int_equal(prout(f, 1, PROUT_RESERVE, PR_TYPE_WE, 0xb1, 0), SAM_STAT_GOOD);
+	assert_int_equal(scsi_tgt_queue_attach(f->t, &q2), 0);
+	bg_submit(f->q, &a, 0, 0, READ_10, 10);
+	bg_submit(f->q, &b1, 0, 1, WRITE_10, 11);
+	bg_submit(q2, &b2, 0, 1, WRITE_10, 12);
+	bg_submit(f->q, &b3, 1, 1, WRITE_10, 13); /* the other unit */
+	bg_submit(q2, &c2, 0, 2, READ_10, 14);
+	for (unsigned int i = 0; i < 5; i++)
+		assert_int_equal(all[i]->ended, 0); /* in flight */
+	g = generation(f);
+	assert_int_equal(prout(f, 0, PROUT_PREEMPT_AND_ABORT, PR_TYPE_WE, 0xa0, 0xb1),
+			 SAM_STAT_GOOD);
+	bg_settle(f->q, q2, all, 5);
+	expect_aborted(&b1, false);
+	expect_aborted(&b2, false);
+	expect_good(&a);
+	expect_good(&b3);
+	expect_good(&c2);
+	assert_int_equal(tasks_aborted(f), 2);
+	/* the preempt itself: B's registration and reservation went */
+	assert_int_equal(generation(f), g + 1);
+	assert_int_equal(read_reservation(f, &key), PR_TYPE_WE);
+	assert_true(key == 0xa0);
+	assert_int_equal(read_keys(f, keys), 2);
+	/* B is told on that unit: REGISTRATIONS PREEMPTED, and with TAS set
+	 * nothing more; nobody else is told anything */
+	expect_ua(f, 0, 1, ASC_REGISTRATIONS_PREEMPTED);
+	expect_no_ua(f, 1, 1);
+	expect_no_ua(f, 0, 0);
+	expect_no_ua(f, 0, 2);
+	/* what B starts now is not aborted; it may read (write exclusive),
+	 * not write */
+	bg_submit(q2, &after, 0, 1, READ_10, 12);
+	bg_settle(f->q, q2, one, 1);
+	expect_good(&after);
+	assert_int_equal(access_of(f, 1), R_OK);
+	scsi_tgt_queue_detach(q2);
+	assert_int_equal(tasks_aborted(f), 2);
+}
+
+/*
+ * TAS 0 (the default): the aborted tasks end once, TASK ABORTED with
+ * no_response (SAM-5 5.6: the target sends nothing for them), and their
+ * nexus gets REGISTRATIONS PREEMPTED then COMMANDS CLEARED BY ANOTHER
+ * INITIATOR; a nexus preempted with the same key that had no task only
+ * the first.  No reservation: the registrations with the key go.
+ */
+static void test_preempt_abort_no_tas(void **state)
+{
+	struct fx *f = *state;
+	struct scsi_tgt_queue *q2;
+	struct bg a, b1, b2, b3;
+	struct bg *const all[] = { &a, &b1, &b2, &b3 };
+	struct scsi_tgt_cmd c;
+	uint64_t keys[64], key;
+
+	drain_ua(f, 0, 4);
+	assert_int_equal(prout(f, 0, PROUT_REGISTER, 0, 0, 0xa0), SAM_STAT_GOOD);
+	assert_int_equal(prout(f, 1, PROUT_REGISTER, 0, 0, 0xb1), SAM_STAT_GOOD);
+	assert_int_equal(prout(f, 4, PROUT_REGISTER, 0, 0, 0xb1), SAM_STAT_GOOD);
+	assert_int_equal(scsi_tgt_queue_attach(f->t, &q2), 0);
+	bg_submit(f->q, &a, 0, 0, WRITE_10, 20);
+	bg_submit(f->q, &b1, 0, 1, READ_10, 21);
+	bg_submit(q2, &b2, 0, 1, WRITE_10, 22);
+	bg_submit(q2, &b3, 0, 1, READ_10, 23);
+	assert_int_equal(prout(f, 0, PROUT_PREEMPT_AND_ABORT, PR_TYPE_WE, 0xa0, 0xb1),
+			 SAM_STAT_GOOD);
+	bg_settle(f->q, q2, all, 4);
+	expect_good(&a);
+	expect_aborted(&b1, true);
+	expect_aborted(&b2, true);
+	expect_aborted(&b3, true);
+	assert_int_equal(tasks_aborted(f), 3);
+	assert_int_equal(read_keys(f, keys), 1);
+	assert_true(keys[0] == 0xa0);
+	assert_int_equal(read_reservation(f, &key), 0);
+	tur(f, &c, 0, 1);
+	expect_sense(&c, SK_UNIT_ATTENTION, ASC_REGISTRATIONS_PREEMPTED);
+	expect_ua(f, 0, 1, ASC_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR);
+	expect_ua(f, 0, 4, ASC_REGISTRATIONS_PREEMPTED);
+	expect_no_ua(f, 0, 0);
+	expect_no_ua(f, 1, 1);
+	scsi_tgt_queue_detach(q2);
+}
+
+/*
+ * What preempts nothing aborts nothing (SPC-4 5.9.11.4, 6.16): a key no
+ * registration has, an unregistered nexus or a wrong own key: RESERVATION
+ * CONFLICT; key 0 without an all registrants reservation: INVALID FIELD
+ * IN PARAMETER LIST at byte 8.  Under an all registrants reservation key
+ * 0 preempts every other registrant and aborts their tasks; a holder that
+ * preempts with its own key changes the type and aborts none of its own.
+ */
+static void test_preempt_abort_keys(void **state)
+{
+	struct fx *f = *state;
+	struct bg a, b1, c2;
+	struct bg *const all[] = { &a, &b1, &c2 };
+	struct scsi_tgt_cmd c;
+	struct scsi_sense s;
+	uint64_t keys[64], key;
+	uint32_t g;
+
+	set_tas(f, 0);
+	assert_int_equal(prout(f, 0, PROUT_REGISTER, 0, 0, 0xa0), SAM_STAT_GOOD);
+	assert_int_equal(prout(f, 1, PROUT_REGISTER, 0, 0, 0xb1), SAM_STAT_GOOD);
+	assert_int_equal(prout(f, 2, PROUT_REGISTER, 0, 0, 0xc2), SAM_STAT_GOOD);
+	g = generation(f);
+	bg_submit(f->q, &a, 0, 0, READ_10, 30);
+	bg_submit(f->q, &b1, 0, 1, READ_10, 31);
+	assert_int_equal(prout(f, 0, PROUT_PREEMPT_AND_ABORT, PR_TYPE_WE, 0xa0, 0x77),
+			 SAM_STAT_RESERVATION_CONFLICT);
+	prout_full(f, &c, 0, 0, PROUT_PREEMPT_AND_ABORT, PR_TYPE_WE, 0xa0, 0, 0, 24);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAM_LIST);
+	assert_int_equal(scsi_parse_sense(c.sense, c.sense_len, &s), 0);
+	assert_true(s.sks_valid);
+	assert_int_equal(s.sks, scsi_sks_field(false, 8, -1));
+	assert_int_equal(prout(f, 3, PROUT_PREEMPT_AND_ABORT, PR_TYPE_WE, 0, 0xb1),
+			 SAM_STAT_RESERVATION_CONFLICT);
+	assert_int_equal(prout(f, 0, PROUT_PREEMPT_AND_ABORT, PR_TYPE_WE, 0xa9, 0xb1),
+			 SAM_STAT_RESERVATION_CONFLICT);
+	assert_int_equal(generation(f), g);
+	assert_int_equal(read_keys(f, keys), 3);
+	bg_settle(f->q, NULL, all, 2);
+	expect_good(&a);
+	expect_good(&b1);
+	assert_int_equal(tasks_aborted(f), 0);
+	expect_no_ua(f, 0, 1);
+	/* all registrants: key 0 takes every other registration, and their
+	 * tasks; the preempting nexus holds the type it asks for */
+	assert_int_equal(prout(f, 1, PROUT_RESERVE, PR_TYPE_WE_AR, 0xb1, 0), SAM_STAT_GOOD);
+	bg_submit(f->q, &a, 0, 0, WRITE_10, 32);
+	bg_submit(f->q, &b1, 0, 1, WRITE_10, 33);
+	bg_submit(f->q, &c2, 0, 2, READ_10, 34);
+	assert_int_equal(prout(f, 0, PROUT_PREEMPT_AND_ABORT, PR_TYPE_EA, 0xa0, 0),
+			 SAM_STAT_GOOD);
+	bg_settle(f->q, NULL, all, 3);
+	expect_good(&a);
+	expect_aborted(&b1, false);
+	expect_aborted(&c2, false);
+	assert_int_equal(read_reservation(f, &key), PR_TYPE_EA);
+	assert_true(key == 0xa0);
+	assert_int_equal(read_keys(f, keys), 1);
+	expect_ua(f, 0, 1, ASC_REGISTRATIONS_PREEMPTED);
+	expect_ua(f, 0, 2, ASC_REGISTRATIONS_PREEMPTED);
+	/* the holder with its own key: a new type, its task goes on */
+	bg_submit(f->q, &a, 0, 0, WRITE_10, 35);
+	assert_int_equal(prout(f, 0, PROUT_PREEMPT_AND_ABORT, PR_TYPE_WE, 0xa0, 0xa0),
+			 SAM_STAT_GOOD);
+	bg_settle(f->q, NULL, all, 1);
+	expect_good(&a);
+	assert_int_equal(read_reservation(f, &key), PR_TYPE_WE);
+	assert_true(key == 0xa0);
+	assert_int_equal(tasks_aborted(f), 2);
+	expect_no_ua(f, 0, 0);
+}
+
+static int pr_ended;
+
+static void pr_done(struct scsi_tgt_cmd *c)
+{
+	(void)c;
+	pr_ended++;
+}
+
+/*
+ * With delay_ms (every command held before its answer) and a timeout rule
+ * (a command dropped, never answered): the preempted nexus's dropped task
+ * and its task held on the queue that preempts end before the PERSISTENT
+ * RESERVE OUT returns; the one held on another queue ends aborted when
+ * due; TAS 0: without a response each, and one COMMANDS CLEARED.
+ */
+static void test_preempt_abort_held(void **state)
+{
+	struct fx *f = setup_cfg(false, false, 50);
+	struct scsi_tgt_error_rule r = {
+		.lun = 0, .type = SCSI_TGT_ERR_TIMEOUT, .opcode = READ_10, .count = -1,
+	};
+	uint8_t cdb[10] = { PERSISTENT_RESERVE_OUT, PROUT_PREEMPT_AND_ABORT, PR_TYPE_WE };
+	static uint8_t pl[24];
+	struct iovec iov = { .iov_base = pl, .iov_len = sizeof(pl) };
+	struct scsi_tgt_queue *q2;
+	struct bg drop, held, held2, a;
+	struct bg *const rest[] = { &held2, &a };
+	struct scsi_tgt_cmd c;
+
+	assert_int_equal(prout(f, 0, PROUT_REGISTER, 0, 0, 0xa0), SAM_STAT_GOOD);
+	assert_int_equal(prout(f, 1, PROUT_REGISTER, 0, 0, 0xb1), SAM_STAT_GOOD);
+	assert_int_equal(scsi_tgt_queue_attach(f->t, &q2), 0);
+	assert_int_equal(scsi_tgt_add_error_rule(f->t, &r), 0);
+	bg_submit(f->q, &drop, 0, 1, READ_10, 40); /* dropped */
+	bg_submit(f->q, &held, 0, 1, WRITE_10, 41);
+	bg_submit(q2, &held2, 0, 1, READ_10, 42);
+	bg_submit(f->q, &a, 0, 0, READ_10, 43);
+	scsi_tgt_poll(f->q); /* the bios end, the delay holds the answers */
+	scsi_tgt_poll(q2);
+	assert_int_equal(drop.ended + held.ended + held2.ended + a.ended, 0);
+	memset(&c, 0, sizeof(c));
+	scsi_put_be64(pl, 0xa0);
+	scsi_put_be64(pl + 8, 0xb1);
+	scsi_put_be32(cdb + 5, 24);
+	c.lun = 0;
+	c.nexus = 0;
+	c.cdb = cdb;
+	c.cdb_len = 10;
+	c.dir = SCSI_DIR_TO_DEVICE;
+	c.iov = &iov;
+	c.iovcnt = 1;
+	c.xfer_len = 24;
+	c.done = pr_done;
+	pr_ended = 0;
+	assert_int_equal(scsi_tgt_submit(f->q, &c), 0);
+	/* this queue's: ended by the PERSISTENT RESERVE OUT itself */
+	expect_aborted(&drop, true);
+	expect_aborted(&held, true);
+	assert_int_equal(held2.ended + a.ended, 0);
+	while (!pr_ended)
+		scsi_tgt_poll(f->q);
+	assert_int_equal(c.status, SAM_STAT_GOOD);
+	bg_settle(f->q, q2, rest, 2);
+	expect_aborted(&held2, true);
+	expect_good(&a);
+	assert_int_equal(tasks_aborted(f), 3);
+	tur(f, &c, 0, 1);
+	expect_sense(&c, SK_UNIT_ATTENTION, ASC_REGISTRATIONS_PREEMPTED);
+	expect_ua(f, 0, 1, ASC_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR);
+	scsi_tgt_queue_detach(q2);
+	assert_int_equal(drop.ended + held.ended + held2.ended + a.ended, 4);
+	*state = f;
+	teardown(state);
+}
+
+/*
+ * PREEMPT AND ABORT over and over on one thread while nexus 1 reads and
+ * writes on its own queue, four commands at a time: each of its commands
+ * ends once, GOOD, TASK ABORTED without a response (TAS 0) or with one of
+ * the two unit attentions, and the target counts the aborted ones it
+ * answered (clean under TSan: the epochs against the tasks' loads).
+ */
+#define PA_CMDS 4000
+#define PA_QD 4
+
+struct pa_writer {
+	struct fx *f;
+	_Atomic int done;
+	unsigned int good, aborted, ua, other;
+};
+
+static void pa_w_done(struct scsi_tgt_cmd *c)
+{
+	(*(int *)c->priv)++;
+}
+
+static void pa_classify(struct pa_writer *w, const struct scsi_tgt_cmd *c)
+{
+	struct scsi_sense s;
+
+	if (c->status == SAM_STAT_GOOD && !c->no_response)
+		w->good++;
+	else if (c->status == SAM_STAT_TASK_ABORTED && c->no_response)
+		w->aborted++;
+	else if (c->status == SAM_STAT_CHECK_CONDITION &&
+		 !scsi_parse_sense(c->sense, c->sense_len, &s) &&
+		 s.key == SK_UNIT_ATTENTION &&
+		 (s.asc_ascq == ASC_REGISTRATIONS_PREEMPTED ||
+		  s.asc_ascq == ASC_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR))
+		w->ua++;
+	else
+		w->other++;
+}
+
+static void *pa_writer_thread(void *arg)
+{
+	struct pa_writer *w = arg;
+	struct scsi_tgt_queue *q;
+	uint8_t cdb[PA_QD][10];
+	uint8_t buf[PA_QD][512];
+	struct iovec iov[PA_QD];
+	struct scsi_tgt_cmd c[PA_QD];
+	int fin;
+
+	if (scsi_tgt_queue_attach(w->f->t, &q)) {
+		w->other++;
+		atomic_store(&w->done, 1);
+		return NULL;
+	}
+	for (unsigned int i = 0; i < PA_CMDS; i += PA_QD) {
+		fin = 0;
+		for (unsigned int k = 0; k < PA_QD; k++) {
+			bool rd = k % 2;
+
+			memset(cdb[k], 0, 10);
+			cdb[k][0] = rd ? READ_10 : WRITE_10;
+			cdb[k][5] = (uint8_t)(8 + k);
+			cdb[k][8] = 1;
+			iov[k].iov_base = buf[k];
+			iov[k].iov_len = 512;
+			memset(&c[k], 0, sizeof(c[k]));
+			c[k].nexus = 1;
+			c[k].cdb = cdb[k];
+			c[k].cdb_len = 10;
+			c[k].dir = rd ? SCSI_DIR_FROM_DEVICE : SCSI_DIR_TO_DEVICE;
+			c[k].iov = &iov[k];
+			c[k].iovcnt = 1;
+			c[k].xfer_len = 512;
+			c[k].done = pa_w_done;
+			c[k].priv = &fin;
+			if (scsi_tgt_submit(q, &c[k])) {
+				w->other++;
+				fin++;
+			}
+		}
+		while (fin < PA_QD)
+			scsi_tgt_poll(q);
+		if (fin > PA_QD)
+			w->other++; /* one ended twice */
+		for (unsigned int k = 0; k < PA_QD; k++)
+			pa_classify(w, &c[k]);
+	}
+	scsi_tgt_queue_detach(q);
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+static void test_preempt_abort_threads(void **state)
+{
+	struct fx *f = *state;
+	struct pa_writer w = { .f = f };
+	struct scsi_tgt_cmd c;
+	pthread_t th;
+
+	assert_int_equal(prout(f, 0, PROUT_REGISTER, 0, 0, 0xa0), SAM_STAT_GOOD);
+	assert_int_equal(pthread_create(&th, NULL, pa_writer_thread, &w), 0);
+	for (unsigned int i = 0; i < 100000 && !atomic_load(&w.done); i++) {
+		uint8_t st = SAM_STAT_CHECK_CONDITION;
+
+		/* nexus 1 registers again; its unit attentions may be
+		 * pending (the writer takes them too) */
+		for (int k = 0; k < 8 && st == SAM_STAT_CHECK_CONDITION; k++)
+			st = prout_full(f, &c, 0, 1, PROUT_REGISTER_AND_IGNORE, 0, 0,
+					0xb1, 0, 24);
+		assert_int_equal(st, SAM_STAT_GOOD);
+		assert_int_equal(prout(f, 0, PROUT_PREEMPT_AND_ABORT, PR_TYPE_WE,
+				       0xa0, 0xb1), SAM_STAT_GOOD);
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(w.other, 0);
+	assert_int_equal(w.good + w.aborted + w.ua, PA_CMDS);
+	assert_int_equal(tasks_aborted(f), w.aborted);
+}
+
 /* ----------------------------------------------------- PR IN, others */
 
 static void test_report_caps_full_status(void **state)
@@ -1116,7 +1614,7 @@ static void test_xcopy_errors(void **state)
  * write protect: DATA PROTECT before anything moves */
 static void test_xcopy_device_error(void **state)
 {
-	struct fx *f = setup_cfg(true, false);
+	struct fx *f = setup_cfg(true, false, 0);
 	uint8_t p[136], b[16];
 	struct scsi_tgt_cmd c;
 
@@ -1135,7 +1633,7 @@ static void test_xcopy_device_error(void **state)
 	assert_int_equal(scsi_get_be32(b + 8), 8 * 512);
 	*state = f;
 	teardown(state);
-	f = setup_cfg(false, true);
+	f = setup_cfg(false, true, 0);
 	xcopy_hdr(p, 4, 0, 64, 28);
 	cscd_for(f, 0, p + 16);
 	cscd_for(f, 1, p + 48);
@@ -1240,6 +1738,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_xcopy_errors, setup, teardown),
 		cmocka_unit_test(test_xcopy_device_error),
 		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preempt_abort_tas, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preempt_abort_no_tas, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_preempt_abort_keys, setup, teardown),
+		cmocka_unit_test(test_preempt_abort_held),
+		cmocka_unit_test_setup_teardown(test_preempt_abort_threads, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

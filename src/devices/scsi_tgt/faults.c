@@ -54,6 +54,32 @@ void tgt_delay_cancel(struct scsi_tgt_cmd *c)
 		c->done = c->delayed_done;
 }
 
+/* It had ended and been counted: answered now, TASK ABORTED. */
+static void delay_aborted(struct scsi_tgt *t, struct scsi_tgt_cmd *c)
+{
+	c->status = SAM_STAT_TASK_ABORTED;
+	c->sense_len = 0;
+	c->resid = c->xfer_len;
+	c->overflow = false;
+	atomic_fetch_add_explicit(&t->tasks_aborted, 1, memory_order_relaxed);
+}
+
+/* A held task of a nexus that a PREEMPT AND ABORT preempted after it
+ * started (on another queue, which could not end it then): aborted. */
+static void delay_preempted(struct scsi_tgt *t, struct scsi_tgt_cmd *c)
+{
+	struct scsi_lu *lu;
+
+	if (c->lun >= t->nr_luns || c->status == SAM_STAT_TASK_ABORTED)
+		return;
+	lu = &t->lus[c->lun];
+	if (atomic_load_explicit(&lu->pa_any, memory_order_acquire) &&
+	    tgt_task_preempted(lu, c)) {
+		delay_aborted(t, c);
+		tgt_task_mark_preempted(lu, c);
+	}
+}
+
 unsigned int tgt_delay_poll(struct scsi_tgt_queue *q)
 {
 	uint64_t now = tgt_now_ns();
@@ -64,14 +90,22 @@ unsigned int tgt_delay_poll(struct scsi_tgt_queue *q)
 		q->delay_head = c->delay_next;
 		if (!q->delay_head)
 			q->delay_tail = NULL;
+		delay_preempted(q->tgt, c);
 		c->done(c); /* may submit again, on this queue too */
 		n++;
 	}
 	return n;
 }
 
+static bool of_nexuses(const struct scsi_tgt_cmd *c, uint64_t nexuses)
+{
+	if (nexuses == UINT64_MAX)
+		return true;
+	return c->nexus < SCSI_TGT_MAX_NEXUS && (nexuses & (1ull << c->nexus));
+}
+
 unsigned int tgt_delay_abort(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *only,
-			     uint64_t lun)
+			     uint64_t lun, uint64_t nexuses)
 {
 	struct scsi_tgt_cmd *c = q->delay_head, *prev = NULL, *next;
 	struct scsi_tgt_cmd *taken = NULL, **tail = &taken;
@@ -80,7 +114,8 @@ unsigned int tgt_delay_abort(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *only
 	/* off the list first: a done that submits again may append to it */
 	for (; c; c = next) {
 		next = c->delay_next;
-		if (only ? c != only : lun != UINT64_MAX && c->lun != lun) {
+		if (only ? c != only : (lun != UINT64_MAX && c->lun != lun) ||
+				       !of_nexuses(c, nexuses)) {
 			prev = c;
 			continue;
 		}
@@ -98,12 +133,14 @@ unsigned int tgt_delay_abort(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *only
 	}
 	for (c = taken; c; c = next) {
 		next = c->delay_next;
-		/* it had ended and been counted: answered now, TASK ABORTED */
-		c->status = SAM_STAT_TASK_ABORTED;
-		c->sense_len = 0;
-		c->resid = c->xfer_len;
-		c->overflow = false;
-		atomic_fetch_add_explicit(&q->tgt->tasks_aborted, 1, memory_order_relaxed);
+		if (nexuses == UINT64_MAX) {
+			delay_aborted(q->tgt, c);
+		} else if (c->status != SAM_STAT_TASK_ABORTED) {
+			/* PREEMPT AND ABORT (one already aborted, by a reset
+			 * or when its bios ended, is not counted twice) */
+			delay_aborted(q->tgt, c);
+			tgt_task_mark_preempted(&q->tgt->lus[c->lun], c);
+		}
 		c->done(c);
 		n++;
 	}

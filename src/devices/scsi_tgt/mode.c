@@ -3,16 +3,18 @@
  * SCSI target core: mode parameters.  MODE SENSE (6)/(10) (SPC-4 6.11,
  * 6.12) and MODE SELECT (6)/(10) (SPC-4 6.9, 6.10) over three pages per
  * logical unit: caching (SBC-3 6.4.5; WCE changeable where the device has
- * a volatile cache), control (SPC-4 7.5.8; D_SENSE and SWP changeable) and
- * informational exceptions control (SPC-4 7.5.11; nothing changeable:
- * nothing is ever reported).  No saved pages: SP and PC 3 are refused.
+ * a volatile cache), control (SPC-4 7.5.8; D_SENSE, SWP and TAS
+ * changeable) and informational exceptions control (SPC-4 7.5.11; nothing
+ * changeable: nothing is ever reported).  No saved pages: SP and PC 3 are
+ * refused.
  *
  * The current values live in the logical unit under its mode_lock, which
  * only these two commands take.  What other commands need of them is
- * mirrored in atomics that they load relaxed: D_SENSE (tgt_cmd_sense())
- * and the write flags (write protected by SWP, write through when WCE is
+ * mirrored in atomics that they load relaxed: D_SENSE (tgt_cmd_sense()),
+ * the write flags (write protected by SWP, write through when WCE is
  * cleared) that READ/WRITE load once per write in place of the
- * configuration's write_protect.
+ * configuration's write_protect, and TAS, which PERSISTENT RESERVE OUT's
+ * PREEMPT AND ABORT reads (pr.c, tmf.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,6 +64,7 @@ static uint32_t page_default(const struct scsi_lu *lu, uint8_t page,
 		b[0] = PG_CONTROL;
 		b[1] = 0x0a;
 		b[3] = 0x10; /* QUEUE ALGORITHM MODIFIER 1: unrestricted */
+		/* TAS 0: tasks another nexus aborts end without a response */
 		scsi_put_be16(b + 8, 0xffff); /* BUSY TIMEOUT PERIOD: unlimited */
 		return 12;
 	case PG_IE:
@@ -88,6 +91,7 @@ static uint32_t page_changeable(const struct scsi_lu *lu, uint8_t page,
 	if (page == PG_CONTROL) {
 		b[2] = 0x04;            /* D_SENSE */
 		b[4] = 0x08;            /* SWP */
+		b[5] = 0x40;            /* TAS */
 	}
 	return n;
 }
@@ -104,6 +108,8 @@ static void mode_publish(struct scsi_tgt *t, struct scsi_lu *lu)
 		wf |= TGT_WF_WT;
 	atomic_store_explicit(&lu->d_sense, (lu->mode_control[2] & 0x04) != 0,
 			      memory_order_relaxed);
+	atomic_store_explicit(&lu->tas, (lu->mode_control[5] & 0x40) != 0,
+			      memory_order_relaxed);
 	atomic_store_explicit(&lu->wflags, wf, memory_order_relaxed);
 }
 
@@ -115,6 +121,7 @@ void tgt_mode_init(struct scsi_tgt *t, struct scsi_lu *lu)
 	page_default(lu, PG_CONTROL, lu->mode_control);
 	page_default(lu, PG_IE, lu->mode_ie);
 	atomic_init(&lu->d_sense, false);
+	atomic_init(&lu->tas, false);
 	atomic_init(&lu->wflags, 0);
 	mode_publish(t, lu);
 }

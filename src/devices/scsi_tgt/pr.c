@@ -24,9 +24,18 @@
  *   FIELD IN CDB), scopes other than LU_SCOPE.  REGISTER AND MOVE (5.9.8)
  *   moves the reservation to the nexus its TransportID names (as
  *   scsi_tgt_set_nexus_id() named it, or the default name).
- *   PREEMPT AND ABORT does what PREEMPT does: the core keeps no task list
- *   (commands end before scsi_tgt_submit() returns or from their bios),
- *   so there are no tasks of the preempted nexuses to abort.
+ *   PREEMPT AND ABORT (5.9.11.5) does what PREEMPT does, then aborts the
+ *   tasks of the preempted nexuses on the unit (tgt_preempt_abort(),
+ *   tmf.c): the dropped and delayed ones of this queue at once, every
+ *   other one (in flight, or on another queue) where it ends; TASK
+ *   ABORTED with the control mode page's TAS set, else without a response
+ *   and with COMMANDS CLEARED BY ANOTHER INITIATOR (2F/00) for its nexus
+ *   (SAM-5 5.6).  The preempting nexus's own tasks go on.  What removes
+ *   no registration aborts nothing: a zero SERVICE ACTION RESERVATION KEY
+ *   but under an all-registrants reservation (INVALID FIELD IN PARAMETER
+ *   LIST), a key no other nexus is registered with (RESERVATION CONFLICT;
+ *   GOOD and a new type where it is that of the reservation the
+ *   preempting nexus holds).
  *
  * The state sits under a mutex per unit that only these commands and the
  * conflict check of a reserved unit take.  The fast path reads one flag,
@@ -479,13 +488,16 @@ static void drop_registration(struct scsi_lu *lu, unsigned int nexus)
  * SPC-4 5.9.11.4: PREEMPT (and PREEMPT AND ABORT).  Return: SAM status,
  * or 0xff: INVALID FIELD IN PARAMETER LIST (a zero SERVICE ACTION
  * RESERVATION KEY where only an all registrants reservation takes one).
+ * *@preempted: the nexuses whose registrations went (never @nexus); 0
+ * unless GOOD.
  */
 static uint8_t preempt(struct scsi_lu *lu, unsigned int nexus, uint64_t sakey,
-		       uint8_t type)
+		       uint8_t type, uint64_t *preempted)
 {
 	struct tgt_pr *pr = &lu->pr;
 	uint64_t victims;
 
+	*preempted = 0;
 	if (pr->type && type_ar(pr->type) && !sakey) {
 		/* every other registration goes, the preempting nexus
 		 * takes the reservation with the type asked for */
@@ -521,6 +533,7 @@ static uint8_t preempt(struct scsi_lu *lu, unsigned int nexus, uint64_t sakey,
 		tgt_ua_raise_mask(lu, TGT_UA_REG_PREEMPTED, victims);
 	}
 	pr->generation++;
+	*preempted = victims;
 	return SAM_STAT_GOOD;
 }
 
@@ -645,7 +658,7 @@ int tgt_do_pr_out(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	uint32_t plen = scsi_get_be32(cdb + 5);
 	unsigned int n = c->nexus;
 	bool reg_sa = sa == PROUT_REGISTER || sa == PROUT_REGISTER_AND_IGNORE;
-	uint64_t key, sakey;
+	uint64_t key, sakey, preempted = 0;
 	uint8_t pl[24], st;
 
 	if (cdb[1] & 0xe0 || sa > PROUT_REGISTER_AND_MOVE) {
@@ -768,8 +781,8 @@ int tgt_do_pr_out(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		tgt_ua_raise_mask(lu, TGT_UA_RES_PREEMPTED, others);
 		break;
 	}
-	default: /* PREEMPT, PREEMPT AND ABORT (no tasks to abort) */
-		st = preempt(lu, n, sakey, type);
+	default: /* PREEMPT, PREEMPT AND ABORT */
+		st = preempt(lu, n, sakey, type, &preempted);
 		if (st == 0xff) {
 			pthread_mutex_unlock(&pr->lock);
 			tgt_cmd_bad_param(c, lu, 8, -1);
@@ -780,6 +793,15 @@ int tgt_do_pr_out(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 out:
 	publish(lu);
 	pthread_mutex_unlock(&pr->lock);
+	/*
+	 * 5.9.11.5: the preempted nexuses' tasks on this unit (not this
+	 * one's) are aborted as SAM-5 says, TASK ABORTED or, with TAS 0,
+	 * without a response (tmf.c); after the registrations went, so that
+	 * the tasks that start after it meet the new reservation.
+	 */
+	if (sa == PROUT_PREEMPT_AND_ABORT && preempted)
+		tgt_preempt_abort(q, lu, preempted,
+				  !atomic_load_explicit(&lu->tas, memory_order_relaxed));
 	c->status = st;
 	return 0;
 }

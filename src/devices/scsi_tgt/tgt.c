@@ -133,6 +133,7 @@ static const uint16_t ua_asc[TGT_UA_NR] = {
 	[TGT_UA_RES_PREEMPTED] = ASC_RESERVATIONS_PREEMPTED,
 	[TGT_UA_RES_RELEASED] = ASC_RESERVATIONS_RELEASED,
 	[TGT_UA_REG_PREEMPTED] = ASC_REGISTRATIONS_PREEMPTED,
+	[TGT_UA_CMDS_CLEARED] = ASC_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR,
 	[TGT_UA_CAPACITY_CHANGED] = ASC_CAPACITY_DATA_CHANGED,
 	[TGT_UA_LUNS_CHANGED] = ASC_REPORTED_LUNS_CHANGED,
 };
@@ -601,6 +602,14 @@ static void media_put(struct scsi_tgt_cmd *c)
 		tgt_task_end_aborted(io->q, c);
 		return;
 	}
+	/* a PREEMPT AND ABORT of its nexus came after it started (tmf.c):
+	 * one load while none ever preempted a nexus of this unit */
+	if (unlikely(atomic_load_explicit(&lu->pa_any, memory_order_acquire)) &&
+	    tgt_task_preempted(lu, c)) {
+		tgt_task_mark_preempted(lu, c);
+		tgt_task_end_aborted(io->q, c);
+		return;
+	}
 	tgt_cmd_end(t, c);
 }
 
@@ -685,8 +694,7 @@ int tgt_media_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 		q->any_plugged = true;
 	}
 	c->pending = io->nr + 1; /* + 1: held while submitting */
-	c->tstate = TGT_TASK_MEDIA;
-	c->epoch = atomic_load_explicit(&q->tgt->epoch, memory_order_relaxed);
+	c->tstate = TGT_TASK_MEDIA; /* c->epoch: read by submit() */
 	q->lun_busy[c->lun]++;
 	for (i = 0; i < io->nr; i++) {
 		while ((ret = blk_submit(ctx, &io->bios[i])) == -EAGAIN && i)
@@ -1431,6 +1439,7 @@ submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c, const bool faults)
 	c->sense_len = 0;
 	c->resid = 0;
 	c->overflow = false;
+	c->no_response = false;
 	c->blk_status = BLK_STS_OK;
 	c->pending = 0;
 	c->tstate = TGT_TASK_IDLE;
@@ -1439,6 +1448,13 @@ submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c, const bool faults)
 	c->err = BLK_STS_OK;
 	c->err_lba = 0;
 	c->io = NULL;
+	/*
+	 * The epoch the task starts in, before the unit attention and
+	 * reservation checks (acquire: a reset or PREEMPT AND ABORT that
+	 * bumped it is seen by those checks); a reset or preempt of a later
+	 * epoch aborts it where it ends.
+	 */
+	c->epoch = atomic_load_explicit(&t->epoch, memory_order_acquire);
 	lu = c->lun < t->nr_luns ? &t->lus[c->lun] : NULL;
 	op = c->cdb_len ? c->cdb[0] : 0xff;
 	need = c->cdb_len ? cdb_length(op) : 0;

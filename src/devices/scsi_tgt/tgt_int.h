@@ -35,6 +35,7 @@ enum tgt_ua {
 	TGT_UA_RES_PREEMPTED,   /* 2A/03 RESERVATIONS PREEMPTED */
 	TGT_UA_RES_RELEASED,    /* 2A/04 RESERVATIONS RELEASED */
 	TGT_UA_REG_PREEMPTED,   /* 2A/05 REGISTRATIONS PREEMPTED */
+	TGT_UA_CMDS_CLEARED,    /* 2F/00 COMMANDS CLEARED BY ANOTHER INITIATOR */
 	TGT_UA_CAPACITY_CHANGED, /* 2A/09 CAPACITY DATA HAS CHANGED */
 	TGT_UA_LUNS_CHANGED,    /* 3F/0E REPORTED LUNS DATA HAS CHANGED */
 	TGT_UA_NR
@@ -70,6 +71,14 @@ struct scsi_lu {
 	_Atomic uint64_t ua_any; /* per nexus: some kind may be pending */
 	/* tasks started before this target epoch end aborted (LUN reset) */
 	_Atomic uint32_t reset_epoch;
+	/* PREEMPT AND ABORT (pr.c, tmf.c): set once one has preempted a
+	 * nexus here; then a task of nexus N that started (c->epoch) before
+	 * pa_epoch[N] ends TASK ABORTED, without a response where N's bit is
+	 * in pa_quiet (TAS was 0).  Written in that order, release; read
+	 * from pa_any, acquire, where a task ends. */
+	_Atomic bool pa_any;
+	_Atomic uint64_t pa_quiet;
+	_Atomic uint32_t pa_epoch[SCSI_TGT_MAX_NEXUS];
 	/* mode parameters (mode.c): the pages' current values, under
 	 * mode_lock, which only MODE SELECT and MODE SENSE take; what other
 	 * commands read of them is mirrored in d_sense and wflags, loaded
@@ -77,6 +86,7 @@ struct scsi_lu {
 	pthread_mutex_t mode_lock;
 	uint8_t mode_caching[20], mode_control[12], mode_ie[12];
 	_Atomic bool d_sense;   /* control mode page D_SENSE */
+	_Atomic bool tas;       /* control mode page TAS */
 	_Atomic uint8_t wflags; /* TGT_WF_*: read once per write command */
 	/* held by COMPARE AND WRITE and ORWRITE across their read, compare
 	 * or merge, and write (sbc.c); never taken by READ or WRITE */
@@ -281,10 +291,38 @@ bool tgt_ua_take(struct scsi_tgt *t, struct scsi_lu *lu, unsigned int nexus,
 /* End @c as aborted by a task management function (done is called). */
 void tgt_task_end_aborted(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
 /* Delayed tasks (delay_ms/ndelay_ns, faults.c) held on @q's list: @only,
- * or (@only NULL) those of @lun (UINT64_MAX: all) end TASK ABORTED now.
- * Return how many. */
+ * or (@only NULL) those of @lun (UINT64_MAX: all) from the nexuses in
+ * @nexuses (a bit per nexus; UINT64_MAX: every nexus, those of 64 and
+ * over too) end TASK ABORTED now, as a PREEMPT AND ABORT ends them
+ * (tgt_task_mark_preempted()) unless @nexuses is UINT64_MAX.  Return how
+ * many. */
 unsigned int tgt_delay_abort(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *only,
-			     uint64_t lun);
+			     uint64_t lun, uint64_t nexuses);
+
+/*
+ * PERSISTENT RESERVE OUT's PREEMPT AND ABORT (SPC-4 5.9.11.5), after
+ * pr.c removed the registrations of @victims (a bit per nexus) on @lu and
+ * let go of pr.lock: every task of those nexuses on @lu that started
+ * before now ends TASK ABORTED (without a response where @quiet, TAS 0).
+ * On @q at once (dropped and delayed tasks); on @q and the other queues,
+ * the ones in flight when their bios end (media_put()), the delayed ones
+ * when due (tgt_delay_poll()).
+ */
+void tgt_preempt_abort(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		       uint64_t victims, bool quiet);
+/* Whether @c, ending on @lu, started before a PREEMPT AND ABORT that
+ * preempted its nexus there.  Call where @lu->pa_any was seen set. */
+static inline bool tgt_task_preempted(struct scsi_lu *lu,
+				      const struct scsi_tgt_cmd *c)
+{
+	return c->nexus < SCSI_TGT_MAX_NEXUS &&
+	       (int32_t)(c->epoch - atomic_load_explicit(&lu->pa_epoch[c->nexus],
+							 memory_order_relaxed)) < 0;
+}
+/* @c ends aborted by a PREEMPT AND ABORT: with TAS 0 (pa_quiet) without a
+ * response (@c->no_response) and with a COMMANDS CLEARED BY ANOTHER
+ * INITIATOR unit attention for its nexus.  The caller ends it. */
+void tgt_task_mark_preempted(struct scsi_lu *lu, struct scsi_tgt_cmd *c);
 /* Put a dropped task on @q's list, or take it off. */
 void tgt_task_drop(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
 /* Count a command, then call its done (tgt.c). */

@@ -12,6 +12,18 @@
  * Tasks of other queues (other threads) are not touched from here: a reset
  * bumps the target's epoch and the logical unit's reset_epoch, and a task
  * that started before it ends aborted on its own thread.
+ *
+ * PERSISTENT RESERVE OUT with PREEMPT AND ABORT (SPC-4 5.9.11.5; pr.c
+ * calls tgt_preempt_abort()) aborts the tasks of the preempted nexuses on
+ * one logical unit the same way, per nexus: the target's epoch is bumped
+ * and recorded for each of them in the unit's pa_epoch[]; a task of such a
+ * nexus that started in an older epoch ends aborted where it ends
+ * (media_put(), tgt_delay_poll()), the dropped and delayed ones of the
+ * queue that preempts at once.  With the control mode page's TAS bit set
+ * they end TASK ABORTED; with TAS 0 SAM-5 5.6 has no response sent for
+ * them: they still end through their done, once, TASK ABORTED with
+ * no_response set for the transport, and their nexus gets COMMANDS
+ * CLEARED BY ANOTHER INITIATOR (2F/00).
  */
 #include <errno.h>
 
@@ -89,7 +101,7 @@ int scsi_tgt_abort_task(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 		return 0;
 	default:
 		/* ended, but held by the delay: answered aborted now */
-		if (q->delay_head && tgt_delay_abort(q, c, 0))
+		if (q->delay_head && tgt_delay_abort(q, c, 0, UINT64_MAX))
 			return 0;
 		return -ENOENT;
 	}
@@ -121,7 +133,7 @@ static int reset_queue_tasks(struct scsi_tgt_queue *q, uint64_t lun,
 	}
 	/* last: what ended meanwhile may wait out a delay (delay_ms) */
 	if (q->delay_head)
-		tgt_delay_abort(q, NULL, lun);
+		tgt_delay_abort(q, NULL, lun, UINT64_MAX);
 	return 0;
 }
 
@@ -175,4 +187,61 @@ int scsi_tgt_target_reset(struct scsi_tgt_queue *q, unsigned int nexus)
 void scsi_tgt_queue_reset(struct scsi_tgt_queue *q)
 {
 	reset_queue_tasks(q, UINT64_MAX, 0);
+}
+
+/* ----------------------------------------------- PREEMPT AND ABORT */
+
+void tgt_task_mark_preempted(struct scsi_lu *lu, struct scsi_tgt_cmd *c)
+{
+	uint64_t bit = 1ull << c->nexus; /* c->nexus < SCSI_TGT_MAX_NEXUS */
+
+	/* SAM-5 5.6, SPC-4 7.5.8: TAS 0, aborted by another I_T nexus: no
+	 * response; the initiator learns of it from the unit attention */
+	if (atomic_load_explicit(&lu->pa_quiet, memory_order_relaxed) & bit) {
+		c->no_response = true;
+		tgt_ua_raise_mask(lu, TGT_UA_CMDS_CLEARED, bit);
+	}
+}
+
+void tgt_preempt_abort(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+		       uint64_t victims, bool quiet)
+{
+	struct scsi_tgt *t = q->tgt;
+	uint64_t lun = (uint64_t)(lu - t->lus);
+	struct scsi_tgt_cmd *c, *next;
+	uint32_t e;
+	unsigned int i;
+
+	if (!victims)
+		return;
+	/*
+	 * The registrations went first (pr.c, under pr.lock), then the epoch
+	 * moves (seq_cst, a release): a task that reads the new epoch at its
+	 * start (acquire, in submit()) sees them and the unit attention, and
+	 * is not aborted; one that read an older epoch may have passed its
+	 * checks before the preempt, and is.
+	 */
+	e = atomic_fetch_add(&t->epoch, 1) + 1;
+	if (quiet)
+		atomic_fetch_or_explicit(&lu->pa_quiet, victims, memory_order_relaxed);
+	else
+		atomic_fetch_and_explicit(&lu->pa_quiet, ~victims, memory_order_relaxed);
+	for (i = 0; i < SCSI_TGT_MAX_NEXUS; i++)
+		if (victims & (1ull << i))
+			atomic_store_explicit(&lu->pa_epoch[i], e, memory_order_relaxed);
+	/* after the epochs and pa_quiet: a task that sees the flag sees them */
+	atomic_store_explicit(&lu->pa_any, true, memory_order_release);
+
+	/* this queue's dropped and delayed tasks of the victims: now */
+	for (c = q->dropped; c; c = next) {
+		next = c->dnext;
+		if (c->lun != lun || c->nexus >= SCSI_TGT_MAX_NEXUS ||
+		    !(victims & (1ull << c->nexus)))
+			continue;
+		task_undrop(q, c);
+		tgt_task_mark_preempted(lu, c);
+		tgt_task_end_aborted(q, c);
+	}
+	if (q->delay_head)
+		tgt_delay_abort(q, NULL, lun, victims);
 }
