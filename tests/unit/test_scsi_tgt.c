@@ -1142,8 +1142,24 @@ static void test_compare_and_write(void **state)
 	scsi_put_be64(caw + 2, 300);
 	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 1536);
 	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
-	/* 255 blocks, the maximum of VPD 0xb0, passes the length check; 256
-	 * cannot be encoded, so a smaller maximum is tested below */
+	/* a Data-Out longer than the count says (1 block, 2 of each half):
+	 * the count is wrong, nothing compared or written; 0 blocks with
+	 * data likewise */
+	read16(f, 0, 300, 2, back);
+	memcpy(data, back, 1024);
+	memset(data + 1024, 0x77, 1024);
+	caw[13] = 1;
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048);
+	expect_field(&c, 13, -1);
+	caw[13] = 0;
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048);
+	expect_field(&c, 13, -1);
+	read16(f, 0, 300, 2, old);
+	assert_memory_equal(old, back, sizeof(back));
+	caw[13] = 2;
+	/* the count and the Data-Out agree again: it runs (the 8-bit count
+	 * past 255: test_compare_and_write_256; a smaller maximum:
+	 * test_small_max_transfer) */
 	assert_int_equal(run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048),
 			 SAM_STAT_GOOD);
 }
@@ -1278,6 +1294,41 @@ static void test_compare_and_write_threads(void **state)
 	assert_true(v == 2 * CAW_MT_LOOPS);
 	scsi_tgt_queue_detach(f.q);
 	scsi_tgt_destroy(f.t);
+}
+
+/*
+ * libiscsi 1.19's CompareAndWrite.Simple/.Miscompare end with 256 blocks,
+ * past MAXIMUM COMPARE AND WRITE LENGTH (255): the count's 8 bits say 0,
+ * the Data-Out holds 2 x 256 blocks.  Refused (INVALID FIELD IN CDB at
+ * byte 13), nothing written; 255 blocks run.
+ */
+static void test_compare_and_write_256(void **state)
+{
+	static uint8_t buf[2 * 256 * 512], back[256 * 512];
+	uint8_t caw[16] = { COMPARE_AND_WRITE };
+	struct fx *f = *state;
+	struct scsi_tgt_cmd c;
+
+	clear_ua(f, 0);
+	scsi_put_be64(caw + 2, CAP / 512 - 256);
+	memset(buf, 'A', sizeof(buf));
+	write16(f, 0, CAP / 512 - 256, 256, buf);
+	memset(buf + 256 * 512, 'B', 256 * 512);
+	caw[13] = (uint8_t)256;
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, buf, sizeof(buf));
+	expect_field(&c, 13, -1);
+	read16(f, 0, CAP / 512 - 256, 256, back);
+	assert_memory_equal(back, buf, sizeof(back));
+	/* 255 (the 'A's compare, 'B's land) */
+	caw[13] = 255;
+	memset(buf + 255 * 512, 'B', 255 * 512);
+	assert_int_equal(run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, buf,
+			     2 * 255 * 512), SAM_STAT_GOOD);
+	assert_int_equal(c.resid, 0);
+	read16(f, 0, CAP / 512 - 256, 256, back);
+	assert_int_equal(back[0], 'B');
+	assert_int_equal(back[255 * 512 - 1], 'B');
+	assert_int_equal(back[255 * 512], 'A');
 }
 
 /* The MAXIMUM TRANSFER LENGTH caps COMPARE AND WRITE and PRE-FETCH's
@@ -1551,6 +1602,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_verify_bytchk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_verify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compare_and_write, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_compare_and_write_256, setup,
 						teardown),
 		cmocka_unit_test(test_compare_and_write_threads),
 		cmocka_unit_test(test_small_max_transfer),

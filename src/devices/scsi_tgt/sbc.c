@@ -401,7 +401,9 @@ int tgt_write_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 /*
  * SBC-3 5.2: COMPARE AND WRITE.  NUMBER OF LOGICAL BLOCKS (byte 13) up to
  * the MAXIMUM COMPARE AND WRITE LENGTH of VPD 0xb0; the Data-Out holds the
- * verify data then the write data, that many blocks each.  Under the
+ * verify data then the write data, that many blocks each, and no more
+ * (INVALID FIELD IN CDB at byte 13 otherwise; less: PARAMETER LIST
+ * LENGTH ERROR).  Under the
  * unit's rmw_lock: read the blocks, compare them with the verify data
  * (MISCOMPARE 1D/00, INFORMATION the offset of the first differing byte),
  * and only if equal write the write data (FUA as the CDB or WCE says).
@@ -427,7 +429,17 @@ int tgt_compare_and_write(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			return 0;
 		}
 	}
-	if (nb > tgt_caw_max(q->tgt)) {
+	/*
+	 * NUMBER OF LOGICAL BLOCKS past MAXIMUM COMPARE AND WRITE LENGTH, or
+	 * a Data-Out longer than the two halves it says: the initiator meant
+	 * more blocks than the field holds (256 encoded in its 8 bits is 0,
+	 * which would compare and write nothing and answer GOOD).  A command
+	 * that is all or nothing is not run on part of its data: refused,
+	 * the field pointer at the count.  (A shorter Data-Out is a
+	 * PARAMETER LIST LENGTH ERROR below.)
+	 */
+	if (nb > tgt_caw_max(q->tgt) ||
+	    c->xfer_len > 2 * (uint64_t)nb * lu->lbs) {
 		tgt_cmd_bad_cdb(c, lu, 13, -1);
 		return 0;
 	}
