@@ -1062,15 +1062,121 @@ static void test_write_verify(void **state)
 	run(f, &c, 0, 0, wv12, 12, SCSI_DIR_TO_DEVICE, data, sizeof(data));
 	expect_field(&c, 10, 6);
 	wv12[10] = 0;
-	/* past the end, short Data-Out, 0 blocks */
+	/* past the end, 0 blocks (the expected length's cases: below) */
 	scsi_put_be64(wv16 + 2, CAP / 512 - 2);
 	run(f, &c, 0, 0, wv16, 16, SCSI_DIR_TO_DEVICE, data, sizeof(data));
 	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
-	run(f, &c, 0, 0, wv10, 10, SCSI_DIR_TO_DEVICE, data, 3 * 512);
-	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
 	wv10[8] = 0;
 	assert_int_equal(run(f, &c, 0, 0, wv10, 10, SCSI_DIR_NONE, NULL, 0),
 			 SAM_STAT_GOOD);
+	assert_int_equal(c.resid, 0);
+}
+
+/* A WRITE AND VERIFY CDB with BYTCHK 01b (and a WRITE (10), if @op is
+ * WRITE_10) of @nb blocks at @lba; its length. */
+static uint8_t wv_cdb(uint8_t *cdb, uint8_t op, uint32_t lba, uint32_t nb)
+{
+	memset(cdb, 0, 16);
+	cdb[0] = op;
+	cdb[1] = op == WRITE_10 ? 0 : 0x02;
+	if (op == WRITE_VERIFY_10 || op == WRITE_10) {
+		scsi_put_be32(cdb + 2, lba);
+		scsi_put_be16(cdb + 7, (uint16_t)nb);
+		return 10;
+	}
+	if (op == WRITE_VERIFY_12) {
+		scsi_put_be32(cdb + 2, lba);
+		scsi_put_be32(cdb + 6, nb);
+		return 12;
+	}
+	scsi_put_be64(cdb + 2, lba);
+	scsi_put_be32(cdb + 10, nb);
+	return 16;
+}
+
+/*
+ * WRITE AND VERIFY (10/12/16) whose expected length is not the CDB's run
+ * as WRITE does (libiscsi's iSCSIResiduals.WriteVerify{10,12,16}Residuals):
+ * a shorter one writes and verifies the whole blocks it holds, the rest an
+ * overflow residual; a longer one writes the CDB's blocks, the excess an
+ * underflow residual.  The blocks past what was written keep their data.
+ * Then the same for a WRITE (10) of 0 blocks with data: an underflow of
+ * all of it (it was counted as taken whole before).
+ */
+static void test_write_verify_residuals(void **state)
+{
+	static const uint8_t ops[] = { WRITE_VERIFY_10, WRITE_VERIFY_12,
+				       WRITE_VERIFY_16 };
+	static uint8_t data[10000], back[2 * 512], old[2 * 512];
+	struct fx *f = *state;
+	struct scsi_tgt_cmd c;
+	unsigned int i;
+	uint8_t cdb[16], n;
+
+	clear_ua(f, 0);
+	memset(data, 'b', sizeof(data));
+	memset(old, 'a', sizeof(old));
+	for (i = 0; i < sizeof(ops); i++) {
+		uint32_t lba = 0x400 + 8 * i;
+
+		write16(f, 0, lba, 2, old);
+		/* 1 block, nothing expected: nothing written, overflow */
+		n = wv_cdb(cdb, ops[i], lba, 1);
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     NULL, 0), SAM_STAT_GOOD);
+		assert_true(c.overflow);
+		assert_int_equal(c.resid, 512);
+		/* 200 bytes: no whole block, nothing written, overflow 312 */
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     data, 200), SAM_STAT_GOOD);
+		assert_true(c.overflow);
+		assert_int_equal(c.resid, 312);
+		read16(f, 0, lba, 2, back);
+		assert_memory_equal(back, old, sizeof(old));
+		/* 2 blocks, 1 expected: the first written, overflow 512 */
+		n = wv_cdb(cdb, ops[i], lba, 2);
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     data, 512), SAM_STAT_GOOD);
+		assert_true(c.overflow);
+		assert_int_equal(c.resid, 512);
+		read16(f, 0, lba, 2, back);
+		assert_memory_equal(back, data, 512);
+		assert_memory_equal(back + 512, old, 512);
+		/* 1 block, 2 expected: the first written, underflow 512 */
+		write16(f, 0, lba, 2, old);
+		n = wv_cdb(cdb, ops[i], lba, 1);
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     data, 1024), SAM_STAT_GOOD);
+		assert_false(c.overflow);
+		assert_int_equal(c.resid, 512);
+		read16(f, 0, lba, 2, back);
+		assert_memory_equal(back, data, 512);
+		assert_memory_equal(back + 512, old, 512);
+		/* 1 block, 10000 bytes expected: underflow 9488 */
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     data, sizeof(data)), SAM_STAT_GOOD);
+		assert_false(c.overflow);
+		assert_int_equal(c.resid, sizeof(data) - 512);
+		/* as long as the blocks: no residual */
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     data, 512), SAM_STAT_GOOD);
+		assert_false(c.overflow);
+		assert_int_equal(c.resid, 0);
+		/* 0 blocks with 512 bytes: nothing written, underflow 512 */
+		write16(f, 0, lba, 2, old);
+		n = wv_cdb(cdb, ops[i], lba, 0);
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     data, 512), SAM_STAT_GOOD);
+		assert_false(c.overflow);
+		assert_int_equal(c.resid, 512);
+		read16(f, 0, lba, 2, back);
+		assert_memory_equal(back, old, sizeof(old));
+	}
+	n = wv_cdb(cdb, WRITE_10, 0x440, 0);
+	assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE, data, 512),
+			 SAM_STAT_GOOD);
+	assert_false(c.overflow);
+	assert_int_equal(c.resid, 512);
 }
 
 /* SBC-3 5.2: COMPARE AND WRITE */
@@ -1601,6 +1707,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mode_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_bytchk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_verify, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_verify_residuals, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_compare_and_write, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_compare_and_write_256, setup,

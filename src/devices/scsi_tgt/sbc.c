@@ -343,7 +343,10 @@ int tgt_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
  * with FUA (on the medium before the verification), then BYTCHK 01b reads
  * them back and compares them with the Data-Out (MISCOMPARE as VERIFY);
  * BYTCHK 00b (a medium verification) stops after the write.  BYTCHK 10b
- * and 11b are refused.
+ * and 11b are refused.  The transport's expected length rules as for
+ * WRITE: a shorter one writes (and verifies) the whole blocks it holds,
+ * with the rest as an overflow residual; a longer one writes the CDB's
+ * blocks, the excess an underflow residual.
  */
 int tgt_write_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		     struct scsi_tgt_cmd *c)
@@ -370,12 +373,20 @@ int tgt_write_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		tgt_cmd_bad_cdb(c, lu, a.len_byte, -1);
 		return 0;
 	}
-	if (!check_writable(c, lu) || !a.nb)
+	if (!check_writable(c, lu))
 		return 0;
 	off = a.lba * lu->lbs;
 	len = (uint64_t)a.nb * lu->lbs;
-	if (!check_data_out(c, lu, len))
+	if (len > c->xfer_len) {
+		c->overflow = true;
+		c->resid = (uint32_t)(len - c->xfer_len);
+		len = c->xfer_len - c->xfer_len % lu->lbs;
+	}
+	if (!len) {
+		if (!c->overflow)
+			c->resid = c->xfer_len;
 		return 0;
+	}
 	buf = malloc(chunk);
 	if (!buf)
 		return -ENOMEM;
@@ -392,9 +403,16 @@ int tgt_write_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		}
 	}
 	free(buf);
-	atomic_fetch_add_explicit(&q->tgt->write_blocks, a.nb, memory_order_relaxed);
-	if (bytchk == 1)
-		return compare_medium(q, lu, c, off, len, false);
+	atomic_fetch_add_explicit(&q->tgt->write_blocks, len / lu->lbs,
+				  memory_order_relaxed);
+	if (bytchk == 1) {
+		int r = compare_medium(q, lu, c, off, len, false);
+
+		if (r)
+			return r;
+	}
+	if (c->status == SAM_STAT_GOOD && !c->overflow)
+		c->resid = c->xfer_len - (uint32_t)len;
 	return 0;
 }
 

@@ -1319,6 +1319,9 @@ static int do_maintenance_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 #define F_NO_UA   0x2 /* not held by a unit attention (SPC-4 5.14); not
 		       * delayed (scsi_debug's F_DELAY_OVERR) either */
 #define F_MEDIA   0x4 /* medium access: NOT READY while the unit is not */
+#define F_RESID   0x8 /* sets its own residual from the transport's
+		       * expected length (READ/WRITE, WRITE AND VERIFY):
+		       * kept when it ends without media access */
 
 static const struct {
 	scsi_cmd_fn fn;
@@ -1326,8 +1329,8 @@ static const struct {
 } cmd_table[256] = {
 	[TEST_UNIT_READY] = { do_nothing_good, 0 },
 	[REQUEST_SENSE] = { do_request_sense, F_NO_LUN | F_NO_UA },
-	[READ_6] = { do_rw, F_MEDIA },
-	[WRITE_6] = { do_rw, F_MEDIA },
+	[READ_6] = { do_rw, F_MEDIA | F_RESID },
+	[WRITE_6] = { do_rw, F_MEDIA | F_RESID },
 	[INQUIRY] = { do_inquiry, F_NO_LUN | F_NO_UA },
 	[MODE_SELECT_6] = { tgt_mode_select, 0 },
 	[MODE_SENSE_6] = { tgt_mode_sense, 0 },
@@ -1336,9 +1339,9 @@ static const struct {
 	[START_STOP_UNIT] = { do_start_stop, 0 },
 	[PREVENT_ALLOW_MEDIUM_REMOVAL] = { do_prevent_allow, 0 },
 	[READ_CAPACITY_10] = { do_read_capacity_10, 0 },
-	[READ_10] = { do_rw, F_MEDIA },
-	[WRITE_10] = { do_rw, F_MEDIA },
-	[WRITE_VERIFY_10] = { tgt_write_verify, F_MEDIA },
+	[READ_10] = { do_rw, F_MEDIA | F_RESID },
+	[WRITE_10] = { do_rw, F_MEDIA | F_RESID },
+	[WRITE_VERIFY_10] = { tgt_write_verify, F_MEDIA | F_RESID },
 	[VERIFY_10] = { tgt_verify, F_MEDIA },
 	[PRE_FETCH_10] = { tgt_pre_fetch, F_MEDIA },
 	[SYNCHRONIZE_CACHE_10] = { do_sync_cache, F_MEDIA },
@@ -1352,11 +1355,11 @@ static const struct {
 	[PERSISTENT_RESERVE_OUT] = { tgt_do_pr_out, 0 },
 	[EXTENDED_COPY] = { tgt_do_xcopy, F_MEDIA },
 	[RECEIVE_COPY_RESULTS] = { tgt_do_receive_copy_results, 0 },
-	[READ_16] = { do_rw, F_MEDIA },
+	[READ_16] = { do_rw, F_MEDIA | F_RESID },
 	[COMPARE_AND_WRITE] = { tgt_compare_and_write, F_MEDIA },
-	[WRITE_16] = { do_rw, F_MEDIA },
+	[WRITE_16] = { do_rw, F_MEDIA | F_RESID },
 	[ORWRITE_16] = { tgt_orwrite, F_MEDIA },
-	[WRITE_VERIFY_16] = { tgt_write_verify, F_MEDIA },
+	[WRITE_VERIFY_16] = { tgt_write_verify, F_MEDIA | F_RESID },
 	[VERIFY_16] = { tgt_verify, F_MEDIA },
 	[PRE_FETCH_16] = { tgt_pre_fetch, F_MEDIA },
 	[SYNCHRONIZE_CACHE_16] = { do_sync_cache, F_MEDIA },
@@ -1364,9 +1367,9 @@ static const struct {
 	[SERVICE_ACTION_IN_16] = { do_service_action_in, 0 },
 	[REPORT_LUNS] = { do_report_luns, F_NO_LUN | F_NO_UA },
 	[MAINTENANCE_IN] = { do_maintenance_in, 0 },
-	[READ_12] = { do_rw, F_MEDIA },
-	[WRITE_12] = { do_rw, F_MEDIA },
-	[WRITE_VERIFY_12] = { tgt_write_verify, F_MEDIA },
+	[READ_12] = { do_rw, F_MEDIA | F_RESID },
+	[WRITE_12] = { do_rw, F_MEDIA | F_RESID },
+	[WRITE_VERIFY_12] = { tgt_write_verify, F_MEDIA | F_RESID },
 	[VERIFY_12] = { tgt_verify, F_MEDIA },
 };
 
@@ -1489,10 +1492,12 @@ submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c, const bool faults)
 		tgt_task_drop(q, c);
 		return 0;
 	}
-	/* Data-Out taken whole; an overflow keeps its count (a WRITE whose
-	 * blocks the transport's length holds none of moves nothing) */
+	/* Data-Out taken whole; an overflow keeps its count, and so do the
+	 * commands that count their own residual (a WRITE of 0 blocks, or
+	 * whose blocks the transport's length holds none of, moves nothing;
+	 * WRITE AND VERIFY runs here, not from bios) */
 	if (c->status == SAM_STAT_GOOD && c->dir == SCSI_DIR_TO_DEVICE &&
-	    !c->overflow)
+	    !c->overflow && !(cmd_table[op].flags & F_RESID))
 		c->resid = 0;
 end:
 	tgt_cmd_end(t, c);
