@@ -412,6 +412,30 @@ int scsi_tgt_target_reset(struct scsi_tgt_queue *q, unsigned int nexus);
 void scsi_tgt_queue_reset(struct scsi_tgt_queue *q);
 
 /**
+ * scsi_tgt_nexus_loss() - I_T nexus loss (SAM-5 6.3.4) of @nexus: the
+ * transport lost it (its connection or session ended, a session was
+ * reinstated).  On every logical unit: an SPC-2 reservation (RESERVE 6/10)
+ * @nexus holds is released (SPC-2 5.5.1); the prevention of medium removal
+ * @nexus established (PREVENT ALLOW MEDIUM REMOVAL, SPC-4 6.13) ends (the
+ * medium stays while another nexus prevents its removal); a unit attention
+ * condition I_T NEXUS LOSS OCCURRED (29/07) is established for @nexus
+ * (SAM-5 6.3.4), in place of the conditions it had pending: the next
+ * session of the same initiator port hears of the loss (its state may
+ * have changed), not of what it missed before it.  Persistent
+ * reservations and registrations stay (SPC-4 5.9.1), as do other
+ * nexuses' conditions; a nexus that holds nothing only gets the unit
+ * attention.
+ * The nexus's tasks are not the core's to end here (it keeps no task list
+ * per nexus): the transport ends them first (scsi_tgt_queue_reset() on the
+ * queues that carried them), so that none of them sets state again after
+ * the loss.
+ * Return: 0; -EINVAL (@nexus not below SCSI_TGT_MAX_NEXUS).
+ * Context: any thread, while other queues submit; takes each unit's
+ * reservation lock.
+ */
+int scsi_tgt_nexus_loss(struct scsi_tgt *tgt, unsigned int nexus);
+
+/**
  * scsi_tgt_add_error_rule() - add @rule to its logical unit; a rule of the
  * same type and opcode there is replaced (as scsi_debug does).
  * Return: 0; -EINVAL (no such LUN, a field out of range); -ENOSPC

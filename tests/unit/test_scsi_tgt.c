@@ -31,6 +31,7 @@ struct fx {
 
 static int ended;
 static uint32_t cfg_max_xfer; /* the next setup_cfg()'s max_xfer_blocks */
+static bool cfg_removable;    /* ... and removable */
 
 static void done(struct scsi_tgt_cmd *c)
 {
@@ -63,6 +64,7 @@ static void setup_cfg(struct fx *f, bool wp, bool failing)
 	tc.id = 0x123456;
 	tc.write_protect = wp;
 	tc.max_xfer_blocks = cfg_max_xfer;
+	tc.removable = cfg_removable;
 	assert_int_equal(scsi_tgt_create(&tc, &f->t, err, sizeof(err)), 0);
 	assert_int_equal(scsi_tgt_queue_attach(f->t, &f->q), 0);
 }
@@ -1437,6 +1439,126 @@ static void test_compare_and_write_256(void **state)
 	assert_int_equal(back[255 * 512], 'A');
 }
 
+/* UNIT ATTENTION with @asc on @lun for @nexus, then none (GOOD) */
+static void expect_ua_once(struct fx *f, uint64_t lun, unsigned int nexus,
+			   uint16_t asc)
+{
+	static const uint8_t tur[6] = { TEST_UNIT_READY };
+	struct scsi_tgt_cmd c;
+
+	run(f, &c, lun, nexus, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(&c, SK_UNIT_ATTENTION, asc);
+	assert_int_equal(run(f, &c, lun, nexus, tur, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+}
+
+/*
+ * scsi_tgt_nexus_loss() (SAM-5 6.3.4) on a removable target: the lost
+ * nexus's SPC-2 reservation goes; its prevention of medium removal ends
+ * while another nexus's stays; the unit attentions it had pending (MODE
+ * PARAMETERS CHANGED, a POWER ON never reported) give way to one I_T
+ * NEXUS LOSS OCCURRED (29/07); a persistent reservation stays; a nexus
+ * not lost keeps what it had.
+ */
+static void test_nexus_loss(void **state)
+{
+	static const uint8_t tur[6] = { TEST_UNIT_READY };
+	static const uint8_t reserve[6] = { RESERVE_6 };
+	static const uint8_t release[6] = { RELEASE_6 };
+	static const uint8_t prevent[6] = { PREVENT_ALLOW_MEDIUM_REMOVAL, 0, 0, 0, 1, 0 };
+	static const uint8_t allow[6] = { PREVENT_ALLOW_MEDIUM_REMOVAL };
+	static const uint8_t eject[6] = { START_STOP_UNIT, 0, 0, 0, 0x02, 0 };
+	static const uint8_t load[6] = { START_STOP_UNIT, 0, 0, 0, 0x03, 0 };
+	uint8_t sel[6] = { MODE_SELECT_6, 0x10, 0, 0, 16, 0 };
+	uint8_t reg[10] = { PERSISTENT_RESERVE_OUT, 0x00, 0, 0, 0, 0, 0, 0, 24, 0 };
+	uint8_t res[10] = { PERSISTENT_RESERVE_OUT, 0x01, 0x01, 0, 0, 0, 0, 0, 24, 0 };
+	uint8_t w10[10] = { WRITE_10, 0, 0, 0, 0, 9, 0, 0, 1, 0 };
+	uint8_t buf[256], pl[24];
+	static uint8_t blk[512];
+	struct scsi_tgt_cmd c;
+	struct fx *f;
+
+	(void)state;
+	cfg_removable = true;
+	f = calloc(1, sizeof(*f));
+	setup_cfg(f, false, false);
+	cfg_removable = false;
+	for (unsigned int n = 0; n < 3; n++)
+		clear_ua(f, n);
+	/* nexus 3's POWER ON stays pending on LUN 0 */
+	clear_ua_lun(f, 1, 3);
+
+	/* LUN 0: nexus 0 holds an SPC-2 reservation */
+	assert_int_equal(run(f, &c, 0, 0, reserve, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 0, 1, tur, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_RESERVATION_CONFLICT);
+	/* LUN 1: nexuses 0 and 1 prevent medium removal */
+	assert_int_equal(run(f, &c, 1, 0, prevent, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 1, 1, prevent, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	/* nexus 1 changes LUN 1's D_SENSE: MODE PARAMETERS CHANGED pending
+	 * for nexuses 0, 2 and 3 */
+	mode_sense(f, 1, 1, 0x0a, 0, buf);
+	memset(pl, 0, sizeof(pl));
+	memcpy(pl + 4, buf + 4, 12);
+	pl[4 + 2] |= 0x04;
+	assert_int_equal(run(f, &c, 1, 1, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16),
+			 SAM_STAT_GOOD);
+
+	assert_int_equal(scsi_tgt_nexus_loss(f->t, SCSI_TGT_MAX_NEXUS), -EINVAL);
+	assert_int_equal(scsi_tgt_nexus_loss(f->t, 0), 0);
+	/* the SPC-2 reservation is gone: nexus 1 reserves and releases */
+	assert_int_equal(run(f, &c, 0, 1, tur, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 0, 1, reserve, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 0, 1, release, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	/* nexus 0 hears of the loss once on each unit, of nothing else */
+	expect_ua_once(f, 0, 0, 0x2907);
+	expect_ua_once(f, 1, 0, 0x2907);
+	/* nexus 1 still prevents removal; once it allows it, nexus 0's
+	 * prevention is gone with its nexus: the eject works */
+	run(f, &c, 1, 0, eject, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, 0x5302);
+	assert_int_equal(run(f, &c, 1, 1, allow, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 1, 0, eject, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 1, 0, load, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	/* nexus 1 lost nothing: no unit attention */
+	assert_int_equal(run(f, &c, 0, 1, tur, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+
+	/* nexus 2 registers and holds a persistent WRITE EXCLUSIVE
+	 * reservation of LUN 0; its loss leaves it (nexus 1 may not write)
+	 * and turns its MODE PARAMETERS CHANGED on LUN 1 into 29/07 */
+	memset(pl, 0, sizeof(pl));
+	scsi_put_be64(pl + 8, 0x1234);
+	assert_int_equal(run(f, &c, 0, 2, reg, 10, SCSI_DIR_TO_DEVICE, pl, 24),
+			 SAM_STAT_GOOD);
+	memset(pl, 0, sizeof(pl));
+	scsi_put_be64(pl, 0x1234);
+	assert_int_equal(run(f, &c, 0, 2, res, 10, SCSI_DIR_TO_DEVICE, pl, 24),
+			 SAM_STAT_GOOD);
+	assert_int_equal(scsi_tgt_nexus_loss(f->t, 2), 0);
+	assert_int_equal(run(f, &c, 0, 1, w10, 10, SCSI_DIR_TO_DEVICE, blk, 512),
+			 SAM_STAT_RESERVATION_CONFLICT);
+	expect_ua_once(f, 0, 2, 0x2907);
+	expect_ua_once(f, 1, 2, 0x2907);
+	assert_int_equal(run(f, &c, 0, 2, w10, 10, SCSI_DIR_TO_DEVICE, blk, 512),
+			 SAM_STAT_GOOD);
+	/* nexus 3: its POWER ON (LUN 0) and MODE PARAMETERS CHANGED (LUN 1)
+	 * give way too */
+	assert_int_equal(scsi_tgt_nexus_loss(f->t, 3), 0);
+	expect_ua_once(f, 0, 3, 0x2907);
+	expect_ua_once(f, 1, 3, 0x2907);
+	teardown((void **)&f);
+}
+
 /* The MAXIMUM TRANSFER LENGTH caps COMPARE AND WRITE and PRE-FETCH's
  * CONDITION MET */
 static void test_small_max_transfer(void **state)
@@ -1715,6 +1837,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test(test_compare_and_write_threads),
 		cmocka_unit_test(test_small_max_transfer),
+		cmocka_unit_test(test_nexus_loss),
 		cmocka_unit_test_setup_teardown(test_orwrite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pre_fetch_anchor, setup,
 						teardown),

@@ -129,6 +129,7 @@ uint32_t tgt_data_out(const struct scsi_tgt_cmd *c, void *dst, uint32_t len)
 static const uint16_t ua_asc[TGT_UA_NR] = {
 	[TGT_UA_POWER_ON] = ASC_POWER_ON_RESET,
 	[TGT_UA_LUN_RESET] = ASC_LUN_RESET_OCCURRED,
+	[TGT_UA_NEXUS_LOSS] = ASC_I_T_NEXUS_LOSS,
 	[TGT_UA_MODE_CHANGED] = ASC_MODE_PARAMETERS_CHANGED,
 	[TGT_UA_RES_PREEMPTED] = ASC_RESERVATIONS_PREEMPTED,
 	[TGT_UA_RES_RELEASED] = ASC_RESERVATIONS_RELEASED,
@@ -186,6 +187,35 @@ bool tgt_ua_take(struct scsi_tgt *t, struct scsi_lu *lu, unsigned int nexus,
 			atomic_fetch_and(&lu->ua_any, ~bit);
 	}
 	return false;
+}
+
+/* ---------------------------------------------------- I_T nexus loss */
+
+/*
+ * SAM-5 6.3.4: what the logical units keep for @nexus that its loss ends.
+ * The nexus's tasks are the transport's to end first (its queue's
+ * scsi_tgt_queue_reset()): the core keeps no task list per nexus.
+ */
+int scsi_tgt_nexus_loss(struct scsi_tgt *tgt, unsigned int nexus)
+{
+	uint64_t bit;
+	unsigned int i, k;
+
+	if (nexus >= SCSI_TGT_MAX_NEXUS)
+		return -EINVAL;
+	bit = 1ull << nexus;
+	for (i = 0; i < tgt->nr_luns; i++) {
+		struct scsi_lu *lu = &tgt->lus[i];
+
+		tgt_pr_nexus_loss(lu, nexus);
+		atomic_fetch_and(&lu->prevent, ~bit);
+		/* the conditions it had not been told of go; the loss is the
+		 * one its initiator port hears of next (29/07) */
+		for (k = 0; k < TGT_UA_NR; k++)
+			atomic_fetch_and(&lu->ua[k], ~bit);
+		tgt_ua_raise_mask(lu, TGT_UA_NEXUS_LOSS, bit);
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------- SPC-4 */
@@ -419,13 +449,25 @@ static int do_nothing_good(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	return 0;
 }
 
-/* SPC-4 6.13: PREVENT ALLOW MEDIUM REMOVAL: held only for a removable
- * medium (RMB); else GOOD and nothing */
+/*
+ * SPC-4 6.13: PREVENT ALLOW MEDIUM REMOVAL: held only for a removable
+ * medium (RMB), else GOOD and nothing.  Per nexus: the medium stays while
+ * any nexus that prevented its removal has not allowed it again (or been
+ * lost, scsi_tgt_nexus_loss()).  A nexus out of range (a transport's
+ * error) holds nothing.
+ */
 static int do_prevent_allow(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			    struct scsi_tgt_cmd *c)
 {
-	if (q->tgt->cfg.removable)
-		atomic_store(&lu->prevent, c->cdb[4] & 0x01);
+	uint64_t bit;
+
+	if (!q->tgt->cfg.removable || c->nexus >= SCSI_TGT_MAX_NEXUS)
+		return 0;
+	bit = 1ull << c->nexus;
+	if (c->cdb[4] & 0x01)
+		atomic_fetch_or(&lu->prevent, bit);
+	else
+		atomic_fetch_and(&lu->prevent, ~bit);
 	return 0;
 }
 
