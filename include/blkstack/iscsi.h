@@ -36,6 +36,9 @@ extern "C" {
  * @more_luns, @nr_more_luns: the devices of LUN 1, 2, ... (at most
  *	SCSI_TGT_MAX_LUNS - 1; the caller's too).
  * @read_only: the unit is write protected (WRITE: DATA PROTECT).
+ * @removable: the units are removable media (RMB in INQUIRY): PREVENT
+ *	ALLOW MEDIUM REMOVAL holds the medium, START STOP UNIT's LOEJ ejects
+ *	and loads it (struct scsi_tgt_config's @removable).
  * @acl: the initiator names that may log in to it, comma-separated
  *	(NULL or "": any); others get login status 0202 (authorization
  *	failure, RFC 7143 11.13.5) and do not see it in SendTargets.
@@ -46,6 +49,7 @@ struct blk_iscsi_target {
 	struct blk_dev *const *more_luns;
 	unsigned int nr_more_luns;
 	bool read_only;
+	bool removable;
 	const char *acl;
 };
 

@@ -15,39 +15,44 @@
  *   TEST UNIT READY (SPC-4 6.47), REQUEST SENSE (6.39), INQUIRY (6.6:
  *   standard data with version descriptors; VPD 0x00, 0x80, 0x83 with an
  *   NAA 6 and a T10 vendor ID designator, 0x86 extended INQUIRY data
- *   (7.8.7), 0xb0 block limits, 0xb1 block device characteristics, 0xb2
- *   logical block provisioning), MODE SENSE 6/10 (6.11/6.12: caching,
- *   control, informational exceptions pages, DBD, LLBAA, PC 0..2), MODE
- *   SELECT 6/10 (6.9/6.10: PF only, no saved pages; WCE, D_SENSE and SWP
- *   changeable, per logical unit; MODE PARAMETERS CHANGED for the other
- *   nexuses), REPORT LUNS (6.33), REPORT SUPPORTED OPERATION CODES (6.35,
- *   with CDB usage data and timeouts), START STOP UNIT (SBC-3 5.25),
- *   PREVENT ALLOW MEDIUM REMOVAL (SPC-4 6.13), READ CAPACITY 10/16 (SBC-3
+ *   (7.8.7), 0x8f third-party copy (7.8.17), 0xb0 block limits, 0xb1
+ *   block device characteristics, 0xb2 logical block provisioning), MODE
+ *   SENSE 6/10 (6.11/6.12: caching, control, informational exceptions
+ *   pages, DBD, LLBAA, PC 0..2), MODE SELECT 6/10 (6.9/6.10: PF only, no
+ *   saved pages; WCE, D_SENSE and SWP changeable, per logical unit; MODE
+ *   PARAMETERS CHANGED for the other nexuses), REPORT LUNS (6.33), REPORT
+ *   SUPPORTED OPERATION CODES (6.35, with CDB usage data and timeouts),
+ *   START STOP UNIT (SBC-3 5.25; LOEJ ejects a removable medium), PREVENT
+ *   ALLOW MEDIUM REMOVAL (SPC-4 6.13), READ CAPACITY 10/16 (SBC-3
  *   5.15/5.16), READ and WRITE 6/10/12/16 (5.7-5.10, 5.32-5.35), VERIFY
  *   10/12/16 with BYTCHK 00b, 01b and 11b (5.29-5.31), WRITE AND VERIFY
  *   10/12/16 with BYTCHK 00b and 01b (5.38-5.40), COMPARE AND WRITE (5.2),
  *   ORWRITE 16 (5.7 of r36), PRE-FETCH 10/16 (5.3/5.4), GET LBA STATUS
  *   (5.5), SYNCHRONIZE CACHE 10/16 (5.22/5.23), UNMAP (5.28), WRITE SAME
- *   10/16 with UNMAP and NDOB, not ANCHOR (5.41/5.42).  Everything else:
- *   ILLEGAL REQUEST, INVALID COMMAND OPERATION CODE.  VERIFY and WRITE AND
- *   VERIFY with a compare, COMPARE AND WRITE and ORWRITE run synchronously
- *   on the submitting thread (they poll the queue's device contexts, so
- *   other commands of the queue may end meanwhile); COMPARE AND WRITE and
- *   ORWRITE are atomic against each other on a logical unit, not against a
- *   concurrent WRITE, and scsi_tgt_submit() answers -EAGAIN for one while
- *   another queue's holds the unit.  RESERVE and RELEASE 6/10 (SPC-2 7.16,
- *   7.17, 7.21, 7.22), PERSISTENT RESERVE IN/OUT (SPC-4 5.9, 6.15, 6.16:
- *   every type, REGISTER AND MOVE (5.9.8) to a nexus named by its
- *   TransportID; no APTPL, SPEC_I_PT, ALL_TG_PT nor REPLACE LOST RESERVATION),
- *   EXTENDED COPY (LID1, 6.4: block to block between this target's units)
- *   and RECEIVE COPY RESULTS (6.20), VPD 0x8f (7.8.17); a reserved unit
- *   answers other nexuses RESERVATION CONFLICT as SPC-2 and SPC-4 5.9.1
- *   say.  START STOP UNIT's LOEJ ejects a removable medium.  Reserved bits that are set and unsupported fields
- *   (RDPROTECT/WRPROTECT without protection information, NACA) get
- *   ILLEGAL REQUEST, INVALID FIELD IN CDB, with the sense-key specific
- *   field pointing at the byte and bit.  A unit attention (POWER ON, RESET
- *   29/00) is reported once per logical unit and nexus, as SPC-4 5.14
- *   asks: INQUIRY, REPORT LUNS and REQUEST SENSE are not held by it.
+ *   10/16 with UNMAP and NDOB, not ANCHOR (5.41/5.42), RESERVE and RELEASE
+ *   6/10 (SPC-2 7.16, 7.17, 7.21, 7.22), PERSISTENT RESERVE IN/OUT (SPC-4
+ *   5.9, 6.15, 6.16: every type, REGISTER AND MOVE (5.9.8) to a nexus
+ *   named by its TransportID; no APTPL, SPEC_I_PT, ALL_TG_PT nor REPLACE
+ *   LOST RESERVATION), EXTENDED COPY (LID1, 6.4: block to block between
+ *   this target's units) and RECEIVE COPY RESULTS (6.20).  Everything
+ *   else: ILLEGAL REQUEST, INVALID COMMAND OPERATION CODE.
+ *
+ *   VERIFY and WRITE AND VERIFY with a compare, COMPARE AND WRITE and
+ *   ORWRITE run synchronously on the submitting thread (they poll the
+ *   queue's device contexts, so other commands of the queue may end
+ *   meanwhile); COMPARE AND WRITE and ORWRITE are atomic against each
+ *   other on a logical unit, not against a concurrent WRITE, and
+ *   scsi_tgt_submit() answers -EAGAIN for one while another queue's holds
+ *   the unit.  A reserved unit answers other nexuses RESERVATION CONFLICT
+ *   as SPC-2 and SPC-4 5.9.1 say.  Reserved bits that are set and
+ *   unsupported fields (RDPROTECT/WRPROTECT without protection
+ *   information, NACA) get ILLEGAL REQUEST, INVALID FIELD IN CDB, with the
+ *   sense-key specific field pointing at the byte and bit.  A unit
+ *   attention (POWER ON, RESET 29/00, ...) is reported once per logical
+ *   unit and nexus, as SPC-4 5.14 asks: INQUIRY, REPORT LUNS and REQUEST
+ *   SENSE are not held by it.  Task management and the loss of an I_T
+ *   nexus are calls of their own (scsi_tgt_abort_task() ...,
+ *   scsi_tgt_nexus_loss()).
  */
 #ifndef BLKSTACK_SCSI_TGT_H
 #define BLKSTACK_SCSI_TGT_H
@@ -440,6 +445,30 @@ int scsi_tgt_target_reset(struct scsi_tgt_queue *q, unsigned int nexus);
  * Context: @q's thread.
  */
 void scsi_tgt_queue_reset(struct scsi_tgt_queue *q);
+
+/**
+ * scsi_tgt_nexus_loss() - I_T nexus loss (SAM-5 6.3.4) of @nexus: the
+ * transport lost it (its connection or session ended, a session was
+ * reinstated).  On every logical unit: an SPC-2 reservation (RESERVE 6/10)
+ * @nexus holds is released (SPC-2 5.5.1); the prevention of medium removal
+ * @nexus established (PREVENT ALLOW MEDIUM REMOVAL, SPC-4 6.13) ends (the
+ * medium stays while another nexus prevents its removal); a unit attention
+ * condition I_T NEXUS LOSS OCCURRED (29/07) is established for @nexus
+ * (SAM-5 6.3.4), in place of the conditions it had pending: the next
+ * session of the same initiator port hears of the loss (its state may
+ * have changed), not of what it missed before it.  Persistent
+ * reservations and registrations stay (SPC-4 5.9.1), as do other
+ * nexuses' conditions; a nexus that holds nothing only gets the unit
+ * attention.
+ * The nexus's tasks are not the core's to end here (it keeps no task list
+ * per nexus): the transport ends them first (scsi_tgt_queue_reset() on the
+ * queues that carried them), so that none of them sets state again after
+ * the loss.
+ * Return: 0; -EINVAL (@nexus not below SCSI_TGT_MAX_NEXUS).
+ * Context: any thread, while other queues submit; takes each unit's
+ * reservation lock.
+ */
+int scsi_tgt_nexus_loss(struct scsi_tgt *tgt, unsigned int nexus);
 
 /**
  * scsi_tgt_add_error_rule() - add @rule to its logical unit; a rule of the

@@ -32,6 +32,7 @@ struct serve_export {
 	char description[1024];
 	bool read_only;
 	char iscsi_acl[4096]; /* initiator names, comma-separated ("": any) */
+	bool iscsi_removable; /* iSCSI: removable medium (RMB) */
 	char lun_of[NBD_MAX_STRING + 1]; /* iSCSI: a LUN of that export's target */
 	bool has_lun_of;
 	struct bench_opts *o; /* device options (o->dev) */
@@ -133,6 +134,8 @@ void serve_usage(FILE *f)
 		"                         target (others: authorization failure)\n"
 		"  --iscsi-lun-of=NAME    iSCSI: this export is the next LUN of export NAME's\n"
 		"                         target (given before it) instead of a target\n"
+		"  --iscsi-removable      iSCSI: the target's units are removable media\n"
+		"                         (PREVENT ALLOW MEDIUM REMOVAL, eject and load)\n"
 		"  --dev=NAME             the driver (ram), from the device registry:\n");
 	drv = blk_drivers(&nd);
 	for (k = 0; k < nd; k++)
@@ -404,6 +407,12 @@ int serve_main(int argc, char **argv)
 				goto out;
 			}
 			snprintf(cur->iscsi_acl, sizeof(cur->iscsi_acl), "%s", val);
+		} else if (!strcmp(name, "iscsi-removable")) {
+			if (val && strcmp(val, "1") && strcmp(val, "0")) {
+				fprintf(stderr, "blkstack serve: --iscsi-removable takes no value (or 0|1)\n");
+				goto out;
+			}
+			cur->iscsi_removable = !val || !strcmp(val, "1");
 		} else if (!strcmp(name, "read-only") || !strcmp(name, "readonly")) {
 			if (val && strcmp(val, "1") && strcmp(val, "0")) {
 				fprintf(stderr, "blkstack serve: --read-only takes no value (or 0|1)\n");
@@ -476,6 +485,7 @@ int serve_main(int argc, char **argv)
 				.name = iscsi_names[nt], .dev = devs[i],
 				.more_luns = tluns[nt], .nr_more_luns = tlun_n[nt],
 				.read_only = ex[i].read_only,
+				.removable = ex[i].iscsi_removable,
 				.acl = ex[i].iscsi_acl,
 			};
 			texp[nt++] = i;

@@ -2,7 +2,7 @@
 # blkstack serve --iscsi seen by real initiators: libiscsi's iscsi-ls
 # (discovery), iscsi-inq, iscsi-readcapacity16, iscsi-swp, qemu-img over
 # iscsi:// (write, compare, read back; header digests), a read-only
-# target, CHAP one-way and mutual, raw wire
+# target, a removable one, CHAP one-way and mutual, raw wire
 # checks of bad input (iscsi_raw.py), a subset of iscsi-test-cu's suites,
 # the log lines, and the stop with a session logged in.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -25,6 +25,7 @@ fi
 "$BLKSTACK" serve --iscsi=127.0.0.1:0 --dev=ram --size=64M --export=a \
 	--export=a1 --size=16M --iscsi-lun-of=a \
 	--export=ro --read-only --size=8M \
+	--export=rm --iscsi-removable --size=8M \
 	--export=acl --size=8M --iscsi-acl=iqn.2026-12.org.blkstack:one,iqn.2026-12.org.blkstack:two \
 	2>"$TMP/server.log" &
 SRV_PID=$!
@@ -40,6 +41,7 @@ P=127.0.0.1:$PORT
 T=iqn.2026-12.org.blkstack
 A=iscsi://$P/$T:a/0
 RO=iscsi://$P/$T:ro/0
+RM=iscsi://$P/$T:rm/0
 raw() { timeout 60 python3 "$RAWPY" "$P" "$1" "$T:a"; }
 alive() { kill -0 "$SRV_PID" 2>/dev/null; }
 
@@ -47,13 +49,13 @@ alive() { kill -0 "$SRV_PID" 2>/dev/null; }
 timeout 20 iscsi-ls "iscsi://$P" >"$TMP/ls" 2>&1
 check "iscsi-ls lists target a" grep -q "Target:$T:a Portal:$P,1" "$TMP/ls"
 check "iscsi-ls lists target ro" grep -q "Target:$T:ro Portal:$P,1" "$TMP/ls"
-check "iscsi-ls lists two targets (not the one its ACL hides)" test "$(grep -c '^Target:' "$TMP/ls")" -eq 2
+check "iscsi-ls lists three targets (not the one its ACL hides)" test "$(grep -c '^Target:' "$TMP/ls")" -eq 3
 check "an initiator in the ACL sees the third" grep -q "Target:$T:acl " <(timeout 20 iscsi-ls -i iqn.2026-12.org.blkstack:two "iscsi://$P" 2>&1)
 check "ACL: an initiator not in it is refused" bash -c "! timeout 20 iscsi-inq 'iscsi://$P/$T:acl/0' >/dev/null 2>&1"
 check "ACL: an initiator in it logs in" grep -q "Vendor:BLKSTACK" <(timeout 20 iscsi-inq -i iqn.2026-12.org.blkstack:one "iscsi://$P/$T:acl/0" 2>&1)
 check "ACL: the refusal is an authorization failure" grep -q "login failed: .*authorization failure: initiator not in the target's ACL" "$TMP/server.log"
 timeout 20 iscsi-ls -s "iscsi://$P" >"$TMP/lss" 2>&1
-check "iscsi-ls -s finds LUN 0 on each target" test "$(grep -c 'Lun:0 .*DIRECT_ACCESS' "$TMP/lss")" -eq 2
+check "iscsi-ls -s finds LUN 0 on each target" test "$(grep -c 'Lun:0 .*DIRECT_ACCESS' "$TMP/lss")" -eq 3
 
 # INQUIRY and READ CAPACITY (16)
 timeout 20 iscsi-inq "$A" >"$TMP/inq" 2>&1
@@ -102,10 +104,13 @@ for c in login_missing_initiator login_unknown_target login_bad_version \
 done
 check "server alive after bad input" alive
 
-# iscsi-test-cu: suites that pass (docs/iscsi.md lists the others)
-SUITES="ALL.iSCSIcmdsn ALL.iSCSITMF ALL.TestUnitReady ALL.Inquiry ALL.ReadCapacity16 ALL.Read10 ALL.Write16 ALL.Reserve6 ALL.ProutReserve ALL.Unmap ALL.ModeSense6"
-for s in $SUITES; do
-	timeout 120 iscsi-test-cu -d -S -s -t "$s" "$A" >"$TMP/cu.$s" 2>&1
+# iscsi-test-cu: suites that pass (docs/iscsi.md lists the others), on
+# target a; and on the removable target, the PreventAllow tests that
+# end a nexus (logout, connection dropped, cold reset: the prevention
+# goes with it) or meet a second one
+cu() {
+	local s=$1 url=$2 tests
+	timeout 120 iscsi-test-cu -d -S -s -t "$s" "$url" >"$TMP/cu.$s" 2>&1
 	tests=$(awk '$1 == "tests" {print $3 " " $4 " " $5}' "$TMP/cu.$s")
 	set -- $tests
 	if [ -n "$tests" ] && [ "${1:-0}" -gt 0 ] && [ "$1" = "${2:-x}" ] && [ "${3:-1}" = 0 ]; then
@@ -113,7 +118,16 @@ for s in $SUITES; do
 	else
 		fail "iscsi-test-cu $s (ran/passed/failed: ${tests:-none}): $(grep -m3 FAIL "$TMP/cu.$s")"
 	fi
+}
+SUITES="ALL.iSCSIcmdsn ALL.iSCSITMF ALL.TestUnitReady ALL.Inquiry ALL.ReadCapacity16 ALL.Read10 ALL.Write16 ALL.Reserve6 ALL.ProutReserve ALL.Unmap ALL.ModeSense6 ALL.CompareAndWrite ALL.iSCSIResiduals ALL.WriteVerify16"
+for s in $SUITES; do
+	cu "$s" "$A"
 done
+for t in Simple ITNexusLoss Logout ColdReset 2ITNexuses; do
+	cu "ALL.PreventAllow.$t" "$RM"
+done
+check "the removable target says so (RMB: PreventAllow is not skipped)" \
+	grep -q "^Removable:1" <(timeout 20 iscsi-inq "$RM" 2>&1)
 
 # one line per login and logout
 check "a login line" grep -q "iscsi: conn [0-9]* .* login: initiator 'iqn.2007-10.com.github:sahlberg:libiscsi:iscsi-inq'" "$TMP/server.log"
@@ -138,6 +152,7 @@ wait "$HOLD"
 check "the logged-in session was ended by the stop" test $? -eq 0
 check "its logout line says why" grep -q "logout: .*server stopping" "$TMP/server.log"
 check "the device was flushed" grep -q "iscsi: target '$T:a' LUN 0: flushed" "$TMP/server.log"
+check "the removable target flushed" grep -q "iscsi: target '$T:rm' LUN 0: flushed" "$TMP/server.log"
 check "LUN 1 of target a flushed too" grep -q "iscsi: target '$T:a' LUN 1: flushed" "$TMP/server.log"
 check "stop is logged" grep -q "stopped (signal 15)" "$TMP/server.log"
 
@@ -148,6 +163,8 @@ chmod 644 "$TMP/chap"
 expect_error "CHAP secrets readable by others refused" "chmod 600" \
 	serve --iscsi=127.0.0.1:0 --iscsi-chap="$TMP/chap" --dev=ram --size=8M
 chmod 600 "$TMP/chap"
+expect_error "--iscsi-removable takes no value but 0 or 1" "takes no value" \
+	serve --iscsi=127.0.0.1:0 --dev=ram --size=8M --iscsi-removable=2
 expect_error "--iscsi-chap needs --iscsi" "without --iscsi" \
 	serve --nbd=127.0.0.1:0 --iscsi-chap="$TMP/chap" --dev=ram --size=8M
 "$BLKSTACK" serve --iscsi=127.0.0.1:0 --iscsi-chap="$TMP/chap" --dev=ram --size=8M 2>"$TMP/chap.log" &

@@ -31,6 +31,7 @@ struct fx {
 
 static int ended;
 static uint32_t cfg_max_xfer; /* the next setup_cfg()'s max_xfer_blocks */
+static bool cfg_removable;    /* ... and removable */
 
 static void done(struct scsi_tgt_cmd *c)
 {
@@ -63,6 +64,7 @@ static void setup_cfg(struct fx *f, bool wp, bool failing)
 	tc.id = 0x123456;
 	tc.write_protect = wp;
 	tc.max_xfer_blocks = cfg_max_xfer;
+	tc.removable = cfg_removable;
 	assert_int_equal(scsi_tgt_create(&tc, &f->t, err, sizeof(err)), 0);
 	assert_int_equal(scsi_tgt_queue_attach(f->t, &f->q), 0);
 }
@@ -1171,15 +1173,121 @@ static void test_write_verify(void **state)
 	run(f, &c, 0, 0, wv12, 12, SCSI_DIR_TO_DEVICE, data, sizeof(data));
 	expect_field(&c, 10, 6);
 	wv12[10] = 0;
-	/* past the end, short Data-Out, 0 blocks */
+	/* past the end, 0 blocks (the expected length's cases: below) */
 	scsi_put_be64(wv16 + 2, CAP / 512 - 2);
 	run(f, &c, 0, 0, wv16, 16, SCSI_DIR_TO_DEVICE, data, sizeof(data));
 	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
-	run(f, &c, 0, 0, wv10, 10, SCSI_DIR_TO_DEVICE, data, 3 * 512);
-	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
 	wv10[8] = 0;
 	assert_int_equal(run(f, &c, 0, 0, wv10, 10, SCSI_DIR_NONE, NULL, 0),
 			 SAM_STAT_GOOD);
+	assert_int_equal(c.resid, 0);
+}
+
+/* A WRITE AND VERIFY CDB with BYTCHK 01b (and a WRITE (10), if @op is
+ * WRITE_10) of @nb blocks at @lba; its length. */
+static uint8_t wv_cdb(uint8_t *cdb, uint8_t op, uint32_t lba, uint32_t nb)
+{
+	memset(cdb, 0, 16);
+	cdb[0] = op;
+	cdb[1] = op == WRITE_10 ? 0 : 0x02;
+	if (op == WRITE_VERIFY_10 || op == WRITE_10) {
+		scsi_put_be32(cdb + 2, lba);
+		scsi_put_be16(cdb + 7, (uint16_t)nb);
+		return 10;
+	}
+	if (op == WRITE_VERIFY_12) {
+		scsi_put_be32(cdb + 2, lba);
+		scsi_put_be32(cdb + 6, nb);
+		return 12;
+	}
+	scsi_put_be64(cdb + 2, lba);
+	scsi_put_be32(cdb + 10, nb);
+	return 16;
+}
+
+/*
+ * WRITE AND VERIFY (10/12/16) whose expected length is not the CDB's run
+ * as WRITE does (libiscsi's iSCSIResiduals.WriteVerify{10,12,16}Residuals):
+ * a shorter one writes and verifies the whole blocks it holds, the rest an
+ * overflow residual; a longer one writes the CDB's blocks, the excess an
+ * underflow residual.  The blocks past what was written keep their data.
+ * Then the same for a WRITE (10) of 0 blocks with data: an underflow of
+ * all of it (it was counted as taken whole before).
+ */
+static void test_write_verify_residuals(void **state)
+{
+	static const uint8_t ops[] = { WRITE_VERIFY_10, WRITE_VERIFY_12,
+				       WRITE_VERIFY_16 };
+	static uint8_t data[10000], back[2 * 512], old[2 * 512];
+	struct fx *f = *state;
+	struct scsi_tgt_cmd c;
+	unsigned int i;
+	uint8_t cdb[16], n;
+
+	clear_ua(f, 0);
+	memset(data, 'b', sizeof(data));
+	memset(old, 'a', sizeof(old));
+	for (i = 0; i < sizeof(ops); i++) {
+		uint32_t lba = 0x400 + 8 * i;
+
+		write16(f, 0, lba, 2, old);
+		/* 1 block, nothing expected: nothing written, overflow */
+		n = wv_cdb(cdb, ops[i], lba, 1);
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     NULL, 0), SAM_STAT_GOOD);
+		assert_true(c.overflow);
+		assert_int_equal(c.resid, 512);
+		/* 200 bytes: no whole block, nothing written, overflow 312 */
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     data, 200), SAM_STAT_GOOD);
+		assert_true(c.overflow);
+		assert_int_equal(c.resid, 312);
+		read16(f, 0, lba, 2, back);
+		assert_memory_equal(back, old, sizeof(old));
+		/* 2 blocks, 1 expected: the first written, overflow 512 */
+		n = wv_cdb(cdb, ops[i], lba, 2);
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     data, 512), SAM_STAT_GOOD);
+		assert_true(c.overflow);
+		assert_int_equal(c.resid, 512);
+		read16(f, 0, lba, 2, back);
+		assert_memory_equal(back, data, 512);
+		assert_memory_equal(back + 512, old, 512);
+		/* 1 block, 2 expected: the first written, underflow 512 */
+		write16(f, 0, lba, 2, old);
+		n = wv_cdb(cdb, ops[i], lba, 1);
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     data, 1024), SAM_STAT_GOOD);
+		assert_false(c.overflow);
+		assert_int_equal(c.resid, 512);
+		read16(f, 0, lba, 2, back);
+		assert_memory_equal(back, data, 512);
+		assert_memory_equal(back + 512, old, 512);
+		/* 1 block, 10000 bytes expected: underflow 9488 */
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     data, sizeof(data)), SAM_STAT_GOOD);
+		assert_false(c.overflow);
+		assert_int_equal(c.resid, sizeof(data) - 512);
+		/* as long as the blocks: no residual */
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     data, 512), SAM_STAT_GOOD);
+		assert_false(c.overflow);
+		assert_int_equal(c.resid, 0);
+		/* 0 blocks with 512 bytes: nothing written, underflow 512 */
+		write16(f, 0, lba, 2, old);
+		n = wv_cdb(cdb, ops[i], lba, 0);
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE,
+				     data, 512), SAM_STAT_GOOD);
+		assert_false(c.overflow);
+		assert_int_equal(c.resid, 512);
+		read16(f, 0, lba, 2, back);
+		assert_memory_equal(back, old, sizeof(old));
+	}
+	n = wv_cdb(cdb, WRITE_10, 0x440, 0);
+	assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE, data, 512),
+			 SAM_STAT_GOOD);
+	assert_false(c.overflow);
+	assert_int_equal(c.resid, 512);
 }
 
 /* SBC-3 5.2: COMPARE AND WRITE */
@@ -1251,8 +1359,24 @@ static void test_compare_and_write(void **state)
 	scsi_put_be64(caw + 2, 300);
 	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 1536);
 	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
-	/* 255 blocks, the maximum of VPD 0xb0, passes the length check; 256
-	 * cannot be encoded, so a smaller maximum is tested below */
+	/* a Data-Out longer than the count says (1 block, 2 of each half):
+	 * the count is wrong, nothing compared or written; 0 blocks with
+	 * data likewise */
+	read16(f, 0, 300, 2, back);
+	memcpy(data, back, 1024);
+	memset(data + 1024, 0x77, 1024);
+	caw[13] = 1;
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048);
+	expect_field(&c, 13, -1);
+	caw[13] = 0;
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048);
+	expect_field(&c, 13, -1);
+	read16(f, 0, 300, 2, old);
+	assert_memory_equal(old, back, sizeof(back));
+	caw[13] = 2;
+	/* the count and the Data-Out agree again: it runs (the 8-bit count
+	 * past 255: test_compare_and_write_256; a smaller maximum:
+	 * test_small_max_transfer) */
 	assert_int_equal(run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, data, 2048),
 			 SAM_STAT_GOOD);
 }
@@ -1387,6 +1511,161 @@ static void test_compare_and_write_threads(void **state)
 	assert_true(v == 2 * CAW_MT_LOOPS);
 	scsi_tgt_queue_detach(f.q);
 	scsi_tgt_destroy(f.t);
+}
+
+/*
+ * libiscsi 1.19's CompareAndWrite.Simple/.Miscompare end with 256 blocks,
+ * past MAXIMUM COMPARE AND WRITE LENGTH (255): the count's 8 bits say 0,
+ * the Data-Out holds 2 x 256 blocks.  Refused (INVALID FIELD IN CDB at
+ * byte 13), nothing written; 255 blocks run.
+ */
+static void test_compare_and_write_256(void **state)
+{
+	static uint8_t buf[2 * 256 * 512], back[256 * 512];
+	uint8_t caw[16] = { COMPARE_AND_WRITE };
+	struct fx *f = *state;
+	struct scsi_tgt_cmd c;
+
+	clear_ua(f, 0);
+	scsi_put_be64(caw + 2, CAP / 512 - 256);
+	memset(buf, 'A', sizeof(buf));
+	write16(f, 0, CAP / 512 - 256, 256, buf);
+	memset(buf + 256 * 512, 'B', 256 * 512);
+	caw[13] = (uint8_t)256;
+	run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, buf, sizeof(buf));
+	expect_field(&c, 13, -1);
+	read16(f, 0, CAP / 512 - 256, 256, back);
+	assert_memory_equal(back, buf, sizeof(back));
+	/* 255 (the 'A's compare, 'B's land) */
+	caw[13] = 255;
+	memset(buf + 255 * 512, 'B', 255 * 512);
+	assert_int_equal(run(f, &c, 0, 0, caw, 16, SCSI_DIR_TO_DEVICE, buf,
+			     2 * 255 * 512), SAM_STAT_GOOD);
+	assert_int_equal(c.resid, 0);
+	read16(f, 0, CAP / 512 - 256, 256, back);
+	assert_int_equal(back[0], 'B');
+	assert_int_equal(back[255 * 512 - 1], 'B');
+	assert_int_equal(back[255 * 512], 'A');
+}
+
+/* UNIT ATTENTION with @asc on @lun for @nexus, then none (GOOD) */
+static void expect_ua_once(struct fx *f, uint64_t lun, unsigned int nexus,
+			   uint16_t asc)
+{
+	static const uint8_t tur[6] = { TEST_UNIT_READY };
+	struct scsi_tgt_cmd c;
+
+	run(f, &c, lun, nexus, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(&c, SK_UNIT_ATTENTION, asc);
+	assert_int_equal(run(f, &c, lun, nexus, tur, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+}
+
+/*
+ * scsi_tgt_nexus_loss() (SAM-5 6.3.4) on a removable target: the lost
+ * nexus's SPC-2 reservation goes; its prevention of medium removal ends
+ * while another nexus's stays; the unit attentions it had pending (MODE
+ * PARAMETERS CHANGED, a POWER ON never reported) give way to one I_T
+ * NEXUS LOSS OCCURRED (29/07); a persistent reservation stays; a nexus
+ * not lost keeps what it had.
+ */
+static void test_nexus_loss(void **state)
+{
+	static const uint8_t tur[6] = { TEST_UNIT_READY };
+	static const uint8_t reserve[6] = { RESERVE_6 };
+	static const uint8_t release[6] = { RELEASE_6 };
+	static const uint8_t prevent[6] = { PREVENT_ALLOW_MEDIUM_REMOVAL, 0, 0, 0, 1, 0 };
+	static const uint8_t allow[6] = { PREVENT_ALLOW_MEDIUM_REMOVAL };
+	static const uint8_t eject[6] = { START_STOP_UNIT, 0, 0, 0, 0x02, 0 };
+	static const uint8_t load[6] = { START_STOP_UNIT, 0, 0, 0, 0x03, 0 };
+	uint8_t sel[6] = { MODE_SELECT_6, 0x10, 0, 0, 16, 0 };
+	uint8_t reg[10] = { PERSISTENT_RESERVE_OUT, 0x00, 0, 0, 0, 0, 0, 0, 24, 0 };
+	uint8_t res[10] = { PERSISTENT_RESERVE_OUT, 0x01, 0x01, 0, 0, 0, 0, 0, 24, 0 };
+	uint8_t w10[10] = { WRITE_10, 0, 0, 0, 0, 9, 0, 0, 1, 0 };
+	uint8_t buf[256], pl[24];
+	static uint8_t blk[512];
+	struct scsi_tgt_cmd c;
+	struct fx *f;
+
+	(void)state;
+	cfg_removable = true;
+	f = calloc(1, sizeof(*f));
+	setup_cfg(f, false, false);
+	cfg_removable = false;
+	for (unsigned int n = 0; n < 3; n++)
+		clear_ua(f, n);
+	/* nexus 3's POWER ON stays pending on LUN 0 */
+	clear_ua_lun(f, 1, 3);
+
+	/* LUN 0: nexus 0 holds an SPC-2 reservation */
+	assert_int_equal(run(f, &c, 0, 0, reserve, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 0, 1, tur, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_RESERVATION_CONFLICT);
+	/* LUN 1: nexuses 0 and 1 prevent medium removal */
+	assert_int_equal(run(f, &c, 1, 0, prevent, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 1, 1, prevent, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	/* nexus 1 changes LUN 1's D_SENSE: MODE PARAMETERS CHANGED pending
+	 * for nexuses 0, 2 and 3 */
+	mode_sense(f, 1, 1, 0x0a, 0, buf);
+	memset(pl, 0, sizeof(pl));
+	memcpy(pl + 4, buf + 4, 12);
+	pl[4 + 2] |= 0x04;
+	assert_int_equal(run(f, &c, 1, 1, sel, 6, SCSI_DIR_TO_DEVICE, pl, 16),
+			 SAM_STAT_GOOD);
+
+	assert_int_equal(scsi_tgt_nexus_loss(f->t, SCSI_TGT_MAX_NEXUS), -EINVAL);
+	assert_int_equal(scsi_tgt_nexus_loss(f->t, 0), 0);
+	/* the SPC-2 reservation is gone: nexus 1 reserves and releases */
+	assert_int_equal(run(f, &c, 0, 1, tur, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 0, 1, reserve, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 0, 1, release, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	/* nexus 0 hears of the loss once on each unit, of nothing else */
+	expect_ua_once(f, 0, 0, 0x2907);
+	expect_ua_once(f, 1, 0, 0x2907);
+	/* nexus 1 still prevents removal; once it allows it, nexus 0's
+	 * prevention is gone with its nexus: the eject works */
+	run(f, &c, 1, 0, eject, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, 0x5302);
+	assert_int_equal(run(f, &c, 1, 1, allow, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 1, 0, eject, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 1, 0, load, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	/* nexus 1 lost nothing: no unit attention */
+	assert_int_equal(run(f, &c, 0, 1, tur, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+
+	/* nexus 2 registers and holds a persistent WRITE EXCLUSIVE
+	 * reservation of LUN 0; its loss leaves it (nexus 1 may not write)
+	 * and turns its MODE PARAMETERS CHANGED on LUN 1 into 29/07 */
+	memset(pl, 0, sizeof(pl));
+	scsi_put_be64(pl + 8, 0x1234);
+	assert_int_equal(run(f, &c, 0, 2, reg, 10, SCSI_DIR_TO_DEVICE, pl, 24),
+			 SAM_STAT_GOOD);
+	memset(pl, 0, sizeof(pl));
+	scsi_put_be64(pl, 0x1234);
+	assert_int_equal(run(f, &c, 0, 2, res, 10, SCSI_DIR_TO_DEVICE, pl, 24),
+			 SAM_STAT_GOOD);
+	assert_int_equal(scsi_tgt_nexus_loss(f->t, 2), 0);
+	assert_int_equal(run(f, &c, 0, 1, w10, 10, SCSI_DIR_TO_DEVICE, blk, 512),
+			 SAM_STAT_RESERVATION_CONFLICT);
+	expect_ua_once(f, 0, 2, 0x2907);
+	expect_ua_once(f, 1, 2, 0x2907);
+	assert_int_equal(run(f, &c, 0, 2, w10, 10, SCSI_DIR_TO_DEVICE, blk, 512),
+			 SAM_STAT_GOOD);
+	/* nexus 3: its POWER ON (LUN 0) and MODE PARAMETERS CHANGED (LUN 1)
+	 * give way too */
+	assert_int_equal(scsi_tgt_nexus_loss(f->t, 3), 0);
+	expect_ua_once(f, 0, 3, 0x2907);
+	expect_ua_once(f, 1, 3, 0x2907);
+	teardown((void **)&f);
 }
 
 /* The MAXIMUM TRANSFER LENGTH caps COMPARE AND WRITE and PRE-FETCH's
@@ -1659,10 +1938,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mode_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_bytchk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_verify, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_verify_residuals, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_compare_and_write, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_compare_and_write_256, setup,
 						teardown),
 		cmocka_unit_test(test_compare_and_write_threads),
 		cmocka_unit_test(test_small_max_transfer),
+		cmocka_unit_test(test_nexus_loss),
 		cmocka_unit_test_setup_teardown(test_orwrite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plug_batches_media_io, setup,
 						teardown),

@@ -314,6 +314,18 @@ void tgt_pr_lun_reset(struct scsi_lu *lu)
 	pthread_mutex_unlock(&lu->pr.lock);
 }
 
+void tgt_pr_nexus_loss(struct scsi_lu *lu, unsigned int nexus)
+{
+	/* SPC-2 5.5.1: I_T nexus loss releases the nexus's reservation;
+	 * persistent reservations survive it (SPC-4 5.9.1) */
+	pthread_mutex_lock(&lu->pr.lock);
+	if (lu->pr.spc2 && lu->pr.spc2_holder == nexus) {
+		lu->pr.spc2 = false;
+		publish(lu);
+	}
+	pthread_mutex_unlock(&lu->pr.lock);
+}
+
 int tgt_do_reserve(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		   struct scsi_tgt_cmd *c)
 {

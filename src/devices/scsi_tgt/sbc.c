@@ -345,7 +345,10 @@ int tgt_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
  * with FUA (on the medium before the verification), then BYTCHK 01b reads
  * them back and compares them with the Data-Out (MISCOMPARE as VERIFY);
  * BYTCHK 00b (a medium verification) stops after the write.  BYTCHK 10b
- * and 11b are refused.
+ * and 11b are refused.  The transport's expected length rules as for
+ * WRITE: a shorter one writes (and verifies) the whole blocks it holds,
+ * with the rest as an overflow residual; a longer one writes the CDB's
+ * blocks, the excess an underflow residual.
  */
 int tgt_write_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		     struct scsi_tgt_cmd *c)
@@ -372,12 +375,20 @@ int tgt_write_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		tgt_cmd_bad_cdb(c, lu, a.len_byte, -1);
 		return 0;
 	}
-	if (!check_writable(c, lu) || !a.nb)
+	if (!check_writable(c, lu))
 		return 0;
 	off = a.lba * lu->lbs;
 	len = (uint64_t)a.nb * lu->lbs;
-	if (!check_data_out(c, lu, len))
+	if (len > c->xfer_len) {
+		c->overflow = true;
+		c->resid = (uint32_t)(len - c->xfer_len);
+		len = c->xfer_len - c->xfer_len % lu->lbs;
+	}
+	if (!len) {
+		if (!c->overflow)
+			c->resid = c->xfer_len;
 		return 0;
+	}
 	buf = malloc(chunk);
 	if (!buf)
 		return -ENOMEM;
@@ -394,16 +405,25 @@ int tgt_write_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		}
 	}
 	free(buf);
-	atomic_fetch_add_explicit(&q->tgt->write_blocks, a.nb, memory_order_relaxed);
-	if (bytchk == 1)
-		return compare_medium(q, lu, c, off, len, false);
+	atomic_fetch_add_explicit(&q->tgt->write_blocks, len / lu->lbs,
+				  memory_order_relaxed);
+	if (bytchk == 1) {
+		int r = compare_medium(q, lu, c, off, len, false);
+
+		if (r)
+			return r;
+	}
+	if (c->status == SAM_STAT_GOOD && !c->overflow)
+		c->resid = c->xfer_len - (uint32_t)len;
 	return 0;
 }
 
 /*
  * SBC-3 5.2: COMPARE AND WRITE.  NUMBER OF LOGICAL BLOCKS (byte 13) up to
  * the MAXIMUM COMPARE AND WRITE LENGTH of VPD 0xb0; the Data-Out holds the
- * verify data then the write data, that many blocks each.  Under the
+ * verify data then the write data, that many blocks each, and no more
+ * (INVALID FIELD IN CDB at byte 13 otherwise; less: PARAMETER LIST
+ * LENGTH ERROR).  Under the
  * unit's rmw_lock: read the blocks, compare them with the verify data
  * (MISCOMPARE 1D/00, INFORMATION the offset of the first differing byte),
  * and only if equal write the write data (FUA as the CDB or WCE says).
@@ -429,7 +449,17 @@ int tgt_compare_and_write(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			return 0;
 		}
 	}
-	if (nb > tgt_caw_max(q->tgt)) {
+	/*
+	 * NUMBER OF LOGICAL BLOCKS past MAXIMUM COMPARE AND WRITE LENGTH, or
+	 * a Data-Out longer than the two halves it says: the initiator meant
+	 * more blocks than the field holds (256 encoded in its 8 bits is 0,
+	 * which would compare and write nothing and answer GOOD).  A command
+	 * that is all or nothing is not run on part of its data: refused,
+	 * the field pointer at the count.  (A shorter Data-Out is a
+	 * PARAMETER LIST LENGTH ERROR below.)
+	 */
+	if (nb > tgt_caw_max(q->tgt) ||
+	    c->xfer_len > 2 * (uint64_t)nb * lu->lbs) {
 		tgt_cmd_bad_cdb(c, lu, 13, -1);
 		return 0;
 	}

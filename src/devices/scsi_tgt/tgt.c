@@ -129,6 +129,7 @@ uint32_t tgt_data_out(const struct scsi_tgt_cmd *c, void *dst, uint32_t len)
 static const uint16_t ua_asc[TGT_UA_NR] = {
 	[TGT_UA_POWER_ON] = ASC_POWER_ON_RESET,
 	[TGT_UA_LUN_RESET] = ASC_LUN_RESET_OCCURRED,
+	[TGT_UA_NEXUS_LOSS] = ASC_I_T_NEXUS_LOSS,
 	[TGT_UA_MODE_CHANGED] = ASC_MODE_PARAMETERS_CHANGED,
 	[TGT_UA_RES_PREEMPTED] = ASC_RESERVATIONS_PREEMPTED,
 	[TGT_UA_RES_RELEASED] = ASC_RESERVATIONS_RELEASED,
@@ -187,6 +188,35 @@ bool tgt_ua_take(struct scsi_tgt *t, struct scsi_lu *lu, unsigned int nexus,
 			atomic_fetch_and(&lu->ua_any, ~bit);
 	}
 	return false;
+}
+
+/* ---------------------------------------------------- I_T nexus loss */
+
+/*
+ * SAM-5 6.3.4: what the logical units keep for @nexus that its loss ends.
+ * The nexus's tasks are the transport's to end first (its queue's
+ * scsi_tgt_queue_reset()): the core keeps no task list per nexus.
+ */
+int scsi_tgt_nexus_loss(struct scsi_tgt *tgt, unsigned int nexus)
+{
+	uint64_t bit;
+	unsigned int i, k;
+
+	if (nexus >= SCSI_TGT_MAX_NEXUS)
+		return -EINVAL;
+	bit = 1ull << nexus;
+	for (i = 0; i < tgt->nr_luns; i++) {
+		struct scsi_lu *lu = &tgt->lus[i];
+
+		tgt_pr_nexus_loss(lu, nexus);
+		atomic_fetch_and(&lu->prevent, ~bit);
+		/* the conditions it had not been told of go; the loss is the
+		 * one its initiator port hears of next (29/07) */
+		for (k = 0; k < TGT_UA_NR; k++)
+			atomic_fetch_and(&lu->ua[k], ~bit);
+		tgt_ua_raise_mask(lu, TGT_UA_NEXUS_LOSS, bit);
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------- SPC-4 */
@@ -420,13 +450,25 @@ static int do_nothing_good(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	return 0;
 }
 
-/* SPC-4 6.13: PREVENT ALLOW MEDIUM REMOVAL: held only for a removable
- * medium (RMB); else GOOD and nothing */
+/*
+ * SPC-4 6.13: PREVENT ALLOW MEDIUM REMOVAL: held only for a removable
+ * medium (RMB), else GOOD and nothing.  Per nexus: the medium stays while
+ * any nexus that prevented its removal has not allowed it again (or been
+ * lost, scsi_tgt_nexus_loss()).  A nexus out of range (a transport's
+ * error) holds nothing.
+ */
 static int do_prevent_allow(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			    struct scsi_tgt_cmd *c)
 {
-	if (q->tgt->cfg.removable)
-		atomic_store(&lu->prevent, c->cdb[4] & 0x01);
+	uint64_t bit;
+
+	if (!q->tgt->cfg.removable || c->nexus >= SCSI_TGT_MAX_NEXUS)
+		return 0;
+	bit = 1ull << c->nexus;
+	if (c->cdb[4] & 0x01)
+		atomic_fetch_or(&lu->prevent, bit);
+	else
+		atomic_fetch_and(&lu->prevent, ~bit);
 	return 0;
 }
 
@@ -1333,6 +1375,9 @@ static int do_maintenance_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 #define F_NO_UA   0x2 /* not held by a unit attention (SPC-4 5.14); not
 		       * delayed (scsi_debug's F_DELAY_OVERR) either */
 #define F_MEDIA   0x4 /* medium access: NOT READY while the unit is not */
+#define F_RESID   0x8 /* sets its own residual from the transport's
+		       * expected length (READ/WRITE, WRITE AND VERIFY):
+		       * kept when it ends without media access */
 
 static const struct {
 	scsi_cmd_fn fn;
@@ -1340,8 +1385,8 @@ static const struct {
 } cmd_table[256] = {
 	[TEST_UNIT_READY] = { do_nothing_good, 0 },
 	[REQUEST_SENSE] = { do_request_sense, F_NO_LUN | F_NO_UA },
-	[READ_6] = { do_rw, F_MEDIA },
-	[WRITE_6] = { do_rw, F_MEDIA },
+	[READ_6] = { do_rw, F_MEDIA | F_RESID },
+	[WRITE_6] = { do_rw, F_MEDIA | F_RESID },
 	[INQUIRY] = { do_inquiry, F_NO_LUN | F_NO_UA },
 	[MODE_SELECT_6] = { tgt_mode_select, 0 },
 	[MODE_SENSE_6] = { tgt_mode_sense, 0 },
@@ -1350,9 +1395,9 @@ static const struct {
 	[START_STOP_UNIT] = { do_start_stop, 0 },
 	[PREVENT_ALLOW_MEDIUM_REMOVAL] = { do_prevent_allow, 0 },
 	[READ_CAPACITY_10] = { do_read_capacity_10, 0 },
-	[READ_10] = { do_rw, F_MEDIA },
-	[WRITE_10] = { do_rw, F_MEDIA },
-	[WRITE_VERIFY_10] = { tgt_write_verify, F_MEDIA },
+	[READ_10] = { do_rw, F_MEDIA | F_RESID },
+	[WRITE_10] = { do_rw, F_MEDIA | F_RESID },
+	[WRITE_VERIFY_10] = { tgt_write_verify, F_MEDIA | F_RESID },
 	[VERIFY_10] = { tgt_verify, F_MEDIA },
 	[PRE_FETCH_10] = { tgt_pre_fetch, F_MEDIA },
 	[SYNCHRONIZE_CACHE_10] = { do_sync_cache, F_MEDIA },
@@ -1366,11 +1411,11 @@ static const struct {
 	[PERSISTENT_RESERVE_OUT] = { tgt_do_pr_out, 0 },
 	[EXTENDED_COPY] = { tgt_do_xcopy, F_MEDIA },
 	[RECEIVE_COPY_RESULTS] = { tgt_do_receive_copy_results, 0 },
-	[READ_16] = { do_rw, F_MEDIA },
+	[READ_16] = { do_rw, F_MEDIA | F_RESID },
 	[COMPARE_AND_WRITE] = { tgt_compare_and_write, F_MEDIA },
-	[WRITE_16] = { do_rw, F_MEDIA },
+	[WRITE_16] = { do_rw, F_MEDIA | F_RESID },
 	[ORWRITE_16] = { tgt_orwrite, F_MEDIA },
-	[WRITE_VERIFY_16] = { tgt_write_verify, F_MEDIA },
+	[WRITE_VERIFY_16] = { tgt_write_verify, F_MEDIA | F_RESID },
 	[VERIFY_16] = { tgt_verify, F_MEDIA },
 	[PRE_FETCH_16] = { tgt_pre_fetch, F_MEDIA },
 	[SYNCHRONIZE_CACHE_16] = { do_sync_cache, F_MEDIA },
@@ -1378,9 +1423,9 @@ static const struct {
 	[SERVICE_ACTION_IN_16] = { do_service_action_in, 0 },
 	[REPORT_LUNS] = { do_report_luns, F_NO_LUN | F_NO_UA },
 	[MAINTENANCE_IN] = { do_maintenance_in, 0 },
-	[READ_12] = { do_rw, F_MEDIA },
-	[WRITE_12] = { do_rw, F_MEDIA },
-	[WRITE_VERIFY_12] = { tgt_write_verify, F_MEDIA },
+	[READ_12] = { do_rw, F_MEDIA | F_RESID },
+	[WRITE_12] = { do_rw, F_MEDIA | F_RESID },
+	[WRITE_VERIFY_12] = { tgt_write_verify, F_MEDIA | F_RESID },
 	[VERIFY_12] = { tgt_verify, F_MEDIA },
 };
 
@@ -1511,10 +1556,12 @@ submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c, const bool faults)
 		tgt_task_drop(q, c);
 		return 0;
 	}
-	/* Data-Out taken whole; an overflow keeps its count (a WRITE whose
-	 * blocks the transport's length holds none of moves nothing) */
+	/* Data-Out taken whole; an overflow keeps its count, and so do the
+	 * commands that count their own residual (a WRITE of 0 blocks, or
+	 * whose blocks the transport's length holds none of, moves nothing;
+	 * WRITE AND VERIFY runs here, not from bios) */
 	if (c->status == SAM_STAT_GOOD && c->dir == SCSI_DIR_TO_DEVICE &&
-	    !c->overflow)
+	    !c->overflow && !(cmd_table[op].flags & F_RESID))
 		c->resid = 0;
 end:
 	tgt_cmd_end(t, c);

@@ -31,6 +31,7 @@
 enum tgt_ua {
 	TGT_UA_POWER_ON,        /* 29/00 POWER ON, RESET, OR BUS DEVICE RESET */
 	TGT_UA_LUN_RESET,       /* 29/03 BUS DEVICE RESET FUNCTION OCCURRED */
+	TGT_UA_NEXUS_LOSS,      /* 29/07 I_T NEXUS LOSS OCCURRED */
 	TGT_UA_MODE_CHANGED,    /* 2A/01 MODE PARAMETERS CHANGED */
 	TGT_UA_RES_PREEMPTED,   /* 2A/03 RESERVATIONS PREEMPTED */
 	TGT_UA_RES_RELEASED,    /* 2A/04 RESERVATIONS RELEASED */
@@ -96,8 +97,10 @@ struct scsi_lu {
 	_Atomic uint32_t reserved;
 	struct tgt_pr pr;
 	bool lbpu, lbpws, lbpws10, lbprz; /* VPD 0xb2, resolved */
-	/* removable: PREVENT ALLOW MEDIUM REMOVAL held, medium ejected */
-	_Atomic bool prevent, ejected;
+	/* removable: the nexuses holding a PREVENT ALLOW MEDIUM REMOVAL (a
+	 * bit each: the medium stays while any does), medium ejected */
+	_Atomic uint64_t prevent;
+	_Atomic bool ejected;
 };
 
 /* EXTENDED COPY results kept for RECEIVE COPY RESULTS (xcopy.c) */
@@ -251,6 +254,7 @@ int tgt_get_lba_status(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 #define ASC_LUN_BECOMING_READY          0x0401
 #define ASC_MEDIUM_NOT_PRESENT          0x3a00
 #define ASC_MEDIUM_REMOVAL_PREVENTED    0x5302
+#define ASC_I_T_NEXUS_LOSS              0x2907
 
 /* ------------------------------------------------ answers (tgt.c) */
 
@@ -349,6 +353,9 @@ bool tgt_pr_may_access(struct scsi_lu *lu, unsigned int nexus, bool write);
 /* LOGICAL UNIT RESET's effect: the SPC-2 reservation goes (persistent
  * ones stay). */
 void tgt_pr_lun_reset(struct scsi_lu *lu);
+/* I_T nexus loss's (scsi_tgt_nexus_loss()): an SPC-2 reservation @nexus
+ * holds goes (persistent ones and registrations stay). */
+void tgt_pr_nexus_loss(struct scsi_lu *lu, unsigned int nexus);
 int tgt_do_reserve(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		   struct scsi_tgt_cmd *c);
 int tgt_do_release(struct scsi_tgt_queue *q, struct scsi_lu *lu,

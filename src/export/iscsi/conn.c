@@ -1396,52 +1396,16 @@ pdu:
 	tx_flush(c);
 }
 
-static void loss_done(struct scsi_tgt_cmd *m)
-{
-	*(bool *)m->priv = true;
-}
-
 /*
- * I_T nexus loss (SAM-5 6.3.4): an SPC-2 reservation the nexus holds is
- * released (SPC-2 5.5.1).  The target core has no call for it; a RELEASE
- * (6) from the nexus does the same (a nexus that holds nothing gets
- * GOOD, nothing changes).  A unit attention pending for the nexus comes
- * first: taken and asked again.  Persistent reservations stay (SPC-4
- * 5.9.1: they survive the loss of a nexus).
+ * I_T nexus loss (SAM-5 6.3.4), once the session's tasks have ended: the
+ * target core releases an SPC-2 reservation the nexus holds, ends its
+ * prevention of medium removal and leaves it the I_T NEXUS LOSS OCCURRED
+ * unit attention in place of those it had pending; persistent
+ * reservations stay (SPC-4 5.9.1).
  */
-static void nexus_loss_lun(struct iscsi_conn *c, uint64_t lun)
-{
-	static const uint8_t release6[6] = { 0x17 };
-	unsigned int tries, spins;
-
-	for (tries = 0; tries < 4; tries++) {
-		bool done = false;
-		struct scsi_tgt_cmd m = {
-			.lun = lun, .nexus = c->nexus, .cdb = release6,
-			.cdb_len = 6, .dir = SCSI_DIR_NONE, .done = loss_done,
-			.priv = &done,
-		};
-
-		if (scsi_tgt_submit(c->q, &m))
-			return;
-		for (spins = 0; !done && spins < 1000000; spins++)
-			scsi_tgt_poll(c->q);
-		if (!done) {
-			scsi_tgt_queue_reset(c->q);
-			return;
-		}
-		if (m.status != SAM_STAT_CHECK_CONDITION || m.sense_len < 3 ||
-		    ((m.sense[0] & 0x7f) >= 0x72 ? m.sense[1] : m.sense[2] & 0xf) != 6)
-			return;
-	}
-}
-
 static void nexus_loss(struct iscsi_conn *c)
 {
-	unsigned int i;
-
-	for (i = 0; i < c->node->nr_luns; i++)
-		nexus_loss_lun(c, i);
+	scsi_tgt_nexus_loss(c->node->tgt, c->nexus);
 }
 
 /* ------------------------------------------------------------ login */

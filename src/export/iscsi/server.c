@@ -373,6 +373,7 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 			.vendor = "BLKSTACK", .product = "blkstack disk",
 			.serial = "", .id = 0x1000 + i,
 			.write_protect = cfg->targets[i].read_only,
+			.removable = cfg->targets[i].removable,
 		};
 
 		n->cfg = cfg->targets[i];
