@@ -647,8 +647,10 @@ static void flush_done(struct iscsi_conn *c)
 		c->done_head = t->done_next;
 		if (!c->done_head)
 			c->done_tail = NULL;
-		/* a task our own task management ended gets no response */
-		if (!t->aborted && !c->closing)
+		/* a task our own task management ended gets no response, nor
+		 * one another nexus's PREEMPT AND ABORT ended with TAS=0 (SAM-5
+		 * 5.6: the initiator learns of it from 2F/00) */
+		if (!t->aborted && !t->cmd.no_response && !c->closing)
 			send_status(c, t);
 		task_unlink(c, t);
 		t->done_next = c->retired;
