@@ -299,7 +299,6 @@ struct scsi_tgt_cmd {
 	/* results */
 	uint8_t status;
 	uint8_t sense_len;
-	uint8_t sense[SCSI_SENSE_MAX];
 	uint32_t resid;
 	bool overflow;
 	bool no_response;
@@ -322,6 +321,8 @@ struct scsi_tgt_cmd {
 	uint64_t due_ns;
 	/* one bio with up to 4 iovecs needs no allocation: kept here */
 	uint64_t io_space[32];
+	/* last, results: cold, apart from the lines every command touches */
+	uint8_t sense[SCSI_SENSE_MAX];
 };
 
 

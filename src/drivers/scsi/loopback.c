@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,13 +59,19 @@ struct lb_queue {
 	int tmf_ret;
 };
 
-/* Per command (the template's cmd_size): the target core's command. */
+/* Per command (the template's cmd_size): the target core's command,
+ * last (its sense buffer, cold, is its end). */
 struct lb_cmd {
-	struct scsi_tgt_cmd tc;
 	struct scsi_cmnd *sc;
 	struct lb_queue *q;
 	int refused;            /* thread mode: scsi_tgt_submit()'s refusal */
+	struct scsi_tgt_cmd tc;
 };
+
+static inline struct lb_cmd *tc_to_lb(struct scsi_tgt_cmd *tc)
+{
+	return (struct lb_cmd *)((char *)tc - offsetof(struct lb_cmd, tc));
+}
 
 static uint64_t now_ns(void)
 {
@@ -126,7 +133,7 @@ static inline void lb_results(struct lb_cmd *lb)
 /* The target ended a command, inline: on the queue's thread. */
 static void lb_done(struct scsi_tgt_cmd *tc)
 {
-	struct lb_cmd *lb = (struct lb_cmd *)tc;
+	struct lb_cmd *lb = tc_to_lb(tc);
 
 	lb_results(lb);
 	lb->sc->done(lb->sc);
@@ -136,7 +143,7 @@ static void lb_done(struct scsi_tgt_cmd *tc)
  * the queue: never full). */
 static void lb_thread_done(struct scsi_tgt_cmd *tc)
 {
-	struct lb_cmd *lb = (struct lb_cmd *)tc;
+	struct lb_cmd *lb = tc_to_lb(tc);
 
 	lb->refused = 0;
 	lb_results(lb);
