@@ -10,7 +10,8 @@
 #                                  CPU, nproc, memory, virtualization,
 #                                  load average, blkstack commit and build,
 #                                  and the versions of the peers TOOL...
-#                                  (fio, nbdkit, libnbd, valgrind, perf...)
+#                                  (fio, nbdkit, libnbd, libiscsi, valgrind,
+#                                  perf...)
 #   bench_cmd CMD [ARG...]         run CMD, recording its command line for
 #                                  the "commands:" section
 #   bench_exec CMD [ARG...]        the same, but exec: for `bench_exec
@@ -73,6 +74,9 @@ bench_version() {
 	case $1 in
 	libnbd) # fio's nbd engine links libnbd; nbdinfo reports its version
 		nbdinfo --version 2>/dev/null | grep '^libnbd' || echo "not installed (no nbdinfo)" ;;
+	libiscsi) # iscsi-perf has no --version; the library's package has one
+		dpkg-query -W -f='${Version}\n' libiscsi7 2>/dev/null ||
+			pkg-config --modversion libiscsi 2>/dev/null || echo "not installed" ;;
 	*)
 		if command -v "$1" >/dev/null; then
 			"$1" --version 2>&1 | head -1

@@ -21,7 +21,9 @@ PKGS=(
 	libnbd-bin                         # nbdinfo, nbdcopy: NBD clients in tests/func
 	qemu-utils                         # qemu-img, qemu-io: NBD clients in tests/func
 	qemu-block-extra                   # qemu-img's iscsi:// driver (libiscsi): tests/func/test_iscsi.sh
-	libiscsi-bin                       # iscsi-ls, iscsi-inq, iscsi-swp, iscsi-test-cu: iSCSI initiators in tests/func
+	libiscsi-bin                       # iscsi-ls, iscsi-inq, iscsi-swp, iscsi-test-cu: iSCSI initiators in tests/func; iscsi-perf in bench/iscsi-vs-tgt.sh
+	libiscsi-dev                       # libiscsi headers: build/iscsi-randwrite, the write client of bench/iscsi-vs-tgt.sh
+	tgt                                # tgtd, tgtadm: peer target in bench/iscsi-vs-tgt.sh (with systemd, the package also starts a system tgtd on port 3260)
 	nbdkit                             # peer server in bench/nbd-vs-nbdkit.sh
 	shellcheck                         # bench/*.sh lint in tests/func/test_bench_scripts.sh
 	clang libclang-rt-14-dev           # libFuzzer targets in fuzz/ (make fuzz)

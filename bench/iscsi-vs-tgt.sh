@@ -1,0 +1,324 @@
+#!/usr/bin/env bash
+# blkstack's iSCSI target against tgt (tgtd, the Linux SCSI target
+# framework's user-space daemon), the same clients, in the same run:
+#   randread    4 KiB random reads at QD32: libiscsi's iscsi-perf -r
+#   randwrite   4 KiB random writes at QD32: build/iscsi-randwrite -r
+#               (bench/tools/iscsi-randwrite.c: iscsi-perf's write-side
+#               twin over libiscsi's async API; iscsi-perf only reads)
+# Targets, each on a port of its own on 127.0.0.1:
+#   blkstack    blkstack serve --iscsi --dev=ram --size=1G (LUN 0 of
+#               iqn.2026-12.org.blkstack:default)
+#   tgt         tgtd in the foreground, one target, LUN 1 a 1 GiB file on
+#               /dev/shm (backing store rdwr: pread/pwrite by tgtd's
+#               worker threads), ACL ALL, configured with tgtadm
+# Both LUNs are first written whole (one sequential pass, 1 MiB WRITEs),
+# so that neither answers reads from holes.
+#
+# Each run of a client lasts runtime_s; rounds alternate the targets (the
+# first one alternates too).  The script reads the client's once-a-second
+# progress lines as they come and, at each, samples the on-CPU time of the
+# target and of the client: the sum of the first field of
+# /proc/PID/task/*/schedstat (ns, every thread).  The figures cover the
+# steady window from the first progress line (1 s in: login and ramp-up
+# left out) to the last (logout left out); the I/Os in it are the lines'
+# "iops current" times the time between lines.  So:
+#   IOPS                  the client's I/Os in the window / its length
+#   target CPU us per I/O the target's CPU time in the window / those I/Os
+#   client CPU us per I/O the same for the client (context: a client that
+#                         uses a whole CPU sets the IOPS, not the target)
+#   CPUs busy             CPU time / window length (1.0: one CPU all along)
+# Medians over the rounds; ratios blkstack / tgt against issue 13's goals:
+# IOPS >= 2.5x tgt's (stretch 3x), target CPU per I/O <= 1/4 of tgt's.
+#
+# usage: bench/iscsi-vs-tgt.sh [runtime_s=10] [rounds=5]
+# env:   BLKSTACK=path/to/blkstack (default build/blkstack)
+#        RANDWRITE=path/to/iscsi-randwrite (default: beside BLKSTACK)
+#        QD=N   commands in flight (default 32; blkstack's CmdSN window
+#               follows: --iscsi-max-cmds=max(QD, 32))
+#        SIZE=S the LUNs' size (default 1G)
+# Needs root for tgtd (scripts/install-deps.sh installs tgt, libiscsi-bin,
+# libiscsi-dev).  Nothing is left running, whatever way the script ends.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+RUNTIME=${1:-10}
+ROUNDS=${2:-5}
+QD=${QD:-32}
+SIZE=${SIZE:-1G}
+BLKSTACK=${BLKSTACK:-build/blkstack}
+RANDWRITE=${RANDWRITE:-$(dirname "$BLKSTACK")/iscsi-randwrite}
+TGT_IQN=iqn.2026-12.org.blkstack.bench:tgt
+BLK_IQN=iqn.2026-12.org.blkstack:default
+
+die() { echo "iscsi-vs-tgt: $*" >&2; exit 1; }
+isnum() { case $1 in '' | *[!0-9]*) return 1 ;; esac; }
+if ! isnum "$RUNTIME" || [ "$RUNTIME" -lt 3 ]; then
+	die "runtime_s '$RUNTIME': at least 3 (the window leaves out the first and the last second)"
+fi
+if ! isnum "$ROUNDS" || [ "$ROUNDS" -lt 1 ]; then die "rounds '$ROUNDS': at least 1"; fi
+if ! isnum "$QD" || [ "$QD" -lt 1 ] || [ "$QD" -gt 256 ]; then die "QD=$QD: 1..256"; fi
+for c in iscsi-perf iscsi-readcapacity16 tgtd tgtadm; do
+	command -v "$c" >/dev/null || die "$c is not installed: scripts/install-deps.sh"
+done
+[ "$(id -u)" -eq 0 ] || die "tgtd needs root"
+if [ ! -x "$BLKSTACK" ] || [ ! -x "$RANDWRITE" ]; then make build >/dev/null; fi
+[ -x "$RANDWRITE" ] || die "$RANDWRITE was not built: libiscsi-dev is missing (scripts/install-deps.sh, then make build)"
+
+TMP=$(mktemp -d)
+IMG=
+BLK_PID='' TGT_PID='' CL_PID='' CL_CHILD='' CTL=''
+
+# gone PID: the process has exited (a zombie not yet reaped counts)
+gone() {
+	local st=
+	[ -e "/proc/$1" ] || return 0
+	read -r _ _ st _ <"/proc/$1/stat" 2>/dev/null || return 0
+	[ "$st" = Z ]
+}
+# stop_pid PID SIGNAL: SIGNAL, up to 5 s, then SIGKILL; reaps it
+stop_pid() {
+	kill "-$2" "$1" 2>/dev/null || true
+	for _ in $(seq 50); do
+		gone "$1" && break
+		sleep 0.1
+	done
+	gone "$1" || { echo "iscsi-vs-tgt: pid $1 ignored SIG$2 for 5 s: SIGKILL" >&2; kill -KILL "$1" 2>/dev/null || true; }
+	wait "$1" 2>/dev/null || true
+}
+cleanup() {
+	local _i
+	set +e
+	# a signal's trap runs with the interrupted command's IFS= (the
+	# progress reader's): split words again
+	IFS=$' \t\n'
+	trap - INT TERM HUP
+	if [ -n "$CL_PID" ]; then # timeout and the client under it
+		[ -n "$CL_CHILD" ] || CL_CHILD=$(child_of "$CL_PID")
+		kill -TERM "$CL_PID" 2>/dev/null # passed on to the client
+		for _i in $(seq 30); do
+			gone "$CL_PID" && break
+			sleep 0.1
+		done
+		# a client whose target went first reconnects for ever
+		[ -z "$CL_CHILD" ] || gone "$CL_CHILD" || kill -KILL "$CL_CHILD" 2>/dev/null
+		stop_pid "$CL_PID" KILL
+	fi
+	[ -z "$BLK_PID" ] || stop_pid "$BLK_PID" TERM
+	if [ -n "$TGT_PID" ]; then
+		# tgtd ignores SIGTERM: its targets go first (--force: even with
+		# sessions), then the system, and it exits by itself
+		timeout 5 tgtadm -C "$CTL" --lld iscsi --op delete --force --mode target --tid 1 >/dev/null 2>&1
+		timeout 5 tgtadm -C "$CTL" --op delete --mode system >/dev/null 2>&1
+		for _i in $(seq 50); do
+			gone "$TGT_PID" && break
+			sleep 0.1
+		done
+		stop_pid "$TGT_PID" KILL
+		rm -f "/var/run/tgtd/socket.$CTL" "/var/run/tgtd/socket.$CTL.lock"
+	fi
+	[ -z "$IMG" ] || rm -f "$IMG"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+P_BLK=$(free_port)
+P_TGT=$(free_port)
+[ "$P_TGT" != "$P_BLK" ] || P_TGT=$(free_port)
+# tgtd's management socket, /var/run/tgtd/socket.N (-C N, 0..32767): N
+# must be no other tgtd's (the default, 0, is the system one's)
+CTL=$((P_TGT % 32767 + 1))
+while [ -e "/var/run/tgtd/socket.$CTL" ] || [ -e "/var/run/tgtd/socket.$CTL.lock" ]; do
+	CTL=$((CTL % 32767 + 1))
+done
+
+bench_machine_start tgtd libiscsi
+
+# --- targets ---
+IMG=$(mktemp /dev/shm/blkstack-bench-tgt.XXXXXX)
+truncate -s "$SIZE" "$IMG"
+# setsid: a Ctrl-C (SIGINT to the terminal's process group) reaches the
+# script and the client, not the targets, so that the client ends its run
+# against a live target and the cleanup stops the targets after it
+bench_exec setsid tgtd -f -C "$CTL" --iscsi portal=127.0.0.1:"$P_TGT" >"$TMP/tgt.log" 2>&1 &
+TGT_PID=$!
+bench_exec setsid "$BLKSTACK" serve --iscsi=127.0.0.1:"$P_BLK" --dev=ram --size="$SIZE" \
+	--iscsi-max-cmds="$((QD > 32 ? QD : 32))" 2>"$TMP/blk.log" &
+BLK_PID=$!
+for _ in $(seq 100); do
+	tgtadm -C "$CTL" --op show --mode system >/dev/null 2>&1 && break
+	gone "$TGT_PID" && break
+	sleep 0.1
+done
+gone "$TGT_PID" && { cat "$TMP/tgt.log" >&2; die "tgtd did not start"; }
+bench_cmd tgtadm -C "$CTL" --lld iscsi --op new --mode target --tid 1 -T "$TGT_IQN"
+bench_cmd tgtadm -C "$CTL" --lld iscsi --op new --mode logicalunit --tid 1 --lun 1 \
+	--bstype rdwr --backing-store "$IMG"
+bench_cmd tgtadm -C "$CTL" --lld iscsi --op bind --mode target --tid 1 -I ALL
+for _ in $(seq 100); do
+	grep -q 'iscsi listening' "$TMP/blk.log" && break
+	gone "$BLK_PID" && break
+	sleep 0.1
+done
+gone "$BLK_PID" && { cat "$TMP/blk.log" >&2; die "blkstack serve did not start"; }
+U_BLK=iscsi://127.0.0.1:$P_BLK/$BLK_IQN/0
+U_TGT=iscsi://127.0.0.1:$P_TGT/$TGT_IQN/1
+
+# block_size URL: the LUN's logical block length
+block_size() {
+	iscsi-readcapacity16 "$1" | sed -n 's/^LOGICAL BLOCK LENGTH IN BYTES: *//p'
+}
+declare -A URL PID BS
+URL[blk]=$U_BLK URL[tgt]=$U_TGT
+PID[blk]=$BLK_PID PID[tgt]=$TGT_PID
+for t in blk tgt; do
+	BS[$t]=$(block_size "${URL[$t]}")
+	if ! isnum "${BS[$t]}" || [ "${BS[$t]}" -gt 4096 ] || [ $((4096 % BS[$t])) -ne 0 ]; then
+		die "$t: logical block length '${BS[$t]}' does not divide 4096"
+	fi
+	bench_cmd "$RANDWRITE" -m 8 -b $((1048576 / BS[$t])) -1 "${URL[$t]}" >"$TMP/fill.$t" 2>&1 ||
+		{ cat "$TMP/fill.$t" >&2; die "$t: the fill pass failed"; }
+done
+
+# sched_ns PID: the on-CPU ns of PID's threads (into REPLY; no fork)
+sched_ns() {
+	local f a s=0
+	for f in /proc/"$1"/task/*/schedstat; do
+		{ read -r a _ <"$f"; } 2>/dev/null || continue
+		s=$((s + a))
+	done
+	REPLY=$s
+}
+
+# child_of PID: PID's first child (the client under timeout)
+child_of() {
+	local c='' f p
+	read -r c _ <"/proc/$1/task/$1/children" 2>/dev/null || true
+	if [ -z "$c" ]; then # no CONFIG_PROC_CHILDREN: look for it
+		for f in /proc/[0-9]*/stat; do
+			{ read -r c _ _ p _ <"$f"; } 2>/dev/null || continue
+			[ "$p" = "$1" ] && break
+			c=''
+		done
+	fi
+	echo "$c"
+}
+
+# measure WORKLOAD TARGET: one client run; appends
+# "iops target_us_per_io client_us_per_io target_busy client_busy" to
+# $TMP/WORKLOAD.TARGET
+measure() {
+	local wl=$1 t=$2 tpid=${PID[$2]} b=$((4096 / BS[$2])) cmd fd rc rec log=''
+	local now ts cs pt='' pts='' pcs='' t0='' ts0='' cs0='' t1='' ts1='' cs1='' prev='' ios_us=0 n=0
+	gone "$tpid" && { cat "$TMP/$t.log" >&2; die "$t has exited (its log above)"; }
+	case $wl in
+	randread) cmd=(iscsi-perf -m "$QD" -b "$b" -r -t "$RUNTIME" "${URL[$t]}") ;;
+	randwrite) cmd=("$RANDWRITE" -m "$QD" -b "$b" -r -t "$RUNTIME" "${URL[$t]}") ;;
+	esac
+	rm -f "$TMP/fifo"
+	mkfifo "$TMP/fifo"
+	# timeout: iscsi-perf stops by itself only at a progress line exactly
+	# runtime_s in, which a descheduled client can miss (SIGINT: it
+	# drains and says "finished.")
+	bench_exec timeout -s INT -k 5 "$((RUNTIME + 30))" "${cmd[@]}" >"$TMP/fifo" 2>"$TMP/client.err" &
+	CL_PID=$!
+	CL_CHILD=''
+	exec {fd}<"$TMP/fifo"
+	# Records end at "\r": the client prints "\r" + a line each second, so
+	# the read that returns a line's predecessor returns at that line's
+	# print: the sample taken then belongs to the next record.  (No read
+	# -t: a timeout that fires as the "\r" comes loses it.)
+	while :; do
+		rc=0
+		IFS= read -r -d $'\r' -u "$fd" rec || rc=$?
+		now=${EPOCHREALTIME//[.,]/}
+		sched_ns "$tpid"
+		ts=$REPLY
+		[ -n "$CL_CHILD" ] || CL_CHILD=$(child_of "$CL_PID")
+		sched_ns "$CL_CHILD"
+		cs=$REPLY
+		log+=$rec$'\n'
+		if [[ $rec =~ iops\ current\ ([0-9]+) ]]; then
+			if [ -z "$t0" ]; then
+				t0=$pt ts0=$pts cs0=$pcs
+			else
+				ios_us=$((ios_us + BASH_REMATCH[1] * (pt - prev)))
+				t1=$pt ts1=$pts cs1=$pcs
+				n=$((n + 1))
+			fi
+			prev=$pt
+		fi
+		pt=$now pts=$ts pcs=$cs
+		[ "$rc" -eq 0 ] || break # end of file: the client has exited
+	done
+	exec {fd}<&-
+	rc=0
+	wait "$CL_PID" || rc=$?
+	CL_PID='' CL_CHILD=''
+	printf '%s\n' "$log" >>"$TMP/clients.log"
+	if [ "$rc" -eq 124 ]; then
+		STOPPED=$((STOPPED + 1))
+	elif [ "$rc" -ne 0 ]; then
+		printf '%s\n' "$log" >&2
+		cat "$TMP/client.err" >&2
+		die "$wl against $t: ${cmd[0]} exited $rc"
+	fi
+	if [ "$n" -lt 1 ] || [ "$ios_us" -le 0 ]; then
+		printf '%s\n' "$log" >&2
+		die "$wl against $t: fewer than two progress lines"
+	fi
+	awk -v io="$ios_us" -v w="$((t1 - t0))" -v tc="$((ts1 - ts0))" -v cc="$((cs1 - cs0))" 'BEGIN {
+		ios = io / 1e6
+		printf "%.0f %.3f %.3f %.3f %.3f\n", io / w, tc / 1e3 / ios, cc / 1e3 / ios, tc / 1e3 / w, cc / 1e3 / w
+	}' >>"$TMP/$wl.$t"
+}
+STOPPED=0
+
+echo "workloads: randread  iscsi-perf -m $QD -b $((4096 / BS[blk])) -r (4 KiB random reads, QD$QD)"
+echo "           randwrite $RANDWRITE -m $QD -b $((4096 / BS[blk])) -r (4 KiB random writes, aligned, QD$QD)"
+echo "targets:   blkstack serve --iscsi --dev=ram --size=$SIZE (LUN 0, block ${BS[blk]})"
+echo "           tgtd $(tgtd --version 2>&1 | head -1), LUN 1 rdwr over a $SIZE file on /dev/shm (block ${BS[tgt]})"
+echo "rounds:    $ROUNDS x ${RUNTIME} s per workload and target, alternating; figures over"
+echo "           seconds 1..$((RUNTIME - 1)) of each run; CPU from /proc/PID/task/*/schedstat"
+for r in $(seq "$ROUNDS"); do
+	if [ $((r % 2)) -eq 1 ]; then order="tgt blk"; else order="blk tgt"; fi
+	for wl in randread randwrite; do
+		for t in $order; do
+			measure "$wl" "$t"
+		done
+	done
+done
+
+# col FILE N: the median of column N
+col() { awk -v n="$2" '{ print $n }' "$1" | median; }
+printf '\n%-28s %12s %12s %9s   %s\n' "median" "tgt" "blkstack" "blk/tgt" "goal (issue 13)"
+for wl in randread randwrite; do
+	echo "$wl 4k QD$QD"
+	for row in "IOPS:1:.0f:>= 2.5x (stretch 3x)" "target CPU us per I/O:2:.2f:<= 0.25x" \
+		"client CPU us per I/O:3:.2f:" "target CPUs busy:4:.2f:" "client CPUs busy:5:.2f:"; do
+		IFS=: read -r label n fmt goal <<<"$row"
+		T=$(col "$TMP/$wl.tgt" "$n")
+		B=$(col "$TMP/$wl.blk" "$n")
+		R=$(awk -v b="$B" -v t="$T" 'BEGIN { printf "%.2f", (t > 0) ? b / t : 0 }')
+		verdict=
+		case $n in
+		1) verdict=$(awk -v r="$R" 'BEGIN { print (r >= 3) ? "met, stretch too" : (r >= 2.5) ? "met" : "not met" }') ;;
+		2) verdict=$(awk -v r="$R" 'BEGIN { print (r <= 0.25) ? "met" : "not met" }') ;;
+		esac
+		printf "  %-26s %12$fmt %12$fmt %8sx   %s\n" "$label" "$T" "$B" "$R" "${goal:+$goal: $verdict}"
+	done
+done
+echo "(ratios are blkstack / tgt: above 1 is better for blkstack in IOPS, below 1"
+echo " in CPU per I/O; CPUs busy = CPU time / window, 1.0 = one CPU all along: a"
+echo " client near 1.0 sets the IOPS, and then the IOPS ratio understates the targets')"
+[ "$STOPPED" -eq 0 ] || echo "($STOPPED client runs missed their own stop and were stopped by timeout; their lines count)"
+for wl in randread randwrite; do
+	for t in tgt blk; do
+		echo "rounds ($wl, $t): IOPS $(awk '{ printf "%s ", $1 }' "$TMP/$wl.$t")| target us/IO $(awk '{ printf "%s ", $2 }' "$TMP/$wl.$t")"
+	done
+done
+bench_machine_end
