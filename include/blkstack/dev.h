@@ -91,6 +91,7 @@ struct blk_opt_desc {
 
 #define BLK_DEV_MAX_NVME_FAULTS 16 /* the emulated controller's rule table */
 #define BLK_DEV_MAX_SCSI_ERRORS 16  /* scsi_error= given that many times */
+#define BLK_DEV_GIVEN_WORDS 2       /* 64 options each: every registry option */
 
 /*
  * struct blk_dev_params - every device option's value; the descriptors'
@@ -171,6 +172,12 @@ struct blk_dev_params {
 	uint32_t scsi_tur_ms_to_ready; /* scsi_tur_ms_to_ready=, ms (0) */
 	char scsi_errors[BLK_DEV_MAX_SCSI_ERRORS][256]; /* scsi_error=RULE[;RULE...] */
 	unsigned int nr_scsi_errors;
+	/*
+	 * The options the user gave, a bit per registry descriptor
+	 * (blk_dev_set_given()), for the checks of what was asked.  A
+	 * consumer that sets fields itself leaves it zero.
+	 */
+	uint64_t given[BLK_DEV_GIVEN_WORDS];
 };
 
 /**
@@ -255,6 +262,18 @@ const char *blk_driver_names(char *buf, size_t len, const char *sep);
  */
 int blk_dev_lower(const struct blk_driver *drv, const struct blk_dev_params *p,
 		  const char **lower, char *err, size_t errlen);
+
+/**
+ * blk_dev_set_given() - record in @p that the user gave option @d.
+ * @d: one of the registry's descriptors (blk_queue_opts(), a driver's
+ *	->opts); others are ignored.
+ * Context: any thread; @p is the caller's.
+ */
+void blk_dev_set_given(struct blk_dev_params *p, const struct blk_opt_desc *d);
+
+/** blk_dev_is_given() - whether blk_dev_set_given() recorded @d in @p. */
+bool blk_dev_is_given(const struct blk_dev_params *p,
+		      const struct blk_opt_desc *d);
 
 /**
  * blk_dev_open() - build a device of driver @name with @p.

@@ -367,7 +367,7 @@ static const struct opt_def bench_opts_table[] = {
  * driver's (include/blkstack/dev.h), built once.  A registry descriptor's
  * field is in struct blk_dev_params, which starts struct bench_dev_opts.
  */
-#define MAX_OPTS 192
+#define MAX_OPTS BENCH_MAX_OPTS
 static struct opt_def opts[MAX_OPTS];
 static size_t nr_opts;
 static pthread_once_t opts_once = PTHREAD_ONCE_INIT;
@@ -1888,11 +1888,29 @@ int bench_set_option(struct bench_opts *o, struct bench_job_opts *job,
 	if (!name)
 		name = "";
 	d = opt_find(name);
+	/*
+	 * filename= and direct= in a job are fio's job options first: the
+	 * notes of bench_pick_devs() say when the device has no use for
+	 * them; they are not marked as the device's options given.
+	 */
 	if (d && job && o && d->reg && (!strcmp(d->name, "filename") ||
 					 !strcmp(d->name, "direct")))
 		return set_file_opt(d, name, o, job, value, err, errlen);
-	if (d)
-		return set_one(d, name, o, job, value, err, errlen);
+	if (d) {
+		int rc = set_one(d, name, o, job, value, err, errlen);
+
+		/* what the user gave, and where (o->given_at) */
+		if (!rc && d->reg && o) {
+			char *at = o->given_at[d - opts];
+			size_t n = strlen(at);
+			bool first = !blk_dev_is_given(&o->dev.p, d->reg);
+
+			blk_dev_set_given(&o->dev.p, d->reg);
+			snprintf(at + n, sizeof(o->given_at[0]) - n, "%s%s",
+				 first ? "" : "\n", o->parse_at ? o->parse_at : "");
+		}
+		return rc;
+	}
 
 	if (is_cli_opt(name)) {
 		set_err(err, errlen,

@@ -147,6 +147,8 @@ struct bench_job_opts {
 };
 
 #define BENCH_MAX_JOBS 64
+#define BENCH_MAX_OPTS 192	/* bench's options and the registry's */
+#define BENCH_AT_LEN 256	/* "file:line" of each place an option was given */
 
 struct bench_opts {
 	struct bench_dev_opts dev;
@@ -163,6 +165,14 @@ struct bench_opts {
 	/* what the run does differently from what the jobs asked, one line
 	 * each (bench_err_add()): printed before the run as notes */
 	char notes[2048];
+	/*
+	 * Where each device option was given, by option, one place a line:
+	 * "file:line" of a job file, "" for the command line (as many as
+	 * fit), for the messages about it.  @parse_at: the job file's line
+	 * being applied, NULL on the command line.
+	 */
+	char given_at[BENCH_MAX_OPTS][BENCH_AT_LEN];
+	const char *parse_at;
 };
 
 /**

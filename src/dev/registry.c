@@ -875,6 +875,57 @@ int blk_dev_lower(const struct blk_driver *drv, const struct blk_dev_params *p,
 	return 0;
 }
 
+/* ---------------------------------------------------- options the user gave */
+
+_Static_assert(ARRAY_SIZE(queue_opts) + ARRAY_SIZE(uring_opts) +
+	       ARRAY_SIZE(null_opts) + ARRAY_SIZE(nvme_opts) +
+	       ARRAY_SIZE(scsi_opts) <= 64 * BLK_DEV_GIVEN_WORDS,
+	       "raise BLK_DEV_GIVEN_WORDS: struct blk_dev_params.given has a bit per registry option");
+
+/*
+ * The registry's number of @d: the queue options first, then each
+ * driver's in table order; -1 for a descriptor that is not the registry's.
+ * @owner: when set, the driver whose option it is (NULL: a queue option).
+ */
+static int opt_index(const struct blk_opt_desc *d,
+		     const struct blk_driver **owner)
+{
+	size_t i, k, base = ARRAY_SIZE(queue_opts);
+
+	if (owner)
+		*owner = NULL;
+	for (k = 0; k < ARRAY_SIZE(queue_opts); k++)
+		if (d == &queue_opts[k])
+			return (int)k;
+	for (i = 0; i < ARRAY_SIZE(drivers); i++) {
+		for (k = 0; k < drivers[i].nr_opts; k++) {
+			if (d != &drivers[i].opts[k])
+				continue;
+			if (owner)
+				*owner = &drivers[i];
+			return (int)(base + k);
+		}
+		base += drivers[i].nr_opts;
+	}
+	return -1;
+}
+
+void blk_dev_set_given(struct blk_dev_params *p, const struct blk_opt_desc *d)
+{
+	int i = opt_index(d, NULL);
+
+	if (i >= 0)
+		p->given[i / 64] |= 1ull << (i % 64);
+}
+
+bool blk_dev_is_given(const struct blk_dev_params *p,
+		      const struct blk_opt_desc *d)
+{
+	int i = opt_index(d, NULL);
+
+	return i >= 0 && ((p->given[i / 64] >> (i % 64)) & 1);
+}
+
 /* The queue limits @p asks for, for @a's threads. */
 static int queue_config(const struct blk_dev_params *p,
 			const struct blk_dev_open_args *a,

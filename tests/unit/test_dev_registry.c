@@ -59,6 +59,10 @@ static void test_table(void **state)
 	q = blk_queue_opts(&nq);
 	for (i = 0; i < nq; i++)
 		assert_true(q[i].off + q[i].len <= sizeof(struct blk_dev_params));
+	/* a bit of blk_dev_params.given for every option */
+	for (k = 0; k < nd; k++)
+		nq += drv[k].nr_opts;
+	assert_true(nq <= 64 * BLK_DEV_GIVEN_WORDS);
 }
 
 /* Which device nvme sits on, and the messages for what cannot be. */
