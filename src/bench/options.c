@@ -2504,6 +2504,20 @@ void bench_usage(FILE *f)
 	bench_ab_usage(f);
 }
 
+/* Whether dev=@dev keeps its data in a file: uring, or a stack on uring. */
+static bool dev_on_file(const struct bench_opts *o, const char *dev)
+{
+	const struct blk_driver *drv = blk_driver_find(dev);
+	const char *lower;
+	char unused[256];
+
+	if (!strcmp(dev, "uring"))
+		return true;
+	return drv && drv->lowers &&
+	       !blk_dev_lower(drv, &o->dev.p, &lower, unused, sizeof(unused)) &&
+	       lower && !strcmp(lower, "uring");
+}
+
 int bench_pick_devs(struct bench_opts *o, char *err, size_t errlen)
 {
 	const char *want = NULL, *want_job = NULL, *why = NULL;
@@ -2529,8 +2543,8 @@ int bench_pick_devs(struct bench_opts *o, char *err, size_t errlen)
 					 e && e->dev ? e->dev : "?");
 				bench_err_add(o->notes, sizeof(o->notes), note);
 			}
-			/* the drivers that open no file */
-			if (!strcmp(dev, "uring") || o->dev.p.lower[0])
+			/* the stacks that open no file (nvme on ram, too) */
+			if (dev_on_file(o, dev))
 				continue;
 			for (i = 0; i < o->nr_jobs; i++) {
 				const struct bench_job_opts *j = &o->jobs[i];

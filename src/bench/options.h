@@ -297,7 +297,7 @@ void bench_fio_table(FILE *f);
  * one the jobs' ioengine= maps to (fio_opts.h), dev=uring for jobs with
  * filename= and no engine, dev=null otherwise (and null,ram for the
  * matrix).  With --dev= given, a note in o->notes for each job option it
- * overrides (ioengine=, filename=, direct= on a driver without files).
+ * overrides (ioengine=, filename=, direct= on a stack without files).
  * Return: 0, or -EINVAL with @err naming the jobs whose engines map to
  * different drivers.
  */

@@ -59,6 +59,9 @@ check "timeout_every= does not reach nvme's null namespace" \
 	--filename="$TMP/unused.img" >"$TMP/m.out" 2>&1
 check "matrix: nvme on lower=ram is a new device, the file untouched" \
 	bash -c "grep -q 'layout: nvme: new device' '$TMP/m.out' && test ! -e '$TMP/unused.img'"
+# - and it said nothing of the file (with lower= given, no note at all)
+check "nvme on lower=ram with filename=: a note says the file is not used" \
+	grep -qF "note: --dev=nvme overrides job 'bench' file $TMP/unused.img" "$TMP/m.out"
 
 # help: a section per driver, from the table
 "$BLKSTACK" bench --help >"$TMP/help" 2>&1
