@@ -91,6 +91,7 @@ struct blk_opt_desc {
 
 #define BLK_DEV_MAX_NVME_FAULTS 16 /* the emulated controller's rule table */
 #define BLK_DEV_MAX_SCSI_ERRORS 16  /* scsi_error= given that many times */
+#define BLK_DEV_GIVEN_WORDS 2       /* 64 options each: every registry option */
 
 /*
  * struct blk_dev_params - every device option's value; the descriptors'
@@ -171,6 +172,12 @@ struct blk_dev_params {
 	uint32_t scsi_tur_ms_to_ready; /* scsi_tur_ms_to_ready=, ms (0) */
 	char scsi_errors[BLK_DEV_MAX_SCSI_ERRORS][256]; /* scsi_error=RULE[;RULE...] */
 	unsigned int nr_scsi_errors;
+	/*
+	 * The options the user gave, a bit per registry descriptor
+	 * (blk_dev_set_given()): what blk_dev_check_given() judges.  A
+	 * consumer that sets fields itself leaves it zero.
+	 */
+	uint64_t given[BLK_DEV_GIVEN_WORDS];
 };
 
 /**
@@ -257,6 +264,55 @@ int blk_dev_lower(const struct blk_driver *drv, const struct blk_dev_params *p,
 		  const char **lower, char *err, size_t errlen);
 
 /**
+ * blk_dev_set_given() - record in @p that the user gave option @d.
+ * @d: one of the registry's descriptors (blk_queue_opts(), a driver's
+ *	->opts); others are ignored.
+ * Context: any thread; @p is the caller's.
+ */
+void blk_dev_set_given(struct blk_dev_params *p, const struct blk_opt_desc *d);
+
+/** blk_dev_is_given() - whether blk_dev_set_given() recorded @d in @p. */
+bool blk_dev_is_given(const struct blk_dev_params *p,
+		      const struct blk_opt_desc *d);
+
+/**
+ * blk_dev_check_given() - refuse the driver options the user gave that no
+ * device of the run takes.
+ * @names, @n: the drivers that will run (each with its lower device, as
+ *	blk_dev_lower() chooses it from @p).
+ * @p: the parameters, with the options the user gave marked
+ *	(blk_dev_set_given()); defaults never count.
+ *
+ * The queue options (blk_queue_opts()) are every driver's.  A driver's own
+ * option is taken where that driver is in a stack of the run, on top or as
+ * the lower device, except the few a lower device cannot take (lower_rules[]
+ * in registry.c, each with its reason): those are refused there.  In
+ * a list of several stacks an option is for the stacks that take it, as
+ * lower= is; it is refused when none does.
+ * Return: 0; -EINVAL with one line per refused option in @err ('\n'
+ * between them), naming the option and its value, the driver(s) it
+ * belongs to and the stacks of the run ("nvme_qd=64: an option of
+ * dev=nvme; this stack is scsi on ram"); -EINVAL from blk_dev_lower() or
+ * for an unknown driver, with its message.
+ * Context: any thread.
+ */
+int blk_dev_check_given(const char *const *names, unsigned int n,
+			const struct blk_dev_params *p, char *err,
+			size_t errlen);
+
+/**
+ * blk_dev_check_opt() - blk_dev_check_given() for the one option @d, as
+ * if the user gave it: for a consumer that says where each option came
+ * from (bench: the job file's line).
+ * Return: 0 (also for a queue option); -EINVAL with the line in @err.  A
+ * stack whose lower= is wrong counts as one with no lower here.
+ * Context: any thread.
+ */
+int blk_dev_check_opt(const char *const *names, unsigned int n,
+		      const struct blk_dev_params *p,
+		      const struct blk_opt_desc *d, char *err, size_t errlen);
+
+/**
  * blk_dev_open() - build a device of driver @name with @p.
  * @name: a registry driver's name.
  * @p: option values (every field set: defaults included).
@@ -275,10 +331,13 @@ int blk_dev_open(const char *name, const struct blk_dev_params *p,
 /**
  * blk_dev_open_lower() - for a stacking driver's create: build its lower
  * device, driver @name, on the queue limits @q the stacking driver chose.
- * @p: the stacking device's parameters; the lower gets them with what is
- * not its own taken out (a uring lower: a plain COOP ring, no SQPOLL, no
- * registered buffers; a null lower: no injected faults, inline
- * completion).
+ * @p: the stacking device's parameters; the lower gets them all but the
+ * few it cannot take, which get a value that works beneath a stacking
+ * driver (a uring lower: no registered buffers, and COOP instead of
+ * DEFER_TASKRUN; a null lower: no timeout_every).  blk_dev_check_given()
+ * refuses those when the user gave them.  A null lower's other knobs
+ * (irqmode, completion_nsec, spin_nsec, fail_every, requeue_every) and a
+ * uring lower's sqthread_poll and uring_taskrun=signal are the user's.
  * Return and context: as blk_dev_open().
  */
 int blk_dev_open_lower(const char *name, const struct blk_dev_params *p,

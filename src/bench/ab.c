@@ -402,7 +402,7 @@ static int check_options(struct ab *ab, struct ab_side *s)
 	size_t n = 1 + ab->nr_common + (s ? s->nr_args : 0), i, k = 0;
 	char **argv = calloc(n + 1, sizeof(*argv));
 	struct bench_opts *o = calloc(1, sizeof(*o));
-	char err[512] = "";
+	char err[4096] = "";
 	int rc = -ENOMEM;
 
 	if (!argv || !o)
@@ -414,6 +414,9 @@ static int check_options(struct ab *ab, struct ab_side *s)
 		argv[k++] = s->args[i];
 	bench_opts_init(o);
 	rc = bench_parse_args(o, (int)k, argv, err, sizeof(err));
+	/* a side's drivers, and the driver options given for them */
+	if (!rc && s)
+		rc = bench_pick_devs(o, err, sizeof(err));
 	if (rc) {
 		if (s)
 			rc = ab_err("ab='%s' (side %s): %s", s->text, s->name, err);

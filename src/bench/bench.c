@@ -278,7 +278,7 @@ int bench_main(int argc, char **argv)
 	struct bench_run_result *runs = NULL;
 	unsigned int nr_runs = 0, d, i;
 	struct bench_opts *o;
-	char err[512] = "";
+	char err[4096] = ""; /* bench_pick_devs(): a line per refused option */
 	char *perr;
 	FILE *out = stdout;
 	bool err_printed = false;
@@ -327,12 +327,8 @@ int bench_main(int argc, char **argv)
 		snprintf(o->jobs[0].name, sizeof(o->jobs[0].name), "bench");
 		o->nr_jobs = 1;
 	}
-	if (!o->dev.nr_devs && o->matrix) {
-		snprintf(o->dev.devs[0], sizeof(o->dev.devs[0]), "null");
-		snprintf(o->dev.devs[1], sizeof(o->dev.devs[1]), "ram");
-		o->dev.nr_devs = 2;
-	} else if (bench_pick_devs(o, err, sizeof(err))) {
-		fprintf(stderr, "blkstack bench: %s\n", err);
+	if (bench_pick_devs(o, err, sizeof(err))) {
+		print_problems(err);
 		free(o);
 		return 1;
 	}

@@ -344,7 +344,7 @@ static int include(struct jobfile *jf, const char *name)
 static int option(struct jobfile *jf, char *line)
 {
 	char *eq = strchr(line, '='), *key, *val = NULL, *exp = NULL;
-	char msg[512], shown[SHOW_LEN];
+	char msg[512], shown[SHOW_LEN], path[PATH_SHOW_LEN], at[BENCH_AT_LEN];
 	int rc;
 
 	if (eq) {
@@ -377,7 +377,12 @@ static int option(struct jobfile *jf, char *line)
 		free(exp);
 		val = exp = kw;
 	}
+	/* where a device option came from (o->given_at) */
+	snprintf(at, sizeof(at), "%s:%u",
+		 show_max(path, sizeof(path), jf->path, PATH_SHOW_MAX), jf->lineno);
+	jf->o->parse_at = at;
 	rc = bench_set_option(jf->o, jf->cur, key, val, msg, sizeof(msg));
+	jf->o->parse_at = NULL;
 	free(exp);
 	if (rc)
 		return jf_err(jf, -EINVAL, "%s", msg);

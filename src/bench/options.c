@@ -367,7 +367,7 @@ static const struct opt_def bench_opts_table[] = {
  * driver's (include/blkstack/dev.h), built once.  A registry descriptor's
  * field is in struct blk_dev_params, which starts struct bench_dev_opts.
  */
-#define MAX_OPTS 192
+#define MAX_OPTS BENCH_MAX_OPTS
 static struct opt_def opts[MAX_OPTS];
 static size_t nr_opts;
 static pthread_once_t opts_once = PTHREAD_ONCE_INIT;
@@ -1888,11 +1888,29 @@ int bench_set_option(struct bench_opts *o, struct bench_job_opts *job,
 	if (!name)
 		name = "";
 	d = opt_find(name);
+	/*
+	 * filename= and direct= in a job are fio's job options first: the
+	 * notes of bench_pick_devs() say when the device has no use for
+	 * them; they are not marked as the device's options given.
+	 */
 	if (d && job && o && d->reg && (!strcmp(d->name, "filename") ||
 					 !strcmp(d->name, "direct")))
 		return set_file_opt(d, name, o, job, value, err, errlen);
-	if (d)
-		return set_one(d, name, o, job, value, err, errlen);
+	if (d) {
+		int rc = set_one(d, name, o, job, value, err, errlen);
+
+		/* what the user gave, and where, for check_dev_opts() */
+		if (!rc && d->reg && o) {
+			char *at = o->given_at[d - opts];
+			size_t n = strlen(at);
+			bool first = !blk_dev_is_given(&o->dev.p, d->reg);
+
+			blk_dev_set_given(&o->dev.p, d->reg);
+			snprintf(at + n, sizeof(o->given_at[0]) - n, "%s%s",
+				 first ? "" : "\n", o->parse_at ? o->parse_at : "");
+		}
+		return rc;
+	}
 
 	if (is_cli_opt(name)) {
 		set_err(err, errlen,
@@ -2084,6 +2102,51 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The registry's check of the driver options given (blk_dev_check_opt())
+ * against the drivers of o->dev.devs: each one no stack of the run takes
+ * is a problem in @err, once for each place it was given, after
+ * "file:line: " for a job file's.  The message has the value the run
+ * would use, the last one given.
+ * Return: the number of problems.
+ */
+static unsigned int check_dev_opts(struct bench_opts *o, char *err,
+				   size_t errlen)
+{
+	const char *names[BENCH_MAX_DEVS];
+	char msg[1024], line[BENCH_AT_LEN + 1024];
+	unsigned int i, nerr = 0;
+
+	for (i = 0; i < o->dev.nr_devs; i++)
+		names[i] = o->dev.devs[i];
+	for (i = 0; i < nr_opts; i++) {
+		const struct blk_opt_desc *r = opts[i].reg;
+		const char *at = o->given_at[i], *prev = NULL, *nl;
+		int len, prev_len = 0;
+
+		if (!r || !blk_dev_is_given(&o->dev.p, r) ||
+		    !blk_dev_check_opt(names, o->dev.nr_devs, &o->dev.p, r, msg,
+				       sizeof(msg)))
+			continue;
+		for (;; at = nl + 1) {
+			nl = strchr(at, '\n');
+			len = nl ? (int)(nl - at) : (int)strlen(at);
+			/* the same place twice (the command line's) once */
+			if (!prev || len != prev_len || strncmp(at, prev, (size_t)len)) {
+				snprintf(line, sizeof(line), "%.*s%s%s", len, at,
+					 len ? ": " : "", msg);
+				bench_err_add(err, errlen, line);
+				nerr++;
+			}
+			prev = at;
+			prev_len = len;
+			if (!nl)
+				break;
+		}
+	}
+	return nerr;
 }
 
 static int parse_cli_opt(struct bench_opts *o, const char *name,
@@ -2326,6 +2389,13 @@ bad:
 		snprintf(o->jobs[0].name, sizeof(o->jobs[0].name), "bench");
 		o->nr_jobs = 1;
 	}
+	/*
+	 * With --dev= given, a driver option no stack of the run takes is
+	 * one more problem of the list (bench_pick_devs() checks again
+	 * once the drivers are chosen, for runs without --dev=).
+	 */
+	if (o->dev.nr_devs && err)
+		nerr += (int)check_dev_opts(o, err, errlen);
 	if (nerr)
 		return -EINVAL;
 
@@ -2486,7 +2556,21 @@ void bench_usage(FILE *f)
 	bench_ab_usage(f);
 }
 
-int bench_pick_devs(struct bench_opts *o, char *err, size_t errlen)
+/* Whether dev=@dev keeps its data in a file: uring, or a stack on uring. */
+static bool dev_on_file(const struct bench_opts *o, const char *dev)
+{
+	const struct blk_driver *drv = blk_driver_find(dev);
+	const char *lower;
+	char unused[256];
+
+	if (!strcmp(dev, "uring"))
+		return true;
+	return drv && drv->lowers &&
+	       !blk_dev_lower(drv, &o->dev.p, &lower, unused, sizeof(unused)) &&
+	       lower && !strcmp(lower, "uring");
+}
+
+static int pick_devs(struct bench_opts *o, char *err, size_t errlen)
 {
 	const char *want = NULL, *want_job = NULL, *why = NULL;
 	char note[512], shown[SHOW_LEN];
@@ -2511,8 +2595,8 @@ int bench_pick_devs(struct bench_opts *o, char *err, size_t errlen)
 					 e && e->dev ? e->dev : "?");
 				bench_err_add(o->notes, sizeof(o->notes), note);
 			}
-			/* the drivers that open no file */
-			if (!strcmp(dev, "uring") || o->dev.p.lower[0])
+			/* the stacks that open no file (nvme on ram, too) */
+			if (dev_on_file(o, dev))
 				continue;
 			for (i = 0; i < o->nr_jobs; i++) {
 				const struct bench_job_opts *j = &o->jobs[i];
@@ -2577,6 +2661,24 @@ int bench_pick_devs(struct bench_opts *o, char *err, size_t errlen)
 		bench_err_add(o->notes, sizeof(o->notes), note);
 	}
 	return 0;
+}
+
+int bench_pick_devs(struct bench_opts *o, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!o->dev.nr_devs && o->matrix) {
+		snprintf(o->dev.devs[0], sizeof(o->dev.devs[0]), "null");
+		snprintf(o->dev.devs[1], sizeof(o->dev.devs[1]), "ram");
+		o->dev.nr_devs = 2;
+	} else {
+		rc = pick_devs(o, err, errlen);
+		if (rc)
+			return rc;
+	}
+	/* every driver option given is for a device of the run */
+	err[0] = '\0';
+	return check_dev_opts(o, err, errlen) ? -EINVAL : 0;
 }
 
 /* A table cell: '|' would end the cell early. */

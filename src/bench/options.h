@@ -147,6 +147,8 @@ struct bench_job_opts {
 };
 
 #define BENCH_MAX_JOBS 64
+#define BENCH_MAX_OPTS 192	/* bench's options and the registry's */
+#define BENCH_AT_LEN 256	/* "file:line" of each place an option was given */
 
 struct bench_opts {
 	struct bench_dev_opts dev;
@@ -163,6 +165,15 @@ struct bench_opts {
 	/* what the run does differently from what the jobs asked, one line
 	 * each (bench_err_add()): printed before the run as notes */
 	char notes[2048];
+	/*
+	 * Where each device option was given, by option, one place a line:
+	 * "file:line" of a job file, "" for the command line (as many as
+	 * fit); for the messages of the registry's check
+	 * (bench_pick_devs()).  @parse_at: the job file's line being
+	 * applied, NULL on the command line.
+	 */
+	char given_at[BENCH_MAX_OPTS][BENCH_AT_LEN];
+	const char *parse_at;
 };
 
 /**
@@ -287,9 +298,12 @@ void bench_fio_table(FILE *f);
  * one the jobs' ioengine= maps to (fio_opts.h), dev=uring for jobs with
  * filename= and no engine, dev=null otherwise (and null,ram for the
  * matrix).  With --dev= given, a note in o->notes for each job option it
- * overrides (ioengine=, filename=, direct= on a driver without files).
+ * overrides (ioengine=, filename=, direct= on a stack without files).
+ * Then the driver options given, on the command line or in job files,
+ * must each be for a device of the run (the registry's blk_dev_check_opt()).
  * Return: 0, or -EINVAL with @err naming the jobs whose engines map to
- * different drivers.
+ * different drivers, or each driver option no device of the run takes,
+ * one line each.
  */
 int bench_pick_devs(struct bench_opts *o, char *err, size_t errlen);
 

@@ -212,20 +212,45 @@ static const char *serve_names(char *err, size_t len)
 	return err;
 }
 
-static int open_export(struct serve_export *e, unsigned int nr_threads,
-		       struct blk_dev **dev)
+static const char *export_dev(const struct serve_export *e)
 {
-	struct bench_dev_opts d = e->o->dev;
-	const char *devname = d.nr_devs ? d.devs[0] : "ram";
-	char err[512];
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int ret;
+	return e->o->dev.nr_devs ? e->o->dev.devs[0] : "ram";
+}
 
-	if (d.nr_devs > 1) {
+/*
+ * Before any export opens: one device each, and every driver option given
+ * for it (before the first --export, for every export, as fio's [global])
+ * is for a driver of its stack.
+ */
+static int check_export(const struct serve_export *e)
+{
+	const char *devname = export_dev(e), *p, *nl;
+	char err[4096];
+
+	if (e->o->dev.nr_devs > 1) {
 		fprintf(stderr, "blkstack serve: export '%s': --dev= takes one device\n",
 			e->name);
 		return -EINVAL;
 	}
+	if (!blk_dev_check_given(&devname, 1, &e->o->dev.p, err, sizeof(err)))
+		return 0;
+	for (p = err; *p; p = nl + !!*nl) {
+		nl = p + strcspn(p, "\n");
+		fprintf(stderr, "blkstack serve: export '%s': %.*s\n", e->name,
+			(int)(nl - p), p);
+	}
+	return -EINVAL;
+}
+
+static int open_export(struct serve_export *e, unsigned int nr_threads,
+		       struct blk_dev **dev)
+{
+	struct bench_dev_opts d = e->o->dev;
+	const char *devname = export_dev(e);
+	char err[512];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int ret;
+
 	if (!d.p.dev_size && strcmp(devname, "uring")) {
 		fprintf(stderr, "blkstack serve: export '%s': --size= is required for dev=%s\n",
 			e->name, devname);
@@ -442,6 +467,9 @@ int serve_main(int argc, char **argv)
 	if (!tcp && !unix_path && !iscsi)
 		tcp = "127.0.0.1:10809";
 
+	for (i = 0; i < nr; i++)
+		if (check_export(&ex[i]))
+			goto out;
 	for (i = 0; i < nr; i++) {
 		/* a queue per connection of each protocol, and the flush */
 		if (open_export(&ex[i], max_conn * ((tcp || unix_path) + !!iscsi) + 1,

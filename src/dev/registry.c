@@ -482,31 +482,6 @@ static int uring_create(const struct blk_driver *drv,
 	return blk_uring_create(&uc, dev, err, errlen);
 }
 
-/*
- * What a stacking driver's lower device is built with: @p, but a uring
- * lower gets a plain COOP ring without SQPOLL or registered buffers (the
- * upper driver's threads submit, with buffers of their own), and a null
- * lower keeps its default completion and no injected faults (those knobs
- * are for dev=null; memory_backed still makes it keep data).
- */
-static void lower_params(const struct blk_dev_params *p, const char *lower,
-			 struct blk_dev_params *lp)
-{
-	*lp = *p;
-	if (!strcmp(lower, "uring")) {
-		lp->fixedbufs = false;
-		lp->uring_taskrun = BLK_URING_TASKRUN_COOP;
-		lp->sqthread_poll = false;
-	} else if (!strcmp(lower, "null")) {
-		lp->irqmode = 0;
-		lp->completion_nsec = 0;
-		lp->spin_nsec = 0;
-		lp->fail_every = 0;
-		lp->timeout_every = 0;
-		lp->requeue_every = 0;
-	}
-}
-
 /* dev=nvme out of memory: say which options size it (queues x entries x tags). */
 static void nvme_enomem(char *err, size_t errlen, const char *what,
 			uint32_t queues, uint32_t qd, uint32_t tags)
@@ -875,6 +850,372 @@ int blk_dev_lower(const struct blk_driver *drv, const struct blk_dev_params *p,
 	return 0;
 }
 
+/* ---------------------------------------------------- options the user gave */
+
+_Static_assert(ARRAY_SIZE(queue_opts) + ARRAY_SIZE(uring_opts) +
+	       ARRAY_SIZE(null_opts) + ARRAY_SIZE(nvme_opts) +
+	       ARRAY_SIZE(scsi_opts) <= 64 * BLK_DEV_GIVEN_WORDS,
+	       "raise BLK_DEV_GIVEN_WORDS: struct blk_dev_params.given has a bit per registry option");
+
+/*
+ * The registry's number of @d: the queue options first, then each
+ * driver's in table order; -1 for a descriptor that is not the registry's.
+ * @owner: when set, the driver whose option it is (NULL: a queue option).
+ */
+static int opt_index(const struct blk_opt_desc *d,
+		     const struct blk_driver **owner)
+{
+	size_t i, k, base = ARRAY_SIZE(queue_opts);
+
+	if (owner)
+		*owner = NULL;
+	for (k = 0; k < ARRAY_SIZE(queue_opts); k++)
+		if (d == &queue_opts[k])
+			return (int)k;
+	for (i = 0; i < ARRAY_SIZE(drivers); i++) {
+		for (k = 0; k < drivers[i].nr_opts; k++) {
+			if (d != &drivers[i].opts[k])
+				continue;
+			if (owner)
+				*owner = &drivers[i];
+			return (int)(base + k);
+		}
+		base += drivers[i].nr_opts;
+	}
+	return -1;
+}
+
+void blk_dev_set_given(struct blk_dev_params *p, const struct blk_opt_desc *d)
+{
+	int i = opt_index(d, NULL);
+
+	if (i >= 0)
+		p->given[i / 64] |= 1ull << (i % 64);
+}
+
+bool blk_dev_is_given(const struct blk_dev_params *p,
+		      const struct blk_opt_desc *d)
+{
+	int i = opt_index(d, NULL);
+
+	return i >= 0 && ((p->given[i / 64] >> (i % 64)) & 1);
+}
+
+/* A number option's field (bool, uint32_t or uint64_t) in @p. */
+static uint64_t opt_get(const struct blk_opt_desc *d,
+			const struct blk_dev_params *p)
+{
+	const char *f = (const char *)p + d->off;
+	uint32_t v32;
+	uint64_t v64;
+	bool b;
+
+	switch (d->len) {
+	case sizeof(bool):
+		memcpy(&b, f, sizeof(b));
+		return b;
+	case sizeof(uint32_t):
+		memcpy(&v32, f, sizeof(v32));
+		return v32;
+	default:
+		memcpy(&v64, f, sizeof(v64));
+		return v64;
+	}
+}
+
+static void opt_put(const struct blk_opt_desc *d, struct blk_dev_params *p,
+		    uint64_t v)
+{
+	char *f = (char *)p + d->off;
+	uint32_t v32 = (uint32_t)v;
+	bool b = v;
+
+	switch (d->len) {
+	case sizeof(bool):
+		memcpy(f, &b, sizeof(b));
+		break;
+	case sizeof(uint32_t):
+		memcpy(f, &v32, sizeof(v32));
+		break;
+	default:
+		memcpy(f, &v, sizeof(v));
+		break;
+	}
+}
+
+/* @d's value in @p for a message: "64", "20us", "defer", a list's first. */
+static const char *opt_text(const struct blk_opt_desc *d,
+			    const struct blk_dev_params *p, char *buf,
+			    size_t len)
+{
+	static const struct { uint64_t ns; const char *unit; } units[] = {
+		{ NSEC_PER_SEC, "s" }, { NSEC_PER_MSEC, "ms" }, { 1000, "us" },
+	};
+	const char *f = (const char *)p + d->off;
+	const struct blk_opt_choice *c;
+	size_t i, n;
+	uint64_t v;
+
+	if (d->type == BLK_OPT_STR || (d->flags & BLK_OPT_F_CHOICE_STR)) {
+		/* the user's text: at most 64 bytes of it, no control bytes */
+		for (n = 0; n < d->len && f[n] && n < 64 && n + 4 < len; n++)
+			buf[n] = (unsigned char)f[n] < 0x20 || f[n] == 0x7f ? '?' : f[n];
+		snprintf(buf + n, len - n, "%s", n < d->len && f[n] ? "..." : "");
+		return buf;
+	}
+	v = opt_get(d, p);
+	for (c = d->type == BLK_OPT_CHOICE ? d->choices : NULL; c && c->name; c++)
+		if ((uint64_t)c->val == v) {
+			snprintf(buf, len, "%s", c->name);
+			return buf;
+		}
+	if (d->type == BLK_OPT_TIME && v) {
+		v *= d->store_ns;
+		for (i = 0; i < ARRAY_SIZE(units); i++)
+			if (!(v % units[i].ns)) {
+				snprintf(buf, len, "%llu%s",
+					 (unsigned long long)(v / units[i].ns),
+					 units[i].unit);
+				return buf;
+			}
+		snprintf(buf, len, "%lluns", (unsigned long long)v);
+		return buf;
+	}
+	snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+/*
+ * What a lower device cannot take beneath a stacking driver (nvme, scsi),
+ * and why.  lower_params() gives the lower @forced instead of a value
+ * refused here, and blk_dev_check_opt() refuses the option when the user
+ * gave it that value: an option taken and then dropped is an option
+ * silently ignored.  A lower takes all its other options as given: a null
+ * lower's irqmode, completion_nsec, spin_nsec, fail_every and
+ * requeue_every (latency, CPU cost and errors beneath an NVMe or SCSI
+ * disk, which its host driver handles as a device's: nvme retries the
+ * errors nvme_max_retries times, sd reports MEDIUM ERROR), a uring
+ * lower's sqthread_poll and uring_taskrun=signal.  Their defaults are the
+ * same off, inline values the lower had before it took them.
+ */
+static const struct lower_rule {
+	const char *lower;	/* the lower driver */
+	const char *opt;	/* its option */
+	bool any;		/* every value but @forced is refused, */
+	uint64_t refused;	/* else only this one */
+	uint64_t forced;	/* what the lower gets instead */
+	const char *why;
+} lower_rules[] = {
+	{ "uring", "fixedbufs", .any = true, .forced = 0,
+	  .why = "registered buffers are the submitter's (bench's), and a stacking driver hands its lower the buffers of its own requests, which nothing registers with the lower's rings: it would do nothing there; allowed 0" },
+	{ "uring", "uring_taskrun", .refused = BLK_URING_TASKRUN_DEFER,
+	  .forced = BLK_URING_TASKRUN_COOP,
+	  .why = "DEFER_TASKRUN ties a ring to one submitting thread, and a lower's queues are submitted to by the upper driver's threads, the jobs', the controller's or the LLD's (nvme_ctrl=inline hung on it); allowed coop, signal" },
+	{ "null", "timeout_every", .any = true, .forced = 0,
+	  .why = "a request the lower never completes ends only at the lower's own timeout (30 s) while the upper driver's error handling waits for it: nvme's controller reset fails and the controller is declared dead, scsi's stalls the run; lose commands in the upper device instead: nvme_fault=op=read,drop (nvme), scsi_opts=0x4 with scsi_every_nth=N (scsi); allowed 0" },
+};
+
+static const struct blk_opt_desc *drv_opt(const struct blk_driver *drv,
+					  const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < drv->nr_opts; i++)
+		if (!strcmp(drv->opts[i].name, name))
+			return &drv->opts[i];
+	return NULL;
+}
+
+/* The rule by which a @lower lower refuses @d's value in @p, or NULL. */
+static const struct lower_rule *lower_refuses(const struct blk_driver *lower,
+					      const struct blk_opt_desc *d,
+					      const struct blk_dev_params *p)
+{
+	const struct lower_rule *r;
+	uint64_t v;
+
+	for (r = lower_rules; r < lower_rules + ARRAY_SIZE(lower_rules); r++) {
+		if (strcmp(r->lower, lower->name) || strcmp(r->opt, d->name))
+			continue;
+		v = opt_get(d, p);
+		if (r->any ? v != r->forced : v == r->refused)
+			return r;
+	}
+	return NULL;
+}
+
+/* What a stacking driver's lower device @lower is built with (see lower_rules). */
+static void lower_params(const struct blk_dev_params *p,
+			 const struct blk_driver *lower,
+			 struct blk_dev_params *lp)
+{
+	const struct lower_rule *r;
+	const struct blk_opt_desc *d;
+
+	*lp = *p;
+	for (r = lower_rules; r < lower_rules + ARRAY_SIZE(lower_rules); r++) {
+		if (strcmp(r->lower, lower->name))
+			continue;
+		d = drv_opt(lower, r->opt);
+		if (d && lower_refuses(lower, d, p))
+			opt_put(d, lp, r->forced);
+	}
+}
+
+/* One more line of @err ('\n' before all but the first). */
+static void err_line(char *err, size_t errlen, const char *line)
+{
+	size_t n = strnlen(err, errlen);
+
+	if (n + 1 < errlen)
+		snprintf(err + n, errlen - n, "%s%s", n ? "\n" : "", line);
+}
+
+/*
+ * The lower device of a stack of the run whose top is @top: none when
+ * @top stacks on nothing (lower= is for the stacking drivers of a list).
+ */
+static int stack_lower(const struct blk_driver *top,
+		       const struct blk_dev_params *p, const char **lower,
+		       char *err, size_t errlen)
+{
+	*lower = NULL;
+	return top->lowers ? blk_dev_lower(top, p, lower, err, errlen) : 0;
+}
+
+/* "this stack is scsi on ram", "the stacks are null, nvme on null" */
+static void stacks_text(const char *const *names, unsigned int n,
+			const struct blk_dev_params *p, char *buf, size_t len)
+{
+	const struct blk_driver *drv;
+	const char *lower;
+	char unused[256];
+	unsigned int i;
+	size_t k;
+
+	k = (size_t)snprintf(buf, len, "%s", n == 1 ? "this stack is" :
+			     "the stacks are");
+	for (i = 0; i < n && k < len; i++) {
+		drv = blk_driver_find(names[i]);
+		if (!drv || stack_lower(drv, p, &lower, unused, sizeof(unused)))
+			lower = NULL;
+		k += (size_t)snprintf(buf + k, len - k, "%s %s%s%s",
+				      i ? "," : "", names[i],
+				      lower ? " on " : "", lower ? lower : "");
+	}
+}
+
+/*
+ * Whether a stack of @names takes @owner's option @d with its value in @p:
+ * @owner is on top, or is the lower and does not refuse it.  When only
+ * lowers that refuse it have it, @rule and @upper say the first one.
+ */
+static bool stacks_take(const char *const *names, unsigned int n,
+			const struct blk_dev_params *p,
+			const struct blk_driver *owner,
+			const struct blk_opt_desc *d,
+			const struct lower_rule **rule,
+			const struct blk_driver **upper)
+{
+	const struct blk_driver *top;
+	const struct lower_rule *r;
+	const char *lower;
+	char unused[256];
+	unsigned int s;
+
+	*rule = NULL;
+	for (s = 0; s < n; s++) {
+		top = blk_driver_find(names[s]);
+		if (!top)
+			continue;
+		if (top == owner)
+			return true;
+		if (stack_lower(top, p, &lower, unused, sizeof(unused)) ||
+		    !lower || strcmp(lower, owner->name))
+			continue;
+		r = lower_refuses(owner, d, p);
+		if (!r)
+			return true;
+		if (!*rule) {
+			*rule = r;
+			*upper = top;
+		}
+	}
+	return false;
+}
+
+int blk_dev_check_opt(const char *const *names, unsigned int n,
+		      const struct blk_dev_params *p,
+		      const struct blk_opt_desc *d, char *err, size_t errlen)
+{
+	const struct blk_driver *owner, *upper = NULL;
+	const struct lower_rule *rule;
+	char stacks[512], val[80], also[128];
+	unsigned int s;
+	size_t m = 0;
+
+	err[0] = '\0';
+	if (opt_index(d, &owner) < 0 || !owner ||
+	    stacks_take(names, n, p, owner, d, &rule, &upper))
+		return 0;
+	stacks_text(names, n, p, stacks, sizeof(stacks));
+	opt_text(d, p, val, sizeof(val));
+	if (rule) {
+		snprintf(err, errlen, "%s=%s: not for a %s lower (dev=%s on lower=%s): %s",
+			 d->name, val, owner->name, upper->name, owner->name,
+			 rule->why);
+		return -EINVAL;
+	}
+	/* the stacking drivers it would be taken beneath */
+	also[0] = '\0';
+	for (s = 0; s < ARRAY_SIZE(drivers) && m < sizeof(also); s++)
+		if (in_lowers(&drivers[s], owner->name) &&
+		    !lower_refuses(owner, d, p))
+			m += (size_t)snprintf(also + m, sizeof(also) - m, "%s%s",
+					      m ? ", " : "", drivers[s].name);
+	if (m)
+		snprintf(err, errlen, "%s=%s: an option of dev=%s, and of lower=%s under %s; %s",
+			 d->name, val, owner->name, owner->name, also, stacks);
+	else
+		snprintf(err, errlen, "%s=%s: an option of dev=%s; %s", d->name,
+			 val, owner->name, stacks);
+	return -EINVAL;
+}
+
+int blk_dev_check_given(const char *const *names, unsigned int n,
+			const struct blk_dev_params *p, char *err,
+			size_t errlen)
+{
+	const struct blk_driver *top;
+	char line[1024], known[64];
+	const char *lower;
+	unsigned int i, s, k;
+	int ret = 0;
+
+	err[0] = '\0';
+	for (s = 0; s < n; s++) {
+		top = blk_driver_find(names[s]);
+		if (!top) {
+			snprintf(err, errlen, "dev=%s: unknown device, allowed %s",
+				 names[s], blk_driver_names(known, sizeof(known), ", "));
+			return -EINVAL;
+		}
+		if (stack_lower(top, p, &lower, err, errlen))
+			return -EINVAL;
+	}
+	for (k = 0; k < ARRAY_SIZE(drivers); k++)
+		for (i = 0; i < drivers[k].nr_opts; i++) {
+			const struct blk_opt_desc *d = &drivers[k].opts[i];
+
+			if (!blk_dev_is_given(p, d) ||
+			    !blk_dev_check_opt(names, n, p, d, line, sizeof(line)))
+				continue;
+			err_line(err, errlen, line);
+			ret = -EINVAL;
+		}
+	return ret;
+}
+
 /* The queue limits @p asks for, for @a's threads. */
 static int queue_config(const struct blk_dev_params *p,
 			const struct blk_dev_open_args *a,
@@ -936,7 +1277,7 @@ int blk_dev_open_lower(const char *name, const struct blk_dev_params *p,
 		snprintf(err, errlen, "lower=%s: unknown driver", name);
 		return -EINVAL;
 	}
-	lower_params(p, name, &lp);
+	lower_params(p, drv, &lp);
 	return dev_create(drv, &lp, q, a, dev, err, errlen);
 }
 

@@ -49,16 +49,124 @@ expect_error "lower= too long" "lower=.*too long, at most 15 characters" \
 "$BLKSTACK" bench --dev=ram,nvme --lower=uring --rw=read --size=1M $J >"$TMP/o.json" 2>"$TMP/o.err"
 check "lower=uring without filename=: refused before ram runs" \
 	bash -c "grep -q 'lower=uring: needs filename=PATH' '$TMP/o.err' && test ! -s '$TMP/o.json'"
-# - null's knobs reached a null namespace (they are for dev=null only)
-"$BLKSTACK" bench --dev=nvme --nvme_ns=null --timeout_every=100 --rq_timeout=2s --rw=randread \
-	--bs=4k --size=4M $J >"$TMP/t.json"
-check "timeout_every= does not reach nvme's null namespace" \
-	jq -e '.jobs[0].error == 0 and .jobs[0].read.total_ios == 1024' "$TMP/t.json"
+# - timeout_every= made nvme_ns=null runs fail (the controller is declared
+#   dead when a namespace request never ends); it was then dropped for a
+#   null namespace without a word, now it is refused
+expect_error "timeout_every= on nvme's null namespace: refused, naming what loses commands" \
+	"^blkstack bench: timeout_every=100: not for a null lower \(dev=nvme on lower=null\): .*nvme_fault=op=read,drop" \
+	bench --dev=nvme --nvme_ns=null --timeout_every=100 --rq_timeout=2s --rw=randread --bs=4k --size=4M
 # - the matrix laid nvme on ram out as if it were the file
 "$BLKSTACK" bench --matrix --size=16M --runtime=200ms --dev=nvme --lower=ram \
 	--filename="$TMP/unused.img" >"$TMP/m.out" 2>&1
 check "matrix: nvme on lower=ram is a new device, the file untouched" \
 	bash -c "grep -q 'layout: nvme: new device' '$TMP/m.out' && test ! -e '$TMP/unused.img'"
+# - and it said nothing of the file (with lower= given, no note at all)
+check "nvme on lower=ram with filename=: a note says the file is not used" \
+	grep -qF "note: --dev=nvme overrides job 'bench' file $TMP/unused.img" "$TMP/m.out"
+
+# A driver option given for no driver of the stack is refused, naming the
+# option, the driver(s) it is for and the stack (defaults never count)
+expect_error "nvme_qd= on dev=ram" \
+	"^blkstack bench: nvme_qd=64: an option of dev=nvme; this stack is ram$" \
+	bench --dev=ram --nvme_qd=64 --rw=read --size=1M
+expect_error "scsi_every_nth= on dev=null" \
+	"^blkstack bench: scsi_every_nth=5: an option of dev=scsi; this stack is null$" \
+	bench --dev=null --scsi_every_nth=5 --rw=read --size=1M
+expect_error "nvme_queues= (as --nvme-queues) on scsi over ram" \
+	"^blkstack bench: nvme_queues=4: an option of dev=nvme; this stack is scsi on ram$" \
+	bench --dev=scsi --lower=ram --nvme-queues=4 --rw=read --size=1M
+expect_error "a null knob on ram: where it would be taken" \
+	"^blkstack bench: irqmode=2: an option of dev=null, and of lower=null under nvme, scsi; this stack is ram$" \
+	bench --dev=ram --irqmode=2 --rw=read --size=1M
+expect_error "without --dev=: the stack the run picks (null)" \
+	"^blkstack bench: nvme_qd=64: an option of dev=nvme; this stack is null$" \
+	bench --nvme_qd=64 --rw=read --size=1M
+expect_error "the matrix's null,ram" \
+	"^blkstack bench: scsi_wp=1: an option of dev=scsi; the stacks are null, ram$" \
+	bench --scsi_wp=1 --runtime=10ms
+expect_error "every such option listed" "^blkstack bench: 2 problems; nothing ran$" \
+	bench --dev=ram --nvme_qd=64 --scsi_wp=1 --rw=read --size=1M
+printf '[global]\nrw=read\nsize=1M\nnvme_qd=64\n[a]\n' >"$TMP/qd.fio"
+expect_error "from a job file too, with its line" \
+	"^blkstack bench: $TMP/qd.fio:4: nvme_qd=64: an option of dev=nvme; this stack is ram$" \
+	bench --dev=ram "$TMP/qd.fio"
+expect_error "the job file's line without --dev= too" \
+	"^blkstack bench: $TMP/qd.fio:4: nvme_qd=64: an option of dev=nvme; this stack is null$" \
+	bench "$TMP/qd.fio"
+# in a --dev= list an option is for the stacks that take it (as lower=)
+"$BLKSTACK" bench --dev=ram,nvme --lower=null --irqmode=1 --nvme_qd=64 --rw=read --size=1M --parse-only
+check "--dev=ram,nvme --lower=null --irqmode=1 --nvme_qd=64: taken" test $? -eq 0
+"$BLKSTACK" bench --dev=null,nvme --lower=null --timeout_every=100 --rw=read --size=1M --parse-only
+check "--dev=null,nvme --lower=null --timeout_every=100: for dev=null" test $? -eq 0
+# serve: the same check, per export (options before --export count for each)
+timeout 20 "$BLKSTACK" serve --nbd=127.0.0.1:0 --dev=ram --size=1M --nvme_qd=64 >/dev/null 2>"$TMP/s1.err"
+rc=$?
+check "serve --dev=ram --nvme_qd=64: refused (rc $rc)" bash -c "test $rc -eq 1 &&
+	grep -qx \"blkstack serve: export '': nvme_qd=64: an option of dev=nvme; this stack is ram\" '$TMP/s1.err'"
+timeout 20 "$BLKSTACK" serve --nbd=127.0.0.1:0 --size=1M --irqmode=2 --export=a --dev=null \
+	--export=b --dev=scsi --lower=ram >/dev/null 2>"$TMP/s2.err"
+rc=$?
+check "serve: a default for every export, one of them not null: refused (rc $rc)" bash -c "test $rc -eq 1 &&
+	grep -q \"^blkstack serve: export 'b': irqmode=2: an option of dev=null, and of lower=null under nvme, scsi; this stack is scsi on ram\\$\" '$TMP/s2.err'"
+
+# A null lower takes null's knobs: latency (the timer is a lower bound on
+# every request) and errors, which the upper driver handles as a disk's
+for up in nvme scsi; do
+	"$BLKSTACK" bench --dev=$up --lower=null --rw=randread --bs=4k --size=64k $J >"$TMP/l0.json"
+	"$BLKSTACK" bench --dev=$up --lower=null --irqmode=2 --completion_nsec=10ms --rw=randread \
+		--bs=4k --size=64k $J >"$TMP/l1.json"
+	mins=$(jq -s -r '[.[].jobs[0].read.lat_ns.min] | join(" and ")' "$TMP/l0.json" "$TMP/l1.json")
+	check "$up on lower=null: completion_nsec=10ms reaches the lower: fastest read without it, with it: $mins ns" \
+		jq -e -s '.[0].jobs[0].read.lat_ns.min < 10000000 and .[1].jobs[0].read.lat_ns.min >= 10000000' \
+		"$TMP/l0.json" "$TMP/l1.json"
+done
+"$BLKSTACK" bench --dev=nvme --lower=null --fail_every=10 --rw=randread --bs=4k --size=256k $J >"$TMP/f.json"
+check "nvme on lower=null, fail_every=10: the host gets the errors and retries them ($(jq -c .jobs[0].blkstack.nvme "$TMP/f.json"))" \
+	jq -e '.jobs[0].error == 0 and .jobs[0].read.total_ios == 64 and .jobs[0].blkstack.nvme.errors >= 6 and
+		.jobs[0].blkstack.nvme.retried == .jobs[0].blkstack.nvme.errors' "$TMP/f.json"
+expect_error "nvme on lower=null, fail_every=1: the retries fail as well: IOERR" \
+	"read error at offset [0-9]+, length 4096: IOERR" \
+	bench --dev=nvme --lower=null --fail_every=1 --rw=randread --bs=4k --size=64k
+expect_error "scsi on lower=null, fail_every=4: MEDIUM ERROR" \
+	"read error at offset [0-9]+, length 4096: MEDIUM" \
+	bench --dev=scsi --lower=null --fail_every=4 --rw=randread --bs=4k --size=64k
+expect_error "timeout_every= under scsi on null: refused" \
+	"^blkstack bench: timeout_every=8: not for a null lower \(dev=scsi on lower=null\): .*scsi_opts=0x4 with scsi_every_nth=N" \
+	bench --dev=scsi --lower=null --timeout_every=8 --rw=read --size=1M
+# a uring lower: what it cannot take is refused, the rest it takes
+expect_error "fixedbufs=1 under nvme on uring: refused" \
+	"^blkstack bench: fixedbufs=1: not for a uring lower \(dev=nvme on lower=uring\): .*allowed 0$" \
+	bench --dev=nvme --lower=uring --filename="$TMP/x.img" --fixedbufs=1 --rw=read --size=1M
+expect_error "uring_taskrun=defer under scsi on uring: refused" \
+	"^blkstack bench: uring_taskrun=defer: not for a uring lower \(dev=scsi on lower=uring\): .*allowed coop, signal$" \
+	bench --dev=scsi --lower=uring --filename="$TMP/x.img" --uring_taskrun=defer --rw=read --size=1M
+# SQPOLL (with uring_taskrun=signal: the kernel refuses it with COOP_TASKRUN)
+# reaches the lower's rings: an iou-sqp thread while the run lasts
+sqpoll_thread() {
+	local pid i
+	"$BLKSTACK" bench "$@" --filename="$TMP/sq.img" --dev_size=8M --sqthread_poll=1 \
+		--uring_taskrun=signal --uring_inline=never --rw=randwrite --bs=4k --size=8M \
+		--verify=crc32c >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 200); do
+		if cat /proc/$pid/task/*/comm 2>/dev/null | grep -q '^iou-sqp'; then
+			wait $pid
+			return
+		fi
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.02
+	done
+	wait $pid
+	return 1
+}
+if sqpoll_thread --dev=uring; then
+	for up in nvme scsi; do
+		check "$up on lower=uring, sqthread_poll=1: the lower's rings have SQPOLL, verify passes" \
+			sqpoll_thread --dev=$up --lower=uring
+	done
+else
+	echo "ok - SQPOLL not available here (no iou-sqp thread on dev=uring): skipped"
+fi
 
 # help: a section per driver, from the table
 "$BLKSTACK" bench --help >"$TMP/help" 2>&1

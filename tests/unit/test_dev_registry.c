@@ -2,8 +2,10 @@
 /*
  * The device registry: its table (names, options, stacking), the lower
  * device a stacking driver chooses and the errors for bad combinations,
- * and devices opened through it doing I/O (nvme on ram and on a file
- * through uring keep data; nvme on null completes its commands).
+ * devices opened through it doing I/O (nvme on ram and on a file through
+ * uring keep data; nvme on null completes its commands), the check of the
+ * driver options the user gave against the stacks of a run, and a null
+ * lower's knobs reaching it beneath nvme and scsi.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -59,6 +62,10 @@ static void test_table(void **state)
 	q = blk_queue_opts(&nq);
 	for (i = 0; i < nq; i++)
 		assert_true(q[i].off + q[i].len <= sizeof(struct blk_dev_params));
+	/* a bit of blk_dev_params.given for every option */
+	for (k = 0; k < nd; k++)
+		nq += drv[k].nr_opts;
+	assert_true(nq <= 64 * BLK_DEV_GIVEN_WORDS);
 }
 
 /* Which device nvme sits on, and the messages for what cannot be. */
@@ -99,6 +106,110 @@ static void test_lower(void **state)
 	p.lower[0] = '\0';
 	assert_int_equal(blk_dev_lower(ram, &p, &lower, err, sizeof(err)), 0);
 	assert_null(lower);
+}
+
+/* @drv's option @name, as given by the user with the value already in @p. */
+static void give(struct blk_dev_params *p, const char *drv, const char *name)
+{
+	const struct blk_driver *d = drv ? blk_driver_find(drv) : NULL;
+	const struct blk_opt_desc *q;
+	unsigned int i, n;
+
+	q = d ? d->opts : blk_queue_opts(&n);
+	n = d ? d->nr_opts : n;
+	for (i = 0; i < n; i++)
+		if (!strcmp(q[i].name, name)) {
+			blk_dev_set_given(p, &q[i]);
+			assert_true(blk_dev_is_given(p, &q[i]));
+			return;
+		}
+	fail_msg("no option %s of %s", name, drv ? drv : "the queue");
+}
+
+/* Driver options given for no driver of the run's stacks are refused. */
+static void test_given(void **state)
+{
+	static const char *const ram[] = { "ram" }, *const scsi[] = { "scsi" },
+		*const nvme[] = { "nvme" }, *const null_ram[] = { "null", "ram" },
+		*const null_nvme[] = { "null", "nvme" }, *const bogus[] = { "bogus" };
+	struct blk_dev_params p = defaults();
+	char err[2048];
+
+	(void)state;
+	/* defaults never count, and the queue's options are every driver's */
+	assert_int_equal(blk_dev_check_given(ram, 1, &p, err, sizeof(err)), 0);
+	p.hw_queue_depth = 8;
+	give(&p, NULL, "hw_queue_depth");
+	assert_int_equal(blk_dev_check_given(ram, 1, &p, err, sizeof(err)), 0);
+
+	p.nvme_qd = 64;
+	give(&p, "nvme", "nvme_qd");
+	assert_int_equal(blk_dev_check_given(ram, 1, &p, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "nvme_qd=64: an option of dev=nvme; this stack is ram");
+	snprintf(p.lower, sizeof(p.lower), "ram");
+	assert_int_equal(blk_dev_check_given(scsi, 1, &p, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "nvme_qd=64: an option of dev=nvme; this stack is scsi on ram");
+	assert_int_equal(blk_dev_check_given(nvme, 1, &p, err, sizeof(err)), 0);
+
+	/* a null knob: taken by null on top or as a lower; two problems */
+	p = defaults();
+	p.completion_nsec = 20000;
+	give(&p, "null", "completion_nsec");
+	p.scsi_wp = true;
+	give(&p, "scsi", "scsi_wp");
+	assert_int_equal(blk_dev_check_given(ram, 1, &p, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err,
+			    "completion_nsec=20us: an option of dev=null, and of lower=null under nvme, scsi; this stack is ram\n"
+			    "scsi_wp=1: an option of dev=scsi; this stack is ram");
+	assert_int_equal(blk_dev_check_given(null_ram, 2, &p, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "scsi_wp=1: an option of dev=scsi; the stacks are null, ram");
+	p.scsi_wp = false;
+	p.given[0] = p.given[1] = 0;
+	give(&p, "null", "completion_nsec");
+	snprintf(p.lower, sizeof(p.lower), "null");
+	assert_int_equal(blk_dev_check_given(scsi, 1, &p, err, sizeof(err)), 0);
+	assert_int_equal(blk_dev_check_given(nvme, 1, &p, err, sizeof(err)), 0);
+
+	/* what a lower refuses: refused there, taken by null on top */
+	p.timeout_every = 100;
+	give(&p, "null", "timeout_every");
+	assert_int_equal(blk_dev_check_given(nvme, 1, &p, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "timeout_every=100: not for a null lower (dev=nvme on lower=null): "));
+	assert_int_equal(blk_dev_check_given(null_nvme, 2, &p, err, sizeof(err)), 0);
+	p.timeout_every = 0; /* what the lower gets anyway */
+	assert_int_equal(blk_dev_check_given(nvme, 1, &p, err, sizeof(err)), 0);
+
+	/* a uring lower: no registered buffers, no DEFER_TASKRUN */
+	p = defaults();
+	snprintf(p.lower, sizeof(p.lower), "uring");
+	snprintf(p.filename, sizeof(p.filename), "/tmp/x.img");
+	give(&p, "uring", "filename");
+	give(&p, "uring", "fixedbufs"); /* its default, 1 */
+	p.uring_taskrun = 1; /* defer */
+	give(&p, "uring", "uring_taskrun");
+	assert_int_equal(blk_dev_check_given(scsi, 1, &p, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "fixedbufs=1: not for a uring lower (dev=scsi on lower=uring): "));
+	assert_non_null(strstr(err, "\nuring_taskrun=defer: not for a uring lower (dev=scsi on lower=uring): "));
+	p.fixedbufs = false;
+	p.uring_taskrun = 2; /* signal */
+	p.sqthread_poll = true;
+	give(&p, "uring", "sqthread_poll");
+	assert_int_equal(blk_dev_check_given(scsi, 1, &p, err, sizeof(err)), 0);
+
+	/* the stacks themselves are checked as blk_dev_open() would */
+	assert_int_equal(blk_dev_check_given(bogus, 1, &p, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "dev=bogus: unknown device, allowed null, ram, uring, nvme, scsi");
+	p.filename[0] = '\0';
+	assert_int_equal(blk_dev_check_given(nvme, 1, &p, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "lower=uring: needs filename=PATH"));
 }
 
 static void end_io(struct blk_bio *bio)
@@ -209,12 +320,63 @@ static void test_open(void **state)
 	assert_string_equal(err, "elevator=bfq: allowed none, mq-deadline");
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A null lower takes null's knobs beneath nvme and scsi: its timer
+ * completion (a lower bound on the request's time, whatever the machine's
+ * load) and its errors, which reach the consumer after the upper driver's
+ * own handling.
+ */
+static void test_null_lower(void **state)
+{
+	static const char *const uppers[] = { "nvme", "scsi" };
+	struct blk_dev_open_args a = { .size = 16 << 20, .nr_threads = 1 };
+	static char b[4096];
+	struct blk_dev_params p;
+	struct blk_dev *dev;
+	char err[512];
+	unsigned int i;
+	uint64_t t;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		p = defaults();
+		snprintf(p.lower, sizeof(p.lower), "null");
+		p.irqmode = 2;
+		p.completion_nsec = 5000000; /* 5 ms */
+		assert_int_equal(blk_dev_open(uppers[i], &p, &a, &dev, err,
+					      sizeof(err)), 0);
+		assert_int_equal(io(dev, BLK_OP_READ, 8192, b), BLK_STS_OK);
+		t = now_ns();
+		assert_int_equal(io(dev, BLK_OP_READ, 8192, b), BLK_STS_OK);
+		assert_true(now_ns() - t >= 5000000);
+		blk_dev_close(dev);
+
+		p = defaults();
+		snprintf(p.lower, sizeof(p.lower), "null");
+		p.fail_every = 1;
+		assert_int_equal(blk_dev_open(uppers[i], &p, &a, &dev, err,
+					      sizeof(err)), 0);
+		assert_int_not_equal(io(dev, BLK_OP_READ, 8192, b), BLK_STS_OK);
+		blk_dev_close(dev);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_lower),
+		cmocka_unit_test(test_given),
 		cmocka_unit_test(test_open),
+		cmocka_unit_test(test_null_lower),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
