@@ -420,7 +420,9 @@ int scsi_tgt_abort_task(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
  * @q by @nexus: the tasks of @lun on @q end (TASK ABORTED), those in
  * flight on other queues end aborted when their media access ends (tasks
  * another queue dropped stay for that queue's own abort or reset); a unit
- * attention (29/03) for every other nexus.
+ * attention (29/03) for every other nexus; an SPC-2 reservation of @lun is
+ * released and every nexus's prevention of medium removal on it ends
+ * (SPC-4 6.13; persistent reservations stay).
  * Return: 0; -EINVAL: no such LUN; -EIO: rejected
  * (SCSI_TGT_TMF_FAIL_LUN_RESET); -ETIMEDOUT: media access on @q did not
  * end within tmf_timeout_ms.

@@ -11,7 +11,9 @@
  * for, by polling the queue: it ends TASK ABORTED when its last bio ends.
  * Tasks of other queues (other threads) are not touched from here: a reset
  * bumps the target's epoch and the logical unit's reset_epoch, and a task
- * that started before it ends aborted on its own thread.
+ * that started before it ends aborted on its own thread.  A reset also
+ * releases an SPC-2 reservation and ends every nexus's prevention of
+ * medium removal (lu_reset_state()).
  *
  * PERSISTENT RESERVE OUT with PREEMPT AND ABORT (SPC-4 5.9.11.5; pr.c
  * calls tgt_preempt_abort()) aborts the tasks of the preempted nexuses on
@@ -145,6 +147,17 @@ static void reset_epoch(struct scsi_tgt *t, struct scsi_lu *lu)
 	atomic_store(&lu->reset_epoch, e);
 }
 
+/*
+ * What a logical unit reset ends besides the tasks (SAM-5 6.3.3): an
+ * SPC-2 reservation (persistent ones stay, SPC-4 5.9.1), and the
+ * prevention of medium removal of every nexus (SPC-4 6.13).
+ */
+static void lu_reset_state(struct scsi_lu *lu)
+{
+	tgt_pr_lun_reset(lu);
+	atomic_store(&lu->prevent, 0);
+}
+
 int scsi_tgt_lun_reset(struct scsi_tgt_queue *q, uint64_t lun,
 		       unsigned int nexus)
 {
@@ -159,7 +172,7 @@ int scsi_tgt_lun_reset(struct scsi_tgt_queue *q, uint64_t lun,
 	lu = &t->lus[lun];
 	atomic_fetch_add_explicit(&t->lun_resets, 1, memory_order_relaxed);
 	reset_epoch(t, lu);
-	tgt_pr_lun_reset(lu);
+	lu_reset_state(lu);
 	ret = reset_queue_tasks(q, lun, tmf_deadline(t));
 	tgt_ua_raise(t, lu, TGT_UA_LUN_RESET, (int)nexus);
 	return ret ? tmf_failed(t, ret) : 0;
@@ -176,7 +189,7 @@ int scsi_tgt_target_reset(struct scsi_tgt_queue *q, unsigned int nexus)
 	atomic_fetch_add_explicit(&t->target_resets, 1, memory_order_relaxed);
 	for (i = 0; i < t->nr_luns; i++) {
 		reset_epoch(t, &t->lus[i]);
-		tgt_pr_lun_reset(&t->lus[i]);
+		lu_reset_state(&t->lus[i]);
 	}
 	ret = reset_queue_tasks(q, UINT64_MAX, tmf_deadline(t));
 	for (i = 0; i < t->nr_luns; i++)
