@@ -127,9 +127,10 @@ extern "C" {
  * @unmap_alignment: UNMAP GRANULARITY ALIGNMENT (VPD 0xb0, UGAVALID set
  *	when not 0), logical blocks, below @unmap_granularity.
  * @removable: RMB in INQUIRY; PREVENT ALLOW MEDIUM REMOVAL then holds the
- *	medium: START STOP UNIT with LOEJ ejects it (refused, 53/02, while
- *	prevented; then NOT READY, MEDIUM NOT PRESENT 3A/00 on media commands
- *	and TEST UNIT READY until LOEJ with START loads it).
+ *	medium: START STOP UNIT with LOEJ ejects it (then NOT READY, MEDIUM
+ *	NOT PRESENT 3A/00 on media commands and TEST UNIT READY until LOEJ
+ *	with START loads it); while removal is prevented both the eject and
+ *	the load are refused (ILLEGAL REQUEST, MEDIUM REMOVAL PREVENTED 53/02).
  * @delay_ms, @ndelay_ns: scsi_debug's delay (there in jiffies, here ms)
  *	and ndelay: every command but INQUIRY, REPORT LUNS and REQUEST SENSE
  *	ends that long after it would have, from scsi_tgt_poll() on its

@@ -472,9 +472,13 @@ static int do_prevent_allow(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	return 0;
 }
 
-/* SBC-3 5.25: START STOP UNIT: nothing spins; LOEJ ejects (START 0) or
- * loads (START 1) a removable medium, an eject refused while PREVENT
- * ALLOW MEDIUM REMOVAL holds it */
+/*
+ * SBC-3 5.25: START STOP UNIT: nothing spins; LOEJ ejects (START 0) or
+ * loads (START 1) a removable medium.  While PREVENT ALLOW MEDIUM REMOVAL
+ * holds it (SPC-4 6.13: the mechanism is locked) both are refused,
+ * ILLEGAL REQUEST, MEDIUM REMOVAL PREVENTED: SBC-3 names the eject;
+ * libiscsi's PreventAllow.Eject asks it of the load too.
+ */
 static int do_start_stop(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			 struct scsi_tgt_cmd *c)
 {
@@ -482,7 +486,7 @@ static int do_start_stop(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 
 	if (!q->tgt->cfg.removable || !loej || (c->cdb[4] & 0xf0))
 		return 0; /* a power condition: nothing to do */
-	if (!start && atomic_load(&lu->prevent)) {
+	if (atomic_load(&lu->prevent)) {
 		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_MEDIUM_REMOVAL_PREVENTED);
 		return 0;
 	}
