@@ -4,7 +4,8 @@
  * and of one whose media access is in flight, LOGICAL UNIT RESET and
  * TARGET RESET ending every task of the queue once with TASK ABORTED, the
  * unit attention (29/03) the other nexuses see, an SPC-2 reservation
- * released by the reset, rejected functions (tmf_fail), and a queue reset.
+ * released by the reset, rejected functions (tmf_fail), a queue reset, and
+ * a task aborted by a reset under delay_ms counted once.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -27,6 +28,7 @@ struct fx {
 };
 
 static int ended[8];
+static uint32_t cfg_delay_ms; /* the next make()'s delay_ms */
 
 static void done(struct scsi_tgt_cmd *c)
 {
@@ -42,6 +44,7 @@ static struct fx *make(uint32_t every_nth, uint32_t opts, uint32_t tmf_fail)
 
 	rc.queue.capacity = CAP;
 	rc.queue.queue_depth = 64;
+	rc.queue.nr_hw_queues = 2; /* a second queue (thread) may attach */
 	assert_int_equal(blk_ram_create(&rc, &f->dev[0]), 0);
 	assert_int_equal(blk_ram_create(&rc, &f->dev[1]), 0);
 	tc.luns = f->dev;
@@ -51,6 +54,7 @@ static struct fx *make(uint32_t every_nth, uint32_t opts, uint32_t tmf_fail)
 	tc.every_nth = every_nth;
 	tc.opts = opts;
 	tc.tmf_fail = tmf_fail;
+	tc.delay_ms = cfg_delay_ms;
 	assert_int_equal(scsi_tgt_create(&tc, &f->t, err, sizeof(err)), 0);
 	assert_int_equal(scsi_tgt_queue_attach(f->t, &f->q), 0);
 	memset(ended, 0, sizeof(ended));
@@ -100,12 +104,14 @@ static void settle(struct fx *f)
 		scsi_tgt_poll(f->q);
 }
 
-/* A TEST UNIT READY on @lun from @nexus: its status and ASC/ASCQ. */
+/* A TEST UNIT READY on @lun from @nexus, to its end (a delay too): its
+ * status and ASC/ASCQ. */
 static uint8_t tur(struct fx *f, uint64_t lun, unsigned int nexus, uint16_t *asc)
 {
 	static const uint8_t cdb[6] = { TEST_UNIT_READY };
 	struct scsi_tgt_cmd c = { 0 };
 	struct scsi_sense s;
+	int n = ended[7];
 
 	c.lun = lun;
 	c.nexus = nexus;
@@ -114,6 +120,8 @@ static uint8_t tur(struct fx *f, uint64_t lun, unsigned int nexus, uint16_t *asc
 	c.done = done;
 	c.priv = (void *)(uintptr_t)7;
 	assert_int_equal(scsi_tgt_submit(f->q, &c), 0);
+	while (ended[7] == n)
+		scsi_tgt_poll(f->q);
 	*asc = 0;
 	if (c.status == SAM_STAT_CHECK_CONDITION &&
 	    !scsi_parse_sense(c.sense, c.sense_len, &s))
@@ -258,6 +266,57 @@ static void test_resets_rejected(void **state)
 	assert_int_equal(ended[0] + ended[1], 2);
 }
 
+static uint64_t tasks_aborted(struct fx *f)
+{
+	struct scsi_tgt_stats st;
+
+	scsi_tgt_get_stats(f->t, &st);
+	return st.tasks_aborted;
+}
+
+/*
+ * delay_ms: a READ whose bio ends while a LUN reset waits for it ends
+ * aborted there, and the delay then holds its answer; the reset's end of
+ * the held tasks answers it, once, and the target counts it once (it
+ * was counted twice).  Likewise ABORT TASK of a held task that another
+ * queue's reset had aborted.
+ */
+static void test_reset_delayed_counted_once(void **state)
+{
+	struct scsi_tgt_queue *q2;
+	struct scsi_tgt_cmd c[2];
+	struct fx *f;
+	int k;
+
+	(void)state;
+	cfg_delay_ms = 100;
+	f = make(0, 0, 0);
+	cfg_delay_ms = 0;
+	clear_power_on(f, 0);
+	submit_read(f, &c[0], 0, 0, 0, 0);
+	assert_int_equal(scsi_tgt_lun_reset(f->q, 0, 0), 0);
+	assert_int_equal(ended[0], 1);
+	assert_int_equal(c[0].status, SAM_STAT_TASK_ABORTED);
+	assert_int_equal(tasks_aborted(f), 1);
+
+	/* reset from another queue: the task ends aborted when its bio
+	 * ends, held by the delay; ABORT TASK answers it at once */
+	assert_int_equal(scsi_tgt_queue_attach(f->t, &q2), 0);
+	submit_read(f, &c[1], 1, 0, 0, 8);
+	assert_int_equal(scsi_tgt_lun_reset(q2, 0, 1), 0);
+	for (k = 0; k < 10; k++)
+		scsi_tgt_poll(f->q); /* ram: the bio ends; the delay holds it */
+	assert_int_equal(ended[1], 0);
+	assert_int_equal(tasks_aborted(f), 2);
+	assert_int_equal(scsi_tgt_abort_task(f->q, &c[1]), 0);
+	assert_int_equal(ended[1], 1);
+	assert_int_equal(c[1].status, SAM_STAT_TASK_ABORTED);
+	assert_int_equal(tasks_aborted(f), 2);
+	scsi_tgt_queue_detach(q2);
+	unmake(f);
+	assert_int_equal(ended[0] + ended[1], 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_abort_media),
 		cmocka_unit_test(test_lun_reset),
 		cmocka_unit_test(test_resets_rejected),
+		cmocka_unit_test(test_reset_delayed_counted_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
