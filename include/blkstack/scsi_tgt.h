@@ -281,9 +281,9 @@ struct scsi_tgt_error_rule;
  * (what the device answered, BLK_STS_OK when it was not asked),
  * @no_response (status TASK ABORTED, and SAM-5 5.6 has the target send
  * nothing for it: another I_T nexus's PERSISTENT RESERVE OUT with PREEMPT
- * AND ABORT aborted it while the control mode page's TAS bit was 0; its
- * nexus gets COMMANDS CLEARED BY ANOTHER INITIATOR, 2F/00, instead.  The
- * transport frees the command without answering it).
+ * AND ABORT or CLEAR TASK SET aborted it while the control mode page's
+ * TAS bit was 0; its nexus gets COMMANDS CLEARED BY ANOTHER INITIATOR,
+ * 2F/00, instead.  The transport frees the command without answering it).
  * Private: the rest.
  */
 struct scsi_tgt_cmd {
@@ -417,6 +417,28 @@ void scsi_tgt_unplug(struct scsi_tgt_queue *q);
 int scsi_tgt_abort_task(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
 
 /**
+ * scsi_tgt_clear_task_set() - CLEAR TASK SET (SAM-5 7.4) of @lun, asked on
+ * @q by @nexus: every task of @lun, of every nexus, ends aborted (ABORT
+ * TASK SET, the requesting nexus's tasks only, is the transport's ABORT
+ * TASK of each).  The tasks of @lun on @q end before the call returns;
+ * those of other queues where they end (in flight: when their media
+ * access ends; held by delay_ms: when due; dropped: by that queue's own
+ * abort or reset).  @nexus's own end TASK ABORTED; another nexus's as the
+ * unit's control mode page's TAS bit says (SAM-5 5.6, SPC-4 7.5.8): TAS 1,
+ * TASK ABORTED; TAS 0, TASK ABORTED with @no_response set (the transport
+ * sends nothing) and a unit attention COMMANDS CLEARED BY ANOTHER
+ * INITIATOR (2F/00) for that nexus, raised as its task ends.  Nothing else
+ * changes: no unit attention for a nexus that had no task, reservations
+ * and the prevention of medium removal stay.  A task the transport holds
+ * before it reaches the core (waiting for its Data-Out) is the transport's.
+ * Return: 0; -EINVAL: no such LUN; -ETIMEDOUT: media access on @q did not
+ * end within tmf_timeout_ms (those tasks end aborted when it does).
+ * Context: @q's thread.
+ */
+int scsi_tgt_clear_task_set(struct scsi_tgt_queue *q, uint64_t lun,
+			    unsigned int nexus);
+
+/**
  * scsi_tgt_lun_reset() - LOGICAL UNIT RESET (SAM-5 7.7) of @lun, asked on
  * @q by @nexus: the tasks of @lun on @q end (TASK ABORTED), those in
  * flight on other queues end aborted when their media access ends (tasks
@@ -524,9 +546,10 @@ int scsi_tgt_parse_error_rules(const char *text,
  * @read_blocks, @write_blocks: logical blocks moved.
  * @unit_attentions: unit attention conditions reported.
  * @injected: faults injected (opts, error rules).
- * @aborts, @lun_resets, @target_resets: task management functions done;
- * @tmf_failed: rejected or timed out; @tasks_aborted: tasks they, and
- * PERSISTENT RESERVE OUT's PREEMPT AND ABORT, ended.
+ * @aborts, @lun_resets, @target_resets, @clear_task_sets: task
+ * management functions done; @tmf_failed: rejected or timed out;
+ * @tasks_aborted: tasks they, and PERSISTENT RESERVE OUT's PREEMPT AND
+ * ABORT, ended.
  */
 struct scsi_tgt_stats {
 	uint64_t cmds;
@@ -536,6 +559,7 @@ struct scsi_tgt_stats {
 	uint64_t unit_attentions;
 	uint64_t injected;
 	uint64_t aborts, lun_resets, target_resets, tmf_failed, tasks_aborted;
+	uint64_t clear_task_sets;
 };
 
 /* TransportIDs (SPC-4 7.6.4): at least 24 bytes, a multiple of 4. */

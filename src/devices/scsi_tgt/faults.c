@@ -141,8 +141,8 @@ unsigned int tgt_delay_abort(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *only
 		 */
 		if (c->status != SAM_STAT_TASK_ABORTED) {
 			delay_aborted(q->tgt, c);
-			if (nexuses != UINT64_MAX) /* PREEMPT AND ABORT */
-				tgt_task_mark_preempted(&q->tgt->lus[c->lun], c);
+			if (c->lun < q->tgt->nr_luns)
+				tgt_task_mark_if_preempted(&q->tgt->lus[c->lun], c);
 		}
 		c->done(c);
 		n++;

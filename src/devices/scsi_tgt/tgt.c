@@ -641,10 +641,12 @@ static void media_put(struct scsi_tgt_cmd *c)
 		tgt_cmd_check(c, lu, SK_RECOVERED_ERROR, 0x5d00); /* threshold exceeded */
 	io->q->lun_busy[c->lun]--;
 	c->tstate = TGT_TASK_IDLE;
-	/* ABORT TASK waited for it, or a reset came after it started */
+	/* ABORT TASK waited for it, or a reset or CLEAR TASK SET came after
+	 * it started (another nexus's: as TAS said, tmf.c) */
 	if (unlikely(c->aborting ||
 		     (int32_t)(c->epoch - atomic_load_explicit(&lu->reset_epoch,
 							       memory_order_relaxed)) < 0)) {
+		tgt_task_mark_if_preempted(lu, c);
 		tgt_task_end_aborted(io->q, c);
 		return;
 	}
@@ -1936,4 +1938,6 @@ void scsi_tgt_get_stats(struct scsi_tgt *t, struct scsi_tgt_stats *st)
 	st->tmf_failed = atomic_load_explicit(&t->tmf_failed, memory_order_relaxed);
 	st->tasks_aborted = atomic_load_explicit(&t->tasks_aborted,
 						 memory_order_relaxed);
+	st->clear_task_sets = atomic_load_explicit(&t->clear_task_sets,
+						   memory_order_relaxed);
 }
