@@ -401,6 +401,9 @@ void scsi_tgt_unplug(struct scsi_tgt_queue *q);
  * a function terminates end through their @done with status TASK ABORTED
  * (SAM_STAT_TASK_ABORTED, no sense) before the function returns; a
  * transport that must send nothing for them (iSCSI) ignores that status.
+ * The tasks of other nexuses that CLEAR TASK SET or a reset terminates
+ * end TASK ABORTED as well, with @no_response set where the control mode
+ * page's TAS bit is 0 (SAM-5 5.6: nothing is sent for them).
  * A task whose media access is in flight cannot be taken back from the
  * device: the function waits for it (polling the queue, at most
  * @tmf_timeout_ms) and ends it as aborted.
@@ -441,11 +444,13 @@ int scsi_tgt_clear_task_set(struct scsi_tgt_queue *q, uint64_t lun,
 /**
  * scsi_tgt_lun_reset() - LOGICAL UNIT RESET (SAM-5 7.7) of @lun, asked on
  * @q by @nexus: the tasks of @lun on @q end (TASK ABORTED), those in
- * flight on other queues end aborted when their media access ends (tasks
- * another queue dropped stay for that queue's own abort or reset); a unit
- * attention (29/03) for every other nexus; an SPC-2 reservation of @lun is
- * released and every nexus's prevention of medium removal on it ends
- * (SPC-4 6.13; persistent reservations stay).
+ * flight on other queues end aborted when their media access ends, those
+ * held by delay_ms when due (tasks another queue dropped stay for that
+ * queue's own abort or reset); another nexus's as the unit's control mode
+ * page's TAS bit says (SAM-5 5.6): TAS 1 TASK ABORTED, TAS 0 TASK ABORTED
+ * with @no_response set; a unit attention (29/03) for every other nexus;
+ * an SPC-2 reservation of @lun is released and every nexus's prevention
+ * of medium removal on it ends (SPC-4 6.13; persistent reservations stay).
  * Return: 0; -EINVAL: no such LUN; -EIO: rejected
  * (SCSI_TGT_TMF_FAIL_LUN_RESET); -ETIMEDOUT: media access on @q did not
  * end within tmf_timeout_ms.

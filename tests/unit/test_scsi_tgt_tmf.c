@@ -7,7 +7,8 @@
  * released by the reset, rejected functions (tmf_fail), a queue reset, a
  * task aborted by a reset under delay_ms counted once, and CLEAR TASK SET
  * (every nexus's tasks, on this queue and another, in flight, held by the
- * delay and dropped; TAS 1: TASK ABORTED; TAS 0: no response and 2F/00).
+ * delay and dropped; TAS 1: TASK ABORTED; TAS 0: no response and 2F/00),
+ * and the resets ending other nexuses' tasks as TAS says.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -322,6 +323,7 @@ static void test_reset_delayed_counted_once(void **state)
 	assert_int_equal(scsi_tgt_abort_task(f->q, &c[1]), 0);
 	assert_int_equal(ended[1], 1);
 	assert_int_equal(c[1].status, SAM_STAT_TASK_ABORTED);
+	assert_true(c[1].no_response); /* nexus 1's reset, TAS 0 */
 	assert_int_equal(tasks_aborted(f), 2);
 	scsi_tgt_queue_detach(q2);
 	unmake(f);
@@ -580,6 +582,64 @@ static void test_clear_task_set_held(void **state)
 		assert_int_equal(ended[i], 1);
 }
 
+/*
+ * LOGICAL UNIT RESET and TARGET RESET end another nexus's tasks as the
+ * control mode page's TAS says (SAM-5 5.6, SPC-4 7.5.8), on the queue
+ * that resets and on another: TAS 0 (the default) TASK ABORTED with
+ * no_response, TAS 1 TASK ABORTED with its response; the requesting
+ * nexus's own TASK ABORTED either way.  The other nexus hears of it by the
+ * reset's unit attention (29/03), not by 2F/00.
+ */
+static void test_reset_tas(void **state)
+{
+	struct fx *f = make(0, 0, 0);
+	struct scsi_tgt_queue *q2;
+	struct scsi_tgt_cmd c[5];
+
+	(void)state;
+	clear_power_on(f, 0);
+	clear_power_on(f, 1);
+	assert_int_equal(scsi_tgt_queue_attach(f->t, &q2), 0);
+	/* TAS 0: LUN reset of unit 0 by nexus 0 */
+	submit_read_q(f->q, &c[0], 0, 0, 0, 0);
+	submit_read_q(f->q, &c[1], 1, 0, 1, 8);
+	submit_read_q(q2, &c[2], 2, 0, 1, 16);
+	submit_read_q(q2, &c[3], 3, 1, 1, 24); /* the other unit */
+	assert_int_equal(scsi_tgt_lun_reset(f->q, 0, 0), 0);
+	assert_int_equal(ended[0] + ended[1], 2);
+	settle_all(f->q, q2, 4);
+	expect_aborted(&c[0], 0, false);
+	expect_aborted(&c[1], 1, true);
+	expect_aborted(&c[2], 2, true);
+	assert_int_equal(c[3].status, SAM_STAT_GOOD);
+	expect_ua(f, 0, 1, ASC_LUN_RESET_OCCURRED);
+	expect_no_ua(f, 1, 1);
+	expect_no_ua(f, 0, 0);
+
+	/* TAS 1 on both units: a target reset by nexus 0 */
+	set_tas(f, 0, 2);
+	set_tas(f, 1, 2);
+	memset(ended, 0, sizeof(ended));
+	submit_read_q(f->q, &c[0], 0, 0, 0, 0);
+	submit_read_q(f->q, &c[1], 1, 1, 1, 8);
+	submit_read_q(q2, &c[2], 2, 0, 1, 16);
+	submit_read_q(q2, &c[3], 3, 1, 1, 24);
+	assert_int_equal(scsi_tgt_target_reset(f->q, 0), 0);
+	settle_all(f->q, q2, 4);
+	expect_aborted(&c[0], 0, false);
+	expect_aborted(&c[1], 1, false);
+	expect_aborted(&c[2], 2, false);
+	expect_aborted(&c[3], 3, false);
+	expect_ua(f, 0, 1, ASC_LUN_RESET_OCCURRED);
+	expect_ua(f, 1, 1, ASC_LUN_RESET_OCCURRED);
+	/* what starts after the reset is not aborted */
+	submit_read_q(q2, &c[4], 4, 0, 1, 32);
+	settle_all(f->q, q2, 5);
+	assert_int_equal(c[4].status, SAM_STAT_GOOD);
+	scsi_tgt_queue_detach(q2);
+	unmake(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -592,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_clear_task_set_tas),
 		cmocka_unit_test(test_clear_task_set_no_tas),
 		cmocka_unit_test(test_clear_task_set_held),
+		cmocka_unit_test(test_reset_tas),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

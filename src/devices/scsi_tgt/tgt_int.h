@@ -70,16 +70,17 @@ struct scsi_lu {
 	 * per nexus; reported highest priority (lowest kind) first */
 	_Atomic uint64_t ua[TGT_UA_NR];
 	_Atomic uint64_t ua_any; /* per nexus: some kind may be pending */
-	/* tasks started before this target epoch end aborted (LUN reset) */
+	/* tasks started before this target epoch end aborted (LUN reset,
+	 * CLEAR TASK SET) */
 	_Atomic uint32_t reset_epoch;
 	/* tasks aborted per nexus (tmf.c: PREEMPT AND ABORT, CLEAR TASK
-	 * SET): set once a function has aborted a nexus's tasks here; then a
-	 * task of nexus N that started (c->epoch) before pa_epoch[N] ends
-	 * TASK ABORTED, without a response where N's bit is in pa_quiet (TAS
-	 * was 0, another nexus asked), and with COMMANDS CLEARED BY ANOTHER
-	 * INITIATOR for N where it is in pa_cleared.  Written masks, epochs
-	 * (release), pa_any (release); read from pa_any, acquire, where a
-	 * task ends. */
+	 * SET, resets): set once a function has aborted a nexus's tasks
+	 * here; then a task of nexus N that started (c->epoch) before
+	 * pa_epoch[N] ends TASK ABORTED, without a response where N's bit is
+	 * in pa_quiet (TAS was 0, another nexus asked), and with COMMANDS
+	 * CLEARED BY ANOTHER INITIATOR for N where it is in pa_cleared.
+	 * Written masks, epochs (release), pa_any (release); read from
+	 * pa_any, acquire, where a task ends. */
 	_Atomic bool pa_any;
 	_Atomic uint64_t pa_quiet;
 	_Atomic uint64_t pa_cleared;
@@ -160,7 +161,8 @@ struct scsi_tgt {
 	pthread_mutex_t copy_lock;
 	struct tgt_copy_result copies[TGT_COPY_RESULTS];
 	unsigned int copy_next;
-	_Atomic uint32_t epoch;      /* bumped by each LUN or target reset */
+	_Atomic uint32_t epoch;      /* bumped by each function that aborts
+				      * tasks (tmf.c) */
 	_Atomic uint64_t aborts, lun_resets, target_resets, tmf_failed,
 		tasks_aborted, clear_task_sets;
 	_Atomic uint32_t pre_faults; /* TGT_PRE_* */
@@ -328,7 +330,7 @@ static inline bool tgt_task_preempted(struct scsi_lu *lu,
 	       (int32_t)(c->epoch - atomic_load_explicit(&lu->pa_epoch[c->nexus],
 							 memory_order_acquire)) < 0;
 }
-/* @c ends aborted by a PREEMPT AND ABORT or CLEAR TASK SET: without a
+/* @c ends aborted by a PREEMPT AND ABORT, CLEAR TASK SET or reset: without a
  * response (@c->no_response) where its nexus is in pa_quiet (TAS 0), with
  * a COMMANDS CLEARED BY ANOTHER INITIATOR unit attention for its nexus
  * where it is in pa_cleared.  The caller ends it. */

@@ -11,8 +11,10 @@
  * for, by polling the queue: it ends TASK ABORTED when its last bio ends.
  * Tasks of other queues (other threads) are not touched from here: a reset
  * bumps the target's epoch and the logical unit's reset_epoch, and a task
- * that started before it ends aborted on its own thread.  A reset also
- * releases an SPC-2 reservation and ends every nexus's prevention of
+ * that started before it ends aborted on its own thread; one of another
+ * nexus than the one that asked, as the control mode page's TAS bit says
+ * (abort_task_set(), below: with TAS 0, without a response).  A reset
+ * also releases an SPC-2 reservation and ends every nexus's prevention of
  * medium removal (lu_reset_state()).
  *
  * PERSISTENT RESERVE OUT with PREEMPT AND ABORT (SPC-4 5.9.11.5; pr.c
@@ -31,8 +33,10 @@
  * every nexus of the unit, the one that asks included (its own tasks end
  * TASK ABORTED, its transport answers none of them): record_abort() for
  * all 64, and the unit's reset_epoch for the tasks of nexus indexes past
- * them; then this queue's tasks of the unit end before it returns, as for
- * a LOGICAL UNIT RESET.
+ * them (abort_task_set()); then this queue's tasks of the unit end before
+ * it returns.  LOGICAL UNIT RESET and TARGET RESET abort the task set the
+ * same way, so that TAS decides for them too, without the 2F/00: the
+ * other nexuses get the reset's own unit attention (29/03).
  */
 #include <errno.h>
 
@@ -198,10 +202,11 @@ static uint32_t record_abort(struct scsi_tgt *t, struct scsi_lu *lu,
 
 /*
  * Every task of @lu started before now, on every queue, ends aborted
- * (those of this queue are the caller's to end: reset_queue_tasks()).
- * With TAS 0, those of nexuses other than @nexus end without a response,
- * and, where @cleared_ua (CLEAR TASK SET: a reset has its own unit
- * attention), raise COMMANDS CLEARED BY ANOTHER INITIATOR for them.
+ * (those of this queue are the caller's to end: reset_queue_tasks()):
+ * CLEAR TASK SET, LOGICAL UNIT RESET.  With TAS 0, those of nexuses other
+ * than @nexus end without a response (SAM-5 5.6), and, where @cleared_ua
+ * (CLEAR TASK SET: a reset has its own unit attention), raise COMMANDS
+ * CLEARED BY ANOTHER INITIATOR for them.
  */
 static void abort_task_set(struct scsi_tgt *t, struct scsi_lu *lu,
 			   unsigned int nexus, bool cleared_ua)
@@ -213,14 +218,6 @@ static void abort_task_set(struct scsi_tgt *t, struct scsi_lu *lu,
 
 	/* nexus indexes past SCSI_TGT_MAX_NEXUS too */
 	epoch_raise(&lu->reset_epoch, e);
-}
-
-/* Tasks started before now, on every queue, end aborted. */
-static void reset_epoch(struct scsi_tgt *t, struct scsi_lu *lu)
-{
-	uint32_t e = atomic_fetch_add(&t->epoch, 1) + 1;
-
-	atomic_store(&lu->reset_epoch, e);
 }
 
 /*
@@ -247,7 +244,7 @@ int scsi_tgt_lun_reset(struct scsi_tgt_queue *q, uint64_t lun,
 		return tmf_failed(t, -EIO);
 	lu = &t->lus[lun];
 	atomic_fetch_add_explicit(&t->lun_resets, 1, memory_order_relaxed);
-	reset_epoch(t, lu);
+	abort_task_set(t, lu, nexus, false);
 	lu_reset_state(lu);
 	ret = reset_queue_tasks(q, lun, tmf_deadline(t));
 	tgt_ua_raise(t, lu, TGT_UA_LUN_RESET, (int)nexus);
@@ -264,7 +261,7 @@ int scsi_tgt_target_reset(struct scsi_tgt_queue *q, unsigned int nexus)
 		return tmf_failed(t, -EIO);
 	atomic_fetch_add_explicit(&t->target_resets, 1, memory_order_relaxed);
 	for (i = 0; i < t->nr_luns; i++) {
-		reset_epoch(t, &t->lus[i]);
+		abort_task_set(t, &t->lus[i], nexus, false);
 		lu_reset_state(&t->lus[i]);
 	}
 	ret = reset_queue_tasks(q, UINT64_MAX, tmf_deadline(t));
