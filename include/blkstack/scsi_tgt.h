@@ -127,9 +127,10 @@ extern "C" {
  * @unmap_alignment: UNMAP GRANULARITY ALIGNMENT (VPD 0xb0, UGAVALID set
  *	when not 0), logical blocks, below @unmap_granularity.
  * @removable: RMB in INQUIRY; PREVENT ALLOW MEDIUM REMOVAL then holds the
- *	medium: START STOP UNIT with LOEJ ejects it (refused, 53/02, while
- *	prevented; then NOT READY, MEDIUM NOT PRESENT 3A/00 on media commands
- *	and TEST UNIT READY until LOEJ with START loads it).
+ *	medium: START STOP UNIT with LOEJ ejects it (then NOT READY, MEDIUM
+ *	NOT PRESENT 3A/00 on media commands and TEST UNIT READY until LOEJ
+ *	with START loads it); while removal is prevented both the eject and
+ *	the load are refused (ILLEGAL REQUEST, MEDIUM REMOVAL PREVENTED 53/02).
  * @delay_ms, @ndelay_ns: scsi_debug's delay (there in jiffies, here ms)
  *	and ndelay: every command but INQUIRY, REPORT LUNS and REQUEST SENSE
  *	ends that long after it would have, from scsi_tgt_poll() on its
@@ -280,9 +281,9 @@ struct scsi_tgt_error_rule;
  * (what the device answered, BLK_STS_OK when it was not asked),
  * @no_response (status TASK ABORTED, and SAM-5 5.6 has the target send
  * nothing for it: another I_T nexus's PERSISTENT RESERVE OUT with PREEMPT
- * AND ABORT aborted it while the control mode page's TAS bit was 0; its
- * nexus gets COMMANDS CLEARED BY ANOTHER INITIATOR, 2F/00, instead.  The
- * transport frees the command without answering it).
+ * AND ABORT or CLEAR TASK SET aborted it while the control mode page's
+ * TAS bit was 0; its nexus gets COMMANDS CLEARED BY ANOTHER INITIATOR,
+ * 2F/00, instead.  The transport frees the command without answering it).
  * Private: the rest.
  */
 struct scsi_tgt_cmd {
@@ -401,6 +402,9 @@ void scsi_tgt_unplug(struct scsi_tgt_queue *q);
  * a function terminates end through their @done with status TASK ABORTED
  * (SAM_STAT_TASK_ABORTED, no sense) before the function returns; a
  * transport that must send nothing for them (iSCSI) ignores that status.
+ * The tasks of other nexuses that CLEAR TASK SET or a reset terminates
+ * end TASK ABORTED as well, with @no_response set where the control mode
+ * page's TAS bit is 0 (SAM-5 5.6: nothing is sent for them).
  * A task whose media access is in flight cannot be taken back from the
  * device: the function waits for it (polling the queue, at most
  * @tmf_timeout_ms) and ends it as aborted.
@@ -417,11 +421,37 @@ void scsi_tgt_unplug(struct scsi_tgt_queue *q);
 int scsi_tgt_abort_task(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
 
 /**
+ * scsi_tgt_clear_task_set() - CLEAR TASK SET (SAM-5 7.4) of @lun, asked on
+ * @q by @nexus: every task of @lun, of every nexus, ends aborted (ABORT
+ * TASK SET, the requesting nexus's tasks only, is the transport's ABORT
+ * TASK of each).  The tasks of @lun on @q end before the call returns;
+ * those of other queues where they end (in flight: when their media
+ * access ends; held by delay_ms: when due; dropped: by that queue's own
+ * abort or reset).  @nexus's own end TASK ABORTED; another nexus's as the
+ * unit's control mode page's TAS bit says (SAM-5 5.6, SPC-4 7.5.8): TAS 1,
+ * TASK ABORTED; TAS 0, TASK ABORTED with @no_response set (the transport
+ * sends nothing) and a unit attention COMMANDS CLEARED BY ANOTHER
+ * INITIATOR (2F/00) for that nexus, raised as its task ends.  Nothing else
+ * changes: no unit attention for a nexus that had no task, reservations
+ * and the prevention of medium removal stay.  A task the transport holds
+ * before it reaches the core (waiting for its Data-Out) is the transport's.
+ * Return: 0; -EINVAL: no such LUN; -ETIMEDOUT: media access on @q did not
+ * end within tmf_timeout_ms (those tasks end aborted when it does).
+ * Context: @q's thread.
+ */
+int scsi_tgt_clear_task_set(struct scsi_tgt_queue *q, uint64_t lun,
+			    unsigned int nexus);
+
+/**
  * scsi_tgt_lun_reset() - LOGICAL UNIT RESET (SAM-5 7.7) of @lun, asked on
  * @q by @nexus: the tasks of @lun on @q end (TASK ABORTED), those in
- * flight on other queues end aborted when their media access ends (tasks
- * another queue dropped stay for that queue's own abort or reset); a unit
- * attention (29/03) for every other nexus.
+ * flight on other queues end aborted when their media access ends, those
+ * held by delay_ms when due (tasks another queue dropped stay for that
+ * queue's own abort or reset); another nexus's as the unit's control mode
+ * page's TAS bit says (SAM-5 5.6): TAS 1 TASK ABORTED, TAS 0 TASK ABORTED
+ * with @no_response set; a unit attention (29/03) for every other nexus;
+ * an SPC-2 reservation of @lun is released and every nexus's prevention
+ * of medium removal on it ends (SPC-4 6.13; persistent reservations stay).
  * Return: 0; -EINVAL: no such LUN; -EIO: rejected
  * (SCSI_TGT_TMF_FAIL_LUN_RESET); -ETIMEDOUT: media access on @q did not
  * end within tmf_timeout_ms.
@@ -522,9 +552,10 @@ int scsi_tgt_parse_error_rules(const char *text,
  * @read_blocks, @write_blocks: logical blocks moved.
  * @unit_attentions: unit attention conditions reported.
  * @injected: faults injected (opts, error rules).
- * @aborts, @lun_resets, @target_resets: task management functions done;
- * @tmf_failed: rejected or timed out; @tasks_aborted: tasks they, and
- * PERSISTENT RESERVE OUT's PREEMPT AND ABORT, ended.
+ * @aborts, @lun_resets, @target_resets, @clear_task_sets: task
+ * management functions done; @tmf_failed: rejected or timed out;
+ * @tasks_aborted: tasks they, and PERSISTENT RESERVE OUT's PREEMPT AND
+ * ABORT, ended.
  */
 struct scsi_tgt_stats {
 	uint64_t cmds;
@@ -534,6 +565,7 @@ struct scsi_tgt_stats {
 	uint64_t unit_attentions;
 	uint64_t injected;
 	uint64_t aborts, lun_resets, target_resets, tmf_failed, tasks_aborted;
+	uint64_t clear_task_sets;
 };
 
 /* TransportIDs (SPC-4 7.6.4): at least 24 bytes, a multiple of 4. */

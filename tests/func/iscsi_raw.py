@@ -93,11 +93,12 @@ def connect(addr):
     return s
 
 
-def login(addr, target, extra=()):
+def login(addr, target, extra=(), isid=ISID):
     s = connect(addr)
     s.sendall(login_pdu(["InitiatorName=iqn.2026-12.org.blkstack:raw",
                          "TargetName=" + target, "SessionType=Normal",
-                         "InitialR2T=No", "ImmediateData=No"] + list(extra)))
+                         "InitialR2T=No", "ImmediateData=No"] + list(extra),
+                        isid=isid))
     h, data = recv_pdu(s)
     if h[0] != 0x23 or h[36] != 0 or not h[1] & 0x80:
         raise RuntimeError("login failed: status %02x%02x" % (h[36], h[37]))
@@ -175,6 +176,10 @@ def check(addr, what, target):
         return ok, "old session closed %s, new answers NOP %02x" % (gone, h[0])
     if what == "r2t_flow":
         return r2t_flow(addr, target)
+    if what == "clear_task_set":
+        return tmf_other_nexus(addr, target, 4, (0x2f, 0x00))
+    if what == "lun_reset_tas":
+        return tmf_other_nexus(addr, target, 5, (0x29, 0x03))
     s, cmdsn, statsn = login(addr, target)
     if what == "nop":
         s.sendall(bhs(0x00, 0x80, dsl=5, itt=7, f20=0xffffffff, f24=cmdsn) + pad(b"hello"))
@@ -278,6 +283,63 @@ def r2t_flow(addr, target):
     ok = pdus == want and back == data and h[3] == 0
     return ok, "R2Ts %s; Data-In %s; data %s" % (solicited, "as expected" if pdus == want else pdus,
                                                   "equal" if back == data else "differs")
+
+
+def scsi_status(s, itt):
+    """The next PDU: a SCSI Response for @itt; its status and sense
+    (key, ASC, ASCQ) or None."""
+    h, d = recv_pdu(s)
+    if h[0] != 0x21 or struct.unpack(">I", h[16:20])[0] != itt:
+        raise RuntimeError("opcode %02x itt %d, want a SCSI Response for itt %d" %
+                           (h[0], struct.unpack(">I", h[16:20])[0], itt))
+    sense = None
+    if len(d) >= 2 + 14:
+        sn = d[2:]
+        sense = (sn[2] & 0x0f, sn[12], sn[13])
+    return h[3], sense
+
+
+def tmf_other_nexus(addr, target, func, want_asc):
+    """Two sessions (two I_T nexuses) on a unit whose reads take 1 s:
+    A's CLEAR TASK SET (SAM-5 7.4; @func 4) or LOGICAL UNIT RESET (5)
+    ends B's READ too.  TAS is 0 (the default): B gets no response for it
+    (SAM-5 5.6), and a unit attention on its next command once it has
+    ended, @want_asc: COMMANDS CLEARED BY ANOTHER INITIATOR (2F/00), or
+    the reset's 29/03; A's function completes, and A gets no unit
+    attention."""
+    tur = bytes(16)
+    sa, ca, _ = login(addr, target, isid=bytes([0x80, 0, 0, 0, 0, 0xa]))
+    sb, cb, _ = login(addr, target, isid=bytes([0x80, 0, 0, 0, 0, 0xb]))
+    for s, c in ((sa, ca), (sb, cb)):  # the POWER ON unit attention
+        s.sendall(bhs(0x01, 0x80, itt=1, f24=c, rest=tur))
+        st, sense = scsi_status(s, 1)
+        if st != 2 or sense[0] != 6:
+            return False, "first command: status %02x sense %s (want 29/00)" % (st, sense)
+    ca += 1
+    cb += 1
+    read = bytes([0x28, 0, 0, 0, 0, 8, 0, 0, 1, 0]).ljust(16, b"\0")
+    sb.sendall(bhs(0x01, 0xc0, itt=50, f20=512, f24=cb, rest=read))
+    cb += 1
+    time.sleep(0.3)  # B's READ is in the core, its bio at the device
+    t0 = time.monotonic()
+    # Task Management Function Request, immediate
+    sa.sendall(bhs(0x42, 0x80 | func, itt=60, f20=0xffffffff, f24=ca))
+    h, _ = recv_pdu(sa)
+    tmf_ok = h[0] == 0x22 and h[2] == 0 and struct.unpack(">I", h[16:20])[0] == 60
+    took = time.monotonic() - t0
+    time.sleep(1.5)  # the READ's bio has ended: aborted, no response
+    sb.sendall(bhs(0x01, 0x80, itt=51, f24=cb, rest=tur))
+    st_b, sense_b = scsi_status(sb, 51)  # not a response for itt 50
+    sb.sendall(bhs(0x01, 0x80, itt=52, f24=cb + 1, rest=tur))
+    st_b2, _ = scsi_status(sb, 52)
+    sa.sendall(bhs(0x01, 0x80, itt=61, f24=ca, rest=tur))
+    st_a, _ = scsi_status(sa, 61)
+    ok = (tmf_ok and st_b == 2 and sense_b == (6,) + want_asc and
+          st_b2 == 0 and st_a == 0)
+    got = "%X %02X/%02X" % sense_b if sense_b else "none"
+    return ok, ("TMF response %02x/%d (%.2f s); B: no answer to its READ, then "
+                "status %02x sense %s (want 6 %02X/%02X), then %02x; A: %02x" %
+                ((h[0], h[2], took, st_b, got) + want_asc + (st_b2, st_a)))
 
 
 def main():

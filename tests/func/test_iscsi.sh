@@ -3,7 +3,8 @@
 # (discovery), iscsi-inq, iscsi-readcapacity16, iscsi-swp, qemu-img over
 # iscsi:// (write, compare, read back; header digests), a read-only
 # target, a removable one, CHAP one-way and mutual, raw wire
-# checks of bad input (iscsi_raw.py), a subset of iscsi-test-cu's suites,
+# checks of bad input (iscsi_raw.py), CLEAR TASK SET and LOGICAL UNIT
+# RESET across two sessions, a subset of iscsi-test-cu's suites,
 # the log lines, and the stop with a session logged in.
 source "$(dirname "$0")/lib.sh" "$@"
 RAWPY="$(dirname "$0")/iscsi_raw.py"
@@ -105,9 +106,9 @@ done
 check "server alive after bad input" alive
 
 # iscsi-test-cu: suites that pass (docs/iscsi.md lists the others), on
-# target a; and on the removable target, the PreventAllow tests that
-# end a nexus (logout, connection dropped, cold reset: the prevention
-# goes with it) or meet a second one
+# target a; and on the removable target PreventAllow whole (the
+# prevention ends with its nexus, a LUN or target reset; the medium is
+# neither ejected nor loaded while prevented) and StartStopUnit
 cu() {
 	local s=$1 url=$2 tests
 	timeout 120 iscsi-test-cu -d -S -s -t "$s" "$url" >"$TMP/cu.$s" 2>&1
@@ -123,8 +124,8 @@ SUITES="ALL.iSCSIcmdsn ALL.iSCSITMF ALL.TestUnitReady ALL.Inquiry ALL.ReadCapaci
 for s in $SUITES; do
 	cu "$s" "$A"
 done
-for t in Simple ITNexusLoss Logout ColdReset 2ITNexuses; do
-	cu "ALL.PreventAllow.$t" "$RM"
+for s in ALL.PreventAllow ALL.StartStopUnit; do
+	cu "$s" "$RM"
 done
 check "the removable target says so (RMB: PreventAllow is not skipped)" \
 	grep -q "^Removable:1" <(timeout 20 iscsi-inq "$RM" 2>&1)
@@ -155,6 +156,28 @@ check "the device was flushed" grep -q "iscsi: target '$T:a' LUN 0: flushed" "$T
 check "the removable target flushed" grep -q "iscsi: target '$T:rm' LUN 0: flushed" "$TMP/server.log"
 check "LUN 1 of target a flushed too" grep -q "iscsi: target '$T:a' LUN 1: flushed" "$TMP/server.log"
 check "stop is logged" grep -q "stopped (signal 15)" "$TMP/server.log"
+
+# task management across two sessions, on a unit whose reads take 1 s
+# (null, timer completions): CLEAR TASK SET and LOGICAL UNIT RESET from
+# one session end the other's READ in flight, without a response (TAS
+# 0), and it hears of it by a unit attention (2F/00, 29/03)
+"$BLKSTACK" serve --iscsi=127.0.0.1:0 --dev=null --size=8M --irqmode=2 \
+	--completion_nsec=1000000000 2>"$TMP/slow.log" &
+SRV_PID=$!
+PORT=
+for i in $(seq 100); do
+	PORT=$(sed -n 's/.*iscsi listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/slow.log")
+	[ -n "$PORT" ] && break
+	sleep 0.05
+done
+for c in clear_task_set lun_reset_tas; do
+	check "wire: $c" timeout 60 python3 "$RAWPY" "127.0.0.1:$PORT" "$c" "$T:default"
+done
+kill -TERM "$SRV_PID"
+wait "$SRV_PID"
+rc=$?
+SRV_PID=
+check "the slow server stops with status 0" test $rc -eq 0
 
 # CHAP: a secrets file others may read is refused; then one-way and
 # mutual CHAP with libiscsi (which checks the target's answer)

@@ -1668,6 +1668,61 @@ static void test_nexus_loss(void **state)
 	teardown((void **)&f);
 }
 
+/*
+ * A LOGICAL UNIT RESET ends the prevention of medium removal of every
+ * nexus on that unit, a TARGET RESET on every unit (SPC-4 6.13; libiscsi's
+ * PreventAllow.LUNReset and .WarmReset).
+ */
+static void test_reset_ends_prevention(void **state)
+{
+	static const uint8_t prevent[6] = { PREVENT_ALLOW_MEDIUM_REMOVAL, 0, 0, 0, 1, 0 };
+	static const uint8_t eject[6] = { START_STOP_UNIT, 0, 0, 0, 0x02, 0 };
+	static const uint8_t load[6] = { START_STOP_UNIT, 0, 0, 0, 0x03, 0 };
+	struct scsi_tgt_cmd c;
+	struct fx *f;
+	uint64_t lun;
+
+	(void)state;
+	cfg_removable = true;
+	f = calloc(1, sizeof(*f));
+	setup_cfg(f, false, false);
+	cfg_removable = false;
+	clear_ua(f, 0);
+	clear_ua(f, 1);
+	/* nexuses 0 and 1 prevent removal on both units */
+	for (lun = 0; lun < 2; lun++)
+		for (unsigned int n = 0; n < 2; n++)
+			assert_int_equal(run(f, &c, lun, n, prevent, 6, SCSI_DIR_NONE,
+					     NULL, 0), SAM_STAT_GOOD);
+	/* nexus 0 resets LUN 0: the medium of LUN 0 comes out, LUN 1's
+	 * stays */
+	assert_int_equal(scsi_tgt_lun_reset(f->q, 0, 0), 0);
+	assert_int_equal(run(f, &c, 0, 0, eject, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 0, 0, load, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	run(f, &c, 1, 0, eject, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, 0x5302);
+	/* nexus 1 hears of the reset, then may eject LUN 0 too */
+	expect_ua_once(f, 0, 1, ASC_LUN_RESET_OCCURRED);
+	assert_int_equal(run(f, &c, 0, 1, eject, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(run(f, &c, 0, 1, load, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	/* a target reset: LUN 1's prevention ends as well */
+	assert_int_equal(run(f, &c, 0, 0, prevent, 6, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(scsi_tgt_target_reset(f->q, 1), 0);
+	for (lun = 0; lun < 2; lun++) {
+		expect_ua_once(f, lun, 0, ASC_LUN_RESET_OCCURRED);
+		assert_int_equal(run(f, &c, lun, 0, eject, 6, SCSI_DIR_NONE, NULL, 0),
+				 SAM_STAT_GOOD);
+		assert_int_equal(run(f, &c, lun, 0, load, 6, SCSI_DIR_NONE, NULL, 0),
+				 SAM_STAT_GOOD);
+	}
+	teardown((void **)&f);
+}
+
 /* The MAXIMUM TRANSFER LENGTH caps COMPARE AND WRITE and PRE-FETCH's
  * CONDITION MET */
 static void test_small_max_transfer(void **state)
@@ -1947,6 +2002,7 @@ int main(void)
 		cmocka_unit_test(test_compare_and_write_threads),
 		cmocka_unit_test(test_small_max_transfer),
 		cmocka_unit_test(test_nexus_loss),
+		cmocka_unit_test(test_reset_ends_prevention),
 		cmocka_unit_test_setup_teardown(test_orwrite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plug_batches_media_io, setup,
 						teardown),

@@ -802,6 +802,16 @@ static void test_removable(void **state)
 	expect_sense(&c, SK_NOT_READY, 0x3a00);
 	rw(&f, &c, false, 0, 1, b, 512);
 	expect_sense(&c, SK_NOT_READY, 0x3a00);
+	/* prevented while out: the load is refused too (libiscsi's
+	 * PreventAllow.Eject), and so is another eject */
+	assert_int_equal(run(&f, &c, prevent, 6, SCSI_DIR_NONE, NULL, 0), SAM_STAT_GOOD);
+	run(&f, &c, load, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, 0x5302);
+	run(&f, &c, eject, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, 0x5302);
+	run(&f, &c, tur, 6, SCSI_DIR_NONE, NULL, 0);
+	expect_sense(&c, SK_NOT_READY, 0x3a00);
+	assert_int_equal(run(&f, &c, allow, 6, SCSI_DIR_NONE, NULL, 0), SAM_STAT_GOOD);
 	assert_int_equal(run(&f, &c, load, 6, SCSI_DIR_NONE, NULL, 0), SAM_STAT_GOOD);
 	assert_int_equal(run(&f, &c, tur, 6, SCSI_DIR_NONE, NULL, 0), SAM_STAT_GOOD);
 	assert_int_equal(rw(&f, &c, false, 0, 1, b, 512), SAM_STAT_GOOD);

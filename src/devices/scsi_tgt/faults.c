@@ -133,13 +133,16 @@ unsigned int tgt_delay_abort(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *only
 	}
 	for (c = taken; c; c = next) {
 		next = c->delay_next;
-		if (nexuses == UINT64_MAX) {
+		/*
+		 * One that ended aborted before the delay took it (a reset
+		 * or PREEMPT AND ABORT after it started, seen when its bios
+		 * ended: tgt_task_end_aborted()) was counted then: answered
+		 * as it is, not counted twice.
+		 */
+		if (c->status != SAM_STAT_TASK_ABORTED) {
 			delay_aborted(q->tgt, c);
-		} else if (c->status != SAM_STAT_TASK_ABORTED) {
-			/* PREEMPT AND ABORT (one already aborted, by a reset
-			 * or when its bios ended, is not counted twice) */
-			delay_aborted(q->tgt, c);
-			tgt_task_mark_preempted(&q->tgt->lus[c->lun], c);
+			if (c->lun < q->tgt->nr_luns)
+				tgt_task_mark_if_preempted(&q->tgt->lus[c->lun], c);
 		}
 		c->done(c);
 		n++;

@@ -472,9 +472,13 @@ static int do_prevent_allow(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	return 0;
 }
 
-/* SBC-3 5.25: START STOP UNIT: nothing spins; LOEJ ejects (START 0) or
- * loads (START 1) a removable medium, an eject refused while PREVENT
- * ALLOW MEDIUM REMOVAL holds it */
+/*
+ * SBC-3 5.25: START STOP UNIT: nothing spins; LOEJ ejects (START 0) or
+ * loads (START 1) a removable medium.  While PREVENT ALLOW MEDIUM REMOVAL
+ * holds it (SPC-4 6.13: the mechanism is locked) both are refused,
+ * ILLEGAL REQUEST, MEDIUM REMOVAL PREVENTED: SBC-3 names the eject;
+ * libiscsi's PreventAllow.Eject asks it of the load too.
+ */
 static int do_start_stop(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			 struct scsi_tgt_cmd *c)
 {
@@ -482,7 +486,7 @@ static int do_start_stop(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 
 	if (!q->tgt->cfg.removable || !loej || (c->cdb[4] & 0xf0))
 		return 0; /* a power condition: nothing to do */
-	if (!start && atomic_load(&lu->prevent)) {
+	if (atomic_load(&lu->prevent)) {
 		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_MEDIUM_REMOVAL_PREVENTED);
 		return 0;
 	}
@@ -637,10 +641,12 @@ static void media_put(struct scsi_tgt_cmd *c)
 		tgt_cmd_check(c, lu, SK_RECOVERED_ERROR, 0x5d00); /* threshold exceeded */
 	io->q->lun_busy[c->lun]--;
 	c->tstate = TGT_TASK_IDLE;
-	/* ABORT TASK waited for it, or a reset came after it started */
+	/* ABORT TASK waited for it, or a reset or CLEAR TASK SET came after
+	 * it started (another nexus's: as TAS said, tmf.c) */
 	if (unlikely(c->aborting ||
 		     (int32_t)(c->epoch - atomic_load_explicit(&lu->reset_epoch,
 							       memory_order_relaxed)) < 0)) {
+		tgt_task_mark_if_preempted(lu, c);
 		tgt_task_end_aborted(io->q, c);
 		return;
 	}
@@ -1932,4 +1938,6 @@ void scsi_tgt_get_stats(struct scsi_tgt *t, struct scsi_tgt_stats *st)
 	st->tmf_failed = atomic_load_explicit(&t->tmf_failed, memory_order_relaxed);
 	st->tasks_aborted = atomic_load_explicit(&t->tasks_aborted,
 						 memory_order_relaxed);
+	st->clear_task_sets = atomic_load_explicit(&t->clear_task_sets,
+						   memory_order_relaxed);
 }

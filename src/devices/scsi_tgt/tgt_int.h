@@ -70,15 +70,20 @@ struct scsi_lu {
 	 * per nexus; reported highest priority (lowest kind) first */
 	_Atomic uint64_t ua[TGT_UA_NR];
 	_Atomic uint64_t ua_any; /* per nexus: some kind may be pending */
-	/* tasks started before this target epoch end aborted (LUN reset) */
+	/* tasks started before this target epoch end aborted (LUN reset,
+	 * CLEAR TASK SET) */
 	_Atomic uint32_t reset_epoch;
-	/* PREEMPT AND ABORT (pr.c, tmf.c): set once one has preempted a
-	 * nexus here; then a task of nexus N that started (c->epoch) before
+	/* tasks aborted per nexus (tmf.c: PREEMPT AND ABORT, CLEAR TASK
+	 * SET, resets): set once a function has aborted a nexus's tasks
+	 * here; then a task of nexus N that started (c->epoch) before
 	 * pa_epoch[N] ends TASK ABORTED, without a response where N's bit is
-	 * in pa_quiet (TAS was 0).  Written in that order, release; read
-	 * from pa_any, acquire, where a task ends. */
+	 * in pa_quiet (TAS was 0, another nexus asked), and with COMMANDS
+	 * CLEARED BY ANOTHER INITIATOR for N where it is in pa_cleared.
+	 * Written masks, epochs (release), pa_any (release); read from
+	 * pa_any, acquire, where a task ends. */
 	_Atomic bool pa_any;
 	_Atomic uint64_t pa_quiet;
+	_Atomic uint64_t pa_cleared;
 	_Atomic uint32_t pa_epoch[SCSI_TGT_MAX_NEXUS];
 	/* mode parameters (mode.c): the pages' current values, under
 	 * mode_lock, which only MODE SELECT and MODE SENSE take; what other
@@ -156,9 +161,10 @@ struct scsi_tgt {
 	pthread_mutex_t copy_lock;
 	struct tgt_copy_result copies[TGT_COPY_RESULTS];
 	unsigned int copy_next;
-	_Atomic uint32_t epoch;      /* bumped by each LUN or target reset */
+	_Atomic uint32_t epoch;      /* bumped by each function that aborts
+				      * tasks (tmf.c) */
 	_Atomic uint64_t aborts, lun_resets, target_resets, tmf_failed,
-		tasks_aborted;
+		tasks_aborted, clear_task_sets;
 	_Atomic uint32_t pre_faults; /* TGT_PRE_* */
 	bool rw_faults;         /* opts or every_nth: inject() on READ/WRITE */
 	uint64_t delay_ns;      /* delay_ms or ndelay_ns */
@@ -297,8 +303,9 @@ void tgt_task_end_aborted(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
 /* Delayed tasks (delay_ms/ndelay_ns, faults.c) held on @q's list: @only,
  * or (@only NULL) those of @lun (UINT64_MAX: all) from the nexuses in
  * @nexuses (a bit per nexus; UINT64_MAX: every nexus, those of 64 and
- * over too) end TASK ABORTED now, as a PREEMPT AND ABORT ends them
- * (tgt_task_mark_preempted()) unless @nexuses is UINT64_MAX.  Return how
+ * over too) end TASK ABORTED now, marked as the function that aborted
+ * their nexus's tasks says (tgt_task_mark_if_preempted()); one that had
+ * ended aborted is answered as it is, not counted again.  Return how
  * many. */
 unsigned int tgt_delay_abort(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *only,
 			     uint64_t lun, uint64_t nexuses);
@@ -321,12 +328,22 @@ static inline bool tgt_task_preempted(struct scsi_lu *lu,
 {
 	return c->nexus < SCSI_TGT_MAX_NEXUS &&
 	       (int32_t)(c->epoch - atomic_load_explicit(&lu->pa_epoch[c->nexus],
-							 memory_order_relaxed)) < 0;
+							 memory_order_acquire)) < 0;
 }
-/* @c ends aborted by a PREEMPT AND ABORT: with TAS 0 (pa_quiet) without a
- * response (@c->no_response) and with a COMMANDS CLEARED BY ANOTHER
- * INITIATOR unit attention for its nexus.  The caller ends it. */
+/* @c ends aborted by a PREEMPT AND ABORT, CLEAR TASK SET or reset: without a
+ * response (@c->no_response) where its nexus is in pa_quiet (TAS 0), with
+ * a COMMANDS CLEARED BY ANOTHER INITIATOR unit attention for its nexus
+ * where it is in pa_cleared.  The caller ends it. */
 void tgt_task_mark_preempted(struct scsi_lu *lu, struct scsi_tgt_cmd *c);
+/* @c ends aborted on @lu, whatever aborted it: marked as the function
+ * that aborted its nexus's tasks says, where one did after it started. */
+static inline void tgt_task_mark_if_preempted(struct scsi_lu *lu,
+					      struct scsi_tgt_cmd *c)
+{
+	if (atomic_load_explicit(&lu->pa_any, memory_order_acquire) &&
+	    tgt_task_preempted(lu, c))
+		tgt_task_mark_preempted(lu, c);
+}
 /* Put a dropped task on @q's list, or take it off. */
 void tgt_task_drop(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
 /* Count a command, then call its done (tgt.c). */

@@ -1035,8 +1035,7 @@ static int handle_tmf(struct iscsi_conn *c)
 		break;
 	}
 	case ISCSI_TMF_ABORT_TASK_SET:
-	case ISCSI_TMF_CLEAR_TASK_SET:
-		/* this session's tasks (one I_T nexus); see docs/iscsi.md */
+		/* SAM-5 7.3: this session's tasks (one I_T nexus) */
 		resp = ISCSI_TMF_RSP_COMPLETE;
 		abort_waiting(c, lun);
 		for (t = c->tasks; t; t = t->next)
@@ -1044,6 +1043,19 @@ static int handle_tmf(struct iscsi_conn *c)
 			    (r = scsi_tgt_abort_task(c->q, &t->cmd)) &&
 			    r != -ENOENT)
 				resp = ISCSI_TMF_RSP_REJECTED;
+		break;
+	case ISCSI_TMF_CLEAR_TASK_SET:
+		/*
+		 * SAM-5 7.4: every nexus's tasks on the unit; the core ends
+		 * ours before it returns, and other sessions' as TAS says
+		 * (TASK ABORTED, or no response and 2F/00)
+		 */
+		abort_waiting(c, lun);
+		r = scsi_tgt_clear_task_set(c->q, lun, c->nexus);
+		resp = !r ? ISCSI_TMF_RSP_COMPLETE :
+		       r == -EINVAL ? ISCSI_TMF_RSP_NO_LUN : ISCSI_TMF_RSP_REJECTED;
+		if (r == -EINVAL)
+			unabort(c);
 		break;
 	case ISCSI_TMF_LUN_RESET:
 		abort_waiting(c, lun);
