@@ -172,11 +172,12 @@ static size_t rx_take(struct iscsi_conn *c, uint8_t *p, size_t len)
 }
 
 /*
- * What the socket has now, without waiting, into the receive buffer.
- * Return bytes received (> 0); 0: nothing there; -EPIPE at end of
- * stream; -errno.
+ * What the socket has into the receive buffer: now, without waiting
+ * (@flags MSG_DONTWAIT), or waiting up to the socket's SO_RCVTIMEO
+ * (IDLE_WAIT_MS; @flags 0).  Return bytes received (> 0); 0: nothing
+ * came; -EPIPE at end of stream; -errno.
  */
-static ssize_t rx_try(struct iscsi_conn *c)
+static ssize_t rx_recv(struct iscsi_conn *c, int flags)
 {
 	uint32_t room = RXB_SIZE - c->rxb_off - c->rxb_len;
 	ssize_t n;
@@ -189,7 +190,7 @@ static ssize_t rx_try(struct iscsi_conn *c)
 	if (!room)
 		return 0;
 	do
-		n = recv(c->fd, c->rxb + c->rxb_off + c->rxb_len, room, MSG_DONTWAIT);
+		n = recv(c->fd, c->rxb + c->rxb_off + c->rxb_len, room, flags);
 	while (n < 0 && errno == EINTR);
 	if (n == 0)
 		return -EPIPE;
@@ -199,6 +200,11 @@ static ssize_t rx_try(struct iscsi_conn *c)
 	c->rxb_len += (uint32_t)n;
 	c->rx_drained = (uint32_t)n < room;
 	return n;
+}
+
+static ssize_t rx_try(struct iscsi_conn *c)
+{
+	return rx_recv(c, MSG_DONTWAIT);
 }
 
 /*
@@ -1349,31 +1355,39 @@ static void full_feature(struct iscsi_conn *c)
 			c->why = "server stopping";
 			break;
 		}
+		/*
+		 * A recv() that did not fill the buffer left the socket empty
+		 * (rx_drained): another would only contend for the socket's
+		 * lock with the peer's sends (__pv_queued_spin_lock_slowpath
+		 * was 29 % of the thread under iscsi-perf with one more
+		 * recv() per pass); the wait below looks again.
+		 */
 		if (taken < PDU_BATCH && !c->rxb_len && !c->rx_drained)
 			n = rx_try(c);
-		if (taken < PDU_BATCH && (c->rxb_len || n)) {
-			if (n < 0) {
-				c->why = n == -EPIPE ? "initiator hung up" : "receive failed";
-				break;
-			}
+		if (n < 0) {
+			/* a kill shuts the socket down: say why it ended */
+			c->why = killed(c) ? c->kill_why :
+				 n == -EPIPE ? "initiator hung up" : "receive failed";
+			break;
+		}
+		if (taken < PDU_BATCH && c->rxb_len) {
 			taken++;
 			if (c->q) /* none in a discovery session */
 				scsi_tgt_plug(c->q);
 			goto pdu;
 		}
 		taken = 0;
-		c->rx_drained = false; /* look again after the core's turn */
 		if (c->in_core) {
 			if (scsi_tgt_poll(c->q))
 				continue;
 			if (tx_flush(c))
 				break;
-			n = rx_try(c);
-			if (n < 0) {
-				c->why = n == -EPIPE ? "initiator hung up" : "receive failed";
-				break;
+			r = poll(&pfd, 1, 0);
+			if (r > 0) {
+				c->rx_drained = false;
+				continue;
 			}
-			if (!n) {
+			{
 				struct timespec ts = { 0, 20000 };
 
 				nanosleep(&ts, NULL);
@@ -1382,9 +1396,13 @@ static void full_feature(struct iscsi_conn *c)
 		}
 		if (tx_flush(c))
 			break;
-		r = poll(&pfd, 1, IDLE_WAIT_MS);
-		if (r < 0 && errno != EINTR) {
-			c->why = "poll failed";
+		/* nothing in the core: wait for the peer in recv() itself,
+		 * SO_RCVTIMEO (IDLE_WAIT_MS) bounding it for the stop flag */
+		n = rx_recv(c, 0);
+		if (n < 0) {
+			/* a kill shuts the socket down: say why it ended */
+			c->why = killed(c) ? c->kill_why :
+				 n == -EPIPE ? "initiator hung up" : "receive failed";
 			break;
 		}
 		continue;
@@ -1560,12 +1578,14 @@ void *iscsi_conn_thread(void *arg)
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	struct timeval tv = { .tv_sec = 10 };
+	struct timeval rtv = { .tv_usec = IDLE_WAIT_MS * 1000 };
 	uint64_t t0 = now_ms();
 	char isid[16];
 	int one = 1, r;
 
 	prctl(PR_SET_TIMERSLACK, 1UL);
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &rtv, sizeof(rtv));
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (!getpeername(c->fd, (struct sockaddr *)&ss, &sl))
 		name_addr(&ss, c->peer, sizeof(c->peer));
