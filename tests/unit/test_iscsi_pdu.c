@@ -2,7 +2,8 @@
 /*
  * iSCSI PDU layer: CRC32C digests against RFC 3720 B.4's test vectors,
  * the byte order of a digest on the wire, BHS checks (opcodes, lengths,
- * MaxRecvDataSegmentLength), AHS parsing and padding.
+ * MaxRecvDataSegmentLength), AHS parsing and padding, the NOP-In and
+ * Asynchronous Message the target sends on its own.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -195,6 +196,40 @@ static void test_pad_and_sn(void **state)
 	assert_string_equal(iscsi_opcode_name(0x3a), "unknown");
 }
 
+/* The PDUs the target sends on its own: a NOP-In ping, a logout request. */
+static void test_target_pdus(void **state)
+{
+	static const uint8_t lun[8] = { 0, 3, 0, 0, 0, 0, 0, 0 };
+	uint8_t b[ISCSI_BHS_LEN];
+	unsigned int i;
+
+	(void)state;
+	memset(b, 0xaa, sizeof(b));
+	iscsi_nop_in_ping_init(b, 0x1234, lun);
+	assert_int_equal(b[0], 0x20);
+	assert_int_equal(b[1], 0x80);
+	assert_int_equal(bhs_dsl(b), 0);
+	assert_memory_equal(b + 8, lun, 8);
+	assert_int_equal(get_be32(b + 16), 0xffffffffu);
+	assert_int_equal(get_be32(b + 20), 0x1234);
+	for (i = 24; i < ISCSI_BHS_LEN; i++)
+		assert_int_equal(b[i], 0);
+
+	memset(b, 0xaa, sizeof(b));
+	iscsi_async_logout_init(b, 2);
+	assert_int_equal(b[0], 0x32);
+	assert_int_equal(b[1], 0x80);
+	assert_int_equal(bhs_dsl(b), 0);
+	assert_int_equal(get_be32(b + 16), 0xffffffffu);
+	assert_int_equal(b[36], 1);     /* AsyncEvent: logout requested */
+	assert_int_equal(b[37], 0);     /* AsyncVCode */
+	assert_int_equal(get_be16(b + 38), 0);
+	assert_int_equal(get_be16(b + 40), 0);
+	assert_int_equal(get_be16(b + 42), 2); /* Parameter3: seconds */
+	assert_int_equal(get_be64(b + 8), 0);
+	assert_string_equal(iscsi_opcode_name(b[0]), "Asynchronous Message");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_pdu_check),
 		cmocka_unit_test(test_ahs),
 		cmocka_unit_test(test_pad_and_sn),
+		cmocka_unit_test(test_target_pdus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -124,6 +124,22 @@ void iscsi_bhs_init(uint8_t *bhs, uint8_t opcode, uint8_t flags)
 	bhs[BHS_FLAGS] = flags;
 }
 
+void iscsi_nop_in_ping_init(uint8_t *bhs, uint32_t ttt, const uint8_t *lun)
+{
+	iscsi_bhs_init(bhs, ISCSI_OP_NOP_IN, ISCSI_FLAG_FINAL);
+	memcpy(bhs + BHS_LUN, lun, 8);
+	put_be32(bhs + BHS_ITT, ISCSI_RSVD_TAG);
+	put_be32(bhs + BHS_TTT, ttt);
+}
+
+void iscsi_async_logout_init(uint8_t *bhs, uint16_t seconds)
+{
+	iscsi_bhs_init(bhs, ISCSI_OP_ASYNC, ISCSI_FLAG_FINAL);
+	put_be32(bhs + BHS_ITT, ISCSI_RSVD_TAG);
+	bhs[BHS_ASYNC_EVENT] = ISCSI_ASYNC_LOGOUT_REQUEST;
+	put_be16(bhs + BHS_ASYNC_PARAM3, seconds);
+}
+
 const char *iscsi_opcode_name(uint8_t opcode)
 {
 	static const char *const names[64] = {

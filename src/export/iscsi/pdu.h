@@ -116,6 +116,23 @@ static inline uint32_t iscsi_digest_get(const uint8_t *p)
  */
 void iscsi_bhs_init(uint8_t *bhs, uint8_t opcode, uint8_t flags);
 
+/**
+ * iscsi_nop_in_ping_init() - a NOP-In the target sends on its own to
+ * ask for a NOP-Out (RFC 7143 11.19): F set, ITT 0xffffffff, @ttt (not
+ * 0xffffffff: an answer is wanted), @lun (8 bytes, as on the wire),
+ * which the answer copies back; no data.  The caller sets StatSN (the
+ * next one, which this PDU does not advance), ExpCmdSN and MaxCmdSN.
+ */
+void iscsi_nop_in_ping_init(uint8_t *bhs, uint32_t ttt, const uint8_t *lun);
+
+/**
+ * iscsi_async_logout_init() - an Asynchronous Message asking the
+ * initiator to log out (RFC 7143 11.9.1, AsyncEvent 1) within @seconds
+ * (Parameter3); F set, ITT 0xffffffff, no data.  The caller sets StatSN,
+ * ExpCmdSN and MaxCmdSN.
+ */
+void iscsi_async_logout_init(uint8_t *bhs, uint16_t seconds);
+
 /** iscsi_opcode_name() - "SCSI Command", ... for logs ("unknown"). */
 const char *iscsi_opcode_name(uint8_t opcode);
 

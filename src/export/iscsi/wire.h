@@ -124,6 +124,18 @@ enum iscsi_tmf_response {
 
 /* Asynchronous Message (11.9). */
 #define BHS_ASYNC_EVENT 36
+#define BHS_ASYNC_VCODE 37
+#define BHS_ASYNC_PARAM1 38
+#define BHS_ASYNC_PARAM2 40
+#define BHS_ASYNC_PARAM3 42
+enum iscsi_async_event {
+	ISCSI_ASYNC_SCSI_EVENT = 0,     /* sense data in the data segment */
+	ISCSI_ASYNC_LOGOUT_REQUEST = 1, /* Parameter3: seconds to log out in */
+	ISCSI_ASYNC_DROP_CONNECTION = 2,
+	ISCSI_ASYNC_DROP_SESSION = 3,
+	ISCSI_ASYNC_RENEGOTIATE = 4,
+	ISCSI_ASYNC_VENDOR = 255,
+};
 
 /* Text Request/Response (11.10, 11.11), Login (11.12, 11.13). */
 #define ISCSI_TEXT_C 0x40
