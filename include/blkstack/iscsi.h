@@ -69,6 +69,11 @@ struct blk_iscsi_target {
  * @chap_secrets: a CHAP secrets file (docs/iscsi.md, "CHAP"), or NULL.
  *	With it every login must authenticate with CHAP (RFC 7143 12.1.3);
  *	mutual CHAP when it names the target's own secret.
+ * @nopin_ms: keep-alive (RFC 7143 11.19): a connection in full feature
+ *	phase that has received nothing for this long gets a NOP-In asking
+ *	for a NOP-Out; one that does not answer within as long again is
+ *	dropped as dead (0: no keep-alive; blkstack serve's default is
+ *	15 s).
  */
 struct blk_iscsi_server_config {
 	const struct blk_iscsi_target *targets;
@@ -79,6 +84,7 @@ struct blk_iscsi_server_config {
 	unsigned int stop_deadline_ms;
 	void *log;
 	const char *chap_secrets;
+	unsigned int nopin_ms;
 };
 
 struct blk_iscsi_server;

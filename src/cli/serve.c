@@ -114,6 +114,9 @@ void serve_usage(FILE *f)
 		"  --iscsi-chap=FILE      require CHAP: lines 'initiator NAME SECRET' (and\n"
 		"                         'target NAME SECRET' for mutual CHAP); refused when\n"
 		"                         its group or others may read it\n"
+		"  --iscsi-nopin=S        iSCSI keep-alive: a NOP-In to a connection idle this\n"
+		"                         long, dropped if unanswered within as long again,\n"
+		"                         0..3600 seconds (15; 0: off)\n"
 		"  --max-connections=N    connections at once, 1..1024 (64)\n"
 		"  --max-inflight=N       requests run at once per connection, 1..1024 (64)\n"
 		"  --spin-us=US           poll an idle connection this long before sleeping,\n"
@@ -305,7 +308,7 @@ int serve_main(int argc, char **argv)
 	pthread_t ith;
 	bool ith_started = false;
 	const char *iscsi = NULL, *iscsi_chap = NULL;
-	unsigned int iscsi_max_cmds = 32;
+	unsigned int iscsi_max_cmds = 32, iscsi_nopin = 15;
 	struct serve_export defaults = { .name = "" }, *ex, *cur;
 	struct blk_nbd_export nexp[MAX_EXPORTS];
 	struct blk_dev *devs[MAX_EXPORTS] = { 0 };
@@ -369,6 +372,9 @@ int serve_main(int argc, char **argv)
 			iscsi_chap = arg + strlen("--iscsi-chap=");
 		} else if (!strcmp(name, "iscsi-max-cmds")) {
 			if (parse_uint(name, val, 256, &iscsi_max_cmds))
+				goto out;
+		} else if (!strcmp(name, "iscsi-nopin")) {
+			if (parse_range(name, val, 0, 3600, &iscsi_nopin))
 				goto out;
 		} else if (!strcmp(name, "max-connections")) {
 			if (parse_uint(name, val, 1024, &max_conn))
@@ -526,6 +532,7 @@ int serve_main(int argc, char **argv)
 		icfg.stop_deadline_ms = stop_deadline_ms;
 		icfg.log = stderr;
 		icfg.chap_secrets = iscsi_chap;
+		icfg.nopin_ms = iscsi_nopin * 1000;
 		if (blk_iscsi_server_create(&icfg, &isrv, err, sizeof(err))) {
 			fprintf(stderr, "blkstack serve: %s\n", err);
 			goto out;

@@ -180,6 +180,8 @@ def check(addr, what, target):
         return tmf_other_nexus(addr, target, 4, (0x2f, 0x00))
     if what == "lun_reset_tas":
         return tmf_other_nexus(addr, target, 5, (0x29, 0x03))
+    if what.startswith("nopin_"):
+        return nopin(addr, target, what)
     s, cmdsn, statsn = login(addr, target)
     if what == "nop":
         s.sendall(bhs(0x00, 0x80, dsl=5, itt=7, f20=0xffffffff, f24=cmdsn) + pad(b"hello"))
@@ -226,6 +228,82 @@ def check(addr, what, target):
         # stay logged in, idle, until the server ends the connection
         return closed(s, timeout=30), "server closed the idle session"
     return False, "unknown check " + what
+
+
+def nop_out_answer(s, h, cmdsn):
+    """Answer the target's NOP-In @h (11.18): immediate, ITT 0xffffffff,
+    its TTT and LUN copied back."""
+    s.sendall(bhs(0x40, 0x80, lun=struct.unpack(">Q", h[8:16])[0],
+                  itt=0xffffffff, f20=struct.unpack(">I", h[20:24])[0],
+                  f24=cmdsn))
+
+
+def is_ping(h):
+    """A NOP-In asking for an answer (11.19): F, ITT 0xffffffff, a TTT."""
+    itt, ttt = struct.unpack(">II", h[16:24])
+    return (h[0] == 0x20 and h[1] & 0x80 and itt == 0xffffffff and
+            ttt != 0xffffffff and h[5:8] == b"\0\0\0")
+
+
+def nopin(addr, target, what):
+    """Keep-alive against a server started with --iscsi-nopin=1 (11.19).
+    nopin_answer: a NOP-In ping comes after about a second of silence
+    (F, ITT 0xffffffff, a TTT, no data, StatSN the next one without
+    advancing it); answered, the connection stays past the response
+    timeout and the next ping has another TTT; a ping of ours then gets
+    the StatSN the target pings did not advance.  nopin_silent: answered
+    with a wrong TTT only, the connection is closed about a second after
+    the ping.  nopin_busy: a connection that keeps sending gets no ping;
+    once it stops, one comes."""
+    isid = bytes([0x80, 0, 0, 0, 0x0f, {"nopin_answer": 1, "nopin_silent": 2,
+                                       "nopin_busy": 3}[what]])
+    s, cmdsn, statsn = login(addr, target, isid=isid)
+    s.settimeout(5)
+    t0 = time.monotonic()
+    if what == "nopin_busy":
+        for i in range(7):
+            s.sendall(bhs(0x40, 0x80, itt=100 + i, f20=0xffffffff, f24=cmdsn))
+            h, _ = recv_pdu(s)
+            if h[0] != 0x20 or struct.unpack(">I", h[16:20])[0] != 100 + i:
+                return False, "busy: %s itt 0x%x instead of our ping's answer" % (
+                    "a NOP-In ping" if is_ping(h) else "opcode %02x" % h[0],
+                    struct.unpack(">I", h[16:20])[0])
+            time.sleep(0.4)
+        busy = time.monotonic() - t0
+        t1 = time.monotonic()
+        h, _ = recv_pdu(s)
+        idle = time.monotonic() - t1
+        ok = is_ping(h) and idle < 2
+        return ok, "no ping in %.1f s of traffic; then %s after %.2f s idle" % (
+            busy, "a ping" if is_ping(h) else "opcode %02x" % h[0], idle)
+    h, _ = recv_pdu(s)
+    t1 = time.monotonic() - t0
+    ttt1, sn1 = struct.unpack(">I", h[20:24])[0], struct.unpack(">I", h[24:28])[0]
+    ok = is_ping(h) and 0.8 <= t1 <= 2.5 and sn1 == (statsn + 1) & 0xffffffff
+    first = "ping after %.2f s: opcode %02x flags %02x ITT 0x%x TTT 0x%x StatSN %d (want %d)" % (
+        t1, h[0], h[1], struct.unpack(">I", h[16:20])[0], ttt1, sn1, statsn + 1)
+    if what == "nopin_silent":
+        # an answer with another TTT does not count
+        s.sendall(bhs(0x40, 0x80, itt=0xffffffff, f20=ttt1 ^ 0x5a5a, f24=cmdsn))
+        t2 = time.monotonic()
+        gone = closed(s, timeout=5)
+        took = time.monotonic() - t2
+        ok = ok and gone and 0.7 <= took <= 1.8
+        return ok, "%s; unanswered (a wrong TTT): closed %s %.2f s later" % (first, gone, took)
+    nop_out_answer(s, h, cmdsn)
+    h2, _ = recv_pdu(s)
+    t2 = time.monotonic() - t0
+    ttt2, sn2 = struct.unpack(">I", h2[20:24])[0], struct.unpack(">I", h2[24:28])[0]
+    ok = ok and is_ping(h2) and ttt2 != ttt1 and sn2 == sn1 and t2 - t1 >= 0.8
+    nop_out_answer(s, h2, cmdsn)
+    time.sleep(0.5)
+    s.sendall(bhs(0x40, 0x80, itt=9, f20=0xffffffff, f24=cmdsn))
+    h3, _ = recv_pdu(s)
+    sn3 = struct.unpack(">I", h3[24:28])[0]
+    ok = (ok and h3[0] == 0x20 and struct.unpack(">I", h3[16:20])[0] == 9 and
+          sn3 == sn1 and time.monotonic() - t0 > 2.5)
+    return ok, "%s; answered: a second ping after %.2f s, TTT 0x%x StatSN %d; our ping answered with StatSN %d, alive %.1f s" % (
+        first, t2, ttt2, sn2, sn3, time.monotonic() - t0)
 
 
 def r2t_flow(addr, target):

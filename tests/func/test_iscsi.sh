@@ -5,7 +5,8 @@
 # target, a removable one, CHAP one-way and mutual, raw wire
 # checks of bad input (iscsi_raw.py), CLEAR TASK SET and LOGICAL UNIT
 # RESET across two sessions, a subset of iscsi-test-cu's suites,
-# the log lines, and the stop with a session logged in.
+# the log lines, the stop with a session logged in, and the NOP-In
+# keep-alive.
 source "$(dirname "$0")/lib.sh" "$@"
 RAWPY="$(dirname "$0")/iscsi_raw.py"
 SRV_PID=
@@ -178,6 +179,41 @@ wait "$SRV_PID"
 rc=$?
 SRV_PID=
 check "the slow server stops with status 0" test $rc -eq 0
+
+# keep-alive (RFC 7143 11.19) on a server pinging after 1 s of silence:
+# raw sessions answering the NOP-In, not answering it, busy; qemu
+# (libiscsi) answering it while idle, copying data
+"$BLKSTACK" serve --iscsi=127.0.0.1:0 --dev=ram --size=8M --iscsi-nopin=1 \
+	2>"$TMP/nopin.log" &
+SRV_PID=$!
+PORT=
+for i in $(seq 100); do
+	PORT=$(sed -n 's/.*iscsi listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/nopin.log")
+	[ -n "$PORT" ] && break
+	sleep 0.05
+done
+N=iscsi://127.0.0.1:$PORT/$T:default/0
+for c in nopin_answer nopin_silent nopin_busy; do
+	timeout 60 python3 "$RAWPY" "127.0.0.1:$PORT" "$c" "$T:default" >"$TMP/$c" 2>&1 &
+	eval "KA_$c=\$!"
+done
+timeout 20 qemu-io -f raw -c 'write -P 0x5a 0 64k' -c 'sleep 3500' -c 'read -P 0x5a 0 64k' "$N" >"$TMP/qio" 2>&1
+check "qemu-io: a session idle 3.5 s between its commands survives (libiscsi answers the NOP-Ins)" test $? -eq 0
+check "... and its data reads back" grep -q "read 65536/65536 bytes" "$TMP/qio"
+check "qemu-img writes 4 MiB with the keep-alive on" timeout 60 qemu-img convert -n -f raw -O raw "$TMP/in.img" "$N"
+check "qemu-img compare with the keep-alive on: identical" timeout 60 qemu-img compare -f raw -F raw "$TMP/in.img" "$N"
+for c in nopin_answer nopin_silent nopin_busy; do
+	eval "wait \$KA_$c"
+	check "wire: $c ($(cat "$TMP/$c"))" test $? -eq 0
+done
+check "qemu's idle session was pinged and logged out normally" grep -qE "logout: initiator 'iqn.2008-11.org.linux-kvm.* [1-9][0-9]* NOP-In pings, .*: logout \(session\)$" "$TMP/nopin.log"
+check "the unanswered ping is logged as a dead initiator" grep -q "logout: .*no NOP-Out answered the NOP-In ping (TTT 0x[0-9a-f]*) within 1000 ms: initiator dead" "$TMP/nopin.log"
+check "only that session was dropped" test "$(grep -c 'initiator dead' "$TMP/nopin.log")" -eq 1
+kill -TERM "$SRV_PID"
+wait "$SRV_PID"
+rc=$?
+SRV_PID=
+check "the keep-alive server stops with status 0" test $rc -eq 0
 
 # CHAP: a secrets file others may read is refused; then one-way and
 # mutual CHAP with libiscsi (which checks the target's answer)

@@ -7,8 +7,10 @@
  * The thread owns a scsi_tgt queue: commands are submitted and complete
  * on it (from scsi_tgt_poll(), which the loop calls while commands are
  * in the core).
- * The socket is blocking with short poll() waits so that the stop flag
- * and a session reinstatement (iscsi_conn_kill()) are seen within 100 ms.
+ * The socket is blocking with short waits (SO_RCVTIMEO, poll()) so that
+ * the stop flag and a session reinstatement (iscsi_conn_kill()) are seen
+ * within 100 ms; those waits are also where the keep-alive looks at the
+ * clock (a NOP-In to an idle initiator, 11.19).
  *
  * Received bytes go through a 64 KiB buffer the PDU parser reads from
  * (data segments of 16 KiB or more that have not arrived yet are received
@@ -54,6 +56,7 @@
 #define TXA_SIZE (16u << 10)   /* headers and small data of a batch */
 #define TX_COPY_MAX 512        /* larger unstable data: sent at once */
 #define PDU_BATCH 64           /* PDUs taken before the core is polled */
+#define KA_SLEEPS 2048         /* empty 20 us waits between keep-alive looks */
 
 enum task_state {
 	TASK_DATA,      /* waiting for Data-Out */
@@ -124,6 +127,14 @@ struct iscsi_conn {
 	bool stopping;
 	uint64_t rx_bytes, tx_bytes, cmds;
 	uint64_t dropped;       /* requests outside the CmdSN window */
+	/* keep-alive (11.19): rx_bytes at the last look and when it last
+	 * changed; the NOP-In ping outstanding, if any */
+	uint64_t ka_rx, ka_since;
+	unsigned int ka_sleeps;
+	bool ping_out;
+	uint32_t ping_ttt;
+	uint64_t ping_sent, pings;
+	char why_buf[128];
 	uint32_t aborted_itt[ABORTED_RING];
 	unsigned int aborted_pos;
 	/* the PDU being handled */
@@ -932,7 +943,13 @@ static int handle_nop_out(struct iscsi_conn *c)
 	if (r)
 		return r == -EBADMSG ? send_reject(c, ISCSI_REJECT_DATA_DIGEST) : r;
 	if (itt == ISCSI_RSVD_TAG) {
-		/* a ping answer, or one that wants none: must be immediate */
+		/*
+		 * 11.18: the answer to our NOP-In ping (its Target Transfer
+		 * Tag copied back), or a NOP-Out that wants no answer; neither
+		 * gets one.  A TTT of no ping outstanding is dropped.
+		 */
+		if (c->ping_out && get_be32(c->bhs + BHS_TTT) == c->ping_ttt)
+			c->ping_out = false;
 		return 0;
 	}
 	if (!cmdsn_accept(c))
@@ -944,6 +961,56 @@ static int handle_nop_out(struct iscsi_conn *c)
 	put_sn(c, bhs, true);
 	/* echo the ping data, as much as the initiator takes in one PDU */
 	return tx_pdu(c, bhs, c->rx, len < c->peer_mrdsl ? len : c->peer_mrdsl);
+}
+
+/* A NOP-In ping unanswered for nopin_ms: the connection is dead. */
+static bool ping_overdue(struct iscsi_conn *c, uint64_t now)
+{
+	if (now - c->ping_sent < c->srv->cfg.nopin_ms)
+		return false;
+	snprintf(c->why_buf, sizeof(c->why_buf),
+		 "no NOP-Out answered the NOP-In ping (TTT 0x%x) within %u ms: initiator dead",
+		 c->ping_ttt, c->srv->cfg.nopin_ms);
+	c->why = c->why_buf;
+	return true;
+}
+
+/*
+ * Keep-alive (RFC 7143 11.19).  Called where the thread waits for lack of
+ * anything to do (after a receive wait that timed out, every KA_SLEEPS
+ * empty passes with commands in the core): the clock is read here, not per
+ * PDU, and activity is rx_bytes having moved since the last look.  A
+ * connection that has received nothing for nopin_ms gets a NOP-In with a
+ * Target Transfer Tag, which asks for a NOP-Out; one whose ping stays
+ * unanswered for nopin_ms more ends.  Return 0; -ETIMEDOUT or -EPIPE: the
+ * connection ends (c->why says why).
+ */
+static int keepalive(struct iscsi_conn *c)
+{
+	static const uint8_t lun0[8];
+	uint8_t bhs[ISCSI_BHS_LEN];
+	uint64_t now = now_ms();
+
+	if (c->rx_bytes != c->ka_rx) {
+		c->ka_rx = c->rx_bytes;
+		c->ka_since = now;
+	}
+	if (c->ping_out)
+		return ping_overdue(c, now) ? -ETIMEDOUT : 0;
+	if (now - c->ka_since < c->srv->cfg.nopin_ms)
+		return 0;
+	c->ping_ttt = c->next_ttt++;
+	if (c->ping_ttt == ISCSI_RSVD_TAG)
+		c->ping_ttt = c->next_ttt++;
+	c->ping_out = true;
+	c->ping_sent = now;
+	c->pings++;
+	iscsi_nop_in_ping_init(bhs, c->ping_ttt, lun0);
+	/* 11.19: the next StatSN, not advanced (the ITT is 0xffffffff) */
+	put_sn(c, bhs, false);
+	if (tx_pdu(c, bhs, NULL, 0) || tx_flush(c))
+		return -EPIPE;
+	return 0;
 }
 
 /* End every task of @lun (all LUNs: UINT64_MAX) of this connection. */
@@ -1331,8 +1398,11 @@ static int ffp_pdu(struct iscsi_conn *c)
 static void full_feature(struct iscsi_conn *c)
 {
 	unsigned int taken = 0;
+	bool ka = c->srv->cfg.nopin_ms != 0;
 	int r;
 
+	c->ka_since = now_ms();
+	c->ka_rx = c->rx_bytes;
 	while (!c->closing) {
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 		ssize_t n = 0;
@@ -1355,6 +1425,10 @@ static void full_feature(struct iscsi_conn *c)
 			c->why = "server stopping";
 			break;
 		}
+		/* a ping outstanding: its answer is due even while busy */
+		if (__builtin_expect(c->ping_out, 0) && ka &&
+		    ping_overdue(c, now_ms()))
+			break;
 		/*
 		 * A recv() that did not fill the buffer left the socket empty
 		 * (rx_drained): another would only contend for the socket's
@@ -1392,6 +1466,13 @@ static void full_feature(struct iscsi_conn *c)
 
 				nanosleep(&ts, NULL);
 			}
+			/* commands in the core, nothing received: the
+			 * keep-alive looks now and then */
+			if (ka && ++c->ka_sleeps >= KA_SLEEPS) {
+				c->ka_sleeps = 0;
+				if (keepalive(c))
+					break;
+			}
 			continue;
 		}
 		if (tx_flush(c))
@@ -1405,6 +1486,9 @@ static void full_feature(struct iscsi_conn *c)
 				 n == -EPIPE ? "initiator hung up" : "receive failed";
 			break;
 		}
+		/* the wait timed out: the keep-alive looks at the clock */
+		if (!n && ka && keepalive(c))
+			break;
 		continue;
 pdu:
 		r = ffp_pdu(c);
@@ -1635,10 +1719,10 @@ void *iscsi_conn_thread(void *arg)
 	fflush(srv->log);
 	full_feature(c);
 	fprintf(srv->log,
-		"iscsi: conn %lu %s logout: initiator '%s' isid 0x%s tsih %u %.3f s, %llu commands, %llu dropped (CmdSN), rx %llu B tx %llu B: %s\n",
+		"iscsi: conn %lu %s logout: initiator '%s' isid 0x%s tsih %u %.3f s, %llu commands, %llu dropped (CmdSN), %llu NOP-In pings, rx %llu B tx %llu B: %s\n",
 		c->id, c->peer, c->p.initiator_name, isid, l.tsih,
 		(double)(now_ms() - t0) / 1000.0, (unsigned long long)c->cmds,
-		(unsigned long long)c->dropped,
+		(unsigned long long)c->dropped, (unsigned long long)c->pings,
 		(unsigned long long)c->rx_bytes, (unsigned long long)c->tx_bytes,
 		c->why ? c->why : "closed");
 	fflush(srv->log);
