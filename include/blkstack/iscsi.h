@@ -119,8 +119,10 @@ unsigned int blk_iscsi_server_port(const struct blk_iscsi_server *srv);
  *
  * On stop: no new connections; connections in login are closed;
  * connections in full feature phase take no new command, finish the ones
- * in flight, send their responses and close; then every target's device
- * is flushed.
+ * in flight, send their responses, ask the initiator to log out (an
+ * Asynchronous Message, RFC 7143 11.9.1) and wait a little for it (at
+ * most 2 s, and a quarter of the stop deadline), then close; then every
+ * target's device is flushed.
  * Return: 0; -ETIMEDOUT when commands were still in flight at the stop
  * deadline (the devices must not be closed: exit without flushing);
  * -errno from poll() other than EINTR.

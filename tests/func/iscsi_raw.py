@@ -182,6 +182,9 @@ def check(addr, what, target):
         return tmf_other_nexus(addr, target, 5, (0x29, 0x03))
     if what.startswith("nopin_"):
         return nopin(addr, target, what)
+    if what == "stop_logout":
+        s, cmdsn, _ = login(addr, target, isid=bytes([0x80, 0, 0, 0, 0x0e, 1]))
+        return stop_logout(s, cmdsn)
     s, cmdsn, statsn = login(addr, target)
     if what == "nop":
         s.sendall(bhs(0x00, 0x80, dsl=5, itt=7, f20=0xffffffff, f24=cmdsn) + pad(b"hello"))
@@ -225,8 +228,7 @@ def check(addr, what, target):
         itt = struct.unpack(">I", h[16:20])[0]
         return h[0] == 0x21 and itt == 5, "first answer itt %d (want 5)" % itt
     if what == "hold":
-        # stay logged in, idle, until the server ends the connection
-        return closed(s, timeout=30), "server closed the idle session"
+        return hold(s, cmdsn, statsn)
     return False, "unknown check " + what
 
 
@@ -243,6 +245,65 @@ def is_ping(h):
     itt, ttt = struct.unpack(">II", h[16:24])
     return (h[0] == 0x20 and h[1] & 0x80 and itt == 0xffffffff and
             ttt != 0xffffffff and h[5:8] == b"\0\0\0")
+
+
+def wait_async(s, cmdsn, timeout=30):
+    """Idle until an Asynchronous Message comes, answering NOP-In pings
+    on the way; the message's header and when it came."""
+    s.settimeout(timeout)
+    while True:
+        h, _ = recv_pdu(s)
+        if is_ping(h):
+            nop_out_answer(s, h, cmdsn)
+            continue
+        return h, time.monotonic()
+
+
+def check_async_logout(h):
+    """An Asynchronous Message asking for a Logout (11.9.1): AsyncEvent 1,
+    Parameter3 the seconds the initiator has, ITT 0xffffffff, the CmdSN
+    window closed (MaxCmdSN = ExpCmdSN - 1)."""
+    itt, = struct.unpack(">I", h[16:20])
+    expcmdsn, maxcmdsn = struct.unpack(">II", h[28:36])
+    p3, = struct.unpack(">H", h[42:44])
+    ok = (h[0] == 0x32 and h[1] & 0x80 and itt == 0xffffffff and h[36] == 1
+          and 1 <= p3 <= 2 and maxcmdsn == (expcmdsn - 1) & 0xffffffff)
+    return ok, p3, "opcode %02x AsyncEvent %d Parameter3 %d ExpCmdSN %d MaxCmdSN %d" % (
+        h[0], h[36], p3, expcmdsn, maxcmdsn)
+
+
+def hold(s, cmdsn, statsn):
+    """Stay logged in, idle (answering NOP-In pings), until the server
+    stops: it asks for a Logout (Asynchronous Message, AsyncEvent 1) and,
+    with none coming, closes the connection once Parameter3 seconds have
+    gone, not before about half of them."""
+    h, t = wait_async(s, cmdsn)
+    ok, p3, msg = check_async_logout(h)
+    gone = closed(s, timeout=p3 + 2)
+    took = time.monotonic() - t
+    ok = ok and gone and p3 / 8 <= took <= p3 + 1.5
+    return ok, "%s; closed %s %.2f s after it" % (msg, gone, took)
+
+
+def stop_logout(s, cmdsn):
+    """At the stop: the Asynchronous Message asking for a Logout; a new
+    command then gets Reject "waiting for logout" (0x0c); the Logout is
+    answered and the connection closed at once."""
+    h, _ = wait_async(s, cmdsn)
+    ok1, _, msg = check_async_logout(h)
+    s.sendall(bhs(0x41, 0x80, itt=0x66, f24=cmdsn, rest=bytes(16)))  # TUR, immediate
+    h, _ = recv_pdu(s)
+    ok2 = h[0] == 0x3f and h[2] == 0x0c
+    s.sendall(bhs(0x46, 0x80, itt=0x77, f24=cmdsn))  # Logout, session, immediate
+    h, _ = recv_pdu(s)
+    t = time.monotonic()
+    ok3 = h[0] == 0x26 and h[2] == 0 and struct.unpack(">I", h[16:20])[0] == 0x77
+    gone = closed(s, timeout=2)
+    took = time.monotonic() - t
+    ok = ok1 and ok2 and ok3 and gone and took < 1
+    return ok, "%s; TUR: Reject %s; Logout Response %02x/%d; closed %s %.2f s after" % (
+        msg, "0x0c" if ok2 else "opcode %02x reason %02x" % (h[0], h[2]),
+        h[0], h[2], gone, took)
 
 
 def nopin(addr, target, what):

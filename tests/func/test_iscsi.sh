@@ -5,8 +5,8 @@
 # target, a removable one, CHAP one-way and mutual, raw wire
 # checks of bad input (iscsi_raw.py), CLEAR TASK SET and LOGICAL UNIT
 # RESET across two sessions, a subset of iscsi-test-cu's suites,
-# the log lines, the stop with a session logged in, and the NOP-In
-# keep-alive.
+# the log lines, the stop with sessions logged in (asked to log out),
+# and the NOP-In keep-alive.
 source "$(dirname "$0")/lib.sh" "$@"
 RAWPY="$(dirname "$0")/iscsi_raw.py"
 SRV_PID=
@@ -138,21 +138,31 @@ check "a failed login logged with its status" grep -q "login failed: .*target no
 check "session reinstatement logged" grep -q "logout: .*session reinstated by a new login" "$TMP/server.log"
 check "logins and logouts pair up" test "$(grep -c ' login: ' "$TMP/server.log")" -eq "$(grep -c ' logout: ' "$TMP/server.log")"
 
-# the stop with a session logged in: it ends, the server exits 0
+# the stop with two sessions logged in: each is asked to log out (an
+# Asynchronous Message, AsyncEvent 1, RFC 7143 11.9.1); one does and is
+# answered, the other does not and is closed 2 s later; the server exits 0
 raw hold >"$TMP/hold" 2>&1 &
 HOLD=$!
+raw stop_logout >"$TMP/stop_logout" 2>&1 &
+STOPLO=$!
 for i in $(seq 100); do
-	[ "$(grep -c ' login: ' "$TMP/server.log")" -gt "$(grep -c ' logout: ' "$TMP/server.log")" ] && break
+	[ "$(grep -c ' login: ' "$TMP/server.log")" -ge "$(( $(grep -c ' logout: ' "$TMP/server.log") + 2 ))" ] && break
 	sleep 0.05
 done
+t0=$(date +%s%N)
 kill -TERM "$SRV_PID"
 wait "$SRV_PID"
 rc=$?
+took=$(( ($(date +%s%N) - t0) / 1000000 ))
 SRV_PID=
 check "SIGTERM stops the server with status 0" test $rc -eq 0
+check "the stop ends within 4 s, the Logout awaited 2 s at most (took $took ms)" test "$took" -lt 4000
 wait "$HOLD"
-check "the logged-in session was ended by the stop" test $? -eq 0
-check "its logout line says why" grep -q "logout: .*server stopping" "$TMP/server.log"
+check "a session that does not log out: the Asynchronous Message, then the close ($(cat "$TMP/hold"))" test $? -eq 0
+wait "$STOPLO"
+check "a session that logs out when asked: answered, closed ($(cat "$TMP/stop_logout"))" test $? -eq 0
+check "its logout line says why" grep -q "logout: .*server stopping: no Logout within 2000 ms of the Asynchronous Message" "$TMP/server.log"
+check "the Logout asked for is logged" grep -q "logout: .*server stopping: logout (session) as the Asynchronous Message asked" "$TMP/server.log"
 check "the device was flushed" grep -q "iscsi: target '$T:a' LUN 0: flushed" "$TMP/server.log"
 check "the removable target flushed" grep -q "iscsi: target '$T:rm' LUN 0: flushed" "$TMP/server.log"
 check "LUN 1 of target a flushed too" grep -q "iscsi: target '$T:a' LUN 1: flushed" "$TMP/server.log"
@@ -180,11 +190,12 @@ rc=$?
 SRV_PID=
 check "the slow server stops with status 0" test $rc -eq 0
 
-# keep-alive (RFC 7143 11.19) on a server pinging after 1 s of silence:
-# raw sessions answering the NOP-In, not answering it, busy; qemu
-# (libiscsi) answering it while idle, copying data
+# keep-alive (RFC 7143 11.19) on a server pinging after 1 s of silence,
+# stop deadline 2 s (the Logout is awaited 500 ms): raw sessions answering
+# the NOP-In, not answering it, busy; qemu (libiscsi) answering it while
+# idle, copying data, and logging out when the stop asks
 "$BLKSTACK" serve --iscsi=127.0.0.1:0 --dev=ram --size=8M --iscsi-nopin=1 \
-	2>"$TMP/nopin.log" &
+	--stop-deadline-ms=2000 2>"$TMP/nopin.log" &
 SRV_PID=$!
 PORT=
 for i in $(seq 100); do
@@ -209,11 +220,25 @@ done
 check "qemu's idle session was pinged and logged out normally" grep -qE "logout: initiator 'iqn.2008-11.org.linux-kvm.* [1-9][0-9]* NOP-In pings, .*: logout \(session\)$" "$TMP/nopin.log"
 check "the unanswered ping is logged as a dead initiator" grep -q "logout: .*no NOP-Out answered the NOP-In ping (TTT 0x[0-9a-f]*) within 1000 ms: initiator dead" "$TMP/nopin.log"
 check "only that session was dropped" test "$(grep -c 'initiator dead' "$TMP/nopin.log")" -eq 1
+timeout 20 qemu-io -f raw -c 'read -P 0x5a 0 64k' -c 'sleep 15000' "$N" >"$TMP/qio2" 2>&1 &
+QIO=$!
+raw_n() { timeout 60 python3 "$RAWPY" "127.0.0.1:$PORT" "$1" "$T:default"; }
+raw_n hold >"$TMP/hold2" 2>&1 &
+HOLD=$!
+sleep 2.5  # qemu and the raw session idle: pinged, answering
+t0=$(date +%s%N)
 kill -TERM "$SRV_PID"
 wait "$SRV_PID"
 rc=$?
+took=$(( ($(date +%s%N) - t0) / 1000000 ))
 SRV_PID=
-check "the keep-alive server stops with status 0" test $rc -eq 0
+check "the keep-alive server stops with status 0, within its 2 s deadline ($took ms)" test $rc -eq 0
+wait "$HOLD"
+check "a session not logging out is closed 500 ms after the Asynchronous Message ($(cat "$TMP/hold2"))" test $? -eq 0
+check "qemu (libiscsi) logged out as the Asynchronous Message asked" grep -qE "logout: initiator 'iqn.2008-11.org.linux-kvm.* [1-9][0-9]* NOP-In pings, .*: server stopping: logout \(session\) as the Asynchronous Message asked" "$TMP/nopin.log"
+check "the other was closed after 500 ms" grep -q "server stopping: no Logout within 500 ms" "$TMP/nopin.log"
+kill "$QIO" 2>/dev/null
+wait "$QIO" 2>/dev/null
 
 # CHAP: a secrets file others may read is refused; then one-way and
 # mutual CHAP with libiscsi (which checks the target's answer)

@@ -10,7 +10,9 @@
  * The socket is blocking with short waits (SO_RCVTIMEO, poll()) so that
  * the stop flag and a session reinstatement (iscsi_conn_kill()) are seen
  * within 100 ms; those waits are also where the keep-alive looks at the
- * clock (a NOP-In to an idle initiator, 11.19).
+ * clock (a NOP-In to an idle initiator, 11.19).  At the stop the
+ * initiator is asked to log out (an Asynchronous Message, 11.9.1) once
+ * its commands have been answered.
  *
  * Received bytes go through a 64 KiB buffer the PDU parser reads from
  * (data segments of 16 KiB or more that have not arrived yet are received
@@ -57,6 +59,7 @@
 #define TX_COPY_MAX 512        /* larger unstable data: sent at once */
 #define PDU_BATCH 64           /* PDUs taken before the core is polled */
 #define KA_SLEEPS 2048         /* empty 20 us waits between keep-alive looks */
+#define STOP_LOGOUT_MS 2000    /* longest wait for a Logout at the stop */
 
 enum task_state {
 	TASK_DATA,      /* waiting for Data-Out */
@@ -134,6 +137,9 @@ struct iscsi_conn {
 	bool ping_out;
 	uint32_t ping_ttt;
 	uint64_t ping_sent, pings;
+	/* stopping: the Asynchronous Message went, a Logout is awaited until */
+	uint64_t logout_by;
+	unsigned int logout_wait;
 	char why_buf[128];
 	uint32_t aborted_itt[ABORTED_RING];
 	unsigned int aborted_pos;
@@ -1013,6 +1019,35 @@ static int keepalive(struct iscsi_conn *c)
 	return 0;
 }
 
+/*
+ * At the stop, once the connection's commands have been answered: ask the
+ * initiator to log out (11.9.1, AsyncEvent 1, Parameter3 the seconds it
+ * has) and wait for its Logout until STOP_LOGOUT_MS, or a quarter of the
+ * server's stop deadline, after the stop was seen at @seen (past the
+ * deadline the server exits unflushed).  Return false when that time has
+ * already gone (the connection closes at once).
+ */
+static bool ask_logout(struct iscsi_conn *c, uint64_t seen)
+{
+	unsigned int dl = c->srv->cfg.stop_deadline_ms ?
+			  c->srv->cfg.stop_deadline_ms : 30000;
+	unsigned int wait = dl / 4 < STOP_LOGOUT_MS ? dl / 4 : STOP_LOGOUT_MS;
+	uint8_t bhs[ISCSI_BHS_LEN];
+
+	if (now_ms() >= seen + wait || tx_failed(c))
+		return false;
+	iscsi_async_logout_init(bhs, (uint16_t)((wait + 999) / 1000));
+	/* an unsolicited status: StatSN advances (as LIO, and Linux's
+	 * initiator expects: ExpStatSN = this StatSN + 1); the CmdSN window
+	 * is closed (max_cmdsn() while stopping) */
+	put_sn(c, bhs, true);
+	if (tx_pdu(c, bhs, NULL, 0) || tx_flush(c))
+		return false;
+	c->logout_by = seen + wait;
+	c->logout_wait = wait;
+	return true;
+}
+
 /* End every task of @lun (all LUNs: UINT64_MAX) of this connection. */
 static void abort_waiting(struct iscsi_conn *c, uint64_t lun)
 {
@@ -1300,8 +1335,13 @@ static int handle_logout(struct iscsi_conn *c)
 	tx_pdu(c, bhs, NULL, 0);
 	if (resp == ISCSI_LOGOUT_OK) {
 		c->closing = true;
-		c->why = reason == ISCSI_LOGOUT_SESSION ? "logout (session)" :
-			 "logout (connection)";
+		if (c->logout_by)
+			c->why = reason == ISCSI_LOGOUT_SESSION ?
+				 "server stopping: logout (session) as the Asynchronous Message asked" :
+				 "server stopping: logout (connection) as the Asynchronous Message asked";
+		else
+			c->why = reason == ISCSI_LOGOUT_SESSION ? "logout (session)" :
+				 "logout (connection)";
 	}
 	return 0;
 }
@@ -1360,6 +1400,24 @@ static int ffp_pdu(struct iscsi_conn *c)
 
 	if (r)
 		return r > 0 ? 0 : r;
+	if (c->logout_by) {
+		uint8_t op = bhs_opcode(c->bhs);
+
+		/*
+		 * The stop asked for a Logout (11.9.1): new requests are
+		 * refused, "waiting for logout"; a NOP-Out, a Logout and the
+		 * Data-Out of commands already dropped go on as ever.
+		 */
+		if (op == ISCSI_OP_SCSI_CMD || op == ISCSI_OP_TMF_REQ ||
+		    op == ISCSI_OP_TEXT_REQ) {
+			r = rx_data(c, NULL, c->l.data_len);
+			if (r && r != -EBADMSG)
+				return r;
+			if (!cmdsn_accept(c))
+				return 0;
+			return send_reject(c, ISCSI_REJECT_WAITING_FOR_LOGOUT);
+		}
+	}
 	switch (bhs_opcode(c->bhs)) {
 	case ISCSI_OP_SCSI_CMD:
 		r = handle_scsi_cmd(c);
@@ -1415,14 +1473,27 @@ static void full_feature(struct iscsi_conn *c)
 			break;
 		}
 		if (iscsi_stop_flag(c->srv) && !c->stopping) {
-			/* take nothing new; finish what the core runs */
+			uint64_t seen = now_ms();
+
+			/* take nothing new; the commands in the core finish
+			 * and are answered; then ask for a Logout */
 			c->stopping = true;
-		}
-		if (c->stopping) {
-			/* commands in the core finish and are answered */
+			ka = false;
 			drop_waiting(c);
 			drain(c);
-			c->why = "server stopping";
+			if (killed(c))
+				continue;
+			if (!ask_logout(c, seen)) {
+				if (!c->why)
+					c->why = "server stopping";
+				break;
+			}
+		}
+		if (c->logout_by && now_ms() >= c->logout_by) {
+			snprintf(c->why_buf, sizeof(c->why_buf),
+				 "server stopping: no Logout within %u ms of the Asynchronous Message",
+				 c->logout_wait);
+			c->why = c->why_buf;
 			break;
 		}
 		/* a ping outstanding: its answer is due even while busy */
@@ -1477,6 +1548,16 @@ static void full_feature(struct iscsi_conn *c)
 		}
 		if (tx_flush(c))
 			break;
+		if (c->logout_by) {
+			/* stopping: a Logout is awaited until logout_by */
+			uint64_t now = now_ms();
+			int ms = c->logout_by > now ?
+				 (int)(c->logout_by - now) : 0;
+
+			if (poll(&pfd, 1, ms < IDLE_WAIT_MS ? ms : IDLE_WAIT_MS) > 0)
+				c->rx_drained = false;
+			continue;
+		}
 		/* nothing in the core: wait for the peer in recv() itself,
 		 * SO_RCVTIMEO (IDLE_WAIT_MS) bounding it for the stop flag */
 		n = rx_recv(c, 0);
