@@ -1206,6 +1206,49 @@ static uint8_t wv_cdb(uint8_t *cdb, uint8_t op, uint32_t lba, uint32_t nb)
 }
 
 /*
+ * SBC-4 r22 5.44-5.46: for WRITE AND VERIFY a BYTCHK of 11b is reserved
+ * (VERIFY's 11b, one block of Data-Out compared with every block, is not
+ * carried over), so all three forms refuse it, INVALID FIELD IN CDB at
+ * byte 1 bit 2, before anything is written: the blocks keep their data,
+ * whether the Data-Out is the one block 11b would send or every block.
+ */
+static void test_write_verify_bytchk3(void **state)
+{
+	static const uint8_t ops[] = { WRITE_VERIFY_10, WRITE_VERIFY_12,
+				       WRITE_VERIFY_16 };
+	static uint8_t old[4 * 512], data[4 * 512], back[4 * 512];
+	struct fx *f = *state;
+	struct scsi_tgt_cmd c;
+	unsigned int i, k;
+	uint8_t cdb[16], n;
+
+	clear_ua(f, 0);
+	memset(old, 0x5a, sizeof(old));
+	memset(data, 0xa5, sizeof(data));
+	for (i = 0; i < sizeof(ops); i++) {
+		uint32_t lba = 0x600 + 8 * i;
+
+		write16(f, 0, lba, 4, old);
+		n = wv_cdb(cdb, ops[i], lba, 4);
+		cdb[1] = 0x06; /* BYTCHK 11b */
+		for (k = 0; k < 2; k++) {
+			uint32_t len = k ? sizeof(data) : 512;
+
+			run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE, data, len);
+			expect_field(&c, 1, 2);
+			read16(f, 0, lba, 4, back);
+			assert_memory_equal(back, old, sizeof(old));
+		}
+		/* the same CDB with BYTCHK 01b writes: the refusal was 11b's */
+		cdb[1] = 0x02;
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE, data,
+				     sizeof(data)), SAM_STAT_GOOD);
+		read16(f, 0, lba, 4, back);
+		assert_memory_equal(back, data, sizeof(data));
+	}
+}
+
+/*
  * WRITE AND VERIFY (10/12/16) whose expected length is not the CDB's run
  * as WRITE does (libiscsi's iSCSIResiduals.WriteVerify{10,12,16}Residuals):
  * a shorter one writes and verifies the whole blocks it holds, the rest an
@@ -1992,6 +2035,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mode_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_bytchk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_verify_bytchk3, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_write_verify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_verify_residuals, setup,
 						teardown),

@@ -345,7 +345,11 @@ int tgt_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
  * with FUA (on the medium before the verification), then BYTCHK 01b reads
  * them back and compares them with the Data-Out (MISCOMPARE as VERIFY);
  * BYTCHK 00b (a medium verification) stops after the write.  BYTCHK 10b
- * and 11b are refused.  The transport's expected length rules as for
+ * and 11b are refused: both are reserved for this command (10b as for
+ * VERIFY; SBC-4 r22 5.44: "For a WRITE AND VERIFY (10) command, a BYTCHK
+ * field set to 11b is reserved", and 5.45, 5.46 refer to it), unlike
+ * VERIFY's 11b, which compares one block of Data-Out with every block.
+ * The transport's expected length rules as for
  * WRITE: a shorter one writes (and verifies) the whole blocks it holds,
  * with the rest as an overflow residual; a longer one writes the CDB's
  * blocks, the excess an underflow residual.
