@@ -2007,7 +2007,10 @@ static void test_vpd_rsoc_new(void **state)
 	assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf, 4096),
 			 SAM_STAT_GOOD);
 	assert_int_equal(buf[1] & 0x07, 3);
-	assert_int_equal(buf[4 + 1], 0x1f);
+	/* the service action's code in its place, as SPC-4 6.35.3's own
+	 * example (A3h, 0Ch, ...) has it: not the field's mask */
+	assert_int_equal(buf[4 + 1], SAI_GET_LBA_STATUS);
+	assert_int_equal(buf[4 + 2], 0xff);
 }
 
 static void test_create_errors(void **state)

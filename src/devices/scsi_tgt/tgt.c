@@ -1203,7 +1203,9 @@ static int do_write_same(struct scsi_tgt_queue *q, struct scsi_lu *lu,
  * CDB USAGE DATA of each command (SPC-4 6.35.3): the operation code, then a
  * mask per CDB byte of the bits this target reads or accepts; reserved bits
  * and fields it refuses (RDPROTECT, SP, NACA) are clear.  The first
- * byte of an entry with a service action is the opcode, the SA is @sa.
+ * byte of an entry with a service action is the opcode, the SA is @sa:
+ * do_maintenance_in() puts its code in the SERVICE ACTION field's place
+ * (the table has the field's mask there).
  */
 static const struct opcode_usage {
 	uint8_t op;
@@ -1358,6 +1360,10 @@ static int do_maintenance_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			b[1] = 0x03 | (rctd ? 0x80 : 0); /* SUPPORT: per the standard */
 			scsi_put_be16(b + 2, u->len);
 			memcpy(b + 4, u->usage, u->len);
+			/* the service action's code where the CDB has it
+			 * (6.35.3), byte 1's bits 4-0, not a usage mask */
+			if (u->sa >= 0)
+				b[4 + 1] = (uint8_t)((u->usage[1] & 0xe0) | u->sa);
 			n = 4 + u->len;
 			if (rctd)
 				n += put_timeouts(b + n);
