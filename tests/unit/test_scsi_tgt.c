@@ -21,6 +21,7 @@
 #include "blkstack/ram.h"
 #include "blkstack/scsi_tgt.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define CAP (16u << 20) /* 32768 blocks of 512 */
 
 struct fx {
@@ -1850,6 +1851,266 @@ static void test_orwrite(void **state)
 	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
 }
 
+/* An ORWRITE (32) CDB (SBC-4 5.11): BMOP @bmop, PREVIOUS GENERATION
+ * PROCESSING @pgp, EXPECTED and NEW ORWGENERATION @eog and @nog, @nb
+ * blocks at @lba */
+static void orw32_cdb(uint8_t *cdb, uint8_t bmop, uint8_t pgp, uint32_t eog,
+		      uint32_t nog, uint64_t lba, uint32_t nb)
+{
+	memset(cdb, 0, 32);
+	cdb[0] = VARIABLE_LENGTH_CMD;
+	cdb[2] = bmop;
+	cdb[3] = pgp;
+	cdb[7] = 0x18;
+	scsi_put_be16(cdb + 8, VLC_ORWRITE_32);
+	scsi_put_be64(cdb + 12, lba);
+	scsi_put_be32(cdb + 20, eog);
+	scsi_put_be32(cdb + 24, nog);
+	scsi_put_be32(cdb + 28, nb);
+}
+
+/* ILLEGAL REQUEST, ORWRITE GENERATION DOES NOT MATCH, and @lba's two
+ * blocks still @old */
+static void expect_orw_ccg(struct fx *f, const struct scsi_tgt_cmd *c,
+			   uint64_t lba, const uint8_t *old)
+{
+	static uint8_t back[2 * 512];
+
+	expect_sense(c, SK_ILLEGAL_REQUEST, ASC_ORWRITE_GENERATION_MISMATCH);
+	read16(f, 0, lba, 2, back);
+	assert_memory_equal(back, old, sizeof(back));
+}
+
+/*
+ * SBC-4 4.27, 5.11: ORWRITE (32).  A set operation (BMOP 000b) ORs the
+ * Data-Out in, a change generation and clear (001b) ANDs it in and makes
+ * NEW ORWGENERATION current, the old one previous and PREVIOUS
+ * GENERATION PROCESSING the policy; whether each runs follows table 29
+ * (PA: performed, DN: discarded, GOOD, nothing written, CCG: 2C/0C,
+ * nothing written), the 16-byte form as if its EXPECTED ORWGENERATION
+ * were 0.  Then every field check, the unit's state across a LUN reset,
+ * and REPORT SUPPORTED OPERATION CODES.
+ */
+static void test_orwrite32(void **state)
+{
+	struct fx *f = *state;
+	uint8_t cdb[32], ow16[16] = { ORWRITE_16 };
+	uint8_t rsoc[12] = { MAINTENANCE_IN, MI_REPORT_SUPPORTED_OPCODES, 0x02,
+			     VARIABLE_LENGTH_CMD, 0, 0, 0, 0, 0x10, 0, 0, 0 };
+	static uint8_t a[2 * 512], b[2 * 512], back[2 * 512], cur[2 * 512];
+	static uint8_t buf[4096];
+	const uint64_t lba = 700;
+	struct scsi_tgt_cmd c;
+	unsigned int i, k;
+	bool found = false;
+
+	clear_ua(f, 0);
+	for (i = 0; i < sizeof(a); i++) {
+		a[i] = (uint8_t)(i * 7 + 3);
+		b[i] = (uint8_t)(i % 5 ? 0x5a : 0xc3);
+	}
+	write16(f, 0, lba, 2, a);
+	/* power on: generations 0, policy 7h.  Set with EXPECTED 0: OR */
+	orw32_cdb(cdb, 0, 0, 0, 0, lba, 2);
+	assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
+			     sizeof(b)), SAM_STAT_GOOD);
+	read16(f, 0, lba, 2, back);
+	for (i = 0; i < sizeof(back); i++)
+		assert_int_equal(back[i], (uint8_t)(a[i] | b[i]));
+	/* FUA and DPO taken; a set ignores PREVIOUS GENERATION PROCESSING
+	 * (even reserved 1h) and NEW ORWGENERATION */
+	orw32_cdb(cdb, 0, 1, 0, 77, lba, 2);
+	cdb[10] = 0x18;
+	assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
+			     sizeof(b)), SAM_STAT_GOOD);
+	/* another generation under policy 7h: CCG; so is a change of
+	 * generation that does not name the current one */
+	write16(f, 0, lba, 2, a);
+	orw32_cdb(cdb, 0, 0, 9, 0, lba, 2);
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_orw_ccg(f, &c, lba, a);
+	orw32_cdb(cdb, 1, 2, 9, 5, lba, 2);
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_orw_ccg(f, &c, lba, a);
+	/* change generation and clear: AND; now current 5, previous 0,
+	 * policy 2h (previous: DN, other: CCG) */
+	orw32_cdb(cdb, 1, 2, 0, 5, lba, 2);
+	assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
+			     sizeof(b)), SAM_STAT_GOOD);
+	read16(f, 0, lba, 2, cur);
+	for (i = 0; i < sizeof(cur); i++)
+		assert_int_equal(cur[i], (uint8_t)(a[i] & b[i]));
+	orw32_cdb(cdb, 1, 2, 0, 6, lba, 2); /* 0 is no longer current */
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_orw_ccg(f, &c, lba, cur);
+	orw32_cdb(cdb, 0, 0, 0, 0, lba, 2); /* previous: discarded */
+	assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
+			     sizeof(b)), SAM_STAT_GOOD);
+	assert_int_equal(c.resid, 0);
+	read16(f, 0, lba, 2, back);
+	assert_memory_equal(back, cur, sizeof(cur));
+	/* ORWRITE (16) is EXPECTED 0: the previous generation, discarded */
+	scsi_put_be64(ow16 + 2, lba);
+	scsi_put_be32(ow16 + 10, 2);
+	assert_int_equal(run(f, &c, 0, 0, ow16, 16, SCSI_DIR_TO_DEVICE, b,
+			     sizeof(b)), SAM_STAT_GOOD);
+	read16(f, 0, lba, 2, back);
+	assert_memory_equal(back, cur, sizeof(cur));
+	orw32_cdb(cdb, 0, 0, 1234, 0, lba, 2); /* any other value: CCG */
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_orw_ccg(f, &c, lba, cur);
+	/* the current generation performs; a LUN reset keeps the state */
+	assert_int_equal(scsi_tgt_lun_reset(f->q, 0, 0), 0);
+	orw32_cdb(cdb, 0, 0, 5, 0, lba, 2);
+	assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
+			     sizeof(b)), SAM_STAT_GOOD);
+	read16(f, 0, lba, 2, back);
+	for (i = 0; i < sizeof(back); i++)
+		assert_int_equal(back[i], (uint8_t)(cur[i] | b[i]));
+	/* policies 3h (any generation performs), 5h (previous and other
+	 * discarded), 0h (previous performs, other CCG), 7h again; 0 blocks
+	 * change the generation too */
+	{
+		static const struct {
+			uint8_t pgp, prev_ok, other_ok; /* 1 PA, 0 DN, 2 CCG */
+		} pol[] = { { 3, 1, 1 }, { 5, 0, 0 }, { 0, 1, 2 }, { 7, 2, 2 } };
+		uint32_t gen = 5;
+
+		for (k = 0; k < ARRAY_SIZE(pol); k++) {
+			orw32_cdb(cdb, 1, pol[k].pgp, gen, gen + 1, lba, 0);
+			assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_NONE,
+					     NULL, 0), SAM_STAT_GOOD);
+			gen++;
+			for (i = 0; i < 2; i++) {
+				uint8_t want = i ? pol[k].other_ok : pol[k].prev_ok;
+
+				write16(f, 0, lba, 2, a);
+				orw32_cdb(cdb, 0, 0, i ? 999 : gen - 1, 0, lba, 2);
+				run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
+				    sizeof(b));
+				if (want == 2) {
+					expect_orw_ccg(f, &c, lba, a);
+					continue;
+				}
+				assert_int_equal(c.status, SAM_STAT_GOOD);
+				read16(f, 0, lba, 2, back);
+				if (!want) {
+					assert_memory_equal(back, a, sizeof(a));
+					continue;
+				}
+				for (unsigned int j = 0; j < sizeof(back); j++)
+					assert_int_equal(back[j], (uint8_t)(a[j] | b[j]));
+			}
+		}
+	}
+	/* the fields: ADDITIONAL CDB LENGTH, a CDB shorter than it says,
+	 * a service action not implemented (WRITE (32)), NACA in CONTROL
+	 * (byte 1), ORPROTECT, every reserved bit, BMOP 01xb, a reserved
+	 * policy for a change of generation */
+	orw32_cdb(cdb, 0, 0, 0, 0, lba, 2);
+	cdb[7] = 0x10;
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 7, -1);
+	cdb[7] = 0x18;
+	run(f, &c, 0, 0, cdb, 16, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 15, -1);
+	cdb[7] = 0x00;
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 7, -1);
+	cdb[7] = 0x18;
+	cdb[9] = 0x0b;
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 8, -1);
+	cdb[9] = 0x0e;
+	cdb[1] = 0x04;
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 1, 2);
+	cdb[1] = 0;
+	{
+		static const struct {
+			uint8_t byte, val;
+			int bit;
+		} bad[] = {
+			{ 10, 0x20, 7 }, { 10, 0x80, 7 }, { 10, 0x04, 2 },
+			{ 10, 0x01, 0 }, { 11, 0x01, -1 }, { 2, 0x08, 3 },
+			{ 2, 0x80, 7 }, { 3, 0x10, 4 }, { 4, 0x01, -1 },
+			{ 5, 0x80, -1 }, { 6, 0x20, 5 }, { 2, 0x02, 2 },
+			{ 2, 0x07, 2 },
+		};
+
+		for (k = 0; k < ARRAY_SIZE(bad); k++) {
+			orw32_cdb(cdb, 0, 0, 0, 0, lba, 2);
+			cdb[bad[k].byte] = bad[k].val;
+			run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+			expect_field(&c, bad[k].byte, bad[k].bit);
+		}
+		for (k = 0; k < 16; k++) {
+			bool ok = k == 0 || k == 2 || k == 3 || k == 5 || k == 7;
+
+			orw32_cdb(cdb, 1, (uint8_t)k, 999, 0, lba, 2);
+			run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+			if (ok) /* checked, then the generation: not 999 */
+				expect_sense(&c, SK_ILLEGAL_REQUEST,
+					     ASC_ORWRITE_GENERATION_MISMATCH);
+			else
+				expect_field(&c, 3, 3);
+		}
+	}
+	/* past the end, short Data-Out */
+	orw32_cdb(cdb, 0, 0, 0, 0, CAP / 512 - 1, 2);
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+	orw32_cdb(cdb, 0, 0, 0, 0, lba, 2);
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, 512);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+	/* REPORT SUPPORTED OPERATION CODES: one command (7Fh, 000Eh), its
+	 * 32 bytes of usage data with the service action in bytes 8-9 */
+	scsi_put_be16(rsoc + 4, VLC_ORWRITE_32);
+	assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf,
+			     4096), SAM_STAT_GOOD);
+	assert_int_equal(buf[1] & 0x07, 3);
+	assert_int_equal(scsi_get_be16(buf + 2), 32);
+	assert_int_equal(buf[4], VARIABLE_LENGTH_CMD);
+	assert_int_equal(buf[4 + 1], 0);     /* CONTROL: NACA refused */
+	assert_int_equal(buf[4 + 2], 0x07);  /* BMOP */
+	assert_int_equal(buf[4 + 3], 0x0f);  /* PREVIOUS GENERATION PROCESSING */
+	assert_int_equal(buf[4 + 7], 0x18);
+	assert_int_equal(scsi_get_be16(buf + 4 + 8), VLC_ORWRITE_32);
+	assert_int_equal(buf[4 + 10], 0x18); /* DPO, FUA; ORPROTECT clear */
+	assert_int_equal(buf[4 + 11], 0);
+	for (i = 12; i < 32; i++)
+		assert_int_equal(buf[4 + i], 0xff);
+	assert_int_equal(c.resid, 4096 - 36);
+	/* ... reporting option 3 too; not WRITE (32); 7Fh alone needs its
+	 * service action (option 1 refused) */
+	rsoc[2] = 0x03;
+	assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf,
+			     4096), SAM_STAT_GOOD);
+	assert_int_equal(buf[1] & 0x07, 3);
+	assert_int_equal(scsi_get_be16(buf + 2), 32);
+	rsoc[2] = 0x02;
+	scsi_put_be16(rsoc + 4, 0x000b);
+	assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf,
+			     4096), SAM_STAT_GOOD);
+	assert_int_equal(buf[1] & 0x07, 1);
+	rsoc[2] = 0x01;
+	run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf, 4096);
+	expect_field(&c, 2, 2);
+	/* every command: 7Fh with SERVACTV, service action 000Eh, 32 bytes */
+	memset(rsoc + 2, 0, 4);
+	assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf,
+			     4096), SAM_STAT_GOOD);
+	for (i = 0; i < scsi_get_be32(buf) / 8; i++) {
+		const uint8_t *d = buf + 4 + 8 * i;
+
+		if (d[0] == VARIABLE_LENGTH_CMD && (d[5] & 1) &&
+		    scsi_get_be16(d + 2) == VLC_ORWRITE_32 &&
+		    scsi_get_be16(d + 6) == 32)
+			found = true;
+	}
+	assert_true(found);
+}
+
 /* SBC-3 5.3/5.4: PRE-FETCH; 5.41/5.42: WRITE SAME's ANCHOR refused */
 static void test_pre_fetch_anchor(void **state)
 {
@@ -2052,6 +2313,7 @@ int main(void)
 		cmocka_unit_test(test_nexus_loss),
 		cmocka_unit_test(test_reset_ends_prevention),
 		cmocka_unit_test_setup_teardown(test_orwrite, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_orwrite32, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plug_batches_media_io, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pre_fetch_anchor, setup,
