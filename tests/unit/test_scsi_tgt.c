@@ -2220,6 +2220,92 @@ static void test_get_lba_status(void **state)
 	expect_field(&c, 1, 5);
 }
 
+/* GET LBA STATUS's PROVISIONING STATUS of @lba (its first descriptor) */
+static uint8_t lba_status(struct fx *f, uint64_t lba)
+{
+	uint8_t gls[16] = { SERVICE_ACTION_IN_16, SAI_GET_LBA_STATUS };
+	static uint8_t buf[64];
+	struct scsi_tgt_cmd c;
+
+	scsi_put_be64(gls + 2, lba);
+	scsi_put_be32(gls + 10, sizeof(buf));
+	assert_int_equal(run(f, &c, 0, 0, gls, 16, SCSI_DIR_FROM_DEVICE, buf,
+			     sizeof(buf)), SAM_STAT_GOOD);
+	assert_true(scsi_get_be64(buf + 8) == lba);
+	return buf[8 + 12] & 0x0f;
+}
+
+/*
+ * No anchored state (docs/scsi-tgt.md, "Anchored blocks"): ANC_SUP 0 in
+ * VPD 0xb2 on a thin provisioned unit, so (SBC-4 r22 4.7.3.3, 5.35.1,
+ * table 147) UNMAP with ANCHOR and WRITE SAME (10)/(16) with ANCHOR, with
+ * or without UNMAP, are INVALID FIELD IN CDB and change nothing: the
+ * blocks keep their data and stay mapped (GET LBA STATUS 0, never 2).
+ * The same commands without ANCHOR do deallocate (status 1).
+ */
+static void test_anchor_refused(void **state)
+{
+	struct fx *f = *state;
+	uint8_t inq[6] = { INQUIRY, 1, 0xb2, 0, 255, 0 };
+	uint8_t um[10] = { UNMAP, 0x01, 0, 0, 0, 0, 0, 0, 24, 0 };
+	uint8_t ws10[10] = { WRITE_SAME_10, 0x18 };
+	uint8_t ws16[16] = { WRITE_SAME_16 };
+	static const uint8_t ws16_flags[] = { 0x10, 0x11, 0x18, 0x19 };
+	static uint8_t buf[512], data[8 * 512], back[8 * 512], zero[512];
+	const uint64_t lba = 904; /* 8 blocks: one 4 KiB page of the ram unit */
+	uint8_t pl[24] = { 0 };
+	struct scsi_tgt_cmd c;
+	unsigned int i;
+
+	clear_ua(f, 0);
+	assert_int_equal(run(f, &c, 0, 0, inq, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[5] & 0x80, 0x80); /* LBPU */
+	assert_int_equal(buf[5] & 0x02, 0);    /* ANC_SUP */
+	assert_int_equal(buf[6] & 0x07, 2);    /* thin provisioned */
+	memset(data, 0x3c, sizeof(data));
+	write16(f, 0, lba, 8, data);
+	assert_int_equal(lba_status(f, lba), 0);
+	/* UNMAP, ANCHOR: byte 1 bit 0 */
+	scsi_put_be16(pl, 22);
+	scsi_put_be16(pl + 2, 16);
+	scsi_put_be64(pl + 8, lba);
+	scsi_put_be32(pl + 16, 8);
+	run(f, &c, 0, 0, um, 10, SCSI_DIR_TO_DEVICE, pl, sizeof(pl));
+	expect_field(&c, 1, 0);
+	/* WRITE SAME (10) with UNMAP and ANCHOR, zeros: byte 1 bit 4 */
+	scsi_put_be32(ws10 + 2, (uint32_t)lba);
+	scsi_put_be16(ws10 + 7, 8);
+	run(f, &c, 0, 0, ws10, 10, SCSI_DIR_TO_DEVICE, zero, sizeof(zero));
+	expect_field(&c, 1, 4);
+	/* WRITE SAME (16): ANCHOR alone, with NDOB, with UNMAP, with both */
+	scsi_put_be64(ws16 + 2, lba);
+	scsi_put_be32(ws16 + 10, 8);
+	for (i = 0; i < sizeof(ws16_flags); i++) {
+		bool ndob = ws16_flags[i] & 0x01;
+
+		ws16[1] = ws16_flags[i];
+		run(f, &c, 0, 0, ws16, 16, ndob ? SCSI_DIR_NONE : SCSI_DIR_TO_DEVICE,
+		    ndob ? NULL : zero, ndob ? 0 : sizeof(zero));
+		expect_field(&c, 1, 4);
+	}
+	read16(f, 0, lba, 8, back);
+	assert_memory_equal(back, data, sizeof(data));
+	assert_int_equal(lba_status(f, lba), 0);
+	/* without ANCHOR the same UNMAP deallocates (not anchored: 1) */
+	um[1] = 0;
+	assert_int_equal(run(f, &c, 0, 0, um, 10, SCSI_DIR_TO_DEVICE, pl,
+			     sizeof(pl)), SAM_STAT_GOOD);
+	assert_int_equal(lba_status(f, lba), 1);
+	/* ... and so does WRITE SAME (16) with UNMAP and NDOB */
+	write16(f, 0, lba, 8, data);
+	assert_int_equal(lba_status(f, lba), 0);
+	ws16[1] = 0x09;
+	assert_int_equal(run(f, &c, 0, 0, ws16, 16, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(lba_status(f, lba), 1);
+}
+
 /* VPD 0x86 and 0xb0's MAXIMUM COMPARE AND WRITE LENGTH; REPORT SUPPORTED
  * OPERATION CODES lists the new commands */
 static void test_vpd_rsoc_new(void **state)
@@ -2319,6 +2405,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pre_fetch_anchor, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_get_lba_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_anchor_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vpd_rsoc_new, setup, teardown),
 		cmocka_unit_test(test_write_protect),
 		cmocka_unit_test(test_medium_error),
