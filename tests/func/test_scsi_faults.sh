@@ -100,6 +100,24 @@ check "every_nth=-5 with recovered error: 252 of 256 writes, all good" \
 	jq -e '.jobs[0].error == 0 and (.jobs[0].blkstack.scsi | .injected == 252 and .sense_keys["RECOVERED ERROR"] == 252)' "$TMP/n.json"
 expect_error "every_nth not a number" "scsi_every_nth=abc: allowed -2147483648\.\.2147483647" \
 	bench --dev=scsi --scsi_every_nth=abc --rw=read --size=1M
+# every_nth takes the k/m/g suffix the other counts take (fail_every=1k):
+# -1k is -1024, so of 2048 writes the 1024th on, 1025, are hit (1000
+# would be 1049)
+"$BLKSTACK" bench --dev=scsi --scsi_every_nth=-1k --scsi_opts=0x8 --rw=write --bs=4k --size=8M \
+	$J >"$TMP/nk.json" 2>"$TMP/nk.err"
+check "every_nth=-1k is -1024: 1025 of 2048 writes hit" \
+	jq -e '.jobs[0].error == 0 and .jobs[0].write.total_ios == 2048 and .jobs[0].blkstack.scsi.injected == 1025' "$TMP/nk.json"
+expect_error "every_nth past 32 bits with its suffix" \
+	"scsi_every_nth=2g: allowed -2147483648\.\.2147483647: .*k/m/g suffix" \
+	bench --dev=scsi --scsi_every_nth=2g --rw=read --size=1M
+expect_error "every_nth: a suffix that is none" "scsi_every_nth=1x: allowed .*k/m/g suffix" \
+	bench --dev=scsi --scsi_every_nth=1x --rw=read --size=1M
+expect_error "every_nth: hex takes no suffix" "scsi_every_nth=0x1k: allowed .*0x hex" \
+	bench --dev=scsi --scsi_every_nth=0x1k --rw=read --size=1M
+# scsi_tmf_fail is a bit mask too: its range in hex, its bits named
+expect_error "tmf_fail out of range, in hex, bits named" \
+	"scsi_tmf_fail=8: out of range, allowed 0x0\.\.0x7, the bits 0x1 ABORT TASK, 0x2 LOGICAL UNIT RESET, 0x4 TARGET RESET$" \
+	bench --dev=scsi --scsi_tmf_fail=8 --rw=read --size=1M
 
 # short transfer: the every_nth READ ends GOOD (no CHECK CONDITION) with half
 # its data and the residual; the initiator ends the half (partial
