@@ -379,6 +379,18 @@ int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
 int scsi_tgt_poll(struct scsi_tgt_queue *q);
 
 /**
+ * scsi_tgt_delay_pending() - the commands the delay (delay_ms, ndelay_ns)
+ * holds on @q: ended, waiting to be answered by scsi_tgt_poll().
+ * @due_ns: set, when it holds any, to when the first is due
+ *	(CLOCK_MONOTONIC, ns): a transport thread with nothing else to do
+ *	can sleep until then instead of polling.
+ * Return: how many it holds.
+ * Context: @q's thread.
+ */
+unsigned int scsi_tgt_delay_pending(const struct scsi_tgt_queue *q,
+				    uint64_t *due_ns);
+
+/**
  * scsi_tgt_plug() - hold the media I/O of the commands submitted from now
  * on in a plug on the backing devices (blk_start_plug() on each logical
  * unit's ctx of @q, started when a command first reaches that unit), so

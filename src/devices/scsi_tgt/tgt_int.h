@@ -192,8 +192,10 @@ struct scsi_tgt_queue {
 	char *ws_buf;           /* WRITE SAME's repeated block */
 	uint32_t *lun_busy;     /* per logical unit: tasks in TGT_TASK_MEDIA */
 	struct scsi_tgt_cmd *dropped; /* tasks in TGT_TASK_DROPPED */
-	/* delayed commands, due in order (one delay per target) */
+	/* delayed commands, due in order (one delay per target), and how
+	 * many */
 	struct scsi_tgt_cmd *delay_head, *delay_tail;
+	unsigned int delay_n;
 	/* scsi_tgt_plug(): media I/O held in plugs; lun_plugged[lun] for the
 	 * units whose ctx has one started */
 	bool plugging;
