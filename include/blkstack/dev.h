@@ -69,6 +69,9 @@ struct blk_opt_choice {
  * @list_max: BLK_OPT_F_LIST: entries at most.
  * @check: when set, called with the text before it is stored: 0, or
  *	-EINVAL with a reason in @why.
+ * @bits: BLK_OPT_UINT that is a bit mask: its bits and their names,
+ *	NULL-name terminated (@max is their OR).  Its range is shown in hex,
+ *	and a value with another bit set is refused, the bits named.
  */
 struct blk_opt_desc {
 	const char *name;
@@ -87,6 +90,7 @@ struct blk_opt_desc {
 	size_t count_off;
 	unsigned int list_max;
 	int (*check)(const char *val, char *why, size_t whylen);
+	const struct blk_opt_choice *bits;
 };
 
 #define BLK_DEV_MAX_NVME_FAULTS 16 /* the emulated controller's rule table */

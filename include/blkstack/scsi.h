@@ -80,6 +80,7 @@ enum scsi_sense_key {
 #define ASC_INTERNAL_TARGET_FAILURE         0x4400
 #define ASC_COMMAND_TIMEOUT                 0x2e02 /* insufficient time for operation */
 #define ASC_COMMANDS_CLEARED_BY_ANOTHER_INITIATOR 0x2f00
+#define ASC_ORWRITE_GENERATION_MISMATCH     0x2c0c /* ORWRITE GENERATION DOES NOT MATCH */
 #define ASC_UNREACHABLE_COPY_TARGET         0x0804
 #define ASC_THIRD_PARTY_DEVICE_FAILURE      0x0d01
 #define ASC_COPY_TARGET_NOT_REACHABLE       0x0d02 /* copy target device not reachable */
@@ -118,6 +119,7 @@ enum scsi_opcode {
 	MODE_SENSE_10 = 0x5a,
 	PERSISTENT_RESERVE_IN = 0x5e,
 	PERSISTENT_RESERVE_OUT = 0x5f,
+	VARIABLE_LENGTH_CMD = 0x7f,  /* SPC-4 4.2.3: 8 + ADDITIONAL CDB LENGTH (byte 7) bytes, SA in bytes 8-9 */
 	EXTENDED_COPY = 0x83,        /* LID1: SA 0x00 */
 	RECEIVE_COPY_RESULTS = 0x84, /* LID1: SA 0x00 copy status, 0x03 operating parameters */
 	READ_16 = 0x88,
@@ -137,6 +139,9 @@ enum scsi_opcode {
 	WRITE_VERIFY_12 = 0xae,
 	VERIFY_12 = 0xaf,
 };
+
+/* VARIABLE_LENGTH_CMD service actions (bytes 8-9) */
+#define VLC_ORWRITE_32 0x000e        /* SBC-4 5.11 */
 
 #define SAI_READ_CAPACITY_16 0x10
 #define SAI_GET_LBA_STATUS 0x12

@@ -27,7 +27,9 @@
  *   5.15/5.16), READ and WRITE 6/10/12/16 (5.7-5.10, 5.32-5.35), VERIFY
  *   10/12/16 with BYTCHK 00b, 01b and 11b (5.29-5.31), WRITE AND VERIFY
  *   10/12/16 with BYTCHK 00b and 01b (5.38-5.40), COMPARE AND WRITE (5.2),
- *   ORWRITE 16 (5.7 of r36), PRE-FETCH 10/16 (5.3/5.4), GET LBA STATUS
+ *   ORWRITE 16 (5.7 of r36) and 32 (SBC-4 5.11: variable-length CDB,
+ *   set and change generation and clear, generation codes per unit),
+ *   PRE-FETCH 10/16 (5.3/5.4), GET LBA STATUS
  *   (5.5), SYNCHRONIZE CACHE 10/16 (5.22/5.23), UNMAP (5.28), WRITE SAME
  *   10/16 with UNMAP and NDOB, not ANCHOR (5.41/5.42), RESERVE and RELEASE
  *   6/10 (SPC-2 7.16, 7.17, 7.21, 7.22), PERSISTENT RESERVE IN/OUT (SPC-4
@@ -262,7 +264,8 @@ struct scsi_tgt_error_rule;
  * @lun: the logical unit (single-level LUN, 0..nr_luns-1).
  * @nexus: the I_T nexus (0..SCSI_TGT_MAX_NEXUS-1): unit attentions are
  *	kept per nexus.
- * @cdb, @cdb_len: the CDB, 6..16 bytes.
+ * @cdb, @cdb_len: the CDB, 6..16 bytes, or a variable-length one (7Fh)
+ *	of 8 + its ADDITIONAL CDB LENGTH bytes (ORWRITE (32): 32).
  * @dir: enum scsi_data_dir of @iov.
  * @iov, @iovcnt: the data buffer: Data-In is written into it, Data-Out
  *	read from it.
@@ -374,6 +377,18 @@ int scsi_tgt_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *cmd);
  * Context: @q's thread.  Never blocks.
  */
 int scsi_tgt_poll(struct scsi_tgt_queue *q);
+
+/**
+ * scsi_tgt_delay_pending() - the commands the delay (delay_ms, ndelay_ns)
+ * holds on @q: ended, waiting to be answered by scsi_tgt_poll().
+ * @due_ns: set, when it holds any, to when the first is due
+ *	(CLOCK_MONOTONIC, ns): a transport thread with nothing else to do
+ *	can sleep until then instead of polling.
+ * Return: how many it holds.
+ * Context: @q's thread.
+ */
+unsigned int scsi_tgt_delay_pending(const struct scsi_tgt_queue *q,
+				    uint64_t *due_ns);
 
 /**
  * scsi_tgt_plug() - hold the media I/O of the commands submitted from now

@@ -99,6 +99,7 @@ struct opt_def {
 	const char *def;	/* default, parsed at init; NULL: zero */
 	const char *help;
 	const struct blk_opt_desc *reg;	/* a registry option: its descriptor */
+	const struct opt_choice *bits;	/* a bit mask's bits (blk_opt_desc) */
 };
 
 #define JOBF(f) .where = OPT_JOB, .group = GRP_JOB, \
@@ -398,6 +399,7 @@ static void opt_from_reg(struct opt_def *o, const struct blk_opt_desc *r,
 	o->def = r->def;
 	o->help = r->help;
 	o->reg = r;
+	o->bits = r->bits;
 	if (r->type == BLK_OPT_STR && (r->check || (r->flags & BLK_OPT_F_LIST)))
 		o->apply = apply_reg_str;
 }
@@ -794,6 +796,8 @@ static void fmt_val(const struct opt_def *d, char *buf, size_t len, uint64_t v)
 	/* The bound of an unbounded option: shorter than 20 digits. */
 	if (v == UINT64_MAX)
 		snprintf(buf, len, "2^64-1%s", d->type == OPT_TIME ? "ns" : "");
+	else if (d->bits)
+		snprintf(buf, len, "0x%" PRIx64, v);
 	else if (d->type == OPT_SIZE)
 		fmt_size(buf, len, v);
 	else if (d->type == OPT_TIME)
@@ -810,6 +814,19 @@ static void fmt_range(const struct opt_def *d, char *buf, size_t len)
 	fmt_val(d, lo, sizeof(lo), d->min);
 	fmt_val(d, hi, sizeof(hi), d->max);
 	snprintf(buf, len, "%s..%s", lo, hi);
+}
+
+/* A bit mask's bits: "0x2 medium error, 0x4 timeout, ..." */
+static void fmt_bits(const struct opt_def *d, char *buf, size_t len)
+{
+	const struct opt_choice *b;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (b = d->bits; b->name && n < len; b++)
+		n += snprintf(buf + n, len - n, "%s0x%x %s",
+			      b == d->bits ? "" : ", ", (unsigned int)b->val,
+			      b->name);
 }
 
 /* "read|write|..." */
@@ -1520,6 +1537,26 @@ static int parse_number(struct opt_ctx *c, uint64_t *v)
 		break;
 	case OPT_STR:
 		abort();
+	}
+	if (d->bits) {
+		/* a bit mask: the bits it has, named */
+		const struct opt_choice *b;
+		uint64_t mask = 0;
+		char names[400];
+
+		for (b = d->bits; b->name; b++)
+			mask |= (uint64_t)b->val;
+		if (*v & ~mask) {
+			fmt_range(d, range, sizeof(range));
+			fmt_bits(d, names, sizeof(names));
+			if (*v > d->max)
+				return val_err(c, -EINVAL,
+					       "out of range, allowed %s, the bits %s",
+					       range, names);
+			return val_err(c, -EINVAL,
+				       "bits 0x%" PRIx64 " are not implemented, allowed %s, the bits %s",
+				       *v & ~mask, range, names);
+		}
 	}
 	if (*v < d->min || *v > d->max) {
 		fmt_range(d, range, sizeof(range));

@@ -109,17 +109,65 @@ static int scsi_error_check(const char *val, char *why, size_t whylen)
 					  why, whylen) ? -EINVAL : 0;
 }
 
-/* scsi_every_nth=: a signed 32-bit number (scsi_debug's negative every_nth) */
+/*
+ * fio's unit suffix on a count, as the option parser reads the other
+ * counts (BLK_OPT_UINT, fio's int with its default kb_base=1024): k, m,
+ * g, t, p are powers of 1024, with an "i" (ki, kib) powers of 1000, a
+ * trailing "b" allowed; "" is 1.  -EINVAL: not one.
+ */
+static int count_suffix(const char *s, uint64_t *mult)
+{
+	static const char prefixes[] = "kmgtp";
+	const char *p;
+	uint64_t base = 1024, m = 1;
+	int i, n;
+
+	*mult = 1;
+	if (!*s)
+		return 0;
+	p = strchr(prefixes, *s | 0x20);
+	if (!p || !*p)
+		return -EINVAL;
+	n = (int)(p - prefixes) + 1;
+	s++;
+	if (*s == 'i' || *s == 'I') {
+		base = 1000;
+		s++;
+	}
+	if (*s == 'b' || *s == 'B')
+		s++;
+	if (*s)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		m *= base;
+	*mult = m;
+	return 0;
+}
+
+/*
+ * scsi_every_nth=: a signed 32-bit number (scsi_debug's negative
+ * every_nth), decimal with the suffixes the other counts take (1k: 1024)
+ * or 0x hex (no suffix: "0x1b" would be ambiguous, as for the others).
+ */
+#define EVERY_NTH_ALLOWED "allowed -2147483648..2147483647: a whole number, decimal with an optional k/m/g suffix as the other counts take (1k: 1024), or 0x hex"
+
 static int scsi_every_nth_parse(const char *val, int32_t *n)
 {
+	bool neg = *val == '-';
+	const char *d = neg ? val + 1 : val;
+	bool hex = d[0] == '0' && (d[1] == 'x' || d[1] == 'X');
+	uint64_t v, mult = 1;
 	char *end;
-	long long v;
 
-	errno = 0;
-	v = strtoll(val, &end, 0);
-	if (errno || end == val || *end || v < INT32_MIN || v > INT32_MAX)
+	/* strtoull() would take a sign or blanks of its own */
+	if (*d < '0' || *d > '9')
 		return -EINVAL;
-	*n = (int32_t)v;
+	errno = 0;
+	v = strtoull(d, &end, hex ? 16 : 10);
+	if (errno || end == d || (hex ? *end != '\0' : count_suffix(end, &mult)) ||
+	    __builtin_mul_overflow(v, mult, &v) || v > (uint64_t)INT32_MAX + neg)
+		return -EINVAL;
+	*n = (int32_t)(neg ? -(int64_t)v : (int64_t)v);
 	return 0;
 }
 
@@ -128,7 +176,7 @@ static int scsi_every_nth_check(const char *val, char *why, size_t whylen)
 	int32_t n;
 
 	if (scsi_every_nth_parse(val, &n)) {
-		snprintf(why, whylen, "allowed -2147483648..2147483647");
+		snprintf(why, whylen, EVERY_NTH_ALLOWED);
 		return -EINVAL;
 	}
 	return 0;
@@ -278,6 +326,25 @@ static const struct blk_opt_choice scsi_lld_choices[] = {
 	{ NULL, 0 },
 };
 
+/* scsi_opts=, scsi_tmf_fail=: bit masks, named in their messages */
+static const struct blk_opt_choice scsi_opts_bits[] = {
+	{ "medium error", SCSI_TGT_OPT_MEDIUM_ERR },
+	{ "timeout", SCSI_TGT_OPT_TIMEOUT },
+	{ "recovered error", SCSI_TGT_OPT_RECOVERED_ERR },
+	{ "transport error", SCSI_TGT_OPT_TRANSPORT_ERR },
+	{ "short transfer", SCSI_TGT_OPT_SHORT_TRANSFER },
+	{ "task set full", SCSI_TGT_OPT_RARE_TSF },
+	{ "host busy", SCSI_TGT_OPT_HOST_BUSY },
+	{ NULL, 0 },
+};
+
+static const struct blk_opt_choice scsi_tmf_fail_bits[] = {
+	{ "ABORT TASK", SCSI_TGT_TMF_FAIL_ABORT },
+	{ "LOGICAL UNIT RESET", SCSI_TGT_TMF_FAIL_LUN_RESET },
+	{ "TARGET RESET", SCSI_TGT_TMF_FAIL_TARGET_RESET },
+	{ NULL, 0 },
+};
+
 static const struct blk_opt_desc scsi_opts[] = {
 	{ .name = "scsi_lld", .type = BLK_OPT_CHOICE, P(scsi_lld),
 	  .choices = scsi_lld_choices, .def = "inline",
@@ -287,9 +354,10 @@ static const struct blk_opt_desc scsi_opts[] = {
 	  .help = "times a command is sent again after UNIT ATTENTION, NOT READY, ABORTED COMMAND, BUSY or TASK SET FULL, then it fails; sd's SD_MAX_RETRIES" },
 	{ .name = "scsi_every_nth", .type = BLK_OPT_STR, P(scsi_every_nth),
 	  .metavar = "N", .check = scsi_every_nth_check, .def = "0",
-	  .help = "scsi_debug's every_nth, -2147483648..2147483647: the scsi_opts faults hit every Nth READ or WRITE at the emulated disk; negative: the |N|th and every one after it; 0: none" },
+	  .help = "scsi_debug's every_nth, -2147483648..2147483647 (a k/m/g suffix as for the other counts: -1k is -1024): the scsi_opts faults hit every Nth READ or WRITE at the emulated disk; negative: the |N|th and every one after it; 0: none" },
 	{ .name = "scsi_opts", .type = BLK_OPT_UINT, P(scsi_opts),
-	  .min = 0, .max = 0x891e, .def = "0",
+	  .min = 0, .max = SCSI_TGT_OPTS_SUPPORTED, .bits = scsi_opts_bits,
+	  .metavar = "BITS", .def = "0",
 	  .help = "scsi_debug's opts bits: 0x2 medium error on reads of LBA 4660..4669, 0x4 never complete (timeout), 0x8 recovered error, 0x10 transport error (ABORTED COMMAND), 0x100 short transfer (a read moves half, GOOD with a residual), 0x800 TASK SET FULL, 0x8000 host busy (docs/scsi-tgt.md)" },
 	{ .name = "scsi_error", .type = BLK_OPT_STR,
 	  .off = offsetof(struct blk_dev_params, scsi_errors),
@@ -356,7 +424,8 @@ static const struct blk_opt_desc scsi_opts[] = {
 	{ .name = "scsi_wp", .type = BLK_OPT_BOOL, P(scsi_wp), .max = 1, .def = "0",
 	  .help = "scsi_debug's wp: write protected (WP in the mode data; writes, UNMAP and WRITE SAME get DATA PROTECT 27/00)" },
 	{ .name = "scsi_tmf_fail", .type = BLK_OPT_UINT, P(scsi_tmf_fail),
-	  .min = 0, .max = 7, .def = "0",
+	  .min = 0, .max = 7, .bits = scsi_tmf_fail_bits, .metavar = "BITS",
+	  .def = "0",
 	  .help = "task management functions the emulated disk rejects, bits: 0x1 ABORT TASK, 0x2 LOGICAL UNIT RESET, 0x4 TARGET RESET; a timed-out command's error handling then goes on to the next step, up to a host reset (docs/scsi.md)" },
 	{ .name = "scsi_tmf_timeout", .type = BLK_OPT_TIME, P(scsi_tmf_timeout_ms),
 	  .min = NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC,
@@ -614,7 +683,7 @@ static int scsi_tgt_config_from(const struct blk_dev_params *p,
 
 	memset(tc, 0, sizeof(*tc));
 	if (p->scsi_every_nth[0] && scsi_every_nth_parse(p->scsi_every_nth, &tc->every_nth)) {
-		snprintf(err, errlen, "scsi_every_nth=%s: allowed -2147483648..2147483647",
+		snprintf(err, errlen, "scsi_every_nth=%s: " EVERY_NTH_ALLOWED,
 			 p->scsi_every_nth);
 		return -EINVAL;
 	}

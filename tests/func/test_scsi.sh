@@ -70,10 +70,11 @@ timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_every_nth=100 --scsi_opts=0x4 --r
 rc=$?
 check "scsi_opts=0x4, scsi_max_retries=0: a dropped command times out, fails TIMEOUT, the run ends (rc $rc)" \
 	bash -c "test $rc -eq 1 && grep -q 'TIMEOUT' '$TMP/d.out'"
-expect_error "scsi_opts out of range" "scsi_opts=0x100000: " \
+expect_error "scsi_opts out of range: the range in hex, the bits named" \
+	"scsi_opts=0x100000: out of range, allowed 0x0\.\.0x891e, the bits 0x2 medium error, 0x4 timeout, 0x8 recovered error, 0x10 transport error, 0x100 short transfer, 0x800 task set full, 0x8000 host busy$" \
 	bench --dev=scsi --scsi_opts=0x100000 --rw=read --size=1M
 expect_error "scsi_opts with a bit not implemented (DIF error)" \
-	"opts=0x20: bits 0x20 are not implemented" \
+	"opts=0x20: bits 0x20 are not implemented, allowed 0x0\.\.0x891e, the bits 0x2 medium error" \
 	bench --dev=scsi --scsi_opts=0x20 --rw=read --size=1M
 
 # serve --dev=scsi with real clients

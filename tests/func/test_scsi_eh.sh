@@ -48,11 +48,15 @@ eh "lld=thread: host reset" 7 host_resets thread
 
 # regression: a command held by the disk's delay (scsi_delay) past the
 # request timeout was "aborted" without being ended, timed out again at
-# every scan and then completed GOOD; now the abort ends it TASK ABORTED
-timeout 60 "$BLKSTACK" bench --dev=scsi --rw=randread --size=8k --bs=4k --scsi_delay=1000 \
-	--rq_timeout=100ms --scsi_max_retries=0 $J >"$TMP/dl.json" 2>"$TMP/dl.err"
-check "a delayed command past rq_timeout: aborted once, fails TIMEOUT" \
-	jq -e ".jobs[0].error == 110 and $S.error_handling.timeouts == 1 and $S.error_handling.aborts == 1 and $S.error_handling.tasks_aborted == 1" "$TMP/dl.json"
+# every scan and then completed GOOD; now the abort ends it TASK ABORTED.
+# In thread mode the device thread sleeps until the held command is due
+# (1 s): the abort must wake it (lb_wake()), not wait for that
+for lld in inline thread; do
+	timeout 60 "$BLKSTACK" bench --dev=scsi --scsi_lld=$lld --rw=randread --size=8k --bs=4k \
+		--scsi_delay=1000 --rq_timeout=100ms --scsi_max_retries=0 $J >"$TMP/dl.json" 2>"$TMP/dl.err"
+	check "lld=$lld: a delayed command past rq_timeout: aborted once, fails TIMEOUT" \
+		jq -e ".jobs[0].error == 110 and $S.error_handling.timeouts == 1 and $S.error_handling.aborts == 1 and $S.error_handling.tasks_aborted == 1" "$TMP/dl.json"
+done
 # regression: a host that stays busy (every READ/WRITE from the 1500th on)
 # held the requests for ever, never started, so never timed out; now they
 # fail TIMEOUT after (max_retries + 1) request timeouts of refusals

@@ -22,6 +22,7 @@
 #include "bench/options.h"
 #include "blkstack/blk.h"
 #include "blkstack/dev.h"
+#include "blkstack/scsi_tgt.h"
 
 /* The defaults every option's descriptor gives (what bench starts from). */
 static struct blk_dev_params defaults(void)
@@ -53,7 +54,25 @@ static void test_table(void **state)
 
 			assert_non_null(d->help);
 			assert_true(d->off + d->len <= sizeof(struct blk_dev_params));
+			/* a bit mask's range is its bits: @max their OR */
+			if (d->bits) {
+				const struct blk_opt_choice *b;
+				uint64_t mask = 0;
+
+				assert_int_equal(d->type, BLK_OPT_UINT);
+				for (b = d->bits; b->name; b++)
+					mask |= (uint64_t)b->val;
+				assert_true(mask == d->max);
+				assert_int_equal(d->min, 0);
+			}
 		}
+	}
+	/* scsi_opts' bits are the target core's */
+	for (i = 0; i < blk_driver_find("scsi")->nr_opts; i++) {
+		const struct blk_opt_desc *d = &blk_driver_find("scsi")->opts[i];
+
+		if (!strcmp(d->name, "scsi_opts"))
+			assert_true(d->bits && d->max == SCSI_TGT_OPTS_SUPPORTED);
 	}
 	assert_null(blk_driver_find("iscsi-not-yet"));
 	assert_non_null(blk_driver_find("scsi")->lowers);

@@ -21,6 +21,7 @@
 #include "blkstack/ram.h"
 #include "blkstack/scsi_tgt.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define CAP (16u << 20) /* 32768 blocks of 512 */
 
 struct fx {
@@ -1206,6 +1207,49 @@ static uint8_t wv_cdb(uint8_t *cdb, uint8_t op, uint32_t lba, uint32_t nb)
 }
 
 /*
+ * SBC-4 r22 5.44-5.46: for WRITE AND VERIFY a BYTCHK of 11b is reserved
+ * (VERIFY's 11b, one block of Data-Out compared with every block, is not
+ * carried over), so all three forms refuse it, INVALID FIELD IN CDB at
+ * byte 1 bit 2, before anything is written: the blocks keep their data,
+ * whether the Data-Out is the one block 11b would send or every block.
+ */
+static void test_write_verify_bytchk3(void **state)
+{
+	static const uint8_t ops[] = { WRITE_VERIFY_10, WRITE_VERIFY_12,
+				       WRITE_VERIFY_16 };
+	static uint8_t old[4 * 512], data[4 * 512], back[4 * 512];
+	struct fx *f = *state;
+	struct scsi_tgt_cmd c;
+	unsigned int i, k;
+	uint8_t cdb[16], n;
+
+	clear_ua(f, 0);
+	memset(old, 0x5a, sizeof(old));
+	memset(data, 0xa5, sizeof(data));
+	for (i = 0; i < sizeof(ops); i++) {
+		uint32_t lba = 0x600 + 8 * i;
+
+		write16(f, 0, lba, 4, old);
+		n = wv_cdb(cdb, ops[i], lba, 4);
+		cdb[1] = 0x06; /* BYTCHK 11b */
+		for (k = 0; k < 2; k++) {
+			uint32_t len = k ? sizeof(data) : 512;
+
+			run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE, data, len);
+			expect_field(&c, 1, 2);
+			read16(f, 0, lba, 4, back);
+			assert_memory_equal(back, old, sizeof(old));
+		}
+		/* the same CDB with BYTCHK 01b writes: the refusal was 11b's */
+		cdb[1] = 0x02;
+		assert_int_equal(run(f, &c, 0, 0, cdb, n, SCSI_DIR_TO_DEVICE, data,
+				     sizeof(data)), SAM_STAT_GOOD);
+		read16(f, 0, lba, 4, back);
+		assert_memory_equal(back, data, sizeof(data));
+	}
+}
+
+/*
  * WRITE AND VERIFY (10/12/16) whose expected length is not the CDB's run
  * as WRITE does (libiscsi's iSCSIResiduals.WriteVerify{10,12,16}Residuals):
  * a shorter one writes and verifies the whole blocks it holds, the rest an
@@ -1807,6 +1851,266 @@ static void test_orwrite(void **state)
 	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
 }
 
+/* An ORWRITE (32) CDB (SBC-4 5.11): BMOP @bmop, PREVIOUS GENERATION
+ * PROCESSING @pgp, EXPECTED and NEW ORWGENERATION @eog and @nog, @nb
+ * blocks at @lba */
+static void orw32_cdb(uint8_t *cdb, uint8_t bmop, uint8_t pgp, uint32_t eog,
+		      uint32_t nog, uint64_t lba, uint32_t nb)
+{
+	memset(cdb, 0, 32);
+	cdb[0] = VARIABLE_LENGTH_CMD;
+	cdb[2] = bmop;
+	cdb[3] = pgp;
+	cdb[7] = 0x18;
+	scsi_put_be16(cdb + 8, VLC_ORWRITE_32);
+	scsi_put_be64(cdb + 12, lba);
+	scsi_put_be32(cdb + 20, eog);
+	scsi_put_be32(cdb + 24, nog);
+	scsi_put_be32(cdb + 28, nb);
+}
+
+/* ILLEGAL REQUEST, ORWRITE GENERATION DOES NOT MATCH, and @lba's two
+ * blocks still @old */
+static void expect_orw_ccg(struct fx *f, const struct scsi_tgt_cmd *c,
+			   uint64_t lba, const uint8_t *old)
+{
+	static uint8_t back[2 * 512];
+
+	expect_sense(c, SK_ILLEGAL_REQUEST, ASC_ORWRITE_GENERATION_MISMATCH);
+	read16(f, 0, lba, 2, back);
+	assert_memory_equal(back, old, sizeof(back));
+}
+
+/*
+ * SBC-4 4.27, 5.11: ORWRITE (32).  A set operation (BMOP 000b) ORs the
+ * Data-Out in, a change generation and clear (001b) ANDs it in and makes
+ * NEW ORWGENERATION current, the old one previous and PREVIOUS
+ * GENERATION PROCESSING the policy; whether each runs follows table 29
+ * (PA: performed, DN: discarded, GOOD, nothing written, CCG: 2C/0C,
+ * nothing written), the 16-byte form as if its EXPECTED ORWGENERATION
+ * were 0.  Then every field check, the unit's state across a LUN reset,
+ * and REPORT SUPPORTED OPERATION CODES.
+ */
+static void test_orwrite32(void **state)
+{
+	struct fx *f = *state;
+	uint8_t cdb[32], ow16[16] = { ORWRITE_16 };
+	uint8_t rsoc[12] = { MAINTENANCE_IN, MI_REPORT_SUPPORTED_OPCODES, 0x02,
+			     VARIABLE_LENGTH_CMD, 0, 0, 0, 0, 0x10, 0, 0, 0 };
+	static uint8_t a[2 * 512], b[2 * 512], back[2 * 512], cur[2 * 512];
+	static uint8_t buf[4096];
+	const uint64_t lba = 700;
+	struct scsi_tgt_cmd c;
+	unsigned int i, k;
+	bool found = false;
+
+	clear_ua(f, 0);
+	for (i = 0; i < sizeof(a); i++) {
+		a[i] = (uint8_t)(i * 7 + 3);
+		b[i] = (uint8_t)(i % 5 ? 0x5a : 0xc3);
+	}
+	write16(f, 0, lba, 2, a);
+	/* power on: generations 0, policy 7h.  Set with EXPECTED 0: OR */
+	orw32_cdb(cdb, 0, 0, 0, 0, lba, 2);
+	assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
+			     sizeof(b)), SAM_STAT_GOOD);
+	read16(f, 0, lba, 2, back);
+	for (i = 0; i < sizeof(back); i++)
+		assert_int_equal(back[i], (uint8_t)(a[i] | b[i]));
+	/* FUA and DPO taken; a set ignores PREVIOUS GENERATION PROCESSING
+	 * (even reserved 1h) and NEW ORWGENERATION */
+	orw32_cdb(cdb, 0, 1, 0, 77, lba, 2);
+	cdb[10] = 0x18;
+	assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
+			     sizeof(b)), SAM_STAT_GOOD);
+	/* another generation under policy 7h: CCG; so is a change of
+	 * generation that does not name the current one */
+	write16(f, 0, lba, 2, a);
+	orw32_cdb(cdb, 0, 0, 9, 0, lba, 2);
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_orw_ccg(f, &c, lba, a);
+	orw32_cdb(cdb, 1, 2, 9, 5, lba, 2);
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_orw_ccg(f, &c, lba, a);
+	/* change generation and clear: AND; now current 5, previous 0,
+	 * policy 2h (previous: DN, other: CCG) */
+	orw32_cdb(cdb, 1, 2, 0, 5, lba, 2);
+	assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
+			     sizeof(b)), SAM_STAT_GOOD);
+	read16(f, 0, lba, 2, cur);
+	for (i = 0; i < sizeof(cur); i++)
+		assert_int_equal(cur[i], (uint8_t)(a[i] & b[i]));
+	orw32_cdb(cdb, 1, 2, 0, 6, lba, 2); /* 0 is no longer current */
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_orw_ccg(f, &c, lba, cur);
+	orw32_cdb(cdb, 0, 0, 0, 0, lba, 2); /* previous: discarded */
+	assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
+			     sizeof(b)), SAM_STAT_GOOD);
+	assert_int_equal(c.resid, 0);
+	read16(f, 0, lba, 2, back);
+	assert_memory_equal(back, cur, sizeof(cur));
+	/* ORWRITE (16) is EXPECTED 0: the previous generation, discarded */
+	scsi_put_be64(ow16 + 2, lba);
+	scsi_put_be32(ow16 + 10, 2);
+	assert_int_equal(run(f, &c, 0, 0, ow16, 16, SCSI_DIR_TO_DEVICE, b,
+			     sizeof(b)), SAM_STAT_GOOD);
+	read16(f, 0, lba, 2, back);
+	assert_memory_equal(back, cur, sizeof(cur));
+	orw32_cdb(cdb, 0, 0, 1234, 0, lba, 2); /* any other value: CCG */
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_orw_ccg(f, &c, lba, cur);
+	/* the current generation performs; a LUN reset keeps the state */
+	assert_int_equal(scsi_tgt_lun_reset(f->q, 0, 0), 0);
+	orw32_cdb(cdb, 0, 0, 5, 0, lba, 2);
+	assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
+			     sizeof(b)), SAM_STAT_GOOD);
+	read16(f, 0, lba, 2, back);
+	for (i = 0; i < sizeof(back); i++)
+		assert_int_equal(back[i], (uint8_t)(cur[i] | b[i]));
+	/* policies 3h (any generation performs), 5h (previous and other
+	 * discarded), 0h (previous performs, other CCG), 7h again; 0 blocks
+	 * change the generation too */
+	{
+		static const struct {
+			uint8_t pgp, prev_ok, other_ok; /* 1 PA, 0 DN, 2 CCG */
+		} pol[] = { { 3, 1, 1 }, { 5, 0, 0 }, { 0, 1, 2 }, { 7, 2, 2 } };
+		uint32_t gen = 5;
+
+		for (k = 0; k < ARRAY_SIZE(pol); k++) {
+			orw32_cdb(cdb, 1, pol[k].pgp, gen, gen + 1, lba, 0);
+			assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_NONE,
+					     NULL, 0), SAM_STAT_GOOD);
+			gen++;
+			for (i = 0; i < 2; i++) {
+				uint8_t want = i ? pol[k].other_ok : pol[k].prev_ok;
+
+				write16(f, 0, lba, 2, a);
+				orw32_cdb(cdb, 0, 0, i ? 999 : gen - 1, 0, lba, 2);
+				run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
+				    sizeof(b));
+				if (want == 2) {
+					expect_orw_ccg(f, &c, lba, a);
+					continue;
+				}
+				assert_int_equal(c.status, SAM_STAT_GOOD);
+				read16(f, 0, lba, 2, back);
+				if (!want) {
+					assert_memory_equal(back, a, sizeof(a));
+					continue;
+				}
+				for (unsigned int j = 0; j < sizeof(back); j++)
+					assert_int_equal(back[j], (uint8_t)(a[j] | b[j]));
+			}
+		}
+	}
+	/* the fields: ADDITIONAL CDB LENGTH, a CDB shorter than it says,
+	 * a service action not implemented (WRITE (32)), NACA in CONTROL
+	 * (byte 1), ORPROTECT, every reserved bit, BMOP 01xb, a reserved
+	 * policy for a change of generation */
+	orw32_cdb(cdb, 0, 0, 0, 0, lba, 2);
+	cdb[7] = 0x10;
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 7, -1);
+	cdb[7] = 0x18;
+	run(f, &c, 0, 0, cdb, 16, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 15, -1);
+	cdb[7] = 0x00;
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 7, -1);
+	cdb[7] = 0x18;
+	cdb[9] = 0x0b;
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 8, -1);
+	cdb[9] = 0x0e;
+	cdb[1] = 0x04;
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_field(&c, 1, 2);
+	cdb[1] = 0;
+	{
+		static const struct {
+			uint8_t byte, val;
+			int bit;
+		} bad[] = {
+			{ 10, 0x20, 7 }, { 10, 0x80, 7 }, { 10, 0x04, 2 },
+			{ 10, 0x01, 0 }, { 11, 0x01, -1 }, { 2, 0x08, 3 },
+			{ 2, 0x80, 7 }, { 3, 0x10, 4 }, { 4, 0x01, -1 },
+			{ 5, 0x80, -1 }, { 6, 0x20, 5 }, { 2, 0x02, 2 },
+			{ 2, 0x07, 2 },
+		};
+
+		for (k = 0; k < ARRAY_SIZE(bad); k++) {
+			orw32_cdb(cdb, 0, 0, 0, 0, lba, 2);
+			cdb[bad[k].byte] = bad[k].val;
+			run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+			expect_field(&c, bad[k].byte, bad[k].bit);
+		}
+		for (k = 0; k < 16; k++) {
+			bool ok = k == 0 || k == 2 || k == 3 || k == 5 || k == 7;
+
+			orw32_cdb(cdb, 1, (uint8_t)k, 999, 0, lba, 2);
+			run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+			if (ok) /* checked, then the generation: not 999 */
+				expect_sense(&c, SK_ILLEGAL_REQUEST,
+					     ASC_ORWRITE_GENERATION_MISMATCH);
+			else
+				expect_field(&c, 3, 3);
+		}
+	}
+	/* past the end, short Data-Out */
+	orw32_cdb(cdb, 0, 0, 0, 0, CAP / 512 - 1, 2);
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, sizeof(b));
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+	orw32_cdb(cdb, 0, 0, 0, 0, lba, 2);
+	run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b, 512);
+	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR);
+	/* REPORT SUPPORTED OPERATION CODES: one command (7Fh, 000Eh), its
+	 * 32 bytes of usage data with the service action in bytes 8-9 */
+	scsi_put_be16(rsoc + 4, VLC_ORWRITE_32);
+	assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf,
+			     4096), SAM_STAT_GOOD);
+	assert_int_equal(buf[1] & 0x07, 3);
+	assert_int_equal(scsi_get_be16(buf + 2), 32);
+	assert_int_equal(buf[4], VARIABLE_LENGTH_CMD);
+	assert_int_equal(buf[4 + 1], 0);     /* CONTROL: NACA refused */
+	assert_int_equal(buf[4 + 2], 0x07);  /* BMOP */
+	assert_int_equal(buf[4 + 3], 0x0f);  /* PREVIOUS GENERATION PROCESSING */
+	assert_int_equal(buf[4 + 7], 0x18);
+	assert_int_equal(scsi_get_be16(buf + 4 + 8), VLC_ORWRITE_32);
+	assert_int_equal(buf[4 + 10], 0x18); /* DPO, FUA; ORPROTECT clear */
+	assert_int_equal(buf[4 + 11], 0);
+	for (i = 12; i < 32; i++)
+		assert_int_equal(buf[4 + i], 0xff);
+	assert_int_equal(c.resid, 4096 - 36);
+	/* ... reporting option 3 too; not WRITE (32); 7Fh alone needs its
+	 * service action (option 1 refused) */
+	rsoc[2] = 0x03;
+	assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf,
+			     4096), SAM_STAT_GOOD);
+	assert_int_equal(buf[1] & 0x07, 3);
+	assert_int_equal(scsi_get_be16(buf + 2), 32);
+	rsoc[2] = 0x02;
+	scsi_put_be16(rsoc + 4, 0x000b);
+	assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf,
+			     4096), SAM_STAT_GOOD);
+	assert_int_equal(buf[1] & 0x07, 1);
+	rsoc[2] = 0x01;
+	run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf, 4096);
+	expect_field(&c, 2, 2);
+	/* every command: 7Fh with SERVACTV, service action 000Eh, 32 bytes */
+	memset(rsoc + 2, 0, 4);
+	assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf,
+			     4096), SAM_STAT_GOOD);
+	for (i = 0; i < scsi_get_be32(buf) / 8; i++) {
+		const uint8_t *d = buf + 4 + 8 * i;
+
+		if (d[0] == VARIABLE_LENGTH_CMD && (d[5] & 1) &&
+		    scsi_get_be16(d + 2) == VLC_ORWRITE_32 &&
+		    scsi_get_be16(d + 6) == 32)
+			found = true;
+	}
+	assert_true(found);
+}
+
 /* SBC-3 5.3/5.4: PRE-FETCH; 5.41/5.42: WRITE SAME's ANCHOR refused */
 static void test_pre_fetch_anchor(void **state)
 {
@@ -1916,6 +2220,92 @@ static void test_get_lba_status(void **state)
 	expect_field(&c, 1, 5);
 }
 
+/* GET LBA STATUS's PROVISIONING STATUS of @lba (its first descriptor) */
+static uint8_t lba_status(struct fx *f, uint64_t lba)
+{
+	uint8_t gls[16] = { SERVICE_ACTION_IN_16, SAI_GET_LBA_STATUS };
+	static uint8_t buf[64];
+	struct scsi_tgt_cmd c;
+
+	scsi_put_be64(gls + 2, lba);
+	scsi_put_be32(gls + 10, sizeof(buf));
+	assert_int_equal(run(f, &c, 0, 0, gls, 16, SCSI_DIR_FROM_DEVICE, buf,
+			     sizeof(buf)), SAM_STAT_GOOD);
+	assert_true(scsi_get_be64(buf + 8) == lba);
+	return buf[8 + 12] & 0x0f;
+}
+
+/*
+ * No anchored state (docs/scsi-tgt.md, "Anchored blocks"): ANC_SUP 0 in
+ * VPD 0xb2 on a thin provisioned unit, so (SBC-4 r22 4.7.3.3, 5.35.1,
+ * table 147) UNMAP with ANCHOR and WRITE SAME (10)/(16) with ANCHOR, with
+ * or without UNMAP, are INVALID FIELD IN CDB and change nothing: the
+ * blocks keep their data and stay mapped (GET LBA STATUS 0, never 2).
+ * The same commands without ANCHOR do deallocate (status 1).
+ */
+static void test_anchor_refused(void **state)
+{
+	struct fx *f = *state;
+	uint8_t inq[6] = { INQUIRY, 1, 0xb2, 0, 255, 0 };
+	uint8_t um[10] = { UNMAP, 0x01, 0, 0, 0, 0, 0, 0, 24, 0 };
+	uint8_t ws10[10] = { WRITE_SAME_10, 0x18 };
+	uint8_t ws16[16] = { WRITE_SAME_16 };
+	static const uint8_t ws16_flags[] = { 0x10, 0x11, 0x18, 0x19 };
+	static uint8_t buf[512], data[8 * 512], back[8 * 512], zero[512];
+	const uint64_t lba = 904; /* 8 blocks: one 4 KiB page of the ram unit */
+	uint8_t pl[24] = { 0 };
+	struct scsi_tgt_cmd c;
+	unsigned int i;
+
+	clear_ua(f, 0);
+	assert_int_equal(run(f, &c, 0, 0, inq, 6, SCSI_DIR_FROM_DEVICE, buf, 255),
+			 SAM_STAT_GOOD);
+	assert_int_equal(buf[5] & 0x80, 0x80); /* LBPU */
+	assert_int_equal(buf[5] & 0x02, 0);    /* ANC_SUP */
+	assert_int_equal(buf[6] & 0x07, 2);    /* thin provisioned */
+	memset(data, 0x3c, sizeof(data));
+	write16(f, 0, lba, 8, data);
+	assert_int_equal(lba_status(f, lba), 0);
+	/* UNMAP, ANCHOR: byte 1 bit 0 */
+	scsi_put_be16(pl, 22);
+	scsi_put_be16(pl + 2, 16);
+	scsi_put_be64(pl + 8, lba);
+	scsi_put_be32(pl + 16, 8);
+	run(f, &c, 0, 0, um, 10, SCSI_DIR_TO_DEVICE, pl, sizeof(pl));
+	expect_field(&c, 1, 0);
+	/* WRITE SAME (10) with UNMAP and ANCHOR, zeros: byte 1 bit 4 */
+	scsi_put_be32(ws10 + 2, (uint32_t)lba);
+	scsi_put_be16(ws10 + 7, 8);
+	run(f, &c, 0, 0, ws10, 10, SCSI_DIR_TO_DEVICE, zero, sizeof(zero));
+	expect_field(&c, 1, 4);
+	/* WRITE SAME (16): ANCHOR alone, with NDOB, with UNMAP, with both */
+	scsi_put_be64(ws16 + 2, lba);
+	scsi_put_be32(ws16 + 10, 8);
+	for (i = 0; i < sizeof(ws16_flags); i++) {
+		bool ndob = ws16_flags[i] & 0x01;
+
+		ws16[1] = ws16_flags[i];
+		run(f, &c, 0, 0, ws16, 16, ndob ? SCSI_DIR_NONE : SCSI_DIR_TO_DEVICE,
+		    ndob ? NULL : zero, ndob ? 0 : sizeof(zero));
+		expect_field(&c, 1, 4);
+	}
+	read16(f, 0, lba, 8, back);
+	assert_memory_equal(back, data, sizeof(data));
+	assert_int_equal(lba_status(f, lba), 0);
+	/* without ANCHOR the same UNMAP deallocates (not anchored: 1) */
+	um[1] = 0;
+	assert_int_equal(run(f, &c, 0, 0, um, 10, SCSI_DIR_TO_DEVICE, pl,
+			     sizeof(pl)), SAM_STAT_GOOD);
+	assert_int_equal(lba_status(f, lba), 1);
+	/* ... and so does WRITE SAME (16) with UNMAP and NDOB */
+	write16(f, 0, lba, 8, data);
+	assert_int_equal(lba_status(f, lba), 0);
+	ws16[1] = 0x09;
+	assert_int_equal(run(f, &c, 0, 0, ws16, 16, SCSI_DIR_NONE, NULL, 0),
+			 SAM_STAT_GOOD);
+	assert_int_equal(lba_status(f, lba), 1);
+}
+
 /* VPD 0x86 and 0xb0's MAXIMUM COMPARE AND WRITE LENGTH; REPORT SUPPORTED
  * OPERATION CODES lists the new commands */
 static void test_vpd_rsoc_new(void **state)
@@ -1964,7 +2354,10 @@ static void test_vpd_rsoc_new(void **state)
 	assert_int_equal(run(f, &c, 0, 0, rsoc, 12, SCSI_DIR_FROM_DEVICE, buf, 4096),
 			 SAM_STAT_GOOD);
 	assert_int_equal(buf[1] & 0x07, 3);
-	assert_int_equal(buf[4 + 1], 0x1f);
+	/* the service action's code in its place, as SPC-4 6.35.3's own
+	 * example (A3h, 0Ch, ...) has it: not the field's mask */
+	assert_int_equal(buf[4 + 1], SAI_GET_LBA_STATUS);
+	assert_int_equal(buf[4 + 2], 0xff);
 }
 
 static void test_create_errors(void **state)
@@ -1992,6 +2385,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mode_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_bytchk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_verify_bytchk3, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_write_verify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_verify_residuals, setup,
 						teardown),
@@ -2004,11 +2399,13 @@ int main(void)
 		cmocka_unit_test(test_nexus_loss),
 		cmocka_unit_test(test_reset_ends_prevention),
 		cmocka_unit_test_setup_teardown(test_orwrite, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_orwrite32, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plug_batches_media_io, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pre_fetch_anchor, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_get_lba_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_anchor_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vpd_rsoc_new, setup, teardown),
 		cmocka_unit_test(test_write_protect),
 		cmocka_unit_test(test_medium_error),

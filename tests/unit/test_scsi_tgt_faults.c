@@ -254,11 +254,11 @@ static void test_delay(void **state)
 {
 	static const uint8_t inq[6] = { INQUIRY, 0, 0, 0, 96, 0 };
 	struct scsi_tgt_config tc = { .delay_ms = 20 };
-	struct scsi_tgt_cmd c, c2;
+	struct scsi_tgt_cmd c, c2, c3;
 	static uint8_t buf[4096];
 	struct iovec iov;
 	uint8_t cdb[10];
-	uint64_t t0, dt;
+	uint64_t t0, dt, due;
 	struct fx f;
 	int n, i;
 
@@ -276,6 +276,7 @@ static void test_delay(void **state)
 	dt = now_ns() - t0;
 	assert_true(dt >= 20000000);
 	assert_int_equal(c.status, SAM_STAT_GOOD);
+	assert_int_equal(scsi_tgt_delay_pending(f.q, &due), 0);
 	/* TEST UNIT READY too */
 	t0 = now_ns();
 	assert_int_equal(run(&f, &c, tur, 6, SCSI_DIR_NONE, NULL, 0), SAM_STAT_GOOD);
@@ -290,18 +291,28 @@ static void test_delay(void **state)
 	run(&f, &c, cdb, 10, SCSI_DIR_FROM_DEVICE, buf, 512);
 	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
 	assert_true(now_ns() - t0 >= 20000000);
-	/* two in flight end in order; detach waits for them */
+	/* three held (scsi_tgt_delay_pending(): how many, when the first is
+	 * due, for a transport thread that sleeps until then); an abort
+	 * answers one at once; the two others end in order, detach waits
+	 * for them */
 	n = ended;
 	t0 = now_ns();
-	for (i = 0; i < 2; i++) {
-		static struct iovec v[2];
+	for (i = 0; i < 3; i++) {
+		static struct iovec v[3];
 
-		assert_int_equal(submit(&f, i ? &c2 : &c, tur, 6, SCSI_DIR_NONE, NULL, 0,
-					&v[i]), 0);
+		assert_int_equal(submit(&f, i == 2 ? &c3 : i ? &c2 : &c, tur, 6,
+					SCSI_DIR_NONE, NULL, 0, &v[i]), 0);
 	}
 	assert_int_equal(ended, n);
+	due = 0;
+	assert_int_equal(scsi_tgt_delay_pending(f.q, &due), 3);
+	assert_true(due >= t0 + 20000000 && due <= now_ns() + 20000000);
+	assert_int_equal(scsi_tgt_abort_task(f.q, &c2), 0);
+	assert_int_equal(ended, n + 1);
+	assert_int_equal(c2.status, SAM_STAT_TASK_ABORTED);
+	assert_int_equal(scsi_tgt_delay_pending(f.q, &due), 2);
 	unmake(&f);
-	assert_int_equal(ended, n + 2);
+	assert_int_equal(ended, n + 3);
 	assert_true(now_ns() - t0 >= 20000000);
 
 	/* ndelay_ns: 5 ms, instead of delay_ms */

@@ -1334,6 +1334,7 @@ static void test_rsoc(void **state)
 			 SAM_STAT_GOOD);
 	assert_int_equal(b[1] & 0x07, 3);
 	assert_int_equal(b[4], PERSISTENT_RESERVE_OUT);
+	assert_int_equal(b[5], PROUT_PREEMPT); /* the SA's code (6.35.3) */
 	cdb[5] = PROUT_REGISTER_AND_MOVE;
 	assert_int_equal(run(f, &c, 0, 0, cdb, 12, SCSI_DIR_FROM_DEVICE, b, 64),
 			 SAM_STAT_GOOD);

@@ -46,6 +46,15 @@ static void delay_done(struct scsi_tgt_cmd *c)
 	else
 		q->delay_head = c;
 	q->delay_tail = c;
+	q->delay_n++;
+}
+
+unsigned int scsi_tgt_delay_pending(const struct scsi_tgt_queue *q,
+				    uint64_t *due_ns)
+{
+	if (q->delay_head)
+		*due_ns = q->delay_head->due_ns;
+	return q->delay_n;
 }
 
 void tgt_delay_cancel(struct scsi_tgt_cmd *c)
@@ -90,6 +99,7 @@ unsigned int tgt_delay_poll(struct scsi_tgt_queue *q)
 		q->delay_head = c->delay_next;
 		if (!q->delay_head)
 			q->delay_tail = NULL;
+		q->delay_n--;
 		delay_preempted(q->tgt, c);
 		c->done(c); /* may submit again, on this queue too */
 		n++;
@@ -126,6 +136,7 @@ unsigned int tgt_delay_abort(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *only
 		if (q->delay_tail == c)
 			q->delay_tail = prev;
 		c->delay_next = NULL;
+		q->delay_n--;
 		*tail = c;
 		tail = &c->delay_next;
 		if (only)

@@ -2,7 +2,8 @@
 /*
  * SCSI target core: the SBC-3 (r36) commands that read the medium to
  * answer, or read it before they write: VERIFY and WRITE AND VERIFY with
- * their byte-by-byte compare, COMPARE AND WRITE, ORWRITE (16), and
+ * their byte-by-byte compare, COMPARE AND WRITE, ORWRITE (16) and (32,
+ * SBC-4), and
  * PRE-FETCH and GET LBA STATUS, which move no block data.
  *
  * These run synchronously on the queue's thread: each bio is submitted on
@@ -345,7 +346,11 @@ int tgt_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
  * with FUA (on the medium before the verification), then BYTCHK 01b reads
  * them back and compares them with the Data-Out (MISCOMPARE as VERIFY);
  * BYTCHK 00b (a medium verification) stops after the write.  BYTCHK 10b
- * and 11b are refused.  The transport's expected length rules as for
+ * and 11b are refused: both are reserved for this command (10b as for
+ * VERIFY; SBC-4 r22 5.44: "For a WRITE AND VERIFY (10) command, a BYTCHK
+ * field set to 11b is reserved", and 5.45, 5.46 refer to it), unlike
+ * VERIFY's 11b, which compares one block of Data-Out with every block.
+ * The transport's expected length rules as for
  * WRITE: a shorter one writes (and verifies) the whole blocks it holds,
  * with the rest as an overflow residual; a longer one writes the CDB's
  * blocks, the excess an underflow residual.
@@ -505,69 +510,206 @@ out:
 	return 0;
 }
 
+/* ORWRITE's operations (SBC-4 4.27): the BMOP field's codes, and what a
+ * set operation does by the generation it names (table 29) */
+#define ORW_SET         0 /* BMOP 000b: OR the Data-Out in */
+#define ORW_CHANGE_GEN  1 /* BMOP 001b: AND it in, then a new generation */
+
+enum orw_action {
+	ORW_PA,         /* perform: read, OR (or AND), write */
+	ORW_DN,         /* discard the Data-Out, GOOD */
+	ORW_CCG,        /* ORWRITE GENERATION DOES NOT MATCH */
+};
+
 /*
- * SBC-3 5.7 (r36): ORWRITE (16): each block of the range becomes the
- * bitwise OR of itself and the Data-Out (BMOP 000b; the 32-byte form's
- * other operations are not implemented).  Under the unit's rmw_lock, read,
- * OR and write a chunk at a time: a failure part way leaves the chunks
- * before it written.
+ * SBC-4 4.27.2.2 and table 29: what an ORWRITE with @bmop and EXPECTED
+ * ORWGENERATION @eog does on @lu.  A change generation and clear needs the
+ * current generation; a set operation goes by the current processing
+ * policy and which generation @eog names: the current one (always
+ * performed), the previous one, or another.  Context: rmw_lock held.
+ */
+static enum orw_action orw_decide(const struct scsi_lu *lu, uint8_t bmop,
+				  uint32_t eog)
+{
+	/* per policy 0h..7h (1h, 4h, 6h reserved: never set, see below):
+	 * the previous generation's action, any other value's */
+	static const uint8_t prev[8] = { ORW_PA, ORW_CCG, ORW_DN, ORW_PA,
+					 ORW_CCG, ORW_DN, ORW_CCG, ORW_CCG };
+	static const uint8_t other[8] = { ORW_CCG, ORW_CCG, ORW_CCG, ORW_PA,
+					  ORW_CCG, ORW_DN, ORW_CCG, ORW_CCG };
+
+	if (eog == lu->orw_gen)
+		return ORW_PA;
+	if (bmop == ORW_CHANGE_GEN)
+		return ORW_CCG;
+	if (eog == lu->orw_prev_gen)
+		return (enum orw_action)prev[lu->orw_policy & 7];
+	return (enum orw_action)other[lu->orw_policy & 7];
+}
+
+/* PREVIOUS GENERATION PROCESSING values table 29 defines: 0h, 2h, 3h,
+ * 5h, 7h (the others are reserved) */
+static bool orw_policy_ok(uint8_t pgp)
+{
+	return pgp < 8 && ((0xadu >> pgp) & 1);
+}
+
+/*
+ * The 32-byte form's fields (SBC-4 5.11, table 69) and its reserved
+ * bits; false: CHECK CONDITION set.  Byte 1 is CONTROL (checked by
+ * submit()), 8-9 the service action.
+ */
+static bool orwrite32_cdb(struct scsi_tgt_cmd *c, struct scsi_lu *lu,
+			  struct lba_len *a, uint8_t *bmop, uint8_t *pgp,
+			  uint32_t *eog, uint32_t *nog, uint8_t *flags)
+{
+	const uint8_t *cdb = c->cdb;
+	/* reserved bits of bytes 2-6, 10 and 11 (byte 2: BMOP 2-0; 3:
+	 * PREVIOUS GENERATION PROCESSING 3-0; 6: GROUP NUMBER 4-0; 10:
+	 * ORPROTECT 7-5, DPO 4, FUA 3) */
+	static const struct {
+		uint8_t byte, mask;
+	} rsvd[] = {
+		{ 2, 0xf8 }, { 3, 0xf0 }, { 4, 0xff }, { 5, 0xff }, { 6, 0xe0 },
+		{ 10, 0x07 }, { 11, 0xff },
+	};
+	unsigned int i;
+
+	if (cdb[7] != 0x18) { /* ADDITIONAL CDB LENGTH */
+		tgt_cmd_bad_cdb(c, lu, 7, -1);
+		return false;
+	}
+	if (cdb[10] & 0xe0) { /* ORPROTECT: no protection information */
+		tgt_cmd_bad_cdb(c, lu, 10, 7);
+		return false;
+	}
+	for (i = 0; i < ARRAY_SIZE(rsvd); i++) {
+		uint8_t v = cdb[rsvd[i].byte] & rsvd[i].mask;
+
+		if (v) {
+			tgt_cmd_bad_cdb(c, lu, rsvd[i].byte,
+					rsvd[i].mask == 0xff ? -1 : tgt_top_bit(v));
+			return false;
+		}
+	}
+	*bmop = cdb[2] & 0x07;
+	*pgp = cdb[3] & 0x0f;
+	if (*bmop > ORW_CHANGE_GEN) {
+		tgt_cmd_bad_cdb(c, lu, 2, 2);
+		return false;
+	}
+	/* a set operation ignores PREVIOUS GENERATION PROCESSING and NEW
+	 * ORWGENERATION (table 70); a change of generation may not make a
+	 * reserved policy current */
+	if (*bmop == ORW_CHANGE_GEN && !orw_policy_ok(*pgp)) {
+		tgt_cmd_bad_cdb(c, lu, 3, 3);
+		return false;
+	}
+	a->lba = scsi_get_be64(cdb + 12);
+	*eog = scsi_get_be32(cdb + 20);
+	*nog = scsi_get_be32(cdb + 24);
+	a->nb = scsi_get_be32(cdb + 28);
+	a->len_byte = 28;
+	a->group_byte = 6;
+	*flags = cdb[10];
+	return true;
+}
+
+/*
+ * SBC-4 4.27, 5.10, 5.11: ORWRITE (16) and (32).  A set operation (the
+ * 16-byte form, BMOP 000b) makes each block of the range the bitwise OR
+ * of itself and the Data-Out; a change generation and clear (BMOP 001b)
+ * their AND, and then establishes NEW ORWGENERATION as the current
+ * generation, the old one as the previous, and PREVIOUS GENERATION
+ * PROCESSING as the policy for later set operations.  Whether either
+ * runs depends on EXPECTED ORWGENERATION (the 16-byte form's is 0, as
+ * 4.27.2.2 says for a device server that has both forms): orw_decide().
+ * A generation that does not match: ILLEGAL REQUEST, ORWRITE GENERATION
+ * DOES NOT MATCH (2C/0C), nothing written; "discard": GOOD, nothing
+ * written.  0 blocks: the generation is still checked and changed.
+ * Under the unit's rmw_lock, read, merge and write a chunk at a time: a
+ * failure part way leaves the chunks before it written, and the
+ * generation as it was.
  */
 int tgt_orwrite(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		struct scsi_tgt_cmd *c)
 {
-	uint32_t chunk = chunk_bytes(lu), i;
+	uint32_t chunk = chunk_bytes(lu), i, eog = 0, nog = 0;
+	uint8_t *media = NULL, *data = NULL, fua, bmop = ORW_SET, pgp = 0;
+	uint8_t flags = c->cdb[1];
 	uint64_t off, len, done, err_off;
+	enum orw_action act;
 	struct lba_len a;
 	blk_status_t st;
-	uint8_t *media, *data, fua;
+	bool failed = false;
 
-	get_lba_len(c->cdb, &a);
-	/* byte 1: ORPROTECT 7-5, DPO 4, FUA 3, bits 2-0 reserved */
-	if (!check_cdb_bits(c, lu, 0x07, a.group_byte))
-		return 0;
+	if (c->cdb[0] == VARIABLE_LENGTH_CMD) {
+		if (!orwrite32_cdb(c, lu, &a, &bmop, &pgp, &eog, &nog, &flags))
+			return 0;
+	} else {
+		get_lba_len(c->cdb, &a);
+		/* byte 1: ORPROTECT 7-5, DPO 4, FUA 3, bits 2-0 reserved */
+		if (!check_cdb_bits(c, lu, 0x07, a.group_byte))
+			return 0;
+	}
 	if (!check_range(c, lu, a.lba, a.nb))
 		return 0;
 	if (a.nb > q->tgt->cfg.max_xfer_blocks) {
 		tgt_cmd_bad_cdb(c, lu, a.len_byte, -1);
 		return 0;
 	}
-	if (!a.nb || !check_writable(c, lu))
-		return 0;
 	off = a.lba * lu->lbs;
 	len = (uint64_t)a.nb * lu->lbs;
-	if (!check_data_out(c, lu, len))
+	if (len && (!check_writable(c, lu) || !check_data_out(c, lu, len)))
 		return 0;
-	fua = (c->cdb[1] & 0x08) || (tgt_lu_wflags(lu) & TGT_WF_WT) ? BLK_BIO_FUA : 0;
-	media = malloc(chunk);
-	data = malloc(chunk);
-	if (!media || !data) {
-		free(media);
-		free(data);
-		return -ENOMEM;
+	fua = (flags & 0x08) || (tgt_lu_wflags(lu) & TGT_WF_WT) ? BLK_BIO_FUA : 0;
+	if (len) {
+		media = malloc(chunk);
+		data = malloc(chunk);
+		if (!media || !data) {
+			free(media);
+			free(data);
+			return -ENOMEM;
+		}
 	}
 	if (pthread_mutex_trylock(&lu->rmw_lock)) {
 		free(media);
 		free(data);
 		return -EAGAIN;
 	}
-	for (done = 0; done < len; done += chunk) {
+	act = orw_decide(lu, bmop, eog);
+	if (act == ORW_CCG)
+		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST,
+			      ASC_ORWRITE_GENERATION_MISMATCH);
+	for (done = 0; act == ORW_PA && done < len; done += chunk) {
 		uint32_t n = len - done < chunk ? (uint32_t)(len - done) : chunk;
 
 		st = sync_io(q, lu, c, BLK_OP_READ, 0, off + done, media, n, &err_off);
 		if (st) {
 			sync_fail(c, lu, st, err_off, false);
+			failed = true;
 			break;
 		}
 		data_out_at(c, done, data, n);
-		for (i = 0; i < n; i++)
-			media[i] |= data[i];
+		if (bmop == ORW_CHANGE_GEN)
+			for (i = 0; i < n; i++)
+				media[i] &= data[i];
+		else
+			for (i = 0; i < n; i++)
+				media[i] |= data[i];
 		st = sync_io(q, lu, c, BLK_OP_WRITE, fua, off + done, media, n, &err_off);
 		if (st) {
 			sync_fail(c, lu, st, err_off, true);
+			failed = true;
 			break;
 		}
 		atomic_fetch_add_explicit(&q->tgt->write_blocks, n / lu->lbs,
 					  memory_order_relaxed);
+	}
+	if (act == ORW_PA && bmop == ORW_CHANGE_GEN && !failed) {
+		lu->orw_policy = pgp;
+		lu->orw_prev_gen = lu->orw_gen;
+		lu->orw_gen = nog;
 	}
 	pthread_mutex_unlock(&lu->rmw_lock);
 	free(media);

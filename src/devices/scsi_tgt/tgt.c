@@ -1203,13 +1203,15 @@ static int do_write_same(struct scsi_tgt_queue *q, struct scsi_lu *lu,
  * CDB USAGE DATA of each command (SPC-4 6.35.3): the operation code, then a
  * mask per CDB byte of the bits this target reads or accepts; reserved bits
  * and fields it refuses (RDPROTECT, SP, NACA) are clear.  The first
- * byte of an entry with a service action is the opcode, the SA is @sa.
+ * byte of an entry with a service action is the opcode, the SA is @sa:
+ * do_maintenance_in() puts its code in the SERVICE ACTION field's place
+ * (the table has the field's mask there).
  */
 static const struct opcode_usage {
 	uint8_t op;
-	int16_t sa;             /* -1: no service action */
+	int32_t sa;             /* -1: no service action */
 	uint8_t len;
-	uint8_t usage[16];
+	uint8_t usage[32];
 } opcode_usage[] = {
 	{ TEST_UNIT_READY, -1, 6, { 0x00, 0, 0, 0, 0, 0 } },
 	{ REQUEST_SENSE, -1, 6, { 0x03, 0x01, 0, 0, 0xff, 0 } },
@@ -1244,6 +1246,14 @@ static const struct opcode_usage {
 	PROUT(PROUT_REGISTER), PROUT(PROUT_RESERVE), PROUT(PROUT_RELEASE),
 	PROUT(PROUT_CLEAR), PROUT(PROUT_PREEMPT), PROUT(PROUT_PREEMPT_AND_ABORT),
 	PROUT(PROUT_REGISTER_AND_IGNORE), PROUT(PROUT_REGISTER_AND_MOVE),
+	/* SBC-4 5.11: CONTROL (byte 1) as the others' (NACA refused),
+	 * BMOP, PREVIOUS GENERATION PROCESSING, GROUP NUMBER, ADDITIONAL
+	 * CDB LENGTH (its value, 18h, as LIO reports it), DPO, FUA, the
+	 * LBA, both generations and the length */
+	{ VARIABLE_LENGTH_CMD, VLC_ORWRITE_32, 32,
+	  { 0x7f, 0, 0x07, 0x0f, 0, 0, 0x1f, 0x18, 0xff, 0xff, 0x18, 0,
+	    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
 	{ EXTENDED_COPY, 0x00, 16, { 0x83, 0x1f, 0, 0, 0, 0, 0, 0, 0, 0,
 				     0xff, 0xff, 0xff, 0xff, 0, 0 } },
 	{ RECEIVE_COPY_RESULTS, RCR_COPY_STATUS, 16,
@@ -1313,7 +1323,7 @@ static int do_maintenance_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		tgt_cmd_bad_cdb(c, lu, cdb[1] & 0xe0 ? 1 : 2, -1);
 		return 0;
 	}
-	b = calloc(1, 4 + ARRAY_SIZE(opcode_usage) * 20 + 64);
+	b = calloc(1, 4 + ARRAY_SIZE(opcode_usage) * 20 + 4 + 32 + 12);
 	if (!b)
 		return -ENOMEM;
 	if (opt == 0) {
@@ -1358,6 +1368,13 @@ static int do_maintenance_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			b[1] = 0x03 | (rctd ? 0x80 : 0); /* SUPPORT: per the standard */
 			scsi_put_be16(b + 2, u->len);
 			memcpy(b + 4, u->usage, u->len);
+			/* the service action's code where the CDB has it
+			 * (6.35.3), not a usage mask: bytes 8-9 of a
+			 * variable-length CDB, else byte 1's bits 4-0 */
+			if (u->sa >= 0 && u->op == VARIABLE_LENGTH_CMD)
+				scsi_put_be16(b + 4 + 8, (uint16_t)u->sa);
+			else if (u->sa >= 0)
+				b[4 + 1] = (uint8_t)((u->usage[1] & 0xe0) | u->sa);
 			n = 4 + u->len;
 			if (rctd)
 				n += put_timeouts(b + n);
@@ -1373,6 +1390,27 @@ static int do_maintenance_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	tgt_data_in(c, b, n, alloc);
 	free(b);
 	return 0;
+}
+
+/*
+ * SPC-4 4.2.3: a variable-length CDB (operation code 7Fh), by its service
+ * action (bytes 8-9).  submit() has checked that the CDB is as long as its
+ * ADDITIONAL CDB LENGTH says, and its CONTROL byte (byte 1).
+ */
+static int do_variable_length(struct scsi_tgt_queue *q, struct scsi_lu *lu,
+			      struct scsi_tgt_cmd *c)
+{
+	if (c->cdb[7] < 2) { /* too short to hold the service action */
+		tgt_cmd_bad_cdb(c, lu, 7, -1);
+		return 0;
+	}
+	switch (scsi_get_be16(c->cdb + 8)) {
+	case VLC_ORWRITE_32:
+		return tgt_orwrite(q, lu, c);
+	default:
+		tgt_cmd_bad_cdb(c, lu, 8, -1);
+		return 0;
+	}
 }
 
 /* ---------------------------------------------------------- dispatch */
@@ -1415,6 +1453,7 @@ static const struct {
 	[RELEASE_10] = { tgt_do_release, 0 },
 	[PERSISTENT_RESERVE_IN] = { tgt_do_pr_in, 0 },
 	[PERSISTENT_RESERVE_OUT] = { tgt_do_pr_out, 0 },
+	[VARIABLE_LENGTH_CMD] = { do_variable_length, F_MEDIA },
 	[EXTENDED_COPY] = { tgt_do_xcopy, F_MEDIA },
 	[RECEIVE_COPY_RESULTS] = { tgt_do_receive_copy_results, 0 },
 	[READ_16] = { do_rw, F_MEDIA | F_RESID },
@@ -1435,12 +1474,23 @@ static const struct {
 	[VERIFY_12] = { tgt_verify, F_MEDIA },
 };
 
-/* SPC-4 4.2.5.1: the CDB's length from its group code; 0: reserved group */
+/*
+ * SPC-4 4.2.5.1: the CDB's length from its group code; 0: reserved group,
+ * and group 3's variable-length CDB (7Fh), whose length is in it:
+ * var_cdb_length().
+ */
 static unsigned int cdb_length(uint8_t op)
 {
 	static const uint8_t len[8] = { 6, 10, 10, 0, 16, 12, 0, 0 };
 
 	return len[op >> 5];
+}
+
+/* SPC-4 4.2.3: 8 + ADDITIONAL CDB LENGTH (byte 7); 8 when the CDB does
+ * not reach byte 7 (too short either way) */
+static unsigned int var_cdb_length(const struct scsi_tgt_cmd *c)
+{
+	return c->cdb_len < 8 ? 8 : 8u + c->cdb[7];
 }
 
 /*
@@ -1509,9 +1559,28 @@ submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c, const bool faults)
 	lu = c->lun < t->nr_luns ? &t->lus[c->lun] : NULL;
 	op = c->cdb_len ? c->cdb[0] : 0xff;
 	need = c->cdb_len ? cdb_length(op) : 0;
-	if (!cmd_table[op].fn || !need) {
-		tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE);
-		goto end;
+	if (unlikely(!cmd_table[op].fn || !need)) {
+		/* a variable-length CDB: the checks below, with its CONTROL
+		 * byte at byte 1, here in the cold branch so that the other
+		 * CDBs' path is as it was */
+		if (op != VARIABLE_LENGTH_CMD || !cmd_table[op].fn) {
+			tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE);
+			goto end;
+		}
+		need = var_cdb_length(c);
+		if (c->cdb_len < need) {
+			tgt_cmd_bad_cdb(c, lu, c->cdb_len - 1u, -1);
+			goto end;
+		}
+		if (!lu) {
+			tgt_cmd_check(c, NULL, SK_ILLEGAL_REQUEST, ASC_LUN_NOT_SUPPORTED);
+			goto end;
+		}
+		if (c->cdb[1] & 0x04) {
+			tgt_cmd_bad_cdb(c, lu, 1, 2);
+			goto end;
+		}
+		goto checked;
 	}
 	if (c->cdb_len < need) {
 		tgt_cmd_bad_cdb(c, lu, c->cdb_len - 1u, -1);
@@ -1526,6 +1595,7 @@ submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c, const bool faults)
 		tgt_cmd_bad_cdb(c, lu, need - 1, 2);
 		goto end;
 	}
+checked:
 	if (faults && (ret = submit_faults(q, lu, c, cmd_table[op].flags)) != 1) {
 		if (!ret && c->status == TGT_DROP) {
 			/* a timeout error rule: kept for an abort */
@@ -1806,6 +1876,8 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 		ret = lbp_resolve(cfg, lu, i, err, errlen);
 		if (ret)
 			goto fail;
+		/* ORWRITE at power on (SBC-4 4.27.3): generations 0, policy 7h */
+		lu->orw_policy = 7;
 		for (k = 0; k < TGT_UA_NR; k++) /* POWER ON for every nexus */
 			atomic_init(&lu->ua[k], k == TGT_UA_POWER_ON ? ~0ull : 0);
 		atomic_init(&lu->ua_any, ~0ull);

@@ -97,6 +97,11 @@ struct scsi_lu {
 	/* held by COMPARE AND WRITE and ORWRITE across their read, compare
 	 * or merge, and write (sbc.c); never taken by READ or WRITE */
 	pthread_mutex_t rmw_lock;
+	/* ORWRITE's generation codes and current processing policy (SBC-4
+	 * 4.27.2), under rmw_lock: 0, 0 and 7h at power on (create), kept
+	 * across resets */
+	uint32_t orw_gen, orw_prev_gen;
+	uint8_t orw_policy;
 	/* a reservation (SPC-2 or persistent) is held: the conflict check's
 	 * one relaxed load (written under pr.lock) */
 	_Atomic uint32_t reserved;
@@ -187,8 +192,10 @@ struct scsi_tgt_queue {
 	char *ws_buf;           /* WRITE SAME's repeated block */
 	uint32_t *lun_busy;     /* per logical unit: tasks in TGT_TASK_MEDIA */
 	struct scsi_tgt_cmd *dropped; /* tasks in TGT_TASK_DROPPED */
-	/* delayed commands, due in order (one delay per target) */
+	/* delayed commands, due in order (one delay per target), and how
+	 * many */
 	struct scsi_tgt_cmd *delay_head, *delay_tail;
+	unsigned int delay_n;
 	/* scsi_tgt_plug(): media I/O held in plugs; lun_plugged[lun] for the
 	 * units whose ctx has one started */
 	bool plugging;
@@ -242,7 +249,8 @@ int tgt_mode_select(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 /* ------------------------------------------------ SBC-3 (sbc.c) */
 
 /* VERIFY 10/12/16, WRITE AND VERIFY 10/12/16, COMPARE AND WRITE,
- * ORWRITE (16), PRE-FETCH 10/16, GET LBA STATUS (from SERVICE ACTION IN) */
+ * ORWRITE (16) and (32), PRE-FETCH 10/16, GET LBA STATUS (from SERVICE
+ * ACTION IN) */
 int tgt_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	       struct scsi_tgt_cmd *c);
 int tgt_write_verify(struct scsi_tgt_queue *q, struct scsi_lu *lu,

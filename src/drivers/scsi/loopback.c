@@ -9,6 +9,7 @@
  * command pointers each way, task management by mailbox.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -16,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "blkstack/scsi_host.h"
 #include "blkstack/scsi_tgt.h"
@@ -24,7 +28,12 @@
 struct lb_host {
 	struct scsi_tgt *tgt;
 	bool thread;
+	bool delayed;           /* the target delays commands (delay, ndelay) */
 };
+
+/* Shorter than this to the next delayed command's due time, the device
+ * thread spins rather than sleeps (a futex wake-up costs some us) */
+#define LB_DELAY_SPIN_NS 20000
 
 /* A ring of commands between a queue's thread and its device thread. */
 struct lb_ring {
@@ -57,6 +66,9 @@ struct lb_queue {
 	struct scsi_tgt_cmd *tmf_cmd;
 	uint64_t tmf_lun;
 	int tmf_ret;
+	/* futex word: 1 while the device thread sleeps until a delayed
+	 * command is due (only with a delay: lb_thread_sleep()) */
+	_Atomic uint32_t sleeping;
 };
 
 /* Per command (the template's cmd_size): the target core's command,
@@ -102,6 +114,27 @@ static struct lb_cmd *ring_pop(struct lb_ring *r)
 	p = r->slot[h & r->mask];
 	atomic_store_explicit(&r->head, h + 1, memory_order_release);
 	return p;
+}
+
+static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
+		  const struct timespec *ts, uint32_t val3)
+{
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, val3);
+}
+
+/*
+ * Wake the device thread if it sleeps (lb_thread_sleep()), after the
+ * caller published what it is to see (a command on the ring, a task
+ * management function, stop).  The fence orders that store before the
+ * load of @sleeping, as lb_thread_sleep() orders its store of @sleeping
+ * before its loads: one side sees the other's.  Only with a delay.
+ */
+static void lb_wake(struct lb_queue *q)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&q->sleeping, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&q->sleeping, 0, memory_order_relaxed))
+		futex(&q->sleeping, FUTEX_WAKE_PRIVATE, 1, NULL, 0);
 }
 
 static int ring_init(struct lb_ring *r, uint32_t size)
@@ -175,8 +208,13 @@ static int lb_queuecommand(void *queue, struct scsi_cmnd *sc)
 	struct lb_cmd *lb = scsi_cmd_priv(sc);
 
 	lb_prep(q, lb, sc);
-	if (q->has_thread)
-		return ring_push(&q->sq, lb) ? 0 : -EAGAIN;
+	if (q->has_thread) {
+		if (!ring_push(&q->sq, lb))
+			return -EAGAIN;
+		if (__builtin_expect(q->h->delayed, 0))
+			lb_wake(q);
+		return 0;
+	}
 	/*
 	 * The batch's media I/O reaches the backing device as one dispatch
 	 * at commit_rqs (lb_commit_rqs()), as an HBA's commands do at its
@@ -251,6 +289,8 @@ static int lb_tmf(struct lb_queue *q, int op, struct scsi_tgt_cmd *tc,
 	q->tmf_cmd = tc;
 	q->tmf_lun = lun;
 	atomic_store_explicit(&q->tmf_op, op, memory_order_release);
+	if (q->h->delayed)
+		lb_wake(q);
 	while (atomic_load_explicit(&q->tmf_op, memory_order_acquire) != TMF_NONE)
 		sched_yield();
 	return q->tmf_ret;
@@ -284,11 +324,54 @@ static void lb_host_reset(void *queue)
 /* ------------------------------------------------------ device thread */
 
 /*
+ * With a delay (delay, ndelay), when the only commands in flight on @q
+ * are ones the delay holds (none at the device, none dropped, none on the
+ * ring): sleep until the first of them is due, or, with none, until
+ * lb_wake() (a new command, a task management function, stop).  Spinning
+ * and yielding instead (what the thread does with commands at the device)
+ * kept the core from the queue's thread, which spins in its poll for the
+ * completion: where the two shared a core, the delayed command's
+ * completion waited for the device thread's spin (50 us after every
+ * completion) or, yielding, was seen a scheduler slice late (on a loaded
+ * 2-CPU machine, ndelay=100us: mean completion latency 2.5 ms, delay=1ms:
+ * 4.6 ms).  A thread that wakes from a sleep gets the core at once; a
+ * command costs the queue's thread a futex wake-up instead of nothing.
+ * Return: true: it slept (or found a reason not to), false: it did not.
+ */
+static bool lb_thread_sleep(struct lb_queue *q, unsigned int inflight)
+{
+	struct timespec ts, *tsp = NULL;
+	uint64_t due;
+
+	if (scsi_tgt_delay_pending(q->tq, &due) != inflight)
+		return false;
+	if (inflight) {
+		if (due < now_ns() + LB_DELAY_SPIN_NS)
+			return false;
+		ts.tv_sec = (time_t)(due / 1000000000ull);
+		ts.tv_nsec = (long)(due % 1000000000ull);
+		tsp = &ts;
+	}
+	atomic_store_explicit(&q->sleeping, 1, memory_order_seq_cst);
+	/* what lb_wake()'s callers publish, seen after @sleeping is set */
+	if (atomic_load_explicit(&q->sq.tail, memory_order_seq_cst) ==
+	    atomic_load_explicit(&q->sq.head, memory_order_relaxed) &&
+	    atomic_load_explicit(&q->tmf_op, memory_order_seq_cst) == TMF_NONE &&
+	    !atomic_load_explicit(&q->stop, memory_order_seq_cst))
+		futex(&q->sleeping, FUTEX_WAIT_BITSET_PRIVATE, 1, tsp,
+		      FUTEX_BITSET_MATCH_ANY);
+	atomic_store_explicit(&q->sleeping, 0, memory_order_relaxed);
+	return true;
+}
+
+/*
  * Takes commands off the submission ring into the target core, polls it,
  * and puts what ended on the completion ring; the queue's thread runs the
  * completion decision when it polls.  Idle it spins 50 us, yields the core
  * until 1 ms (or while commands are in flight), then sleeps 30 us at a
- * time, as nvme_ctrl's thread does.
+ * time, as nvme_ctrl's thread does.  With a delay, while the only
+ * commands in flight are ones the delay holds (or none), it sleeps until
+ * the first is due or a command comes (lb_thread_sleep()).
  */
 static void *lb_thread(void *arg)
 {
@@ -301,6 +384,10 @@ static void *lb_thread(void *arg)
 	atomic_store_explicit(&q->ready, ret ? ret : 1, memory_order_release);
 	if (ret)
 		return NULL;
+	/* a delayed command's wake-up on time, not 50 us (the default
+	 * timer slack) late: this thread's timers only */
+	if (q->h->delayed)
+		prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
 		int op = atomic_load_explicit(&q->tmf_op, memory_order_acquire);
 		unsigned int n = 0, inflight;
@@ -335,6 +422,10 @@ static void *lb_thread(void *arg)
 		}
 		inflight = atomic_load_explicit(&q->sq.tail, memory_order_relaxed) -
 			   atomic_load_explicit(&q->cq.tail, memory_order_relaxed);
+		if (q->h->delayed && !held && lb_thread_sleep(q, inflight)) {
+			idle_since = 0;
+			continue;
+		}
 		now = now_ns();
 		if (!idle_since)
 			idle_since = now;
@@ -406,6 +497,8 @@ static void lb_exit_queue(void *queue)
 
 	if (q->has_thread) {
 		atomic_store_explicit(&q->stop, true, memory_order_release);
+		if (q->h->delayed)
+			lb_wake(q);
 		pthread_join(q->thread, NULL); /* it detaches its queue */
 		free(q->sq.slot);
 		free(q->cq.slot);
@@ -475,6 +568,7 @@ int scsi_loopback_create(const struct scsi_loopback_config *cfg,
 		return ret;
 	}
 	h->thread = cfg->thread;
+	h->delayed = tc.delay_ms || tc.ndelay_ns;
 	*hostt = &lb_template;
 	*hostdata = h;
 	return 0;
