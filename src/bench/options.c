@@ -189,7 +189,7 @@ static const struct opt_def bench_opts_table[] = {
 	  .where = OPT_IGNORED, .help = "accepted and ignored" },
 	{ .name = "ioengine", .type = OPT_STR, JOBF(ioengine),
 	  .apply = apply_ioengine, .metavar = "ENGINE",
-	  .help = "fio's engine: libaio, io_uring, posixaio run on dev=uring at iodepth; sync, psync, vsync, pvsync, pvsync2 on dev=uring at iodepth=1; null on dev=null; the others are refused (--fio-options)" },
+	  .help = "fio's engine: libaio, io_uring, posixaio run on dev=uring at iodepth; sync, psync, vsync, pvsync, pvsync2 on dev=uring at iodepth=1; null, cpp_null on dev=null; the others are refused (--fio-options)" },
 	{ .name = "kb_base", .type = OPT_CHOICE, JOBF(kb_base),
 	  .choices = kb_base_choices, .def = "1024",
 	  .help = "unit prefixes of the sizes that follow in the job: 1024 (fio's default: k, kb are 1024, ki, kib 1000) or 1000 (k, kb are 1000, ki, kib 1024)" },

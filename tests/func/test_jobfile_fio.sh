@@ -88,6 +88,19 @@ expect_error "an engine name fio does not have" "ioengine=libaoi: not a fio engi
 "$BLKSTACK" bench --parse-only --dev=null --direct=1 --rw=read 2>"$TMP/direct.err"
 check "direct=1 on null: a note" grep -q "note: job 'bench': direct=1 has no effect on dev=null" "$TMP/direct.err"
 
+printf '[j]\nrw=read\nioengine=cpp_null\nsize=4m\n' >"$TMP/cppnull.fio"
+"$BLKSTACK" bench --output-format=json "$TMP/cppnull.fio" >"$TMP/cppnull.json"
+check "ioengine=cpp_null (fio's null engine in C++): on dev=null" \
+	jq_true '.jobs[0].blkstack.dev == "null" and .jobs[0].read.total_ios == 1024' "$TMP/cppnull.json"
+# the engines that cannot apply name themselves and say why
+for e in net:network cpuio:'burns CPU' rbd:network librpma_apm_client:network \
+	 filecreate:file-system mmap:memory-mapped sg:'SCSI generic' io_uring_cmd:'NVMe passthrough' \
+	 dev-dax:'persistent memory' splice:pipes exec:'runs a program'; do
+	expect_error "ioengine=${e%%:*}: refused by name (${e#*:})" \
+		"x\.fio:2: ioengine=${e%%:*}: a fio engine blkstack bench does not support: .*${e#*:}" \
+		bench --parse-only "$(printf '[j]\nioengine=%s\nrw=read\n' "${e%%:*}" >"$TMP/x.fio"; echo "$TMP/x.fio")"
+done
+
 # fio's job-file syntax, the same file run by fio and by blkstack: inline
 # ';' and '#' comments, include, ${VAR}, kb_base, size and offset as
 # percentages, time suffixes, bare booleans; the bytes moved must agree

@@ -389,7 +389,7 @@ static void test_errors(void **state)
 	assert_int_equal(set(&o, &j, "ioengine", "external:/x.so"), -EOPNOTSUPP);
 	assert_int_equal(set(&o, &j, "ioengine", "libaoi"), -EINVAL);
 	assert_string_equal(errbuf,
-			    "ioengine=libaoi: not a fio engine, allowed sync|psync|vsync|pvsync|pvsync2|libaio|io_uring|posixaio|null");
+			    "ioengine=libaoi: not a fio engine, allowed sync|psync|vsync|pvsync|pvsync2|libaio|io_uring|posixaio|null|cpp_null");
 	assert_string_equal(j.ioengine, "psync");
 
 	/* fio values we do not implement. */
