@@ -84,7 +84,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "random_distribution", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "percentage_random", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "allrandrepeat", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
-	{ "nrfiles", "nr_files", NULL, FIO_MAPPED, "nrfiles=1 only: one file per job thread (more are refused)" },
+	{ "nrfiles", "nr_files", NULL, FIO_SUPPORTED, NULL },
 	{ "file_service_type", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "openfiles", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "fallocate", NULL, NULL, FIO_REFUSED, R_FILES },
