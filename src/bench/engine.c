@@ -2541,7 +2541,10 @@ static void dev_counters_report(struct bench_run_result *res,
  * dev=uring with files of the jobs' own (filename=, directory=,
  * filename_format=, nrfiles=, a file engine; fio's meaning): each job
  * thread runs on the files bench_job_file() names for it, one device per
- * distinct file, shared by the threads that name it.
+ * distinct file (and per way the jobs' engines issue to it: a sync
+ * engine's and an async engine's threads on one file get a device each,
+ * as fio gives each thread a descriptor of its own), shared by the
+ * threads that name it.
  */
 struct run_target {
 	char path[4096];
@@ -2550,6 +2553,8 @@ struct run_target {
 	unsigned int nr_threads;
 	uint64_t create_size;      /* a missing file is created this big */
 	bool direct;
+	uint8_t dev_inline, dev_engine; /* the job's engine's (options.h) */
+	uint32_t dev_pool_threads;
 	struct dev_counters before, after;
 };
 
@@ -2660,7 +2665,11 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 					goto fail;
 				}
 				for (x = 0; x < n; x++)
-					if (!strcmp(tg[x].path, path))
+					if (!strcmp(tg[x].path, path) &&
+					    tg[x].direct == j->direct &&
+					    tg[x].dev_inline == j->dev_inline &&
+					    tg[x].dev_engine == j->dev_engine &&
+					    tg[x].dev_pool_threads == j->dev_pool_threads)
 						break;
 				if (x == n && n == cap) {
 					/* grown as files appear */
@@ -2679,6 +2688,9 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 				if (x == n) {
 					snprintf(tg[n].path, sizeof(tg[n].path), "%s", path);
 					tg[n].direct = j->direct;
+					tg[n].dev_inline = j->dev_inline;
+					tg[n].dev_engine = j->dev_engine;
+					tg[n].dev_pool_threads = j->dev_pool_threads;
 					n++;
 				}
 				need = job_file_need(j, k, f, nf);
@@ -2696,6 +2708,12 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 
 		snprintf(d.p.filename, sizeof(d.p.filename), "%s", tg[i].path);
 		d.p.direct = tg[i].direct;
+		if (tg[i].dev_inline)
+			d.p.uring_inline = tg[i].dev_inline - 1u;
+		if (tg[i].dev_engine)
+			d.p.uring_engine = tg[i].dev_engine - 1u;
+		if (tg[i].dev_pool_threads)
+			d.p.pool_threads = tg[i].dev_pool_threads;
 		/* as fio: the directories of a file it lays out */
 		if (tg[i].create_size && access(tg[i].path, F_OK)) {
 			ret = make_parent_dirs(tg[i].path);

@@ -368,8 +368,9 @@ static const struct fio_opt fio_opt_table[] = {
 };
 
 /* Every engine fio 3.33 documents (HOWTO, ioengine=). */
-#define E_URING_SYNC "dev=uring, iodepth=1 per job: a synchronous engine has one I/O in flight"
-#define E_URING "dev=uring at the job's iodepth"
+#define E_URING_SYNC "dev=uring, iodepth=1 per job thread, each I/O a system call of the job's thread (uring_inline=always): a synchronous engine ignores iodepth, as in fio"
+#define E_URING "dev=uring at the job's iodepth, issued as the driver chooses (uring_inline=auto: through the ring; inline where io_uring could only hand the I/O to a worker, as on tmpfs)"
+#define E_POSIXAIO "dev=uring at the job's iodepth, on the pread/pwrite pool with one worker per job thread (uring_engine=pool, pool_threads=1): glibc's POSIX AIO does a file's requests one at a time on a helper thread"
 #define E_NET "network or distributed storage: blkstack's media are its own block devices"
 #define E_FILEOP "file-system operations, not block I/O"
 #define E_PMEM "persistent memory mapped into the process, not block I/O"
@@ -383,7 +384,7 @@ static const struct fio_engine fio_engine_table[] = {
 	{ "pvsync2", FIO_MAPPED, "uring", true, E_URING_SYNC },
 	{ "libaio", FIO_MAPPED, "uring", false, E_URING },
 	{ "io_uring", FIO_MAPPED, "uring", false, E_URING },
-	{ "posixaio", FIO_MAPPED, "uring", false, E_URING },
+	{ "posixaio", FIO_MAPPED, "uring", false, E_POSIXAIO },
 	{ "null", FIO_MAPPED, "null", false, "dev=null" },
 	{ "cpp_null", FIO_MAPPED, "null", false,
 	  "dev=null (fio's null engine built as C++)" },

@@ -189,7 +189,7 @@ static const struct opt_def bench_opts_table[] = {
 	  .where = OPT_IGNORED, .help = "accepted and ignored" },
 	{ .name = "ioengine", .type = OPT_STR, JOBF(ioengine),
 	  .apply = apply_ioengine, .metavar = "ENGINE",
-	  .help = "fio's engine: libaio, io_uring, posixaio run on dev=uring at iodepth; sync, psync, vsync, pvsync, pvsync2 on dev=uring at iodepth=1; null, cpp_null on dev=null; the others are refused (--fio-options)" },
+	  .help = "fio's engine: libaio, io_uring run on dev=uring at iodepth; posixaio there on the pool, one worker per thread; sync, psync, vsync, pvsync, pvsync2 there at iodepth=1, each I/O issued by the job's thread; null, cpp_null on dev=null; the others are refused (--fio-options)" },
 	{ .name = "kb_base", .type = OPT_CHOICE, JOBF(kb_base),
 	  .choices = kb_base_choices, .def = "1024",
 	  .help = "unit prefixes of the sizes that follow in the job: 1024 (fio's default: k, kb are 1024, ki, kib 1000) or 1000 (k, kb are 1000, ki, kib 1024)" },
@@ -2663,6 +2663,14 @@ static bool dev_on_file(const struct bench_opts *o, const char *dev)
 	       lower && !strcmp(lower, "uring");
 }
 
+/* Whether the user gave device option @name (bench_set_option()). */
+static bool dev_opt_given(const struct bench_opts *o, const char *name)
+{
+	const struct opt_def *d = opt_find(name);
+
+	return d && d->reg && blk_dev_is_given(&o->dev.p, d->reg);
+}
+
 /*
  * A job's files for a message: "a" or "a, b and 3 more" (bench_job_file()
  * of thread 0).
@@ -2687,6 +2695,60 @@ static const char *job_files_shown(const struct bench_job_opts *j,
 }
 
 /*
+ * What each job's ioengine= asks of the devices of its files on
+ * dev=uring, unless the user gave the option (then a note): fio's sync
+ * engines make each I/O a system call of the job's thread, so inline
+ * issue; posixaio is glibc's POSIX AIO, whose one helper thread per file
+ * descriptor does the requests one after another (glibc aio_misc.c), so
+ * the pool with one worker.
+ */
+static void engine_dev_opts(struct bench_opts *o, bool uring)
+{
+	char note[512], shown[SHOW_LEN];
+	unsigned int i;
+
+	for (i = 0; i < o->nr_jobs; i++) {
+		struct bench_job_opts *j = &o->jobs[i];
+		const struct fio_engine *e = j->ioengine[0] ?
+			fio_engine_find(j->ioengine) : NULL;
+
+		j->dev_inline = 0;
+		j->dev_engine = 0;
+		j->dev_pool_threads = 0;
+		if (!e || !e->dev || strcmp(e->dev, "uring"))
+			continue;
+		if (e->sync) {
+			if (!dev_opt_given(o, "uring_inline")) {
+				j->dev_inline = 1 + BLK_URING_INLINE_ALWAYS;
+				continue;
+			}
+			snprintf(note, sizeof(note),
+				 "job '%s': ioengine=%s makes each I/O a system call of the job's thread (uring_inline=always); the uring_inline= given wins",
+				 show(shown, j->name), j->ioengine);
+		} else if (!strcmp(e->name, "posixaio")) {
+			bool ge = dev_opt_given(o, "uring_engine");
+			bool gp = dev_opt_given(o, "pool_threads");
+
+			if (!ge)
+				j->dev_engine = 1 + BLK_URING_ENGINE_POOL;
+			if (!gp)
+				j->dev_pool_threads = 1;
+			if (!ge && !gp)
+				continue;
+			snprintf(note, sizeof(note),
+				 "job '%s': ioengine=posixaio is glibc's helper thread per file, one request at a time (uring_engine=pool, pool_threads=1); the %s given wins",
+				 show(shown, j->name),
+				 ge && gp ? "uring_engine= and pool_threads=" :
+				 ge ? "uring_engine=" : "pool_threads=");
+		} else {
+			continue;
+		}
+		if (uring)
+			bench_err_add(o->notes, sizeof(o->notes), note);
+	}
+}
+
+/*
  * The drivers that open the one file of o->dev.p (the matrix's uring, a
  * stack on uring): fio's list of files is a job's, for dev=uring.
  */
@@ -2708,12 +2770,14 @@ static int pick_devs(struct bench_opts *o, char *err, size_t errlen)
 {
 	const char *want = NULL, *want_job = NULL, *why = NULL;
 	char note[1024], shown[SHOW_LEN], files[1024], fshown[SHOW_LEN];
+	bool uring = false;
 	unsigned int i, d;
 
 	if (o->dev.nr_devs) {
 		for (d = 0; d < o->dev.nr_devs; d++) {
 			const char *dev = o->dev.devs[d];
 
+			uring |= !strcmp(dev, "uring");
 			for (i = 0; i < o->nr_jobs; i++) {
 				const struct bench_job_opts *j = &o->jobs[i];
 				const struct fio_engine *e;
@@ -2779,6 +2843,7 @@ static int pick_devs(struct bench_opts *o, char *err, size_t errlen)
 				}
 			}
 		}
+		engine_dev_opts(o, uring);
 		return 0;
 	}
 	for (i = 0; i < o->nr_jobs; i++) {
@@ -2821,6 +2886,7 @@ static int pick_devs(struct bench_opts *o, char *err, size_t errlen)
 			 show(shown, o->jobs[i].name));
 		bench_err_add(o->notes, sizeof(o->notes), note);
 	}
+	engine_dev_opts(o, !strcmp(want, "uring"));
 	return 0;
 }
 

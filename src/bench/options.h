@@ -103,6 +103,16 @@ struct bench_job_opts {
 	                             * (negative: backwards); random: I/Os per random offset; 0: none */
 	char ioengine[16];          /* ioengine=: fio's engine, "" when not given (fio_opts.h) */
 	bool engine_sync;           /* a synchronous ioengine: one I/O in flight */
+	/*
+	 * What the job's ioengine= asks of the devices of its files on
+	 * dev=uring (bench_pick_devs(), unless the user gave the option):
+	 * a sync engine issues each I/O itself (uring_inline=always),
+	 * posixaio through glibc's one helper thread per file descriptor
+	 * (uring_engine=pool, pool_threads=1).  0: the device's.
+	 */
+	uint8_t dev_inline;         /* 1 + uring_inline= (enum blk_uring_inline), or 0 */
+	uint8_t dev_engine;         /* 1 + uring_engine= (enum blk_uring_engine), or 0 */
+	uint32_t dev_pool_threads;  /* pool_threads=, or 0 */
 	uint32_t kb_base;           /* kb_base=1024|1000: unit prefixes of later sizes (1024) */
 	/*
 	 * The job's own files (fio's filename=, directory=, filename_format=,
@@ -303,7 +313,9 @@ void bench_fio_table(FILE *f);
  * null,ram for the matrix).  With --dev= given, a note in o->notes for
  * each job option it overrides (ioengine=, the job's files on a stack
  * without files or on the one file of a stack on uring, direct= without
- * a page cache).  Then the driver options given, on the
+ * a page cache).  Each job's engine's way of issuing on dev=uring
+ * (dev_inline, dev_engine, dev_pool_threads), with a note where a device
+ * option the user gave wins.  Then the driver options given, on the
  * command line or in job files, must each be for a device of the run
  * (the registry's blk_dev_check_opt()).
  * Return: 0, or -EINVAL with @err naming the jobs whose engines map to

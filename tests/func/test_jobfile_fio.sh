@@ -200,6 +200,51 @@ check "filename= without --dev: the file was written" test "$(stat -c %s "$TMP/t
 check "--dev=null: a note names the file it overrides" \
 	grep -q "note: --dev=null overrides job 'j' file $TMP/touched.img" "$TMP/touch.err"
 
+# Engines with fio's meaning on a file: the depth each one keeps at the
+# file, from the device's counters (Little: the requests' summed time in
+# flight over the time the file was busy), and how the driver issued them
+truncate -s 16m "$TMP/eng.img"
+depth() {
+	jq -r '.jobs[0].read.runtime as $rt | .disk_util[0] |
+		(.read_ticks / (.util / 100 * $rt) * 100 | round / 100)' "$1"
+}
+for e in psync sync vsync pvsync pvsync2 libaio io_uring posixaio; do
+	"$BLKSTACK" bench --name=q --ioengine=$e --iodepth=16 --rw=randread --bs=4k \
+		--size=16m --filename="$TMP/eng.img" --runtime=400ms --time_based \
+		--output-format=json >"$TMP/eng.json" 2>"$TMP/eng.err"
+	check "ioengine=$e: runs on the file ($(head -c 200 "$TMP/eng.err"))" \
+		jq_true '.jobs[0].blkstack.dev == "uring" and .jobs[0].read.total_ios > 1000' "$TMP/eng.json"
+	d=$(depth "$TMP/eng.json")
+	case $e in
+	*sync*)
+		check "ioengine=$e iodepth=16: one I/O at a time at the file (depth $d)" \
+			awk -v d="$d" 'BEGIN { exit !(d > 0.5 && d <= 1.2) }'
+		check "ioengine=$e: each I/O a system call of the job's thread (inline, none through the ring)" \
+			jq_true '.jobs[0].blkstack.uring | .inline_requests > 1000 and .ring_requests == 0 and .pool_requests == 0' "$TMP/eng.json"
+		check "ioengine=$e: says iodepth=16 runs as 1" \
+			grep -q "note: job 'q': ioengine=$e is synchronous: iodepth=16 runs as iodepth=1" "$TMP/eng.err"
+		;;
+	posixaio)
+		check "ioengine=posixaio iodepth=16: 16 queued at the job (depth $d)" \
+			awk -v d="$d" 'BEGIN { exit !(d >= 8) }'
+		check "ioengine=posixaio: on the pool, one worker (glibc's helper thread per file)" \
+			jq_true '.jobs[0].blkstack.uring | .pool_requests > 1000 and .ring_requests == 0 and .inline_requests == 0' "$TMP/eng.json"
+		;;
+	*)
+		check "ioengine=$e iodepth=16: 16 in flight at the file (depth $d)" \
+			awk -v d="$d" 'BEGIN { exit !(d >= 8) }'
+		check "ioengine=$e: through the ring" \
+			jq_true '.jobs[0].blkstack.uring | .ring_requests > 1000 and .inline_requests == 0' "$TMP/eng.json"
+		;;
+	esac
+done
+# an issue option the user gives wins over the engine's, and says so
+"$BLKSTACK" bench --name=q --ioengine=psync --uring_inline=never --rw=read --size=1m \
+	--filename="$TMP/eng.img" --output-format=json >"$TMP/eng.json" 2>"$TMP/eng.err"
+check "ioengine=psync --uring_inline=never: the ring, as given" \
+	jq_true '.jobs[0].blkstack.uring | .ring_requests > 0 and .inline_requests == 0' "$TMP/eng.json"
+check "... and a note says the option given wins" \
+	grep -q "note: job 'q': ioengine=psync makes each I/O a system call of the job's thread (uring_inline=always); the uring_inline= given wins" "$TMP/eng.err"
 # Several files per job, as fio has them: filename=a:b, nrfiles= with
 # fio's names, directory=a:b; the same file through fio and blkstack in
 # two directories each: the same files by name and size, the same bytes
