@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -159,6 +160,7 @@ struct io_u {
 	struct io_u *next;
 	struct job_thread *td;
 	uint8_t ddir;
+	uint16_t file;          /* the thread's file it went to (job_file) */
 };
 
 /* xoshiro256** (Blackman and Vigna, public domain algorithm) */
@@ -212,6 +214,31 @@ struct job_progress {
 	_Atomic bool done;
 };
 
+/*
+ * One file of a job thread with several (fio's nrfiles=, filename=a:b):
+ * its device and ctx, and the state of its region, which the thread
+ * holds in its own fields while the file is the current one
+ * (job_file_next()); the I/Os go to the files in turn, one each, as
+ * fio's default file_service_type=roundrobin sends them.
+ */
+struct job_file {
+	struct blk_dev *dev;
+	struct blk_mq_ctx *ctx;
+	const char *path;
+	uint64_t capacity;
+	uint64_t nr_blocks;
+	uint64_t seq_pos[DDIR_NR];
+	uint64_t *randmap, *randmap_full;
+	uint64_t randmap_words, randmap_full_words, randmap_used;
+	uint64_t *written;
+	uint64_t written_blocks;
+	uint64_t verify_pos;
+	uint64_t last_block;
+	uint32_t rand_seq_left;
+	uint64_t loop_bytes;         /* issued in this pass over the files */
+	bool done;                   /* its region issued in this pass */
+};
+
 struct job_thread {
 	const struct bench_job_opts *o;
 	struct bench_job_result *res;
@@ -259,6 +286,18 @@ struct job_thread {
 	uint64_t ios_done[DDIR_NR];  /* progress, thread-local */
 	uint64_t bytes_done[DDIR_NR];
 	uint64_t offset;             /* region start: offset + jobnum * offset_increment */
+	/*
+	 * Several files (nr_files > 1): the current one's state is in the
+	 * fields above (ctx, nr_blocks, seq_pos, randmap, written, ...),
+	 * the others' in files[]; job_prep() goes through job_prep_hooked()
+	 */
+	struct job_file *files;
+	unsigned int nr_files;       /* 1: files is NULL, the fields are the file's */
+	unsigned int cur_file;
+	unsigned int files_done;     /* files whose region this pass issued */
+	bool file_switch;            /* the next I/O goes to the next file */
+	uint64_t file_loop_bytes;    /* the current file's job_file.loop_bytes */
+	uint64_t region_bytes;       /* every file's region, summed */
 	/* rate=, rate_iops=, thinktime= (job_pace_*()): off unless paced */
 	bool paced;                  /* any of them: job_prep() asks job_pace_ok() first */
 	bool pace_blocked;           /* this round stopped at the pace: job_pace_wait() */
@@ -325,6 +364,154 @@ static void job_error(struct job_thread *td, int err, const char *fmt, ...)
 	vsnprintf(td->res->errmsg, sizeof(td->res->errmsg), fmt, ap);
 	va_end(ap);
 	td->stop = true;
+}
+
+/*
+ * Several files: the current file's state in and out of the thread's own
+ * fields, which job_prep() uses as they are for a thread with one file.
+ */
+static void job_file_save(struct job_thread *td)
+{
+	struct job_file *f = &td->files[td->cur_file];
+
+	f->nr_blocks = td->nr_blocks;
+	memcpy(f->seq_pos, td->seq_pos, sizeof(f->seq_pos));
+	f->randmap = td->randmap;
+	f->randmap_full = td->randmap_full;
+	f->randmap_words = td->randmap_words;
+	f->randmap_full_words = td->randmap_full_words;
+	f->randmap_used = td->randmap_used;
+	f->written = td->written;
+	f->written_blocks = td->written_blocks;
+	f->verify_pos = td->verify_pos;
+	f->last_block = td->last_block;
+	f->rand_seq_left = td->rand_seq_left;
+	f->loop_bytes = td->file_loop_bytes;
+}
+
+static void job_file_load(struct job_thread *td, unsigned int i)
+{
+	const struct job_file *f = &td->files[i];
+
+	td->cur_file = i;
+	td->ctx = f->ctx;
+	td->nr_blocks = f->nr_blocks;
+	memcpy(td->seq_pos, f->seq_pos, sizeof(td->seq_pos));
+	td->randmap = f->randmap;
+	td->randmap_full = f->randmap_full;
+	td->randmap_words = f->randmap_words;
+	td->randmap_full_words = f->randmap_full_words;
+	td->randmap_used = f->randmap_used;
+	td->written = f->written;
+	td->written_blocks = f->written_blocks;
+	td->verify_pos = f->verify_pos;
+	td->last_block = f->last_block;
+	td->rand_seq_left = f->rand_seq_left;
+	td->file_loop_bytes = f->loop_bytes;
+}
+
+/*
+ * fio's file_service_type=roundrobin (its default): the next file whose
+ * region this pass has not issued yet; once every one has, the next pass
+ * (loops=, an io_size= beyond the files, number_ios) starts them all again.
+ */
+static void job_file_next(struct job_thread *td)
+{
+	unsigned int i = td->cur_file, k;
+
+	job_file_save(td);
+	if (td->files_done >= td->nr_files) {
+		for (k = 0; k < td->nr_files; k++) {
+			td->files[k].done = false;
+			td->files[k].loop_bytes = 0;
+		}
+		td->files_done = 0;
+	}
+	do {
+		i = i + 1 < td->nr_files ? i + 1 : 0;
+	} while (td->files[i].done);
+	job_file_load(td, i);
+}
+
+/* An I/O of the current file was prepared: its region may be done. */
+static void job_file_issued(struct job_thread *td, struct io_u *u)
+{
+	struct job_file *f = &td->files[td->cur_file];
+
+	u->file = (uint16_t)td->cur_file;
+	if (td->o->time_based || f->done)
+		return;
+	td->file_loop_bytes += u->bio.bi_size;
+	if (td->file_loop_bytes >= td->nr_blocks * td->o->bs) {
+		f->done = true;
+		td->files_done++;
+	}
+}
+
+/* Plug (or unplug) every file's ctx: a batch may go to each of them. */
+static void __attribute__((noinline))
+job_files_plug(struct job_thread *td, bool start)
+{
+	unsigned int i;
+
+	for (i = 0; i < td->nr_files; i++) {
+		if (start)
+			blk_start_plug(td->files[i].ctx);
+		else
+			blk_finish_plug(td->files[i].ctx);
+	}
+}
+
+static unsigned int job_inflight(const struct job_thread *td)
+{
+	unsigned int i, n = 0;
+
+	if (likely(td->nr_files <= 1))
+		return blk_ctx_inflight(td->ctx);
+	for (i = 0; i < td->nr_files; i++)
+		n += blk_ctx_inflight(td->files[i].ctx);
+	return n;
+}
+
+/*
+ * Several files: reap every file's ctx; with @wait and nothing reaped,
+ * wait on the file with the most in flight, at most 100 us while other
+ * files have requests in flight too, so that their completions are not
+ * left behind its.
+ */
+static int __attribute__((noinline))
+job_files_reap(struct job_thread *td, bool wait, uint64_t timeout_ns)
+{
+	struct blk_mq_ctx *most = NULL;
+	unsigned int i, busy = 0, max = 0;
+	int n = 0;
+
+	for (i = 0; i < td->nr_files; i++) {
+		struct blk_mq_ctx *ctx = td->files[i].ctx;
+		unsigned int in;
+
+		n += blk_poll(ctx);
+		in = blk_ctx_inflight(ctx);
+		busy += in != 0;
+		if (in > max) {
+			max = in;
+			most = ctx;
+		}
+	}
+	if (n || !wait || !most)
+		return n;
+	if (busy > 1 && (!timeout_ns || timeout_ns > 100000))
+		timeout_ns = 100000;
+	return blk_wait(most, timeout_ns);
+}
+
+/* blk_poll(), or blk_wait() with @wait, on the thread's ctx (or files). */
+static inline int job_reap_wait(struct job_thread *td, bool wait,
+				uint64_t timeout_ns)
+{
+	if (unlikely(td->nr_files > 1))
+		return job_files_reap(td, wait, timeout_ns);
+	return wait ? blk_wait(td->ctx, timeout_ns) : blk_poll(td->ctx);
 }
 
 /* Mark block @b used; keep the summary of full words. */
@@ -595,9 +782,15 @@ static uint64_t job_dist_block(struct job_thread *td)
 /* A random I/O whose block comes from random_distribution=. */
 static bool job_prep_dist(struct job_thread *td, struct io_u *u)
 {
+	uint64_t block;
+
 	if (td->bytes_limit && td->bytes_issued >= td->bytes_limit)
 		return false;
-	job_fill(td, u, job_pick_ddir(td), job_dist_block(td));
+	block = job_dist_block(td);
+	/* a file smaller than the first (whose region set the zones) */
+	if (unlikely(block >= td->nr_blocks))
+		block %= td->nr_blocks;
+	job_fill(td, u, job_pick_ddir(td), block);
 	return true;
 }
 
@@ -723,16 +916,37 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 	}
 }
 
+/* The verify phase over several files: each file's blocks in turn. */
+static bool job_prep_verify_files(struct job_thread *td, struct io_u *u)
+{
+	while (!job_prep_verify(td, u)) {
+		if (td->bytes_issued >= td->bytes_limit ||
+		    td->cur_file + 1 >= td->nr_files)
+			return false;
+		job_file_save(td);
+		job_file_load(td, td->cur_file + 1);
+	}
+	u->file = (uint16_t)td->cur_file;
+	return true;
+}
+
 /*
- * job_prep() for a job with verify=, rw=<pattern>:N, bssplit= or
- * bsrange=: the verify phase, the offset modifiers, the sizes, headers on
- * writes.
+ * job_prep() for a job with verify=, rw=<pattern>:N, bssplit=, bsrange=
+ * or several files: the verify phase, the next file, the offset
+ * modifiers, the sizes, headers on writes.
  */
 static bool __attribute__((noinline))
 job_prep_hooked(struct job_thread *td, struct io_u *u)
 {
 	if (td->verify_phase)
-		return job_prep_verify(td, u);
+		return td->nr_files > 1 ? job_prep_verify_files(td, u) :
+					  job_prep_verify(td, u);
+	if (td->nr_files > 1) {
+		/* the first I/O goes to the first file, each next to the next */
+		if (td->file_switch)
+			job_file_next(td);
+		td->file_switch = true;
+	}
 	if (td->o->rw_mod ? !job_prep_mod(td, u) :
 	    td->random && td->dist ? !job_prep_dist(td, u) : !job_prep_io(td, u))
 		return false;
@@ -745,6 +959,8 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 		bench_verify_fill(u->iov.iov_base, td->o->bs, u->bio.bi_offset,
 				  td->res->jobnum, rng_next(&td->vrng),
 				  td->numberio++);
+	if (td->nr_files > 1)
+		job_file_issued(td, u);
 	return true;
 }
 
@@ -851,10 +1067,16 @@ job_verify_reaped(struct job_thread *td, struct io_u *u)
 		if (u->ddir == DDIR_WRITE && td->written) {
 			uint64_t b = (u->bio.bi_offset - td->offset) / td->o->bs;
 			uint64_t bit = 1ull << (b & 63);
+			uint64_t *map = td->written, *nr = &td->written_blocks;
 
-			if (!(td->written[b >> 6] & bit)) {
-				td->written[b >> 6] |= bit;
-				td->written_blocks++;
+			/* another file than the current one: its own map */
+			if (td->nr_files > 1 && u->file != td->cur_file) {
+				map = td->files[u->file].written;
+				nr = &td->files[u->file].written_blocks;
+			}
+			if (!(map[b >> 6] & bit)) {
+				map[b >> 6] |= bit;
+				(*nr)++;
 			}
 		} else if (u->ddir == DDIR_READ && td->check_reads) {
 			td->res->verify_blocks++;
@@ -910,11 +1132,13 @@ static void job_reap(struct job_thread *td, uint64_t now)
 		if (unlikely(u->bio.bi_status)) {
 			td->res->dir[ddir].errors++;
 			job_error(td, blk_status_to_errno(u->bio.bi_status),
-				  "%s error at offset %llu, length %u: %s",
+				  "%s error at offset %llu, length %u%s%s: %s",
 				  ddir == DDIR_READ ? "read" :
 				  ddir == DDIR_WRITE ? "write" : "trim",
 				  (unsigned long long)u->bio.bi_offset,
 				  u->bio.bi_size,
+				  td->nr_files > 1 ? " of " : "",
+				  td->nr_files > 1 ? td->files[u->file].path : "",
 				  blk_status_str(u->bio.bi_status));
 		} else if (likely(td->measuring)) {
 			td->res->dir[ddir].ios++;
@@ -1031,7 +1255,7 @@ static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
 	const struct bench_job_opts *o = td->o;
 	uint64_t now;
 
-	if (blk_ctx_inflight(td->ctx)) {
+	if (job_inflight(td)) {
 		uint64_t wait = BENCH_WAIT_NS;
 
 		if (td->rate_ns && !(o->thinktime_ns && !td->think_left)) {
@@ -1039,7 +1263,7 @@ static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
 			if (td->rate_next > now && td->rate_next - now < wait)
 				wait = td->rate_next - now;
 		}
-		if (blk_wait(td->ctx, wait) > 0)
+		if (job_reap_wait(td, true, wait) > 0)
 			job_reap(td, td->lat ? bench_now_ns() : 0);
 		return;
 	}
@@ -1086,12 +1310,17 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 			uint64_t t0 = td->lat ? bench_now_ns() : 0;
 			unsigned int i;
 
-			blk_start_plug(td->ctx);
+			if (unlikely(td->nr_files > 1))
+				job_files_plug(td, true);
+			else
+				blk_start_plug(td->ctx);
 			while ((td->nr_free || td->retry) && n < batch_max) {
 				struct io_u *u = td->retry;
 
 				if (unlikely(u)) {
 					td->retry = NULL;
+					if (td->nr_files > 1)
+						td->ctx = td->files[u->file].ctx;
 				} else {
 					if (unlikely(td->paced) && !job_pace_ok(td)) {
 						td->pace_blocked = true;
@@ -1133,7 +1362,10 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 				}
 				td->batch[n++] = u;
 			}
-			blk_finish_plug(td->ctx);
+			if (unlikely(td->nr_files > 1))
+				job_files_plug(td, false);
+			else
+				blk_finish_plug(td->ctx);
 			if (td->lat) {
 				uint64_t t1 = bench_now_ns();
 
@@ -1148,9 +1380,10 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		if (unlikely(td->pace_blocked)) {
 			td->pace_blocked = false;
 			job_pace_wait(td);
-		} else if ((!td->nr_free || td->retry ||
-			    (td->bytes_limit && td->bytes_issued >= td->bytes_limit) ?
-			    blk_wait(td->ctx, BENCH_WAIT_NS) : blk_poll(td->ctx)) > 0)
+		} else if (job_reap_wait(td, !td->nr_free || td->retry ||
+					 (td->bytes_limit &&
+					  td->bytes_issued >= td->bytes_limit),
+					 BENCH_WAIT_NS) > 0)
 			job_reap(td, td->lat ? bench_now_ns() : 0);
 		else if (!n && td->nr_free == o->iodepth &&
 			 td->bytes_limit && td->bytes_issued >= td->bytes_limit)
@@ -1202,14 +1435,14 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 	 * its buffers and the device stay allocated until the process exits.
 	 */
 	stop_deadline = td->interrupted ? bench_now_ns() + o->stop_deadline_ns : 0;
-	while (blk_ctx_inflight(td->ctx)) {
-		if (blk_wait(td->ctx, BENCH_WAIT_NS) > 0)
+	while (job_inflight(td)) {
+		if (job_reap_wait(td, true, BENCH_WAIT_NS) > 0)
 			job_reap(td, td->lat ? bench_now_ns() : 0);
 		if (unlikely(stop_deadline) && bench_now_ns() > stop_deadline) {
 			td->abandoned = true;
 			job_error(td, -ETIMEDOUT,
 				  "%u requests still in flight %.1f s after the stop; given up",
-				  blk_ctx_inflight(td->ctx),
+				  job_inflight(td),
 				  (double)o->stop_deadline_ns / 1e9);
 			break;
 		}
@@ -1227,7 +1460,18 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 static void job_verify_phase(struct job_thread *td)
 {
 	uint64_t blocks = td->written ? td->written_blocks : td->nr_blocks;
+	unsigned int i;
 
+	if (td->nr_files > 1) {
+		/* every file's blocks, from the first file's on */
+		job_file_save(td);
+		for (i = 0, blocks = 0; i < td->nr_files; i++) {
+			td->files[i].verify_pos = 0;
+			blocks += td->files[i].written ? td->files[i].written_blocks :
+							 td->files[i].nr_blocks;
+		}
+		job_file_load(td, 0);
+	}
 	td->verify_phase = true;
 	td->check_reads = true;
 	td->prep_hook = true;
@@ -1263,6 +1507,39 @@ static void job_verify_finish(struct job_thread *td)
 	}
 }
 
+static void job_files_detach(struct job_thread *td)
+{
+	unsigned int i;
+
+	for (i = 0; i < td->nr_files; i++) {
+		if (td->files[i].ctx)
+			blk_ctx_detach(td->files[i].ctx);
+		td->files[i].ctx = NULL;
+	}
+	td->ctx = NULL;
+}
+
+/* blk_wait() counters over every file's ctx (the last gain: the first's). */
+static void job_files_wait_stats(struct job_thread *td)
+{
+	struct blk_wait_stats *w = &td->res->wait, one;
+	unsigned int i;
+
+	memset(w, 0, sizeof(*w));
+	for (i = 0; i < td->nr_files; i++) {
+		if (!td->files[i].ctx)
+			continue;
+		blk_ctx_get_wait_stats(td->files[i].ctx, &one);
+		w->spins += one.spins;
+		w->sleeps += one.sleeps;
+		w->probes += one.probes;
+		w->chose_spin += one.chose_spin;
+		w->contended += one.contended;
+		if (!i)
+			w->last_gain = one.last_gain;
+	}
+}
+
 static void *job_thread_fn(void *arg)
 {
 	struct job_thread *td = arg;
@@ -1274,15 +1551,28 @@ static void *job_thread_fn(void *arg)
 	struct rusage ru;
 	int ret;
 
-	ret = blk_ctx_attach(td->dev, &td->ctx);
-	/* io_uring fixed buffers; drivers without the notion say -EOPNOTSUPP */
-	if (!ret)
-		blk_ctx_register_buffer(td->ctx, td->buf,
-					(size_t)o->iodepth * td->buf_bs);
+	if (td->nr_files > 1) {
+		/* a ctx on every file's device; the first file is current */
+		for (d = 0, ret = 0; d < td->nr_files && !ret; d++) {
+			ret = blk_ctx_attach(td->files[d].dev, &td->files[d].ctx);
+			if (!ret)
+				blk_ctx_register_buffer(td->files[d].ctx, td->buf,
+							(size_t)o->iodepth * td->buf_bs);
+		}
+		td->ctx = td->files[td->cur_file].ctx;
+	} else {
+		ret = blk_ctx_attach(td->dev, &td->ctx);
+		/* io_uring fixed buffers; drivers without the notion say -EOPNOTSUPP */
+		if (!ret)
+			blk_ctx_register_buffer(td->ctx, td->buf,
+						(size_t)o->iodepth * td->buf_bs);
+	}
 	pthread_barrier_wait(td->start_barrier);
 	if (ret) {
 		job_error(td, ret, "cannot attach to the device: %s",
 			  strerror(-ret));
+		if (td->nr_files > 1)
+			job_files_detach(td);
 		goto out;
 	}
 	if (td->nr_waitee) {
@@ -1362,6 +1652,13 @@ static void *job_thread_fn(void *arg)
 	td->res->minf = (uint64_t)(ru.ru_minflt - td->ru_start.ru_minflt);
 	td->res->majf = (uint64_t)(ru.ru_majflt - td->ru_start.ru_majflt);
 	job_publish_progress(td);
+	if (td->nr_files > 1) {
+		job_files_wait_stats(td);
+		if (td->abandoned)
+			goto out;
+		job_files_detach(td);
+		goto out;
+	}
 	blk_ctx_get_wait_stats(td->ctx, &td->res->wait);
 	if (td->abandoned)
 		goto out; /* the ctx still has requests: detach would wait */
@@ -1404,6 +1701,104 @@ const char *bench_fmt_bytes(char *buf, size_t len, uint64_t v)
 /* The largest random map (norandommap=0) a thread may have, bytes. */
 #define BENCH_RANDMAP_MAX (1ull << 30)
 
+/* Bytes of a random map of @nr_blocks bits and its summary of full words. */
+static uint64_t randmap_bytes(uint64_t nr_blocks)
+{
+	uint64_t words = (nr_blocks + 63) / 64;
+
+	return (words + (words + 63) / 64) * 8;
+}
+
+/*
+ * An empty random map of @nr_blocks bits, the last word's missing blocks
+ * marked used.  calloc'd: the pages stay untouched until picks reach
+ * them, and the first pass needs no clear inside the measured loop.
+ */
+static int randmap_alloc(uint64_t nr_blocks, uint64_t **map, uint64_t **full,
+			 uint64_t *words, uint64_t *full_words)
+{
+	*words = (nr_blocks + 63) / 64;
+	*full_words = (*words + 63) / 64;
+	*map = calloc(*words, 8);
+	*full = calloc(*full_words, 8);
+	if (!*map || !*full)
+		return -ENOMEM;
+	if (nr_blocks & 63)
+		(*map)[*words - 1] = ~0ull << (nr_blocks & 63);
+	return 0;
+}
+
+/*
+ * fio's share of size= for file @i of @nr (filesetup.c setup_files()):
+ * size / nr, and the first files one block (@bs, the smallest) more while
+ * what is left lasts.
+ */
+static uint64_t job_file_share(uint64_t size, unsigned int nr, unsigned int i,
+			       uint32_t bs)
+{
+	uint64_t share = size / nr;
+
+	return share + (i < (size - share * nr) / bs ? bs : 0);
+}
+
+/*
+ * Several files: each one's region, as fio's setup_files() sizes them:
+ * filesize= (within the file), else size= shared out
+ * (job_file_share()), else size=N% of each file, else the file from
+ * offset on.  The job's bytes per loop are the regions' sum, or size=
+ * when that is less (with filesize=).
+ */
+static int job_files_region(struct job_thread *td,
+			    const struct bench_job_opts *o, char *err,
+			    size_t errlen)
+{
+	unsigned int i;
+
+	td->region_bytes = 0;
+	for (i = 0; i < td->nr_files; i++) {
+		struct job_file *f = &td->files[i];
+		uint64_t cap = f->capacity, len;
+		uint64_t room = td->offset < cap ? cap - td->offset : 0;
+
+		if (o->filesize) {
+			len = o->filesize > td->offset ? o->filesize - td->offset : 0;
+			if (len > room)
+				len = room;
+		} else if (o->size_pct) {
+			len = (uint64_t)((unsigned __int128)cap * o->size_pct / 100);
+			if (len > room)
+				len = room;
+			len = len / o->bs * o->bs;
+		} else if (o->size) {
+			/* whole blocks of the share, as fio issues them */
+			len = job_file_share(o->size, td->nr_files, i, o->bs);
+			len -= len % o->bs;
+		} else {
+			len = room;
+		}
+		if (td->offset >= cap || len > room) {
+			snprintf(err, errlen,
+				 "%s: %s: offset=%llu size=%llu: past the end of the %llu-byte file",
+				 o->name, f->path, (unsigned long long)td->offset,
+				 (unsigned long long)len, (unsigned long long)cap);
+			return -ERANGE;
+		}
+		f->nr_blocks = len / o->bs;
+		if (!f->nr_blocks) {
+			snprintf(err, errlen,
+				 "%s: %s: its share of the job, %llu bytes, is smaller than bs=%u",
+				 o->name, f->path, (unsigned long long)len, o->bs);
+			return -EINVAL;
+		}
+		td->region_bytes += f->nr_blocks * o->bs;
+	}
+	if (o->size && o->filesize && !o->size_pct &&
+	    o->size / o->bs * o->bs < td->region_bytes)
+		td->region_bytes = o->size / o->bs * o->bs;
+	td->nr_blocks = td->files[0].nr_blocks;
+	return 0;
+}
+
 static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		     uint64_t dev_size, uint32_t lbs, unsigned int seed_idx,
 		     char *err, size_t errlen)
@@ -1412,6 +1807,7 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	uint64_t size, inc = 0;
 	unsigned int i;
 	char *p;
+	int ret;
 
 	uint64_t offset = o->offset, io_size = o->io_size;
 
@@ -1444,6 +1840,16 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	if (__builtin_mul_overflow(o->offset_increment, (uint64_t)jobnum, &inc) ||
 	    __builtin_add_overflow(offset, inc, &td->offset))
 		td->offset = UINT64_MAX;
+	if (td->nr_files > 1) {
+		/* each file's region (the alignment: @lbs is the largest) */
+		ret = job_files_region(td, o, err, errlen);
+		if (ret)
+			return ret;
+		size = td->region_bytes;
+		if (o->bs % lbs || td->offset % lbs)
+			goto misaligned;
+		goto region_set;
+	}
 	size = o->size ? o->size : td->offset < dev_size ? dev_size - td->offset : 0;
 	/* fio: with filesize=, the I/O stays within the file, size= or not */
 	if (o->filesize && td->offset < dev_size && size > dev_size - td->offset)
@@ -1471,6 +1877,7 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		return -ERANGE;
 	}
 	if (o->bs % lbs || td->offset % lbs) {
+misaligned:
 		snprintf(err, errlen,
 			 "%s: bs=%u offset=%llu: must be multiples of the device's logical block size %u (a block device's sector size; with direct=1 the file system's O_DIRECT alignment)",
 			 o->name, o->bs, (unsigned long long)td->offset, lbs);
@@ -1482,16 +1889,18 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 			 o->name, (unsigned long long)size, o->bs);
 		return -EINVAL;
 	}
-	/* as fio: io_size (or the region) per loop, loops times */
+	td->region_bytes = td->nr_blocks * o->bs;
+region_set:
+	/* as fio: io_size (or the region: every file's) per loop, loops times */
 	if (!o->time_based)
 	{
 		/* fio's io_size=N%: that share of the region */
 		uint64_t per_loop;
 
 		if (o->io_size_pct)
-			io_size = (uint64_t)((unsigned __int128)td->nr_blocks * o->bs *
+			io_size = (uint64_t)((unsigned __int128)td->region_bytes *
 					     o->io_size_pct / 100) / o->bs * o->bs;
-		per_loop = io_size ? io_size : td->nr_blocks * o->bs;
+		per_loop = io_size ? io_size : td->region_bytes;
 		/* fio: number_ios ends each loop early, never extends it */
 		if (o->number_ios && o->number_ios < per_loop / o->bs)
 			per_loop = o->number_ios * o->bs;
@@ -1629,42 +2038,58 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	}
 	/* as fio: a distribution other than random has no random map */
 	if (td->random && !o->norandommap && o->rand_dist == DIST_RANDOM) {
-		uint64_t map_bytes, half = bench_phys_mem() / 2;
+		uint64_t map_bytes = 0, one, half = bench_phys_mem() / 2;
 		char need[32], avail[32];
 
-		td->randmap_words = (td->nr_blocks + 63) / 64;
-		td->randmap_full_words = (td->randmap_words + 63) / 64;
-		map_bytes = (td->randmap_words + td->randmap_full_words) * 8;
-		/* as fio: a map this size is a mistake, not a benchmark */
-		if (map_bytes > BENCH_RANDMAP_MAX ||
-		    map_bytes * o->numjobs > half) {
-			bench_fmt_bytes(need, sizeof(need), map_bytes);
-			if (map_bytes > BENCH_RANDMAP_MAX)
+		/* a map per file; each within the limit, all within memory */
+		for (i = 0; i < td->nr_files || !i; i++) {
+			uint64_t nb = td->nr_files > 1 ? td->files[i].nr_blocks :
+							 td->nr_blocks;
+
+			one = randmap_bytes(nb);
+			map_bytes += one;
+			/* as fio: a map this size is a mistake, not a benchmark */
+			if (one > BENCH_RANDMAP_MAX) {
 				snprintf(err, errlen,
 					 "%s: size=%llu bs=%u: the random map needs %s (one bit per block), more than the %s allowed; set norandommap, or use a larger bs or a smaller size",
-					 o->name, (unsigned long long)size, o->bs,
-					 need, bench_fmt_bytes(avail, sizeof(avail),
+					 o->name, (unsigned long long)(nb * o->bs),
+					 o->bs, bench_fmt_bytes(need, sizeof(need), one),
+					 bench_fmt_bytes(avail, sizeof(avail),
 							 BENCH_RANDMAP_MAX));
-			else
-				snprintf(err, errlen,
-					 "%s: size=%llu bs=%u numjobs=%u: the random maps need %s per thread (one bit per block), more than half of physical memory (%s) in all; set norandommap, or use a larger bs or a smaller size",
-					 o->name, (unsigned long long)size, o->bs,
-					 o->numjobs, need,
-					 bench_fmt_bytes(avail, sizeof(avail), half));
+				return -ENOMEM;
+			}
+		}
+		if (map_bytes * o->numjobs > half) {
+			snprintf(err, errlen,
+				 "%s: size=%llu bs=%u numjobs=%u: the random maps need %s per thread (one bit per block), more than half of physical memory (%s) in all; set norandommap, or use a larger bs or a smaller size",
+				 o->name, (unsigned long long)size, o->bs,
+				 o->numjobs, bench_fmt_bytes(need, sizeof(need), map_bytes),
+				 bench_fmt_bytes(avail, sizeof(avail), half));
 			return -ENOMEM;
 		}
-		/*
-		 * calloc'd: the pages stay untouched until picks reach them,
-		 * and the first pass needs no clear inside the measured loop
-		 */
-		td->randmap = calloc(td->randmap_words, 8);
-		td->randmap_full = calloc(td->randmap_full_words, 8);
-		if (!td->randmap || !td->randmap_full)
+		if (randmap_alloc(td->nr_blocks, &td->randmap, &td->randmap_full,
+				  &td->randmap_words, &td->randmap_full_words))
 			goto nomem;
 		td->randmap_used = 0;
-		if (td->nr_blocks & 63)
-			td->randmap[td->randmap_words - 1] =
-				~0ull << (td->nr_blocks & 63);
+	}
+	/* the other files' maps; the first file's are the fields' */
+	if (td->nr_files > 1) {
+		td->cur_file = 0;
+		job_file_save(td);
+		for (i = 1; i < td->nr_files; i++) {
+			struct job_file *f = &td->files[i];
+
+			if (td->written) {
+				f->written = calloc((f->nr_blocks + 63) / 64, 8);
+				if (!f->written)
+					goto nomem;
+			}
+			if (td->randmap &&
+			    randmap_alloc(f->nr_blocks, &f->randmap, &f->randmap_full,
+					  &f->randmap_words, &f->randmap_full_words))
+				goto nomem;
+		}
+		td->prep_hook = true;
 	}
 	rng_seed(&td->rng, o->randrepeat ? o->randseed + seed_idx :
 					   bench_gettime_ns() + seed_idx);
@@ -1690,8 +2115,22 @@ nomem:
 
 static void job_teardown(struct job_thread *td)
 {
+	unsigned int i;
+
 	if (td->abandoned)
 		return; /* the device may still write into these buffers */
+	/* several files: the fields hold one file's maps, files[] all */
+	for (i = 0; td->files && i < td->nr_files; i++) {
+		struct job_file *f = &td->files[i];
+
+		if (f->written != td->written)
+			free(f->written);
+		if (f->randmap != td->randmap)
+			free(f->randmap);
+		if (f->randmap_full != td->randmap_full)
+			free(f->randmap_full);
+	}
+	free(td->files);
 	free(td->written);
 	free(td->ios);
 	free(td->batch);
@@ -2100,9 +2539,12 @@ static void dev_counters_report(struct bench_run_result *res,
 
 /*
  * dev=uring with files of the jobs' own (filename=, directory=,
- * filename_format=, a file engine; fio's meaning): each job thread runs on
- * the file bench_job_file() names for it, one device per distinct file,
- * shared by the threads that name it.
+ * filename_format=, nrfiles=, a file engine; fio's meaning): each job
+ * thread runs on the files bench_job_file() names for it, one device per
+ * distinct file (and per way the jobs' engines issue to it: a sync
+ * engine's and an async engine's threads on one file get a device each,
+ * as fio gives each thread a descriptor of its own), shared by the
+ * threads that name it.
  */
 struct run_target {
 	char path[4096];
@@ -2111,6 +2553,8 @@ struct run_target {
 	unsigned int nr_threads;
 	uint64_t create_size;      /* a missing file is created this big */
 	bool direct;
+	uint8_t dev_inline, dev_engine; /* the job's engine's (options.h) */
+	uint32_t dev_pool_threads;
 	struct dev_counters before, after;
 };
 
@@ -2127,64 +2571,134 @@ static bool run_uses_job_files(const struct bench_opts *o, const char *devname,
 	return false;
 }
 
-/* Open one device per distinct file of the jobs' threads. */
+/* The smallest block size of job @j: the unit of its regions. */
+static uint32_t job_min_bs(const struct bench_job_opts *j)
+{
+	uint32_t lo = j->bs;
+	unsigned int i;
+
+	if (j->bssplit_nr) {
+		for (i = 0, lo = j->bssplit_bs[0]; i < j->bssplit_nr; i++)
+			if (j->bssplit_bs[i] < lo)
+				lo = j->bssplit_bs[i];
+	} else if (j->bs_max) {
+		lo = j->bs_min;
+	}
+	return lo;
+}
+
+/*
+ * What file @f of thread @k of job @j must hold when it is missing, as
+ * fio lays it out: filesize=, else the thread's region with its share of
+ * size=; 0 (it must exist) when neither is given.
+ */
+static uint64_t job_file_need(const struct bench_job_opts *j, unsigned int k,
+			      unsigned int f, unsigned int nf)
+{
+	uint64_t inc = 0, need;
+
+	if (j->filesize)
+		return j->filesize;
+	if (!j->size ||
+	    __builtin_mul_overflow(j->offset_increment, (uint64_t)k, &inc) ||
+	    __builtin_add_overflow(j->offset, inc, &need) ||
+	    __builtin_add_overflow(need, nf > 1 ?
+				   job_file_share(j->size, nf, f, job_min_bs(j)) :
+				   j->size, &need))
+		return j->size ? UINT64_MAX : 0;
+	return need;
+}
+
+/* mkdir -p of @path's directory, as fio makes a file's work directories. */
+static int make_parent_dirs(const char *path)
+{
+	char dir[4096];
+	char *p;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	p = strrchr(dir, '/');
+	if (!p || p == dir)
+		return 0;
+	*p = '\0';
+	for (p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Open one device per distinct file of the jobs' threads; @file_tg gets
+ * the target of each file of each thread, in job, thread, file order.
+ */
 static int targets_open(const struct bench_opts *o, struct run_target **out,
-			unsigned int *nr_out, unsigned int *thread_tg,
+			unsigned int *nr_out, unsigned int *file_tg,
 			char *err, size_t errlen)
 {
 	struct run_target *tg = NULL;
-	unsigned int i, k, t, n = 0, cap = 0;
+	unsigned int i, k, f, t, n = 0, cap = 0;
+	uint64_t qsize, lbs;
 	char path[4096];
 	sigset_t sigs;
 	int ret = 0;
 
 	for (i = 0, t = 0; i < o->nr_jobs; i++) {
 		const struct bench_job_opts *j = &o->jobs[i];
+		unsigned int nf = bench_job_nr_files(j);
 
-		for (k = 0; k < j->numjobs; k++, t++) {
-			uint64_t need = 0, inc = 0;
-			unsigned int x;
+		for (k = 0; k < j->numjobs; k++) {
+			for (f = 0; f < nf; f++, t++) {
+				uint64_t need;
+				unsigned int x;
 
-			if (bench_job_file(j, k, path, sizeof(path))) {
-				snprintf(err, errlen, "%s: the file name is longer than %zu bytes",
-					 j->name, sizeof(path) - 1);
-				ret = -ENAMETOOLONG;
-				goto fail;
-			}
-			for (x = 0; x < n; x++)
-				if (!strcmp(tg[x].path, path))
-					break;
-			if (x == n && n == cap) {
-				/* grown as files appear: a thread each at most */
-				unsigned int ncap = cap ? cap * 2 : 4;
-				struct run_target *ntg = realloc(tg, ncap * sizeof(*tg));
-
-				if (!ntg) {
-					snprintf(err, errlen, "out of memory for %u files", ncap);
-					ret = -ENOMEM;
+				if (bench_job_file(j, k, f, path, sizeof(path))) {
+					snprintf(err, errlen, "%s: the file name is longer than %zu bytes",
+						 j->name, sizeof(path) - 1);
+					ret = -ENAMETOOLONG;
 					goto fail;
 				}
-				memset(ntg + cap, 0, (ncap - cap) * sizeof(*tg));
-				tg = ntg;
-				cap = ncap;
+				for (x = 0; x < n; x++)
+					if (!strcmp(tg[x].path, path) &&
+					    tg[x].direct == j->direct &&
+					    tg[x].dev_inline == j->dev_inline &&
+					    tg[x].dev_engine == j->dev_engine &&
+					    tg[x].dev_pool_threads == j->dev_pool_threads)
+						break;
+				if (x == n && n == cap) {
+					/* grown as files appear */
+					unsigned int ncap = cap ? cap * 2 : 4;
+					struct run_target *ntg = realloc(tg, ncap * sizeof(*tg));
+
+					if (!ntg) {
+						snprintf(err, errlen, "out of memory for %u files", ncap);
+						ret = -ENOMEM;
+						goto fail;
+					}
+					memset(ntg + cap, 0, (ncap - cap) * sizeof(*tg));
+					tg = ntg;
+					cap = ncap;
+				}
+				if (x == n) {
+					snprintf(tg[n].path, sizeof(tg[n].path), "%s", path);
+					tg[n].direct = j->direct;
+					tg[n].dev_inline = j->dev_inline;
+					tg[n].dev_engine = j->dev_engine;
+					tg[n].dev_pool_threads = j->dev_pool_threads;
+					n++;
+				}
+				need = job_file_need(j, k, f, nf);
+				if (need > tg[x].create_size)
+					tg[x].create_size = need;
+				tg[x].nr_threads++;
+				file_tg[t] = x;
 			}
-			if (x == n) {
-				snprintf(tg[n].path, sizeof(tg[n].path), "%s", path);
-				tg[n].direct = j->direct;
-				n++;
-			}
-			/* what a missing file must hold: filesize=, else the region */
-			if (j->filesize)
-				need = j->filesize;
-			else if (j->size &&
-				 !__builtin_mul_overflow(j->offset_increment,
-							 (uint64_t)k, &inc) &&
-				 (__builtin_add_overflow(j->offset + inc, j->size, &need)))
-				need = UINT64_MAX;
-			if (need > tg[x].create_size)
-				tg[x].create_size = need;
-			tg[x].nr_threads++;
-			thread_tg[t] = x;
 		}
 	}
 	stop_signals_block(&sigs);
@@ -2194,9 +2708,31 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 
 		snprintf(d.p.filename, sizeof(d.p.filename), "%s", tg[i].path);
 		d.p.direct = tg[i].direct;
-		ret = bench_dev_open(&d, "uring", tg[i].create_size,
-				     tg[i].create_size, tg[i].nr_threads,
-				     &tg[i].dev, msg, sizeof(msg));
+		if (tg[i].dev_inline)
+			d.p.uring_inline = tg[i].dev_inline - 1u;
+		if (tg[i].dev_engine)
+			d.p.uring_engine = tg[i].dev_engine - 1u;
+		if (tg[i].dev_pool_threads)
+			d.p.pool_threads = tg[i].dev_pool_threads;
+		/* as fio: the directories of a file it lays out */
+		if (tg[i].create_size && access(tg[i].path, F_OK)) {
+			ret = make_parent_dirs(tg[i].path);
+			if (ret) {
+				snprintf(err, errlen, "%s: cannot make its directory: %s",
+					 tg[i].path, strerror(-ret));
+				break;
+			}
+		}
+		/*
+		 * a file is created as fio makes it (size / nrfiles need not
+		 * be a multiple of the block size); the device is the file's
+		 * whole blocks, whatever size the queue is told
+		 */
+		lbs = d.p.logical_block_size ? d.p.logical_block_size : 512;
+		qsize = tg[i].create_size % lbs ?
+			tg[i].create_size - tg[i].create_size % lbs : tg[i].create_size;
+		ret = bench_dev_open(&d, "uring", qsize, tg[i].create_size,
+				     tg[i].nr_threads, &tg[i].dev, msg, sizeof(msg));
 		if (ret) {
 			snprintf(err, errlen, "%s: %s", tg[i].path, msg);
 			break;
@@ -2259,7 +2795,7 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	struct job_thread *tds = NULL;
 	struct blk_dev *dev = shared;
 	struct run_target *tg = NULL;
-	unsigned int nr_tg = 0, *thread_tg = NULL;
+	unsigned int nr_tg = 0, *file_tg = NULL, nr_files = 0, ft;
 	bool per_file = run_uses_job_files(o, devname, shared);
 	struct blk_dev_info info;
 	struct dev_counters before, after;
@@ -2278,15 +2814,17 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	res->has_uring = !strcmp(devname, "uring");
 	jobs_geometry(o, &size, &explicit_size, &max_group_threads, &nr_threads);
 	if (per_file) {
-		thread_tg = calloc(nr_threads, sizeof(*thread_tg));
-		ret = thread_tg ? jobs_check(o, err, errlen) : -ENOMEM;
+		for (i = 0; i < o->nr_jobs; i++)
+			nr_files += o->jobs[i].numjobs * bench_job_nr_files(&o->jobs[i]);
+		file_tg = calloc(nr_files, sizeof(*file_tg));
+		ret = file_tg ? jobs_check(o, err, errlen) : -ENOMEM;
 		if (!ret)
-			ret = targets_open(o, &tg, &nr_tg, thread_tg, err, errlen);
+			ret = targets_open(o, &tg, &nr_tg, file_tg, err, errlen);
 		else if (ret == -ENOMEM)
-			snprintf(err, errlen, "out of memory for %u job threads",
-				 nr_threads);
+			snprintf(err, errlen, "out of memory for %u job files",
+				 nr_files);
 		if (ret) {
-			free(thread_tg);
+			free(file_tg);
 			return ret;
 		}
 		dev = tg[0].dev;
@@ -2335,29 +2873,51 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		goto out;
 	}
 	res->nr_jobs = nr_threads;
-	for (i = 0, t = 0; i < o->nr_jobs; i++) {
-		unsigned int k;
+	for (i = 0, t = 0, ft = 0; i < o->nr_jobs; i++) {
+		unsigned int k, nf = per_file ? bench_job_nr_files(&o->jobs[i]) : 1;
 
 		/* fio: a stonewall starts a new reporting group, as new_group does */
 		if ((o->jobs[i].stonewall || o->jobs[i].new_group) && i)
 			group++;
-		for (k = 0; k < o->jobs[i].numjobs; k++, t++) {
+		for (k = 0; k < o->jobs[i].numjobs; k++, t++, ft += nf) {
 			struct bench_job_result *r = &res->jobs[t];
+			const struct blk_dev_info *ti =
+				per_file ? &tg[file_tg[ft]].info : &info;
+			uint32_t lbs = ti->logical_block_size;
 
 			snprintf(r->name, sizeof(r->name), "%s", o->jobs[i].name);
 			r->opts = &o->jobs[i];
 			r->groupid = group;
 			r->jobnum = k;
 			r->nr_threads = 1;
-			const struct blk_dev_info *ti =
-				per_file ? &tg[thread_tg[t]].info : &info;
-
 			tds[t].res = r;
-			tds[t].dev = per_file ? tg[thread_tg[t]].dev : dev;
+			tds[t].dev = per_file ? tg[file_tg[ft]].dev : dev;
 			tds[t].devname = res->dev;
+			tds[t].nr_files = 1;
+			if (nf > 1) {
+				unsigned int f;
+
+				tds[t].files = calloc(nf, sizeof(*tds[t].files));
+				if (!tds[t].files) {
+					ret = -ENOMEM;
+					snprintf(err, errlen, "out of memory for %u files",
+						 nf);
+					goto out;
+				}
+				tds[t].nr_files = nf;
+				for (f = 0; f < nf; f++) {
+					const struct run_target *x = &tg[file_tg[ft + f]];
+
+					tds[t].files[f].dev = x->dev;
+					tds[t].files[f].path = x->path;
+					tds[t].files[f].capacity = x->info.capacity;
+					if (x->info.logical_block_size > lbs)
+						lbs = x->info.logical_block_size;
+				}
+			}
 			job_reset_stats(&tds[t]);
-			ret = job_setup(&tds[t], &o->jobs[i], ti->capacity,
-					ti->logical_block_size, t, err, errlen);
+			ret = job_setup(&tds[t], &o->jobs[i], ti->capacity, lbs, t,
+					err, errlen);
 			if (ret)
 				goto out;
 		}
@@ -2470,7 +3030,7 @@ out:
 		for (i = 0; i < nr_tg && !res->abandoned; i++)
 			blk_dev_close(tg[i].dev);
 		free(tg);
-		free(thread_tg);
+		free(file_tg);
 	} else if (!shared && !res->abandoned) {
 		blk_dev_close(dev);
 	}

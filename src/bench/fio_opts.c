@@ -84,7 +84,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "random_distribution", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "percentage_random", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "allrandrepeat", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
-	{ "nrfiles", "nr_files", NULL, FIO_MAPPED, "nrfiles=1 only: one file per job thread (more are refused)" },
+	{ "nrfiles", "nr_files", NULL, FIO_SUPPORTED, NULL },
 	{ "file_service_type", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "openfiles", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "fallocate", NULL, NULL, FIO_REFUSED, R_FILES },
@@ -368,8 +368,9 @@ static const struct fio_opt fio_opt_table[] = {
 };
 
 /* Every engine fio 3.33 documents (HOWTO, ioengine=). */
-#define E_URING_SYNC "dev=uring, iodepth=1 per job: a synchronous engine has one I/O in flight"
-#define E_URING "dev=uring at the job's iodepth"
+#define E_URING_SYNC "dev=uring, iodepth=1 per job thread, each I/O a system call of the job's thread (uring_inline=always): a synchronous engine ignores iodepth, as in fio"
+#define E_URING "dev=uring at the job's iodepth, issued as the driver chooses (uring_inline=auto: through the ring; inline where io_uring could only hand the I/O to a worker, as on tmpfs)"
+#define E_POSIXAIO "dev=uring at the job's iodepth, on the pread/pwrite pool with one worker per job thread (uring_engine=pool, pool_threads=1): glibc's POSIX AIO does a file's requests one at a time on a helper thread"
 #define E_NET "network or distributed storage: blkstack's media are its own block devices"
 #define E_FILEOP "file-system operations, not block I/O"
 #define E_PMEM "persistent memory mapped into the process, not block I/O"
@@ -383,8 +384,10 @@ static const struct fio_engine fio_engine_table[] = {
 	{ "pvsync2", FIO_MAPPED, "uring", true, E_URING_SYNC },
 	{ "libaio", FIO_MAPPED, "uring", false, E_URING },
 	{ "io_uring", FIO_MAPPED, "uring", false, E_URING },
-	{ "posixaio", FIO_MAPPED, "uring", false, E_URING },
+	{ "posixaio", FIO_MAPPED, "uring", false, E_POSIXAIO },
 	{ "null", FIO_MAPPED, "null", false, "dev=null" },
+	{ "cpp_null", FIO_MAPPED, "null", false,
+	  "dev=null (fio's null engine built as C++)" },
 	{ "solarisaio", FIO_REFUSED, NULL, false, E_OS },
 	{ "windowsaio", FIO_REFUSED, NULL, false, E_OS },
 	{ "mmap", FIO_REFUSED, NULL, false,
@@ -399,6 +402,10 @@ static const struct fio_engine fio_engine_table[] = {
 	{ "libzbc", FIO_REFUSED, NULL, false, R_ZONE },
 	{ "net", FIO_REFUSED, NULL, false, E_NET },
 	{ "rdma", FIO_REFUSED, NULL, false, E_NET },
+	{ "librpma_apm_client", FIO_REFUSED, NULL, false, E_NET },
+	{ "librpma_apm_server", FIO_REFUSED, NULL, false, E_NET },
+	{ "librpma_gpspm_client", FIO_REFUSED, NULL, false, E_NET },
+	{ "librpma_gpspm_server", FIO_REFUSED, NULL, false, E_NET },
 	{ "http", FIO_REFUSED, NULL, false, E_NET },
 	{ "nbd", FIO_REFUSED, NULL, false,
 	  "an NBD client (blkstack serves NBD: blkstack serve)" },

@@ -190,22 +190,22 @@ static const struct opt_def bench_opts_table[] = {
 	  .where = OPT_IGNORED, .help = "accepted and ignored" },
 	{ .name = "ioengine", .type = OPT_STR, JOBF(ioengine),
 	  .apply = apply_ioengine, .metavar = "ENGINE",
-	  .help = "fio's engine: libaio, io_uring, posixaio run on dev=uring at iodepth; sync, psync, vsync, pvsync, pvsync2 on dev=uring at iodepth=1; null on dev=null; the others are refused (--fio-options)" },
+	  .help = "fio's engine: libaio, io_uring run on dev=uring at iodepth; posixaio there on the pool, one worker per thread; sync, psync, vsync, pvsync, pvsync2 there at iodepth=1, each I/O issued by the job's thread; null, cpp_null on dev=null; the others are refused (--fio-options)" },
 	{ .name = "kb_base", .type = OPT_CHOICE, JOBF(kb_base),
 	  .choices = kb_base_choices, .def = "1024",
 	  .help = "unit prefixes of the sizes that follow in the job: 1024 (fio's default: k, kb are 1024, ki, kib 1000) or 1000 (k, kb are 1000, ki, kib 1024)" },
 	{ .name = "directory", .type = OPT_STR, JOBF(directory), .metavar = "PATH",
-	  .help = "directory of the job's files (dev=uring): directory/filename, or directory/filename_format" },
+	  .help = "directory of the job's files (dev=uring): directory/filename, or directory/filename_format; fio's a:b spreads the threads' generated files over several" },
 	{ .name = "filename_format", .type = OPT_STR, JOBF(filename_format),
 	  .metavar = "FORMAT", .def = "$jobname.$jobnum.$filenum",
-	  .help = "name of the job's files without filename= (dev=uring): $jobname, $jobnum (thread), $filenum (0)" },
+	  .help = "name of the job's files without filename= (dev=uring): $jobname, $jobnum (thread), $filenum (0 .. nrfiles-1)" },
 	{ .name = "nrfiles", .alias = { "nr_files" }, .type = OPT_UINT,
-	  JOBF(nrfiles), .min = 1, .max = 1, .def = "1",
+	  JOBF(nrfiles), .min = 1, .max = BENCH_MAX_FILES, .def = "1",
 	  .apply = apply_nrfiles,
-	  .help = "files per job thread: 1 (more, as filename=a:b, are refused for now)" },
+	  .help = "files per job thread without filename= (dev=uring), used in turn, one I/O each (fio's file_service_type=roundrobin); size= is shared among them" },
 	{ .name = "filesize", .type = OPT_SIZE, JOBF(filesize),
 	  .max = UINT64_MAX, .def = "0", .apply = apply_filesize,
-	  .help = "size of each of the job's files (a missing file is created so); size= defaults to it" },
+	  .help = "size of each of the job's files (a missing file is created so); without it each file is size / files; size= defaults to their sum" },
 	{ .name = "buffered", .type = OPT_BOOL, JOBF(direct), .max = 1,
 	  .apply = apply_buffered,
 	  .help = "fio's inverse of direct=: buffered=0 is direct=1" },
@@ -1830,53 +1830,125 @@ static const char *nearest_name(const char *name)
 
 /*
  * filename= and direct= in a job (or [global], or the command line's
- * global options): the job's own, and the device's as before (--dev=uring
- * and the matrix read o->dev.p).  fio's "a:b" list of files is refused:
- * one file per job thread for now.
+ * global options): the job's own, and the device's as before (the matrix
+ * and the stacks on uring read o->dev.p).  fio's "a:b" list of files is
+ * the job's; the device gets the one name unescaped ("a\:b" is "a:b"),
+ * and a list as it is, which bench_pick_devs() refuses for a run that
+ * opens one file.
  */
 static int set_file_opt(const struct opt_def *d, const char *name,
 			struct bench_opts *o, struct bench_job_opts *j,
 			const char *val, char *err, size_t errlen)
 {
-	char shown[SHOW_LEN];
-	int rc;
+	char shown[SHOW_LEN], one[4096];
+	int rc, n;
 
-	if (!strcmp(d->name, "filename") && val && strchr(val, ':')) {
-		set_err(err, errlen,
-			"filename=%s: a list of files (fio's a:b) is not supported yet: one file per job",
-			show(shown, val));
-		return -EOPNOTSUPP;
+	if (!strcmp(d->name, "filename") && val && *val) {
+		n = bench_name_list(val, 0, one, sizeof(one));
+		if (n == -ENAMETOOLONG || strlen(val) >= sizeof(j->filename)) {
+			set_err(err, errlen, "filename=%s: longer than %zu bytes",
+				show(shown, val), sizeof(j->filename) - 1);
+			return -EINVAL;
+		}
+		if (n == 0) {
+			set_err(err, errlen,
+				"filename=%s: names no file (fio's list is a:b, '\\:' a colon in a name)",
+				show(shown, val));
+			return -EINVAL;
+		}
+		if (n > BENCH_MAX_FILES) {
+			set_err(err, errlen,
+				"filename=%s: %d files, more than the %d a job thread may have",
+				show(shown, val), n, BENCH_MAX_FILES);
+			return -EINVAL;
+		}
+		rc = set_one(d, name, o, j, n == 1 ? one : val, err, errlen);
+		if (!rc)
+			snprintf(j->filename, sizeof(j->filename), "%s", val);
+		return rc;
 	}
 	rc = set_one(d, name, o, j, val, err, errlen);
 	if (rc)
 		return rc;
-	if (!strcmp(d->name, "filename"))
-		snprintf(j->filename, sizeof(j->filename), "%s", o->dev.p.filename);
-	else
-		j->direct = o->dev.p.direct;
+	j->direct = o->dev.p.direct;
 	return 0;
+}
+
+int bench_name_list(const char *list, unsigned int idx, char *buf, size_t len)
+{
+	const char *p = list, *end;
+	size_t k = 0;
+	int n = 0;
+	bool over = false;
+
+	if (buf && len)
+		buf[0] = '\0';
+	/* fio takes the blanks off both ends of the value */
+	while (*p == ' ' || *p == '\t')
+		p++;
+	end = p + strlen(p);
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	for (; p <= end; p++) {
+		char c = p < end ? *p : '\0';
+
+		if (c == '\\' && p + 1 < end && p[1] == ':') {
+			c = ':';
+			p++;
+		} else if (c == ':' || !c) {
+			/* the end of a name; an empty one is skipped */
+			if (k)
+				n++;
+			k = 0;
+			continue;
+		}
+		if ((unsigned int)n == idx && buf) {
+			if (k + 1 < len) {
+				buf[k] = c;
+				buf[k + 1] = '\0';
+			} else {
+				over = true;
+			}
+		}
+		k++;
+	}
+	return over ? -ENAMETOOLONG : n;
+}
+
+unsigned int bench_job_nr_files(const struct bench_job_opts *j)
+{
+	int n;
+
+	if (!j->filename[0])
+		return j->nrfiles ? j->nrfiles : 1;
+	n = bench_name_list(j->filename, 0, NULL, 0);
+	return n > 0 ? (unsigned int)n : 1;
 }
 
 bool bench_job_has_file(const struct bench_job_opts *j)
 {
 	const struct fio_engine *e;
 
-	if (j->filename[0] || j->directory[0] ||
-	    strcmp(j->filename_format, "$jobname.$jobnum.$filenum"))
+	if (j->filename[0] || j->directory[0] || j->nrfiles > 1 ||
+	    j->filesize || strcmp(j->filename_format, "$jobname.$jobnum.$filenum"))
 		return true;
 	e = j->ioengine[0] ? fio_engine_find(j->ioengine) : NULL;
 	return e && e->dev && !strcmp(e->dev, "uring");
 }
 
 int bench_job_file(const struct bench_job_opts *j, unsigned int jobnum,
-		   char *buf, size_t len)
+		   unsigned int filenum, char *buf, size_t len)
 {
-	char name[4096];
+	char name[4096], dir[1024];
 	const char *f = j->filename_format;
+	unsigned int diridx = jobnum;
 	size_t n = 0;
+	int nd;
 
 	if (j->filename[0]) {
-		snprintf(name, sizeof(name), "%s", j->filename);
+		if (bench_name_list(j->filename, filenum, name, sizeof(name)) < 0)
+			return -ENAMETOOLONG;
+		diridx = 0;	/* fio adds filename='s files as job 0's */
 	} else {
 		/* fio's tokens; anything else is copied as it is */
 		name[0] = '\0';
@@ -1888,7 +1960,7 @@ int bench_job_file(const struct bench_job_opts *j, unsigned int jobnum,
 				n += snprintf(name + n, sizeof(name) - n, "%u", jobnum);
 				f += 7;
 			} else if (!strncmp(f, "$filenum", 8)) {
-				n += snprintf(name + n, sizeof(name) - n, "0");
+				n += snprintf(name + n, sizeof(name) - n, "%u", filenum);
 				f += 8;
 			} else {
 				name[n++] = *f++;
@@ -1898,9 +1970,19 @@ int bench_job_file(const struct bench_job_opts *j, unsigned int jobnum,
 		if (n >= sizeof(name) - 1)
 			return -ENAMETOOLONG;
 	}
-	/* fio: directory= applies to a relative filename= too */
-	if (j->directory[0] && name[0] != '/') {
-		if ((size_t)snprintf(buf, len, "%s/%s", j->directory, name) >= len)
+	/*
+	 * fio puts every file under directory=, an absolute name too
+	 * (directory=/d filename=/x is /d/x); a list of directories takes
+	 * the threads' generated files in turn
+	 */
+	nd = j->directory[0] ? bench_name_list(j->directory, 0, NULL, 0) : 0;
+	if (nd > 0) {
+		if (bench_name_list(j->directory, diridx % (unsigned int)nd,
+				    dir, sizeof(dir)) < 0)
+			return -ENAMETOOLONG;
+		if ((size_t)snprintf(buf, len, "%s%s%s", dir,
+				     dir[strlen(dir) - 1] == '/' ? "" : "/",
+				     name[0] == '/' ? name + 1 : name) >= len)
 			return -ENAMETOOLONG;
 	} else if ((size_t)snprintf(buf, len, "%s", name) >= len) {
 		return -ENAMETOOLONG;
@@ -2078,6 +2160,17 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				 show(name, j->name), j->ioengine, j->iodepth);
 			bench_err_add(o->notes, sizeof(o->notes), note);
 			j->iodepth = 1;
+		}
+		/* fio: filename= names the files; nrfiles= then counts nothing */
+		if (j->filename[0] && j->nrfiles > 1 &&
+		    j->nrfiles != bench_job_nr_files(j)) {
+			char note[256];
+
+			snprintf(note, sizeof(note),
+				 "job '%s': nrfiles=%u is not the number of files filename= names (%u): they are the job's files, as in fio",
+				 show(name, j->name), j->nrfiles,
+				 bench_job_nr_files(j));
+			bench_err_add(o->notes, sizeof(o->notes), note);
 		}
 		if (j->wait_for[0]) {
 			unsigned int k, found = 0, later = 0;
@@ -2607,16 +2700,121 @@ static bool dev_on_file(const struct bench_opts *o, const char *dev)
 	       lower && !strcmp(lower, "uring");
 }
 
+/* Whether the user gave device option @name (bench_set_option()). */
+static bool dev_opt_given(const struct bench_opts *o, const char *name)
+{
+	const struct opt_def *d = opt_find(name);
+
+	return d && d->reg && blk_dev_is_given(&o->dev.p, d->reg);
+}
+
+/*
+ * A job's files for a message: "a" or "a, b and 3 more" (bench_job_file()
+ * of thread 0).
+ */
+static const char *job_files_shown(const struct bench_job_opts *j,
+				   char *buf, size_t len)
+{
+	unsigned int nf = bench_job_nr_files(j), k;
+	char file[4096], fshown[SHOW_LEN];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (k = 0; k < nf && k < 2 && n < len; k++) {
+		if (bench_job_file(j, 0, k, file, sizeof(file)))
+			snprintf(file, sizeof(file), "(a name too long)");
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", k ? ", " : "",
+				      show(fshown, file));
+	}
+	if (nf > 2 && n < len)
+		snprintf(buf + n, len - n, " and %u more", nf - 2);
+	return buf;
+}
+
+/*
+ * What each job's ioengine= asks of the devices of its files on
+ * dev=uring, unless the user gave the option (then a note): fio's sync
+ * engines make each I/O a system call of the job's thread, so inline
+ * issue; posixaio is glibc's POSIX AIO, whose one helper thread per file
+ * descriptor does the requests one after another (glibc aio_misc.c), so
+ * the pool with one worker.
+ */
+static void engine_dev_opts(struct bench_opts *o, bool uring)
+{
+	char note[512], shown[SHOW_LEN];
+	unsigned int i;
+
+	for (i = 0; i < o->nr_jobs; i++) {
+		struct bench_job_opts *j = &o->jobs[i];
+		const struct fio_engine *e = j->ioengine[0] ?
+			fio_engine_find(j->ioengine) : NULL;
+
+		j->dev_inline = 0;
+		j->dev_engine = 0;
+		j->dev_pool_threads = 0;
+		if (!e || !e->dev || strcmp(e->dev, "uring"))
+			continue;
+		if (e->sync) {
+			if (!dev_opt_given(o, "uring_inline")) {
+				j->dev_inline = 1 + BLK_URING_INLINE_ALWAYS;
+				continue;
+			}
+			snprintf(note, sizeof(note),
+				 "job '%s': ioengine=%s makes each I/O a system call of the job's thread (uring_inline=always); the uring_inline= given wins",
+				 show(shown, j->name), j->ioengine);
+		} else if (!strcmp(e->name, "posixaio")) {
+			bool ge = dev_opt_given(o, "uring_engine");
+			bool gp = dev_opt_given(o, "pool_threads");
+
+			if (!ge)
+				j->dev_engine = 1 + BLK_URING_ENGINE_POOL;
+			if (!gp)
+				j->dev_pool_threads = 1;
+			if (!ge && !gp)
+				continue;
+			snprintf(note, sizeof(note),
+				 "job '%s': ioengine=posixaio is glibc's helper thread per file, one request at a time (uring_engine=pool, pool_threads=1); the %s given wins",
+				 show(shown, j->name),
+				 ge && gp ? "uring_engine= and pool_threads=" :
+				 ge ? "uring_engine=" : "pool_threads=");
+		} else {
+			continue;
+		}
+		if (uring)
+			bench_err_add(o->notes, sizeof(o->notes), note);
+	}
+}
+
+/*
+ * The drivers that open the one file of o->dev.p (the matrix's uring, a
+ * stack on uring): fio's list of files is a job's, for dev=uring.
+ */
+static int check_one_file(struct bench_opts *o, const char *dev, char *err,
+			  size_t errlen)
+{
+	char shown[SHOW_LEN];
+
+	if (bench_name_list(o->dev.p.filename, 0, NULL, 0) <= 1)
+		return 0;
+	set_err(err, errlen,
+		"filename=%s: dev=%s%s opens one file; fio's list of files is a job's, on dev=uring",
+		show(shown, o->dev.p.filename), dev,
+		strcmp(dev, "uring") ? " on uring" : " in the matrix");
+	return -EINVAL;
+}
+
 static int pick_devs(struct bench_opts *o, char *err, size_t errlen)
 {
 	const char *want = NULL, *want_job = NULL, *why = NULL;
-	char note[512], shown[SHOW_LEN];
+	char note[1024], shown[SHOW_LEN], files[1024], fshown[SHOW_LEN];
+	bool uring = false;
 	unsigned int i, d;
 
 	if (o->dev.nr_devs) {
 		for (d = 0; d < o->dev.nr_devs; d++) {
 			const char *dev = o->dev.devs[d];
 
+			uring |= !strcmp(dev, "uring");
 			for (i = 0; i < o->nr_jobs; i++) {
 				const struct bench_job_opts *j = &o->jobs[i];
 				const struct fio_engine *e;
@@ -2632,19 +2830,46 @@ static int pick_devs(struct bench_opts *o, char *err, size_t errlen)
 					 e && e->dev ? e->dev : "?");
 				bench_err_add(o->notes, sizeof(o->notes), note);
 			}
-			/* the stacks that open no file (nvme on ram, too) */
-			if (dev_on_file(o, dev))
+			/* dev=uring: each job on its own files; the matrix on one */
+			if (!strcmp(dev, "uring")) {
+				if (o->matrix && check_one_file(o, dev, err, errlen))
+					return -EINVAL;
 				continue;
+			}
+			if (dev_on_file(o, dev)) {
+				/* a stack on uring: one file, the device's */
+				if (check_one_file(o, dev, err, errlen))
+					return -EINVAL;
+				for (i = 0; i < o->nr_jobs; i++) {
+					const struct bench_job_opts *j = &o->jobs[i];
+					char file[4096];
+
+					if (!bench_job_has_file(j) ||
+					    (bench_job_nr_files(j) == 1 &&
+					     !bench_job_file(j, 0, 0, file, sizeof(file)) &&
+					     !strcmp(file, o->dev.p.filename)))
+						continue;
+					snprintf(note, sizeof(note),
+						 "--dev=%s runs every job on the one file %s: it overrides job '%s' file%s %s",
+						 dev, show(fshown, o->dev.p.filename),
+						 show(shown, j->name),
+						 bench_job_nr_files(j) > 1 ? "s" : "",
+						 job_files_shown(j, files, sizeof(files)));
+					bench_err_add(o->notes, sizeof(o->notes), note);
+				}
+				continue;
+			}
+			/* the stacks that open no file (nvme on ram, too) */
 			for (i = 0; i < o->nr_jobs; i++) {
 				const struct bench_job_opts *j = &o->jobs[i];
-				char file[4096], fshown[SHOW_LEN];
 
-				if (bench_job_has_file(j) &&
-				    !bench_job_file(j, 0, file, sizeof(file))) {
+				if (bench_job_has_file(j)) {
 					snprintf(note, sizeof(note),
-						 "--dev=%s overrides job '%s' file %s: dev=%s keeps its data in memory or nowhere",
+						 "--dev=%s overrides job '%s' file%s %s: dev=%s keeps its data in memory or nowhere",
 						 dev, show(shown, j->name),
-						 show(fshown, file), dev);
+						 bench_job_nr_files(j) > 1 ? "s" : "",
+						 job_files_shown(j, files, sizeof(files)),
+						 dev);
 					bench_err_add(o->notes, sizeof(o->notes), note);
 				}
 				if (j->direct) {
@@ -2655,6 +2880,7 @@ static int pick_devs(struct bench_opts *o, char *err, size_t errlen)
 				}
 			}
 		}
+		engine_dev_opts(o, uring);
 		return 0;
 	}
 	for (i = 0; i < o->nr_jobs; i++) {
@@ -2697,6 +2923,7 @@ static int pick_devs(struct bench_opts *o, char *err, size_t errlen)
 			 show(shown, o->jobs[i].name));
 		bench_err_add(o->notes, sizeof(o->notes), note);
 	}
+	engine_dev_opts(o, !strcmp(want, "uring"));
 	return 0;
 }
 

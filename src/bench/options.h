@@ -103,18 +103,29 @@ struct bench_job_opts {
 	                             * (negative: backwards); random: I/Os per random offset; 0: none */
 	char ioengine[16];          /* ioengine=: fio's engine, "" when not given (fio_opts.h) */
 	bool engine_sync;           /* a synchronous ioengine: one I/O in flight */
+	/*
+	 * What the job's ioengine= asks of the devices of its files on
+	 * dev=uring (bench_pick_devs(), unless the user gave the option):
+	 * a sync engine issues each I/O itself (uring_inline=always),
+	 * posixaio through glibc's one helper thread per file descriptor
+	 * (uring_engine=pool, pool_threads=1).  0: the device's.
+	 */
+	uint8_t dev_inline;         /* 1 + uring_inline= (enum blk_uring_inline), or 0 */
+	uint8_t dev_engine;         /* 1 + uring_engine= (enum blk_uring_engine), or 0 */
+	uint32_t dev_pool_threads;  /* pool_threads=, or 0 */
 	uint32_t kb_base;           /* kb_base=1024|1000: unit prefixes of later sizes (1024) */
 	/*
 	 * The job's own files (fio's filename=, directory=, filename_format=,
 	 * nrfiles=, filesize=, direct=/buffered=): on dev=uring each thread
-	 * runs on the file bench_job_file() names.  filename= and direct= are
-	 * also device options (o->dev.p) for --dev=uring and the matrix.
+	 * runs on the files bench_job_file() names, bench_job_nr_files() of
+	 * them.  filename= and direct= are also device options (o->dev.p)
+	 * for the matrix and the stacks on uring, which open one file.
 	 */
-	char filename[4096];        /* filename= as given in the job or [global] ("": none) */
-	char directory[1024];       /* directory=: where the job's files are ("": .) */
+	char filename[4096];        /* filename= as given, fio's a:b list ("": none) */
+	char directory[1024];       /* directory=: where the job's files are, a:b ("": .) */
 	char filename_format[256];  /* filename_format= ($jobname.$jobnum.$filenum) */
-	uint32_t nrfiles;           /* nrfiles= / nr_files=: 1 (more are refused) */
-	uint64_t filesize;          /* filesize=: bytes of each file (0: from size) */
+	uint32_t nrfiles;           /* nrfiles= / nr_files=: files per thread without filename= (1) */
+	uint64_t filesize;          /* filesize=: bytes of each file (0: size / files) */
 	bool direct;                /* direct=, or buffered= inverted (0) */
 	uint64_t number_ios;        /* number_ios=: I/Os per loop at most, not time_based (0: none) */
 	uint64_t startdelay_ns;     /* startdelay=, default unit s: the thread starts this late (0) */
@@ -147,6 +158,8 @@ struct bench_job_opts {
 };
 
 #define BENCH_MAX_JOBS 64
+/* files of one job thread (nrfiles=, filename=a:b): each is a device */
+#define BENCH_MAX_FILES 256
 #define BENCH_MAX_OPTS 192	/* bench's options and the registry's */
 #define BENCH_AT_LEN 256	/* "file:line" of each place an option was given */
 
@@ -296,32 +309,59 @@ void bench_fio_table(FILE *f);
 /**
  * bench_pick_devs() - the drivers to run when --dev= was not given: the
  * one the jobs' ioengine= maps to (fio_opts.h), dev=uring for jobs with
- * filename= and no engine, dev=null otherwise (and null,ram for the
- * matrix).  With --dev= given, a note in o->notes for each job option it
- * overrides (ioengine=, filename=, direct= on a stack without files).
- * Then the driver options given, on the command line or in job files,
- * must each be for a device of the run (the registry's blk_dev_check_opt()).
+ * files (bench_job_has_file()) and no engine, dev=null otherwise (and
+ * null,ram for the matrix).  With --dev= given, a note in o->notes for
+ * each job option it overrides (ioengine=, the job's files on a stack
+ * without files or on the one file of a stack on uring, direct= without
+ * a page cache).  Each job's engine's way of issuing on dev=uring
+ * (dev_inline, dev_engine, dev_pool_threads), with a note where a device
+ * option the user gave wins.  Then the driver options given, on the
+ * command line or in job files, must each be for a device of the run
+ * (the registry's blk_dev_check_opt()).
  * Return: 0, or -EINVAL with @err naming the jobs whose engines map to
- * different drivers, or each driver option no device of the run takes,
- * one line each.
+ * different drivers, a list of files on a driver that opens one file, or
+ * each driver option no device of the run takes, one line each.
  */
 int bench_pick_devs(struct bench_opts *o, char *err, size_t errlen);
 
 /**
- * bench_job_file() - the file thread @jobnum of job @j runs on, as fio
- * names it: directory=/filename= when filename= is given (every thread
- * shares it), else directory=/filename_format= with $jobname, $jobnum and
- * $filenum (fio's default "$jobname.$jobnum.$filenum", filenum 0).
+ * bench_name_list() - one name of fio's list of names (filename=a:b,
+ * directory=a:b; fio's get_next_str()): ':' separates the names, "\:"
+ * is a colon within one, and empty names are skipped.
+ * @list: the option's value.
+ * @idx: the name wanted.
+ * @buf, @len: receives that name, unescaped ("" when there is none);
+ *	@buf may be NULL to count only.
+ * Return: the number of names in @list; -ENAMETOOLONG when name @idx does
+ * not fit in @buf.
+ */
+int bench_name_list(const char *list, unsigned int idx, char *buf, size_t len);
+
+/**
+ * bench_job_nr_files() - the files each thread of job @j runs on, as fio
+ * counts them: the names of filename= when it is given (every thread
+ * shares them), else nrfiles=.
+ */
+unsigned int bench_job_nr_files(const struct bench_job_opts *j);
+
+/**
+ * bench_job_file() - file @filenum of thread @jobnum of job @j, as fio
+ * names it (filesetup.c add_file(), init.c make_filename()): name
+ * @filenum of filename= when it is given, else filename_format= with
+ * $jobname, $jobnum and $filenum (fio's default
+ * "$jobname.$jobnum.$filenum"); under directory= when it is given, even
+ * an absolute name, as fio puts it: the first directory of a:b for
+ * filename=, directory @jobnum modulo their number for the others.
  * @buf, @len: the path.
  * Return: 0; -ENAMETOOLONG.
  */
 int bench_job_file(const struct bench_job_opts *j, unsigned int jobnum,
-		   char *buf, size_t len);
+		   unsigned int filenum, char *buf, size_t len);
 
 /**
  * bench_job_has_file() - whether job @j asks for files of its own:
- * filename=, directory=, filename_format= or an ioengine= that maps to
- * dev=uring.
+ * filename=, directory=, filename_format=, nrfiles= above 1, filesize=
+ * or an ioengine= that maps to dev=uring.
  */
 bool bench_job_has_file(const struct bench_job_opts *j);
 

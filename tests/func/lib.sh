@@ -45,6 +45,12 @@ sanitizer() {
 	esac
 }
 
+# jq_true FILTER FILE: FILE holds JSON and FILTER is true of it (jq 1.6's
+# -e alone passes an empty FILE: a run that printed nothing)
+jq_true() {
+	[ -s "$2" ] && jq -e "$1" "$2" >/dev/null
+}
+
 finish() {
 	echo "$NPASS passed, $NFAIL failed"
 	[ "$NFAIL" -eq 0 ]

@@ -88,6 +88,19 @@ expect_error "an engine name fio does not have" "ioengine=libaoi: not a fio engi
 "$BLKSTACK" bench --parse-only --dev=null --direct=1 --rw=read 2>"$TMP/direct.err"
 check "direct=1 on null: a note" grep -q "note: job 'bench': direct=1 has no effect on dev=null" "$TMP/direct.err"
 
+printf '[j]\nrw=read\nioengine=cpp_null\nsize=4m\n' >"$TMP/cppnull.fio"
+"$BLKSTACK" bench --output-format=json "$TMP/cppnull.fio" >"$TMP/cppnull.json"
+check "ioengine=cpp_null (fio's null engine in C++): on dev=null" \
+	jq_true '.jobs[0].blkstack.dev == "null" and .jobs[0].read.total_ios == 1024' "$TMP/cppnull.json"
+# the engines that cannot apply name themselves and say why
+for e in net:network cpuio:'burns CPU' rbd:network librpma_apm_client:network \
+	 filecreate:file-system mmap:memory-mapped sg:'SCSI generic' io_uring_cmd:'NVMe passthrough' \
+	 dev-dax:'persistent memory' splice:pipes exec:'runs a program'; do
+	expect_error "ioengine=${e%%:*}: refused by name (${e#*:})" \
+		"x\.fio:2: ioengine=${e%%:*}: a fio engine blkstack bench does not support: .*${e#*:}" \
+		bench --parse-only "$(printf '[j]\nioengine=%s\nrw=read\n' "${e%%:*}" >"$TMP/x.fio"; echo "$TMP/x.fio")"
+done
+
 # fio's job-file syntax, the same file run by fio and by blkstack: inline
 # ';' and '#' comments, include, ${VAR}, kb_base, size and offset as
 # percentages, time suffixes, bare booleans; the bytes moved must agree
@@ -186,10 +199,132 @@ check "filename= without --dev: the file was written" test "$(stat -c %s "$TMP/t
 "$BLKSTACK" bench --dev=null --output-format=json "$TMP/touch.fio" >/dev/null 2>"$TMP/touch.err"
 check "--dev=null: a note names the file it overrides" \
 	grep -q "note: --dev=null overrides job 'j' file $TMP/touched.img" "$TMP/touch.err"
-expect_error "filename=a:b: refused, one file per job" "filename=x:y: a list of files \(fio's a:b\) is not supported yet" \
-	bench --parse-only --filename=x:y --rw=read
-expect_error "nrfiles=2: refused" "nrfiles=2: out of range, allowed 1\.\.1" \
-	bench --parse-only --nrfiles=2 --rw=read
+
+# Engines with fio's meaning on a file: the depth each one keeps at the
+# file, from the device's counters (Little: the requests' summed time in
+# flight over the time the file was busy), and how the driver issued them
+truncate -s 16m "$TMP/eng.img"
+depth() {
+	jq -r '.jobs[0].read.runtime as $rt | .disk_util[0] |
+		(.read_ticks / (.util / 100 * $rt) * 100 | round / 100)' "$1"
+}
+for e in psync sync vsync pvsync pvsync2 libaio io_uring posixaio; do
+	"$BLKSTACK" bench --name=q --ioengine=$e --iodepth=16 --rw=randread --bs=4k \
+		--size=16m --filename="$TMP/eng.img" --runtime=400ms --time_based \
+		--output-format=json >"$TMP/eng.json" 2>"$TMP/eng.err"
+	check "ioengine=$e: runs on the file ($(head -c 200 "$TMP/eng.err"))" \
+		jq_true '.jobs[0].blkstack.dev == "uring" and .jobs[0].read.total_ios > 1000' "$TMP/eng.json"
+	d=$(depth "$TMP/eng.json")
+	case $e in
+	*sync*)
+		check "ioengine=$e iodepth=16: one I/O at a time at the file (depth $d)" \
+			awk -v d="$d" 'BEGIN { exit !(d > 0.5 && d <= 1.2) }'
+		check "ioengine=$e: each I/O a system call of the job's thread (inline, none through the ring)" \
+			jq_true '.jobs[0].blkstack.uring | .inline_requests > 1000 and .ring_requests == 0 and .pool_requests == 0' "$TMP/eng.json"
+		check "ioengine=$e: says iodepth=16 runs as 1" \
+			grep -q "note: job 'q': ioengine=$e is synchronous: iodepth=16 runs as iodepth=1" "$TMP/eng.err"
+		;;
+	posixaio)
+		check "ioengine=posixaio iodepth=16: 16 queued at the job (depth $d)" \
+			awk -v d="$d" 'BEGIN { exit !(d >= 8) }'
+		check "ioengine=posixaio: on the pool, one worker (glibc's helper thread per file)" \
+			jq_true '.jobs[0].blkstack.uring | .pool_requests > 1000 and .ring_requests == 0 and .inline_requests == 0' "$TMP/eng.json"
+		;;
+	*)
+		check "ioengine=$e iodepth=16: 16 in flight at the file (depth $d)" \
+			awk -v d="$d" 'BEGIN { exit !(d >= 8) }'
+		check "ioengine=$e: through the ring" \
+			jq_true '.jobs[0].blkstack.uring | .ring_requests > 1000 and .inline_requests == 0' "$TMP/eng.json"
+		;;
+	esac
+done
+# an issue option the user gives wins over the engine's, and says so
+"$BLKSTACK" bench --name=q --ioengine=psync --uring_inline=never --rw=read --size=1m \
+	--filename="$TMP/eng.img" --output-format=json >"$TMP/eng.json" 2>"$TMP/eng.err"
+check "ioengine=psync --uring_inline=never: the ring, as given" \
+	jq_true '.jobs[0].blkstack.uring | .ring_requests > 0 and .inline_requests == 0' "$TMP/eng.json"
+check "... and a note says the option given wins" \
+	grep -q "note: job 'q': ioengine=psync makes each I/O a system call of the job's thread (uring_inline=always); the uring_inline= given wins" "$TMP/eng.err"
+# Several files per job, as fio has them: filename=a:b, nrfiles= with
+# fio's names, directory=a:b; the same file through fio and blkstack in
+# two directories each: the same files by name and size, the same bytes
+# per job, and every block of every file written
+mkdir -p "$TMP/mf.fio/d1" "$TMP/mf.fio/d2" "$TMP/mf.blk/d1" "$TMP/mf.blk/d2"
+cat >"$TMP/multi.fio" <<'JOB'
+[global]
+ioengine=psync
+rw=write
+bs=4k
+
+[list]
+directory=${BLK_DIR}/d1
+filename=a.img:b.img
+size=2m
+
+[nr]
+directory=${BLK_DIR}/d1:${BLK_DIR}/d2
+nrfiles=3
+numjobs=2
+size=3m
+
+[fsz]
+directory=${BLK_DIR}/d2
+filename_format=f-$jobnum-$filenum.dat
+nrfiles=2
+filesize=512k
+JOB
+if command -v fio >/dev/null; then
+	BLK_DIR=$TMP/mf.fio fio --output-format=json "$TMP/multi.fio" >"$TMP/multi.fio.json" 2>/dev/null
+	check "several files: fio runs the file" test $? -eq 0
+	BLK_DIR=$TMP/mf.blk "$BLKSTACK" bench --output-format=json "$TMP/multi.fio" \
+		>"$TMP/multi.blk.json" 2>"$TMP/multi.blk.err"
+	check "several files: blkstack runs the same file ($(head -c 200 "$TMP/multi.blk.err"))" test $? -eq 0
+	tree() { (cd "$1" && find . -type f -printf '%p:%s\n' | sort | tr '\n' ' '); }
+	want=$(tree "$TMP/mf.fio") got=$(tree "$TMP/mf.blk")
+	check "several files: the files fio made, by name and size: $got" test "$got" = "$want"
+	check "several files: 2 + 3 x 2 + 2 files" test "$(echo "$got" | wc -w)" -eq 10
+	want=$(jq -c '[.jobs[] | [.jobname, .write.io_bytes]]' "$TMP/multi.fio.json")
+	got=$(jq -c '[.jobs[] | [.jobname, .write.io_bytes]]' "$TMP/multi.blk.json")
+	check "several files: bytes per job as fio: $got" test "$got" = "$want"
+else
+	fail "fio is not installed (scripts/install-deps.sh installs it)"
+fi
+# each file written whole: random data has a zero byte in 256
+written() {
+	local f=$1 size nz
+	size=$(stat -c %s "$f")
+	nz=$(tr -d '\0' <"$f" | wc -c)
+	[ "$nz" -ge $((size * 98 / 100)) ]
+}
+for f in $(cd "$TMP/mf.blk" && find . -type f | sort); do
+	check "several files: $f written through" written "$TMP/mf.blk/$f"
+done
+# reads go to every file too: each file's blocks once, in turn
+truncate -s 1m "$TMP/r1.img"
+truncate -s 3m "$TMP/r2.img"
+"$BLKSTACK" bench --name=rd --ioengine=libaio --iodepth=8 --rw=randread \
+	--filename="$TMP/r1.img:$TMP/r2.img" --output-format=json >"$TMP/rd.json" 2>"$TMP/rd.err"
+check "filename=a:b without size=: each file whole, 1 MiB + 3 MiB read, as fio ($(head -c 200 "$TMP/rd.err"))" \
+	jq_true '.jobs[0].read.io_bytes == 4194304 and .disk_util[0].read_sectors == 8192' "$TMP/rd.json"
+# a file of the list with a colon in its name: fio's \:
+"$BLKSTACK" bench --name=esc --rw=write --size=64k --filename="$TMP/c\\:olon.img" >/dev/null 2>&1
+check "filename=c\\:olon.img: one file, named c:olon.img" test "$(stat -c %s "$TMP/c:olon.img" 2>/dev/null)" = 65536
+# two jobs with different files each write their own, whole
+rm -f "$TMP/own-a.img" "$TMP/own-b.img"
+printf '[a]\nrw=write\nsize=1m\nfilename=%s\n[b]\nrw=write\nsize=2m\nfilename=%s\n' \
+	"$TMP/own-a.img" "$TMP/own-b.img" >"$TMP/own.fio"
+"$BLKSTACK" bench --output-format=json "$TMP/own.fio" >"$TMP/own.json" 2>"$TMP/own.err"
+check "two jobs, two files: 1 MiB and 2 MiB" \
+	test "$(stat -c %s "$TMP/own-a.img" "$TMP/own-b.img" | tr '\n' ' ')" = "1048576 2097152 "
+check "two jobs, two files: job a wrote a's" written "$TMP/own-a.img"
+check "two jobs, two files: job b wrote b's" written "$TMP/own-b.img"
+# --dev= on a driver without files names every file it overrides
+"$BLKSTACK" bench --parse-only --dev=ram --nrfiles=3 --rw=read --size=1m 2>"$TMP/ovr.err"
+check "--dev=ram with nrfiles=3: a note names the files it overrides" \
+	grep -q "note: --dev=ram overrides job 'bench' files bench.0.0, bench.0.1 and 1 more" "$TMP/ovr.err"
+expect_error "a list of files on a stack that opens one file: refused" \
+	"filename=x:y: dev=nvme on uring opens one file; fio's list of files is a job's, on dev=uring" \
+	bench --parse-only --dev=nvme --lower=uring --filename=x:y --rw=read
 
 # The stock corpus: Debian's fio-examples (scripts/install-deps.sh).
 EX=/usr/share/doc/fio/examples

@@ -389,7 +389,7 @@ static void test_errors(void **state)
 	assert_int_equal(set(&o, &j, "ioengine", "external:/x.so"), -EOPNOTSUPP);
 	assert_int_equal(set(&o, &j, "ioengine", "libaoi"), -EINVAL);
 	assert_string_equal(errbuf,
-			    "ioengine=libaoi: not a fio engine, allowed sync|psync|vsync|pvsync|pvsync2|libaio|io_uring|posixaio|null");
+			    "ioengine=libaoi: not a fio engine, allowed sync|psync|vsync|pvsync|pvsync2|libaio|io_uring|posixaio|null|cpp_null");
 	assert_string_equal(j.ioengine, "psync");
 
 	/* fio values we do not implement. */
@@ -1294,6 +1294,53 @@ static void test_fio_catalogue(void **state)
 	assert_null(fio_engine_find("nosuch"));
 }
 
+/*
+ * A job's files, as fio names them: filename=a:b with "\\:" for a colon,
+ * nrfiles= with $filenum, directory=a:b (the first for filename=, the
+ * thread's in turn for generated names), every name under directory=.
+ */
+static void test_job_files(void **state)
+{
+	struct bench_job_opts j;
+	char buf[256];
+
+	(void)state;
+	assert_int_equal(bench_name_list("a:b", 1, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "b");
+	assert_int_equal(bench_name_list("x\\:y:z", 0, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "x:y");
+	assert_int_equal(bench_name_list(" :a::b: ", 1, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "b");
+	assert_int_equal(bench_name_list(":", 0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(bench_name_list("abcdef", 0, buf, 4), -ENAMETOOLONG);
+
+	bench_job_defaults(&j);
+	snprintf(j.name, sizeof(j.name), "job");
+	assert_int_equal(bench_job_nr_files(&j), 1);
+	assert_false(bench_job_has_file(&j));
+	j.nrfiles = 3;
+	assert_true(bench_job_has_file(&j));
+	assert_int_equal(bench_job_nr_files(&j), 3);
+	assert_int_equal(bench_job_file(&j, 1, 2, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "job.1.2");
+	snprintf(j.directory, sizeof(j.directory), "/d1:/d2/");
+	assert_int_equal(bench_job_file(&j, 1, 0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/d2/job.1.0");
+	assert_int_equal(bench_job_file(&j, 2, 0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/d1/job.2.0");
+	/* filename= names the files; fio puts them in the first directory */
+	snprintf(j.filename, sizeof(j.filename), "a.img:/abs/b\\:c.img");
+	assert_int_equal(bench_job_nr_files(&j), 2);
+	assert_int_equal(bench_job_file(&j, 1, 0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/d1/a.img");
+	assert_int_equal(bench_job_file(&j, 1, 1, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/d1/abs/b:c.img");
+	j.directory[0] = '\0';
+	assert_int_equal(bench_job_file(&j, 0, 1, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/abs/b:c.img");
+}
+
 /* One parse lists every problem of a file, each with its line. */
 static void test_jobfile_all_problems(void **state)
 {
@@ -1569,6 +1616,7 @@ int main(void)
 		cmocka_unit_test(test_err_add_cuts),
 		cmocka_unit_test(test_jobfile_bytes),
 		cmocka_unit_test(test_jobfile_directory),
+		cmocka_unit_test(test_job_files),
 		cmocka_unit_test(test_jobfile_missing),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_verify_options),
