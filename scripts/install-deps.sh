@@ -7,8 +7,9 @@ PKGS=(
 	build-essential cmake pkg-config   # toolchain
 	libcmocka-dev                      # unit tests
 	libjansson-dev                     # JSON output
-	libisal-dev                        # ISA-L crc32_iscsi: verify=crc32c, iSCSI digests
-	nettle-dev                         # MD5, hex, base64: iSCSI CHAP
+	libisal-dev                        # ISA-L crc32_iscsi: verify=crc32c, iSCSI digests; crc32_ieee, crc64_jones_refl: verify=crc32, crc64
+	nettle-dev                         # MD5, hex, base64: iSCSI CHAP; md5, sha1, sha2, sha3: verify=
+	libxxhash-dev                      # XXH32: verify=xxhash
 	libbsd-dev                         # <bsd/sys/tree.h> red-black trees (mq-deadline)
 	liburing-dev                       # io_uring (uring driver)
 	liburcu-dev                        # RCU (liburcu-bp): ram page store

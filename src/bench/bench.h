@@ -75,8 +75,10 @@ struct bench_job_result {
 	bool lat_valid;            /* latencies were measured (no gtod_reduce) */
 	/* verify= (verify.h): blocks read back and checked, and bad ones */
 	bool verify;               /* verify was on for this thread */
+	uint8_t verify_method;     /* its verify= (enum bench_verify) */
 	uint64_t verify_blocks;    /* blocks checked (verify phase, or every read of a read job) */
 	uint64_t verify_mismatches; /* of those, blocks that failed a check */
+	uint64_t verify_backlog_blocks; /* of verify_blocks, read back by verify_backlog= during the workload */
 	uint64_t verify_ns;        /* duration of the verify phase; in runtime_ns and dir[READ] */
 	struct blk_wait_stats wait; /* what blk_wait() did (spins and sleeps summed over threads) */
 };
@@ -223,12 +225,13 @@ enum bench_layout_state {
  * @block_device: @filename is a block device.
  * @state: what was done.
  * @reason: why, a static string: "new device", "new file", "file has
- *	holes", "verify=crc32c", "stores no data", "block device", "file
+ *	holes", "verify=METHOD", "stores no data", "block device", "file
  *	holds data".
  * @bytes: bytes written (BENCH_LAYOUT_WRITTEN), or the region's size
  *	(BENCH_LAYOUT_KEPT); 0 for BENCH_LAYOUT_NO_DATA.
  * @bs: block size written, bytes (the matrix's bs).
- * @verify: the blocks carry verify=crc32c headers.
+ * @verify: the blocks carry verify= headers (or the pattern).
+ * @verify_method: which verify= (enum bench_verify).
  * @flushed: the file was fdatasync()ed after the writes.
  * @requests: requests the device completed for the layout.
  * @ns: wall time of the writes and the flush, ns.
@@ -245,6 +248,7 @@ struct bench_layout {
 	uint64_t bytes;
 	uint32_t bs;
 	bool verify;
+	uint8_t verify_method;
 	bool flushed;
 	uint64_t requests;
 	uint64_t ns;

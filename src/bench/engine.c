@@ -160,6 +160,7 @@ struct io_u {
 	struct io_u *next;
 	struct job_thread *td;
 	uint8_t ddir;
+	uint8_t vread;          /* a verify_backlog read: checked when reaped */
 	uint16_t file;          /* the thread's file it went to (job_file) */
 };
 
@@ -336,6 +337,14 @@ struct job_thread {
 	uint64_t verify_first_bad;   /* lowest offset of a bad block */
 	unsigned int verify_msgs;    /* mismatch lines printed (at most VERIFY_MAX_MSGS) */
 	unsigned int verify_dumps;   /* bad blocks written out (at most VERIFY_MAX_DUMPS) */
+	struct bench_verify_spec vspec; /* the method, interval, offset, pattern */
+	/* verify_backlog=: blocks written since the last read-back, oldest first */
+	uint64_t *backlog;           /* a ring of blocks written, not read back yet */
+	uint64_t backlog_cap;        /* verify_backlog + iodepth */
+	uint64_t backlog_head, backlog_nr;
+	uint64_t backlog_since;      /* writes noted since the last read-back began */
+	uint64_t backlog_due;        /* read-backs job_prep_hooked() still issues */
+	uint64_t backlog_skip;       /* then left to the verify phase (batch < backlog) */
 };
 
 #define VERIFY_MAX_MSGS 100
@@ -916,6 +925,54 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 	}
 }
 
+/* verify_backlog= writes since the last round: the next round is due. */
+static void job_backlog_due(struct job_thread *td)
+{
+	uint64_t batch = td->o->verify_backlog_batch;
+
+	if (td->backlog_since < td->o->verify_backlog || !td->backlog_nr)
+		return;
+	td->backlog_since = 0;
+	td->backlog_due = batch && batch < td->backlog_nr ? batch :
+							     td->backlog_nr;
+	td->backlog_skip = td->backlog_nr - td->backlog_due;
+}
+
+/*
+ * verify_backlog=: read back the oldest block written since the last
+ * read-back.  Its bit in the written map is cleared as the read goes, so
+ * that the verify phase does not read it again, unless it is written
+ * again meanwhile (its completion sets the bit anew).  The read is not
+ * the workload's: bytes_issued does not count it.
+ */
+static bool job_prep_backlog(struct job_thread *td, struct io_u *u)
+{
+	uint64_t cap = td->backlog_cap, b = td->backlog[td->backlog_head];
+
+	td->backlog_head = (td->backlog_head + 1) % cap;
+	td->backlog_nr--;
+	if (!--td->backlog_due) {
+		/* verify_backlog_batch < verify_backlog: the rest wait */
+		td->backlog_head = (td->backlog_head + td->backlog_skip) % cap;
+		td->backlog_nr -= td->backlog_skip;
+		td->backlog_skip = 0;
+		/* verify_backlog more written meanwhile: the next round */
+		job_backlog_due(td);
+	}
+	if (td->written[b >> 6] & (1ull << (b & 63))) {
+		td->written[b >> 6] &= ~(1ull << (b & 63));
+		td->written_blocks--;
+	}
+	u->ddir = DDIR_READ;
+	u->vread = 1;
+	u->bio.bi_offset = td->offset + b * td->o->bs;
+	u->bio.bi_size = td->o->bs;
+	u->bio.bi_flags = 0;
+	u->bio.bi_op = BLK_OP_READ;
+	u->bio.bi_vcnt = 1;
+	return true;
+}
+
 /* The verify phase over several files: each file's blocks in turn. */
 static bool job_prep_verify_files(struct job_thread *td, struct io_u *u)
 {
@@ -938,9 +995,12 @@ static bool job_prep_verify_files(struct job_thread *td, struct io_u *u)
 static bool __attribute__((noinline))
 job_prep_hooked(struct job_thread *td, struct io_u *u)
 {
+	u->vread = 0;
 	if (td->verify_phase)
 		return td->nr_files > 1 ? job_prep_verify_files(td, u) :
 					  job_prep_verify(td, u);
+	if (td->backlog_due)
+		return job_prep_backlog(td, u);
 	if (td->nr_files > 1) {
 		/* the first I/O goes to the first file, each next to the next */
 		if (td->file_switch)
@@ -956,9 +1016,9 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 		u->bio.bi_size = td->o->bs;
 	/* every write gets a header and fresh seeded data */
 	if (td->fill_writes && u->ddir == DDIR_WRITE)
-		bench_verify_fill(u->iov.iov_base, td->o->bs, u->bio.bi_offset,
-				  td->res->jobnum, rng_next(&td->vrng),
-				  td->numberio++);
+		bench_verify_fill(&td->vspec, u->iov.iov_base, td->o->bs,
+				  u->bio.bi_offset, td->res->jobnum,
+				  rng_next(&td->vrng), td->numberio++);
 	if (td->nr_files > 1)
 		job_file_issued(td, u);
 	return true;
@@ -972,17 +1032,21 @@ static inline bool job_prep(struct job_thread *td, struct io_u *u)
 	return job_prep_io(td, u);
 }
 
-/* Write a bad block to <verify_dump_dir>/blkstack-verify.<dev>.<offset>.received. */
+/*
+ * Write @len bytes at @p to
+ * <verify_dump_dir>/blkstack-verify.<dev>.<offset>.<what>.
+ */
 static int job_verify_dump(struct job_thread *td, const struct io_u *u,
+			   const char *what, const void *data, size_t len,
 			   char *path, size_t pathlen)
 {
-	const char *p = u->iov.iov_base;
-	size_t left = u->bio.bi_size;
+	const char *p = data;
+	size_t left = len;
 	int fd, err = 0;
 
-	if ((size_t)snprintf(path, pathlen, "%s/blkstack-verify.%s.%" PRIu64 ".received",
+	if ((size_t)snprintf(path, pathlen, "%s/blkstack-verify.%s.%" PRIu64 ".%s",
 			     td->o->verify_dump_dir, td->devname,
-			     u->bio.bi_offset) >= pathlen)
+			     u->bio.bi_offset, what) >= pathlen)
 		return -ENAMETOOLONG;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -1005,43 +1069,109 @@ static int job_verify_dump(struct job_thread *td, const struct io_u *u,
 }
 
 /*
+ * verify_dump=1: the block as it should have been, from the bad
+ * interval's header as read (its seed, job and numberio), as fio
+ * regenerates it; "; expected data in PATH" or why not, into @where.
+ */
+static void job_verify_dump_expected(struct job_thread *td,
+				     const struct io_u *u,
+				     const struct bench_verify_result *vr,
+				     char *where, size_t len)
+{
+	size_t used = strlen(where);
+	char path[1200];
+	void *exp;
+	int err;
+
+	exp = malloc(u->bio.bi_size);
+	if (!exp) {
+		snprintf(where + used, len - used,
+			 "; expected data not written: out of memory");
+		return;
+	}
+	bench_verify_fill(&td->vspec, exp, u->bio.bi_size, u->bio.bi_offset,
+			  vr->job, vr->seed, vr->numberio);
+	err = job_verify_dump(td, u, "expected", exp, u->bio.bi_size, path,
+			      sizeof(path));
+	free(exp);
+	if (err)
+		snprintf(where + used, len - used, "; could not write %s: %s",
+			 path, strerror(-err));
+	else
+		snprintf(where + used, len - used, "; expected data in %s",
+			 path);
+}
+
+/*
  * A block that failed its check: count it, and for the first ones print a
  * line to stderr and write the block out.  The phase goes on, so that the
- * whole region is checked.
+ * whole region is checked, unless verify_fatal=1 ends the job.
  */
 static void __attribute__((noinline, cold))
 job_verify_bad(struct job_thread *td, const struct io_u *u,
 	       const struct bench_verify_result *vr)
 {
-	char what[128], path[1200], where[1400];
+	const struct bench_job_opts *o = td->o;
+	char what[400], hdr[96] = "", path[1200], where[2800];
 	int err;
 
 	if (!td->res->verify_mismatches++ ||
 	    u->bio.bi_offset < td->verify_first_bad)
 		td->verify_first_bad = u->bio.bi_offset;
+	if (o->verify_fatal)
+		job_error(td, -EILSEQ,
+			  "verify: bad block at offset %" PRIu64 "; verify_fatal=1 ends the job",
+			  u->bio.bi_offset);
 	if (td->verify_msgs >= VERIFY_MAX_MSGS)
 		return;
 	td->verify_msgs++;
 	bench_verify_describe(vr, what, sizeof(what));
-	if (td->verify_dumps >= VERIFY_MAX_DUMPS) {
+	if (o->verify_dump == 1) {
+		snprintf(where, sizeof(where), "not written out (verify_dump=0)");
+	} else if (td->verify_dumps >= VERIFY_MAX_DUMPS) {
 		snprintf(where, sizeof(where),
 			 "not written out (at most %d per thread)",
 			 VERIFY_MAX_DUMPS);
 	} else {
 		td->verify_dumps++;
-		err = job_verify_dump(td, u, path, sizeof(path));
+		err = job_verify_dump(td, u, "received", u->iov.iov_base,
+				      u->bio.bi_size, path, sizeof(path));
 		if (err)
 			snprintf(where, sizeof(where), "could not write %s: %s",
 				 path, strerror(-err));
 		else
 			snprintf(where, sizeof(where), "received data in %s",
 				 path);
+		if (o->verify_dump == 2)
+			job_verify_dump_expected(td, u, vr, where, sizeof(where));
 	}
+	if (vr->has_hdr)
+		snprintf(hdr, sizeof(hdr),
+			 " (header numberio %" PRIu64 ", seed 0x%016" PRIx64 ")",
+			 vr->numberio, vr->seed);
 	/* one fprintf: stdio keeps the line whole among threads */
 	fprintf(stderr,
-		"verify: bad block at offset %" PRIu64 " (job %u, len %u): %s (header numberio %" PRIu64 ", seed 0x%016" PRIx64 "); %s\n",
-		u->bio.bi_offset, td->res->jobnum, u->bio.bi_size, what,
-		vr->numberio, vr->seed, where);
+		"verify: bad block at offset %" PRIu64 " (job %u, len %u): %s%s; %s\n",
+		u->bio.bi_offset, td->res->jobnum, u->bio.bi_size, what, hdr,
+		where);
+}
+
+/*
+ * verify_backlog=: a write completed.  Every verify_backlog of them, the
+ * blocks written and not read back yet are due, oldest first; with a
+ * verify_backlog_batch, that many of them, and the others wait for the
+ * verify phase.  The ring holds verify_backlog blocks and the writes in
+ * flight: a block that finds it full waits for the verify phase too.
+ */
+static void job_backlog_add(struct job_thread *td, uint64_t b)
+{
+	if (td->backlog_nr == td->backlog_cap)
+		return;
+	td->backlog[(td->backlog_head + td->backlog_nr) % td->backlog_cap] = b;
+	td->backlog_nr++;
+	td->backlog_since++;
+	if (!td->backlog_due)
+		job_backlog_due(td);
 }
 
 /*
@@ -1078,9 +1208,15 @@ job_verify_reaped(struct job_thread *td, struct io_u *u)
 				map[b >> 6] |= bit;
 				(*nr)++;
 			}
-		} else if (u->ddir == DDIR_READ && td->check_reads) {
+			if (td->backlog && !td->verify_phase)
+				job_backlog_add(td, b);
+		} else if (u->ddir == DDIR_READ && (td->check_reads || u->vread)) {
+			/* verify_fatal=1: the reads drained after it go unchecked */
+			if (td->o->verify_fatal && td->res->verify_mismatches)
+				continue;
 			td->res->verify_blocks++;
-			if (unlikely(bench_verify_check(u->iov.iov_base,
+			td->res->verify_backlog_blocks += u->vread;
+			if (unlikely(bench_verify_check(&td->vspec, u->iov.iov_base,
 							u->bio.bi_size,
 							u->bio.bi_offset, &vr)))
 				job_verify_bad(td, u, &vr);
@@ -1346,7 +1482,8 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 						td->retry = u;
 						break;
 					}
-					td->bytes_issued -= o->bs;
+					if (!u->vread)
+						td->bytes_issued -= o->bs;
 					/* the verify phase must not skip it */
 					if (td->verify_phase)
 						td->verify_pos = (u->bio.bi_offset -
@@ -1420,7 +1557,8 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 	td->t_loop_end = bench_now_ns();
 	if (td->retry) {
 		/* stopped before it could go: it was never issued */
-		td->bytes_issued -= o->bs;
+		if (!td->retry->vread)
+			td->bytes_issued -= o->bs;
 		td->retry->next = td->free_list;
 		td->free_list = td->retry;
 		td->nr_free++;
@@ -1633,7 +1771,9 @@ static void *job_thread_fn(void *arg)
 		td->res->dir[d].start_ns = td->t_measure;
 	}
 	if (td->verify_after) {
-		workload_reads = !o->verify_only && bench_rw_reads(o->rw);
+		/* verify_backlog= reads back during the workload */
+		workload_reads = !o->verify_only &&
+				 (bench_rw_reads(o->rw) || td->backlog);
 		td->res->verify_ns = verify_ns;
 		td->res->dir[DDIR_READ].runtime_ns = verify_ns +
 			(workload_reads ? work_ns : 0);
@@ -1937,15 +2077,28 @@ region_set:
 		bool writes = bench_rw_writes(o->rw) && !o->verify_only;
 
 		td->res->verify = true;
-		td->fill_writes = writes;
+		td->res->verify_method = (uint8_t)o->verify;
+		td->vspec.method = o->verify;
+		td->vspec.interval = o->verify_interval;
+		td->vspec.hdr_off = o->verify_offset;
+		td->vspec.pat = o->verify_pat.len ? &o->verify_pat : NULL;
+		/* fio's verify=null writes the buffers as they are */
+		td->fill_writes = writes && o->verify != VERIFY_NULL;
 		td->check_reads = !writes && !o->verify_only;
 		if (writes && o->do_verify) {
 			td->written = calloc((td->nr_blocks + 63) / 64, 8);
 			if (!td->written)
 				goto nomem;
+			if (o->verify_backlog) {
+				td->backlog_cap = o->verify_backlog + o->iodepth;
+				td->backlog = calloc(td->backlog_cap, 8);
+				if (!td->backlog)
+					goto nomem;
+			}
 		}
 		td->verify_after = td->written || o->verify_only;
-		td->prep_hook = td->fill_writes || o->rw_mod || td->var_bs;
+		td->prep_hook = td->fill_writes || td->backlog || o->rw_mod ||
+				td->var_bs;
 		td->reap_hook = td->written || td->check_reads;
 		rng_seed(&td->vrng, (o->randrepeat ? o->randseed :
 				     bench_gettime_ns()) ^ 0x76657269667931ull ^
@@ -2132,6 +2285,7 @@ static void job_teardown(struct job_thread *td)
 	}
 	free(td->files);
 	free(td->written);
+	free(td->backlog);
 	free(td->ios);
 	free(td->batch);
 	free(td->buf);
@@ -2839,18 +2993,22 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	res->info = info;
 	for (i = 0; i < o->nr_jobs; i++) {
 		/* the host driver cannot know its namespace stores nothing */
+		/* verify=null checks nothing: fio's for the null engine */
 		if (o->jobs[i].verify != VERIFY_NONE &&
+		    o->jobs[i].verify != VERIFY_NULL &&
 		    bench_dev_on_null(&o->dev, devname)) {
 			snprintf(err, errlen,
-				 "verify=crc32c: dev=%s on lower=null%s stores no data; use lower=ram, or lower=uring with filename=",
-				 devname, strcmp(devname, "nvme") ? "" : " (nvme_ns=null)");
+				 "verify=%s: dev=%s on lower=null%s stores no data; use lower=ram, or lower=uring with filename=",
+				 bench_verify_name(o->jobs[i].verify), devname,
+				 strcmp(devname, "nvme") ? "" : " (nvme_ns=null)");
 			ret = -EINVAL;
 			goto out;
 		}
-		if (o->jobs[i].verify != VERIFY_NONE && !info.stores_data) {
+		if (o->jobs[i].verify != VERIFY_NONE &&
+		    o->jobs[i].verify != VERIFY_NULL && !info.stores_data) {
 			snprintf(err, errlen,
-				 "verify=crc32c: the %s device does not store data; use dev=ram, dev=uring, or null with memory_backed=1",
-				 devname);
+				 "verify=%s: the %s device does not store data; use dev=ram, dev=uring, or null with memory_backed=1",
+				 bench_verify_name(o->jobs[i].verify), devname);
 			ret = -EINVAL;
 			goto out;
 		}

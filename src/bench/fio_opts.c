@@ -26,7 +26,7 @@
 /* Reasons, one per kind of refusal. */
 #define R_FILES "file and file-system management: blkstack issues block requests to its own devices"
 #define R_WORKLOAD "a workload option blkstack bench does not implement yet"
-#define R_VERIFY "verify beyond verify=crc32c with do_verify and verify_only is not implemented"
+#define R_VERIFY "not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump, but no verify offload, saved verify state, trim verification or error dumps"
 #define R_REPLAY "I/O log capture and replay are not implemented"
 #define R_PROC "process, CPU, NUMA, priority and cgroup placement are not implemented (jobs are threads of one process)"
 #define R_ZONE "zoned block devices are not emulated"
@@ -108,14 +108,14 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "mem", "iomem", NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "verify", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "do_verify", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "verify_interval", NULL, NULL, FIO_REFUSED, R_VERIFY },
-	{ "verify_offset", NULL, NULL, FIO_REFUSED, R_VERIFY },
-	{ "verify_pattern", NULL, NULL, FIO_REFUSED, R_VERIFY },
-	{ "verify_fatal", NULL, NULL, FIO_REFUSED, R_VERIFY },
-	{ "verify_dump", NULL, NULL, FIO_REFUSED, R_VERIFY },
+	{ "verify_interval", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "verify_offset", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "verify_pattern", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "verify_fatal", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "verify_dump", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "verify_async", NULL, NULL, FIO_REFUSED, R_VERIFY },
-	{ "verify_backlog", NULL, NULL, FIO_REFUSED, R_VERIFY },
-	{ "verify_backlog_batch", NULL, NULL, FIO_REFUSED, R_VERIFY },
+	{ "verify_backlog", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "verify_backlog_batch", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "experimental_verify", NULL, NULL, FIO_REFUSED, R_VERIFY },
 	{ "verify_state_load", NULL, NULL, FIO_REFUSED, R_VERIFY },
 	{ "verify_state_save", NULL, NULL, FIO_REFUSED, R_VERIFY },

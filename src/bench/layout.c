@@ -24,6 +24,18 @@
 #include "clock.h"
 
 /* The file the device stores its data in, or NULL (memory, or no data). */
+/* the layout's reason for a file that blocks with headers must cover */
+static const char *const verify_reason[VERIFY_NR] = {
+	[VERIFY_CRC32C] = "verify=crc32c", [VERIFY_MD5] = "verify=md5",
+	[VERIFY_SHA1] = "verify=sha1", [VERIFY_SHA256] = "verify=sha256",
+	[VERIFY_SHA512] = "verify=sha512", [VERIFY_SHA3_224] = "verify=sha3-224",
+	[VERIFY_SHA3_256] = "verify=sha3-256", [VERIFY_SHA3_384] = "verify=sha3-384",
+	[VERIFY_SHA3_512] = "verify=sha3-512", [VERIFY_XXHASH] = "verify=xxhash",
+	[VERIFY_CRC32] = "verify=crc32", [VERIFY_CRC16] = "verify=crc16",
+	[VERIFY_CRC7] = "verify=crc7", [VERIFY_CRC64] = "verify=crc64",
+	[VERIFY_META] = "verify=meta", [VERIFY_PATTERN] = "verify=pattern",
+};
+
 static const char *layout_file(const struct bench_dev_opts *d,
 			       const char *devname)
 {
@@ -201,7 +213,9 @@ int bench_layout(const struct bench_opts *o, const char *devname,
 		l->bytes = 0;
 		return 0;
 	}
-	l->verify = t->verify != VERIFY_NONE;
+	/* verify=null writes nothing for the read rows to check */
+	l->verify = t->verify != VERIFY_NONE && t->verify != VERIFY_NULL;
+	l->verify_method = (uint8_t)t->verify;
 	/*
 	 * A memory device laid out beyond the memory there is would be
 	 * killed by the kernel with no word (seen in a 300 MiB cgroup).
@@ -219,7 +233,7 @@ int bench_layout(const struct bench_opts *o, const char *devname,
 		l->reason = "new device";
 	} else if (l->verify) {
 		/* the blocks must carry the headers the read rows check */
-		l->reason = "verify=crc32c";
+		l->reason = verify_reason[t->verify];
 	} else if (l->new_file) {
 		l->reason = "new file";
 	} else if (l->block_device) {

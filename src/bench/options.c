@@ -148,8 +148,24 @@ static const struct opt_choice clock_choices[] = {
 static const char *const clock_unsupported[] = { "gettimeofday", NULL };
 
 static const struct opt_choice verify_choices[] = {
+	{ "md5", VERIFY_MD5 },
+	{ "crc64", VERIFY_CRC64 },
 	{ "crc32c", VERIFY_CRC32C },
 	{ "crc32c-intel", VERIFY_CRC32C },
+	{ "crc32", VERIFY_CRC32 },
+	{ "crc16", VERIFY_CRC16 },
+	{ "crc7", VERIFY_CRC7 },
+	{ "xxhash", VERIFY_XXHASH },
+	{ "sha512", VERIFY_SHA512 },
+	{ "sha256", VERIFY_SHA256 },
+	{ "sha1", VERIFY_SHA1 },
+	{ "sha3-224", VERIFY_SHA3_224 },
+	{ "sha3-256", VERIFY_SHA3_256 },
+	{ "sha3-384", VERIFY_SHA3_384 },
+	{ "sha3-512", VERIFY_SHA3_512 },
+	{ "meta", VERIFY_META },
+	{ "pattern", VERIFY_PATTERN },
+	{ "null", VERIFY_NULL },
 	{ "none", VERIFY_NONE },
 	{ NULL, 0 },
 };
@@ -158,13 +174,6 @@ static const struct opt_choice verify_choices[] = {
 static const struct opt_choice verify_hidden[] = {
 	{ "0", VERIFY_NONE },
 	{ NULL, 0 },
-};
-
-/* fio's other verify= checksums and modes */
-static const char *const verify_unsupported[] = {
-	"md5", "crc64", "crc32", "crc16", "crc7", "sha1", "sha256", "sha512",
-	"sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "meta",
-	"pattern", "null", NULL,
 };
 
 static int apply_rw(struct opt_ctx *c, uint64_t v);
@@ -180,6 +189,9 @@ static int apply_bssplit(struct opt_ctx *c, uint64_t v);
 static int apply_nrfiles(struct opt_ctx *c, uint64_t v);
 static int apply_buffered(struct opt_ctx *c, uint64_t v);
 static int apply_filesize(struct opt_ctx *c, uint64_t v);
+static int apply_verify(struct opt_ctx *c, uint64_t v);
+static int apply_verify_pattern(struct opt_ctx *c, uint64_t v);
+static int apply_verify_dump(struct opt_ctx *c, uint64_t v);
 
 /* bench's own options; the registry's device options join at init */
 static const struct opt_def bench_opts_table[] = {
@@ -344,15 +356,36 @@ static const struct opt_def bench_opts_table[] = {
 	  .def = "0",
 	  .help = "start a new reporting group (groupid) while running with the jobs before it" },
 	{ .name = "verify", .type = OPT_CHOICE, JOBF(verify),
-	  .choices = verify_choices, .hidden = verify_hidden,
-	  .unsupported = verify_unsupported, .def = "none",
-	  .help = "written blocks carry a header and a CRC-32C; reads check them" },
+	  .choices = verify_choices, .hidden = verify_hidden, .def = "none",
+	  .apply = apply_verify,
+	  .help = "written blocks carry a header with the method's checksum of the data (meta: the header alone; pattern: no header, verify_pattern's bytes; null: nothing); reads check them" },
 	{ .name = "do_verify", .type = OPT_BOOL, JOBF(do_verify), .max = 1,
 	  .def = "1",
 	  .help = "with verify: read back and check every written block after the writes" },
 	{ .name = "verify_only", .type = OPT_BOOL, JOBF(verify_only), .max = 1,
 	  .def = "0",
 	  .help = "with verify: no workload; read and check every block of the range once" },
+	{ .name = "verify_pattern", .type = OPT_STR, JOBF(verify_pattern),
+	  .apply = apply_verify_pattern, .metavar = "PATTERN",
+	  .help = "the data of written blocks: fio's 0xHEX, decimal, \"string\" and %o (the block's offset, 8 bytes) in a row, repeated; alone it means verify=meta" },
+	{ .name = "verify_interval", .type = OPT_SIZE, JOBF(verify_interval),
+	  .max = 16 << 20, .def = "0",
+	  .help = "a header every this many bytes of a block (0: one per block); bs must be a multiple, as in fio" },
+	{ .name = "verify_offset", .type = OPT_SIZE, JOBF(verify_offset),
+	  .max = 16 << 20, .def = "0",
+	  .help = "store each header this many bytes into its interval, swapped with the data there (0: at the start)" },
+	{ .name = "verify_fatal", .type = OPT_BOOL, JOBF(verify_fatal), .max = 1,
+	  .def = "0",
+	  .help = "the first bad block ends the job (0: the whole range is checked)" },
+	{ .name = "verify_dump", .type = OPT_BOOL, JOBF(verify_dump), .max = 1,
+	  .apply = apply_verify_dump,
+	  .help = "1: write bad blocks out as read and as expected; 0: write nothing out (not given: as read, blkstack's default)" },
+	{ .name = "verify_backlog", .type = OPT_UINT, JOBF(verify_backlog),
+	  .max = 1 << 24, .def = "0",
+	  .help = "with do_verify: read back and check the written blocks every this many writes, not only after the workload (0: after it)" },
+	{ .name = "verify_backlog_batch", .type = OPT_UINT,
+	  JOBF(verify_backlog_batch), .max = 1 << 24, .def = "0",
+	  .help = "of every verify_backlog blocks written, read back this many, the oldest (0: all); the rest wait for the verify phase" },
 	{ .name = "verify_dump_dir", .type = OPT_STR, JOBF(verify_dump_dir),
 	  .metavar = "PATH", .def = ".",
 	  .help = "blkstack's: directory verify writes bad blocks to (at most 10 per thread)" },
@@ -995,6 +1028,39 @@ static int apply_buffered(struct opt_ctx *c, uint64_t v)
 	c->j->direct = !v;
 	if (c->o)
 		c->o->dev.p.direct = !v;
+	return 0;
+}
+
+/* verify=: the method, and that it was given (see bench_opts_check()) */
+static int apply_verify(struct opt_ctx *c, uint64_t v)
+{
+	c->j->verify = (enum bench_verify)v;
+	c->j->verify_given = true;
+	return 0;
+}
+
+/* verify_pattern=: fio's syntax, parsed now so that a bad one is named */
+static int apply_verify_pattern(struct opt_ctx *c, uint64_t unused)
+{
+	char why[256];
+	int rc;
+
+	(void)unused;
+	if (strlen(c->val) >= sizeof(c->j->verify_pattern))
+		return val_err(c, -EINVAL, "too long, at most %zu characters",
+			       sizeof(c->j->verify_pattern) - 1);
+	rc = bench_verify_pattern_parse(c->val, &c->j->verify_pat, why,
+					sizeof(why));
+	if (rc)
+		return val_err(c, rc, "%s", why);
+	memcpy(c->j->verify_pattern, c->val, strlen(c->val) + 1);
+	return 0;
+}
+
+/* verify_dump=: kept apart from not given (blkstack's default) */
+static int apply_verify_dump(struct opt_ctx *c, uint64_t v)
+{
+	c->j->verify_dump = (uint8_t)(1 + v);
 	return 0;
 }
 
@@ -2071,6 +2137,7 @@ void bench_job_defaults(struct bench_job_opts *j)
 	}
 	/* The default rw= is not a user's choice; see bench_opts.matrix. */
 	j->has_rw = false;
+	j->verify_given = false;
 }
 
 void bench_opts_init(struct bench_opts *o)
@@ -2097,6 +2164,59 @@ void bench_opts_init(struct bench_opts *o)
 	}
 	/* nr_devs stays 0: the caller picks null,ram for the matrix. */
 	o->output_format = OUT_NORMAL;
+}
+
+/*
+ * verify_interval=, verify_offset=, verify_backlog= against the method
+ * and bs, as fio takes them: an interval past bs, or one that does not
+ * divide it, is bs (with a note for the latter); the header must fit.
+ */
+static int check_verify(struct bench_opts *o, struct bench_job_opts *j,
+			char *err, size_t errlen)
+{
+	uint32_t hl = bench_verify_hdr_len(j->verify), iv = j->verify_interval;
+	char name[SHOW_LEN], note[256];
+
+	if (iv && iv < j->bs && j->bs % iv) {
+		snprintf(note, sizeof(note),
+			 "job '%s': verify_interval=%" PRIu32 " does not divide bs=%" PRIu32 ": one header per block, as fio takes it",
+			 show(name, j->name), iv, j->bs);
+		bench_err_add(o->notes, sizeof(o->notes), note);
+	}
+	if (!iv || iv > j->bs || j->bs % iv)
+		iv = j->bs;
+	j->verify_interval = iv;
+	if (hl && iv < hl) {
+		set_err(err, errlen,
+			"job '%s': verify_interval=%" PRIu32 " is smaller than the %" PRIu32 "-byte header of verify=%s",
+			show(name, j->name), iv, hl, bench_verify_name(j->verify));
+		return -EINVAL;
+	}
+	if (!hl)
+		j->verify_offset = 0;	/* no header to move */
+	if (j->verify_offset &&
+	    (j->verify_offset < hl || j->verify_offset > iv - hl)) {
+		set_err(err, errlen,
+			"job '%s': verify_offset=%" PRIu32 ": the %" PRIu32 "-byte header of verify=%s must fit in the %" PRIu32 "-byte interval past its own place: %" PRIu32 "..%" PRIu32,
+			show(name, j->name), j->verify_offset, hl,
+			bench_verify_name(j->verify), iv, hl,
+			iv >= 2 * hl ? iv - hl : hl);
+		return -EINVAL;
+	}
+	if (j->verify_backlog && j->verify_backlog_batch > j->verify_backlog) {
+		set_err(err, errlen,
+			"job '%s': verify_backlog_batch=%" PRIu64 " past verify_backlog=%" PRIu64 ": fio then checks some blocks twice, which blkstack bench does not do",
+			show(name, j->name), j->verify_backlog_batch,
+			j->verify_backlog);
+		return -EINVAL;
+	}
+	if (j->verify_backlog && bench_job_nr_files(j) > 1) {
+		set_err(err, errlen,
+			"job '%s': verify_backlog= with several files is not supported (one file per thread)",
+			show(name, j->name));
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* Checks that need more than one option, once everything is parsed. */
@@ -2194,6 +2314,24 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				return -EINVAL;
 			}
 		}
+		if (j->verify_pattern[0] && j->verify == VERIFY_NONE) {
+			if (j->verify_given) {
+				set_err(err, errlen,
+					"job '%s': verify_pattern= with verify=none: fio then fills the writes with the pattern and checks nothing, which blkstack bench does not do (verify=meta or verify=pattern check it)",
+					show(name, j->name));
+				return -EINVAL;
+			}
+			/* fio: verify_pattern= alone checks headers and pattern */
+			j->verify = VERIFY_META;
+		}
+		if (j->verify == VERIFY_PATTERN && !j->verify_pattern[0]) {
+			set_err(err, errlen,
+				"job '%s': verify=pattern needs verify_pattern=",
+				show(name, j->name));
+			return -EINVAL;
+		}
+		if (j->verify != VERIFY_NONE && check_verify(o, j, err, errlen))
+			return -EINVAL;
 		if ((j->bssplit_nr || j->bs_max) && j->verify != VERIFY_NONE) {
 			set_err(err, errlen,
 				"job '%s': verify= with bssplit= or bsrange= is not supported: verify checks blocks of one size",
@@ -2219,15 +2357,16 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 			j->iodepth_batch = j->iodepth;
 		if (j->verify_only && j->verify == VERIFY_NONE) {
 			set_err(err, errlen,
-				"job '%s': verify_only=1 needs verify=crc32c",
+				"job '%s': verify_only=1 needs verify= (crc32c, md5, ...)",
 				show(name, j->name));
 			return -EINVAL;
 		}
 		if (j->verify != VERIFY_NONE && !j->verify_only &&
 		    (j->rw == RW_TRIM || j->rw == RW_RANDTRIM)) {
 			set_err(err, errlen,
-				"job '%s': verify=crc32c with rw=%s: a trim job writes no data to verify",
-				show(name, j->name), bench_rw_name(j->rw));
+				"job '%s': verify=%s with rw=%s: a trim job writes no data to verify",
+				show(name, j->name), bench_verify_name(j->verify),
+				bench_rw_name(j->rw));
 			return -EINVAL;
 		}
 	}

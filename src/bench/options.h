@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "blkstack/dev.h"
+#include "bench/verify.h"
 
 enum bench_rw {
 	RW_READ = 0,    /* read */
@@ -31,11 +32,6 @@ enum bench_rand_dist {
 	DIST_NORMAL,
 	DIST_ZONED,
 	DIST_ZONED_ABS,
-};
-
-enum bench_verify {
-	VERIFY_NONE = 0,  /* verify=none (or fio's 0) */
-	VERIFY_CRC32C,    /* verify=crc32c, crc32c-intel */
 };
 
 enum bench_output_format {
@@ -94,10 +90,19 @@ struct bench_job_opts {
 	bool new_group;             /* new_group: a new reporting group (groupid), run with the others */
 	char wait_for[BENCH_NAME_MAX]; /* wait_for=JOB: start once every thread of that earlier job is done */
 	uint64_t offset_increment;  /* offset_increment=: thread N of the job starts at offset + N * it (0) */
-	enum bench_verify verify;   /* verify=crc32c|crc32c-intel|none (none) */
+	enum bench_verify verify;   /* verify=: fio's methods (verify.h) or none (none) */
+	bool verify_given;          /* verify= was given (verify_pattern= alone means meta) */
 	bool do_verify;             /* do_verify=0|1: read back after the writes (1) */
 	bool verify_only;           /* verify_only=0|1: no workload, only check the region (0) */
 	char verify_dump_dir[1024]; /* verify_dump_dir=PATH: where bad blocks are written (.) */
+	char verify_pattern[1024];  /* verify_pattern= as given ("": none) */
+	struct bench_verify_pattern verify_pat; /* ... parsed */
+	uint32_t verify_interval;   /* verify_interval=: bytes per header (0: bs) */
+	uint32_t verify_offset;     /* verify_offset=: the header's place in each interval (0) */
+	bool verify_fatal;          /* verify_fatal=0|1: the first bad block ends the job (0) */
+	uint8_t verify_dump;        /* 0: not given (bad blocks written out), 1: verify_dump=0 (none), 2: =1 (and the expected data) */
+	uint64_t verify_backlog;    /* verify_backlog=N: read back the writes every N blocks written (0: after the workload) */
+	uint64_t verify_backlog_batch; /* verify_backlog_batch=: blocks read back each time (0: verify_backlog) */
 	bool has_rw;                /* rw= was given (matrix mode when no job sets it) */
 	int64_t rw_mod;             /* rw=<pattern>:N: sequential: bytes skipped after each I/O
 	                             * (negative: backwards); random: I/Os per random offset; 0: none */

@@ -467,9 +467,12 @@ static void job_add(struct bench_job_result *dst,
 		memcpy(dst->errmsg, src->errmsg, sizeof(dst->errmsg));
 	}
 	dst->lat_valid |= src->lat_valid;
+	if (src->verify && !dst->verify)
+		dst->verify_method = src->verify_method;
 	dst->verify |= src->verify;
 	dst->verify_blocks += src->verify_blocks;
 	dst->verify_mismatches += src->verify_mismatches;
+	dst->verify_backlog_blocks += src->verify_backlog_blocks;
 	if (src->verify_ns > dst->verify_ns)
 		dst->verify_ns = src->verify_ns;
 	dst->wait.spins += src->wait.spins;
@@ -747,7 +750,8 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 	fprintf(f, "     latency   : target=0, window=0, percentile=100.00%%, depth=%u\n",
 		job_iodepth(j));
 	if (j->verify)
-		fprintf(f, "  verify       : crc32c, %llu blocks verified, %llu mismatches\n",
+		fprintf(f, "  verify       : %s, %llu blocks verified, %llu mismatches\n",
+			bench_verify_name(j->verify_method),
 			(ull)j->verify_blocks, (ull)j->verify_mismatches);
 	fputc('\n', f);
 }
@@ -1015,7 +1019,21 @@ static json_t *json_job_opts(struct jctx *c, const struct bench_job_result *j)
 	if (jo->stonewall)
 		jstr(c, o, "stonewall", "1");
 	if (jo->verify != VERIFY_NONE) {
-		jstr(c, o, "verify", "crc32c");
+		jstr(c, o, "verify", bench_verify_name(jo->verify));
+		if (jo->verify_pattern[0])
+			jstr(c, o, "verify_pattern", jo->verify_pattern);
+		if (jo->verify_interval && jo->verify_interval != jo->bs)
+			jstrf(c, o, "verify_interval", jo->verify_interval);
+		if (jo->verify_offset)
+			jstrf(c, o, "verify_offset", jo->verify_offset);
+		if (jo->verify_backlog)
+			jstrf(c, o, "verify_backlog", jo->verify_backlog);
+		if (jo->verify_backlog_batch)
+			jstrf(c, o, "verify_backlog_batch", jo->verify_backlog_batch);
+		if (jo->verify_fatal)
+			jstr(c, o, "verify_fatal", "1");
+		if (jo->verify_dump)
+			jstr(c, o, "verify_dump", jo->verify_dump == 2 ? "1" : "0");
 		if (!jo->do_verify)
 			jstr(c, o, "do_verify", "0");
 		if (jo->verify_only)
@@ -1209,9 +1227,11 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 	if (j->verify) {
 		json_t *v = json_object();
 
-		jstr(c, v, "type", "crc32c");
+		jstr(c, v, "type", bench_verify_name(j->verify_method));
 		jint(c, v, "blocks_verified", j->verify_blocks);
 		jint(c, v, "mismatches", j->verify_mismatches);
+		if (j->verify_backlog_blocks)
+			jint(c, v, "backlog_blocks", j->verify_backlog_blocks);
 		jset(c, o, "verify", v);
 	}
 	return o;
@@ -1636,6 +1656,8 @@ void bench_report_matrix(FILE *f, const struct bench_run_result *runs,
 			 unsigned int nr_rows, unsigned int nr_devs)
 {
 	unsigned int m, i, d, width = MATRIX_LABEL_W;
+	enum bench_verify method = VERIFY_NONE;
+	char vnote[96] = "";
 	bool verify = false;
 
 	/* "label     |    dev0 |    dev1": label, then "| %8s" per column */
@@ -1648,7 +1670,14 @@ void bench_report_matrix(FILE *f, const struct bench_run_result *runs,
 		width = MATRIX_MIN_RULE;
 	for (i = 0; i < nr_rows * nr_devs; i++)
 		for (d = 0; d < runs[i].nr_jobs; d++)
-			verify |= runs[i].jobs[d].verify;
+			if (runs[i].jobs[d].verify && !verify) {
+				verify = true;
+				method = runs[i].jobs[d].verify_method;
+			}
+	if (verify)
+		snprintf(vnote, sizeof(vnote),
+			 "; VERIFY(K): blocks read and checked (verify=%s), thousands",
+			 bench_verify_name(method));
 
 	for (m = 0; m < sizeof(matrix_metrics) / sizeof(matrix_metrics[0]); m++)
 		matrix_table(f, matrix_metrics[m].name, matrix_metrics[m].value,
@@ -1664,7 +1693,7 @@ void bench_report_matrix(FILE *f, const struct bench_run_result *runs,
 		   "latency of all I/Os, from the I/O being prepared to its "
 		   "completion being reaped (fio's lat); MERGE(K): bios merged "
 		   "into requests, thousands%s\n",
-		verify ? "; VERIFY(K): blocks read and checked (verify=crc32c), thousands" : "");
+		vnote);
 	matrix_note_others(f, runs, nr_rows * nr_devs);
 }
 
@@ -1685,10 +1714,14 @@ void bench_report_layout(FILE *f, const struct bench_layout *l,
 		}
 		switch (l->state) {
 		case BENCH_LAYOUT_WRITTEN:
-			fprintf(f, ", %s written before the read rows (%s blocks%s%s, %.2f s)%s\n",
+			fprintf(f, ", %s written before the read rows (%s blocks%s%s%s%s, %.2f s)%s\n",
 				bench_fmt_bytes(bytes, sizeof(bytes), l->bytes),
 				bench_fmt_bytes(bs, sizeof(bs), l->bs),
-				l->verify ? " with crc32c headers" : "",
+				!l->verify ? "" :
+				l->verify_method == VERIFY_PATTERN ? " of the pattern" :
+				" with ", !l->verify || l->verify_method == VERIFY_PATTERN ? "" :
+				bench_verify_name(l->verify_method),
+				!l->verify || l->verify_method == VERIFY_PATTERN ? "" : " headers",
 				l->flushed ? ", flushed" : "",
 				(double)l->ns / 1e9,
 				l->interrupted ? ", interrupted" : "");

@@ -1,21 +1,201 @@
 // SPDX-License-Identifier: MIT
 /*
- * blkstack bench data verification: block headers, seeded data, CRC-32C.
- * See verify.h for the format.
+ * blkstack bench data verification: headers, seeded or patterned data,
+ * and fio's verify= methods.  See verify.h for the format.
+ *
+ * The digests are the libraries': nettle for md5, sha1, sha256, sha512
+ * and sha3-*; ISA-L for crc32c (crc32_iscsi), crc32 (crc32_ieee) and
+ * crc64 (crc64_jones_refl); libxxhash for xxhash (XXH32).  fio's crc16
+ * and crc7 are variants no C library on Debian computes: they are small
+ * table-driven functions here (crc16(), crc7() below say which and why).
  */
 #include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <isa-l/crc.h>
+#include <isa-l/crc64.h>
+#include <nettle/base16.h>
+#include <nettle/md5.h>
+#include <nettle/nettle-meta.h>
+#include <nettle/sha1.h>
+#include <nettle/sha2.h>
+#include <nettle/sha3.h>
+#include <xxhash.h>
 
 #include "bench/verify.h"
 
 #define HDR_LEN ((uint32_t)sizeof(struct bench_verify_hdr))
 #define CRC_OFF ((uint32_t)offsetof(struct bench_verify_hdr, crc32c))
+
+/* fio seeds its XXH32 with 1 (verify.c, fill_xxhash()) */
+#define XXHASH_SEED 1
+
+static const struct verify_method {
+	const char *name;
+	uint8_t dlen;			/* digest bytes after the header */
+	bool hdr;			/* blocks carry headers */
+	const struct nettle_hash *hash;	/* nettle's, or NULL */
+} methods[VERIFY_NR] = {
+	[VERIFY_NONE] = { "none", 0, false, NULL },
+	[VERIFY_CRC32C] = { "crc32c", 0, true, NULL },
+	[VERIFY_MD5] = { "md5", MD5_DIGEST_SIZE, true, &nettle_md5 },
+	[VERIFY_SHA1] = { "sha1", SHA1_DIGEST_SIZE, true, &nettle_sha1 },
+	[VERIFY_SHA256] = { "sha256", SHA256_DIGEST_SIZE, true, &nettle_sha256 },
+	[VERIFY_SHA512] = { "sha512", SHA512_DIGEST_SIZE, true, &nettle_sha512 },
+	[VERIFY_SHA3_224] = { "sha3-224", SHA3_224_DIGEST_SIZE, true, &nettle_sha3_224 },
+	[VERIFY_SHA3_256] = { "sha3-256", SHA3_256_DIGEST_SIZE, true, &nettle_sha3_256 },
+	[VERIFY_SHA3_384] = { "sha3-384", SHA3_384_DIGEST_SIZE, true, &nettle_sha3_384 },
+	[VERIFY_SHA3_512] = { "sha3-512", SHA3_512_DIGEST_SIZE, true, &nettle_sha3_512 },
+	[VERIFY_XXHASH] = { "xxhash", 4, true, NULL },
+	[VERIFY_CRC32] = { "crc32", 4, true, NULL },
+	[VERIFY_CRC16] = { "crc16", 2, true, NULL },
+	[VERIFY_CRC7] = { "crc7", 1, true, NULL },
+	[VERIFY_CRC64] = { "crc64", 8, true, NULL },
+	[VERIFY_META] = { "meta", 0, true, NULL },
+	[VERIFY_PATTERN] = { "pattern", 0, false, NULL },
+	[VERIFY_NULL] = { "null", 0, false, NULL },
+};
+
+_Static_assert(SHA512_DIGEST_SIZE == BENCH_VERIFY_DIGEST_MAX &&
+	       SHA3_512_DIGEST_SIZE == BENCH_VERIFY_DIGEST_MAX,
+	       "the largest digest fits after the header");
+
+const char *bench_verify_name(enum bench_verify m)
+{
+	return (unsigned int)m < VERIFY_NR ? methods[m].name : "?";
+}
+
+uint32_t bench_verify_hdr_len(enum bench_verify m)
+{
+	if ((unsigned int)m >= VERIFY_NR || !methods[m].hdr)
+		return 0;
+	return HDR_LEN + methods[m].dlen;
+}
+
+/*
+ * fio's crc16 is CRC-16/ARC: polynomial 0x8005 reflected (0xa001),
+ * initial value 0, no final xor; check value 0xbb3d.  ISA-L has only
+ * CRC-16/T10-DIF (0x8bb7, not reflected), and Debian's one generic CRC
+ * library, libcrcutil, is C++ templates: a 256-entry table does it.
+ *
+ * fio's crc7 is CRC-7/MMC: polynomial 0x09 (x^7 + x^3 + 1), not
+ * reflected, initial value 0, no final xor; check value 0x75.  No
+ * library on Debian has it (libcrcutil does reflected CRCs only): a
+ * table indexed by the register kept in the top 7 bits of a byte.
+ */
+static uint16_t crc16_table[256];
+static uint8_t crc7_table[256];
+static pthread_once_t crc_tables_once = PTHREAD_ONCE_INIT;
+
+static void crc_tables_init(void)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < 256; i++) {
+		uint16_t c16 = (uint16_t)i;
+		uint8_t c7 = (uint8_t)i;
+
+		for (k = 0; k < 8; k++) {
+			c16 = (c16 & 1) ? (uint16_t)((c16 >> 1) ^ 0xa001) :
+					  (uint16_t)(c16 >> 1);
+			c7 = (c7 & 0x80) ? (uint8_t)((c7 << 1) ^ (0x09 << 1)) :
+					   (uint8_t)(c7 << 1);
+		}
+		crc16_table[i] = c16;
+		crc7_table[i] = c7;
+	}
+}
+
+static uint16_t crc16(const uint8_t *p, size_t len)
+{
+	uint16_t crc = 0;
+
+	pthread_once(&crc_tables_once, crc_tables_init);
+	while (len--)
+		crc = (uint16_t)((crc >> 8) ^ crc16_table[(crc ^ *p++) & 0xff]);
+	return crc;
+}
+
+static uint8_t crc7(const uint8_t *p, size_t len)
+{
+	uint8_t reg = 0;	/* the CRC in bits 7..1 */
+
+	pthread_once(&crc_tables_once, crc_tables_init);
+	while (len--)
+		reg = crc7_table[reg ^ *p++];
+	return reg >> 1;
+}
+
+void bench_verify_digest(enum bench_verify m, const void *buf, size_t len,
+			 uint8_t *out)
+{
+	/* ISA-L's CRCs take non-const pointers but only read them */
+	uint8_t *p = (uint8_t *)(uintptr_t)buf;
+	union {
+		struct md5_ctx md5;
+		struct sha1_ctx sha1;
+		struct sha256_ctx sha256;
+		struct sha512_ctx sha512;
+		struct sha3_224_ctx sha3_224;
+		struct sha3_256_ctx sha3_256;
+		struct sha3_384_ctx sha3_384;
+		struct sha3_512_ctx sha3_512;
+	} ctx;
+	const struct nettle_hash *h = methods[m].hash;
+	uint64_t v;
+
+	if (h) {
+		h->init(&ctx);
+		h->update(&ctx, len, p);
+		h->digest(&ctx, h->digest_size, out);
+		return;
+	}
+	switch (m) {
+	case VERIFY_CRC32C:
+		/* crc32_iscsi() neither inverts its input nor its result */
+		v = ~crc32_iscsi(p, (int)len, 0xffffffffu) & 0xffffffffu;
+		break;
+	case VERIFY_XXHASH:
+		v = XXH32(p, len, XXHASH_SEED);
+		break;
+	case VERIFY_CRC32:
+		/*
+		 * fio's crc32: polynomial 0x04c11db7, not reflected, initial
+		 * value 0, no final xor (CRC-32/CKSUM without its final xor
+		 * or length; check value 0x89a1897f).  crc32_ieee() inverts
+		 * both: invert them back.
+		 */
+		v = ~crc32_ieee(~0u, p, len) & 0xffffffffu;
+		break;
+	case VERIFY_CRC16:
+		v = crc16(p, len);
+		break;
+	case VERIFY_CRC7:
+		v = crc7(p, len);
+		break;
+	case VERIFY_CRC64:
+		/*
+		 * fio's crc64: Jones's polynomial 0xad93d23594c935a9,
+		 * reflected, initial value 0, no final xor (Redis's crc64;
+		 * check value 0xe9c6d914c4b8d9ca).  crc64_jones_refl()
+		 * inverts both: invert them back.
+		 */
+		v = ~crc64_jones_refl(~0ull, p, len);
+		break;
+	default:
+		return;
+	}
+	v = htole64(v);
+	memcpy(out, &v, methods[m].dlen ? methods[m].dlen : 4);
+}
 
 uint32_t bench_verify_crc32c(const void *buf, uint32_t len)
 {
@@ -30,6 +210,199 @@ uint32_t bench_verify_crc32c(const void *buf, uint32_t len)
 	return ~crc;
 }
 
+/* fio's verify_pattern= syntax (HOWTO, verify_pattern; lib/pattern.c's
+ * comment for the forms) */
+
+static int pattern_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int pattern_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool at_hex_prefix(const char *s)
+{
+	return s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && hexval(s[2]) >= 0;
+}
+
+int bench_verify_pattern_parse(const char *in, struct bench_verify_pattern *p,
+			       char *err, size_t errlen)
+{
+	const char *s = in, *end;
+	uint32_t n = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (!*s)
+		return pattern_err(err, errlen, "empty");
+	while (*s) {
+		if (*s == '"') {
+			end = strchr(s + 1, '"');
+			if (!end)
+				return pattern_err(err, errlen,
+						   "a string without its closing quote");
+			if (end == s + 1)
+				return pattern_err(err, errlen,
+						   "an empty string");
+			if ((size_t)(end - s - 1) > BENCH_VERIFY_PATTERN_MAX - n)
+				goto too_long;
+			memcpy(p->bytes + n, s + 1, (size_t)(end - s - 1));
+			n += (uint32_t)(end - s - 1);
+			s = end + 1;
+		} else if (*s == '\'') {
+			return pattern_err(err, errlen,
+					   "fio's '...' (a file's bytes) is not supported");
+		} else if (*s == '%') {
+			if (s[1] != 'o')
+				return pattern_err(err, errlen,
+						   "unknown format %%%c (fio has %%o, the block's offset)",
+						   s[1] ? s[1] : ' ');
+			if (p->nr_off == BENCH_VERIFY_PATTERN_FMT_MAX)
+				return pattern_err(err, errlen,
+						   "more than %d %%o",
+						   BENCH_VERIFY_PATTERN_FMT_MAX);
+			if (8 > BENCH_VERIFY_PATTERN_MAX - n)
+				goto too_long;
+			p->off_at[p->nr_off++] = (uint16_t)n;
+			n += 8;
+			s += 2;
+		} else if (at_hex_prefix(s)) {
+			const char *d = s + 2;
+			size_t digits;
+
+			for (end = d; hexval(*end) >= 0; end++)
+				;
+			/* 0xff0x14: the last 0 starts the next number */
+			if ((*end == 'x' || *end == 'X') && end[-1] == '0' &&
+			    end - 1 > d)
+				end--;
+			digits = (size_t)(end - d);
+			if ((digits + 1) / 2 > BENCH_VERIFY_PATTERN_MAX - n)
+				goto too_long;
+			/* an odd count: the first digit is a byte of its own */
+			if (digits & 1)
+				p->bytes[n++] = (uint8_t)hexval(*d++);
+			for (; d < end; d += 2)
+				p->bytes[n++] = (uint8_t)(hexval(d[0]) << 4 |
+							  hexval(d[1]));
+			s = end;
+		} else if ((*s >= '0' && *s <= '9') || *s == '-' || *s == '+') {
+			char num[24];
+			const char *q = s + (*s == '-' || *s == '+');
+			long long v;
+			unsigned int u;
+			char *e;
+
+			/* a decimal ends where a 0x number starts */
+			for (end = q; *end >= '0' && *end <= '9' &&
+			     !at_hex_prefix(end); end++)
+				;
+			if (end == q || (size_t)(end - s) >= sizeof(num))
+				return pattern_err(err, errlen,
+						   "a bad number at '%s'",
+						   s);
+			memcpy(num, s, (size_t)(end - s));
+			num[end - s] = '\0';
+			errno = 0;
+			v = strtoll(num, &e, 10);
+			if (errno || *e || v < INT_MIN || v > INT_MAX)
+				return pattern_err(err, errlen,
+						   "%s is out of range (a decimal is an int: %d .. %d)",
+						   num, INT_MIN, INT_MAX);
+			/* the fewest bytes that hold it, as an unsigned int */
+			u = (unsigned int)(int)v;
+			do {
+				if (n == BENCH_VERIFY_PATTERN_MAX)
+					goto too_long;
+				p->bytes[n++] = (uint8_t)u;
+				u >>= 8;
+			} while (u);
+			s = end;
+		} else {
+			return pattern_err(err, errlen,
+					   "unexpected '%c' (fio's forms: 0x hex, decimal, \"string\", %%o)",
+					   *s);
+		}
+	}
+	p->len = n;
+	return 0;
+too_long:
+	return pattern_err(err, errlen,
+			   "longer than %d bytes (fio's limit)",
+			   BENCH_VERIFY_PATTERN_MAX);
+}
+
+/* The pattern with this block's offset in its %o places. */
+static const uint8_t *pattern_for(const struct bench_verify_pattern *pat,
+				  uint64_t offset, uint8_t *tmp)
+{
+	uint64_t le = htole64(offset);
+	unsigned int i;
+
+	if (!pat->nr_off)
+		return pat->bytes;
+	memcpy(tmp, pat->bytes, pat->len);
+	for (i = 0; i < pat->nr_off; i++)
+		memcpy(tmp + pat->off_at[i], &le, 8);
+	return tmp;
+}
+
+/* @len bytes of the pattern repeated from its first byte */
+static void pattern_fill(uint8_t *buf, uint32_t len, const uint8_t *pat,
+			 uint32_t plen)
+{
+	uint32_t n = plen < len ? plen : len;
+
+	memcpy(buf, pat, n);
+	/* doubling: each copy starts at a multiple of plen */
+	while (n < len) {
+		uint32_t k = n < len - n ? n : len - n;
+
+		memcpy(buf + n, buf, k);
+		n += k;
+	}
+}
+
+/*
+ * Compare @len bytes at @buf with the pattern from its byte @phase on.
+ * Return: the first bad byte's index, or @len when all are good.
+ */
+static uint32_t pattern_cmp(const uint8_t *buf, uint32_t len,
+			    const uint8_t *pat, uint32_t plen, uint32_t phase)
+{
+	uint32_t i = 0, k;
+
+	while (i < len) {
+		k = plen - phase < len - i ? plen - phase : len - i;
+		if (memcmp(buf + i, pat + phase, k)) {
+			while (buf[i] == pat[phase]) {
+				i++;
+				phase++;
+			}
+			return i;
+		}
+		i += k;
+		phase = 0;
+	}
+	return len;
+}
+
 /* splitmix64 (Steele, Lea and Flood): one multiply-xorshift per word */
 static inline uint64_t splitmix64(uint64_t *x)
 {
@@ -40,24 +413,12 @@ static inline uint64_t splitmix64(uint64_t *x)
 	return z ^ (z >> 31);
 }
 
-void bench_verify_fill(void *buf, uint32_t len, uint64_t offset, uint32_t job,
-		       uint64_t seed, uint64_t numberio)
+static void seed_fill(uint8_t *p, uint32_t len, uint64_t seed)
 {
-	struct bench_verify_hdr h = {
-		.magic = htole32(BENCH_VERIFY_MAGIC),
-		.version = htole16(BENCH_VERIFY_VERSION),
-		.hdr_len = htole16(HDR_LEN),
-		.len = htole32(len),
-		.job = htole32(job),
-		.offset = htole64(offset),
-		.seed = htole64(seed),
-		.numberio = htole64(numberio),
-	};
-	unsigned char *p = buf, *end = p + len;
+	uint8_t *end = p + len;
 	uint64_t x = seed, v;
 
-	memcpy(p, &h, HDR_LEN);
-	for (p += HDR_LEN; p + 8 <= end; p += 8) {
+	for (; p + 8 <= end; p += 8) {
 		v = htole64(splitmix64(&x));
 		memcpy(p, &v, 8);
 	}
@@ -65,8 +426,64 @@ void bench_verify_fill(void *buf, uint32_t len, uint64_t offset, uint32_t job,
 		v = htole64(splitmix64(&x));
 		memcpy(p, &v, (size_t)(end - p));
 	}
-	h.crc32c = htole32(bench_verify_crc32c(buf, len));
-	memcpy((unsigned char *)buf + CRC_OFF, &h.crc32c, sizeof(h.crc32c));
+}
+
+/* verify_offset: the header and the bytes at @off trade places */
+static void hdr_swap(uint8_t *p, uint32_t off, uint32_t hl)
+{
+	uint8_t t[BENCH_VERIFY_HDR_MAX];
+
+	memcpy(t, p, hl);
+	memcpy(p, p + off, hl);
+	memcpy(p + off, t, hl);
+}
+
+void bench_verify_fill(const struct bench_verify_spec *s, void *buf,
+		       uint32_t len, uint64_t offset, uint32_t job,
+		       uint64_t seed, uint64_t numberio)
+{
+	enum bench_verify m = s->method;
+	uint32_t hl = bench_verify_hdr_len(m);
+	uint32_t iv = s->interval ? s->interval : len;
+	uint8_t tmp[BENCH_VERIFY_PATTERN_MAX];
+	uint8_t *b = buf, *p;
+	uint32_t crc;
+
+	if (m == VERIFY_NULL || m == VERIFY_NONE)
+		return;
+	if (s->pat && s->pat->len)
+		pattern_fill(b, len, pattern_for(s->pat, offset, tmp),
+			     s->pat->len);
+	else
+		seed_fill(b, len, seed);
+	if (!hl)
+		return;
+	for (p = b; p + iv <= b + len; p += iv) {
+		struct bench_verify_hdr h = {
+			.magic = htole32(BENCH_VERIFY_MAGIC),
+			.version = htole16(BENCH_VERIFY_VERSION),
+			.hdr_len = htole16((uint16_t)hl),
+			.len = htole32(iv),
+			.job = htole32(job),
+			.offset = htole64(offset + (uint64_t)(p - b)),
+			.seed = htole64(seed),
+			.numberio = htole64(numberio),
+			.method = (uint8_t)(m - 1),
+		};
+
+		memcpy(p, &h, HDR_LEN);
+		if (m == VERIFY_CRC32C) {
+			crc = bench_verify_crc32c(p, iv);
+		} else {
+			if (methods[m].dlen)
+				bench_verify_digest(m, p + hl, iv - hl, p + HDR_LEN);
+			crc = bench_verify_crc32c(p, hl);
+		}
+		crc = htole32(crc);
+		memcpy(p + CRC_OFF, &crc, sizeof(crc));
+		if (s->hdr_off)
+			hdr_swap(p, s->hdr_off, hl);
+	}
 }
 
 static int fail(struct bench_verify_result *res, enum bench_verify_err err,
@@ -78,37 +495,123 @@ static int fail(struct bench_verify_result *res, enum bench_verify_err err,
 	return -EILSEQ;
 }
 
-int bench_verify_check(const void *buf, uint32_t len, uint64_t offset,
-		       struct bench_verify_result *res)
+/* the data of [@p, @p + @len), block byte @at on, against the pattern */
+static int check_pattern(const struct bench_verify_spec *s, const uint8_t *p,
+			 uint32_t len, uint32_t at, uint64_t offset,
+			 struct bench_verify_result *res)
 {
-	struct bench_verify_hdr h;
-	uint32_t crc;
+	uint8_t tmp[BENCH_VERIFY_PATTERN_MAX];
+	const uint8_t *pat = pattern_for(s->pat, offset, tmp);
+	uint32_t bad;
 
-	memset(res, 0, sizeof(*res));
-	if (len < HDR_LEN)
-		return fail(res, BENCH_VERIFY_SHORT, HDR_LEN, len);
-	memcpy(&h, buf, HDR_LEN);
+	bad = pattern_cmp(p, len, pat, s->pat->len, at % s->pat->len);
+	if (bad == len)
+		return 0;
+	res->pos = at + bad;
+	return fail(res, BENCH_VERIFY_PATTERN_BAD,
+		    pat[(at + bad) % s->pat->len], p[bad]);
+}
+
+/* one interval at @p, @at bytes into the block at @offset */
+static int check_interval(const struct bench_verify_spec *s, uint8_t *p,
+			  uint32_t iv, uint32_t at, uint64_t offset,
+			  struct bench_verify_result *res)
+{
+	enum bench_verify m = s->method;
+	uint32_t hl = bench_verify_hdr_len(m), crc, stored;
+	uint8_t dlen = methods[m].dlen;
+	struct bench_verify_hdr h;
+	uint64_t v;
+
+	memcpy(&h, p, HDR_LEN);
+	res->pos = at;
 	res->job = le32toh(h.job);
 	res->seed = le64toh(h.seed);
 	res->numberio = le64toh(h.numberio);
+	stored = le32toh(h.crc32c);
 	if (le32toh(h.magic) != BENCH_VERIFY_MAGIC)
 		return fail(res, BENCH_VERIFY_MAGIC_BAD, BENCH_VERIFY_MAGIC,
 			    le32toh(h.magic));
 	if (le16toh(h.version) != BENCH_VERIFY_VERSION)
 		return fail(res, BENCH_VERIFY_VERSION_BAD, BENCH_VERIFY_VERSION,
 			    le16toh(h.version));
-	if (le16toh(h.hdr_len) != HDR_LEN)
-		return fail(res, BENCH_VERIFY_HDR_LEN_BAD, HDR_LEN,
-			    le16toh(h.hdr_len));
-	if (le32toh(h.len) != len)
-		return fail(res, BENCH_VERIFY_LEN_BAD, len, le32toh(h.len));
-	if (le64toh(h.offset) != offset)
-		return fail(res, BENCH_VERIFY_OFFSET_BAD, offset,
+	if (h.method != (uint8_t)(m - 1))
+		return fail(res, BENCH_VERIFY_METHOD_BAD, (uint64_t)m - 1,
+			    h.method);
+	if (le16toh(h.hdr_len) != hl)
+		return fail(res, BENCH_VERIFY_HDR_LEN_BAD, hl, le16toh(h.hdr_len));
+	if (le32toh(h.len) != iv)
+		return fail(res, BENCH_VERIFY_LEN_BAD, iv, le32toh(h.len));
+	if (le64toh(h.offset) != offset + at)
+		return fail(res, BENCH_VERIFY_OFFSET_BAD, offset + at,
 			    le64toh(h.offset));
-	crc = bench_verify_crc32c(buf, len);
-	if (crc != le32toh(h.crc32c))
-		return fail(res, BENCH_VERIFY_CRC_BAD, le32toh(h.crc32c), crc);
+	if (m == VERIFY_CRC32C) {
+		crc = bench_verify_crc32c(p, iv);
+		if (crc != stored)
+			return fail(res, BENCH_VERIFY_CRC_BAD, stored, crc);
+		return 0;
+	}
+	crc = bench_verify_crc32c(p, hl);
+	if (crc != stored)
+		return fail(res, BENCH_VERIFY_HDR_CRC_BAD, stored, crc);
+	if (dlen) {
+		bench_verify_digest(m, p + hl, iv - hl, res->got);
+		if (memcmp(res->got, p + HDR_LEN, dlen)) {
+			memcpy(res->want, p + HDR_LEN, dlen);
+			res->dlen = dlen;
+			if (dlen <= 8) {
+				uint64_t w = 0;
+
+				memcpy(&w, res->want, dlen);
+				v = 0;
+				memcpy(&v, res->got, dlen);
+				return fail(res, BENCH_VERIFY_DIGEST_BAD,
+					    le64toh(w), le64toh(v));
+			}
+			return fail(res, BENCH_VERIFY_DIGEST_BAD, 0, 0);
+		}
+	}
+	if (m == VERIFY_META && s->pat && s->pat->len)
+		return check_pattern(s, p + hl, iv - hl, at + hl, offset, res);
 	return 0;
+}
+
+int bench_verify_check(const struct bench_verify_spec *s, void *buf,
+		       uint32_t len, uint64_t offset,
+		       struct bench_verify_result *res)
+{
+	enum bench_verify m = s->method;
+	uint32_t hl = bench_verify_hdr_len(m);
+	uint32_t iv = s->interval && s->interval <= len ? s->interval : len;
+	uint8_t *b = buf;
+	uint32_t at;
+	int ret = 0;
+
+	memset(res, 0, sizeof(*res));
+	res->method = m;
+	res->has_hdr = hl != 0;
+	if (iv < len)
+		res->interval = iv;
+	if (m == VERIFY_NULL || m == VERIFY_NONE)
+		return 0;
+	if (m == VERIFY_PATTERN)
+		return check_pattern(s, b, len, 0, offset, res);
+	if (iv < hl + s->hdr_off || (s->hdr_off && s->hdr_off < hl))
+		return fail(res, BENCH_VERIFY_SHORT, hl + s->hdr_off, iv);
+	for (at = 0; at + iv <= len && !ret; at += iv) {
+		if (s->hdr_off)
+			hdr_swap(b + at, s->hdr_off, hl);
+		ret = check_interval(s, b + at, iv, at, offset, res);
+		if (s->hdr_off)
+			hdr_swap(b + at, s->hdr_off, hl);
+	}
+	return ret;
+}
+
+static void hex(char *out, const uint8_t *p, unsigned int n)
+{
+	base16_encode_update(out, n, p);
+	out[2 * n] = '\0';
 }
 
 int bench_verify_describe(const struct bench_verify_result *res, char *buf,
@@ -125,15 +628,47 @@ int bench_verify_describe(const struct bench_verify_result *res, char *buf,
 		[BENCH_VERIFY_LEN_BAD] = { "header len", false },
 		[BENCH_VERIFY_OFFSET_BAD] = { "header offset", false },
 		[BENCH_VERIFY_CRC_BAD] = { "crc32c", true },
+		[BENCH_VERIFY_HDR_CRC_BAD] = { "header crc32c", true },
 	};
 	unsigned int e = (unsigned int)res->err;
+	char pre[64] = "", w[2 * BENCH_VERIFY_DIGEST_MAX + 1];
+	char g[2 * BENCH_VERIFY_DIGEST_MAX + 1];
 
 	if (e == BENCH_VERIFY_OK)
 		return snprintf(buf, len, "ok");
+	if (res->interval && e != BENCH_VERIFY_PATTERN_BAD &&
+	    e != BENCH_VERIFY_SHORT)
+		snprintf(pre, sizeof(pre), "interval at byte %" PRIu32 " (%" PRIu32 " bytes): ",
+			 res->pos, res->interval);
+	switch (e) {
+	case BENCH_VERIFY_METHOD_BAD:
+		return snprintf(buf, len, "%sheader method expected %s found %s",
+				pre, bench_verify_name((enum bench_verify)(res->expected + 1)),
+				res->found + 1 < VERIFY_NR ?
+				bench_verify_name((enum bench_verify)(res->found + 1)) :
+				"an unknown code");
+	case BENCH_VERIFY_DIGEST_BAD:
+		if (res->dlen <= 8)
+			return snprintf(buf, len, "%s%s expected 0x%0*" PRIx64 " found 0x%0*" PRIx64,
+					pre, bench_verify_name(res->method),
+					2 * res->dlen, res->expected,
+					2 * res->dlen, res->found);
+		hex(w, res->want, res->dlen);
+		hex(g, res->got, res->dlen);
+		return snprintf(buf, len, "%s%s expected %s found %s", pre,
+				bench_verify_name(res->method), w, g);
+	case BENCH_VERIFY_PATTERN_BAD:
+		return snprintf(buf, len,
+				"pattern byte %" PRIu32 " expected 0x%02" PRIx64 " found 0x%02" PRIx64 " (%d bad bits)",
+				res->pos, res->expected, res->found,
+				__builtin_popcountll(res->expected ^ res->found));
+	default:
+		break;
+	}
 	if (e >= sizeof(fields) / sizeof(fields[0]) || !fields[e].what)
 		return snprintf(buf, len, "unknown verify error %u", e);
 	return snprintf(buf, len,
-			fields[e].hex ? "%s expected 0x%08" PRIx64 " found 0x%08" PRIx64 :
-					"%s expected %" PRIu64 " found %" PRIu64,
-			fields[e].what, res->expected, res->found);
+			fields[e].hex ? "%s%s expected 0x%08" PRIx64 " found 0x%08" PRIx64 :
+					"%s%s expected %" PRIu64 " found %" PRIu64,
+			pre, fields[e].what, res->expected, res->found);
 }

@@ -1,40 +1,123 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * blkstack bench data verification (verify=crc32c): the block format that
- * writes carry and the checks a read-back applies.
+ * blkstack bench data verification (verify=): the block format that
+ * writes carry and the checks a read-back applies, for each of fio's
+ * verify= methods.
  *
- * Every written block of bs bytes starts with struct bench_verify_hdr and
- * continues with pseudo-random data generated from the header's seed.  The
- * header's crc32c is the standard CRC-32C (Castagnoli; initial value ~0,
- * final xor ~0, as iSCSI and ext4 use it) of the whole block with the
- * crc32c field itself left out: bytes [0, 44) and then [hdr_len, len).
- * Multi-byte fields are little-endian.
+ * A written block of bs bytes is cut into intervals of verify_interval
+ * bytes (bs by default).  Its data is the splitmix64 stream of the
+ * write's seed from the block's first byte, or the verify_pattern bytes
+ * repeated from it; each interval then starts with struct
+ * bench_verify_hdr, whose fields describe the interval (its own offset
+ * and length), followed by the method's digest of the rest of the
+ * interval:
+ *
+ *   crc32c	no digest: the header's crc32c is the standard CRC-32C
+ *		(Castagnoli; initial value ~0, final xor ~0, as iSCSI and ext4
+ *		use it) of the whole interval with the crc32c field itself
+ *		left out: bytes [0, 44) and then [48, len).  Blocks written by
+ *		blkstack before the other methods existed are these.
+ *   md5 ...	the digest (bytes [48, hdr_len)) of bytes [hdr_len, len);
+ *		the header's crc32c then covers the header alone, bytes
+ *		[0, 44) and [48, hdr_len).
+ *   meta	no digest: the header's crc32c covers the header alone; the
+ *		data is not checked (with verify_pattern it is compared with
+ *		the pattern).
+ *   pattern	no header: the block is the pattern, compared byte by byte.
+ *   null	nothing is written into the block and nothing is checked.
+ *
+ * With verify_offset the header of each interval is swapped with the
+ * bytes at that offset in the interval before the write, and back before
+ * the check.  Multi-byte fields are little-endian.
  */
 #ifndef BLKSTACK_BENCH_VERIFY_H
 #define BLKSTACK_BENCH_VERIFY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define BENCH_VERIFY_MAGIC 0x564b4c42u	/* "BLKV" in memory order */
 #define BENCH_VERIFY_VERSION 1
 
-/* The header at the start of every verified block; 48 bytes. */
+/*
+ * verify= methods.  The order after VERIFY_NONE is the on-disk method
+ * code plus one (the header's method byte is 0 for crc32c): append only.
+ */
+enum bench_verify {
+	VERIFY_NONE = 0,	/* verify=none (or fio's 0) */
+	VERIFY_CRC32C,		/* crc32c, crc32c-intel */
+	VERIFY_MD5,
+	VERIFY_SHA1,
+	VERIFY_SHA256,
+	VERIFY_SHA512,
+	VERIFY_SHA3_224,
+	VERIFY_SHA3_256,
+	VERIFY_SHA3_384,
+	VERIFY_SHA3_512,
+	VERIFY_XXHASH,		/* fio's xxhash: XXH32, seed 1 */
+	VERIFY_CRC32,		/* fio's crc32 */
+	VERIFY_CRC16,		/* fio's crc16: CRC-16/ARC */
+	VERIFY_CRC7,		/* fio's crc7: CRC-7/MMC */
+	VERIFY_CRC64,		/* fio's crc64 */
+	VERIFY_META,		/* header only */
+	VERIFY_PATTERN,		/* no header: the verify_pattern bytes */
+	VERIFY_NULL,		/* write nothing, check nothing */
+	VERIFY_NR,
+};
+
+/* The header at the start of every interval; 48 bytes, then the digest. */
 struct bench_verify_hdr {
 	uint32_t magic;		/* BENCH_VERIFY_MAGIC */
 	uint16_t version;	/* BENCH_VERIFY_VERSION */
-	uint16_t hdr_len;	/* sizeof(struct bench_verify_hdr) */
-	uint32_t len;		/* block length, bs */
+	uint16_t hdr_len;	/* 48 + the method's digest length */
+	uint32_t len;		/* interval length: bs, or verify_interval */
 	uint32_t job;		/* writer's thread index within its job */
-	uint64_t offset;	/* device offset the block was written to */
+	uint64_t offset;	/* device offset of the interval */
 	uint64_t seed;		/* this write's data seed */
 	uint64_t numberio;	/* the writer's write sequence number */
-	uint32_t rsvd;		/* 0 */
-	uint32_t crc32c;	/* CRC-32C of the block without this field */
+	uint8_t method;		/* enum bench_verify - 1 (0: crc32c) */
+	uint8_t rsvd[3];	/* 0 */
+	uint32_t crc32c;	/* see above */
 };
 
 _Static_assert(sizeof(struct bench_verify_hdr) == 48,
 	       "bench_verify_hdr is an on-disk format");
+
+#define BENCH_VERIFY_DIGEST_MAX 64	/* sha512, sha3-512 */
+#define BENCH_VERIFY_HDR_MAX (48 + BENCH_VERIFY_DIGEST_MAX)
+#define BENCH_VERIFY_PATTERN_MAX 512	/* fio's MAX_PATTERN_SIZE */
+#define BENCH_VERIFY_PATTERN_FMT_MAX 8
+
+/**
+ * struct bench_verify_pattern - a parsed verify_pattern=.
+ * @bytes: the pattern; %o's 8 bytes are zeros here.
+ * @len: its length, 1 .. BENCH_VERIFY_PATTERN_MAX (0: no pattern).
+ * @off_at: where each %o is: the I/O's offset goes there, 8 bytes,
+ *	little-endian (fio pastes the offset in the machine's order).
+ * @nr_off: how many %o.
+ */
+struct bench_verify_pattern {
+	uint8_t bytes[BENCH_VERIFY_PATTERN_MAX];
+	uint32_t len;
+	uint16_t off_at[BENCH_VERIFY_PATTERN_FMT_MAX];
+	unsigned int nr_off;
+};
+
+/**
+ * struct bench_verify_spec - how a job's blocks are written and checked.
+ * @method: VERIFY_CRC32C .. VERIFY_NULL.
+ * @interval: bytes under one header (bs, or verify_interval dividing bs).
+ * @hdr_off: verify_offset: where each interval's header is stored (0:
+ *	at its start).
+ * @pat: verify_pattern, or NULL: the data are the seed's stream.
+ */
+struct bench_verify_spec {
+	enum bench_verify method;
+	uint32_t interval;
+	uint32_t hdr_off;
+	const struct bench_verify_pattern *pat;
+};
 
 /* What a check found wrong; the first failing check in this order. */
 enum bench_verify_err {
@@ -42,30 +125,68 @@ enum bench_verify_err {
 	BENCH_VERIFY_SHORT,	/* block shorter than a header */
 	BENCH_VERIFY_MAGIC_BAD,
 	BENCH_VERIFY_VERSION_BAD,
+	BENCH_VERIFY_METHOD_BAD,	/* written with another method */
 	BENCH_VERIFY_HDR_LEN_BAD,
 	BENCH_VERIFY_LEN_BAD,
 	BENCH_VERIFY_OFFSET_BAD,
-	BENCH_VERIFY_CRC_BAD,
+	BENCH_VERIFY_CRC_BAD,	/* crc32c: the interval's CRC */
+	BENCH_VERIFY_HDR_CRC_BAD,	/* other methods: the header's CRC */
+	BENCH_VERIFY_DIGEST_BAD,	/* the method's digest of the data */
+	BENCH_VERIFY_PATTERN_BAD,	/* a byte is not the pattern's */
 };
 
 /**
  * struct bench_verify_result - outcome of bench_verify_check().
  * @err: BENCH_VERIFY_OK, or the first check that failed.
- * @expected: the value the failed field should have had; for the crc, the
- *	crc32c stored in the header (fio's "Expected CRC").
- * @found: the value read; for the crc, the crc32c computed over the data
- *	that was read (fio's "Received CRC").
- * @job, @seed, @numberio: the header's fields as read (garbage when the
- *	magic is wrong: the block holds no header).
+ * @method: the method checked (names the digest).
+ * @expected: the value the failed field should have had; for a CRC or
+ *	digest, the one stored in the header (fio's "Expected CRC"); for
+ *	the pattern, the pattern's byte.
+ * @found: the value read; for a CRC or digest, the one computed over the
+ *	data read (fio's "Received CRC"); for the pattern, the byte read.
+ * @want, @got, @dlen: BENCH_VERIFY_DIGEST_BAD: the digests, @dlen bytes
+ *	(as stored: numbers little-endian, md5 and sha as their bytes).
+ * @pos: byte of the block where the bad interval starts, or for the
+ *	pattern the bad byte.
+ * @interval: the interval length, when the block has more than one.
+ * @has_hdr: the block has headers (not pattern, null); then
+ * @job, @seed, @numberio: the bad interval's header fields as read
+ *	(garbage when the magic is wrong: the block holds no header).
  */
 struct bench_verify_result {
 	enum bench_verify_err err;
+	enum bench_verify method;
 	uint64_t expected;
 	uint64_t found;
+	uint8_t want[BENCH_VERIFY_DIGEST_MAX];
+	uint8_t got[BENCH_VERIFY_DIGEST_MAX];
+	uint8_t dlen;
+	uint32_t pos;
+	uint32_t interval;
+	bool has_hdr;
 	uint32_t job;
 	uint64_t seed;
 	uint64_t numberio;
 };
+
+/** bench_verify_name() - fio's name of @m ("crc32c", "md5", ...). */
+const char *bench_verify_name(enum bench_verify m);
+
+/**
+ * bench_verify_hdr_len() - bytes of @m's header: 48 plus its digest, or 0
+ * for the methods without a header (pattern, null, none).
+ */
+uint32_t bench_verify_hdr_len(enum bench_verify m);
+
+/**
+ * bench_verify_digest() - @m's digest of @len bytes at @buf into @out
+ * (bench_verify_hdr_len(@m) - 48 bytes; CRCs and xxhash as
+ * little-endian numbers), by the library that has the method: nettle
+ * (md5, sha1, sha2, sha3), ISA-L (crc32c, crc32, crc64), libxxhash
+ * (xxhash); crc16 and crc7 are computed here (see verify.c).
+ */
+void bench_verify_digest(enum bench_verify m, const void *buf, size_t len,
+			 uint8_t *out);
 
 /**
  * bench_verify_crc32c() - standard CRC-32C of a block without its crc32c
@@ -76,34 +197,60 @@ struct bench_verify_result {
 uint32_t bench_verify_crc32c(const void *buf, uint32_t len);
 
 /**
- * bench_verify_fill() - write a header and seeded data into a block.
+ * bench_verify_pattern_parse() - parse fio's verify_pattern= syntax: a
+ * sequence of hex numbers (0x..., any length, bytes in the order
+ * written), decimal numbers (INT_MIN .. INT_MAX, the fewest bytes that
+ * hold them, little-endian; 0 is one byte), double-quoted strings (no
+ * escapes) and %o (the block's offset, 8 bytes), e.g. 0xff%o"abcd"-12.
+ * fio's '...' (a file's bytes) is refused.
+ * @in: the value.
+ * @p: the result.
+ * @err: why not, @errlen bytes.
+ * Return: 0, or -EINVAL.
+ */
+int bench_verify_pattern_parse(const char *in, struct bench_verify_pattern *p,
+			       char *err, size_t errlen);
+
+/**
+ * bench_verify_fill() - write a block's data and headers.
+ * @s: the job's verify spec.
  * @buf: the block.
- * @len: block length, at least sizeof(struct bench_verify_hdr).
+ * @len: block length, a multiple of @s->interval.
  * @offset: device offset the block will be written to.
  * @job: the writer's thread index within its job.
- * @seed: data seed (the data is splitmix64 output from it).
+ * @seed: data seed (the data is splitmix64 output from it, unless @s has
+ *	a pattern).
  * @numberio: the writer's write sequence number.
  */
-void bench_verify_fill(void *buf, uint32_t len, uint64_t offset, uint32_t job,
+void bench_verify_fill(const struct bench_verify_spec *s, void *buf,
+		       uint32_t len, uint64_t offset, uint32_t job,
 		       uint64_t seed, uint64_t numberio);
 
 /**
  * bench_verify_check() - check a block read from @offset.
- * @buf: the data read.
- * @len: its length (bs).
+ * @s: the job's verify spec.
+ * @buf: the data read; with verify_offset its headers are swapped in
+ *	place for the check and back after it (it ends as it was read).
+ * @len: its length.
  * @offset: device offset it was read from.
  * @res: the outcome.
  *
- * Checks, in order: magic, version, hdr_len, len == @len, offset == @offset,
- * crc32c.  Return: 0 when the block is good, -EILSEQ otherwise.
+ * Checks each interval in turn, stopping at the first bad one: magic,
+ * version, method, hdr_len, len == the interval, offset == the
+ * interval's, then the CRC or the header CRC and digest, then (meta with
+ * a pattern, or pattern) the data against the pattern.
+ * Return: 0 when the block is good, -EILSEQ otherwise.
  */
-int bench_verify_check(const void *buf, uint32_t len, uint64_t offset,
+int bench_verify_check(const struct bench_verify_spec *s, void *buf,
+		       uint32_t len, uint64_t offset,
 		       struct bench_verify_result *res);
 
 /**
  * bench_verify_describe() - what went wrong, as the mismatch message says
- * it: "header offset expected 1052672 found 8192" or "crc32c expected
- * 0x1234abcd found 0x99887766".
+ * it: "header offset expected 1052672 found 8192", "crc32c expected
+ * 0x1234abcd found 0x99887766", "md5 expected 0123... found 4567...",
+ * "pattern byte 100 expected 0xaa found 0x55 (4 bad bits)"; for a block
+ * of several intervals, after "interval at byte N (M bytes): ".
  * @res: a failed check.
  * @buf: output.
  * @len: its size.

@@ -167,12 +167,9 @@ check "no dump dir: both blocks checked" test "$(grep -c '^verify: bad block' "$
 expect_error "plain null cannot verify" \
 	"^blkstack bench: verify=crc32c: the null device does not store data; use dev=ram, dev=uring, or null with memory_backed=1$" \
 	bench --dev=null --rw=write --size=1M --verify=crc32c
-expect_error "verify=md5 unsupported" \
-	"verify=md5: a value blkstack bench does not support, allowed crc32c\|crc32c-intel\|none" \
-	bench --dev=ram --rw=write --verify=md5
-expect_error "verify_fatal unsupported" "option 'verify_fatal' is a fio option that blkstack bench does not support" \
-	bench --dev=ram --rw=write --verify=crc32c --verify_fatal=1
-expect_error "verify_only without verify" "verify_only=1 needs verify=crc32c" \
+expect_error "verify_async unsupported" "option 'verify_async' is a fio option that blkstack bench does not support" \
+	bench --dev=ram --rw=write --verify=crc32c --verify_async=2
+expect_error "verify_only without verify" "verify_only=1 needs verify= \\(crc32c, md5, \.\.\.\)" \
 	bench --dev=ram --rw=read --verify_only
 expect_error "offset_increment past the device" "offset_increment.*past the end" \
 	bench --dev=ram --dev_size=8M --rw=write --size=4M --numjobs=3 --offset_increment=4M

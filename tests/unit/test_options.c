@@ -1202,13 +1202,34 @@ static void test_verify_options(void **state)
 	/* fio's own spelling of off */
 	assert_int_equal(set(&o, &j, "verify", "0"), 0);
 	assert_int_equal(j.verify, VERIFY_NONE);
-	assert_int_equal(set(&o, &j, "verify", "md5"), -EOPNOTSUPP);
-	assert_string_equal(errbuf,
-			    "verify=md5: a value blkstack bench does not support, allowed crc32c|crc32c-intel|none");
-	assert_int_equal(set(&o, &j, "verify", "sha256"), -EOPNOTSUPP);
+	/* every method of fio 3.33 */
+	{
+		static const struct {
+			const char *name;
+			enum bench_verify m;
+		} all[] = {
+			{ "md5", VERIFY_MD5 }, { "crc64", VERIFY_CRC64 },
+			{ "crc32", VERIFY_CRC32 }, { "crc16", VERIFY_CRC16 },
+			{ "crc7", VERIFY_CRC7 }, { "xxhash", VERIFY_XXHASH },
+			{ "sha512", VERIFY_SHA512 }, { "sha256", VERIFY_SHA256 },
+			{ "sha1", VERIFY_SHA1 }, { "sha3-224", VERIFY_SHA3_224 },
+			{ "sha3-256", VERIFY_SHA3_256 },
+			{ "sha3-384", VERIFY_SHA3_384 },
+			{ "sha3-512", VERIFY_SHA3_512 }, { "meta", VERIFY_META },
+			{ "pattern", VERIFY_PATTERN }, { "null", VERIFY_NULL },
+		};
+		unsigned int k;
+
+		for (k = 0; k < ARRAY_SIZE(all); k++) {
+			assert_int_equal(set(&o, &j, "verify", all[k].name), 0);
+			assert_int_equal(j.verify, all[k].m);
+			assert_string_equal(bench_verify_name(j.verify), all[k].name);
+		}
+	}
 	assert_int_equal(set(&o, &j, "verify", "crc33"), -EINVAL);
 	assert_string_equal(errbuf,
-			    "verify=crc33: bad value, allowed crc32c|crc32c-intel|none");
+			    "verify=crc33: bad value, allowed md5|crc64|crc32c|crc32c-intel|crc32|crc16|crc7|xxhash|sha512|sha256|sha1|sha3-224|sha3-256|sha3-384|sha3-512|meta|pattern|null|none");
+	assert_int_equal(set(&o, &j, "verify", "crc32c"), 0);
 
 	assert_int_equal(set(&o, &j, "do_verify", "0"), 0);
 	assert_false(j.do_verify);
@@ -1219,10 +1240,33 @@ static void test_verify_options(void **state)
 	assert_int_equal(set(&o, &j, "offset_increment", "64m"), 0);
 	assert_int_equal(j.offset_increment, 64ull << 20);
 
+	assert_int_equal(set(&o, &j, "verify_fatal", "1"), 0);
+	assert_true(j.verify_fatal);
+	assert_int_equal(j.verify_dump, 0);
+	assert_int_equal(set(&o, &j, "verify_dump", "0"), 0);
+	assert_int_equal(j.verify_dump, 1);
+	assert_int_equal(set(&o, &j, "verify_dump", "1"), 0);
+	assert_int_equal(j.verify_dump, 2);
+	assert_int_equal(set(&o, &j, "verify_pattern", "0xff%o\"ab\""), 0);
+	assert_string_equal(j.verify_pattern, "0xff%o\"ab\"");
+	assert_int_equal(j.verify_pat.len, 11);
+	assert_int_equal(j.verify_pat.nr_off, 1);
+	assert_int_equal(set(&o, &j, "verify_pattern", "0xff\"ab"), -EINVAL);
+	assert_string_equal(errbuf,
+			    "verify_pattern=0xff\"ab: a string without its closing quote");
+	assert_int_equal(set(&o, &j, "verify_interval", "512"), 0);
+	assert_int_equal(j.verify_interval, 512);
+	assert_int_equal(set(&o, &j, "verify_offset", "1k"), 0);
+	assert_int_equal(j.verify_offset, 1024);
+	assert_int_equal(set(&o, &j, "verify_backlog", "16"), 0);
+	assert_int_equal(j.verify_backlog, 16);
+	assert_int_equal(set(&o, &j, "verify_backlog_batch", "8"), 0);
+	assert_int_equal(j.verify_backlog_batch, 8);
+
 	/* the rest of fio's verify family stays unsupported */
-	assert_int_equal(set(&o, &j, "verify_fatal", "1"), -EOPNOTSUPP);
-	assert_int_equal(set(&o, &j, "verify_pattern", "0xff"), -EOPNOTSUPP);
-	assert_int_equal(set(&o, &j, "verify_backlog", "16"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "verify_async", "2"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "verify_state_save", "1"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "trim_verify_zero", "1"), -EOPNOTSUPP);
 }
 
 static void test_verify_cli_checks(void **state)
@@ -1234,11 +1278,57 @@ static void test_verify_cli_checks(void **state)
 			     "--verify_only" };
 
 	assert_int_equal(parse(&o, ARRAY_SIZE(only), only), -EINVAL);
-	assert_string_equal(errbuf, "job 'bench': verify_only=1 needs verify=crc32c");
+	assert_string_equal(errbuf, "job 'bench': verify_only=1 needs verify= (crc32c, md5, ...)");
 	assert_int_equal(parse(&o, ARRAY_SIZE(trim), trim), -EINVAL);
 	assert_string_equal(errbuf,
 			    "job 'bench': verify=crc32c with rw=trim: a trim job writes no data to verify");
 	assert_int_equal(parse(&o, ARRAY_SIZE(ok), ok), 0);
+}
+
+/* verify_pattern=, verify_interval=, verify_offset= and the methods */
+static void test_verify_method_checks(void **state)
+{
+	struct bench_opts o;
+	const char *alone[] = { "bench", "--rw=write", "--verify_pattern=0xaa" };
+	const char *none[] = { "bench", "--rw=write", "--verify=none",
+			       "--verify_pattern=0xaa" };
+	const char *nopat[] = { "bench", "--rw=write", "--verify=pattern" };
+	const char *small[] = { "bench", "--rw=write", "--verify=sha512",
+				"--verify_interval=64" };
+	const char *odd[] = { "bench", "--rw=write", "--verify=md5",
+			      "--verify_interval=3000" };
+	const char *big[] = { "bench", "--rw=write", "--verify=md5",
+			      "--verify_interval=1m" };
+	const char *off[] = { "bench", "--rw=write", "--verify=md5",
+			      "--verify_interval=512", "--verify_offset=480" };
+	const char *offok[] = { "bench", "--rw=write", "--verify=md5",
+				"--verify_interval=512", "--verify_offset=448" };
+	const char *batch[] = { "bench", "--rw=write", "--verify=md5",
+				"--verify_backlog=4", "--verify_backlog_batch=8" };
+
+	(void)state;
+	/* fio: verify_pattern= alone is a header and the pattern */
+	assert_int_equal(parse(&o, ARRAY_SIZE(alone), alone), 0);
+	assert_int_equal(o.jobs[0].verify, VERIFY_META);
+	assert_int_equal(parse(&o, ARRAY_SIZE(none), none), -EINVAL);
+	assert_string_equal(errbuf,
+			    "job 'bench': verify_pattern= with verify=none: fio then fills the writes with the pattern and checks nothing, which blkstack bench does not do (verify=meta or verify=pattern check it)");
+	assert_int_equal(parse(&o, ARRAY_SIZE(nopat), nopat), -EINVAL);
+	assert_string_equal(errbuf, "job 'bench': verify=pattern needs verify_pattern=");
+	assert_int_equal(parse(&o, ARRAY_SIZE(small), small), -EINVAL);
+	assert_string_equal(errbuf,
+			    "job 'bench': verify_interval=64 is smaller than the 112-byte header of verify=sha512");
+	/* as fio: an interval that does not divide bs, or past it, is bs */
+	assert_int_equal(parse(&o, ARRAY_SIZE(odd), odd), 0);
+	assert_int_equal(o.jobs[0].verify_interval, 4096);
+	assert_non_null(strstr(o.notes, "verify_interval=3000 does not divide bs=4096: one header per block, as fio takes it"));
+	assert_int_equal(parse(&o, ARRAY_SIZE(big), big), 0);
+	assert_int_equal(o.jobs[0].verify_interval, 4096);
+	assert_int_equal(parse(&o, ARRAY_SIZE(off), off), -EINVAL);
+	assert_string_equal(errbuf,
+			    "job 'bench': verify_offset=480: the 64-byte header of verify=md5 must fit in the 512-byte interval past its own place: 64..448");
+	assert_int_equal(parse(&o, ARRAY_SIZE(offok), offok), 0);
+	assert_int_equal(parse(&o, ARRAY_SIZE(batch), batch), -EINVAL);
 }
 
 
@@ -1348,7 +1438,7 @@ static void test_jobfile_all_problems(void **state)
 		"[global]\nioengine=rbd\nbs=4k\n"
 		"[a]\nrw=randread\nflow=2\niodpeth=4\n"
 		"[b\nrate=1m\n"		/* a bad header: its lines skipped */
-		"[c]\nrw=read\nlatency_target=10ms\nverify_pattern=0xff\n");
+		"[c]\nrw=read\nlatency_target=10ms\nverify_async=2\n");
 	struct bench_opts o;
 	char want[2048];
 
@@ -1363,7 +1453,7 @@ static void test_jobfile_all_problems(void **state)
 		 "%1$s:7: unknown option 'iodpeth' (did you mean 'iodepth'?)\n"
 		 "%1$s:8: bad section header '[b'\n"
 		 "%1$s:12: option 'latency_target' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
-		 "%1$s:13: option 'verify_pattern' is a fio option that blkstack bench does not support: verify beyond verify=crc32c with do_verify and verify_only is not implemented",
+		 "%1$s:13: option 'verify_async' is a fio option that blkstack bench does not support: not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump, but no verify offload, saved verify state, trim verification or error dumps",
 		 path);
 	{
 		static char big[4096];
@@ -1621,6 +1711,7 @@ int main(void)
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_verify_options),
 		cmocka_unit_test(test_verify_cli_checks),
+		cmocka_unit_test(test_verify_method_checks),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

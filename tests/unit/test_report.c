@@ -1553,6 +1553,7 @@ static void test_matrix(void **state)
 	free(t);
 	/* a cell that verified: the VERIFY(K) table, and its legend */
 	jobs[1].verify = true;
+	jobs[1].verify_method = VERIFY_CRC32C;
 	jobs[1].verify_blocks = 2500;
 	t = capture_matrix(runs, 2, 2);
 	assert_contains(t, "VERIFY(K) |     null |      ram\n"
@@ -1591,6 +1592,7 @@ static void test_matrix_layout(void **state)
 	l[1].bytes = 1ull << 30;
 	l[1].bs = 4096;
 	l[1].verify = true;
+	l[1].verify_method = VERIFY_CRC32C;
 	l[1].requests = 8192;
 	l[1].ns = 420000000;
 	snprintf(l[2].dev, sizeof(l[2].dev), "uring");
@@ -1670,6 +1672,7 @@ static struct fixture *fixture_verify(bool group_reporting)
 		j->dir[DDIR_READ].runtime_ns = NS_PER_SEC / 2;
 		j->runtime_ns = 2 * NS_PER_SEC + NS_PER_SEC / 2;
 		j->verify = true;
+		j->verify_method = VERIFY_CRC32C;
 		j->verify_blocks = 1000;
 		j->verify_mismatches = t ? 3 : 0;
 		j->verify_ns = NS_PER_SEC / 2;
@@ -1731,6 +1734,42 @@ static void test_verify_report(void **state)
 	json_decref(root);
 	t = capture_text(&fx->o, &fx->run);
 	assert_contains(t, "  verify       : crc32c, 2000 blocks verified, 3 mismatches\n");
+	free(t);
+	fixture_free(fx);
+
+	/* another method: its name, and the verify options given */
+	fx = fixture_verify(false);
+	fx->o.jobs[0].verify = VERIFY_META;
+	snprintf(fx->o.jobs[0].verify_pattern,
+		 sizeof(fx->o.jobs[0].verify_pattern), "0xaa%%o");
+	fx->o.jobs[0].verify_interval = 512;
+	fx->o.jobs[0].verify_offset = 100;
+	fx->o.jobs[0].verify_backlog = 16;
+	fx->o.jobs[0].verify_fatal = true;
+	fx->o.jobs[0].verify_dump = 2;
+	fx->jobs[0].verify_method = VERIFY_META;
+	fx->jobs[1].verify_method = VERIFY_META;
+	root = capture_json(&fx->o, &fx->run, 1);
+	job = json_array_get(jget(root, "jobs", NULL), 0);
+	assert_string_equal(jgets(jget(job, "blkstack", "verify", "type", NULL)),
+			    "meta");
+	assert_string_equal(jgets(jget(job, "job options", "verify", NULL)),
+			    "meta");
+	assert_string_equal(jgets(jget(job, "job options", "verify_pattern",
+				       NULL)), "0xaa%o");
+	assert_string_equal(jgets(jget(job, "job options", "verify_interval",
+				       NULL)), "512");
+	assert_string_equal(jgets(jget(job, "job options", "verify_offset",
+				       NULL)), "100");
+	assert_string_equal(jgets(jget(job, "job options", "verify_backlog",
+				       NULL)), "16");
+	assert_string_equal(jgets(jget(job, "job options", "verify_fatal",
+				       NULL)), "1");
+	assert_string_equal(jgets(jget(job, "job options", "verify_dump",
+				       NULL)), "1");
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "  verify       : meta, 1000 blocks verified, 3 mismatches\n");
 	free(t);
 	fixture_free(fx);
 

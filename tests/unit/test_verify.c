@@ -19,6 +19,9 @@
 
 #define HDR_LEN sizeof(struct bench_verify_hdr)
 
+/* the method blkstack had alone before the others: one header per block */
+static const struct bench_verify_spec crc = { .method = VERIFY_CRC32C };
+
 /* Bitwise reference CRC-32C (reflected polynomial 0x82f63b78). */
 static uint32_t ref_crc32c(uint32_t crc, const unsigned char *p, size_t n)
 {
@@ -79,7 +82,7 @@ static void test_fill_layout(void **state)
 	struct bench_verify_hdr h;
 
 	(void)state;
-	bench_verify_fill(b, 4096, 1052672, 3, 0x0123456789abcdefull, 17);
+	bench_verify_fill(&crc, b, 4096, 1052672, 3, 0x0123456789abcdefull, 17);
 	/* "BLKV" in memory order, then the fields, little-endian */
 	assert_memory_equal(b, "BLKV", 4);
 	memcpy(&h, b, sizeof(h));
@@ -91,13 +94,14 @@ static void test_fill_layout(void **state)
 	assert_int_equal(h.offset, 1052672);
 	assert_int_equal(h.seed, 0x0123456789abcdefull);
 	assert_int_equal(h.numberio, 17);
-	assert_int_equal(h.rsvd, 0);
+	assert_int_equal(h.method, 0);	/* crc32c, as rsvd was */
+	assert_int_equal(h.rsvd[0] | h.rsvd[1] | h.rsvd[2], 0);
 	assert_int_equal(h.crc32c, bench_verify_crc32c(b, 4096));
 
 	/* the data depends on the seed alone */
-	bench_verify_fill(c, 4096, 0, 0, 0x0123456789abcdefull, 0);
+	bench_verify_fill(&crc, c, 4096, 0, 0, 0x0123456789abcdefull, 0);
 	assert_memory_equal(b + HDR_LEN, c + HDR_LEN, 4096 - HDR_LEN);
-	bench_verify_fill(c, 4096, 1052672, 3, 0x0123456789abcdeeull, 17);
+	bench_verify_fill(&crc, c, 4096, 1052672, 3, 0x0123456789abcdeeull, 17);
 	assert_memory_not_equal(b + HDR_LEN, c + HDR_LEN, 4096 - HDR_LEN);
 	free(b);
 	free(c);
@@ -114,8 +118,8 @@ static void test_good_blocks(void **state)
 		unsigned char *b = block(lens[i]);
 		uint64_t off = (uint64_t)i * lens[i] * 7;
 
-		bench_verify_fill(b, lens[i], off, i, 1000 + i, 5 * i);
-		assert_int_equal(bench_verify_check(b, lens[i], off, &r), 0);
+		bench_verify_fill(&crc, b, lens[i], off, i, 1000 + i, 5 * i);
+		assert_int_equal(bench_verify_check(&crc, b, lens[i], off, &r), 0);
 		assert_int_equal(r.err, BENCH_VERIFY_OK);
 		assert_int_equal(r.job, i);
 		assert_int_equal(r.seed, 1000 + i);
@@ -137,6 +141,8 @@ static enum bench_verify_err err_at(size_t pos)
 		return BENCH_VERIFY_LEN_BAD;
 	if (pos >= 16 && pos < 24)
 		return BENCH_VERIFY_OFFSET_BAD;
+	if (pos == 40)
+		return BENCH_VERIFY_METHOD_BAD;
 	/* job, seed, numberio, rsvd, the crc itself and the data */
 	return BENCH_VERIFY_CRC_BAD;
 }
@@ -151,11 +157,11 @@ static void test_flip_any_byte(void **state)
 	size_t pos;
 
 	(void)state;
-	bench_verify_fill(b, len, off, 1, 42, 9);
+	bench_verify_fill(&crc, b, len, off, 1, 42, 9);
 	stored = bench_verify_crc32c(b, len);
 	for (pos = 0; pos < len; pos++) {
 		b[pos] ^= 0x10;
-		assert_int_equal(bench_verify_check(b, len, off, &r), -EILSEQ);
+		assert_int_equal(bench_verify_check(&crc, b, len, off, &r), -EILSEQ);
 		if (r.err != err_at(pos))
 			fail_msg("byte %zu: error %d, expected %d", pos, r.err,
 				 err_at(pos));
@@ -172,7 +178,7 @@ static void test_flip_any_byte(void **state)
 		}
 		b[pos] ^= 0x10;
 	}
-	assert_int_equal(bench_verify_check(b, len, off, &r), 0);
+	assert_int_equal(bench_verify_check(&crc, b, len, off, &r), 0);
 	free(b);
 }
 
@@ -183,8 +189,8 @@ static void test_wrong_offset(void **state)
 	char msg[128];
 
 	(void)state;
-	bench_verify_fill(b, 4096, 8192, 0, 7, 3);
-	assert_int_equal(bench_verify_check(b, 4096, 1052672, &r), -EILSEQ);
+	bench_verify_fill(&crc, b, 4096, 8192, 0, 7, 3);
+	assert_int_equal(bench_verify_check(&crc, b, 4096, 1052672, &r), -EILSEQ);
 	assert_int_equal(r.err, BENCH_VERIFY_OFFSET_BAD);
 	assert_int_equal(r.expected, 1052672);
 	assert_int_equal(r.found, 8192);
@@ -204,16 +210,16 @@ static void test_wrong_magic(void **state)
 	(void)state;
 	/* a block never written: zeros */
 	memset(b, 0, 4096);
-	assert_int_equal(bench_verify_check(b, 4096, 0, &r), -EILSEQ);
+	assert_int_equal(bench_verify_check(&crc, b, 4096, 0, &r), -EILSEQ);
 	assert_int_equal(r.err, BENCH_VERIFY_MAGIC_BAD);
 	assert_int_equal(r.expected, BENCH_VERIFY_MAGIC);
 	assert_int_equal(r.found, 0);
 	bench_verify_describe(&r, msg, sizeof(msg));
 	assert_string_equal(msg, "header magic expected 0x564b4c42 found 0x00000000");
 
-	bench_verify_fill(b, 4096, 0, 0, 1, 1);
+	bench_verify_fill(&crc, b, 4096, 0, 0, 1, 1);
 	memcpy(b, "BLKW", 4);
-	assert_int_equal(bench_verify_check(b, 4096, 0, &r), -EILSEQ);
+	assert_int_equal(bench_verify_check(&crc, b, 4096, 0, &r), -EILSEQ);
 	assert_int_equal(r.err, BENCH_VERIFY_MAGIC_BAD);
 	assert_int_equal(r.found, 0x574b4c42);
 	free(b);
@@ -227,13 +233,13 @@ static void test_wrong_len(void **state)
 
 	(void)state;
 	/* written with bs=8k, read back with bs=4k */
-	bench_verify_fill(b, 8192, 0, 0, 1, 1);
-	assert_int_equal(bench_verify_check(b, 4096, 0, &r), -EILSEQ);
+	bench_verify_fill(&crc, b, 8192, 0, 0, 1, 1);
+	assert_int_equal(bench_verify_check(&crc, b, 4096, 0, &r), -EILSEQ);
 	assert_int_equal(r.err, BENCH_VERIFY_LEN_BAD);
 	bench_verify_describe(&r, msg, sizeof(msg));
 	assert_string_equal(msg, "header len expected 4096 found 8192");
 	/* too short for a header at all */
-	assert_int_equal(bench_verify_check(b, 16, 0, &r), -EILSEQ);
+	assert_int_equal(bench_verify_check(&crc, b, 16, 0, &r), -EILSEQ);
 	assert_int_equal(r.err, BENCH_VERIFY_SHORT);
 	free(b);
 }
@@ -262,6 +268,372 @@ static void test_describe_crc(void **state)
 	assert_string_equal(msg, "header hdr_len expected 48 found 0");
 }
 
+/*
+ * Known answers.  CRCs: the check value of "123456789" of the variant
+ * fio computes (catalogued as CRC-32C/iSCSI, CRC-16/ARC, CRC-7/MMC;
+ * fio's crc32 is CRC-32/CKSUM 0x765e7680 without its final xor, fio's
+ * crc64 is Jones's polynomial from 0, Redis's crc64 test vector).
+ * xxhash: XXH32 with fio's seed 1, the value fio 3.33's own crc/xxhash.c
+ * gives.  md5: RFC 1321's test suite; sha1, sha256, sha512: FIPS 180's
+ * "abc" examples; sha3: FIPS 202's "abc" examples.
+ */
+static void test_known_answers(void **state)
+{
+	static const struct {
+		enum bench_verify m;
+		const char *in;
+		const char *hex;	/* the digest bytes as stored */
+	} kat[] = {
+		{ VERIFY_CRC32C, "123456789", "839206e3" },
+		{ VERIFY_CRC32, "123456789", "7f89a189" },
+		{ VERIFY_CRC16, "123456789", "3dbb" },
+		{ VERIFY_CRC7, "123456789", "75" },
+		{ VERIFY_CRC64, "123456789", "cad9b8c414d9c6e9" },
+		{ VERIFY_XXHASH, "123456789", "8c9161f2" },
+		{ VERIFY_MD5, "", "d41d8cd98f00b204e9800998ecf8427e" },
+		{ VERIFY_MD5, "abc", "900150983cd24fb0d6963f7d28e17f72" },
+		{ VERIFY_MD5, "message digest", "f96b697d7cb7938d525a2f31aaf161d0" },
+		{ VERIFY_MD5, "12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+		  "57edf4a22be3c955ac49da2e2107b67a" },
+		{ VERIFY_SHA1, "abc", "a9993e364706816aba3e25717850c26c9cd0d89d" },
+		{ VERIFY_SHA1, "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		  "84983e441c3bd26ebaae4aa1f95129e5e54670f1" },
+		{ VERIFY_SHA256, "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ VERIFY_SHA512, "abc", "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f" },
+		{ VERIFY_SHA3_224, "abc", "e642824c3f8cf24ad09234ee7d3c766fc9a3a5168d0c94ad73b46fdf" },
+		{ VERIFY_SHA3_256, "abc", "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532" },
+		{ VERIFY_SHA3_384, "abc", "ec01498288516fc926459f58e2c6ad8df9b473cb0fc08c2596da7cf0e49be4b298d88cea927ac7f539f1edf228376d25" },
+		{ VERIFY_SHA3_512, "abc", "b751850b1a57168a5693cd924b6b096e08f621827444f70d884f5d0240d2712e10e116e9192af3c91a7ec57647e3934057340b4cf408d5a56592f8274eec53f0" },
+	};
+	unsigned int i, k;
+
+	(void)state;
+	for (i = 0; i < sizeof(kat) / sizeof(kat[0]); i++) {
+		uint8_t out[BENCH_VERIFY_DIGEST_MAX], want[BENCH_VERIFY_DIGEST_MAX];
+		const char *h = kat[i].hex;
+		unsigned int n = 0;
+
+		for (k = 0; h[k]; k += 2) {
+			unsigned int v;
+
+			assert_int_equal(sscanf(h + k, "%2x", &v), 1);
+			want[n++] = (uint8_t)v;
+		}
+		/* crc32c has no digest field: its CRC is the header's */
+		assert_int_equal(n, kat[i].m == VERIFY_CRC32C ? 4 :
+				 bench_verify_hdr_len(kat[i].m) - HDR_LEN);
+		memset(out, 0, sizeof(out));
+		bench_verify_digest(kat[i].m, kat[i].in, strlen(kat[i].in), out);
+		if (memcmp(out, want, n))
+			fail_msg("%s(\"%s\"): wrong digest", bench_verify_name(kat[i].m),
+				 kat[i].in);
+	}
+}
+
+/* The CRCs by their definitions, bit by bit, over a block of every byte. */
+static void test_crcs_bitwise(void **state)
+{
+	unsigned char b[4096 + 7];
+	uint8_t out[8];
+	uint64_t c64 = 0, got;
+	uint32_t c32 = 0;
+	uint16_t c16 = 0;
+	uint8_t c7 = 0;
+	size_t i;
+	int k;
+
+	(void)state;
+	for (i = 0; i < sizeof(b); i++)
+		b[i] = (unsigned char)(i * 131 + (i >> 8));
+	for (i = 0; i < sizeof(b); i++) {
+		c32 ^= (uint32_t)b[i] << 24;
+		c16 ^= b[i];
+		c64 ^= b[i];
+		for (k = 0; k < 8; k++) {
+			c32 = (c32 & 0x80000000u) ? (c32 << 1) ^ 0x04c11db7u : c32 << 1;
+			c16 = (c16 & 1) ? (uint16_t)((c16 >> 1) ^ 0xa001) : (uint16_t)(c16 >> 1);
+			c64 = (c64 & 1) ? (c64 >> 1) ^ 0x95ac9329ac4bc9b5ull : c64 >> 1;
+			/* CRC-7: the register in the low 7 bits, message bit in at the top */
+			c7 = (uint8_t)((((c7 >> 6) ^ (b[i] >> (7 - k))) & 1) ?
+				       ((c7 << 1) ^ 0x09) & 0x7f : (c7 << 1) & 0x7f);
+		}
+	}
+	memset(out, 0, sizeof(out));
+	bench_verify_digest(VERIFY_CRC32, b, sizeof(b), out);
+	memcpy(&got, out, 8);
+	assert_int_equal(got & 0xffffffffu, c32);
+	memset(out, 0, sizeof(out));
+	bench_verify_digest(VERIFY_CRC16, b, sizeof(b), out);
+	memcpy(&got, out, 8);
+	assert_int_equal(got & 0xffff, c16);
+	memset(out, 0, sizeof(out));
+	bench_verify_digest(VERIFY_CRC7, b, sizeof(b), out);
+	assert_int_equal(out[0], c7);
+	bench_verify_digest(VERIFY_CRC64, b, sizeof(b), out);
+	memcpy(&got, out, 8);
+	assert_int_equal(got, c64);
+}
+
+static const enum bench_verify every_method[] = {
+	VERIFY_CRC32C, VERIFY_MD5, VERIFY_SHA1, VERIFY_SHA256, VERIFY_SHA512,
+	VERIFY_SHA3_224, VERIFY_SHA3_256, VERIFY_SHA3_384, VERIFY_SHA3_512,
+	VERIFY_XXHASH, VERIFY_CRC32, VERIFY_CRC16, VERIFY_CRC7, VERIFY_CRC64,
+	VERIFY_META,
+};
+
+/*
+ * Every method with a header: a filled block checks good, with one header
+ * per block, per 512 bytes, and with the header moved (verify_offset); a
+ * byte flipped in the data is the digest's (meta: unseen), in the header
+ * the header CRC's (crc32c: the one CRC's).
+ */
+static void test_methods_round_trip(void **state)
+{
+	static const struct {
+		uint32_t interval, hdr_off;
+	} layouts[] = { { 0, 0 }, { 512, 0 }, { 4096, 1000 }, { 512, 200 } };
+	const uint32_t len = 4096;
+	const uint64_t off = 1 << 20;
+	struct bench_verify_result r;
+	unsigned int i, l;
+
+	(void)state;
+	for (i = 0; i < sizeof(every_method) / sizeof(every_method[0]); i++) {
+		for (l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
+			struct bench_verify_spec s = {
+				.method = every_method[i],
+				.interval = layouts[l].interval,
+				.hdr_off = layouts[l].hdr_off,
+			};
+			uint32_t iv = s.interval ? s.interval : len;
+			uint32_t hl = bench_verify_hdr_len(s.method);
+			uint32_t hdr_at = s.hdr_off, data_at = hl;
+			unsigned char *b = block(len), *c = block(len);
+			struct bench_verify_hdr h;
+			const char *name = bench_verify_name(s.method);
+
+			bench_verify_fill(&s, b, len, off, 2, 99, 7);
+			memcpy(c, b, len);
+			if (bench_verify_check(&s, b, len, off, &r))
+				fail_msg("%s interval %u offset %u: good block bad (%d)",
+					 name, iv, s.hdr_off, r.err);
+			/* the check leaves the block as it was read */
+			assert_memory_equal(b, c, len);
+			/* the last interval's header, where verify_offset put it */
+			memcpy(&h, b + len - iv + hdr_at, sizeof(h));
+			assert_int_equal(h.magic, BENCH_VERIFY_MAGIC);
+			assert_int_equal(h.method, s.method - 1);
+			assert_int_equal(h.hdr_len, hl);
+			assert_int_equal(h.len, iv);
+			assert_int_equal(h.offset, off + len - iv);
+			/* the data where the header is not */
+			if (s.hdr_off)
+				data_at = 0;
+			b[len - iv + data_at + 3] ^= 0x01;
+			if (s.method == VERIFY_META) {
+				assert_int_equal(bench_verify_check(&s, b, len, off, &r), 0);
+			} else {
+				assert_int_equal(bench_verify_check(&s, b, len, off, &r), -EILSEQ);
+				assert_int_equal(r.err, s.method == VERIFY_CRC32C ?
+						 BENCH_VERIFY_CRC_BAD : BENCH_VERIFY_DIGEST_BAD);
+				assert_int_equal(r.pos, len - iv);
+				assert_int_equal(r.interval, iv < len ? iv : 0);
+			}
+			memcpy(b, c, len);
+			/* the header's job field: only a CRC sees it */
+			b[len - iv + hdr_at + 12] ^= 0x01;
+			assert_int_equal(bench_verify_check(&s, b, len, off, &r), -EILSEQ);
+			assert_int_equal(r.err, s.method == VERIFY_CRC32C ?
+					 BENCH_VERIFY_CRC_BAD : BENCH_VERIFY_HDR_CRC_BAD);
+			free(b);
+			free(c);
+		}
+	}
+}
+
+/* A block written with one method and read with another says so. */
+static void test_method_mismatch(void **state)
+{
+	struct bench_verify_spec md5 = { .method = VERIFY_MD5 };
+	struct bench_verify_spec sha = { .method = VERIFY_SHA256 };
+	unsigned char *b = block(4096);
+	struct bench_verify_result r;
+	char msg[256];
+
+	(void)state;
+	bench_verify_fill(&md5, b, 4096, 0, 0, 1, 1);
+	assert_int_equal(bench_verify_check(&sha, b, 4096, 0, &r), -EILSEQ);
+	assert_int_equal(r.err, BENCH_VERIFY_METHOD_BAD);
+	bench_verify_describe(&r, msg, sizeof(msg));
+	assert_string_equal(msg, "header method expected sha256 found md5");
+	/* crc32c blocks from before the method byte read as crc32c */
+	assert_int_equal(bench_verify_check(&crc, b, 4096, 0, &r), -EILSEQ);
+	bench_verify_describe(&r, msg, sizeof(msg));
+	assert_string_equal(msg, "header method expected crc32c found md5");
+	free(b);
+}
+
+static void test_describe_digests(void **state)
+{
+	struct bench_verify_spec s = { .method = VERIFY_MD5, .interval = 512 };
+	unsigned char *b = block(4096);
+	struct bench_verify_result r;
+	const char *pre;
+	char msg[512];
+
+	(void)state;
+	bench_verify_fill(&s, b, 4096, 0, 0, 1, 1);
+	b[1024 + 100] ^= 0xff;
+	assert_int_equal(bench_verify_check(&s, b, 4096, 0, &r), -EILSEQ);
+	bench_verify_describe(&r, msg, sizeof(msg));
+	/* the third interval; the stored digest, then the one computed */
+	pre = "interval at byte 1024 (512 bytes): md5 expected ";
+	if (strncmp(msg, pre, strlen(pre)) ||
+	    strlen(msg) != strlen(pre) + 32 + strlen(" found ") + 32)
+		fail_msg("%s", msg);
+	s.method = VERIFY_CRC16;
+	s.interval = 0;
+	bench_verify_fill(&s, b, 4096, 0, 0, 1, 1);
+	b[1000] ^= 0xff;
+	assert_int_equal(bench_verify_check(&s, b, 4096, 0, &r), -EILSEQ);
+	bench_verify_describe(&r, msg, sizeof(msg));
+	if (strncmp(msg, "crc16 expected 0x", 17) || strlen(msg) != 17 + 4 + 9 + 4)
+		fail_msg("%s", msg);
+	assert_int_not_equal(r.expected, r.found);
+	s.method = VERIFY_CRC7;
+	bench_verify_fill(&s, b, 4096, 0, 0, 1, 1);
+	b[1000] ^= 0xff;
+	assert_int_equal(bench_verify_check(&s, b, 4096, 0, &r), -EILSEQ);
+	bench_verify_describe(&r, msg, sizeof(msg));
+	if (strncmp(msg, "crc7 expected 0x", 16) || strlen(msg) != 16 + 2 + 9 + 2)
+		fail_msg("%s", msg);
+	free(b);
+}
+
+static void expect_pattern(const char *in, const char *hex, unsigned int nr_off,
+			   unsigned int off0)
+{
+	struct bench_verify_pattern p;
+	uint8_t want[BENCH_VERIFY_PATTERN_MAX];
+	char err[256];
+	unsigned int n = 0, v;
+
+	for (; *hex; hex += 2) {
+		assert_int_equal(sscanf(hex, "%2x", &v), 1);
+		want[n++] = (uint8_t)v;
+	}
+	if (bench_verify_pattern_parse(in, &p, err, sizeof(err)))
+		fail_msg("%s: %s", in, err);
+	if (p.len != n || memcmp(p.bytes, want, n))
+		fail_msg("%s: %u bytes, not the %u expected", in, p.len, n);
+	assert_int_equal(p.nr_off, nr_off);
+	if (nr_off)
+		assert_int_equal(p.off_at[0], off0);
+}
+
+/* fio's examples of its pattern syntax (lib/pattern.c, HOWTO) */
+static void test_pattern_parse(void **state)
+{
+	struct bench_verify_pattern p;
+	char err[256];
+
+	(void)state;
+	expect_pattern("\"abcd\"", "61626364", 0, 0);
+	expect_pattern("-1024", "00fcffff", 0, 0);
+	expect_pattern("66", "42", 0, 0);
+	expect_pattern("0", "00", 0, 0);
+	expect_pattern("0xFF0X1", "ff01", 0, 0);
+	expect_pattern("0x123", "0123", 0, 0);
+	expect_pattern("%o", "0000000000000000", 1, 0);
+	expect_pattern("\"123\"0xFFeeCC", "313233ffeecc", 0, 0);
+	expect_pattern("-100xab\"1\"%o\"2\"", "f6ffffffab31000000000000000032", 1, 6);
+	expect_pattern("%o0xdeadbeef%o", "0000000000000000deadbeef0000000000000000", 2, 0);
+	expect_pattern("0xaa555aa5", "aa555aa5", 0, 0);
+	expect_pattern("0xff%o\"abcd\"-12", "ff000000000000000061626364f4ffffff", 1, 1);
+	assert_int_equal(bench_verify_pattern_parse("\"abc", &p, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "a string without its closing quote");
+	assert_int_equal(bench_verify_pattern_parse("%d", &p, err, sizeof(err)), -EINVAL);
+	assert_int_equal(bench_verify_pattern_parse("4294967296", &p, err, sizeof(err)), -EINVAL);
+	assert_int_equal(bench_verify_pattern_parse("'file'", &p, err, sizeof(err)), -EINVAL);
+	assert_int_equal(bench_verify_pattern_parse("0xzz", &p, err, sizeof(err)), -EINVAL);
+	assert_int_equal(bench_verify_pattern_parse("", &p, err, sizeof(err)), -EINVAL);
+}
+
+/* verify=pattern: the block is the pattern, %o the block's offset. */
+static void test_pattern_blocks(void **state)
+{
+	struct bench_verify_pattern p;
+	struct bench_verify_spec s = { .method = VERIFY_PATTERN, .pat = &p };
+	unsigned char *b = block(4096);
+	struct bench_verify_result r;
+	uint64_t le = 0x123400;	/* little-endian on the machines blkstack runs on */
+	char err[256], msg[256];
+
+	(void)state;
+	assert_int_equal(bench_verify_pattern_parse("\"ab\"%o", &p, err, sizeof(err)), 0);
+	bench_verify_fill(&s, b, 4096, 0x123400, 0, 1, 1);
+	assert_memory_equal(b, "ab", 2);
+	assert_memory_equal(b + 2, &le, 8);
+	assert_memory_equal(b + 10, "ab", 2);
+	assert_memory_equal(b + 4090, "ab", 2);
+	assert_memory_equal(b + 4092, &le, 4);
+	assert_int_equal(bench_verify_check(&s, b, 4096, 0x123400, &r), 0);
+	assert_false(r.has_hdr);
+	/* read back from elsewhere: the offset in the data differs */
+	assert_int_equal(bench_verify_check(&s, b, 4096, 0x124400, &r), -EILSEQ);
+	assert_int_equal(r.err, BENCH_VERIFY_PATTERN_BAD);
+	assert_int_equal(r.pos, 3);	/* 0x34 where 0x44 is expected */
+	bench_verify_describe(&r, msg, sizeof(msg));
+	assert_string_equal(msg, "pattern byte 3 expected 0x44 found 0x34 (3 bad bits)");
+	b[4000] ^= 0x80;
+	assert_int_equal(bench_verify_check(&s, b, 4096, 0x123400, &r), -EILSEQ);
+	assert_int_equal(r.pos, 4000);
+	free(b);
+}
+
+/* verify=meta with a pattern: headers, the pattern between them. */
+static void test_meta_pattern(void **state)
+{
+	struct bench_verify_pattern p;
+	struct bench_verify_spec s = { .method = VERIFY_META, .interval = 512,
+				       .pat = &p };
+	unsigned char *b = block(8192);
+	struct bench_verify_result r;
+	char err[256];
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(bench_verify_pattern_parse("0xaa555aa5", &p, err, sizeof(err)), 0);
+	bench_verify_fill(&s, b, 8192, 65536, 0, 1, 1);
+	/* after each 48-byte header, the pattern in its phase from the block's start */
+	for (i = 48; i < 512; i++)
+		assert_int_equal(b[512 + i], p.bytes[i % 4]);
+	assert_int_equal(bench_verify_check(&s, b, 8192, 65536, &r), 0);
+	b[512 * 9 + 100] = 0;
+	assert_int_equal(bench_verify_check(&s, b, 8192, 65536, &r), -EILSEQ);
+	assert_int_equal(r.err, BENCH_VERIFY_PATTERN_BAD);
+	assert_int_equal(r.pos, 512 * 9 + 100);
+	assert_int_equal(r.expected, p.bytes[100 % 4]);
+	free(b);
+}
+
+/* verify=null writes nothing and checks nothing. */
+static void test_null(void **state)
+{
+	struct bench_verify_spec s = { .method = VERIFY_NULL };
+	unsigned char *b = block(4096), *c = block(4096);
+	struct bench_verify_result r;
+
+	(void)state;
+	bench_verify_fill(&s, b, 4096, 0, 0, 1, 1);
+	assert_memory_equal(b, c, 4096);
+	assert_int_equal(bench_verify_check(&s, b, 4096, 0, &r), 0);
+	assert_int_equal(bench_verify_hdr_len(VERIFY_NULL), 0);
+	assert_int_equal(bench_verify_hdr_len(VERIFY_SHA512), 112);
+	free(b);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +646,15 @@ int main(void)
 		cmocka_unit_test(test_wrong_magic),
 		cmocka_unit_test(test_wrong_len),
 		cmocka_unit_test(test_describe_crc),
+		cmocka_unit_test(test_known_answers),
+		cmocka_unit_test(test_crcs_bitwise),
+		cmocka_unit_test(test_methods_round_trip),
+		cmocka_unit_test(test_method_mismatch),
+		cmocka_unit_test(test_describe_digests),
+		cmocka_unit_test(test_pattern_parse),
+		cmocka_unit_test(test_pattern_blocks),
+		cmocka_unit_test(test_meta_pattern),
+		cmocka_unit_test(test_null),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
