@@ -163,6 +163,202 @@ check "no dump dir: message says so" \
 	grep -qE "; could not write $TMP/nonexistent/blkstack-verify\.ram\.0\.received: No such file or directory$" "$TMP/nodir.err"
 check "no dump dir: both blocks checked" test "$(grep -c '^verify: bad block' "$TMP/nodir.err")" -eq 2
 
+# fio's other methods: each writes and reads back what it wrote, two
+# threads side by side; a header per block or per 512 bytes (meta: the
+# header alone; pattern: the pattern alone).
+METHODS="md5 sha1 sha256 sha512 sha3-224 sha3-256 sha3-384 sha3-512 xxhash crc32c crc32 crc16 crc7 crc64 meta"
+for m in $METHODS pattern; do
+	for iv in 0 512; do
+		name="verify=$m verify_interval=$iv"
+		extra=()
+		[ $m = pattern ] && extra=(--verify_pattern='0xa5%o"blk"')
+		if ! "$BLKSTACK" bench --dev=ram --rw=randwrite --bs=4k --iodepth=16 --numjobs=2 \
+			--size=1M --offset_increment=1M --verify=$m --verify_interval=$iv "${extra[@]}" \
+			--verify_dump_dir="$DUMP" --output-format=json >"$TMP/m.json" 2>"$TMP/err"; then
+			fail "$name: bench exited non-zero: $(head -c 300 "$TMP/err")"
+			continue
+		fi
+		check "$name: every block read back, none bad" \
+			jq_true "[.jobs[] | .error == 0 and .blkstack.verify == {\"type\": \"$m\", \"blocks_verified\": 256, \"mismatches\": 0} and .read.total_ios == 256] == [true, true]" "$TMP/m.json"
+		check "$name: job options name the method" \
+			jq_true ".jobs[0].\"job options\".verify == \"$m\"" "$TMP/m.json"
+	done
+done
+check "methods: no dump files from good runs" test -z "$(ls -A "$DUMP")"
+
+# A corrupted block, each method: a job without verify overwrites 512
+# bytes inside the second block; the method names it and its offset.
+# meta checks the header alone: there the bytes hit the header.
+smash_job() { # METHOD SMASH_OFFSET [pattern]
+	cat <<JOB
+[global]
+bs=4k
+verify_dump_dir=$DUMP
+
+[w]
+rw=write
+size=1M
+verify=$1
+${3:+verify_pattern=$3}
+do_verify=0
+
+[smash]
+stonewall
+rw=write
+bs=512
+offset=$2
+size=512
+
+[v]
+stonewall
+rw=read
+size=1M
+verify=$1
+${3:+verify_pattern=$3}
+JOB
+}
+for m in $METHODS pattern; do
+	off=5120 pat=
+	[ $m = meta ] && off=4096
+	[ $m = pattern ] && pat=0x5a
+	smash_job $m $off $pat >"$TMP/smash-$m.fio"
+	"$BLKSTACK" bench --dev=ram --output-format=json "$TMP/smash-$m.fio" >"$TMP/s.json" 2>"$TMP/s.err"
+	check "corrupt $m: exit 1" test $? -eq 1
+	case $m in
+	crc32c) what="crc32c expected 0x[0-9a-f]{8} found 0x[0-9a-f]{8} \(header numberio 1, " ;;
+	crc32|xxhash) what="$m expected 0x[0-9a-f]{8} found 0x[0-9a-f]{8} \(header numberio 1, " ;;
+	crc16) what="crc16 expected 0x[0-9a-f]{4} found 0x[0-9a-f]{4} \(header numberio 1, " ;;
+	crc7) what="crc7 expected 0x[0-9a-f]{2} found 0x[0-9a-f]{2} \(header numberio 1, " ;;
+	crc64) what="crc64 expected 0x[0-9a-f]{16} found 0x[0-9a-f]{16} \(header numberio 1, " ;;
+	meta) what="header magic expected 0x564b4c42 found 0x[0-9a-f]{8} " ;;
+	pattern) what="pattern byte 1024 expected 0x5a found 0x[0-9a-f]{2} \([1-8] bad bits\); " ;;
+	*) what="$m expected [0-9a-f]+ found [0-9a-f]+ \(header numberio 1, " ;;
+	esac
+	check "corrupt $m: the line names the offset and the method's finding" \
+		grep -qE "^verify: bad block at offset 4096 \(job 0, len 4096\): $what" "$TMP/s.err"
+	check "corrupt $m: one bad block of 256" \
+		jq_true ".jobs[2].blkstack.verify == {\"type\": \"$m\", \"blocks_verified\": 256, \"mismatches\": 1} and .jobs[2].error == 84" "$TMP/s.json"
+	rm -f "$DUMP"/*
+done
+
+# verify_pattern=%o: each block holds its own offset, 8 bytes little-endian,
+# repeated: seen in the file, and a block read back from elsewhere is bad.
+IMG=$TMP/pat.img
+"$BLKSTACK" bench --dev=uring --filename="$IMG" --dev_size=1M --rw=write --size=64k \
+	--verify=pattern --verify_pattern=%o --output-format=json >"$TMP/p.json"
+check "pattern %o: written and verified" \
+	jq_true '.jobs[0].error == 0 and .jobs[0].blkstack.verify == {"type": "pattern", "blocks_verified": 16, "mismatches": 0}' "$TMP/p.json"
+check "pattern %o: the block at 8192 is 8192, repeated" \
+	test "$(od -An -tx1 -j 8200 -N 16 "$IMG" | tr -d ' \n')" = 00200000000000000020000000000000
+check "pattern %o: the block at 61440 ends with 61440" \
+	test "$(od -An -tx1 -j 65528 -N 8 "$IMG" | tr -d ' \n')" = 00f0000000000000
+"$BLKSTACK" bench --dev=uring --filename="$IMG" --rw=read --offset=4k --size=60k \
+	--verify=pattern --verify_pattern=0xff%o --verify_only --verify_dump=0 \
+	--output-format=json >"$TMP/p2.json" 2>"$TMP/p2.err"
+check "pattern: another pattern is bad, byte 0 named" \
+	grep -qE '^verify: bad block at offset 4096 \(job 0, len 4096\): pattern byte 0 expected 0xff found 0x00 \(8 bad bits\); not written out \(verify_dump=0\)$' "$TMP/p2.err"
+check "pattern: every block bad" jq_true '.jobs[0].blkstack.verify.mismatches == 15' "$TMP/p2.json"
+
+# verify_interval and verify_offset: a header every 512 bytes, 100 bytes
+# into its interval ("BLKV", the interval's own offset at +16).
+IMG=$TMP/iv.img
+"$BLKSTACK" bench --dev=uring --filename="$IMG" --dev_size=1M --rw=randwrite --iodepth=8 --size=64k \
+	--verify=md5 --verify_interval=512 --verify_offset=100 --output-format=json >"$TMP/iv.json"
+check "interval+offset: verified" \
+	jq_true '.jobs[0].error == 0 and .jobs[0].blkstack.verify.mismatches == 0 and .jobs[0].blkstack.verify.blocks_verified == 16' "$TMP/iv.json"
+check "interval+offset: a header 100 bytes into the interval at 9728" \
+	test "$(od -An -c -j $((9728 + 100)) -N 4 "$IMG" | tr -d ' ')" = BLKV
+check "interval+offset: that header has the interval's offset" \
+	test "$(od -An -tu8 -j $((9728 + 116)) -N 8 "$IMG" | tr -d ' ')" = 9728
+check "interval+offset: no header at the interval's start" \
+	test "$(od -An -c -j 9728 -N 4 "$IMG" | tr -d ' ')" != BLKV
+# read back with one header per block: the header is not where it says
+"$BLKSTACK" bench --dev=uring --filename="$IMG" --rw=read --size=4k --verify=md5 \
+	--verify_interval=512 --verify_only --verify_dump=0 >/dev/null 2>"$TMP/iv.err"
+check "interval without the offset: the magic is not at the start" \
+	grep -qE '^verify: bad block at offset 0 \(job 0, len 4096\): interval at byte 0 \(512 bytes\): header magic expected 0x564b4c42 ' "$TMP/iv.err"
+
+# The surface-scan example's verify: meta, a pattern, 512-byte intervals.
+cat >"$TMP/scan.fio" <<JOB
+[global]
+bs=64k
+verify=meta
+verify_pattern=0xaa555aa5
+verify_interval=512
+verify_dump_dir=$DUMP
+
+[write-phase]
+rw=write
+size=4m
+do_verify=0
+
+[verify-phase]
+stonewall
+rw=read
+size=4m
+do_verify=1
+JOB
+"$BLKSTACK" bench --dev=ram --output-format=json "$TMP/scan.fio" >"$TMP/scan.json"
+check "meta+pattern+interval: the read job checks every block" \
+	jq_true '.jobs[1].error == 0 and .jobs[1].blkstack.verify == {"type": "meta", "blocks_verified": 64, "mismatches": 0}' "$TMP/scan.json"
+
+# Written with one method, read with another.
+"$BLKSTACK" bench --dev=ram --name=w --rw=write --size=64k --verify=md5 --do_verify=0 \
+	--name=v --stonewall --rw=read --size=64k --verify=sha1 --verify_dump=0 >/dev/null 2>"$TMP/mm.err"
+check "method mismatch: named" \
+	grep -qE '^verify: bad block at offset 0 \(job 0, len 4096\): header method expected sha1 found md5 ' "$TMP/mm.err"
+
+# verify_fatal=1: the first bad block ends the job; without it all are read.
+"$BLKSTACK" bench --dev=ram --rw=read --size=1M --iodepth=16 --verify=crc64 --verify_only \
+	--verify_fatal=1 --verify_dump=0 --output-format=json >"$TMP/f.json" 2>"$TMP/f.err"
+check "verify_fatal: exit 1" test $? -eq 1
+check "verify_fatal: one bad block checked, one line" \
+	test "$(grep -c '^verify: bad block' "$TMP/f.err")" -eq 1
+check "verify_fatal: the job's error says why it ended" \
+	grep -qE '^blkstack bench: bench \(ram, job 0\): verify: bad block at offset 0; verify_fatal=1 ends the job$' "$TMP/f.err"
+check "verify_fatal: JSON counts one" \
+	jq_true '.jobs[0].blkstack.verify.mismatches == 1 and .jobs[0].blkstack.verify.blocks_verified == 1 and .jobs[0].error == 84' "$TMP/f.json"
+
+# verify_dump=1: the block as read and as it should have been; =0: neither.
+smash_job sha256 5120 >"$TMP/dump.fio"
+sed -i 's/^\[v\]$/[v]\nverify_dump=1/' "$TMP/dump.fio"
+"$BLKSTACK" bench --dev=ram "$TMP/dump.fio" >/dev/null 2>"$TMP/d.err"
+check "verify_dump=1: both files named" \
+	grep -qF "; received data in $DUMP/blkstack-verify.ram.4096.received; expected data in $DUMP/blkstack-verify.ram.4096.expected" "$TMP/d.err"
+# cmp -l counts bytes from 1: the smash covered bytes 1024..1535 of the block
+dump_diff_outside() {
+	[ -s "$DUMP/blkstack-verify.ram.4096.received" ] &&
+		[ -s "$DUMP/blkstack-verify.ram.4096.expected" ] &&
+		test "$(cmp -l "$DUMP/blkstack-verify.ram.4096.received" "$DUMP/blkstack-verify.ram.4096.expected" |
+			awk '$1 < 1025 || $1 > 1536' | wc -l)" -eq 0
+}
+check "verify_dump=1: they differ in the 512 bytes smashed, at most" dump_diff_outside
+check "verify_dump=1: and they do differ" \
+	test "$(cmp -l "$DUMP/blkstack-verify.ram.4096.received" "$DUMP/blkstack-verify.ram.4096.expected" | wc -l)" -gt 256
+rm -f "$DUMP"/*
+sed -i 's/^verify_dump=1$/verify_dump=0/' "$TMP/dump.fio"
+"$BLKSTACK" bench --dev=ram "$TMP/dump.fio" >/dev/null 2>"$TMP/d.err"
+check "verify_dump=0: nothing written out" test -z "$(ls -A "$DUMP")"
+check "verify_dump=0: the line says so" grep -qF "; not written out (verify_dump=0)" "$TMP/d.err"
+
+# verify_backlog: read back during the workload, each block once in all.
+"$BLKSTACK" bench --dev=ram --rw=randwrite --size=1M --iodepth=1 --verify=xxhash \
+	--verify_backlog=16 --output-format=json >"$TMP/b.json"
+check "verify_backlog=16: every block read back during the workload" \
+	jq_true '.jobs[0].error == 0 and .jobs[0].blkstack.verify == {"type": "xxhash", "blocks_verified": 256, "mismatches": 0, "backlog_blocks": 256} and .jobs[0].read.total_ios == 256' "$TMP/b.json"
+"$BLKSTACK" bench --dev=ram --rw=randwrite --size=1M --iodepth=8 --verify=xxhash \
+	--verify_backlog=16 --verify_backlog_batch=4 --output-format=json >"$TMP/b.json"
+check "verify_backlog_batch=4: 4 of every 16 then, the rest after" \
+	jq_true '.jobs[0].error == 0 and .jobs[0].blkstack.verify == {"type": "xxhash", "blocks_verified": 256, "mismatches": 0, "backlog_blocks": 64} and .jobs[0].read.total_ios == 256' "$TMP/b.json"
+"$BLKSTACK" bench --dev=ram --rw=randwrite --size=1M --verify=xxhash --output-format=json >"$TMP/b.json"
+check "no verify_backlog: none read back during the workload" \
+	jq_true '.jobs[0].blkstack.verify | has("backlog_blocks") | not' "$TMP/b.json"
+
+# verify=null: fio's for its null engine: nothing checked, any device.
+"$BLKSTACK" bench --dev=null --rw=randwrite --size=1M --verify=null --output-format=json >"$TMP/n.json"
+check "verify=null on null: runs, reads back, checks nothing" \
+	jq_true '.jobs[0].error == 0 and .jobs[0].blkstack.verify == {"type": "null", "blocks_verified": 256, "mismatches": 0}' "$TMP/n.json"
+
 # Devices and values that cannot verify.
 expect_error "plain null cannot verify" \
 	"^blkstack bench: verify=crc32c: the null device does not store data; use dev=ram, dev=uring, or null with memory_backed=1$" \
@@ -175,9 +371,17 @@ expect_error "offset_increment past the device" "offset_increment.*past the end"
 	bench --dev=ram --dev_size=8M --rw=write --size=4M --numjobs=3 --offset_increment=4M
 "$BLKSTACK" bench --dev=ram --rw=write --size=1M --verify=crc32c-intel >/dev/null
 check "crc32c-intel is crc32c" test $? -eq 0
+expect_error "verify=pattern without a pattern" "verify=pattern needs verify_pattern=" \
+	bench --dev=ram --rw=write --verify=pattern
+expect_error "verify_offset past the interval" "verify_offset=4060: the 48-byte header of verify=crc32c must fit" \
+	bench --dev=ram --rw=write --verify=crc32c --verify_offset=4060
+expect_error "a bad pattern" "verify_pattern=0xff\"ab: a string without its closing quote" \
+	bench --dev=ram --rw=write --verify=meta '--verify_pattern=0xff"ab'
 if command -v fio >/dev/null; then
 	# verify_dump_dir is blkstack's own; the rest is fio's
-	grep -v '^verify_dump_dir=' "$TMP/later.fio" >"$TMP/later-fio.fio"
-	check "fio --parse-only accepts the verify job file" fio --parse-only "$TMP/later-fio.fio"
+	for f in later scan smash-md5 smash-pattern dump; do
+		grep -v '^verify_dump_dir=' "$TMP/$f.fio" >"$TMP/$f-fio.fio"
+		check "fio --parse-only accepts the verify job file $f" fio --parse-only "$TMP/$f-fio.fio"
+	done
 fi
 finish
