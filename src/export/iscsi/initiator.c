@@ -270,8 +270,12 @@ static int login_keys(struct iscsi_ini_login *l, uint8_t csg,
 	l->neg.stage = csg;
 	l->neg.auth_offer = NULL;
 	r = iscsi_keys_negotiate(&l->neg, text, len, &ans, NULL);
-	if (r == -EPROTO)
-		return login_fail(l, 0, "the target's answer breaks its key's result function (RFC 7143 6.2), or a key came twice");
+	if (r == -EPROTO) {
+		snprintf(l->why_buf, sizeof(l->why_buf),
+			 "the target's %s breaks the key's result function (RFC 7143 6.2, 13), or came twice",
+			 l->neg.bad);
+		return login_fail(l, 0, l->why_buf);
+	}
 	if (r == -ENOSPC)
 		return login_fail(l, 0, "our answers to the target's offers are over 8 KiB");
 	if (r)

@@ -198,6 +198,7 @@ struct iscsi_ini_login {
 	uint32_t peer_max_recv_dsl;
 	uint16_t status;
 	const char *why;
+	char why_buf[160];
 	char answers[8192];     /* our answers to the target's offers */
 	uint32_t answers_len;
 	char *text;             /* a response continued over several PDUs */

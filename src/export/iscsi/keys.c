@@ -481,15 +481,20 @@ int iscsi_keys_negotiate(struct iscsi_neg *n, const char *text, size_t len,
 			continue;
 		}
 		if (n->seen & (1ull << id)) {
-			if (n->login)
+			if (n->login) {
+				snprintf(n->bad, sizeof(n->bad), "%.*s (twice)", (int)kl, k);
 				return -EPROTO;
+			}
 		}
 		n->seen |= 1ull << id;
 		if (n->initiator && (n->offered & (1ull << id))) {
 			n->offered &= ~(1ull << id);
 			r = take_answer(n, id, v, vl);
-			if (r)
+			if (r) {
+				snprintf(n->bad, sizeof(n->bad), "%.*s=%.*s", (int)kl, k,
+					 (int)(vl > 40 ? 40 : vl), v);
 				return r;
+			}
 			continue;
 		}
 		r = answer(n, id, v, vl, out, chap);

@@ -175,6 +175,7 @@ void iscsi_params_default(struct iscsi_params *p);
  * @offered: the initiator's keys awaiting an answer (iscsi_keys_offer()),
  *	a bit per enum iscsi_key_id; cleared as the answers come.
  * @tpgt: the TargetPortalGroupTag the target declared (initiator; -1 none).
+ * @bad: after -EPROTO, the key=value at fault (for messages; "" if none).
  * Private: @special, what the caller (login.c) answers itself.
  */
 struct iscsi_neg {
@@ -189,6 +190,7 @@ struct iscsi_neg {
 	bool initiator;
 	uint64_t offered;
 	int32_t tpgt;
+	char bad[80];
 	/* set when these keys came (their values in @cur or below) */
 	bool got_send_targets;
 	char send_targets[ISCSI_VALUE_MAX + 1];
