@@ -1893,7 +1893,7 @@ int scsi_iscsi_parse_url(const char *url, struct scsi_iscsi_target *t,
 	p = slash + 1;
 	e = strrchr(p, '/');
 	if (!e) {
-		snprintf(err, errlen, "target=%s: no /LUN after the IQN", url);
+		snprintf(err, errlen, "target=%s: IQN or LUN missing (iscsi://HOST[:PORT]/IQN/LUN)", url);
 		return -EINVAL;
 	}
 	n = (size_t)(e - p);
