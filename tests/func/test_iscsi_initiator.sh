@@ -183,6 +183,7 @@ check "serve --dev=iscsi stopped and logged out" grep -q "closed: [0-9]* logins"
 # waits: a target whose file reads take 2.5 s (tests/helpers/slow_io.c
 # in its thread pool)
 if [ -n "${SLOW_IO:-}" ] && [ -f "$SLOW_IO" ]; then
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
 	LD_PRELOAD=$SLOW_IO SLOW_IO_US=2500000 "$BLKSTACK" serve --iscsi=127.0.0.1:0 \
 		--dev=uring --uring_engine=pool --filename="$TMP/nop.img" --size=8M \
 		--iscsi-nopin=1 2>"$TMP/nop.log" &
