@@ -8,7 +8,8 @@
 # unsolicited Data-Out; NOP-In pings from the target answered; ABORT TASK
 # for commands past their deadline; the target killed and started again
 # mid-run (in-flight commands sent again after a new login, every block
-# verifies); serve --dev=iscsi (NBD in front of an iSCSI target); target=
+# verifies); blkstack's target stopped mid-run (logout as it asks, then
+# I/O errors after the reconnect timeout); serve --dev=iscsi (NBD in front of an iSCSI target); target=
 # URL errors naming the field, a refused login, a refused connection.
 # The tgt part needs root and tgtd (skipped without; the rest runs).
 source "$(dirname "$0")/lib.sh" "$@"
@@ -247,6 +248,30 @@ n=$(grep -c 'verify *: crc32c, [1-9][0-9]* blocks verified, 0 mismatches' "$TMP/
 check "$N (rc=$rc, jobs verified: $n)" test $rc -eq 0 -a "$n" -eq 2
 check "... the connections were lost and logged in again" grep -q "logged in again" "$(err "$N")"
 check "... the restarted target saw the new logins" grep -q "login: initiator" "$TMP/rc2.log"
+
+# blkstack's target stopped (SIGTERM) mid-run: it asks for a logout
+# (Asynchronous Message), the initiator logs out once its commands have
+# ended, cannot log in again, and the commands fail after the reconnect
+# timeout: the run ends with I/O errors, no hang
+serve stop --iscsi=127.0.0.1:0 --dev=ram --size=$SIZE
+STOP_PID=${PIDS[-1]}
+N="target stopped mid-run"
+timeout $((60 * SLOW)) "$BLKSTACK" bench --dev=iscsi --target="iscsi://127.0.0.1:$PORT/$IQN/0" \
+	--rw=randrw --bs=4k --iodepth=32 --numjobs=2 --size=$SIZE --runtime=6 --time_based \
+	--iscsi_reconnect_timeout=2s --name=s >"$TMP/$(f "$N").out" 2>"$(err "$N")" &
+BENCH=$!
+sleep 1.5
+kill -TERM "$STOP_PID"
+wait "$STOP_PID"
+rc=$?
+check "$N: the target stopped with status 0 (rc=$rc)" test $rc -eq 0
+check "... the initiator logged out as asked" \
+	test "$(grep -c 'logout (session) as the Asynchronous Message asked' "$TMP/stop.log")" -eq 2
+wait $BENCH
+rc=$?
+check "... the run ended with I/O errors (rc=$rc), no hang" test $rc -eq 1
+check "... after the reconnect timeout" grep -q "cannot log in again: connect: Connection refused" "$(err "$N")"
+check "... the errors are IOERR" grep -q "error at offset [0-9]*, length 4096: IOERR" "$TMP/$(f "$N").out"
 
 # ------------------------------------------------------------------- tgt
 if [ "$(id -u)" -ne 0 ] || ! command -v tgtd >/dev/null || ! command -v tgtadm >/dev/null; then
