@@ -28,6 +28,7 @@ extern "C" {
 #define BLK_ISCSI_DEFAULT_PORT 3260
 #define BLK_ISCSI_NAME_PREFIX "iqn.2026-12.org.blkstack:"
 #define BLK_ISCSI_MAX_TARGETS 64
+#define BLK_ISCSI_MAX_PORTALS 8
 
 /**
  * struct blk_iscsi_target - one target of a server.
@@ -58,7 +59,11 @@ struct blk_iscsi_target {
  * @targets, @nr_targets: 1..BLK_ISCSI_MAX_TARGETS targets (copied
  *	pointers: keep the names and devices alive).
  * @tcp_addr: "HOST:PORT" (IPv4 dotted, IPv6 in brackets, or a name;
- *	":PORT" missing: 3260; port 0 picks a free one).
+ *	":PORT" missing: 3260; port 0 picks a free one): the first portal.
+ * @more_tcp_addrs, @nr_more_tcp_addrs: more portals, the same form (at
+ *	most BLK_ISCSI_MAX_PORTALS - 1; the caller's strings): every target
+ *	is served on each, all in portal group 1, and SendTargets names them
+ *	all (the one the initiator asked on first), for multipath initiators.
  * @max_connections: connections at once (0: 64); more are refused at
  *	once, with a log line.
  * @max_cmds: commands a connection runs at once, the CmdSN window
@@ -74,6 +79,8 @@ struct blk_iscsi_server_config {
 	const struct blk_iscsi_target *targets;
 	unsigned int nr_targets;
 	const char *tcp_addr;
+	const char *const *more_tcp_addrs;
+	unsigned int nr_more_tcp_addrs;
 	unsigned int max_connections;
 	unsigned int max_cmds;
 	unsigned int stop_deadline_ms;
@@ -101,10 +108,19 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 			    size_t errlen);
 
 /**
- * blk_iscsi_server_port() - the TCP port listened on (useful with port 0).
+ * blk_iscsi_server_port() - the TCP port listened on (useful with port 0):
+ * the first portal's.
  * Context: any thread.
  */
 unsigned int blk_iscsi_server_port(const struct blk_iscsi_server *srv);
+
+/**
+ * blk_iscsi_server_portal_port() - the TCP port of portal @i (0: @tcp_addr,
+ * 1..: @more_tcp_addrs); 0 when there is no such portal.
+ * Context: any thread.
+ */
+unsigned int blk_iscsi_server_portal_port(const struct blk_iscsi_server *srv,
+					  unsigned int i);
 
 /**
  * blk_iscsi_server_run() - accept and serve until *@stop becomes nonzero

@@ -108,7 +108,9 @@ void serve_usage(FILE *f)
 		"  --iscsi=HOST[:PORT]    iSCSI target portal (port 3260 by default; 0 picks a\n"
 		"                         free one); each export is a target named\n"
 		"                         " BLK_ISCSI_NAME_PREFIX "NAME (the unnamed\n"
-		"                         export: ...:default) with the device as LUN 0\n"
+		"                         export: ...:default) with the device as LUN 0;\n"
+		"                         given again (up to %d), more portals to the same\n"
+		"                         targets, all listed by SendTargets (multipath)\n"
 		"  --iscsi-max-cmds=N     iSCSI commands at once per connection (the CmdSN\n"
 		"                         window), 1..256 (32)\n"
 		"  --iscsi-chap=FILE      require CHAP: lines 'initiator NAME SECRET' (and\n"
@@ -136,7 +138,8 @@ void serve_usage(FILE *f)
 		"                         target (given before it) instead of a target\n"
 		"  --iscsi-removable      iSCSI: the target's units are removable media\n"
 		"                         (PREVENT ALLOW MEDIUM REMOVAL, eject and load)\n"
-		"  --dev=NAME             the driver (ram), from the device registry:\n");
+		"  --dev=NAME             the driver (ram), from the device registry:\n",
+		BLK_ISCSI_MAX_PORTALS);
 	drv = blk_drivers(&nd);
 	for (k = 0; k < nd; k++)
 		fprintf(f, "      %-8s %s\n", drv[k].name, drv[k].summary);
@@ -305,6 +308,8 @@ int serve_main(int argc, char **argv)
 	pthread_t ith;
 	bool ith_started = false;
 	const char *iscsi = NULL, *iscsi_chap = NULL;
+	const char *iscsi_more[BLK_ISCSI_MAX_PORTALS - 1];
+	unsigned int nr_iscsi_more = 0;
 	unsigned int iscsi_max_cmds = 32;
 	struct serve_export defaults = { .name = "" }, *ex, *cur;
 	struct blk_nbd_export nexp[MAX_EXPORTS];
@@ -360,7 +365,15 @@ int serve_main(int argc, char **argv)
 				fprintf(stderr, "blkstack serve: --iscsi needs a value (HOST[:PORT])\n");
 				goto out;
 			}
-			iscsi = arg + 8;
+			if (!iscsi) {
+				iscsi = arg + 8;
+			} else if (nr_iscsi_more + 1 < BLK_ISCSI_MAX_PORTALS) {
+				iscsi_more[nr_iscsi_more++] = arg + 8;
+			} else {
+				fprintf(stderr, "blkstack serve: --iscsi: at most %d portals\n",
+					BLK_ISCSI_MAX_PORTALS);
+				goto out;
+			}
 		} else if (!strcmp(name, "iscsi-chap")) {
 			if (!val || !*val) {
 				fprintf(stderr, "blkstack serve: --iscsi-chap needs a file\n");
@@ -521,6 +534,8 @@ int serve_main(int argc, char **argv)
 		icfg.targets = itgt;
 		icfg.nr_targets = nt;
 		icfg.tcp_addr = iscsi;
+		icfg.more_tcp_addrs = iscsi_more;
+		icfg.nr_more_tcp_addrs = nr_iscsi_more;
 		icfg.max_connections = max_conn;
 		icfg.max_cmds = iscsi_max_cmds;
 		icfg.stop_deadline_ms = stop_deadline_ms;
@@ -540,14 +555,17 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "blkstack serve: listening on %.*s:%u\n",
 			(int)(colon - tcp), tcp, blk_nbd_server_port(srv));
 	}
-	if (iscsi) {
-		const char *colon = strrchr(iscsi, ':');
-		const char *rb = strrchr(iscsi, ']');
-		int hl = colon && (!rb || colon > rb) ? (int)(colon - iscsi) :
-			 (int)strlen(iscsi);
+	for (i = 0; iscsi && i <= nr_iscsi_more; i++) {
+		const char *a = i ? iscsi_more[i - 1] : iscsi;
+		const char *colon = strrchr(a, ':');
+		const char *rb = strrchr(a, ']');
+		int hl = colon && (!rb || colon > rb) ? (int)(colon - a) :
+			 (int)strlen(a);
 
 		fprintf(stderr, "blkstack serve: iscsi listening on %.*s:%u\n",
-			hl, iscsi, blk_iscsi_server_port(isrv));
+			hl, a, blk_iscsi_server_portal_port(isrv, i));
+	}
+	if (iscsi) {
 		for (i = 0; i < icfg.nr_targets; i++) {
 			unsigned int k, lun = 1;
 

@@ -215,4 +215,37 @@ wait "$SRV_PID"
 rc=$?
 SRV_PID=
 check "CHAP server stops with status 0" test $rc -eq 0
+
+# two portals (multipath): the same target on each, SendTargets names
+# both, the unit has the same identifiers through either
+"$BLKSTACK" serve --iscsi=127.0.0.1:0 --iscsi=127.0.0.2:0 --dev=ram --size=8M 2>"$TMP/mp.log" &
+SRV_PID=$!
+P1=
+P2=
+for _ in $(seq 100); do
+	P1=$(sed -n 's/.*iscsi listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/mp.log")
+	P2=$(sed -n 's/.*iscsi listening on 127.0.0.2:\([0-9]*\).*/\1/p' "$TMP/mp.log")
+	[ -n "$P1" ] && [ -n "$P2" ] && break
+	sleep 0.05
+done
+for p in 127.0.0.1:$P1 127.0.0.2:$P2; do
+	timeout 20 iscsi-ls "iscsi://$p" >"$TMP/mp.ls" 2>&1
+	check "two portals: SendTargets on $p names both" \
+		grep -q "Portal:127.0.0.1:$P1,1" "$TMP/mp.ls"
+	check "two portals: ... the second too" grep -q "Portal:127.0.0.2:$P2,1" "$TMP/mp.ls"
+done
+timeout 20 iscsi-inq -e 1 -c 131 "iscsi://127.0.0.1:$P1/$T:default/0" >"$TMP/id1" 2>&1
+timeout 20 iscsi-inq -e 1 -c 131 "iscsi://127.0.0.2:$P2/$T:default/0" >"$TMP/id2" 2>&1
+check "two portals: the same device identifiers (VPD 0x83) through each" \
+	bash -c "grep -q 'Designator Type:(3) NAA' '$TMP/id1' && cmp -s '$TMP/id1' '$TMP/id2'"
+kill -TERM "$SRV_PID"
+wait "$SRV_PID"
+rc=$?
+SRV_PID=
+check "two portals: the server stops with status 0" test $rc -eq 0
+NINE=()
+for _ in $(seq 9); do
+	NINE+=(--iscsi=127.0.0.1:0)
+done
+expect_error "--iscsi at most 8 times" "at most 8 portals" serve --dev=ram --size=8M "${NINE[@]}"
 finish
