@@ -30,6 +30,28 @@ extern "C" {
 #define BLK_ISCSI_MAX_TARGETS 64
 #define BLK_ISCSI_MAX_PORTALS 8
 
+/*
+ * enum blk_iscsi_thin - a target's logical block provisioning (SBC-3
+ * 4.7), what READ CAPACITY (16) LBPME and VPD 0xb2 say.
+ * @BLK_ISCSI_THIN_AUTO: as the device can (the target core's lbpu,
+ *	lbpws, lbpws10 and lbprz on auto): UNMAP where it discards, WRITE
+ *	SAME with UNMAP where it discards or writes zeroes; LBPME when either
+ *	(ram, null and uring: thin provisioned; nvme and scsi as their
+ *	controller or disk says).
+ * @BLK_ISCSI_THIN_OFF: fully provisioned, whatever the device can: LBPME
+ *	0, UNMAP and WRITE SAME with UNMAP refused, GET LBA STATUS reports
+ *	every block mapped.
+ * @BLK_ISCSI_THIN_ON: thin provisioned: UNMAP and WRITE SAME with UNMAP
+ *	taken; a device that cannot discard is refused at create.
+ * LBPRZ (unmapped blocks read zeros) is set where the device keeps data,
+ * except when OFF.
+ */
+enum blk_iscsi_thin {
+	BLK_ISCSI_THIN_AUTO = 0,
+	BLK_ISCSI_THIN_OFF = 1,
+	BLK_ISCSI_THIN_ON = 2,
+};
+
 /**
  * struct blk_iscsi_target - one target of a server.
  * @name: its iSCSI name (RFC 7143 4.2.7), at most 223 bytes.
@@ -43,6 +65,7 @@ extern "C" {
  * @acl: the initiator names that may log in to it, comma-separated
  *	(NULL or "": any); others get login status 0202 (authorization
  *	failure, RFC 7143 11.13.5) and do not see it in SendTargets.
+ * @thin: enum blk_iscsi_thin, for every LUN of the target.
  */
 struct blk_iscsi_target {
 	const char *name;
@@ -52,6 +75,7 @@ struct blk_iscsi_target {
 	bool read_only;
 	bool removable;
 	const char *acl;
+	int thin;
 };
 
 /**

@@ -33,6 +33,7 @@ struct serve_export {
 	bool read_only;
 	char iscsi_acl[4096]; /* initiator names, comma-separated ("": any) */
 	bool iscsi_removable; /* iSCSI: removable medium (RMB) */
+	int iscsi_thin;       /* iSCSI: enum blk_iscsi_thin */
 	char lun_of[NBD_MAX_STRING + 1]; /* iSCSI: a LUN of that export's target */
 	bool has_lun_of;
 	struct bench_opts *o; /* device options (o->dev) */
@@ -138,6 +139,10 @@ void serve_usage(FILE *f)
 		"                         target (given before it) instead of a target\n"
 		"  --iscsi-removable      iSCSI: the target's units are removable media\n"
 		"                         (PREVENT ALLOW MEDIUM REMOVAL, eject and load)\n"
+		"  --iscsi-thin[=auto|0|1] iSCSI: logical block provisioning (LBPME): 1 thin\n"
+		"                         (UNMAP, WRITE SAME with UNMAP; the device must\n"
+		"                         discard), 0 fully provisioned (both refused),\n"
+		"                         auto as the device can (auto; ram: thin)\n"
 		"  --dev=NAME             the driver (ram), from the device registry:\n",
 		BLK_ISCSI_MAX_PORTALS);
 	drv = blk_drivers(&nd);
@@ -451,6 +456,18 @@ int serve_main(int argc, char **argv)
 				goto out;
 			}
 			cur->iscsi_removable = !val || !strcmp(val, "1");
+		} else if (!strcmp(name, "iscsi-thin")) {
+			if (!val || !strcmp(val, "1")) {
+				cur->iscsi_thin = BLK_ISCSI_THIN_ON;
+			} else if (!strcmp(val, "0")) {
+				cur->iscsi_thin = BLK_ISCSI_THIN_OFF;
+			} else if (!strcmp(val, "auto")) {
+				cur->iscsi_thin = BLK_ISCSI_THIN_AUTO;
+			} else {
+				fprintf(stderr, "blkstack serve: --iscsi-thin=%s: allowed auto, 0, 1 (none: 1)\n",
+					val);
+				goto out;
+			}
 		} else if (!strcmp(name, "read-only") || !strcmp(name, "readonly")) {
 			if (val && strcmp(val, "1") && strcmp(val, "0")) {
 				fprintf(stderr, "blkstack serve: --read-only takes no value (or 0|1)\n");
@@ -528,6 +545,7 @@ int serve_main(int argc, char **argv)
 				.read_only = ex[i].read_only,
 				.removable = ex[i].iscsi_removable,
 				.acl = ex[i].iscsi_acl,
+				.thin = ex[i].iscsi_thin,
 			};
 			texp[nt++] = i;
 		}

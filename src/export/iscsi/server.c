@@ -429,6 +429,7 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 			.write_protect = cfg->targets[i].read_only,
 			.removable = cfg->targets[i].removable,
 		};
+		int thin = cfg->targets[i].thin;
 
 		n->cfg = cfg->targets[i];
 		if (n->cfg.nr_more_luns >= SCSI_TGT_MAX_LUNS || !n->cfg.dev) {
@@ -463,10 +464,37 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 				goto fail;
 			}
 		snprintf(n->name, sizeof(n->name), "%s", n->cfg.name);
+		if (thin < BLK_ISCSI_THIN_AUTO || thin > BLK_ISCSI_THIN_ON) {
+			snprintf(err, errlen, "iscsi target '%s': thin %d: allowed 0 (auto), 1 (off), 2 (on)",
+				 n->name, thin);
+			ret = -EINVAL;
+			goto fail;
+		}
 		for (j = 0; j < n->nr_luns; j++) {
 			blk_dev_get_info(n->luns[j], &info);
 			if (!lbs || info.logical_block_size > lbs)
 				lbs = info.logical_block_size;
+			if (thin == BLK_ISCSI_THIN_ON && !info.can_discard) {
+				snprintf(err, errlen, "iscsi target '%s' LUN %u: thin provisioning needs a device that discards (%s does not)",
+					 n->name, j, info.name);
+				ret = -EINVAL;
+				goto fail;
+			}
+		}
+		/*
+		 * Logical block provisioning: the core's auto is the device's
+		 * (LBPRZ where it keeps data, which stays so when on); off is
+		 * a fully provisioned unit, LBPRZ too (no block is unmapped)
+		 */
+		if (thin == BLK_ISCSI_THIN_ON) {
+			tc.lbpu = SCSI_TGT_LBP_ON;
+			tc.lbpws = SCSI_TGT_LBP_ON;
+			tc.lbpws10 = SCSI_TGT_LBP_ON;
+		} else if (thin == BLK_ISCSI_THIN_OFF) {
+			tc.lbpu = SCSI_TGT_LBP_OFF;
+			tc.lbpws = SCSI_TGT_LBP_OFF;
+			tc.lbpws10 = SCSI_TGT_LBP_OFF;
+			tc.lbprz = SCSI_TGT_LBP_OFF;
 		}
 		/* a command's buffer is at most ISCSI_MAX_XFER: say so (in
 		 * the largest block size, so that it holds on every LUN) */
