@@ -107,22 +107,42 @@ results() {
 }
 
 # cu RUN SUITE URL...: one iscsi-test-cu run, its results appended to
-# $TMP/RUN.res; false when its summary is missing or disagrees
+# $TMP/RUN.res; false (nothing appended) when its summary is missing or
+# disagrees with what was read
 cu() {
-	local run=$1 s=$2 out sum n f
+	local run=$1 s=$2 out sum n f rc
 	shift 2
 	out=$TMP/$run.$s.out
 	timeout 300 iscsi-test-cu -d -S -v -t "$s" "$@" >"$out" 2>&1
-	results "$out" >>"$TMP/$run.res"
+	rc=$?
 	# CUnit's "tests  Total Ran Passed Failed Inactive" line
 	sum=$(awk '$1 == "tests" { print $3, $5 }' "$out")
 	n=$(results "$out" | wc -l)
 	f=$(results "$out" | grep -c ' FAILED$')
 	if [ -z "$sum" ] || [ "$sum" != "$n $f" ]; then
-		echo "  $s: CUnit says ran/failed '${sum:-nothing}', parsed $n/$f:"
+		echo "  $s: iscsi-test-cu exit status $rc, CUnit says ran/failed '${sum:-nothing}', parsed $n/$f:"
 		tail -5 "$out" | sed 's/^/    /'
 		return 1
 	fi
+	results "$out" >>"$TMP/$run.res"
+}
+
+# suite RUN SUITE OPT: SUITE against a fresh server with OPT; 1 when the
+# server did not start or stop with status 0, 2 when only cu failed
+suite() {
+	local run=$1 s=$2 opt=$3 ok=0
+	if ! start_server "$TMP/$run.srv.log" --iscsi=127.0.0.1:0 "$opt"; then
+		echo "  $s: the server did not start:"
+		cat "$TMP/$run.srv.log"
+		return 1
+	fi
+	cu "$run" "$s" "iscsi://127.0.0.1:$PORTS/$T/0" || ok=2
+	if ! stop_server; then
+		echo "  $s: the server did not stop with status 0:"
+		tail -5 "$TMP/$run.srv.log"
+		ok=1
+	fi
+	return $ok
 }
 
 # report RUN: passed/failed/skipped, the skip reasons, and the checks
@@ -177,18 +197,20 @@ for run in full thin; do
 	: >"$TMP/$run.res"
 	ok=0
 	for s in $SUITES; do
-		if ! start_server "$TMP/$run.srv.log" --iscsi=127.0.0.1:0 "$opt"; then
-			echo "  $s: the server did not start:"
-			cat "$TMP/$run.srv.log"
-			ok=1
-			break
-		fi
-		cu "$run" "$s" "iscsi://127.0.0.1:$PORTS/$T/0" || ok=1
-		if ! stop_server; then
-			echo "  $s: the server did not stop with status 0:"
-			tail -5 "$TMP/$run.srv.log"
-			ok=1
-		fi
+		# once more on a fresh server when only the client failed (the
+		# server stopped with status 0): under make test's load
+		# iscsi-test-cu's output once ended inside iSCSIdatasn's test,
+		# in libiscsi's reconnect, with no summary (not in 160 runs of
+		# the suite alone, loaded or not); said, with its exit status
+		suite "$run" "$s" "$opt"
+		case $? in
+		0) ;;
+		2)
+			echo "  $s: once more"
+			suite "$run" "$s" "$opt" || ok=1
+			;;
+		*) ok=1 ;;
+		esac
 	done
 	check "$run: every suite's summary read, every server stopped with status 0" test $ok -eq 0
 	check "$run: every test of the list ran" test "$(wc -l <"$TMP/$run.res")" -eq "$NTESTS"
