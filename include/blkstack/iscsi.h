@@ -28,6 +28,29 @@ extern "C" {
 #define BLK_ISCSI_DEFAULT_PORT 3260
 #define BLK_ISCSI_NAME_PREFIX "iqn.2026-12.org.blkstack:"
 #define BLK_ISCSI_MAX_TARGETS 64
+#define BLK_ISCSI_MAX_PORTALS 8
+
+/*
+ * enum blk_iscsi_thin - a target's logical block provisioning (SBC-3
+ * 4.7), what READ CAPACITY (16) LBPME and VPD 0xb2 say.
+ * @BLK_ISCSI_THIN_AUTO: as the device can (the target core's lbpu,
+ *	lbpws, lbpws10 and lbprz on auto): UNMAP where it discards, WRITE
+ *	SAME with UNMAP where it discards or writes zeroes; LBPME when either
+ *	(ram, null and uring: thin provisioned; nvme and scsi as their
+ *	controller or disk says).
+ * @BLK_ISCSI_THIN_OFF: fully provisioned, whatever the device can: LBPME
+ *	0, UNMAP and WRITE SAME with UNMAP refused, GET LBA STATUS reports
+ *	every block mapped.
+ * @BLK_ISCSI_THIN_ON: thin provisioned: UNMAP and WRITE SAME with UNMAP
+ *	taken; a device that cannot discard is refused at create.
+ * LBPRZ (unmapped blocks read zeros) is set where the device keeps data,
+ * except when OFF.
+ */
+enum blk_iscsi_thin {
+	BLK_ISCSI_THIN_AUTO = 0,
+	BLK_ISCSI_THIN_OFF = 1,
+	BLK_ISCSI_THIN_ON = 2,
+};
 
 /**
  * struct blk_iscsi_target - one target of a server.
@@ -42,6 +65,7 @@ extern "C" {
  * @acl: the initiator names that may log in to it, comma-separated
  *	(NULL or "": any); others get login status 0202 (authorization
  *	failure, RFC 7143 11.13.5) and do not see it in SendTargets.
+ * @thin: enum blk_iscsi_thin, for every LUN of the target.
  */
 struct blk_iscsi_target {
 	const char *name;
@@ -51,6 +75,7 @@ struct blk_iscsi_target {
 	bool read_only;
 	bool removable;
 	const char *acl;
+	int thin;
 };
 
 /**
@@ -58,7 +83,11 @@ struct blk_iscsi_target {
  * @targets, @nr_targets: 1..BLK_ISCSI_MAX_TARGETS targets (copied
  *	pointers: keep the names and devices alive).
  * @tcp_addr: "HOST:PORT" (IPv4 dotted, IPv6 in brackets, or a name;
- *	":PORT" missing: 3260; port 0 picks a free one).
+ *	":PORT" missing: 3260; port 0 picks a free one): the first portal.
+ * @more_tcp_addrs, @nr_more_tcp_addrs: more portals, the same form (at
+ *	most BLK_ISCSI_MAX_PORTALS - 1; the caller's strings): every target
+ *	is served on each, all in portal group 1, and SendTargets names them
+ *	all (the one the initiator asked on first), for multipath initiators.
  * @max_connections: connections at once (0: 64); more are refused at
  *	once, with a log line.
  * @max_cmds: commands a connection runs at once, the CmdSN window
@@ -79,6 +108,8 @@ struct blk_iscsi_server_config {
 	const struct blk_iscsi_target *targets;
 	unsigned int nr_targets;
 	const char *tcp_addr;
+	const char *const *more_tcp_addrs;
+	unsigned int nr_more_tcp_addrs;
 	unsigned int max_connections;
 	unsigned int max_cmds;
 	unsigned int stop_deadline_ms;
@@ -107,10 +138,19 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 			    size_t errlen);
 
 /**
- * blk_iscsi_server_port() - the TCP port listened on (useful with port 0).
+ * blk_iscsi_server_port() - the TCP port listened on (useful with port 0):
+ * the first portal's.
  * Context: any thread.
  */
 unsigned int blk_iscsi_server_port(const struct blk_iscsi_server *srv);
+
+/**
+ * blk_iscsi_server_portal_port() - the TCP port of portal @i (0: @tcp_addr,
+ * 1..: @more_tcp_addrs); 0 when there is no such portal.
+ * Context: any thread.
+ */
+unsigned int blk_iscsi_server_portal_port(const struct blk_iscsi_server *srv,
+					  unsigned int i);
 
 /**
  * blk_iscsi_server_run() - accept and serve until *@stop becomes nonzero

@@ -464,7 +464,8 @@ int scsi_tgt_clear_task_set(struct scsi_tgt_queue *q, uint64_t lun,
  * held by delay_ms when due (tasks another queue dropped stay for that
  * queue's own abort or reset); another nexus's as the unit's control mode
  * page's TAS bit says (SAM-5 5.6): TAS 1 TASK ABORTED, TAS 0 TASK ABORTED
- * with @no_response set; a unit attention (29/03) for every other nexus;
+ * with @no_response set; a unit attention (29/03) for every nexus, the
+ * one that asked included (SAM-5's logical unit reset);
  * an SPC-2 reservation of @lun is released and every nexus's prevention
  * of medium removal on it ends (SPC-4 6.13; persistent reservations stay).
  * Return: 0; -EINVAL: no such LUN; -EIO: rejected

@@ -33,6 +33,7 @@ struct serve_export {
 	bool read_only;
 	char iscsi_acl[4096]; /* initiator names, comma-separated ("": any) */
 	bool iscsi_removable; /* iSCSI: removable medium (RMB) */
+	int iscsi_thin;       /* iSCSI: enum blk_iscsi_thin */
 	char lun_of[NBD_MAX_STRING + 1]; /* iSCSI: a LUN of that export's target */
 	bool has_lun_of;
 	struct bench_opts *o; /* device options (o->dev) */
@@ -108,7 +109,9 @@ void serve_usage(FILE *f)
 		"  --iscsi=HOST[:PORT]    iSCSI target portal (port 3260 by default; 0 picks a\n"
 		"                         free one); each export is a target named\n"
 		"                         " BLK_ISCSI_NAME_PREFIX "NAME (the unnamed\n"
-		"                         export: ...:default) with the device as LUN 0\n"
+		"                         export: ...:default) with the device as LUN 0;\n"
+		"                         given again (up to %d), more portals to the same\n"
+		"                         targets, all listed by SendTargets (multipath)\n"
 		"  --iscsi-max-cmds=N     iSCSI commands at once per connection (the CmdSN\n"
 		"                         window), 1..256 (32)\n"
 		"  --iscsi-chap=FILE      require CHAP: lines 'initiator NAME SECRET' (and\n"
@@ -139,7 +142,12 @@ void serve_usage(FILE *f)
 		"                         target (given before it) instead of a target\n"
 		"  --iscsi-removable      iSCSI: the target's units are removable media\n"
 		"                         (PREVENT ALLOW MEDIUM REMOVAL, eject and load)\n"
-		"  --dev=NAME             the driver (ram), from the device registry:\n");
+		"  --iscsi-thin[=auto|0|1] iSCSI: logical block provisioning (LBPME): 1 thin\n"
+		"                         (UNMAP, WRITE SAME with UNMAP; the device must\n"
+		"                         discard), 0 fully provisioned (both refused),\n"
+		"                         auto as the device can (auto; ram: thin)\n"
+		"  --dev=NAME             the driver (ram), from the device registry:\n",
+		BLK_ISCSI_MAX_PORTALS);
 	drv = blk_drivers(&nd);
 	for (k = 0; k < nd; k++)
 		fprintf(f, "      %-8s %s\n", drv[k].name, drv[k].summary);
@@ -309,6 +317,8 @@ int serve_main(int argc, char **argv)
 	pthread_t ith;
 	bool ith_started = false;
 	const char *iscsi = NULL, *iscsi_chap = NULL;
+	const char *iscsi_more[BLK_ISCSI_MAX_PORTALS - 1];
+	unsigned int nr_iscsi_more = 0;
 	unsigned int iscsi_max_cmds = 32, iscsi_nopin = 15;
 	struct serve_export defaults = { .name = "" }, *ex, *cur;
 	struct blk_nbd_export nexp[MAX_EXPORTS];
@@ -364,7 +374,15 @@ int serve_main(int argc, char **argv)
 				fprintf(stderr, "blkstack serve: --iscsi needs a value (HOST[:PORT])\n");
 				goto out;
 			}
-			iscsi = arg + 8;
+			if (!iscsi) {
+				iscsi = arg + 8;
+			} else if (nr_iscsi_more + 1 < BLK_ISCSI_MAX_PORTALS) {
+				iscsi_more[nr_iscsi_more++] = arg + 8;
+			} else {
+				fprintf(stderr, "blkstack serve: --iscsi: at most %d portals\n",
+					BLK_ISCSI_MAX_PORTALS);
+				goto out;
+			}
 		} else if (!strcmp(name, "iscsi-chap")) {
 			if (!val || !*val) {
 				fprintf(stderr, "blkstack serve: --iscsi-chap needs a file\n");
@@ -445,6 +463,18 @@ int serve_main(int argc, char **argv)
 				goto out;
 			}
 			cur->iscsi_removable = !val || !strcmp(val, "1");
+		} else if (!strcmp(name, "iscsi-thin")) {
+			if (!val || !strcmp(val, "1")) {
+				cur->iscsi_thin = BLK_ISCSI_THIN_ON;
+			} else if (!strcmp(val, "0")) {
+				cur->iscsi_thin = BLK_ISCSI_THIN_OFF;
+			} else if (!strcmp(val, "auto")) {
+				cur->iscsi_thin = BLK_ISCSI_THIN_AUTO;
+			} else {
+				fprintf(stderr, "blkstack serve: --iscsi-thin=%s: allowed auto, 0, 1 (none: 1)\n",
+					val);
+				goto out;
+			}
 		} else if (!strcmp(name, "read-only") || !strcmp(name, "readonly")) {
 			if (val && strcmp(val, "1") && strcmp(val, "0")) {
 				fprintf(stderr, "blkstack serve: --read-only takes no value (or 0|1)\n");
@@ -522,12 +552,15 @@ int serve_main(int argc, char **argv)
 				.read_only = ex[i].read_only,
 				.removable = ex[i].iscsi_removable,
 				.acl = ex[i].iscsi_acl,
+				.thin = ex[i].iscsi_thin,
 			};
 			texp[nt++] = i;
 		}
 		icfg.targets = itgt;
 		icfg.nr_targets = nt;
 		icfg.tcp_addr = iscsi;
+		icfg.more_tcp_addrs = iscsi_more;
+		icfg.nr_more_tcp_addrs = nr_iscsi_more;
 		icfg.max_connections = max_conn;
 		icfg.max_cmds = iscsi_max_cmds;
 		icfg.stop_deadline_ms = stop_deadline_ms;
@@ -548,14 +581,17 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "blkstack serve: listening on %.*s:%u\n",
 			(int)(colon - tcp), tcp, blk_nbd_server_port(srv));
 	}
-	if (iscsi) {
-		const char *colon = strrchr(iscsi, ':');
-		const char *rb = strrchr(iscsi, ']');
-		int hl = colon && (!rb || colon > rb) ? (int)(colon - iscsi) :
-			 (int)strlen(iscsi);
+	for (i = 0; iscsi && i <= nr_iscsi_more; i++) {
+		const char *a = i ? iscsi_more[i - 1] : iscsi;
+		const char *colon = strrchr(a, ':');
+		const char *rb = strrchr(a, ']');
+		int hl = colon && (!rb || colon > rb) ? (int)(colon - a) :
+			 (int)strlen(a);
 
 		fprintf(stderr, "blkstack serve: iscsi listening on %.*s:%u\n",
-			hl, iscsi, blk_iscsi_server_port(isrv));
+			hl, a, blk_iscsi_server_portal_port(isrv, i));
+	}
+	if (iscsi) {
 		for (i = 0; i < icfg.nr_targets; i++) {
 			unsigned int k, lun = 1;
 

@@ -445,7 +445,8 @@ def tmf_other_nexus(addr, target, func, want_asc):
     (SAM-5 5.6), and a unit attention on its next command once it has
     ended, @want_asc: COMMANDS CLEARED BY ANOTHER INITIATOR (2F/00), or
     the reset's 29/03; A's function completes, and A gets no unit
-    attention."""
+    attention for CLEAR TASK SET, the reset's 29/03 for LOGICAL UNIT
+    RESET (every I_T nexus gets it, the one that asked too)."""
     tur = bytes(16)
     sa, ca, _ = login(addr, target, isid=bytes([0x80, 0, 0, 0, 0, 0xa]))
     sb, cb, _ = login(addr, target, isid=bytes([0x80, 0, 0, 0, 0, 0xb]))
@@ -472,13 +473,20 @@ def tmf_other_nexus(addr, target, func, want_asc):
     sb.sendall(bhs(0x01, 0x80, itt=52, f24=cb + 1, rest=tur))
     st_b2, _ = scsi_status(sb, 52)
     sa.sendall(bhs(0x01, 0x80, itt=61, f24=ca, rest=tur))
-    st_a, _ = scsi_status(sa, 61)
+    st_a, sense_a = scsi_status(sa, 61)
+    ok_a = st_a == 0
+    if func == 5:
+        sa.sendall(bhs(0x01, 0x80, itt=62, f24=ca + 1, rest=tur))
+        st_a2, _ = scsi_status(sa, 62)
+        ok_a = st_a == 2 and sense_a == (6, 0x29, 0x03) and st_a2 == 0
     ok = (tmf_ok and st_b == 2 and sense_b == (6,) + want_asc and
-          st_b2 == 0 and st_a == 0)
+          st_b2 == 0 and ok_a)
     got = "%X %02X/%02X" % sense_b if sense_b else "none"
+    got_a = "%X %02X/%02X" % sense_a if sense_a else "none"
     return ok, ("TMF response %02x/%d (%.2f s); B: no answer to its READ, then "
-                "status %02x sense %s (want 6 %02X/%02X), then %02x; A: %02x" %
-                ((h[0], h[2], took, st_b, got) + want_asc + (st_b2, st_a)))
+                "status %02x sense %s (want 6 %02X/%02X), then %02x; A: %02x "
+                "sense %s" %
+                ((h[0], h[2], took, st_b, got) + want_asc + (st_b2, st_a, got_a)))
 
 
 def main():

@@ -6,7 +6,8 @@
 # checks of bad input (iscsi_raw.py), CLEAR TASK SET and LOGICAL UNIT
 # RESET across two sessions, a subset of iscsi-test-cu's suites,
 # the log lines, the stop with sessions logged in (asked to log out),
-# and the NOP-In keep-alive.
+# the NOP-In keep-alive, two portals and --iscsi-thin
+# (test_iscsi_conformance.sh runs the whole iscsi-test-cu).
 source "$(dirname "$0")/lib.sh" "$@"
 RAWPY="$(dirname "$0")/iscsi_raw.py"
 SRV_PID=
@@ -276,4 +277,49 @@ wait "$SRV_PID"
 rc=$?
 SRV_PID=
 check "CHAP server stops with status 0" test $rc -eq 0
+
+# two portals (multipath): the same target on each, SendTargets names
+# both, the unit has the same identifiers through either; and logical
+# block provisioning per target (--iscsi-thin): thin, fully provisioned,
+# and ram's default (thin)
+"$BLKSTACK" serve --iscsi=127.0.0.1:0 --iscsi=127.0.0.2:0 --dev=ram --size=8M \
+	--export=thin --iscsi-thin --export=full --iscsi-thin=0 --export=auto 2>"$TMP/mp.log" &
+SRV_PID=$!
+P1=
+P2=
+for _ in $(seq 100); do
+	P1=$(sed -n 's/.*iscsi listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/mp.log")
+	P2=$(sed -n 's/.*iscsi listening on 127.0.0.2:\([0-9]*\).*/\1/p' "$TMP/mp.log")
+	[ -n "$P1" ] && [ -n "$P2" ] && break
+	sleep 0.05
+done
+for p in 127.0.0.1:$P1 127.0.0.2:$P2; do
+	timeout 20 iscsi-ls "iscsi://$p" >"$TMP/mp.ls" 2>&1
+	check "two portals: SendTargets on $p names both" \
+		grep -q "Target:$T:thin Portal:127.0.0.1:$P1,1" "$TMP/mp.ls"
+	check "two portals: ... the second too" grep -q "Target:$T:thin Portal:127.0.0.2:$P2,1" "$TMP/mp.ls"
+done
+timeout 20 iscsi-inq -e 1 -c 131 "iscsi://127.0.0.1:$P1/$T:thin/0" >"$TMP/id1" 2>&1
+timeout 20 iscsi-inq -e 1 -c 131 "iscsi://127.0.0.2:$P2/$T:thin/0" >"$TMP/id2" 2>&1
+check "two portals: the same device identifiers (VPD 0x83) through each" \
+	bash -c "grep -q 'Designator Type:(3) NAA' '$TMP/id1' && cmp -s '$TMP/id1' '$TMP/id2'"
+for t in thin:1 full:0 auto:1; do
+	check "--iscsi-thin: target ${t%:*} has LBPME:${t#*:} LBPRZ:${t#*:}" grep -q "LBPME:${t#*:} LBPRZ:${t#*:}" \
+		<(timeout 20 iscsi-readcapacity16 "iscsi://127.0.0.1:$P1/$T:${t%:*}/0" 2>&1)
+done
+kill -TERM "$SRV_PID"
+wait "$SRV_PID"
+rc=$?
+SRV_PID=
+check "two portals: the server stops with status 0" test $rc -eq 0
+NINE=()
+for _ in $(seq 9); do
+	NINE+=(--iscsi=127.0.0.1:0)
+done
+expect_error "--iscsi at most 8 times" "at most 8 portals" serve --dev=ram --size=8M "${NINE[@]}"
+expect_error "--iscsi-thin: auto, 0 or 1" "iscsi-thin=2: allowed auto, 0, 1" \
+	serve --iscsi=127.0.0.1:0 --dev=ram --size=8M --iscsi-thin=2
+expect_error "--iscsi-thin over a device that cannot discard refused" \
+	"LUN 0: thin provisioning needs a device that discards \(scsi does not\)" \
+	serve --iscsi=127.0.0.1:0 --dev=scsi --size=8M --scsi_lbpu=0 --scsi_lbpws=0 --iscsi-thin
 finish

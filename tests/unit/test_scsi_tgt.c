@@ -1741,6 +1741,7 @@ static void test_reset_ends_prevention(void **state)
 	/* nexus 0 resets LUN 0: the medium of LUN 0 comes out, LUN 1's
 	 * stays */
 	assert_int_equal(scsi_tgt_lun_reset(f->q, 0, 0), 0);
+	expect_ua_once(f, 0, 0, ASC_LUN_RESET_OCCURRED); /* its own 29/03 */
 	assert_int_equal(run(f, &c, 0, 0, eject, 6, SCSI_DIR_NONE, NULL, 0),
 			 SAM_STAT_GOOD);
 	assert_int_equal(run(f, &c, 0, 0, load, 6, SCSI_DIR_NONE, NULL, 0),

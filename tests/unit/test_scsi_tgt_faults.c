@@ -673,7 +673,7 @@ static void test_physblk_opt_xfer(void **state)
 static void test_lbp(void **state)
 {
 	struct scsi_tgt_config tc = { 0 };
-	uint8_t b[64], ws[16], unmap[10] = { UNMAP };
+	uint8_t b[64], ws[16], gls[16], unmap[10] = { UNMAP };
 	static uint8_t pl[24], blk[512];
 	struct scsi_tgt_cmd c;
 	char err[256] = "";
@@ -720,6 +720,16 @@ static void test_lbp(void **state)
 	/* WRITE SAME without UNMAP is still taken */
 	ws[1] = 0;
 	assert_int_equal(run(&f, &c, ws, 10, SCSI_DIR_TO_DEVICE, blk, 512), SAM_STAT_GOOD);
+	/* fully provisioned (LBPME 0): GET LBA STATUS has every block
+	 * mapped, though ram holds almost nothing */
+	memset(gls, 0, sizeof(gls));
+	gls[0] = SERVICE_ACTION_IN_16;
+	gls[1] = SAI_GET_LBA_STATUS;
+	scsi_put_be32(gls + 10, 64);
+	assert_int_equal(run(&f, &c, gls, 16, SCSI_DIR_FROM_DEVICE, b, 64), SAM_STAT_GOOD);
+	assert_int_equal(scsi_get_be32(b), 4 + 16);
+	assert_int_equal(scsi_get_be32(b + 16), CAP / 512);
+	assert_int_equal(b[20] & 0x0f, 0);
 	unmake(&f);
 
 	/* lbpws10 alone: (10) with UNMAP taken, (16) refused */

@@ -3,7 +3,8 @@
  * SCSI target core, task management (tmf.c): ABORT TASK of a dropped task
  * and of one whose media access is in flight, LOGICAL UNIT RESET and
  * TARGET RESET ending every task of the queue once with TASK ABORTED, the
- * unit attention (29/03) the other nexuses see, an SPC-2 reservation
+ * unit attention (29/03) every nexus sees, the one that asked too, an
+ * SPC-2 reservation
  * released by the reset, rejected functions (tmf_fail), a queue reset, a
  * task aborted by a reset under delay_ms counted once, and CLEAR TASK SET
  * (every nexus's tasks, on this queue and another, in flight, held by the
@@ -239,8 +240,10 @@ static void test_lun_reset(void **state)
 	assert_int_equal(c[0].status, SAM_STAT_TASK_ABORTED);
 	assert_int_equal(c[1].status, SAM_STAT_TASK_ABORTED);
 	assert_int_equal(ended[2], 0);
-	/* the reservation went with the reset; nexus 1 sees 29/03, the
-	 * nexus that asked does not */
+	/* the reservation went with the reset; every nexus sees 29/03, the
+	 * one that asked too (SAM-5's logical unit reset) */
+	assert_int_equal(tur(f, 0, 0, &asc), SAM_STAT_CHECK_CONDITION);
+	assert_int_equal(asc, ASC_LUN_RESET_OCCURRED);
 	assert_int_equal(tur(f, 0, 0, &asc), SAM_STAT_GOOD);
 	assert_int_equal(tur(f, 0, 1, &asc), SAM_STAT_CHECK_CONDITION);
 	assert_int_equal(asc, ASC_LUN_RESET_OCCURRED);
@@ -298,6 +301,7 @@ static void test_reset_delayed_counted_once(void **state)
 	struct scsi_tgt_queue *q2;
 	struct scsi_tgt_cmd c[2];
 	struct fx *f;
+	uint16_t asc;
 	int k;
 
 	(void)state;
@@ -310,6 +314,9 @@ static void test_reset_delayed_counted_once(void **state)
 	assert_int_equal(ended[0], 1);
 	assert_int_equal(c[0].status, SAM_STAT_TASK_ABORTED);
 	assert_int_equal(tasks_aborted(f), 1);
+	/* the reset's 29/03 for the nexus that asked too */
+	assert_int_equal(tur(f, 0, 0, &asc), SAM_STAT_CHECK_CONDITION);
+	assert_int_equal(asc, ASC_LUN_RESET_OCCURRED);
 
 	/* reset from another queue: the task ends aborted when its bio
 	 * ends, held by the delay; ABORT TASK answers it at once */
@@ -588,7 +595,8 @@ static void test_clear_task_set_held(void **state)
  * that resets and on another: TAS 0 (the default) TASK ABORTED with
  * no_response, TAS 1 TASK ABORTED with its response; the requesting
  * nexus's own TASK ABORTED either way.  The other nexus hears of it by the
- * reset's unit attention (29/03), not by 2F/00.
+ * reset's unit attention (29/03), not by 2F/00; the requesting nexus gets
+ * 29/03 too.
  */
 static void test_reset_tas(void **state)
 {
@@ -614,7 +622,8 @@ static void test_reset_tas(void **state)
 	assert_int_equal(c[3].status, SAM_STAT_GOOD);
 	expect_ua(f, 0, 1, ASC_LUN_RESET_OCCURRED);
 	expect_no_ua(f, 1, 1);
-	expect_no_ua(f, 0, 0);
+	expect_ua(f, 0, 0, ASC_LUN_RESET_OCCURRED);
+	expect_no_ua(f, 1, 0);
 
 	/* TAS 1 on both units: a target reset by nexus 0 */
 	set_tas(f, 0, 2);
@@ -632,6 +641,8 @@ static void test_reset_tas(void **state)
 	expect_aborted(&c[3], 3, false);
 	expect_ua(f, 0, 1, ASC_LUN_RESET_OCCURRED);
 	expect_ua(f, 1, 1, ASC_LUN_RESET_OCCURRED);
+	expect_ua(f, 0, 0, ASC_LUN_RESET_OCCURRED);
+	expect_ua(f, 1, 0, ASC_LUN_RESET_OCCURRED);
 	/* what starts after the reset is not aborted */
 	submit_read_q(q2, &c[4], 4, 0, 1, 32);
 	settle_all(f->q, q2, 5);

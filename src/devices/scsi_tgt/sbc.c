@@ -786,8 +786,10 @@ static bool desc_add(struct lba_desc *d, unsigned int *nd, unsigned int max,
  * on, as extents of mapped and deallocated blocks, from the device's
  * allocation map (blk_dev_block_status()): a block is deallocated when it
  * lies wholly in a hole, mapped otherwise (a device without a map answers
- * all data).  A unit without logical block provisioning (the device cannot
- * discard) is fully provisioned: every block mapped.  As many descriptors
+ * all data).  A unit without logical block provisioning management (LBPME
+ * 0: lbpu, lbpws and lbpws10 off, as auto makes them on a device that
+ * neither discards nor writes zeroes) is fully provisioned: every block
+ * mapped, whatever the device's map says.  As many descriptors
  * as the allocation length holds (at least one, at most 256); no anchored
  * state.
  */
@@ -825,7 +827,7 @@ int tgt_get_lba_status(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		return -ENOMEM;
 	end = lu->nr_blocks;
 	cur = lba;
-	if (lu->info.can_discard) {
+	if (lu->lbpu || lu->lbpws || lu->lbpws10) {
 		/* a hole may split a mapped run in two: room for both */
 		ext = calloc(max + 1, sizeof(*ext));
 		if (!ext) {

@@ -35,8 +35,10 @@
  * all 64, and the unit's reset_epoch for the tasks of nexus indexes past
  * them (abort_task_set()); then this queue's tasks of the unit end before
  * it returns.  LOGICAL UNIT RESET and TARGET RESET abort the task set the
- * same way, so that TAS decides for them too, without the 2F/00: the
- * other nexuses get the reset's own unit attention (29/03).
+ * same way, so that TAS decides for them too, without the 2F/00: every
+ * nexus, the one that asked included, gets the reset's own unit attention
+ * (29/03), as SAM-5's logical unit reset has it (and Linux's LIO since
+ * 6.0; libiscsi's MultipathIO.Reset expects it on every path).
  */
 #include <errno.h>
 
@@ -247,7 +249,7 @@ int scsi_tgt_lun_reset(struct scsi_tgt_queue *q, uint64_t lun,
 	abort_task_set(t, lu, nexus, false);
 	lu_reset_state(lu);
 	ret = reset_queue_tasks(q, lun, tmf_deadline(t));
-	tgt_ua_raise(t, lu, TGT_UA_LUN_RESET, (int)nexus);
+	tgt_ua_raise(t, lu, TGT_UA_LUN_RESET, -1);
 	return ret ? tmf_failed(t, ret) : 0;
 }
 
@@ -266,7 +268,7 @@ int scsi_tgt_target_reset(struct scsi_tgt_queue *q, unsigned int nexus)
 	}
 	ret = reset_queue_tasks(q, UINT64_MAX, tmf_deadline(t));
 	for (i = 0; i < t->nr_luns; i++)
-		tgt_ua_raise(t, &t->lus[i], TGT_UA_LUN_RESET, (int)nexus);
+		tgt_ua_raise(t, &t->lus[i], TGT_UA_LUN_RESET, -1);
 	return ret ? tmf_failed(t, ret) : 0;
 }
 

@@ -1209,14 +1209,12 @@ answer:
 	return r;
 }
 
-/* SendTargets (13.3, appendix C): the targets and our portal. */
+/* SendTargets (13.3, appendix C): the targets and our portals. */
 static void send_targets(struct iscsi_conn *c, const char *what,
 			 struct iscsi_text_out *out)
 {
-	char addr[128];
 	unsigned int i;
 
-	snprintf(addr, sizeof(addr), "%s,1", c->portal);
 	for (i = 0; i < c->srv->cfg.nr_targets; i++) {
 		const char *name = c->srv->nodes[i].name;
 
@@ -1225,7 +1223,7 @@ static void send_targets(struct iscsi_conn *c, const char *what,
 		if (!strcmp(what, "All") ? !c->node || c->node_idx == (int)i :
 		    *what ? !strcmp(what, name) : c->node_idx == (int)i) {
 			iscsi_text_add(out, "TargetName", name);
-			iscsi_text_add(out, "TargetAddress", addr);
+			iscsi_srv_target_addresses(c->srv, c->portal, out);
 		}
 	}
 }

@@ -4,6 +4,7 @@
  * (conn.c), the targets (a SCSI target core each) and the session list
  * - see blkstack/iscsi.h.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -249,9 +250,59 @@ void iscsi_srv_session_del(struct blk_iscsi_server *srv,
 	pthread_mutex_unlock(&srv->lock);
 }
 
+/* @ss's address as "1.2.3.4" or "[::1]", and whether it is a wildcard. */
+static void portal_host(const struct sockaddr_storage *ss, char *buf,
+			size_t len, bool *wildcard)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(buf, len, "[%s]", host);
+		*wildcard = IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr);
+	} else {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s", host);
+		*wildcard = in->sin_addr.s_addr == htonl(INADDR_ANY);
+	}
+}
+
+void iscsi_srv_target_addresses(const struct blk_iscsi_server *srv,
+				const char *local, struct iscsi_text_out *out)
+{
+	char addr[BLK_ISCSI_MAX_PORTALS + 1][INET6_ADDRSTRLEN + 16];
+	const char *colon = strrchr(local, ':');
+	int lhl = colon ? (int)(colon - local) : (int)strlen(local);
+	unsigned int i, j, n = 0;
+
+	snprintf(addr[n++], sizeof(addr[0]), "%s,1", local);
+	for (i = 0; i < srv->nr_portals; i++) {
+		const struct iscsi_portal *p = &srv->portals[i];
+
+		/* a wildcard portal: the address the initiator reached */
+		if (p->wildcard)
+			snprintf(addr[n], sizeof(addr[0]), "%.*s:%u,1", lhl,
+				 local, p->port);
+		else
+			snprintf(addr[n], sizeof(addr[0]), "%s:%u,1", p->host,
+				 p->port);
+		for (j = 0; j < n && strcmp(addr[j], addr[n]); j++)
+			;
+		if (j == n)
+			n++;
+	}
+	for (i = 0; i < n; i++)
+		iscsi_text_add(out, "TargetAddress", addr[i]);
+}
+
 static int listen_tcp(struct blk_iscsi_server *srv, const char *addr,
 		      char *err, size_t errlen)
 {
+	struct iscsi_portal *p = &srv->portals[srv->nr_portals];
 	char host[256], port[8] = "3260";
 	const char *colon = strrchr(addr, ':'), *rb = strrchr(addr, ']');
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
@@ -309,10 +360,12 @@ static int listen_tcp(struct blk_iscsi_server *srv, const char *addr,
 		return ret;
 	}
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
-	srv->port = ntohs(ss.ss_family == AF_INET6 ?
-			  ((struct sockaddr_in6 *)&ss)->sin6_port :
-			  ((struct sockaddr_in *)&ss)->sin_port);
-	srv->fd = fd;
+	p->port = ntohs(ss.ss_family == AF_INET6 ?
+			((struct sockaddr_in6 *)&ss)->sin6_port :
+			((struct sockaddr_in *)&ss)->sin_port);
+	portal_host(&ss, p->host, sizeof(p->host), &p->wildcard);
+	p->fd = fd;
+	srv->nr_portals++;
 	return 0;
 }
 
@@ -325,16 +378,17 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 	int ret;
 
 	if (!cfg->nr_targets || cfg->nr_targets > BLK_ISCSI_MAX_TARGETS ||
-	    !cfg->tcp_addr || cfg->max_cmds > 256) {
-		snprintf(err, errlen, "iscsi server: bad configuration (1..%d targets, an address, max_cmds 0..256)",
-			 BLK_ISCSI_MAX_TARGETS);
+	    !cfg->tcp_addr || cfg->max_cmds > 256 ||
+	    cfg->nr_more_tcp_addrs >= BLK_ISCSI_MAX_PORTALS ||
+	    (cfg->nr_more_tcp_addrs && !cfg->more_tcp_addrs)) {
+		snprintf(err, errlen, "iscsi server: bad configuration (1..%d targets, 1..%d addresses, max_cmds 0..256)",
+			 BLK_ISCSI_MAX_TARGETS, BLK_ISCSI_MAX_PORTALS);
 		return -EINVAL;
 	}
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
 	srv->cfg = *cfg;
-	srv->fd = -1;
 	if (!srv->cfg.max_connections)
 		srv->cfg.max_connections = 64;
 	if (!srv->cfg.max_cmds)
@@ -375,6 +429,7 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 			.write_protect = cfg->targets[i].read_only,
 			.removable = cfg->targets[i].removable,
 		};
+		int thin = cfg->targets[i].thin;
 
 		n->cfg = cfg->targets[i];
 		if (n->cfg.nr_more_luns >= SCSI_TGT_MAX_LUNS || !n->cfg.dev) {
@@ -409,10 +464,37 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 				goto fail;
 			}
 		snprintf(n->name, sizeof(n->name), "%s", n->cfg.name);
+		if (thin < BLK_ISCSI_THIN_AUTO || thin > BLK_ISCSI_THIN_ON) {
+			snprintf(err, errlen, "iscsi target '%s': thin %d: allowed 0 (auto), 1 (off), 2 (on)",
+				 n->name, thin);
+			ret = -EINVAL;
+			goto fail;
+		}
 		for (j = 0; j < n->nr_luns; j++) {
 			blk_dev_get_info(n->luns[j], &info);
 			if (!lbs || info.logical_block_size > lbs)
 				lbs = info.logical_block_size;
+			if (thin == BLK_ISCSI_THIN_ON && !info.can_discard) {
+				snprintf(err, errlen, "iscsi target '%s' LUN %u: thin provisioning needs a device that discards (%s does not)",
+					 n->name, j, info.name);
+				ret = -EINVAL;
+				goto fail;
+			}
+		}
+		/*
+		 * Logical block provisioning: the core's auto is the device's
+		 * (LBPRZ where it keeps data, which stays so when on); off is
+		 * a fully provisioned unit, LBPRZ too (no block is unmapped)
+		 */
+		if (thin == BLK_ISCSI_THIN_ON) {
+			tc.lbpu = SCSI_TGT_LBP_ON;
+			tc.lbpws = SCSI_TGT_LBP_ON;
+			tc.lbpws10 = SCSI_TGT_LBP_ON;
+		} else if (thin == BLK_ISCSI_THIN_OFF) {
+			tc.lbpu = SCSI_TGT_LBP_OFF;
+			tc.lbpws = SCSI_TGT_LBP_OFF;
+			tc.lbpws10 = SCSI_TGT_LBP_OFF;
+			tc.lbprz = SCSI_TGT_LBP_OFF;
 		}
 		/* a command's buffer is at most ISCSI_MAX_XFER: say so (in
 		 * the largest block size, so that it holds on every LUN) */
@@ -428,6 +510,8 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 			goto fail;
 	}
 	ret = listen_tcp(srv, cfg->tcp_addr, err, errlen);
+	for (i = 0; !ret && i < cfg->nr_more_tcp_addrs; i++)
+		ret = listen_tcp(srv, cfg->more_tcp_addrs[i], err, errlen);
 	if (ret)
 		goto fail;
 	*out = srv;
@@ -439,16 +523,22 @@ fail:
 
 unsigned int blk_iscsi_server_port(const struct blk_iscsi_server *srv)
 {
-	return srv->port;
+	return srv->portals[0].port;
 }
 
-static void accept_one(struct blk_iscsi_server *srv)
+unsigned int blk_iscsi_server_portal_port(const struct blk_iscsi_server *srv,
+					  unsigned int i)
+{
+	return i < srv->nr_portals ? srv->portals[i].port : 0;
+}
+
+static void accept_one(struct blk_iscsi_server *srv, int lfd)
 {
 	struct iscsi_conn *c;
 	pthread_attr_t attr;
 	pthread_t th;
 	unsigned long id;
-	int fd = accept4(srv->fd, NULL, NULL, SOCK_CLOEXEC);
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
 	if (fd < 0)
 		return; /* EAGAIN, ECONNABORTED, EMFILE: try again later */
@@ -489,18 +579,21 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 {
 	unsigned int deadline_ms = srv->cfg.stop_deadline_ms ?
 				   srv->cfg.stop_deadline_ms : 30000;
-	struct pollfd pfd = { .fd = srv->fd, .events = POLLIN };
+	struct pollfd pfd[BLK_ISCSI_MAX_PORTALS];
 	uint64_t stop_ns;
 	unsigned int i;
 
+	for (i = 0; i < srv->nr_portals; i++)
+		pfd[i] = (struct pollfd){ .fd = srv->portals[i].fd, .events = POLLIN };
 	srv->stop = stop;
 	while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
-		int r = poll(&pfd, 1, IDLE_WAIT_MS);
+		int r = poll(pfd, srv->nr_portals, IDLE_WAIT_MS);
 
 		if (r < 0 && errno != EINTR)
 			return -errno;
-		if (r > 0 && (pfd.revents & POLLIN))
-			accept_one(srv);
+		for (i = 0; r > 0 && i < srv->nr_portals; i++)
+			if (pfd[i].revents & POLLIN)
+				accept_one(srv, pfd[i].fd);
 	}
 	pthread_mutex_lock(&srv->lock);
 	stop_ns = now_ns();
@@ -540,8 +633,8 @@ void blk_iscsi_server_destroy(struct blk_iscsi_server *srv)
 
 	if (!srv)
 		return;
-	if (srv->fd >= 0)
-		close(srv->fd);
+	for (i = 0; i < srv->nr_portals; i++)
+		close(srv->portals[i].fd);
 	for (i = 0; srv->nodes && i < srv->cfg.nr_targets; i++) {
 		scsi_tgt_destroy(srv->nodes[i].tgt);
 		free(srv->nodes[i].luns);

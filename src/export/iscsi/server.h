@@ -6,6 +6,7 @@
 #ifndef BLKSTACK_ISCSI_SERVER_H
 #define BLKSTACK_ISCSI_SERVER_H
 
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,11 +48,19 @@ struct iscsi_session {
 	bool ending;          /* being ended by a login (srv->lock) */
 };
 
+/* A listening socket: its address as getsockname() has it. */
+struct iscsi_portal {
+	int fd;
+	unsigned int port;
+	char host[INET6_ADDRSTRLEN + 2]; /* "1.2.3.4", "[::1]" */
+	bool wildcard;                   /* 0.0.0.0 or [::] */
+};
+
 struct blk_iscsi_server {
 	struct blk_iscsi_server_config cfg;
 	struct iscsi_node *nodes;
-	int fd;
-	unsigned int port;
+	struct iscsi_portal portals[BLK_ISCSI_MAX_PORTALS];
+	unsigned int nr_portals;
 	int *stop;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -78,6 +87,10 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 			  struct iscsi_session *s, unsigned int *nexus);
 void iscsi_srv_session_del(struct blk_iscsi_server *srv,
 			   struct iscsi_session *s, unsigned int nexus);
+/* SendTargets: a TargetAddress per portal ("ADDR:PORT,1"), @local (the
+ * connection's own address, "ADDR:PORT") first */
+void iscsi_srv_target_addresses(const struct blk_iscsi_server *srv,
+				const char *local, struct iscsi_text_out *out);
 
 /* conn.c: a connection thread's body; frees @fd's connection */
 struct iscsi_conn *iscsi_conn_new(struct blk_iscsi_server *srv, int fd,
