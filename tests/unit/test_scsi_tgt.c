@@ -1962,6 +1962,7 @@ static void test_orwrite32(void **state)
 	expect_orw_ccg(f, &c, lba, cur);
 	/* the current generation performs; a LUN reset keeps the state */
 	assert_int_equal(scsi_tgt_lun_reset(f->q, 0, 0), 0);
+	clear_ua_lun(f, 0, 0); /* the reset's 29/03, the sender's too */
 	orw32_cdb(cdb, 0, 0, 5, 0, lba, 2);
 	assert_int_equal(run(f, &c, 0, 0, cdb, 32, SCSI_DIR_TO_DEVICE, b,
 			     sizeof(b)), SAM_STAT_GOOD);
