@@ -164,6 +164,12 @@ def check(addr, what, target):
         h2 = recv_exact(s, 48)
         ok = ok1 and h2[0] == 0x3f and h2[2] == 0x02
         return ok, "echo with digest %s, then opcode %02x reason %02x" % (ok1, h2[0], h2[2])
+    if what == "data_digest_data_out":
+        # DataDigest=CRC32C and a Data-Out whose digest is wrong: Reject
+        # 0x02 (data digest error), the PDU discarded, and the task ends
+        # with 0B/47/05 once its burst ended (RFC 7143 7.8.1 b)
+        s, cmdsn, _ = login(addr, target, ["DataDigest=CRC32C"])
+        return bad_data_out(s, cmdsn, [(0, False), (1, True)], "data digest", digest=True)
     if what == "reinstate":
         # a second login with the same InitiatorName and ISID ends the
         # first session (6.3.5); the new one works
@@ -207,17 +213,15 @@ def check(addr, what, target):
         ok = ok1 and h2[0] == 0x20
         return ok, "Reject reason %02x, then NOP-In %02x" % (h[2], h2[0])
     if what == "datasn_gap":
-        # WRITE(10) of 2 blocks, no immediate data, unsolicited Data-Out
-        # with DataSN 0 then 5: Reject and the end of the connection
-        cdb = bytes([0x2a, 0, 0, 0, 0, 0, 0, 0, 2, 0]).ljust(16, b"\0")
-        s.sendall(bhs(0x01, 0x20, itt=3, f20=1024, f24=cmdsn, rest=cdb))
-        s.sendall(bhs(0x05, 0x00, dsl=512, itt=3, f20=0xffffffff,
-                      rest=struct.pack(">III", 0, 0, 0)) + b"a" * 512)
-        s.sendall(bhs(0x05, 0x80, dsl=512, itt=3, f20=0xffffffff,
-                      rest=struct.pack(">III", 0, 5, 512)) + b"b" * 512)
-        h, _ = recv_pdu(s)
-        ok = h[0] == 0x3f and closed(s)
-        return ok, "opcode %02x reason %02x then close" % (h[0], h[2])
+        # WRITE(10) of 2 blocks at LBA 40, no immediate data, unsolicited
+        # Data-Out with DataSN 0 then 5: PDUs went missing (RFC 7143 7.9),
+        # so the task ends with CHECK CONDITION, ABORTED COMMAND, PROTOCOL
+        # SERVICE CRC ERROR (7.8.1 b) once its burst ended; nothing was
+        # written and the connection goes on
+        return bad_data_out(s, cmdsn, [(0, False), (5, False)], "DataSN gap")
+    if what == "datasn_reversed":
+        # the same with DataSN 1 then 0 (libiscsi's iSCSIDataSnInvalid)
+        return bad_data_out(s, cmdsn, [(1, False), (0, False)], "DataSN 1, 0")
     if what == "cmdsn_outside_window":
         # a TEST UNIT READY far ahead of the window is dropped; the next
         # in-window command is answered
@@ -230,6 +234,63 @@ def check(addr, what, target):
     if what == "hold":
         return hold(s, cmdsn, statsn)
     return False, "unknown check " + what
+
+
+def read_block(s, itt, cmdsn, lba, digest):
+    """READ(10) of one 512-byte block: (status, data)."""
+    cdb = bytes([0x28, 0, 0, 0, 0, lba, 0, 0, 1, 0]).ljust(16, b"\0")
+    s.sendall(bhs(0x01, 0xc0, itt=itt, f20=512, f24=cmdsn, rest=cdb))
+    back = b""
+    while True:
+        h = recv_exact(s, 48)
+        dsl = int.from_bytes(h[5:8], "big")
+        back += recv_exact(s, dsl + (-dsl % 4) + (4 if digest and dsl else 0))[:dsl]
+        if h[0] != 0x25 or h[1] & 1:
+            return h[3], back
+
+
+def bad_data_out(s, cmdsn, pdus, what, digest=False):
+    """WRITE(10) of len(@pdus) blocks at LBA 40, sent as unsolicited
+    Data-Out PDUs of 512 bytes with the given (DataSN, bad digest) each:
+    want (a Reject for each bad digest, then) a SCSI Response CHECK
+    CONDITION 0B/47/05, the connection still serving, and LBA 40 as it
+    was before (READ)."""
+    dd = (lambda b: crc32c(b)) if digest else (lambda b: b"")
+    # TEST UNIT READY takes the power-on unit attention; LBA 40 before
+    s.sendall(bhs(0x01, 0x80, itt=2, f24=cmdsn, rest=bytes(16)))
+    h = recv_exact(s, 48)
+    dsl = int.from_bytes(h[5:8], "big")
+    recv_exact(s, dsl + (-dsl % 4) + (4 if digest and dsl else 0))
+    st0, before = read_block(s, 6, cmdsn + 1, 40, digest)
+    cmdsn += 2
+    n = len(pdus)
+    cdb = bytes([0x2a, 0, 0, 0, 0, 40, 0, 0, n, 0]).ljust(16, b"\0")
+    s.sendall(bhs(0x01, 0x20, itt=3, f20=512 * n, f24=cmdsn, rest=cdb))
+    for i, (sn, bad) in enumerate(pdus):
+        data = bytes([0x61 + i]) * 512
+        s.sendall(bhs(0x05, 0x80 if i == n - 1 else 0, dsl=512, itt=3,
+                      f20=0xffffffff, rest=struct.pack(">III", 0, sn, 512 * i)) +
+                  data + (b"\0\0\0\0" if bad else dd(data)))
+    rejects = 0
+    while True:
+        h = recv_exact(s, 48)
+        dsl = int.from_bytes(h[5:8], "big")
+        d = recv_exact(s, dsl + (-dsl % 4) + (4 if digest and dsl else 0))[:dsl]
+        if h[0] != 0x3f:
+            break
+        rejects += h[2] == 0x02
+    want_rejects = sum(1 for _, bad in pdus if bad)
+    sense = (d[4] & 0x0f, d[14], d[15]) if h[0] == 0x21 and len(d) >= 16 else None
+    ok = h[0] == 0x21 and h[3] == 0x02 and sense == (0x0b, 0x47, 0x05) and \
+        rejects == want_rejects
+    msg = "%s: %d data digest Rejects (want %d), opcode %02x status %02x sense %s" % (
+        what, rejects, want_rejects, h[0], h[3], sense)
+    # the connection goes on, and LBA 40 was not written
+    st, back = read_block(s, 5, cmdsn + 1, 40, digest)
+    same = st0 == 0 and len(before) == 512 and back == before
+    ok = ok and st == 0 and same
+    return ok, msg + "; then READ status %02x, LBA 40 %s" % (
+        st, "as before" if same else "CHANGED")
 
 
 def nop_out_answer(s, h, cmdsn):

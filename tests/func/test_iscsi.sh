@@ -102,7 +102,8 @@ check "the data survived" timeout 60 qemu-img compare -f raw -F raw "$TMP/in.img
 # bad input on the wire
 for c in login_missing_initiator login_unknown_target login_bad_version \
 	login_not_login_pdu login_huge_text unknown_key nop data_over_max \
-	unknown_opcode datasn_gap cmdsn_outside_window data_digest reinstate r2t_flow; do
+	unknown_opcode datasn_gap datasn_reversed data_digest_data_out cmdsn_outside_window \
+	data_digest reinstate r2t_flow; do
 	check "wire: $c" raw "$c"
 done
 check "server alive after bad input" alive
@@ -113,7 +114,7 @@ check "server alive after bad input" alive
 # neither ejected nor loaded while prevented) and StartStopUnit
 cu() {
 	local s=$1 url=$2 tests
-	timeout 120 iscsi-test-cu -d -S -s -t "$s" "$url" >"$TMP/cu.$s" 2>&1
+	timeout 120 iscsi-test-cu -d -S -s ${3:-} -t "$s" "$url" >"$TMP/cu.$s" 2>&1
 	tests=$(awk '$1 == "tests" {print $3 " " $4 " " $5}' "$TMP/cu.$s")
 	set -- $tests
 	if [ -n "$tests" ] && [ "${1:-0}" -gt 0 ] && [ "$1" = "${2:-x}" ] && [ "${3:-1}" = 0 ]; then
@@ -129,6 +130,11 @@ done
 for s in ALL.PreventAllow ALL.StartStopUnit; do
 	cu "$s" "$RM"
 done
+# Data-Out with DataSN 0 twice, 27, -1, and 1 then 0 (--dataloss: it
+# writes): each WRITE ends in CHECK CONDITION 0B/47/05 on the same
+# connection (RFC 7143 7.8.1 b), which this test needs - a dropped
+# connection makes libiscsi's reconnect lose the test's ImmediateData=No
+cu ALL.iSCSIdatasn "$A" --dataloss
 check "the removable target says so (RMB: PreventAllow is not skipped)" \
 	grep -q "^Removable:1" <(timeout 20 iscsi-inq "$RM" 2>&1)
 

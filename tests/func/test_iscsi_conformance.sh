@@ -35,14 +35,13 @@ for c in iscsi-test-cu iscsi-ls; do
 done
 
 T=iqn.2026-12.org.blkstack:default
-# the test's own reconnect turns ImmediateData back on (docs/iscsi.md,
-# "Design decisions"); allowed to fail, noted when it passes.
+# Allowed to fail, noted when it passes:
 # ReportSupportedOpcodes.OneCommand: libiscsi 1.19's unmarshalling keeps
 # a command's CDB usage data only when the CDB is 16 bytes or less
 # (lib/scsi-lowlevel.c: cdb_length <= sizeof(cdb_usage_data)), so it
 # reads ORWRITE (32)'s correct usage data (byte 0 = 7Fh, SPC-4 6.35.3)
 # as zeroes
-KNOWN_FAIL="iSCSIdatasn.iSCSIDataSnInvalid ReportSupportedOpcodes.OneCommand"
+KNOWN_FAIL="ReportSupportedOpcodes.OneCommand"
 # the tests each run may print as SKIPPED, and why (a test skipped that
 # is not here fails the run; one here that ran is noted)
 SKIP_COMMON="CompareAndWrite.InvalidDataOutSize WriteSame10.UnmapUnaligned

@@ -77,6 +77,8 @@ struct iscsi_task {
 	struct iscsi_task *next, *done_next; /* done_next: also retired */
 	uint8_t state;
 	bool read, write, aborted;
+	bool data_err;          /* a Data-Out was bad: discard, then fail */
+	bool unsol_open;        /* unsolicited Data-Out may still come */
 	uint8_t lun_raw[8];
 	uint32_t itt, edtl, xfer;
 	uint8_t cdb[ISCSI_CDB_MAX];
@@ -129,6 +131,7 @@ struct iscsi_conn {
 	const char *kill_why;   /* set before it */
 	bool stopping;
 	uint64_t rx_bytes, tx_bytes, cmds;
+	uint64_t data_errs;      /* commands failed for bad Data-Out */
 	uint64_t dropped;       /* requests outside the CmdSN window */
 	/* keep-alive (11.19): rx_bytes at the last look and when it last
 	 * changed; the NOP-In ping outstanding, if any */
@@ -695,6 +698,20 @@ static void task_end_now(struct iscsi_conn *c, struct iscsi_task *t,
 	task_done(&t->cmd);
 }
 
+/* CHECK CONDITION without the target core, fixed-format sense (SPC-4 4.5.3). */
+static void task_fail_now(struct iscsi_conn *c, struct iscsi_task *t,
+			  uint8_t key, uint8_t asc, uint8_t ascq)
+{
+	task_end_now(c, t, SAM_STAT_CHECK_CONDITION);
+	t->cmd.sense_len = 18;
+	memset(t->cmd.sense, 0, 18);
+	t->cmd.sense[0] = 0x70;
+	t->cmd.sense[2] = key;
+	t->cmd.sense[7] = 10;
+	t->cmd.sense[12] = asc;
+	t->cmd.sense[13] = ascq;
+}
+
 static void task_submit(struct iscsi_conn *c, struct iscsi_task *t)
 {
 	unsigned int tries = 0;
@@ -829,13 +846,8 @@ static int handle_scsi_cmd(struct iscsi_conn *c)
 	if (t->read && t->write) {
 		/* bidirectional commands: none in SBC the core runs */
 		rx_data(c, NULL, dlen);
-		task_end_now(c, t, SAM_STAT_CHECK_CONDITION);
-		t->cmd.sense_len = 18;
-		memset(t->cmd.sense, 0, 18);
-		t->cmd.sense[0] = 0x70;
-		t->cmd.sense[2] = 0x05; /* ILLEGAL REQUEST */
-		t->cmd.sense[7] = 10;
-		t->cmd.sense[12] = 0x24; /* INVALID FIELD IN CDB */
+		/* ILLEGAL REQUEST, INVALID FIELD IN CDB */
+		task_fail_now(c, t, 0x05, 0x24, 0x00);
 		return 0;
 	}
 	if (!t->write) {
@@ -866,12 +878,51 @@ static int handle_scsi_cmd(struct iscsi_conn *c)
 		t->unsol_end = fb < t->xfer ? fb : t->xfer;
 	}
 	t->r2t_next = t->unsol_end;
+	t->unsol_open = !(flags & ISCSI_CMD_F) && t->unsol_end > t->received;
 	t->state = TASK_DATA;
 	if (t->received >= t->xfer) {
 		task_submit(c, t);
 		return 0;
 	}
 	send_r2ts(c, t);
+	return 0;
+}
+
+/*
+ * A Data-Out burst of @t ended (F bit): the unsolicited one (@r NULL) or
+ * the one an R2T asked for.  Return whether data may still come.
+ */
+static bool burst_end(struct iscsi_task *t, struct r2t *r)
+{
+	if (r)
+		*r = t->r2t[--t->nr_r2t];
+	else
+		t->unsol_open = false;
+	return t->unsol_open || t->nr_r2t;
+}
+
+/*
+ * A Data-Out of a task whose data went bad (RFC 7143 7.8.1 option b, which
+ * 7.9 applies to a DataSN out of order, an implied digest error): its data
+ * is discarded, no R2T more is sent, and once every burst outstanding has
+ * ended (F bit) the task ends with CHECK CONDITION, ABORTED COMMAND,
+ * PROTOCOL SERVICE CRC ERROR (47/05, 11.4.7.2).  The connection and the
+ * session stay: at ErrorRecoveryLevel 0 this is the one recovery a target
+ * has that does not drop them.
+ */
+static int data_out_bad(struct iscsi_conn *c, struct iscsi_task *t,
+			struct r2t *r, bool final, int rx)
+{
+	if (!t->data_err) {
+		t->data_err = true;
+		c->data_errs++;
+	}
+	if (rx == -EBADMSG)
+		send_reject(c, ISCSI_REJECT_DATA_DIGEST);
+	else if (rx)
+		return rx;
+	if (final && !burst_end(t, r))
+		task_fail_now(c, t, 0x0b, 0x47, 0x05);
 	return 0;
 }
 
@@ -895,6 +946,9 @@ static int handle_data_out(struct iscsi_conn *c)
 		return send_reject(c, ISCSI_REJECT_INVALID_PDU_FIELD);
 	}
 	if (ttt == ISCSI_RSVD_TAG) {
+		if (!t->unsol_open)
+			return proto_error(c, ISCSI_REJECT_PROTOCOL_ERROR,
+					   "unsolicited Data-Out after its burst ended");
 		end = t->unsol_end;
 		datasn = &t->unsol_datasn;
 	} else {
@@ -907,10 +961,12 @@ static int handle_data_out(struct iscsi_conn *c)
 		end = r->off + r->len;
 		datasn = &r->datasn;
 	}
-	/* DataPDUInOrder and DataSequenceInOrder are Yes: data comes in order */
+	if (t->data_err)
+		return data_out_bad(c, t, r, final, rx_data(c, NULL, len));
+	/* DataPDUInOrder and DataSequenceInOrder are Yes: data comes in order,
+	 * so a DataSN out of order means PDUs went missing (7.9) */
 	if (sn != *datasn)
-		return proto_error(c, ISCSI_REJECT_PROTOCOL_ERROR,
-				   "Data-Out DataSN out of order");
+		return data_out_bad(c, t, r, final, rx_data(c, NULL, len));
 	if (off != t->received || len > end - off || !len)
 		return proto_error(c, ISCSI_REJECT_PROTOCOL_ERROR,
 				   "Data-Out offset or length outside the burst");
@@ -919,16 +975,15 @@ static int handle_data_out(struct iscsi_conn *c)
 				   "Data-Out F bit not at the end of its burst");
 	ret = rx_data(c, t->buf + off, len);
 	if (ret)
-		return ret == -EBADMSG ?
-		       proto_error(c, ISCSI_REJECT_DATA_DIGEST, "data digest error") : ret;
+		return data_out_bad(c, t, r, final, ret);
 	(*datasn)++;
 	t->received += len;
 	if (r) {
 		r->got += len;
-		if (r->got == r->len) {
-			/* this R2T is answered: drop it, solicit more */
-			*r = t->r2t[--t->nr_r2t];
-		}
+		if (final)
+			burst_end(t, r); /* this R2T is answered: solicit more */
+	} else if (final) {
+		burst_end(t, NULL);
 	}
 	if (t->received == t->xfer) {
 		task_submit(c, t);
@@ -1798,10 +1853,11 @@ void *iscsi_conn_thread(void *arg)
 	fflush(srv->log);
 	full_feature(c);
 	fprintf(srv->log,
-		"iscsi: conn %lu %s logout: initiator '%s' isid 0x%s tsih %u %.3f s, %llu commands, %llu dropped (CmdSN), %llu NOP-In pings, rx %llu B tx %llu B: %s\n",
+		"iscsi: conn %lu %s logout: initiator '%s' isid 0x%s tsih %u %.3f s, %llu commands, %llu dropped (CmdSN), %llu NOP-In pings, %llu failed on bad Data-Out, rx %llu B tx %llu B: %s\n",
 		c->id, c->peer, c->p.initiator_name, isid, l.tsih,
 		(double)(now_ms() - t0) / 1000.0, (unsigned long long)c->cmds,
 		(unsigned long long)c->dropped, (unsigned long long)c->pings,
+		(unsigned long long)c->data_errs,
 		(unsigned long long)c->rx_bytes, (unsigned long long)c->tx_bytes,
 		c->why ? c->why : "closed");
 	fflush(srv->log);
