@@ -81,7 +81,8 @@ struct request {
  * blk_mq_rq_to_pdu() - the driver's private area behind a request.
  * @rq: the request.
  *
- * Return: pointer to cmd_size bytes, 16-byte aligned.
+ * Return: pointer to cmd_size bytes, cache-line (64-byte) aligned, as
+ * struct request is.
  * Context: any.
  */
 static inline void *blk_mq_rq_to_pdu(struct request *rq)

@@ -50,12 +50,17 @@ enum scsi_host_status {
  *	is asked for).
  * @done: the midlayer's; the LLD calls it exactly once per queuecommand()
  *	that returned 0.
+ * @sense: SCSI_SENSE_MAX bytes the midlayer owns for the sense data
+ *	(Linux's sense_buffer): a pointer, so that the cold buffer does not
+ *	sit between the command's fields and the LLD's area, the lines
+ *	every I/O touches.
  * Results, set by the LLD before done: @host_status (enum
- *	scsi_host_status), @status (SAM status), @sense and @sense_len
- *	(CHECK CONDITION), @resid (bytes of @xfer_len not moved), @overflow
- *	(the device would have moved more than @xfer_len).
+ *	scsi_host_status), @status (SAM status), the bytes at @sense and
+ *	@sense_len (CHECK CONDITION), @resid (bytes of @xfer_len not moved),
+ *	@overflow (the device would have moved more than @xfer_len).
  * The LLD's private area, cmd_size bytes of its template, is
- * scsi_cmd_priv(): it lives as long as the command.
+ * scsi_cmd_priv(): it lives as long as the command.  The command is one
+ * 64-byte cache line.
  */
 struct scsi_cmnd {
 	uint64_t lun;
@@ -71,7 +76,7 @@ struct scsi_cmnd {
 	uint32_t xfer_len;
 	uint32_t resid;
 	void (*done)(struct scsi_cmnd *cmd);
-	uint8_t sense[SCSI_SENSE_MAX];
+	uint8_t *sense;
 } __attribute__((aligned(16)));
 
 /** scsi_cmd_priv() - the LLD's cmd_size bytes of @cmd (16-byte aligned). */

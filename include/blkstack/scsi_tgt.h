@@ -290,16 +290,19 @@ struct scsi_tgt_error_rule;
  * Private: the rest.
  */
 struct scsi_tgt_cmd {
+	/* what every command touches first: 88 bytes, two cache lines with
+	 * a transport's 24-byte header in front (loopback's lb_cmd) */
 	uint64_t lun;
-	unsigned int nexus;
 	const uint8_t *cdb;
-	uint8_t cdb_len;
-	uint8_t dir;
 	const struct iovec *iov;
-	unsigned int iovcnt;
-	uint32_t xfer_len;
 	void (*done)(struct scsi_tgt_cmd *cmd);
 	void *priv;
+	void *io;               /* private: its bios and their iovecs */
+	unsigned int nexus;
+	unsigned int iovcnt;
+	uint32_t xfer_len;
+	uint8_t cdb_len;
+	uint8_t dir;
 	/* results */
 	uint8_t status;
 	uint8_t sense_len;
@@ -310,24 +313,27 @@ struct scsi_tgt_cmd {
 	/* private: media access in flight */
 	uint8_t tstate;         /* enum: idle, media access, dropped */
 	bool aborting;          /* ABORT TASK waits for its media access */
+	blk_status_t err;
 	uint32_t epoch;         /* the target's epoch at its start (resets,
 				 * PREEMPT AND ABORT) */
-	struct scsi_tgt_cmd *dnext, *dprev; /* the queue's dropped tasks */
 	uint32_t pending;       /* bios not yet ended, + 1 while submitting */
 	uint32_t moved;         /* bytes of data moved */
+	/* one bio with up to 4 iovecs needs no allocation: kept here, next
+	 * to the fields above (a READ's media command, its bio and iovecs
+	 * fill the two lines after them) */
+	uint64_t io_space[32];
+	/* cold: errors, dropped tasks, delays */
 	uint64_t err_lba;       /* first failed bio's offset (bytes, then LBA) */
-	blk_status_t err;
-	void *io;               /* its bios and their iovecs */
+	struct scsi_tgt_cmd *dnext, *dprev; /* the queue's dropped tasks */
 	/* delay_ms/ndelay_ns: held on the queue's list until @due_ns */
 	void (*delayed_done)(struct scsi_tgt_cmd *cmd);
 	struct scsi_tgt_queue *delay_q;
 	struct scsi_tgt_cmd *delay_next;
 	uint64_t due_ns;
-	/* one bio with up to 4 iovecs needs no allocation: kept here */
-	uint64_t io_space[32];
 	/* last, results: cold, apart from the lines every command touches */
 	uint8_t sense[SCSI_SENSE_MAX];
 };
+
 
 
 /**

@@ -619,7 +619,7 @@ static void media_put(struct scsi_tgt_cmd *c)
 {
 	struct media_io *io = c->io;
 	struct scsi_lu *lu = io->lu;
-	struct scsi_tgt *t = io->tgt;
+	struct scsi_tgt *t = io->q->tgt;
 
 	if (--c->pending)
 		return;
@@ -701,11 +701,9 @@ struct media_io *tgt_media_alloc(struct scsi_tgt_queue *q,
 		if (!io)
 			return NULL;
 	}
-	io->tgt = q->tgt;
 	io->q = q;
 	io->lu = lu;
-	io->bios = (struct blk_bio *)(io + 1);
-	io->iov = (struct iovec *)(io->bios + nr);
+	io->iov = (struct iovec *)(media_bios(io) + nr);
 	c->io = io;
 	return io;
 }
@@ -713,7 +711,7 @@ struct media_io *tgt_media_alloc(struct scsi_tgt_queue *q,
 struct blk_bio *tgt_media_bio(struct media_io *io, struct scsi_tgt_cmd *c,
 				 uint8_t op, uint64_t off, uint32_t size)
 {
-	struct blk_bio *b = &io->bios[io->nr++];
+	struct blk_bio *b = &media_bios(io)[io->nr++];
 
 	b->bi_op = op;
 	b->bi_offset = off;
@@ -745,7 +743,7 @@ int tgt_media_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 	c->tstate = TGT_TASK_MEDIA; /* c->epoch: read by submit() */
 	q->lun_busy[c->lun]++;
 	for (i = 0; i < io->nr; i++) {
-		while ((ret = blk_submit(ctx, &io->bios[i])) == -EAGAIN && i)
+		while ((ret = blk_submit(ctx, &media_bios(io)[i])) == -EAGAIN && i)
 			blk_poll(ctx);
 		if (ret == -EAGAIN) {
 			if (c->io != (void *)c->io_space)
@@ -758,9 +756,9 @@ int tgt_media_submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 		}
 		if (ret) {
 			/* refused by the core: ends as a failed bio */
-			io->bios[i].bi_status = ret == -ERANGE || ret == -EINVAL ?
+			media_bios(io)[i].bi_status = ret == -ERANGE || ret == -EINVAL ?
 						BLK_STS_INVAL : BLK_STS_IOERR;
-			media_end_io(&io->bios[i]);
+			media_end_io(&media_bios(io)[i]);
 		}
 	}
 	media_put(c);

@@ -206,18 +206,25 @@ struct scsi_tgt_queue {
 /* A media command's bios: in the command (io_space) or one allocation,
  * freed when the command ends. */
 struct media_io {
-	struct scsi_tgt *tgt;
 	struct scsi_tgt_queue *q;
 	struct scsi_lu *lu;
+	struct iovec *iov;      /* its bios' iovecs */
 	bool read;
 	bool recovered;         /* SCSI_TGT_OPT_RECOVERED_ERR on this one */
 	bool rw;                /* READ/WRITE: the data is the blocks; else
 				 * the Data-Out is a parameter list or a block
 				 * to repeat, taken whole */
 	unsigned int nr;        /* bios prepared */
-	struct blk_bio *bios;   /* [nr] */
-	struct iovec *iov;      /* their iovecs */
+	/* its bios follow (media_bios()): 32 bytes here, so that a READ's
+	 * media command, bio and two iovecs (120 bytes) fit the command's
+	 * io_space in two cache lines */
 };
+
+/* The bios of @io, right behind it. */
+static inline struct blk_bio *media_bios(struct media_io *io)
+{
+	return (struct blk_bio *)(io + 1);
+}
 
 typedef int (*scsi_cmd_fn)(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			   struct scsi_tgt_cmd *c);

@@ -58,6 +58,7 @@ struct scsi_disk {
 	const struct scsi_host_template *hostt;
 	void *hostdata;
 	uint32_t priv_size;     /* the LLD's cmd_size, 16-byte multiple */
+	uint32_t sense_off;     /* the sense buffer, bytes from the pdu */
 	uint32_t lld_depth;     /* commands an LLD queue may hold */
 	struct scsi_hq **hq;    /* each hardware queue's, for the counters */
 	unsigned int nr_hq;
@@ -97,10 +98,17 @@ struct scsi_hq {
 
 /*
  * Per request (cmd_size): the command, its CDB, UNMAP's parameter list;
- * behind it the LLD's private area (scsi_cmd_priv()) and the data as one
- * iovec array over all its bios (pdu_iov()).
+ * behind it the LLD's private area (scsi_cmd_priv()), the data as one
+ * iovec array over all its bios (pdu_iov()), and last the sense buffer
+ * (scsi_cmnd.sense).  The first line holds what every command writes; the
+ * fields of busy hosts, delays and NOT READY waits come after it, and the
+ * command (one line) last, so that the LLD's area follows it at once:
+ * every I/O touches one line here and one for the command, not three
+ * (callgrind's cache model: 3 of the 14 D1 write misses per I/O the SCSI
+ * path had over NVMe's 7 were this area's).
  */
 struct scsi_pdu {
+	/* written by every command */
 	struct request *rq;
 	struct blk_mq_hw_ctx *hctx;
 	uint64_t lba;           /* of this attempt */
@@ -109,17 +117,18 @@ struct scsi_pdu {
 	bool timed_out;         /* error handling ended it */
 	bool budget;            /* holds a budget token */
 	bool delayed;           /* on the queue's delayed list */
-	struct scsi_pdu *dnext; /* ... next there */
-	uint64_t due_ns;        /* ... sent again from then on */
-	uint32_t nr_gen;        /* rq->gen when the NOT READY clock started */
-	uint64_t nr_start_ns;   /* ... its start */
 	bool split;             /* this command is the request's first part */
 	uint32_t cmd_bytes;     /* bytes this command covers */
-	uint32_t busy_gen;      /* rq->gen when the host first refused it */
-	uint64_t busy_start_ns; /* ... then */
 	uint8_t cdb[16];
+	/* the rest: error paths, UNMAP */
+	struct scsi_pdu *dnext __attribute__((aligned(64))); /* ... delayed */
+	uint64_t due_ns;        /* ... sent again from then on */
+	uint32_t nr_gen;        /* rq->gen when the NOT READY clock started */
+	uint32_t busy_gen;      /* rq->gen when the host first refused it */
+	uint64_t nr_start_ns;   /* ... its start */
+	uint64_t busy_start_ns; /* ... then */
 	uint8_t param[24];
-	struct scsi_cmnd cmd;   /* last: the LLD's area follows it */
+	struct scsi_cmnd cmd __attribute__((aligned(64))); /* last: the LLD's area follows it */
 };
 
 static inline struct scsi_pdu *cmd_to_pdu(struct scsi_cmnd *c)
@@ -680,6 +689,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	c->lun = 0;
 	c->cdb = pdu->cdb;
 	c->done = scsi_done;
+	c->sense = (uint8_t *)pdu + sd->sense_off;
 	c->dir = SCSI_DIR_NONE;
 	c->iov = NULL;
 	c->iovcnt = 0;
@@ -865,6 +875,7 @@ static const struct blk_mq_ops scsi_mq_ops = {
 /* A probe command and, behind it, the LLD's area (scsi_cmd_priv()). */
 struct probe_cmd {
 	bool ended;
+	uint8_t sense[SCSI_SENSE_MAX];
 	struct scsi_cmnd cmd;
 };
 
@@ -911,6 +922,7 @@ static int probe(struct probe *p, const uint8_t *cdb, uint8_t len, void *buf,
 		c->xfer_len = xfer;
 		c->dir = buf ? SCSI_DIR_FROM_DEVICE : SCSI_DIR_NONE;
 		c->done = probe_done;
+		c->sense = p->pc->sense;
 		c->status = SAM_STAT_GOOD;
 		c->sense_len = 0;
 		while ((ret = p->hostt->queuecommand(p->q, c)) == -EAGAIN ||
@@ -1263,8 +1275,9 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 		qc.max_segments = 128;
 	_Static_assert(offsetof(struct scsi_pdu, cmd) + sizeof(struct scsi_cmnd) ==
 		       sizeof(struct scsi_pdu), "the LLD's area follows the command");
-	qc.cmd_size = (uint32_t)(sizeof(struct scsi_pdu) + sd->priv_size +
-				 qc.max_segments * sizeof(struct iovec));
+	sd->sense_off = (uint32_t)(sizeof(struct scsi_pdu) + sd->priv_size +
+				   qc.max_segments * sizeof(struct iovec));
+	qc.cmd_size = sd->sense_off + SCSI_SENSE_MAX;
 	qc.ops = &scsi_mq_ops;
 	qc.driver_data = sd;
 	sd->hq = calloc(qc.nr_hw_queues ? qc.nr_hw_queues : 1, sizeof(*sd->hq));
