@@ -1545,7 +1545,8 @@ submit(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c, const bool faults)
 	c->aborting = false;
 	c->moved = 0;
 	c->err = BLK_STS_OK;
-	c->err_lba = 0;
+	/* err_lba: set with the first error, read only after one (its cold
+	 * line stays untouched on a command that does not fail) */
 	c->io = NULL;
 	/*
 	 * The epoch the task starts in, before the unit attention and

@@ -705,14 +705,21 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 		cdb_rw(sd, pdu->cdb, rq->op == BLK_OP_WRITE, lba, nb,
 		       rq->cmd_flags & BLK_BIO_FUA, &c->cdb_len);
 		hq->st.rw_cdb[c->cdb_len >> 3]++; /* 6: 0, 10: 1, 16: 2 */
-		if (likely(!rq->bio_done)) {
-			rq_for_each_bio(bio, rq)
-				for (i = 0; i < bio->bi_vcnt; i++)
-					iov[n++] = bio->bi_io_vec[i];
+		if (likely(rq->bio == rq->biotail && !rq->bio_done)) {
+			/* one bio: its own iovecs, no copy (and the
+			 * array's cache line untouched) */
+			c->iov = rq->bio->bi_io_vec;
+			n = rq->bio->bi_vcnt;
 		} else {
-			n = iov_remainder(rq, iov);
+			if (likely(!rq->bio_done)) {
+				rq_for_each_bio(bio, rq)
+					for (i = 0; i < bio->bi_vcnt; i++)
+						iov[n++] = bio->bi_io_vec[i];
+			} else {
+				n = iov_remainder(rq, iov);
+			}
+			c->iov = iov;
 		}
-		c->iov = iov;
 		c->iovcnt = n;
 		c->xfer_len = pdu->cmd_bytes; /* of the iovecs, the first part */
 		c->dir = rq->op == BLK_OP_WRITE ? SCSI_DIR_TO_DEVICE :
