@@ -13,10 +13,13 @@ PKGS=(
 	libbsd-dev                         # <bsd/sys/tree.h> red-black trees (mq-deadline)
 	liburing-dev                       # io_uring (uring driver)
 	liburcu-dev                        # RCU (liburcu-bp): ram page store
+	libmicrohttpd-dev                  # serve --metrics: /metrics over HTTP (the header at build time; the library dlopen()ed)
 	fio                                # peer for bench/ and job-file tests
 	fio-examples                       # stock job files: the corpus of tests/func/test_jobfile_fio.sh
 	valgrind                           # callgrind instruction counts in bench/
 	jq                                 # JSON checks in functional tests
+	curl                               # scrapes /metrics in tests/func/test_metrics.sh
+	prometheus                         # promtool check metrics in tests/func/test_metrics.sh (with systemd, the package also starts a Prometheus server on port 9090)
 	time                               # /usr/bin/time: CPU per I/O in bench/uring-*.sh
 	python3                            # raw NBD wire client in tests/func/nbd_raw.py
 	libnbd-bin                         # nbdinfo, nbdcopy: NBD clients in tests/func

@@ -25,6 +25,8 @@
 extern "C" {
 #endif
 
+struct blk_metrics_export;
+
 #define BLK_ISCSI_DEFAULT_PORT 3260
 #define BLK_ISCSI_NAME_PREFIX "iqn.2026-12.org.blkstack:"
 #define BLK_ISCSI_MAX_TARGETS 64
@@ -66,6 +68,15 @@ enum blk_iscsi_thin {
  *	(NULL or "": any); others get login status 0202 (authorization
  *	failure, RFC 7143 11.13.5) and do not see it in SendTargets.
  * @thin: enum blk_iscsi_thin, for every LUN of the target.
+ * @metrics: where each LUN's commands are counted (blkstack/metrics.h):
+ *	1 + @nr_more_luns entries, LUN 0 first (the caller's), or NULL: not
+ *	counted.  A connection opens counters for every LUN of its target
+ *	after login; commands to a LUN the target lacks count under LUN 0.
+ *	A command is recorded when its response (the last Data-In or the
+ *	SCSI Response) has been handed to the socket, or when task
+ *	management or the connection's end drops it (an error); latency
+ *	from the recv() that brought its SCSI Command PDU (the clock is read
+ *	once per recv() and once per batch sent, not per command).
  */
 struct blk_iscsi_target {
 	const char *name;
@@ -76,6 +87,7 @@ struct blk_iscsi_target {
 	bool removable;
 	const char *acl;
 	int thin;
+	struct blk_metrics_export *const *metrics;
 };
 
 /**

@@ -144,12 +144,15 @@ extern "C" {
  * @dev: the device; owned by the caller, open for the server's lifetime.
  * @read_only: refuse WRITE, TRIM and WRITE_ZEROES with EPERM, advertise
  *	NBD_FLAG_READ_ONLY.
+ * @metrics: where the server counts this export's connections
+ *	(blkstack/metrics.h), or NULL: not counted.
  */
 struct blk_nbd_export {
 	const char *name;
 	const char *description;
 	struct blk_dev *dev;
 	bool read_only;
+	struct blk_metrics_export *metrics;
 };
 
 /**
@@ -299,6 +302,8 @@ uint32_t blk_nbd_check_request(const struct blk_nbd_request *req,
 uint32_t blk_nbd_errno(blk_status_t status);
 
 struct blk_nbd_conn;
+struct blk_metrics_conn;
+struct blk_metrics_export;
 
 /**
  * blk_nbd_conn_create() - start the transmission phase of one connection.
@@ -317,6 +322,24 @@ struct blk_nbd_conn;
 int blk_nbd_conn_create(const struct blk_nbd_export *exp,
 			const struct blk_nbd_session *s,
 			unsigned int max_inflight, struct blk_nbd_conn **conn);
+
+/**
+ * blk_nbd_conn_set_metrics() - count this connection's requests.
+ * @conn: the connection.
+ * @mc: its counters (blk_metrics_conn_open()), or NULL to stop counting;
+ *	must stay open until blk_nbd_conn_destroy().
+ *
+ * Each request is recorded (blk_metrics_record()) when its reply has been
+ * fully handed to blk_nbd_conn_tx_done(): class, payload bytes, the wire
+ * error, and its latency from the blk_nbd_conn_rx_done() call that
+ * brought its header (the clock is read once per such call and once per
+ * tx_done() call that finishes replies, not per request).  The in-flight
+ * gauge is stored once per call.  NBD_CMD_DISC, which has no reply, is
+ * not counted.
+ * Context: the owner thread.
+ */
+void blk_nbd_conn_set_metrics(struct blk_nbd_conn *conn,
+			      struct blk_metrics_conn *mc);
 
 /**
  * blk_nbd_conn_rx_buf() - where to put the next bytes from the client.

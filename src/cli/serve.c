@@ -21,6 +21,7 @@
 #include "bench/bench.h"
 #include "blkstack/dev.h"
 #include "blkstack/iscsi.h"
+#include "blkstack/metrics.h"
 #include "blkstack/nbd.h"
 #include "blkstack/uring.h"
 #include "serve.h"
@@ -130,6 +131,11 @@ void serve_usage(FILE *f)
 		"  --stop-deadline-ms=MS  after SIGINT/SIGTERM, wait this long for requests in\n"
 		"                         flight, then exit 1 unflushed, 100..3600000 (30000);\n"
 		"                         a second signal exits at once\n"
+		"  --metrics[=[HOST:]PORT] Prometheus metrics at http://HOST:PORT/metrics: per\n"
+		"                         export and connection requests, bytes, errors,\n"
+		"                         latency histograms, in flight, the block core's\n"
+		"                         diskstats (docs/metrics.md); alone 127.0.0.1:9100,\n"
+		"                         a bare PORT on 127.0.0.1, 0 picks a free port\n"
 		"\n"
 		"export options (before the first --export: defaults for all exports):\n"
 		"  --export=NAME          start an export called NAME (clients ask for it\n"
@@ -309,6 +315,13 @@ int serve_main(int argc, char **argv)
 	static char iscsi_names[MAX_EXPORTS][sizeof(BLK_ISCSI_NAME_PREFIX) + NBD_MAX_STRING + 8];
 	struct blk_iscsi_target itgt[MAX_EXPORTS];
 	static struct blk_dev *tluns[MAX_EXPORTS][MAX_EXPORTS];
+	static struct blk_metrics_export *tmx[MAX_EXPORTS][MAX_EXPORTS];
+	struct blk_metrics_export *mx[MAX_EXPORTS] = { 0 };
+	struct blk_metrics *metrics = NULL;
+	struct blk_metrics_http *mhttp = NULL;
+	char metrics_host[256];
+	unsigned int metrics_port = 0;
+	bool want_metrics = false;
 	unsigned int tlun_n[MAX_EXPORTS], texp[MAX_EXPORTS];
 	struct blk_iscsi_server_config icfg = { 0 };
 	struct blk_iscsi_server *isrv = NULL;
@@ -382,6 +395,15 @@ int serve_main(int argc, char **argv)
 					BLK_ISCSI_MAX_PORTALS);
 				goto out;
 			}
+		} else if (!strcmp(name, "metrics")) {
+			if (blk_metrics_parse_addr(val, metrics_host,
+						   sizeof(metrics_host),
+						   &metrics_port)) {
+				fprintf(stderr, "blkstack serve: --metrics=%s: expected PORT or HOST:PORT (PORT 0..65535, IPv6 HOST in brackets; --metrics alone: 127.0.0.1:9100)\n",
+					val);
+				goto out;
+			}
+			want_metrics = true;
 		} else if (!strcmp(name, "iscsi-chap")) {
 			if (!val || !*val) {
 				fprintf(stderr, "blkstack serve: --iscsi-chap needs a file\n");
@@ -511,9 +533,20 @@ int serve_main(int argc, char **argv)
 		if (open_export(&ex[i], max_conn * ((tcp || unix_path) + !!iscsi) + 1,
 				&devs[i]))
 			goto out;
+		if (want_metrics) {
+			unsigned int protos = (tcp || unix_path ? 1u << BLK_METRICS_NBD : 0) |
+					      (iscsi ? 1u << BLK_METRICS_ISCSI : 0);
+
+			if (!metrics && blk_metrics_create(&metrics))
+				goto nomem;
+			if (blk_metrics_export_add(metrics, ex[i].name, devs[i],
+						   protos, &mx[i]))
+				goto nomem;
+		}
 		nexp[i] = (struct blk_nbd_export){
 			.name = ex[i].name, .description = ex[i].description,
 			.dev = devs[i], .read_only = ex[i].read_only,
+			.metrics = mx[i],
 		};
 	}
 	cfg.exports = nexp;
@@ -542,9 +575,12 @@ int serve_main(int argc, char **argv)
 				 BLK_ISCSI_NAME_PREFIX,
 				 ex[i].name[0] ? ex[i].name : "default");
 			tlun_n[nt] = 0;
+			tmx[nt][0] = mx[i];
 			for (k = i + 1; k < nr; k++)
-				if (ex[k].has_lun_of && !strcmp(ex[k].lun_of, ex[i].name))
+				if (ex[k].has_lun_of && !strcmp(ex[k].lun_of, ex[i].name)) {
+					tmx[nt][tlun_n[nt] + 1] = mx[k];
 					tluns[nt][tlun_n[nt]++] = devs[k];
+				}
 			itgt[nt] = (struct blk_iscsi_target){
 				.name = iscsi_names[nt], .dev = devs[i],
 				.more_luns = tluns[nt], .nr_more_luns = tlun_n[nt],
@@ -552,6 +588,7 @@ int serve_main(int argc, char **argv)
 				.removable = ex[i].iscsi_removable,
 				.acl = ex[i].iscsi_acl,
 				.thin = ex[i].iscsi_thin,
+				.metrics = metrics ? tmx[nt] : NULL,
 			};
 			texp[nt++] = i;
 		}
@@ -574,6 +611,16 @@ int serve_main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (metrics && blk_metrics_http_start(metrics, metrics_host, metrics_port,
+					      &mhttp, err, sizeof(err))) {
+		fprintf(stderr, "blkstack serve: %s\n", err);
+		goto out;
+	}
+	if (mhttp)
+		fprintf(stderr, "blkstack serve: metrics on http://%s%s%s:%u/metrics\n",
+			strchr(metrics_host, ':') ? "[" : "", metrics_host,
+			strchr(metrics_host, ':') ? "]" : "",
+			blk_metrics_http_port(mhttp));
 	if (tcp) {
 		const char *colon = strrchr(tcp, ':');
 
@@ -654,6 +701,9 @@ int serve_main(int argc, char **argv)
 		__atomic_load_n(&serve_stop, __ATOMIC_ACQUIRE));
 	ret = 0;
 	goto out;
+nomem:
+	fprintf(stderr, "blkstack serve: out of memory\n");
+	goto out;
 usage:
 	fprintf(stderr, "'blkstack serve --help' lists the options.\n");
 out:
@@ -661,6 +711,8 @@ out:
 		__atomic_store_n(&serve_stop, SIGTERM, __ATOMIC_RELEASE);
 		pthread_join(ith, NULL);
 	}
+	/* the servers are done: no connection counts any more */
+	blk_metrics_http_stop(mhttp);
 	blk_nbd_server_destroy(srv);
 	blk_iscsi_server_destroy(isrv);
 	for (i = 0; i < MAX_EXPORTS; i++) {
@@ -668,6 +720,7 @@ out:
 		if (ex && i < nr)
 			free(ex[i].o);
 	}
+	blk_metrics_destroy(metrics);
 	free(ex);
 	free(defaults.o);
 	return ret;

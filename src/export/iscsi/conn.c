@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blkstack/metrics.h"
 #include "pdu.h"
 #include "server.h"
 #include "../export.h"
@@ -89,6 +90,10 @@ struct iscsi_task {
 	unsigned int nr_r2t;
 	struct r2t r2t[MAX_R2T];
 	uint32_t datasn_sent;   /* Data-In and R2T PDUs sent (ExpDataSN) */
+	/* metrics: its LUN's counters (NULL: not counted, or counted) */
+	struct blk_metrics_conn *m;
+	uint64_t t0_ns;         /* the recv() that brought the command */
+	enum blk_metrics_dir mdir;
 };
 
 struct iscsi_conn {
@@ -152,6 +157,11 @@ struct iscsi_conn {
 	struct iscsi_pdu_lens l;
 	char *text;             /* a Text request over several PDUs */
 	uint32_t text_len;
+	/* metrics: counters per LUN of the target (NULL: off); rx_ns: the
+	 * clock after the last recv() into rxb, 0 until read */
+	struct blk_metrics_conn **mlun;
+	unsigned int nr_mlun;
+	uint64_t rx_ns;
 };
 
 static uint64_t now_ms(void)
@@ -217,6 +227,7 @@ static ssize_t rx_recv(struct iscsi_conn *c, int flags)
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 	c->rx_bytes += (uint64_t)n;
+	c->rx_ns = 0; /* commands in these bytes get a new arrival time */
 	c->rxb_len += (uint32_t)n;
 	c->rx_drained = (uint32_t)n < room;
 	return n;
@@ -300,13 +311,53 @@ static int rx_full(struct iscsi_conn *c, void *buf, size_t len, bool start)
 	return 0;
 }
 
+/* SBC-3 opcodes that move media data (label dir=read / write). */
+static enum blk_metrics_dir cdb_class(uint8_t op)
+{
+	switch (op) {
+	case READ_6: case READ_10: case READ_12: case READ_16:
+		return BLK_METRICS_READ;
+	case WRITE_6: case WRITE_10: case WRITE_12: case WRITE_16:
+	case WRITE_VERIFY_10: case WRITE_VERIFY_12: case WRITE_VERIFY_16:
+		return BLK_METRICS_WRITE;
+	default:
+		return BLK_METRICS_OTHER;
+	}
+}
+
+/*
+ * A command ended (answered, or dropped without an answer): record it in
+ * its LUN's counters, once.  @now: the clock, read on first need.
+ */
+static void task_metrics(struct iscsi_task *t, uint64_t *now)
+{
+	const struct scsi_tgt_cmd *m = &t->cmd;
+	bool err;
+
+	if (!t->m)
+		return;
+	if (!*now)
+		*now = blk_metrics_now_ns();
+	err = t->state != TASK_DONE || t->aborted || m->no_response ||
+	      (m->status != SAM_STAT_GOOD && m->status != SAM_STAT_CONDITION_MET);
+	blk_metrics_record(t->m, t->mdir,
+			   err || t->mdir == BLK_METRICS_OTHER ? 0 :
+			   m->overflow ? t->xfer : t->xfer - m->resid,
+			   err, *now - t->t0_ns);
+	BLK_METRICS_ADD(&t->m->inflight, (uint64_t)-1);
+	t->m = NULL;
+}
+
 /* Free the tasks whose buffers the sent batch pointed into. */
 static void tx_retire_free(struct iscsi_conn *c)
 {
+	uint64_t now = 0;
+
 	while (c->retired) {
 		struct iscsi_task *t = c->retired;
 
 		c->retired = t->done_next;
+		task_metrics(t, &now);
 		free(t->buf);
 		free(t);
 	}
@@ -538,6 +589,9 @@ static void task_unlink(struct iscsi_conn *c, struct iscsi_task *t)
 
 static void task_free(struct iscsi_conn *c, struct iscsi_task *t)
 {
+	uint64_t now = 0;
+
+	task_metrics(t, &now);
 	task_unlink(c, t);
 	free(t->buf);
 	free(t);
@@ -820,6 +874,16 @@ static int handle_scsi_cmd(struct iscsi_conn *c)
 	c->tasks = t;
 	c->nr_tasks++;
 	c->cmds++;
+	if (c->mlun) {
+		uint64_t lun = lun_decode(t->lun_raw);
+
+		t->m = c->mlun[lun < c->nr_mlun ? lun : 0];
+		if (!c->rx_ns)
+			c->rx_ns = blk_metrics_now_ns();
+		t->t0_ns = c->rx_ns;
+		t->mdir = cdb_class(t->cdb[0]);
+		BLK_METRICS_ADD(&t->m->inflight, 1);
+	}
 	t->cmd = (struct scsi_tgt_cmd){
 		.lun = lun_decode(t->lun_raw),
 		.nexus = c->nexus,
@@ -1769,6 +1833,46 @@ struct iscsi_conn *iscsi_conn_new(struct blk_iscsi_server *srv, int fd,
 	return c;
 }
 
+/* Counters for each LUN of the target logged in to; -ENOMEM. */
+static int metrics_open(struct iscsi_conn *c)
+{
+	struct blk_metrics_export *const *mx = c->node ? c->node->cfg.metrics : NULL;
+	unsigned int i;
+
+	if (!mx)
+		return 0;
+	c->mlun = calloc(c->node->nr_luns, sizeof(*c->mlun));
+	if (!c->mlun)
+		return -ENOMEM;
+	c->nr_mlun = c->node->nr_luns;
+	for (i = 0; i < c->nr_mlun; i++)
+		if (blk_metrics_conn_open(mx[i], BLK_METRICS_ISCSI, c->id,
+					  c->peer, &c->mlun[i]))
+			return -ENOMEM;
+	/* a NULL entry (an export not counted) stands for LUN 0's */
+	for (i = 1; i < c->nr_mlun; i++)
+		if (!c->mlun[i])
+			c->mlun[i] = c->mlun[0];
+	if (!c->mlun[0]) {
+		free(c->mlun);
+		c->mlun = NULL;
+		c->nr_mlun = 0;
+	}
+	return 0;
+}
+
+static void metrics_close(struct iscsi_conn *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nr_mlun; i++)
+		if (c->mlun[i] && (!i || c->mlun[i] != c->mlun[0]))
+			blk_metrics_conn_close(c->mlun[i]);
+	free(c->mlun);
+	c->mlun = NULL;
+	c->nr_mlun = 0;
+}
+
 static void name_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
 {
 	char host[64] = "?";
@@ -1836,6 +1940,13 @@ void *iscsi_conn_thread(void *arg)
 	c->cid = l.cid;
 	c->window = srv->cfg.max_cmds;
 	c->next_ttt = 1;
+	if (metrics_open(c)) {
+		metrics_close(c);
+		fprintf(srv->log, "iscsi: conn %lu %s: no memory for its metrics: closed\n",
+			c->id, c->peer);
+		fflush(srv->log);
+		goto out;
+	}
 	fprintf(srv->log,
 		"iscsi: conn %lu %s login: initiator '%s' isid 0x%s tsih %u %s%s%s nexus %u, auth %s%s%s%s, digests %s/%s, MaxRecvDataSegmentLength %u/%u, MaxBurstLength %u, FirstBurstLength %u, ImmediateData %s, InitialR2T %s\n",
 		c->id, c->peer, c->p.initiator_name, isid, l.tsih,
@@ -1866,6 +1977,7 @@ out:
 	iscsi_login_free(&l);
 	while (c->tasks)
 		task_free(c, c->tasks);
+	metrics_close(c); /* after the last tasks are counted */
 	if (c->q) {
 		nexus_loss(c);
 		scsi_tgt_queue_detach(c->q);

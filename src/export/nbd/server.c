@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blkstack/metrics.h"
 #include "blkstack/nbd.h"
 #include "coalesce.h"
 #include "../export.h"
@@ -277,6 +278,7 @@ static const char *transmit(struct nbd_client *cl,
 {
 	struct blk_nbd_server *srv = cl->srv;
 	struct blk_nbd_conn *conn;
+	struct blk_metrics_conn *mc;
 	const char *why = NULL;
 	bool eof = false;
 	struct iovec eof_v;
@@ -290,6 +292,12 @@ static const char *transmit(struct nbd_client *cl,
 	ret = blk_nbd_conn_create(exp, s, srv->cfg.max_inflight, &conn);
 	if (ret)
 		return ret == -EBUSY ? "no free hardware queue" : "out of memory";
+	if (blk_metrics_conn_open(exp->metrics, BLK_METRICS_NBD, cl->id,
+				  cl->peer, &mc)) {
+		blk_nbd_conn_destroy(conn);
+		return "out of memory";
+	}
+	blk_nbd_conn_set_metrics(conn, mc);
 	/*
 	 * The socket stays blocking with a receive timeout: when nothing is
 	 * in flight the thread sleeps in recv() itself (one system call per
@@ -455,6 +463,7 @@ static const char *transmit(struct nbd_client *cl,
 	}
 out:
 	blk_nbd_conn_destroy(conn);
+	blk_metrics_conn_close(mc);
 	return why;
 }
 

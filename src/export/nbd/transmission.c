@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blkstack/metrics.h"
 #include "blkstack/nbd.h"
 #include "wire.h"
 
@@ -42,6 +43,8 @@ struct nbd_slot {
 	struct nbd_slot *next;          /* free list, tx queue, retry list */
 	struct blk_nbd_request req;
 	uint32_t err;                   /* wire error, 0 while fine */
+	uint32_t reply_err;             /* the error the reply carries */
+	uint64_t t0_ns;                 /* header arrived (metrics only) */
 	blk_status_t status;            /* first failed bio */
 	bool flush_after;               /* FUA on TRIM/WRITE_ZEROES */
 	bool on_retry;
@@ -84,6 +87,10 @@ struct blk_nbd_conn {
 	bool closing, shutdown, plugged;
 	bool dying;                     /* destroy: complete, submit nothing */
 	bool broken;                    /* bad request magic: framing lost */
+	/* metrics (NULL: off); rx_ns: the clock at the rx_done() call that
+	 * brought the headers being parsed, 0 until read */
+	struct blk_metrics_conn *m;
+	uint64_t rx_ns;
 };
 
 static uint8_t *zbuf; /* ZBUF_SIZE zeroes, shared, never written */
@@ -265,6 +272,7 @@ static void reply_error(struct blk_nbd_conn *c, struct nbd_slot *sl,
 {
 	size_t n;
 
+	sl->reply_err = err;
 	if (!c->s.structured) {
 		reply_simple(c, sl, err, false);
 		return;
@@ -697,6 +705,7 @@ static struct nbd_slot *slot_get(struct blk_nbd_conn *c)
 	c->nr_free--;
 	sl->next = NULL;
 	sl->err = 0;
+	sl->reply_err = 0;
 	sl->got = 0;
 	sl->on_retry = false;
 	sl->req.type = NBD_CMD_CACHE; /* no data charged until parsed */
@@ -752,6 +761,11 @@ static int on_header(struct blk_nbd_conn *c, const uint8_t *p)
 	}
 	r = &sl->req;
 	c->nr_requests++;
+	if (c->m) {
+		if (!c->rx_ns)
+			c->rx_ns = blk_metrics_now_ns();
+		sl->t0_ns = c->rx_ns;
+	}
 	c->data_bytes += slot_data(sl);
 	if (r->type == NBD_CMD_DISC) { /* no reply, even while stopping */
 		c->closing = true;
@@ -842,6 +856,8 @@ static int rx_process(struct blk_nbd_conn *c)
 	finish_plug(c);
 	if (c->rx_start == c->rx_end)
 		c->rx_start = c->rx_end = 0;
+	if (c->m)
+		blk_metrics_set_inflight(c->m, c->nr_slots - c->nr_free);
 	return ret;
 }
 
@@ -875,6 +891,7 @@ int blk_nbd_conn_rx_done(struct blk_nbd_conn *c, size_t n)
 		return -EPROTO;
 	if (!n)
 		return 0;
+	c->rx_ns = 0; /* new bytes: their headers get a new arrival time */
 	if (sl && c->rx_start == c->rx_end &&
 	    sl->req.length - sl->got >= RX_DIRECT_MIN) {
 		/* received in place (rx_buf() handed out the slot's buffer) */
@@ -923,8 +940,23 @@ int blk_nbd_conn_tx_iov(struct blk_nbd_conn *c, struct iovec *iov, int max)
 	return n;
 }
 
+/* A reply went out in full: count its request. */
+static void metrics_done(struct blk_nbd_conn *c, const struct nbd_slot *sl,
+			 uint64_t now)
+{
+	enum blk_metrics_dir d = sl->req.type == NBD_CMD_READ ? BLK_METRICS_READ :
+				 sl->req.type == NBD_CMD_WRITE ? BLK_METRICS_WRITE :
+				 BLK_METRICS_OTHER;
+
+	blk_metrics_record(c->m, d,
+			   d != BLK_METRICS_OTHER && !sl->reply_err ? sl->req.length : 0,
+			   sl->reply_err != 0, now - sl->t0_ns);
+}
+
 void blk_nbd_conn_tx_done(struct blk_nbd_conn *c, size_t n)
 {
+	uint64_t now = 0;
+
 	while (n && c->tx_head) {
 		struct nbd_slot *sl = c->tx_head;
 		struct iovec *v = &sl->txv[sl->txi];
@@ -938,6 +970,11 @@ void blk_nbd_conn_tx_done(struct blk_nbd_conn *c, size_t n)
 		n -= v->iov_len;
 		sl->txi++;
 		if (sl->txi == sl->txn) {
+			if (c->m) {
+				if (!now)
+					now = blk_metrics_now_ns();
+				metrics_done(c, sl, now);
+			}
 			c->tx_head = sl->next;
 			if (!c->tx_head)
 				c->tx_tail = NULL;
@@ -947,6 +984,13 @@ void blk_nbd_conn_tx_done(struct blk_nbd_conn *c, size_t n)
 	/* slots came free: requests waiting in the buffer may go on */
 	if (c->rx_start < c->rx_end)
 		rx_process(c);
+	else if (c->m)
+		blk_metrics_set_inflight(c->m, c->nr_slots - c->nr_free);
+}
+
+void blk_nbd_conn_set_metrics(struct blk_nbd_conn *c, struct blk_metrics_conn *mc)
+{
+	c->m = mc;
 }
 
 unsigned int blk_nbd_conn_inflight(const struct blk_nbd_conn *c)
