@@ -1,8 +1,58 @@
 // SPDX-License-Identifier: MIT
 /* The pieces the NBD and iSCSI servers share (export.h). */
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "export.h"
+
+int export_listen_tcp(const char *host, const char *port, int backlog,
+		      struct sockaddr_storage *bound, char *why, size_t whylen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *res, *ai;
+	socklen_t sl = sizeof(*bound);
+	int fd = -1, ret, one = 1;
+
+	ret = getaddrinfo(host, port, &hints, &res);
+	if (ret) {
+		snprintf(why, whylen, "%s", gai_strerror(ret));
+		return -EINVAL;
+	}
+	ret = -EADDRNOTAVAIL;
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			ret = -errno;
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, backlog))
+			break;
+		ret = -errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(why, whylen, "cannot listen: %s", strerror(-ret));
+		return ret;
+	}
+	memset(bound, 0, sizeof(*bound));
+	getsockname(fd, (struct sockaddr *)bound, &sl);
+	return fd;
+}
+
+unsigned int export_sockaddr_port(const struct sockaddr_storage *ss)
+{
+	return ntohs(ss->ss_family == AF_INET6 ?
+		     ((const struct sockaddr_in6 *)ss)->sin6_port :
+		     ((const struct sockaddr_in *)ss)->sin_port);
+}
 
 static void flush_end_io(struct blk_bio *bio)
 {

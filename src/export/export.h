@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the NBD and iSCSI servers (src/export/nbd/, src/export/iscsi/)
- * share: the device flush at a stop, and a blocking send of a whole
+ * What the NBD and iSCSI servers (src/export/nbd/, src/export/iscsi/) and
+ * the metrics endpoint (src/export/metrics/) share: a listening TCP
+ * socket, the device flush at a stop, and a blocking send of a whole
  * message.  Not installed.
  */
 #ifndef BLKSTACK_EXPORT_H
@@ -31,5 +32,24 @@ const char *export_dev_flush(struct blk_dev *dev);
  * Context: the connection's thread.
  */
 int export_sendmsg_all(int fd, struct msghdr *mh, uint64_t *tx_bytes);
+
+/*
+ * export_listen_tcp() - a listening TCP socket on @host (numeric or a
+ * name; brackets of an IPv6 literal already removed) and @port (decimal
+ * 0..65535, checked by the caller: 0 picks a free one), the first address
+ * getaddrinfo() gives that binds, with SO_REUSEADDR and close-on-exec, and
+ * @backlog connections waiting at most.
+ * @bound: set to the address it listens on (getsockname()).
+ * @why, @whylen: on failure, why (getaddrinfo()'s or the socket's words),
+ *	for the caller to put behind the option it parses.
+ * Return: the socket (>= 0); -EINVAL (the name does not resolve); -errno
+ * of the last socket(), bind() or listen() tried (-EADDRINUSE, ...).
+ * Context: any thread.
+ */
+int export_listen_tcp(const char *host, const char *port, int backlog,
+		      struct sockaddr_storage *bound, char *why, size_t whylen);
+
+/* export_sockaddr_port() - the port of @ss (AF_INET or AF_INET6), host order. */
+unsigned int export_sockaddr_port(const struct sockaddr_storage *ss);
 
 #endif /* BLKSTACK_EXPORT_H */

@@ -33,6 +33,7 @@
 #include <microhttpd.h>
 
 #include "blkstack/metrics.h"
+#include "../export.h"
 
 #ifndef BLK_MHD_SONAME
 #define BLK_MHD_SONAME "libmicrohttpd.so.12"
@@ -195,46 +196,18 @@ static const char *addr_name(const char *host, unsigned int port, char *buf,
 static int listen_on(const char *host, unsigned int port, int *fdp,
 		     unsigned int *bound, char *err, size_t errlen)
 {
-	char an[320];
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
-	struct addrinfo *res, *ai;
+	char an[320], ps[8], why[128];
 	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	char ps[8];
-	int fd = -1, ret, one = 1;
+	int fd;
 
 	snprintf(ps, sizeof(ps), "%u", port);
-	ret = getaddrinfo(host, ps, &hints, &res);
-	if (ret) {
-		snprintf(err, errlen, "%s: %s", addr_name(host, port, an, sizeof(an)),
-			 gai_strerror(ret));
-		return -EINVAL;
-	}
-	ret = -EADDRNOTAVAIL;
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-		if (fd < 0) {
-			ret = -errno;
-			continue;
-		}
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, 16))
-			break;
-		ret = -errno;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
+	fd = export_listen_tcp(host, ps, 16, &ss, why, sizeof(why));
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: cannot listen: %s",
-			 addr_name(host, port, an, sizeof(an)), strerror(-ret));
-		return ret;
+		snprintf(err, errlen, "%s: %s", addr_name(host, port, an, sizeof(an)),
+			 why);
+		return fd;
 	}
-	getsockname(fd, (struct sockaddr *)&ss, &sl);
-	*bound = ntohs(ss.ss_family == AF_INET6 ?
-		       ((struct sockaddr_in6 *)&ss)->sin6_port :
-		       ((struct sockaddr_in *)&ss)->sin_port);
+	*bound = export_sockaddr_port(&ss);
 	*fdp = fd;
 	return 0;
 }

@@ -530,11 +530,10 @@ static int listen_tcp(struct blk_nbd_server *srv, const char *addr, char *err,
 {
 	char host[256];
 	const char *colon = strrchr(addr, ':');
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
-	struct addrinfo *res, *ai;
+	char why[128];
+	struct sockaddr_storage ss;
 	size_t hl;
-	int fd = -1, ret, one = 1;
+	int fd;
 
 	if (!colon || !colon[1]) {
 		snprintf(err, errlen, "--nbd=%s: expected HOST:PORT", addr);
@@ -560,40 +559,13 @@ static int listen_tcp(struct blk_nbd_server *srv, const char *addr, char *err,
 		memmove(host, host + 1, hl - 2);
 		host[hl - 2] = 0;
 	}
-	ret = getaddrinfo(host[0] ? host : "127.0.0.1", colon + 1, &hints, &res);
-	if (ret) {
-		snprintf(err, errlen, "--nbd=%s: %s", addr, gai_strerror(ret));
-		return -EINVAL;
-	}
-	ret = -EADDRNOTAVAIL;
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
-		if (fd < 0) {
-			ret = -errno;
-			continue;
-		}
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, 64))
-			break;
-		ret = -errno;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
+	fd = export_listen_tcp(host[0] ? host : "127.0.0.1", colon + 1, 64, &ss,
+			       why, sizeof(why));
 	if (fd < 0) {
-		snprintf(err, errlen, "--nbd=%s: cannot listen: %s", addr,
-			 strerror(-ret));
-		return ret;
+		snprintf(err, errlen, "--nbd=%s: %s", addr, why);
+		return fd;
 	}
-	{
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-
-		getsockname(fd, (struct sockaddr *)&ss, &sl);
-		srv->port = ntohs(ss.ss_family == AF_INET6 ?
-				  ((struct sockaddr_in6 *)&ss)->sin6_port :
-				  ((struct sockaddr_in *)&ss)->sin_port);
-	}
+	srv->port = export_sockaddr_port(&ss);
 	srv->tcp_fd = fd;
 	return 0;
 }
