@@ -69,12 +69,11 @@ void tgt_cmd_bad_param(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
 	tgt_cmd_sense(c, lu, &s);
 }
 
-void tgt_cmd_end(struct scsi_tgt *t, struct scsi_tgt_cmd *c)
+void tgt_cmd_end(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 {
-	atomic_fetch_add_explicit(&t->cmds, 1, memory_order_relaxed);
+	q_count(&q->cmds, 1);
 	if (unlikely(c->status == SAM_STAT_CHECK_CONDITION))
-		atomic_fetch_add_explicit(&t->check_conditions, 1,
-					  memory_order_relaxed);
+		q_count(&q->check_conditions, 1);
 	if (c->io != (void *)c->io_space)
 		free(c->io);
 	c->io = NULL;
@@ -619,7 +618,6 @@ static void media_put(struct scsi_tgt_cmd *c)
 {
 	struct media_io *io = c->io;
 	struct scsi_lu *lu = io->lu;
-	struct scsi_tgt *t = io->q->tgt;
 
 	if (--c->pending)
 		return;
@@ -628,11 +626,9 @@ static void media_put(struct scsi_tgt_cmd *c)
 		c->err_lba /= lu->lbs;
 		tgt_media_error(c, lu, !io->read);
 	} else if (io->read) {
-		atomic_fetch_add_explicit(&t->read_blocks, c->moved >> lu->lbs_shift,
-					  memory_order_relaxed);
+		q_count(&io->q->read_blocks, c->moved >> lu->lbs_shift);
 	} else if (c->moved) {
-		atomic_fetch_add_explicit(&t->write_blocks, c->moved >> lu->lbs_shift,
-					  memory_order_relaxed);
+		q_count(&io->q->write_blocks, c->moved >> lu->lbs_shift);
 	}
 	if (c->status == SAM_STAT_GOOD && io->rw && c->moved < c->xfer_len &&
 	    !c->overflow)
@@ -658,7 +654,7 @@ static void media_put(struct scsi_tgt_cmd *c)
 		tgt_task_end_aborted(io->q, c);
 		return;
 	}
-	tgt_cmd_end(t, c);
+	tgt_cmd_end(io->q, c);
 }
 
 static void media_end_io(struct blk_bio *bio)
@@ -1505,7 +1501,7 @@ submit_faults(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	if (ret > 0)
 		return 1;
 	if (!ret && c->status != TGT_DROP)
-		tgt_cmd_end(q->tgt, c);
+		tgt_cmd_end(q, c);
 	return ret;
 }
 
@@ -1639,7 +1635,7 @@ checked:
 	    !c->overflow && !(cmd_table[op].flags & F_RESID))
 		c->resid = 0;
 end:
-	tgt_cmd_end(t, c);
+	tgt_cmd_end(q, c);
 	return 0;
 }
 
@@ -1797,6 +1793,7 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&t->rules_lock, NULL);
+	pthread_mutex_init(&t->queues_lock, NULL);
 	t->cfg = *cfg;
 	t->cfg.error_rules = NULL; /* the caller's; copied into the units */
 	t->cfg.nr_error_rules = 0;
@@ -1909,6 +1906,7 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 	return 0;
 fail:
 	pthread_mutex_destroy(&t->rules_lock);
+	pthread_mutex_destroy(&t->queues_lock);
 	free(t->rules);
 	free(t->lus);
 	free(t);
@@ -1929,6 +1927,7 @@ void scsi_tgt_destroy(struct scsi_tgt *t)
 	tgt_xcopy_destroy(t);
 	tgt_pr_destroy(t);
 	pthread_mutex_destroy(&t->rules_lock);
+	pthread_mutex_destroy(&t->queues_lock);
 	free(t->rules);
 	free(t->lus);
 	free(t);
@@ -1956,6 +1955,12 @@ int scsi_tgt_queue_attach(struct scsi_tgt *t, struct scsi_tgt_queue **qp)
 		if (ret)
 			goto fail;
 	}
+	pthread_mutex_lock(&t->queues_lock);
+	q->qnext = t->queues;
+	if (t->queues)
+		t->queues->qprev = q;
+	t->queues = q;
+	pthread_mutex_unlock(&t->queues_lock);
 	*qp = q;
 	return 0;
 fail:
@@ -1968,6 +1973,30 @@ fail:
 	free(q->lun_plugged);
 	free(q);
 	return ret;
+}
+
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+/* @q off the target's list, its counts into the target's. */
+static void queue_unlink(struct scsi_tgt_queue *q)
+{
+	struct scsi_tgt *t = q->tgt;
+
+	pthread_mutex_lock(&t->queues_lock);
+	atomic_fetch_add_explicit(&t->cmds, LOAD(q->cmds), memory_order_relaxed);
+	atomic_fetch_add_explicit(&t->check_conditions, LOAD(q->check_conditions),
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&t->read_blocks, LOAD(q->read_blocks),
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&t->write_blocks, LOAD(q->write_blocks),
+				  memory_order_relaxed);
+	if (q->qprev)
+		q->qprev->qnext = q->qnext;
+	else
+		t->queues = q->qnext;
+	if (q->qnext)
+		q->qnext->qprev = q->qprev;
+	pthread_mutex_unlock(&t->queues_lock);
 }
 
 void scsi_tgt_queue_detach(struct scsi_tgt_queue *q)
@@ -1984,6 +2013,7 @@ void scsi_tgt_queue_detach(struct scsi_tgt_queue *q)
 		scsi_tgt_poll(q);
 	for (i = 0; i < q->tgt->nr_luns; i++)
 		blk_ctx_detach(q->ctx[i]);
+	queue_unlink(q);
 	free(q->ctx);
 	free(q->ws_buf);
 	free(q->lun_busy);
@@ -1993,12 +2023,20 @@ void scsi_tgt_queue_detach(struct scsi_tgt_queue *q)
 
 void scsi_tgt_get_stats(struct scsi_tgt *t, struct scsi_tgt_stats *st)
 {
-	st->cmds = atomic_load_explicit(&t->cmds, memory_order_relaxed);
-	st->check_conditions = atomic_load_explicit(&t->check_conditions,
-						    memory_order_relaxed);
-	st->read_blocks = atomic_load_explicit(&t->read_blocks, memory_order_relaxed);
-	st->write_blocks = atomic_load_explicit(&t->write_blocks,
-						memory_order_relaxed);
+	const struct scsi_tgt_queue *q;
+
+	pthread_mutex_lock(&t->queues_lock);
+	st->cmds = LOAD(t->cmds);
+	st->check_conditions = LOAD(t->check_conditions);
+	st->read_blocks = LOAD(t->read_blocks);
+	st->write_blocks = LOAD(t->write_blocks);
+	for (q = t->queues; q; q = q->qnext) {
+		st->cmds += LOAD(q->cmds);
+		st->check_conditions += LOAD(q->check_conditions);
+		st->read_blocks += LOAD(q->read_blocks);
+		st->write_blocks += LOAD(q->write_blocks);
+	}
+	pthread_mutex_unlock(&t->queues_lock);
 	st->unit_attentions = atomic_load_explicit(&t->unit_attentions,
 						   memory_order_relaxed);
 	st->injected = atomic_load_explicit(&t->injected, memory_order_relaxed);

@@ -154,8 +154,12 @@ struct scsi_tgt {
 	char vendor[9], product[17], serial[33];
 	struct scsi_lu *lus;
 	unsigned int nr_luns;
+	/* cmds .. write_blocks: of the detached queues, and of the rare
+	 * paths that count from anywhere (WRITE SAME, EXTENDED COPY) */
 	_Atomic uint64_t cmds, check_conditions, read_blocks, write_blocks,
 		unit_attentions, injected;
+	pthread_mutex_t queues_lock;
+	struct scsi_tgt_queue *queues; /* attached */
 	_Atomic uint64_t media_cmds; /* READ/WRITE commands, for every_nth */
 	/* TransportIDs set by scsi_tgt_set_nexus_id() (NULL: the default
 	 * one), under nexus_lock */
@@ -201,7 +205,23 @@ struct scsi_tgt_queue {
 	bool plugging;
 	bool any_plugged;
 	bool *lun_plugged;
+	/* the counters every command moves, this queue's share: written by
+	 * its thread alone (q_count(): a load and a store, no locked
+	 * read-modify-write, which after a 4 KiB copy waited for the copy's
+	 * stores to drain, and bounced one line between the queues of a
+	 * target), summed by scsi_tgt_get_stats() over the attached queues
+	 * (tgt->queues, under queues_lock) and folded into the target's at
+	 * detach */
+	_Atomic uint64_t cmds, check_conditions, read_blocks, write_blocks;
+	struct scsi_tgt_queue *qnext, *qprev;
 };
+
+/* Add @n to a counter of the queue's own (see struct scsi_tgt_queue). */
+static inline void q_count(_Atomic uint64_t *ctr, uint64_t n)
+{
+	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
 
 /* A media command's bios: in the command (io_space) or one allocation,
  * freed when the command ends. */
@@ -362,7 +382,7 @@ static inline void tgt_task_mark_if_preempted(struct scsi_lu *lu,
 /* Put a dropped task on @q's list, or take it off. */
 void tgt_task_drop(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
 /* Count a command, then call its done (tgt.c). */
-void tgt_cmd_end(struct scsi_tgt *t, struct scsi_tgt_cmd *c);
+void tgt_cmd_end(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c);
 
 /* Raise @kind on @lu for the nexuses in @mask (a bit per nexus). */
 void tgt_ua_raise_mask(struct scsi_lu *lu, enum tgt_ua kind, uint64_t mask);

@@ -83,7 +83,7 @@ void tgt_task_end_aborted(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 	c->aborting = false;
 	c->tstate = TGT_TASK_IDLE;
 	atomic_fetch_add_explicit(&q->tgt->tasks_aborted, 1, memory_order_relaxed);
-	tgt_cmd_end(q->tgt, c);
+	tgt_cmd_end(q, c);
 }
 
 static int tmf_failed(struct scsi_tgt *t, int ret)
