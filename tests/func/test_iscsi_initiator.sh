@@ -43,6 +43,17 @@ done
 SLOW=1
 case $(sanitizer) in asan | tsan) SLOW=3 ;; esac
 SIZE=32M
+# verify=crc32c with 2 jobs: each job its own half of the disk
+# (offset_increment).  Jobs on the same blocks race at the target: each
+# queue is a session of its own, SCSI orders nothing between two I_T
+# nexuses, and neither target makes a command atomic against another
+# (blkstack's ram device and tgt's pread()/pwrite() on tmpfs copy page by
+# page), so a job's read of a block the other job is writing gets some
+# pages of each write, a bad block that is no fault of the initiator's.
+# Regression: 2 jobs on the whole disk failed 1 run in 4 against tgt and
+# 4 in 5 under TSan, every bad block the two jobs' writes of it spliced
+# at a 4 KiB page boundary (docs/iscsi-initiator.md, Tests).
+HALF=16M
 IQN=iqn.2026-12.org.blkstack:default
 
 # serve NAME ARGS...: blkstack serve ARGS (with --iscsi=127.0.0.1:0) in
@@ -78,7 +89,7 @@ vbench() {
 	shift 2
 	o=$TMP/$(f "$name")
 	timeout $((120 * SLOW)) "$BLKSTACK" bench --dev=iscsi --target="$url" \
-		--rw=randrw --numjobs=2 --size=$SIZE --verify=crc32c --name=v "$@" \
+		--rw=randrw --numjobs=2 --size=$HALF --offset_increment=$HALF --verify=crc32c --name=v "$@" \
 		>"$o.out" 2>"$o.err"
 	rc=$?
 	n=$(grep -c 'verify *: crc32c, [1-9][0-9]* blocks verified, 0 mismatches' "$o.out")
@@ -233,8 +244,8 @@ PIDS+=($RC_PID)
 for _ in $(seq 200); do grep -q 'iscsi listening' "$TMP/rc1.log" && break; sleep 0.05; done
 N="target killed and restarted mid-run: verify"
 timeout $((120 * SLOW)) "$BLKSTACK" bench --dev=iscsi --target="iscsi://127.0.0.1:$RP/$IQN/0" \
-	--rw=randrw --bs=4k --iodepth=32 --numjobs=2 --size=$SIZE --verify=crc32c --name=v \
-	--runtime=4 --time_based >"$TMP/$(f "$N").out" 2>"$(err "$N")" &
+	--rw=randrw --bs=4k --iodepth=32 --numjobs=2 --size=$HALF --offset_increment=$HALF \
+	--verify=crc32c --name=v --runtime=4 --time_based >"$TMP/$(f "$N").out" 2>"$(err "$N")" &
 BENCH=$!
 sleep 1.5
 kill -9 $RC_PID
