@@ -176,6 +176,20 @@ struct blk_dev_params {
 	uint32_t scsi_tur_ms_to_ready; /* scsi_tur_ms_to_ready=, ms (0) */
 	char scsi_errors[BLK_DEV_MAX_SCSI_ERRORS][256]; /* scsi_error=RULE[;RULE...] */
 	unsigned int nr_scsi_errors;
+	/* iscsi: the SCSI disk over the iscsi LLD (blkstack/scsi_iscsi.h) */
+	char iscsi_target[1024];    /* target=iscsi://HOST[:PORT]/IQN/LUN */
+	char iscsi_initiator[224];  /* iscsi_initiator=IQN ("": the default) */
+	uint32_t iscsi_header_digest; /* iscsi_header_digest=none|crc32c (none) */
+	uint32_t iscsi_data_digest; /* iscsi_data_digest=none|crc32c (none) */
+	uint32_t iscsi_max_recv_dsl; /* iscsi_max_recv_dsl=, bytes, 512..16M-1 (256k) */
+	uint32_t iscsi_first_burst; /* iscsi_first_burst=, bytes (256k) */
+	uint32_t iscsi_max_burst;   /* iscsi_max_burst=, bytes (1m) */
+	bool iscsi_immediate_data;  /* iscsi_immediate_data=0|1 (1) */
+	bool iscsi_initial_r2t;     /* iscsi_initial_r2t=0|1 (0) */
+	uint32_t iscsi_max_r2t;     /* iscsi_max_r2t=, 1..65535 (8) */
+	uint32_t iscsi_login_timeout_ms; /* iscsi_login_timeout=, ms (15 s) */
+	uint32_t iscsi_reconnect_timeout_ms; /* iscsi_reconnect_timeout=, ms (15 s) */
+	uint32_t iscsi_tmf_timeout_ms; /* iscsi_tmf_timeout=, ms (10 s) */
 	/*
 	 * The options the user gave, a bit per registry descriptor
 	 * (blk_dev_set_given()): what blk_dev_check_given() judges.  A

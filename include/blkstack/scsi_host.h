@@ -6,7 +6,8 @@
  * src/drivers/scsi/scsi.c) builds a struct scsi_cmnd per request and hands
  * it to the LLD's queuecommand(); the LLD only moves the command, its data
  * and its status (to the SCSI target core in-process: the loopback LLD;
- * over iSCSI: the iscsi LLD) and calls the command's done once.
+ * over iSCSI: the iscsi LLD, blkstack/scsi_iscsi.h) and calls the
+ * command's done once.
  *
  * Threads: the midlayer gives each hardware queue an LLD queue
  * (init_queue()).  queuecommand(), poll() and the eh_* handlers of a queue
@@ -106,6 +107,12 @@ static inline void *scsi_cmd_priv(struct scsi_cmnd *cmd)
  *	command.  Context: the queue's thread.
  * @poll: reap what ended, calling each command's done.  Return how many
  *	(>= 0).  Context: the queue's thread; never blocks.
+ * @wait: optional; sleep until the queue may have something for poll()
+ *	(a completion, a socket readable), at most @timeout_ns (ns, > 0), as
+ *	blk_mq_ops.wait: return 0 when woken (spurious wake-ups allowed),
+ *	-ETIME when the time passed, -EINTR, or another -errno when it
+ *	cannot sleep now (the core then polls).  Without it the queue's
+ *	thread polls while it waits.  Context: the queue's thread.
  * @eh_abort_handler: ABORT TASK for @cmd.  Return 0 (SUCCESS: the command
  *	ended through done, TASK ABORTED, before it returns, or had ended, or
  *	was not at the device and will end by itself) or -errno (FAILED:
@@ -130,6 +137,7 @@ struct scsi_host_template {
 	int (*queuecommand)(void *queue, struct scsi_cmnd *cmd);
 	void (*commit_rqs)(void *queue);
 	int (*poll)(void *queue);
+	int (*wait)(void *queue, uint64_t timeout_ns);
 	int (*eh_abort_handler)(void *queue, struct scsi_cmnd *cmd);
 	int (*eh_device_reset_handler)(void *queue, uint64_t lun);
 	int (*eh_target_reset_handler)(void *queue);

@@ -268,7 +268,8 @@ static int open_export(struct serve_export *e, unsigned int nr_threads,
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int ret;
 
-	if (!d.p.dev_size && strcmp(devname, "uring")) {
+	/* uring: the file's size; iscsi: the remote disk's */
+	if (!d.p.dev_size && strcmp(devname, "uring") && strcmp(devname, "iscsi")) {
 		fprintf(stderr, "blkstack serve: export '%s': --size= is required for dev=%s\n",
 			e->name, devname);
 		return -EINVAL;

@@ -20,6 +20,7 @@
 #include "blkstack/nvme_ctrl.h"
 #include "blkstack/ram.h"
 #include "blkstack/scsi.h"
+#include "blkstack/scsi_iscsi.h"
 #include "blkstack/scsi_tgt.h"
 #include "blkstack/uring.h"
 
@@ -445,6 +446,72 @@ static const struct blk_opt_desc scsi_opts[] = {
 	  .help = "time the completion path (entry to just before the request ends) and print seed 000's 100 ms windows (cum_time, count, avg) on stderr" },
 };
 
+static const struct blk_opt_choice iscsi_digest_choices[] = {
+	{ "none", 0 },
+	{ "crc32c", 1 },
+	{ NULL, 0 },
+};
+
+/* target=: checked when given (the URL's fields) */
+static int iscsi_target_check(const char *val, char *why, size_t whylen)
+{
+	struct scsi_iscsi_target t;
+	char err[1400];
+
+	if (!scsi_iscsi_parse_url(val, &t, err, sizeof(err)))
+		return 0;
+	/* the parser's message starts "target=VALUE: "; the caller says that */
+	snprintf(why, whylen, "%s", strstr(err, ": ") ? strstr(err, ": ") + 2 : err);
+	return -EINVAL;
+}
+
+/* iscsi: the SCSI disk over a remote iSCSI target (RFC 7143 names). */
+static const struct blk_opt_desc iscsi_opts[] = {
+	{ .name = "target", .type = BLK_OPT_STR, P(iscsi_target), .metavar = "URL",
+	  .check = iscsi_target_check,
+	  .help = "dev=iscsi: the target, iscsi://HOST[:PORT]/IQN/LUN (port 3260 when not given; HOST may be [IPv6]; LUN 0..16383)" },
+	{ .name = "iscsi_initiator", .type = BLK_OPT_STR, P(iscsi_initiator),
+	  .metavar = "IQN", .flags = BLK_OPT_F_PRINTABLE,
+	  .def = SCSI_ISCSI_DEFAULT_INITIATOR,
+	  .help = "dev=iscsi: our InitiatorName, at most 223 bytes" },
+	{ .name = "iscsi_header_digest", .type = BLK_OPT_CHOICE, P(iscsi_header_digest),
+	  .choices = iscsi_digest_choices, .def = "none",
+	  .help = "dev=iscsi: HeaderDigest: crc32c asks for CRC32C and requires it (a target that refuses fails the login)" },
+	{ .name = "iscsi_data_digest", .type = BLK_OPT_CHOICE, P(iscsi_data_digest),
+	  .choices = iscsi_digest_choices, .def = "none",
+	  .help = "dev=iscsi: DataDigest, as iscsi_header_digest" },
+	{ .name = "iscsi_max_recv_dsl", .type = BLK_OPT_SIZE, P(iscsi_max_recv_dsl),
+	  .min = 512, .max = 16777215, .def = "256k",
+	  .help = "dev=iscsi: our MaxRecvDataSegmentLength, bytes: the largest Data-In segment the target may send us (declared)" },
+	{ .name = "iscsi_first_burst", .type = BLK_OPT_SIZE, P(iscsi_first_burst),
+	  .min = 512, .max = 16777215, .def = "256k",
+	  .help = "dev=iscsi: FirstBurstLength offered, bytes: unsolicited data (immediate and Data-Out) per write, at most; the result is the smaller of ours and the target's, and at most MaxBurstLength" },
+	{ .name = "iscsi_max_burst", .type = BLK_OPT_SIZE, P(iscsi_max_burst),
+	  .min = 512, .max = 16777215, .def = "1m",
+	  .help = "dev=iscsi: MaxBurstLength offered, bytes: one R2T's or one Data-In sequence's data, at most (min with the target's)" },
+	{ .name = "iscsi_immediate_data", .type = BLK_OPT_BOOL, P(iscsi_immediate_data),
+	  .max = 1, .def = "1",
+	  .help = "dev=iscsi: offer ImmediateData=Yes: a write's first data in its SCSI Command PDU (the result is Yes only if both say Yes)" },
+	{ .name = "iscsi_initial_r2t", .type = BLK_OPT_BOOL, P(iscsi_initial_r2t),
+	  .max = 1, .def = "0",
+	  .help = "dev=iscsi: offer InitialR2T=Yes: no unsolicited Data-Out, every byte past the immediate data waits for an R2T (Yes if either says Yes)" },
+	{ .name = "iscsi_max_r2t", .type = BLK_OPT_UINT, P(iscsi_max_r2t),
+	  .min = 1, .max = 65535, .def = "8",
+	  .help = "dev=iscsi: MaxOutstandingR2T offered: R2Ts a write may have outstanding (min with the target's)" },
+	{ .name = "iscsi_login_timeout", .type = BLK_OPT_TIME, P(iscsi_login_timeout_ms),
+	  .min = NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC,
+	  .unit_ns = NSEC_PER_MSEC, .store_ns = NSEC_PER_MSEC, .def = "15s",
+	  .help = "dev=iscsi: a connection and its login, at most, whole ms (ms without a suffix)" },
+	{ .name = "iscsi_reconnect_timeout", .type = BLK_OPT_TIME, P(iscsi_reconnect_timeout_ms),
+	  .min = NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC,
+	  .unit_ns = NSEC_PER_MSEC, .store_ns = NSEC_PER_MSEC, .def = "15s",
+	  .help = "dev=iscsi: after a connection is lost, how long its commands wait for a new login (tried every second) before they fail, whole ms" },
+	{ .name = "iscsi_tmf_timeout", .type = BLK_OPT_TIME, P(iscsi_tmf_timeout_ms),
+	  .min = NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC,
+	  .unit_ns = NSEC_PER_MSEC, .store_ns = NSEC_PER_MSEC, .def = "10s",
+	  .help = "dev=iscsi: the wait for a Task Management Function Response (ABORT TASK, LOGICAL UNIT RESET, TARGET WARM RESET) before error handling goes on to the next step, whole ms" },
+};
+
 static const struct blk_opt_desc nvme_opts[] = {
 	/*
 	 * nvme host driver over the emulated controller: blkstack's own
@@ -792,6 +859,51 @@ static int scsi_create(const struct blk_driver *drv,
 	return ret;
 }
 
+/*
+ * dev=iscsi: sd's role and the midlayer (blk_scsi_create()) over the iscsi
+ * LLD instead of the loopback one: the disk is LUN LUN of a remote target.
+ * The LLD logs in here (errors name the address and the target's words);
+ * each hardware queue then has a session of its own.
+ */
+static int iscsi_create(const struct blk_driver *drv,
+			const struct blk_dev_params *p,
+			const struct blk_dev_config *q,
+			const struct blk_dev_open_args *a, struct blk_dev **dev,
+			char *err, size_t errlen)
+{
+	struct blk_scsi_config sc = { .queue = q };
+	struct scsi_iscsi_config ic;
+	int ret;
+
+	(void)drv;
+	(void)a;
+	if (!p->iscsi_target[0]) {
+		snprintf(err, errlen, "dev=iscsi needs target=iscsi://HOST[:PORT]/IQN/LUN");
+		return -EINVAL;
+	}
+	scsi_iscsi_config_default(&ic);
+	ret = scsi_iscsi_parse_url(p->iscsi_target, &ic.target, err, errlen);
+	if (ret)
+		return ret;
+	ic.initiator_name = p->iscsi_initiator;
+	ic.header_digest = p->iscsi_header_digest == 1;
+	ic.data_digest = p->iscsi_data_digest == 1;
+	ic.max_recv_dsl = p->iscsi_max_recv_dsl;
+	ic.first_burst_length = p->iscsi_first_burst;
+	ic.max_burst_length = p->iscsi_max_burst;
+	ic.immediate_data = p->iscsi_immediate_data;
+	ic.initial_r2t = p->iscsi_initial_r2t;
+	ic.max_outstanding_r2t = p->iscsi_max_r2t;
+	ic.login_timeout_ms = p->iscsi_login_timeout_ms;
+	ic.reconnect_timeout_ms = p->iscsi_reconnect_timeout_ms;
+	ic.tmf_timeout_ms = p->iscsi_tmf_timeout_ms;
+	ret = scsi_iscsi_create(&ic, &sc.hostt, &sc.hostdata, err, errlen);
+	if (ret)
+		return ret;
+	sc.max_retries = 5; /* sd's SD_MAX_RETRIES */
+	return blk_scsi_create(&sc, dev, err, errlen); /* owns the host */
+}
+
 static const char *const nvme_lowers[] = { "ram", "null", "uring", NULL };
 static const char *const scsi_lowers[] = { "ram", "null", "uring", NULL };
 
@@ -810,6 +922,9 @@ static const struct blk_driver drivers[] = {
 	{ .name = "scsi", .summary = "SCSI disk (sd, midlayer) over the SCSI target core; LUN 0 on lower=",
 	  .opts = scsi_opts, .nr_opts = ARRAY_SIZE(scsi_opts),
 	  .lowers = scsi_lowers, .create = scsi_create },
+	{ .name = "iscsi", .summary = "SCSI disk (sd, midlayer) over a remote iSCSI target (target=iscsi://HOST[:PORT]/IQN/LUN)",
+	  .opts = iscsi_opts, .nr_opts = ARRAY_SIZE(iscsi_opts),
+	  .create = iscsi_create },
 };
 
 
@@ -923,7 +1038,7 @@ int blk_dev_lower(const struct blk_driver *drv, const struct blk_dev_params *p,
 
 _Static_assert(ARRAY_SIZE(queue_opts) + ARRAY_SIZE(uring_opts) +
 	       ARRAY_SIZE(null_opts) + ARRAY_SIZE(nvme_opts) +
-	       ARRAY_SIZE(scsi_opts) <= 64 * BLK_DEV_GIVEN_WORDS,
+	       ARRAY_SIZE(scsi_opts) + ARRAY_SIZE(iscsi_opts) <= 64 * BLK_DEV_GIVEN_WORDS,
 	       "raise BLK_DEV_GIVEN_WORDS: struct blk_dev_params.given has a bit per registry option");
 
 /*

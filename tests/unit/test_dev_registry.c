@@ -44,7 +44,7 @@ static void test_table(void **state)
 	drv = blk_drivers(&nd);
 	assert_true(nd >= 4);
 	assert_string_equal(blk_driver_names(names, sizeof(names), "|"),
-			    "null|ram|uring|nvme|scsi");
+			    "null|ram|uring|nvme|scsi|iscsi");
 	for (k = 0; k < nd; k++) {
 		assert_ptr_equal(blk_driver_find(drv[k].name), &drv[k]);
 		assert_non_null(drv[k].summary);
@@ -224,7 +224,7 @@ static void test_given(void **state)
 	/* the stacks themselves are checked as blk_dev_open() would */
 	assert_int_equal(blk_dev_check_given(bogus, 1, &p, err, sizeof(err)),
 			 -EINVAL);
-	assert_string_equal(err, "dev=bogus: unknown device, allowed null, ram, uring, nvme, scsi");
+	assert_string_equal(err, "dev=bogus: unknown device, allowed null, ram, uring, nvme, scsi, iscsi");
 	p.filename[0] = '\0';
 	assert_int_equal(blk_dev_check_given(nvme, 1, &p, err, sizeof(err)),
 			 -EINVAL);
@@ -329,7 +329,7 @@ static void test_open(void **state)
 	p = defaults();
 	assert_int_equal(blk_dev_open("iscsi-not-yet", &p, &a, &dev, err,
 				      sizeof(err)), -EINVAL);
-	assert_string_equal(err, "dev=iscsi-not-yet: unknown device, allowed null, ram, uring, nvme, scsi");
+	assert_string_equal(err, "dev=iscsi-not-yet: unknown device, allowed null, ram, uring, nvme, scsi, iscsi");
 	assert_int_equal(blk_dev_open("uring", &p, &a, &dev, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "dev=uring needs filename=PATH"));

@@ -813,6 +813,19 @@ static int scsi_poll(struct blk_mq_hw_ctx *hctx)
 	return hq->sd->hostt->poll(hq->lq);
 }
 
+/*
+ * The queue's thread has nothing to do but wait: in the LLD (a socket),
+ * unless a delayed retry falls due first (the core then polls).
+ */
+static int scsi_wait(struct blk_mq_hw_ctx *hctx, uint64_t timeout_ns)
+{
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(hctx);
+
+	if (hq->delayed_head)
+		return -EAGAIN;
+	return hq->sd->hostt->wait(hq->lq, timeout_ns);
+}
+
 /* The end of a dispatch batch: the LLD's doorbell (scsi_commit_rqs()). */
 static void scsi_commit_rqs(struct blk_mq_hw_ctx *hctx)
 {
@@ -871,6 +884,20 @@ static const struct blk_mq_ops scsi_mq_ops = {
 	.queue_rq = scsi_queue_rq,
 	.commit_rqs = scsi_commit_rqs,
 	.poll = scsi_poll,
+	.timeout = scsi_timeout,
+	.init_hctx = scsi_init_hctx,
+	.exit_hctx = scsi_exit_hctx,
+	.free = scsi_free,
+};
+
+/* ... for an LLD that can sleep (the iscsi LLD): the core sleeps in
+ * scsi_wait() rather than polling (the loopback's queues keep no wait op:
+ * the core's spin is what they had) */
+static const struct blk_mq_ops scsi_mq_ops_wait = {
+	.queue_rq = scsi_queue_rq,
+	.commit_rqs = scsi_commit_rqs,
+	.poll = scsi_poll,
+	.wait = scsi_wait,
 	.timeout = scsi_timeout,
 	.init_hctx = scsi_init_hctx,
 	.exit_hctx = scsi_exit_hctx,
@@ -1285,7 +1312,7 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	sd->sense_off = (uint32_t)(sizeof(struct scsi_pdu) + sd->priv_size +
 				   qc.max_segments * sizeof(struct iovec));
 	qc.cmd_size = sd->sense_off + SCSI_SENSE_MAX;
-	qc.ops = &scsi_mq_ops;
+	qc.ops = sd->hostt->wait ? &scsi_mq_ops_wait : &scsi_mq_ops;
 	qc.driver_data = sd;
 	sd->hq = calloc(qc.nr_hw_queues ? qc.nr_hw_queues : 1, sizeof(*sd->hq));
 	if (!sd->hq) {

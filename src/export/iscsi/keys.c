@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * iSCSI text keys: the table of RFC 7143 clause 13 and the responder's
- * side of clause 6 (see keys.h).
+ * iSCSI text keys: the table of RFC 7143 clause 13, the responder's side
+ * of clause 6 (either end's), and the initiator's offers and results (see
+ * keys.h).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -228,13 +229,21 @@ static bool is_answer(const char *v, size_t len)
 	       (len == 6 && !memcmp(v, "Reject", 6));
 }
 
-/* What the target accepts of a list key, in @n's configuration. */
+/*
+ * What we accept of a list key, in @n's configuration: the target takes
+ * either digest when it has them on; the initiator offers and accepts
+ * only the one it asked for (a digest asked for is required).
+ */
 static const char *accepted(const struct iscsi_neg *n, int id)
 {
 	switch (id) {
 	case ISCSI_KEY_HEADER_DIGEST:
+		if (n->initiator)
+			return n->ours->header_digest ? "CRC32C" : "None";
 		return n->ours->header_digest ? "CRC32C,None" : "None";
 	case ISCSI_KEY_DATA_DIGEST:
+		if (n->initiator)
+			return n->ours->data_digest ? "CRC32C" : "None";
 		return n->ours->data_digest ? "CRC32C,None" : "None";
 	default:
 		return iscsi_keys[id].values;
@@ -279,7 +288,8 @@ static int answer(struct iscsi_neg *n, int id, const char *val, size_t vlen,
 			chap[id] = val;
 		return 0;
 	}
-	if (!(d->dir & ISCSI_DIR_I2T)) {
+	/* a key the peer may not send (13: who sends it) */
+	if (!(d->dir & (n->initiator ? ISCSI_DIR_T2I : ISCSI_DIR_I2T))) {
 		iscsi_text_add(out, d->name, "Irrelevant");
 		return 0;
 	}
@@ -331,12 +341,16 @@ static int answer(struct iscsi_neg *n, int id, const char *val, size_t vlen,
 		iscsi_text_add(out, d->name, num);
 		return 0;
 	case ISCSI_KT_DECL_NUM:
-		/* MaxRecvDataSegmentLength is the only one an initiator sends */
+		/* MaxRecvDataSegmentLength is the only one an initiator
+		 * sends; the target also declares TargetPortalGroupTag */
 		if (parse_num(val, vlen, &x) || x < d->min || x > d->max) {
 			iscsi_text_add(out, d->name, "Reject");
 			return 0;
 		}
-		n->peer_max_recv_dsl = (uint32_t)x;
+		if (id == ISCSI_KEY_MAX_RECV_DSL)
+			n->peer_max_recv_dsl = (uint32_t)x;
+		else if (id == ISCSI_KEY_TARGET_PORTAL_GROUP_TAG)
+			n->tpgt = (int32_t)x;
 		return 0;
 	case ISCSI_KT_LIST: {
 		const char *p = val, *end = val + vlen;
@@ -393,6 +407,55 @@ static int answer(struct iscsi_neg *n, int id, const char *val, size_t vlen,
 	return 0;
 }
 
+/*
+ * The initiator takes the target's answer to a key it offered, through
+ * the key's result function (RFC 7143 6.2.5, clause 13).  Return 0;
+ * -EPROTO: a value the function cannot give (out of range, above our
+ * offer for min, below it for max, No for an OR key offered Yes, Yes for
+ * an AND key offered No, a list value not offered).
+ */
+static int take_answer(struct iscsi_neg *n, int id, const char *val,
+		       size_t vlen)
+{
+	const struct iscsi_key_desc *d = &iscsi_keys[id];
+	uint64_t x, ours;
+
+	switch (d->type) {
+	case ISCSI_KT_BOOL:
+		if (vlen == 3 && !memcmp(val, "Yes", 3))
+			x = 1;
+		else if (vlen == 2 && !memcmp(val, "No", 2))
+			x = 0;
+		else
+			return -EPROTO;
+		ours = get_field(n->ours, id);
+		if ((d->result == ISCSI_KR_OR && ours && !x) ||
+		    (d->result == ISCSI_KR_AND && !ours && x))
+			return -EPROTO;
+		set_field(n->cur, id, x);
+		return 0;
+	case ISCSI_KT_NUM:
+		if (parse_num(val, vlen, &x) || x < d->min || x > d->max)
+			return -EPROTO;
+		ours = get_field(n->ours, id);
+		if ((d->result == ISCSI_KR_MIN && x > ours) ||
+		    (d->result == ISCSI_KR_MAX && x < ours))
+			return -EPROTO;
+		set_field(n->cur, id, x);
+		return 0;
+	case ISCSI_KT_LIST:
+		if (memchr(val, ',', vlen) || !in_list(accepted(n, id), val, vlen))
+			return -EPROTO;
+		if (id == ISCSI_KEY_HEADER_DIGEST)
+			n->cur->header_digest = vlen == 6 && !memcmp(val, "CRC32C", 6);
+		else if (id == ISCSI_KEY_DATA_DIGEST)
+			n->cur->data_digest = vlen == 6 && !memcmp(val, "CRC32C", 6);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 int iscsi_keys_negotiate(struct iscsi_neg *n, const char *text, size_t len,
 			 struct iscsi_text_out *out,
 			 const char *chap[ISCSI_NR_KEYS])
@@ -411,20 +474,76 @@ int iscsi_keys_negotiate(struct iscsi_neg *n, const char *text, size_t len,
 			iscsi_text_add(out, name, "NotUnderstood");
 			continue;
 		}
-		/* an answer to one of our declarations: nothing to do */
-		if (is_answer(v, vl))
+		/* an answer to one of our declarations: nothing to do; to
+		 * one of our offers: the key keeps its default */
+		if (is_answer(v, vl)) {
+			n->offered &= ~(1ull << id);
 			continue;
+		}
 		if (n->seen & (1ull << id)) {
-			if (n->login)
+			if (n->login) {
+				snprintf(n->bad, sizeof(n->bad), "%.*s (twice)", (int)kl, k);
 				return -EPROTO;
+			}
 		}
 		n->seen |= 1ull << id;
+		if (n->initiator && (n->offered & (1ull << id))) {
+			n->offered &= ~(1ull << id);
+			r = take_answer(n, id, v, vl);
+			if (r) {
+				snprintf(n->bad, sizeof(n->bad), "%.*s=%.*s", (int)kl, k,
+					 (int)(vl > 40 ? 40 : vl), v);
+				return r;
+			}
+			continue;
+		}
 		r = answer(n, id, v, vl, out, chap);
 		if (r)
 			return r;
 	}
 	if (r < 0)
 		return r;
+	return out->overflow ? -ENOSPC : 0;
+}
+
+int iscsi_keys_offer(struct iscsi_neg *n, struct iscsi_text_out *out)
+{
+	/* every operational key the initiator has a say in, in clause 13's order */
+	static const int ids[] = {
+		ISCSI_KEY_HEADER_DIGEST, ISCSI_KEY_DATA_DIGEST,
+		ISCSI_KEY_MAX_CONNECTIONS, ISCSI_KEY_INITIAL_R2T,
+		ISCSI_KEY_IMMEDIATE_DATA, ISCSI_KEY_MAX_BURST_LENGTH,
+		ISCSI_KEY_FIRST_BURST_LENGTH, ISCSI_KEY_DEFAULT_TIME2WAIT,
+		ISCSI_KEY_DEFAULT_TIME2RETAIN, ISCSI_KEY_MAX_OUTSTANDING_R2T,
+		ISCSI_KEY_DATA_PDU_IN_ORDER, ISCSI_KEY_DATA_SEQUENCE_IN_ORDER,
+		ISCSI_KEY_ERROR_RECOVERY_LEVEL,
+	};
+	char num[16];
+	size_t i;
+
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		const struct iscsi_key_desc *d = &iscsi_keys[ids[i]];
+		uint64_t x;
+
+		switch (d->type) {
+		case ISCSI_KT_LIST:
+			iscsi_text_add(out, d->name, accepted(n, ids[i]));
+			break;
+		case ISCSI_KT_BOOL:
+			x = get_field(n->ours, ids[i]);
+			iscsi_text_add(out, d->name, x ? "Yes" : "No");
+			break;
+		default:
+			x = get_field(n->ours, ids[i]);
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)x);
+			iscsi_text_add(out, d->name, num);
+			break;
+		}
+		n->offered |= 1ull << ids[i];
+	}
+	snprintf(num, sizeof(num), "%u", n->ours->max_recv_dsl);
+	iscsi_text_add(out, "MaxRecvDataSegmentLength", num);
+	n->sent_mrdsl = true;
 	return out->overflow ? -ENOSPC : 0;
 }
 

@@ -2,8 +2,11 @@
 /*
  * iSCSI text keys (RFC 7143 clause 6 "Login and Text Operational
  * Parameters" rules, clause 13 the keys, RFC 7144 iSCSIProtocolLevel):
- * parse key=value lists, answer each key as the target (the responder),
- * and keep the negotiated values in struct iscsi_params.
+ * parse key=value lists, answer each key as the responder (the target's
+ * role, or the initiator's for a key the target offers), make the
+ * initiator's offers and take the target's answers to them through each
+ * key's result function, and keep the negotiated values in struct
+ * iscsi_params.  Both ends link this one module (blkiscsiproto).
  *
  * The keys are a table (keys.c): name, type, range, default, the phase
  * they may be negotiated in, who may send them and their result
@@ -152,17 +155,27 @@ void iscsi_params_default(struct iscsi_params *p);
 
 /**
  * struct iscsi_neg - one negotiation (a login, or one Text exchange).
- * @ours: the target's values: its limits for min/max keys, its choice
- *	for booleans, its MaxRecvDataSegmentLength, the lists it accepts
- *	(auth_method: "None" or "CHAP,None"...).
+ * @ours: our values: limits for min/max keys, the choice for booleans,
+ *	our MaxRecvDataSegmentLength, the lists accepted (auth_method:
+ *	"None" or "CHAP,None"...; the digests: "CRC32C,None" when true, else
+ *	"None" on the target's side; the initiator offers "CRC32C" alone
+ *	when true: a digest it asks for is required).
  * @cur: the negotiated values so far (start from iscsi_params_default()).
- * @peer_max_recv_dsl: what the initiator declared (8192 until it does).
+ * @peer_max_recv_dsl: what the peer declared (8192 until it does).
  * @login: in a login (else a Text exchange in full feature phase).
  * @first_pdu: the first Login Request (login.c checks that it names the
  *	initiator).
  * @stage: ISCSI_STAGE_SECURITY or _OPERATIONAL in a login.
  * @seen: keys received so far (a key twice is an error, 6.2).
  * @sent_mrdsl: our MaxRecvDataSegmentLength was declared.
+ * @initiator: we are the initiator: keys the target may send (T2I) are
+ *	taken, keys in @offered are answers checked against their result
+ *	function (iscsi_keys_negotiate()), others are the target's offers,
+ *	answered as a responder.
+ * @offered: the initiator's keys awaiting an answer (iscsi_keys_offer()),
+ *	a bit per enum iscsi_key_id; cleared as the answers come.
+ * @tpgt: the TargetPortalGroupTag the target declared (initiator; -1 none).
+ * @bad: after -EPROTO, the key=value at fault (for messages; "" if none).
  * Private: @special, what the caller (login.c) answers itself.
  */
 struct iscsi_neg {
@@ -174,6 +187,10 @@ struct iscsi_neg {
 	uint8_t stage;
 	uint64_t seen;
 	bool sent_mrdsl;
+	bool initiator;
+	uint64_t offered;
+	int32_t tpgt;
+	char bad[80];
 	/* set when these keys came (their values in @cur or below) */
 	bool got_send_targets;
 	char send_targets[ISCSI_VALUE_MAX + 1];
@@ -219,9 +236,10 @@ int iscsi_text_next(const char *text, size_t len, size_t *pos,
 int iscsi_key_lookup(const char *name, size_t len);
 
 /**
- * iscsi_keys_negotiate() - answer every key of @text as the target.
+ * iscsi_keys_negotiate() - answer every key of @text as the responder,
+ * and, with @n->initiator, take the target's answers to our offers.
  * @n: the negotiation.
- * @text, @len: the initiator's key=value\0 list.
+ * @text, @len: the peer's key=value\0 list.
  * @out: the answers go here (unknown keys: NotUnderstood; values out of
  *	range or not acceptable: Reject; keys the target may not be sent
  *	or that do not apply now: Irrelevant or Reject, 6.2.1).
@@ -231,15 +249,43 @@ int iscsi_key_lookup(const char *name, size_t len);
  * caller) and CHAP_* (left to login.c: returned through @chap).
  * @chap: CHAP_* keys' values, indexed ISCSI_KEY_CHAP_A.. (NULL where not
  *	sent); may be NULL in full feature phase.
+ * The initiator's side (@n->initiator): an answer to a key in
+ * @n->offered goes through the key's result function (13, 6.2.5): a
+ * numerical min key's answer at most our offer, a max key's at least it;
+ * a boolean OR key offered Yes answered Yes, an AND key offered No
+ * answered No; a list value one we offered; all in range.  NotUnderstood,
+ * Irrelevant and Reject leave the key at its default.  A key the target
+ * offers on its own is answered as the target answers (min, max, OR, AND,
+ * first acceptable), from the initiator's side of the direction rules.
+ * MaxRecvDataSegmentLength goes to @n->peer_max_recv_dsl,
+ * TargetPortalGroupTag to @n->tpgt, AuthMethod's answer to
+ * @n->auth_offer.
  * Return: 0; -EINVAL: malformed text (login: initiator error); -EPROTO:
  * a key sent twice in a login, a security key outside a login's security
- * stage;
+ * stage, an answer its result function does not allow (initiator);
  * -ENOTSUP: a SessionType other than Discovery or Normal; -ENOSPC: @out
  * full.
  */
 int iscsi_keys_negotiate(struct iscsi_neg *n, const char *text, size_t len,
 			 struct iscsi_text_out *out,
 			 const char *chap[ISCSI_NR_KEYS]);
+
+/**
+ * iscsi_keys_offer() - the initiator's operational offers (RFC 7143
+ * 6.2): HeaderDigest and DataDigest ("CRC32C" when @n->ours asks for it,
+ * else "None"), MaxConnections, InitialR2T, ImmediateData, MaxBurstLength,
+ * FirstBurstLength, DefaultTime2Wait, DefaultTime2Retain,
+ * MaxOutstandingR2T, DataPDUInOrder, DataSequenceInOrder,
+ * ErrorRecoveryLevel with @n->ours's values, and the declaration of our
+ * MaxRecvDataSegmentLength.  Each offered key's bit is set in
+ * @n->offered, so that iscsi_keys_negotiate() takes the answer through
+ * the key's result function; the declaration sets @n->sent_mrdsl.
+ * @n: with @n->initiator set.
+ * @out: the keys are appended.
+ * Return: 0; -ENOSPC: @out full.
+ * Context: any.
+ */
+int iscsi_keys_offer(struct iscsi_neg *n, struct iscsi_text_out *out);
 
 /**
  * iscsi_keys_finish() - end a login's operational stage: our declarations

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The iscsi LLD (blkstack/scsi_host.h): the SCSI midlayer's commands to a
+ * remote iSCSI target over TCP (RFC 7143, ErrorRecoveryLevel 0), the role
+ * Linux's iscsi_tcp plays under its midlayer.  The PDU encoding, digests,
+ * key negotiation and login are the ones blkstack's target uses
+ * (src/export/iscsi/, library blkiscsiproto).  Design, what is and is not
+ * implemented: docs/iscsi-initiator.md.
+ *
+ * One TCP connection per hardware queue, each a session of its own with
+ * its own ISID (and one for the probe at attach), driven only by the
+ * queue's thread: no host lock, no state shared between queues.
+ */
+#ifndef BLKSTACK_SCSI_ISCSI_H
+#define BLKSTACK_SCSI_ISCSI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct scsi_host_template;
+
+#define SCSI_ISCSI_NAME_MAX 223 /* RFC 7143 4.2.7.1: iSCSI names, bytes */
+#define SCSI_ISCSI_HOST_MAX 255 /* a host name or address, bytes */
+#define SCSI_ISCSI_LUN_MAX 16383 /* single-level LUNs (flat space) */
+#define SCSI_ISCSI_DEFAULT_INITIATOR "iqn.2026-12.org.blkstack:initiator"
+
+/**
+ * struct scsi_iscsi_target - where a target is: iscsi://HOST[:PORT]/IQN/LUN.
+ * @host: a name or address (IPv6 without its brackets).
+ * @port: TCP port (3260 when the URL names none).
+ * @iqn: the target's name (TargetName).
+ * @lun: the logical unit the disk is, 0..SCSI_ISCSI_LUN_MAX.
+ */
+struct scsi_iscsi_target {
+	char host[SCSI_ISCSI_HOST_MAX + 1];
+	uint16_t port;
+	char iqn[SCSI_ISCSI_NAME_MAX + 1];
+	uint64_t lun;
+};
+
+/**
+ * scsi_iscsi_parse_url() - read iscsi://HOST[:PORT]/IQN/LUN (libiscsi's
+ * form; HOST may be [IPv6]).
+ * @url: the text.
+ * @t: filled in on success.
+ * @err, @errlen: on failure, a message that names the field at fault
+ *	("target=...: PORT: ...").
+ * Return: 0; -EINVAL.
+ * Context: any.
+ */
+int scsi_iscsi_parse_url(const char *url, struct scsi_iscsi_target *t,
+			 char *err, size_t errlen);
+
+/**
+ * struct scsi_iscsi_config - an iscsi host.
+ * @target: the target and its LUN; every command of the disk goes to
+ *	that LUN (the midlayer's LUN 0 is mapped to it).
+ * @initiator_name: InitiatorName (NULL or "": SCSI_ISCSI_DEFAULT_INITIATOR).
+ * @header_digest, @data_digest: ask for CRC32C (RFC 7143 13.1); asked
+ *	for, it is required: a target that refuses fails the login.
+ * @max_recv_dsl: our MaxRecvDataSegmentLength, bytes, 512..16777215: the
+ *	largest Data-In or other data segment we take (declared).
+ * @first_burst_length, @max_burst_length: bytes, 512..16777215, offered
+ *	(the result is the smaller of ours and the target's).
+ * @immediate_data: offer ImmediateData=Yes (AND: both must say Yes).
+ * @initial_r2t: offer InitialR2T=Yes (OR: either may ask for it).
+ * @max_outstanding_r2t: offered, 1..65535 (min).
+ * @login_timeout_ms: a connection and its login, at most (0: 15000).
+ * @reconnect_timeout_ms: how long commands wait for a connection lost to
+ *	come back (a new login, reinstating the session) before they fail
+ *	(0: 15000).
+ * @tmf_timeout_ms: the wait for a Task Management Function Response
+ *	(ABORT TASK, LOGICAL UNIT RESET, TARGET WARM RESET) before error
+ *	handling goes on to the next step (0: 10000).
+ * @quiet: no log lines on stderr (attach, connection lost and back,
+ *	close).
+ */
+struct scsi_iscsi_config {
+	struct scsi_iscsi_target target;
+	const char *initiator_name;
+	bool header_digest;
+	bool data_digest;
+	uint32_t max_recv_dsl;
+	uint32_t first_burst_length;
+	uint32_t max_burst_length;
+	bool immediate_data;
+	bool initial_r2t;
+	uint32_t max_outstanding_r2t;
+	uint32_t login_timeout_ms;
+	uint32_t reconnect_timeout_ms;
+	uint32_t tmf_timeout_ms;
+	bool quiet;
+};
+
+/**
+ * scsi_iscsi_config_default() - the defaults: no digests, 256 KiB
+ * MaxRecvDataSegmentLength and FirstBurstLength, 1 MiB MaxBurstLength,
+ * ImmediateData=Yes, InitialR2T=No, MaxOutstandingR2T 8, the default
+ * InitiatorName; @c->target is zeroed.
+ */
+void scsi_iscsi_config_default(struct scsi_iscsi_config *c);
+
+/**
+ * scsi_iscsi_create() - an iscsi host.  It connects and logs in at once
+ * (the session the probe at attach uses), so that an unreachable target
+ * or a refused login is reported here, with the target's words.
+ * @hostt, @hostdata: set on success, for struct blk_scsi_config.
+ * @err: a message on failure: the field of @cfg at fault, or the address,
+ *	the connection's error, or the login's status ("target not found
+ *	(0x0203)") or protocol failure.
+ * Return: 0; -EINVAL (@cfg); -ENOENT (the host name does not resolve);
+ * -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH... (the connection); -EACCES
+ * (the login was refused: class 2 status); -EPROTO (the login broke the
+ * protocol); -ENOMEM.
+ * Context: any thread; blocks up to @cfg->login_timeout_ms.
+ */
+int scsi_iscsi_create(const struct scsi_iscsi_config *cfg,
+		      const struct scsi_host_template **hostt,
+		      void **hostdata, char *err, size_t errlen);
+
+/**
+ * struct scsi_iscsi_stats - an iscsi host's counters, summed over its
+ * queues (uint64_t only).
+ * @logins: logins that succeeded (the probe's and each queue's, and
+ *	those after a connection was lost); @login_failures: that failed.
+ * @connection_losses: connections dropped (by the target, a protocol or
+ *	digest error, or a host reset).
+ * @commands: SCSI Command PDUs sent; @immediate_bytes: data they carried.
+ * @unsolicited_pdus: Data-Out PDUs sent unsolicited; @r2ts: R2Ts taken;
+ *	@solicited_pdus: Data-Out PDUs sent for them.
+ * @data_in_pdus: Data-In PDUs taken; @status_in_data_in: commands whose
+ *	status came in the last Data-In.
+ * @window_waits: commands that waited for the CmdSN window (MaxCmdSN).
+ * @nop_in_pings: NOP-In pings answered with a NOP-Out.
+ * @async_events: Asynchronous Messages taken.
+ * @rejects: Reject PDUs taken.
+ * @aborts, @lun_resets, @target_resets: Task Management Functions sent.
+ * @send_calls: sendmsg() calls that sent something; @pdus_sent: PDUs.
+ */
+struct scsi_iscsi_stats {
+	uint64_t logins, login_failures;
+	uint64_t connection_losses;
+	uint64_t commands, immediate_bytes;
+	uint64_t unsolicited_pdus, r2ts, solicited_pdus;
+	uint64_t data_in_pdus, status_in_data_in;
+	uint64_t window_waits;
+	uint64_t nop_in_pings;
+	uint64_t async_events;
+	uint64_t rejects;
+	uint64_t aborts, lun_resets, target_resets;
+	uint64_t send_calls, pdus_sent;
+};
+
+/**
+ * scsi_iscsi_get_stats() - @hostdata's counters (from scsi_iscsi_create()).
+ * Context: any thread, the queues quiet (the per-queue counters are
+ * plain): after the I/O, before the disk is closed.
+ */
+void scsi_iscsi_get_stats(void *hostdata, struct scsi_iscsi_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLKSTACK_SCSI_ISCSI_H */
