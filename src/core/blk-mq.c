@@ -780,7 +780,7 @@ static unsigned int blk_mq_end_requests(struct blk_mq_ctx *ctx,
 
 	if (ctx->iostats) {
 		now = blk_time_ns();
-		ctx->stats.io_ticks_ns += now - ctx->last_busy_ns;
+		STAT_ADD(&ctx->stats.io_ticks_ns, now - ctx->last_busy_ns);
 		ctx->last_busy_ns = now;
 	}
 	while (rq) {
