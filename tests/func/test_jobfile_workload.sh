@@ -77,7 +77,7 @@ b=$(ios_blk --rw=randread --size=16m --runtime=1 --time_based --thinktime=1ms --
 check "thinktime_spin: $b I/Os in 1 s, at most one per 1 ms stall" test "$b" -le 1000 -a "$b" -ge 300
 "$BLKSTACK" bench --dev=null --name=x --rw=randread --size=16m --runtime=1 --time_based \
 	--thinktime=1ms --thinktime_spin=500us --output-format=json >"$TMP/spin.json"
-check "thinktime_spin: the spin shows as CPU time (usr_cpu over 20 %)" jq -e '.jobs[0].usr_cpu > 20' "$TMP/spin.json"
+check "thinktime_spin: the spin shows as CPU time (usr_cpu over 10 %: about 50 % spun; under load 16 to 35 % was seen, a sleep alone shows 1 to 2 %)" jq -e '.jobs[0].usr_cpu > 10' "$TMP/spin.json"
 
 # startdelay: the job starts late, its runtime counts from then
 start=$(date +%s%N)
