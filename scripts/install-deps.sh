@@ -15,6 +15,9 @@ PKGS=(
 	liburcu-dev                        # RCU (liburcu-bp): ram page store
 	fio                                # peer for bench/ and job-file tests
 	fio-examples                       # stock job files: the corpus of tests/func/test_jobfile_fio.sh
+	python3-six                        # fio_jsonplus_clat2csv (package fio) imports it: tests/func/test_bench_logs.sh
+	gnuplot-nox                        # bench --plot=DIR draws with it; fio_generate_plots, fio2gnuplot in tests/func/test_bench_logs.sh
+	librsvg2-bin                       # rsvg-convert: tests render bench --plot's SVG files to check them
 	valgrind                           # callgrind instruction counts in bench/
 	jq                                 # JSON checks in functional tests
 	time                               # /usr/bin/time: CPU per I/O in bench/uring-*.sh
