@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "log.h"
+#include "plot.h"
 #include "clock.h"
 #include "blkstack/uring.h"
 
@@ -185,6 +186,8 @@ static int matrix_run(const struct bench_opts *o, int argc, char **argv,
 		}
 	}
 	*mo = *o;
+	/* the cells are drawn as the matrix's bars, not each as a job */
+	mo->plot_dir[0] = '\0';
 	mo->nr_jobs = 1;
 	for (d = 0; d < nd; d++)
 		snprintf(lay[d].dev, sizeof(lay[d].dev), "%s", o->dev.devs[d]);
@@ -228,6 +231,12 @@ static int matrix_run(const struct bench_opts *o, int argc, char **argv,
 			*err_printed = true;
 			goto out;
 		}
+	}
+	if (o->plot_dir[0] &&
+	    bench_plot_matrix(o->plot_dir, runs, NR_MATRIX_ROWS, nd, err,
+			      sizeof(err))) {
+		fprintf(stderr, "blkstack bench: %s\n", err);
+		*failed = true;
 	}
 	if (o->output_format != OUT_NORMAL) {
 		for (i = 0; i < nr_cells; i++)
@@ -384,6 +393,12 @@ int bench_main(int argc, char **argv)
 		free(o);
 		return 0;
 	}
+	/* --plot: gnuplot and the directory are there before anything runs */
+	if (o->plot_dir[0] && bench_plot_check(o->plot_dir, err, sizeof(err))) {
+		fprintf(stderr, "blkstack bench: %s\n", err);
+		free(o);
+		return 1;
+	}
 	ret = bench_clock_init(o->jobs[0].clocksource);
 	if (ret) {
 		fprintf(stderr, "blkstack bench: clocksource=cpu: the TSC is not "
@@ -420,6 +435,14 @@ int bench_main(int argc, char **argv)
 			nr_runs++;
 			failed |= report_job_errors(&runs[d]);
 			if (write_logs(&runs[d], o->dev.nr_devs > 1)) {
+				err_printed = true;
+				failed = true;
+			}
+			if (o->plot_dir[0] &&
+			    bench_plot_run(o->plot_dir, &runs[d],
+					   o->dev.nr_devs > 1 ? runs[d].dev : NULL,
+					   err, sizeof(err))) {
+				fprintf(stderr, "blkstack bench: %s\n", err);
 				err_printed = true;
 				failed = true;
 			}

@@ -1246,6 +1246,25 @@ job_log_reaped(struct job_thread *td, const struct io_u *u, uint64_t now)
 	}
 }
 
+/*
+ * --plot's time series: windows of log_avg_msec when given, else about a
+ * hundredth of the runtime (10 ms .. 1 s), 100 ms without one.
+ */
+static uint64_t plot_window_ns(const struct bench_job_opts *j)
+{
+	uint64_t ns = j->runtime_ns / 100;
+
+	if (j->log_avg_msec)
+		return j->log_avg_msec * 1000000ull;
+	if (!j->runtime_ns)
+		return 100000000ull;
+	if (ns < 10000000ull)
+		ns = 10000000ull;
+	if (ns > 1000000000ull)
+		ns = 1000000000ull;
+	return ns / 1000000ull * 1000000ull;
+}
+
 /* Account one run of I/Os that share their timestamps. */
 static inline void job_account(struct job_thread *td, enum bench_ddir ddir,
 			       uint64_t n, uint64_t start, uint64_t issue,
@@ -3106,9 +3125,12 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 			if (ret)
 				goto out;
 			if (bench_log_wanted(&o->jobs[i]) ||
-			    o->output_format == OUT_JSON_PLUS) {
+			    o->output_format == OUT_JSON_PLUS ||
+			    o->plot_dir[0]) {
 				r->log = bench_log_new(&o->jobs[i],
-						       o->output_format == OUT_JSON_PLUS);
+						       o->output_format == OUT_JSON_PLUS,
+						       o->plot_dir[0] ?
+						       plot_window_ns(&o->jobs[i]) : 0);
 				if (!r->log) {
 					ret = -ENOMEM;
 					snprintf(err, errlen,

@@ -62,18 +62,25 @@ struct win_acc {
 	uint64_t slat, clat, lat;	/* sums, or maxima */
 };
 
+/* windows of one length and what they recorded (struct win_rec) */
+struct win_state {
+	uint64_t len_ns;		/* 0: off */
+	bool max;			/* the largest latency, not the mean */
+	uint64_t win;			/* current window */
+	struct win_acc acc[DDIR_NR];
+	struct recs recs;
+};
+
 struct bench_log {
 	const struct bench_job_opts *j;
 	bool io_logs;			/* lat, bw or iops log */
-	uint64_t avg_ns;		/* log_avg_msec in ns, 0: per I/O */
 	uint64_t hist_ns;		/* log_hist_msec in ns, 0: none */
 	unsigned int dirs;		/* directions seen or asked: bw/iops rows */
 	bool short_log;			/* an append failed: records are missing */
 	struct recs ios;		/* struct io_rec */
-	struct recs wins;		/* struct win_rec */
+	struct win_state avg;		/* log_avg_msec: the logs' windows */
+	struct win_state plot;		/* --plot's time series */
 	struct recs hists;		/* struct hist_rec */
-	uint64_t win;			/* current averaging window */
-	struct win_acc acc[DDIR_NR];
 	uint64_t hwin;			/* current histogram window */
 	uint64_t hn[DDIR_NR];
 	uint64_t *hbins;		/* [DDIR_NR][BENCH_PLAT_NR] of the window */
@@ -137,7 +144,8 @@ bool bench_log_wanted(const struct bench_job_opts *j)
 	       j->hist_log_on;
 }
 
-struct bench_log *bench_log_new(const struct bench_job_opts *j, bool plat)
+struct bench_log *bench_log_new(const struct bench_job_opts *j, bool plat,
+				uint64_t plot_ns)
 {
 	struct bench_log *l = calloc(1, sizeof(*l));
 
@@ -145,10 +153,13 @@ struct bench_log *bench_log_new(const struct bench_job_opts *j, bool plat)
 		return NULL;
 	l->j = j;
 	l->io_logs = j->lat_log_on || j->bw_log_on || j->iops_log_on;
-	l->avg_ns = j->log_avg_msec * 1000000ull;
+	l->avg.len_ns = l->io_logs ? j->log_avg_msec * 1000000ull : 0;
+	l->avg.max = j->log_max_value;
+	l->avg.recs.size = sizeof(struct win_rec);
+	l->plot.len_ns = plot_ns;
+	l->plot.recs.size = sizeof(struct win_rec);
 	l->hist_ns = j->hist_log_on ? j->log_hist_msec * 1000000ull : 0;
 	l->ios.size = sizeof(struct io_rec);
-	l->wins.size = sizeof(struct win_rec);
 	l->hists.size = sizeof(struct hist_rec);
 	if (bench_rw_reads(j->rw))
 		l->dirs |= 1u << DDIR_READ;
@@ -177,7 +188,8 @@ void bench_log_free(struct bench_log *l)
 	if (!l)
 		return;
 	recs_free(&l->ios);
-	recs_free(&l->wins);
+	recs_free(&l->avg.recs);
+	recs_free(&l->plot.recs);
 	recs_free(&l->hists);
 	free(l->hbins);
 	free(l->plat);
@@ -189,18 +201,19 @@ const uint64_t *bench_log_plat(const struct bench_log *l, unsigned int ddir)
 	return l && l->plat ? l->plat + (size_t)ddir * BENCH_PLAT_NR : NULL;
 }
 
-/* Close averaging window l->win, @len_ns long, ending at @end_ns. */
-static void win_flush(struct bench_log *l, uint64_t end_ns, uint64_t len_ns)
+/* Close window ws->win, @len_ns long, ending at @end_ns. */
+static void win_flush(struct bench_log *l, struct win_state *ws,
+		      uint64_t end_ns, uint64_t len_ns)
 {
 	unsigned int d;
 
 	for (d = 0; d < DDIR_NR; d++) {
-		struct win_acc *a = &l->acc[d];
+		struct win_acc *a = &ws->acc[d];
 		struct win_rec *w;
 
 		if (!a->n && !(l->dirs & (1u << d)))
 			continue;
-		w = recs_add(&l->wins);
+		w = recs_add(&ws->recs);
 		if (!w) {
 			l->short_log = true;
 			continue;
@@ -209,7 +222,7 @@ static void win_flush(struct bench_log *l, uint64_t end_ns, uint64_t len_ns)
 		w->t_ms = (uint32_t)(end_ns / 1000000);
 		w->ddir = (uint8_t)d;
 		w->has_lat = a->n != 0;
-		if (a->n && !l->j->log_max_value) {
+		if (a->n && !ws->max) {
 			w->slat = (a->slat + a->n / 2) / a->n;
 			w->clat = (a->clat + a->n / 2) / a->n;
 			w->lat = (a->lat + a->n / 2) / a->n;
@@ -226,6 +239,54 @@ static void win_flush(struct bench_log *l, uint64_t end_ns, uint64_t len_ns)
 		}
 		memset(a, 0, sizeof(*a));
 	}
+}
+
+/* One I/O into the windows of @ws, closing those that ended before it. */
+static void win_add(struct bench_log *l, struct win_state *ws, uint64_t t_ns,
+		    unsigned int ddir, uint32_t bs, uint64_t slat, uint64_t clat)
+{
+	uint64_t w = t_ns / ws->len_ns;
+	struct win_acc *a = &ws->acc[ddir];
+
+	/* the windows that ended since, empty ones included */
+	while (ws->win < w) {
+		win_flush(l, ws, (ws->win + 1) * ws->len_ns, ws->len_ns);
+		ws->win++;
+	}
+	a->n++;
+	a->bytes += bs;
+	if (ws->max) {
+		if (slat > a->slat)
+			a->slat = slat;
+		if (clat > a->clat)
+			a->clat = clat;
+		if (slat + clat > a->lat)
+			a->lat = slat + clat;
+	} else {
+		a->slat += slat;
+		a->clat += clat;
+		a->lat += slat + clat;
+	}
+}
+
+/* The run ended at @t_ns: the windows up to it, the last one partial. */
+static void win_finish(struct bench_log *l, struct win_state *ws,
+		       uint64_t t_ns)
+{
+	unsigned int d;
+	bool any = false;
+
+	if (!ws->len_ns)
+		return;
+	while (ws->win < t_ns / ws->len_ns) {
+		win_flush(l, ws, (ws->win + 1) * ws->len_ns, ws->len_ns);
+		ws->win++;
+	}
+	/* the last, partial window: when it saw I/O, over its own length */
+	for (d = 0; d < DDIR_NR; d++)
+		any |= ws->acc[d].n != 0;
+	if (any)
+		win_flush(l, ws, t_ns, t_ns - ws->win * ws->len_ns);
 }
 
 /* Close histogram window l->hwin, ending at @end_ns. */
@@ -270,31 +331,12 @@ int bench_log_io(struct bench_log *l, uint64_t t_ns, unsigned int ddir,
 		l->hbins[(size_t)ddir * BENCH_PLAT_NR + idx]++;
 		l->hn[ddir]++;
 	}
+	if (l->plot.len_ns)
+		win_add(l, &l->plot, t_ns, ddir, bs, slat, clat);
 	if (!l->io_logs)
 		return 0;
-	if (l->avg_ns) {
-		uint64_t w = t_ns / l->avg_ns;
-		struct win_acc *a = &l->acc[ddir];
-
-		/* the windows that ended since, empty ones included */
-		while (l->win < w) {
-			win_flush(l, (l->win + 1) * l->avg_ns, l->avg_ns);
-			l->win++;
-		}
-		a->n++;
-		a->bytes += bs;
-		if (l->j->log_max_value) {
-			if (slat > a->slat)
-				a->slat = slat;
-			if (clat > a->clat)
-				a->clat = clat;
-			if (slat + clat > a->lat)
-				a->lat = slat + clat;
-		} else {
-			a->slat += slat;
-			a->clat += clat;
-			a->lat += slat + clat;
-		}
+	if (l->avg.len_ns) {
+		win_add(l, &l->avg, t_ns, ddir, bs, slat, clat);
 		return 0;
 	}
 	{
@@ -316,22 +358,32 @@ int bench_log_io(struct bench_log *l, uint64_t t_ns, unsigned int ddir,
 
 void bench_log_finish(struct bench_log *l, uint64_t t_ns)
 {
-	unsigned int d;
-	bool any = false;
-
 	if (l->hist_ns)
 		hist_flush(l, t_ns);
-	if (!l->io_logs || !l->avg_ns)
+	win_finish(l, &l->avg, t_ns);
+	win_finish(l, &l->plot, t_ns);
+}
+
+void bench_log_points(const struct bench_log *l,
+		      void (*fn)(void *arg, const struct bench_log_point *p),
+		      void *arg)
+{
+	const struct chunk *c;
+	size_t i;
+
+	if (!l)
 		return;
-	while (l->win < t_ns / l->avg_ns) {
-		win_flush(l, (l->win + 1) * l->avg_ns, l->avg_ns);
-		l->win++;
-	}
-	/* the last, partial window: when it saw I/O, over its own length */
-	for (d = 0; d < DDIR_NR; d++)
-		any |= l->acc[d].n != 0;
-	if (any)
-		win_flush(l, t_ns, t_ns - l->win * l->avg_ns);
+	for (c = l->plot.recs.head; c; c = c->next)
+		for (i = 0; i < c->used; i += l->plot.recs.size) {
+			const struct win_rec *w = (const void *)(c->data + i);
+			struct bench_log_point p = {
+				.t_ms = w->t_ms, .ddir = w->ddir,
+				.has_lat = w->has_lat, .iops = w->iops,
+				.clat_ns = w->clat, .lat_ns = w->lat,
+			};
+
+			fn(arg, &p);
+		}
 }
 
 /* ------------------------------------------------------------- writing */
@@ -468,9 +520,9 @@ static void write_entries(struct out *f, const struct bench_log *l,
 			}
 		return;
 	}
-	if (l->avg_ns) {
-		for (c = l->wins.head; c; c = c->next)
-			for (i = 0; i < c->used; i += l->wins.size) {
+	if (l->avg.len_ns) {
+		for (c = l->avg.recs.head; c; c = c->next)
+			for (i = 0; i < c->used; i += l->avg.recs.size) {
 				const struct win_rec *w =
 					(const void *)(c->data + i);
 

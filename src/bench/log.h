@@ -57,9 +57,29 @@ bool bench_log_wanted(const struct bench_job_opts *j);
  * bench_log_new() - the log state of one job thread.
  * @j: its job (log options).
  * @plat: keep fio's clat bins per direction (json+).
+ * @plot_ns: keep IOPS and mean latencies per window this long, per
+ *	direction, for --plot (bench_log_points()); 0: none.
  * Return: the state, or NULL when out of memory.
  */
-struct bench_log *bench_log_new(const struct bench_job_opts *j, bool plat);
+struct bench_log *bench_log_new(const struct bench_job_opts *j, bool plat,
+				uint64_t plot_ns);
+
+/* One direction over one --plot window. */
+struct bench_log_point {
+	uint32_t t_ms;		/* the window's end, ms since the window started */
+	unsigned int ddir;
+	bool has_lat;		/* I/Os completed in it: the latencies are means */
+	uint64_t iops;
+	uint64_t clat_ns, lat_ns;
+};
+
+/**
+ * bench_log_points() - call @fn for each --plot window record, in time
+ * order (directions of one window together).  Nothing when @l is NULL.
+ */
+void bench_log_points(const struct bench_log *l,
+		      void (*fn)(void *arg, const struct bench_log_point *p),
+		      void *arg);
 
 void bench_log_free(struct bench_log *l);
 

@@ -521,6 +521,8 @@ static const struct cli_opt {
 	{ "output-format", "normal|json|json+",
 	  "report format (default normal; json+ adds fio's clat bins; terse is not supported)" },
 	{ "output", "FILE", "write the report to FILE (default stdout)" },
+	{ "plot", "DIR",
+	  "draw SVG pictures into DIR with gnuplot: latency histogram and CDF, IOPS and latency over time per job thread; the matrix as grouped bars" },
 	{ "eta", "auto|always|never",
 	  "progress line: auto shows it on a terminal (default auto)" },
 	{ "parse-only", NULL,
@@ -2542,6 +2544,16 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 				show(shown, val));
 			return -EINVAL;
 		}
+		return 0;
+	}
+	if (!strcmp(name, "plot")) {
+		if (strlen(val) >= sizeof(o->plot_dir)) {
+			set_err(err, errlen,
+				"plot=%s: too long, at most %zu characters",
+				show(shown, val), sizeof(o->plot_dir) - 1);
+			return -EINVAL;
+		}
+		snprintf(o->plot_dir, sizeof(o->plot_dir), "%s", val);
 		return 0;
 	}
 	if (!strcmp(name, "output")) {

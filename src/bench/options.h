@@ -188,6 +188,7 @@ struct bench_opts {
 	unsigned int nr_jobs;
 	enum bench_output_format output_format; /* --output-format=normal|json */
 	char output[256];           /* --output=FILE, "" for stdout */
+	char plot_dir[1024];        /* --plot=DIR: SVG pictures drawn by gnuplot (plot.h), "" for none */
 	bool matrix;                /* --matrix or no workload given */
 	bool quiet_progress;        /* --eta=never */
 	bool eta_always;            /* --eta=always */

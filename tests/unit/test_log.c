@@ -92,7 +92,7 @@ static void test_per_io(void **state)
 	j.lat_log_on = j.bw_log_on = j.iops_log_on = true;
 	snprintf(j.bw_log, sizeof(j.bw_log), "pre");
 	j.log_offset = true;
-	l = bench_log_new(&j, true);
+	l = bench_log_new(&j, true, 0);
 	assert_non_null(l);
 	assert_int_equal(bench_log_io(l, 1500000, DDIR_READ, 4096, 8192, 300, 1000), 0);
 	assert_int_equal(bench_log_io(l, 2999999, DDIR_WRITE, 8192, 0, 100, 4096), 0);
@@ -135,7 +135,7 @@ static void test_windows(void **state)
 		j.log_avg_msec = 10;
 		j.log_max_value = max;
 		j.per_job_logs = false;
-		l = bench_log_new(&j, false);
+		l = bench_log_new(&j, false, 0);
 		assert_non_null(l);
 		/* window 0: two reads; window 1: none; window 2: one */
 		bench_log_io(l, 1000000, DDIR_READ, 4096, 0, 10, 100);
@@ -182,7 +182,7 @@ static void test_hist(void **state)
 		j.hist_log_on = true;
 		j.log_hist_msec = 100;
 		j.log_hist_coarseness = (uint32_t)coarse;
-		l = bench_log_new(&j, false);
+		l = bench_log_new(&j, false, 0);
 		assert_non_null(l);
 		bench_log_io(l, 10000000, DDIR_READ, 4096, 0, 1, 5);
 		bench_log_io(l, 20000000, DDIR_READ, 4096, 0, 1, 5);
@@ -220,7 +220,7 @@ static void test_write_error(void **state)
 	bench_job_defaults(&j);
 	j.iops_log_on = true;
 	snprintf(j.iops_log, sizeof(j.iops_log), "/nonexistent/dir/x");
-	l = bench_log_new(&j, false);
+	l = bench_log_new(&j, false, 0);
 	assert_non_null(l);
 	assert_true(bench_log_write(l, "job", 1, NULL, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "/nonexistent/dir/x_iops.1.log"));
