@@ -16,6 +16,9 @@ PKGS=(
 	libmicrohttpd-dev                  # serve --metrics: /metrics over HTTP (the header at build time; the library dlopen()ed)
 	fio                                # peer for bench/ and job-file tests
 	fio-examples                       # stock job files: the corpus of tests/func/test_jobfile_fio.sh
+	python3-six                        # fio_jsonplus_clat2csv (package fio) imports it: tests/func/test_bench_logs.sh
+	gnuplot-nox                        # bench --plot=DIR draws with it; fio_generate_plots, fio2gnuplot in tests/func/test_bench_logs.sh
+	librsvg2-bin                       # rsvg-convert: tests render bench --plot's SVG files to check them
 	valgrind                           # callgrind instruction counts in bench/
 	jq                                 # JSON checks in functional tests
 	curl                               # scrapes /metrics in tests/func/test_metrics.sh

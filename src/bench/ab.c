@@ -29,6 +29,8 @@
 
 #include "bench.h"
 #include "bench/ab_stats.h"
+#include "bench/log.h"
+#include "bench/plot.h"
 #include "blkstack/version.h"
 
 extern char **environ;
@@ -79,6 +81,8 @@ struct ab_cell {
 	char job[BENCH_NAME_MAX];
 	char workload[16];
 	bool has[M_NR];		/* every run reported it */
+	/* --plot: each side's fio clat bins over its rounds (json+), or NULL */
+	uint64_t *plat[AB_MAX_SIDES];
 };
 
 struct ab {
@@ -94,6 +98,7 @@ struct ab {
 	unsigned int min_rounds, max_rounds, warmup;
 	bool json;
 	char output[256];
+	char plot_dir[1024];	/* --plot=DIR: the sides' latency on one chart */
 	char self[4096];	/* this binary */
 	/* results */
 	struct ab_cell cells[AB_MAX_CELLS];
@@ -210,7 +215,7 @@ static int parse_uint_opt(const char *name, const char *v, unsigned int min,
 /* An option the parent takes for itself; a side may not set it. */
 static bool parent_opt(const char *a)
 {
-	static const char *const names[] = { "output-format", "output", "eta", "help" };
+	static const char *const names[] = { "output-format", "output", "eta", "help", "plot" };
 	size_t i, n;
 
 	if (strncmp(a, "--", 2))
@@ -502,6 +507,17 @@ static int ab_parse(struct ab *ab, int argc, char **argv, bool *help)
 			snprintf(ab->output, sizeof(ab->output), "%s", a + 9);
 			continue;
 		}
+		if (!strncmp(a, "--plot=", 7)) {
+			char perr[1200];
+
+			if (!a[7] || strlen(a + 7) >= sizeof(ab->plot_dir))
+				return ab_err("plot=%s: allowed a directory name of 1..%zu characters",
+					      a + 7, sizeof(ab->plot_dir) - 1);
+			snprintf(ab->plot_dir, sizeof(ab->plot_dir), "%s", a + 7);
+			if (bench_plot_check(ab->plot_dir, perr, sizeof(perr)))
+				return ab_err("%s", perr);
+			continue;
+		}
 		if (!strcmp(a, "--help")) {
 			*help = true;
 			return 0;
@@ -657,6 +673,34 @@ static const char *jstr_or(json_t *o, const char *key, const char *dflt)
 	return s ? s : dflt;
 }
 
+/* --plot: add a job's clat bins (json+, every direction) to cell @c of @side. */
+static int take_bins(struct ab *ab, unsigned int side, unsigned int c,
+		     json_t *job)
+{
+	static const char *const dirs[] = { "read", "write", "trim" };
+	uint64_t **p = &ab->cells[c].plat[side];
+	const char *key;
+	json_t *bins, *n;
+	size_t i;
+
+	if (!*p) {
+		*p = calloc(BENCH_PLAT_NR, sizeof(**p));
+		if (!*p) {
+			snprintf(ab->error, sizeof(ab->error), "out of memory");
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < 3; i++) {
+		bins = json_object_get(json_object_get(json_object_get(job, dirs[i]),
+						       "clat_ns"), "bins");
+		json_object_foreach(bins, key, n)
+			if (json_is_integer(n) && json_integer_value(n) > 0)
+				(*p)[bench_plat_index(strtoull(key, NULL, 10))] +=
+					(uint64_t)json_integer_value(n);
+	}
+	return 0;
+}
+
 /*
  * Read a side's JSON report into round @round (< 0: a warm-up, only
  * checked).  The first report read, side A's, names the cells.  Return 0
@@ -722,6 +766,10 @@ static int take_report(struct ab *ab, unsigned int side, int round,
 			ab->nr_cells++;
 		}
 		seen++;
+		if (ab->plot_dir[0] && round >= 0 && take_bins(ab, side, c, job)) {
+			json_decref(root);
+			return -ENOMEM;
+		}
 		for (k = 0; k < M_NR; k++) {
 			if (isnan(m[k]))
 				ab->cells[c].has[k] = false;
@@ -761,7 +809,8 @@ static int run_side(struct ab *ab, unsigned int s, int round)
 		argv[k++] = ab->common[i];
 	for (i = 0; i < side->nr_args; i++)
 		argv[k++] = side->args[i];
-	argv[k++] = "--output-format=json";
+	/* --plot: json+ brings the clat bins of each side's rounds */
+	argv[k++] = ab->plot_dir[0] ? "--output-format=json+" : "--output-format=json";
 	argv[k++] = "--eta=never";
 	for (i = 0; i < ab->nr_common; i++)
 		if (!strcmp(ab->common[i], "--"))
@@ -1154,7 +1203,7 @@ static int report_json(FILE *f, struct ab *ab)
 
 static void ab_free(struct ab *ab)
 {
-	unsigned int i;
+	unsigned int i, k;
 
 	for (i = 0; i < ab->nr_sides; i++) {
 		if (ab->sides[i].words.we_wordv)
@@ -1163,6 +1212,46 @@ static void ab_free(struct ab *ab)
 	}
 	free(ab->common);
 	free(ab->values);
+	for (i = 0; i < AB_MAX_CELLS; i++)
+		for (k = 0; k < AB_MAX_SIDES; k++)
+			free(ab->cells[i].plat[k]);
+}
+
+/*
+ * --plot: per cell, the sides' completion latency histograms and CDFs on
+ * one chart each (plot.h), from the bins of all their rounds.
+ */
+static int plot_sides(struct ab *ab)
+{
+	char titles[AB_MAX_SIDES][160], label[BENCH_NAME_MAX + 32];
+	const char *tp[AB_MAX_SIDES];
+	const uint64_t *pp[AB_MAX_SIDES];
+	char err[1200], name[BENCH_NAME_MAX + 40];
+	unsigned int c, s;
+
+	for (s = 0; s < ab->nr_sides; s++) {
+		snprintf(titles[s], sizeof(titles[s]), "%s: %.150s",
+			 ab->sides[s].name,
+			 ab->sides[s].text[0] ? ab->sides[s].text : "(the workload alone)");
+		tp[s] = titles[s];
+	}
+	for (c = 0; c < ab->nr_cells; c++) {
+		for (s = 0; s < ab->nr_sides; s++)
+			if (!ab->cells[c].plat[s])
+				break;
+		if (s < ab->nr_sides)
+			continue;	/* no round ran */
+		for (s = 0; s < ab->nr_sides; s++)
+			pp[s] = ab->cells[c].plat[s];
+		cell_label(ab, c, label, sizeof(label));
+		snprintf(name, sizeof(name), "ab-%s", label);
+		if (bench_plot_sides(ab->plot_dir, name, tp, pp, ab->nr_sides,
+				     err, sizeof(err))) {
+			fprintf(stderr, "blkstack bench: %s\n", err);
+			return -EIO;
+		}
+	}
+	return 0;
 }
 
 int bench_ab_main(int argc, char **argv)
@@ -1201,6 +1290,8 @@ int bench_ab_main(int argc, char **argv)
 		}
 	}
 	if (ab->json ? report_json(out, ab) : (report_text(out, ab), 0))
+		rc = rc ? rc : -EIO;
+	if (ab->plot_dir[0] && ab->rounds && plot_sides(ab))
 		rc = rc ? rc : -EIO;
 	if (out != stdout && fclose(out)) {
 		fprintf(stderr, "blkstack bench: output=%s: %s\n", ab->output, strerror(errno));

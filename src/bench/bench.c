@@ -13,6 +13,8 @@
 #include <time.h>
 
 #include "bench.h"
+#include "log.h"
+#include "plot.h"
 #include "clock.h"
 #include "blkstack/uring.h"
 
@@ -184,6 +186,8 @@ static int matrix_run(const struct bench_opts *o, int argc, char **argv,
 		}
 	}
 	*mo = *o;
+	/* the cells are drawn as the matrix's bars, not each as a job */
+	mo->plot_dir[0] = '\0';
 	mo->nr_jobs = 1;
 	for (d = 0; d < nd; d++)
 		snprintf(lay[d].dev, sizeof(lay[d].dev), "%s", o->dev.devs[d]);
@@ -228,7 +232,13 @@ static int matrix_run(const struct bench_opts *o, int argc, char **argv,
 			goto out;
 		}
 	}
-	if (o->output_format == OUT_JSON) {
+	if (o->plot_dir[0] &&
+	    bench_plot_matrix(o->plot_dir, runs, NR_MATRIX_ROWS, nd, err,
+			      sizeof(err))) {
+		fprintf(stderr, "blkstack bench: %s\n", err);
+		*failed = true;
+	}
+	if (o->output_format != OUT_NORMAL) {
 		for (i = 0; i < nr_cells; i++)
 			if (runs[i].jobs)
 				ran[nr_ran++] = runs[i];
@@ -247,6 +257,31 @@ out:
 	free(mo);
 	free(row_jobs);
 	return ret;
+}
+
+/*
+ * fio's log files of each thread of run @r (log.h), numbered 1.. over the
+ * run as fio numbers its threads; with several devices, each device's
+ * names carry it (PREFIX.DEV_lat.1.log).  Return: 0, or -errno (printed).
+ */
+static int write_logs(const struct bench_run_result *r, bool name_dev)
+{
+	char err[512];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < r->nr_jobs; i++) {
+		if (!r->jobs[i].log || !bench_log_wanted(r->jobs[i].opts))
+			continue;
+		ret = bench_log_write(r->jobs[i].log, r->jobs[i].name, i + 1,
+				      name_dev ? r->dev : NULL, err,
+				      sizeof(err));
+		if (ret) {
+			fprintf(stderr, "blkstack bench: log: %s\n", err);
+			return ret;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -327,6 +362,16 @@ int bench_main(int argc, char **argv)
 		snprintf(o->jobs[0].name, sizeof(o->jobs[0].name), "bench");
 		o->nr_jobs = 1;
 	}
+	/* the matrix's cells are not jobs of the user's: no log files */
+	for (i = 0; o->matrix && i < o->nr_jobs; i++) {
+		struct bench_job_opts *j = &o->jobs[i];
+
+		if (bench_log_wanted(j) && !strstr(o->notes, "no log files"))
+			bench_err_add(o->notes, sizeof(o->notes),
+				      "write_lat_log, write_bw_log, write_iops_log, write_hist_log: no log files for the matrix (give rw= for one workload)");
+		j->lat_log_on = j->bw_log_on = j->iops_log_on = false;
+		j->hist_log_on = false;
+	}
 	if (bench_pick_devs(o, err, sizeof(err))) {
 		print_problems(err);
 		free(o);
@@ -347,6 +392,12 @@ int bench_main(int argc, char **argv)
 	if (o->parse_only) {
 		free(o);
 		return 0;
+	}
+	/* --plot: gnuplot and the directory are there before anything runs */
+	if (o->plot_dir[0] && bench_plot_check(o->plot_dir, err, sizeof(err))) {
+		fprintf(stderr, "blkstack bench: %s\n", err);
+		free(o);
+		return 1;
 	}
 	ret = bench_clock_init(o->jobs[0].clocksource);
 	if (ret) {
@@ -383,10 +434,22 @@ int bench_main(int argc, char **argv)
 			}
 			nr_runs++;
 			failed |= report_job_errors(&runs[d]);
-			if (o->output_format != OUT_JSON)
+			if (write_logs(&runs[d], o->dev.nr_devs > 1)) {
+				err_printed = true;
+				failed = true;
+			}
+			if (o->plot_dir[0] &&
+			    bench_plot_run(o->plot_dir, &runs[d],
+					   o->dev.nr_devs > 1 ? runs[d].dev : NULL,
+					   err, sizeof(err))) {
+				fprintf(stderr, "blkstack bench: %s\n", err);
+				err_printed = true;
+				failed = true;
+			}
+			if (o->output_format == OUT_NORMAL)
 				bench_report_text(out, o, &runs[d]);
 		}
-		if (o->output_format == OUT_JSON)
+		if (o->output_format != OUT_NORMAL)
 			ret = bench_report_json(out, o, runs, nr_runs);
 	}
 out:

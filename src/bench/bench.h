@@ -81,6 +81,11 @@ struct bench_job_result {
 	uint64_t verify_backlog_blocks; /* of verify_blocks, read back by verify_backlog= during the workload */
 	uint64_t verify_ns;        /* duration of the verify phase; in runtime_ns and dir[READ] */
 	struct blk_wait_stats wait; /* what blk_wait() did (spins and sleeps summed over threads) */
+	/*
+	 * fio's logs and json+ bins of this thread (log.h), NULL when none
+	 * was asked for; owned by the run result (bench_run_result_free())
+	 */
+	struct bench_log *log;
 };
 
 /*

@@ -29,6 +29,7 @@
 
 #include "bench.h"
 #include "clock.h"
+#include "log.h"
 #include "verify.h"
 #include "blkstack/null.h"
 #include "blkstack/nvme.h"
@@ -328,6 +329,7 @@ struct job_thread {
 	bool prep_hook;              /* job_prep() goes through job_prep_hooked() */
 	bool reap_hook;              /* job_reap() calls job_verify_reaped() first */
 	bool verify_after;           /* a verify phase follows the workload */
+	struct bench_log *log;       /* fio's logs, json+ bins (reap_hook): NULL when off */
 	bool verify_phase;           /* reading back: job_prep() walks the blocks */
 	uint64_t *written;           /* one bit per block written (do_verify=1) */
 	uint64_t written_blocks;     /* bits set in @written */
@@ -1225,6 +1227,44 @@ job_verify_reaped(struct job_thread *td, struct io_u *u)
 	return rev;
 }
 
+/*
+ * fio's logs and json+ bins (log.h): each I/O of the measured window that
+ * completed without error, after the ramp.  Only reached through
+ * job_reap()'s reap_hook, so it costs nothing when they are off.
+ */
+static void __attribute__((noinline))
+job_log_reaped(struct job_thread *td, const struct io_u *u, uint64_t now)
+{
+	if (!td->measuring || td->ramping)
+		return;
+	for (; u; u = u->next) {
+		if (u->bio.bi_status)
+			continue;
+		bench_log_io(td->log, now - td->t_measure, u->ddir,
+			     u->bio.bi_size, u->bio.bi_offset,
+			     u->issue_ns - u->start_ns, now - u->issue_ns);
+	}
+}
+
+/*
+ * --plot's time series: windows of log_avg_msec when given, else about a
+ * hundredth of the runtime (10 ms .. 1 s), 100 ms without one.
+ */
+static uint64_t plot_window_ns(const struct bench_job_opts *j)
+{
+	uint64_t ns = j->runtime_ns / 100;
+
+	if (j->log_avg_msec)
+		return j->log_avg_msec * 1000000ull;
+	if (!j->runtime_ns)
+		return 100000000ull;
+	if (ns < 10000000ull)
+		ns = 10000000ull;
+	if (ns > 1000000000ull)
+		ns = 1000000000ull;
+	return ns / 1000000ull * 1000000ull;
+}
+
 /* Account one run of I/Os that share their timestamps. */
 static inline void job_account(struct job_thread *td, enum bench_ddir ddir,
 			       uint64_t n, uint64_t start, uint64_t issue,
@@ -1259,8 +1299,12 @@ static void job_reap(struct job_thread *td, uint64_t now)
 	enum bench_ddir run_ddir = DDIR_READ;
 
 	td->completed = NULL;
-	if (unlikely(td->reap_hook))
-		u = job_verify_reaped(td, u);
+	if (unlikely(td->reap_hook)) {
+		if (td->written || td->check_reads || td->backlog)
+			u = job_verify_reaped(td, u);
+		if (td->log)
+			job_log_reaped(td, u, now);
+	}
 	while (u) {
 		struct io_u *next = u->next;
 		enum bench_ddir ddir = (enum bench_ddir)u->ddir;
@@ -1781,6 +1825,8 @@ static void *job_thread_fn(void *arg)
 			td->res->dir[DDIR_READ].start_ns = verify_start;
 	}
 	td->res->runtime_ns = work_ns + verify_ns;
+	if (td->log)
+		bench_log_finish(td->log, window_end - td->t_measure);
 	td->res->window_start_ns = td->t_measure;
 	td->res->window_end_ns = window_end;
 	getrusage(RUSAGE_THREAD, &ru);
@@ -3078,6 +3124,23 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 					err, errlen);
 			if (ret)
 				goto out;
+			if (bench_log_wanted(&o->jobs[i]) ||
+			    o->output_format == OUT_JSON_PLUS ||
+			    o->plot_dir[0]) {
+				r->log = bench_log_new(&o->jobs[i],
+						       o->output_format == OUT_JSON_PLUS,
+						       o->plot_dir[0] ?
+						       plot_window_ns(&o->jobs[i]) : 0);
+				if (!r->log) {
+					ret = -ENOMEM;
+					snprintf(err, errlen,
+						 "out of memory for the logs of job %s",
+						 o->jobs[i].name);
+					goto out;
+				}
+				tds[t].log = r->log;
+				tds[t].reap_hook = true;
+			}
 		}
 	}
 
@@ -3192,16 +3255,17 @@ out:
 	} else if (!shared && !res->abandoned) {
 		blk_dev_close(dev);
 	}
-	if (ret) {
-		free(res->jobs);
-		res->jobs = NULL;
-		res->nr_jobs = 0;
-	}
+	if (ret)
+		bench_run_result_free(res);
 	return ret;
 }
 
 void bench_run_result_free(struct bench_run_result *res)
 {
+	unsigned int i;
+
+	for (i = 0; res->jobs && i < res->nr_jobs; i++)
+		bench_log_free(res->jobs[i].log);
 	free(res->jobs);
 	res->jobs = NULL;
 	res->nr_jobs = 0;

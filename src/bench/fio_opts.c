@@ -30,7 +30,8 @@
 #define R_REPLAY "I/O log capture and replay are not implemented"
 #define R_PROC "process, CPU, NUMA, priority and cgroup placement are not implemented (jobs are threads of one process)"
 #define R_ZONE "zoned block devices are not emulated"
-#define R_LOG "per-I/O log files are not written (the JSON report has the statistics)"
+#define R_LOG "not implemented: blkstack writes fio's logs plain (no compression, priority 0), bw and iops windows from log_avg_msec"
+#define R_LOGENT "accepted and ignored: log buffers grow in 1 MiB chunks"
 #define R_REPORT "report formatting option not implemented (the report is fio's normal or JSON layout with fixed percentiles)"
 #define R_ENGOPT NULL	/* fio_opt_why(): an option of an engine blkstack lacks */
 
@@ -197,19 +198,19 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "stonewall", "wait_for_previous", NULL, FIO_SUPPORTED, NULL },
 	{ "new_group", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "thread", NULL, NULL, FIO_MAPPED, R_THREAD },
-	{ "per_job_logs", NULL, NULL, FIO_REFUSED, R_LOG },
-	{ "write_bw_log", NULL, NULL, FIO_REFUSED, R_LOG },
+	{ "per_job_logs", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "write_bw_log", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "bwavgtime", NULL, NULL, FIO_REFUSED, R_LOG },
-	{ "write_lat_log", NULL, NULL, FIO_REFUSED, R_LOG },
-	{ "write_iops_log", NULL, NULL, FIO_REFUSED, R_LOG },
+	{ "write_lat_log", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "write_iops_log", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "iopsavgtime", NULL, NULL, FIO_REFUSED, R_LOG },
-	{ "log_entries", NULL, NULL, FIO_REFUSED, R_LOG },
-	{ "log_avg_msec", NULL, NULL, FIO_REFUSED, R_LOG },
-	{ "log_hist_msec", NULL, NULL, FIO_REFUSED, R_LOG },
-	{ "log_hist_coarseness", NULL, NULL, FIO_REFUSED, R_LOG },
-	{ "write_hist_log", NULL, NULL, FIO_REFUSED, R_LOG },
-	{ "log_max_value", NULL, NULL, FIO_REFUSED, R_LOG },
-	{ "log_offset", NULL, NULL, FIO_REFUSED, R_LOG },
+	{ "log_entries", NULL, NULL, FIO_MAPPED, R_LOGENT },
+	{ "log_avg_msec", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "log_hist_msec", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "log_hist_coarseness", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "write_hist_log", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "log_max_value", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "log_offset", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "log_prio", NULL, NULL, FIO_REFUSED, R_LOG },
 	{ "log_compression", NULL, NULL, FIO_REFUSED, R_LOG },
 	{ "log_compression_cpus", NULL, NULL, FIO_REFUSED, R_LOG },

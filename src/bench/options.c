@@ -62,6 +62,8 @@ enum opt_group {
 #define OPT_F_PRINTABLE	BLK_OPT_F_PRINTABLE
 /* bench's own: "N%" is taken, as fio takes it for this size (set_pct()) */
 #define OPT_F_PERCENT	0x100
+/* bench's own: the option may be given bare (write_lat_log): value "" */
+#define OPT_F_BARE	0x200
 
 #define opt_choice blk_opt_choice
 
@@ -192,6 +194,7 @@ static int apply_filesize(struct opt_ctx *c, uint64_t v);
 static int apply_verify(struct opt_ctx *c, uint64_t v);
 static int apply_verify_pattern(struct opt_ctx *c, uint64_t v);
 static int apply_verify_dump(struct opt_ctx *c, uint64_t v);
+static int apply_log_name(struct opt_ctx *c, uint64_t v);
 
 /* bench's own options; the registry's device options join at init */
 static const struct opt_def bench_opts_table[] = {
@@ -390,6 +393,39 @@ static const struct opt_def bench_opts_table[] = {
 	  .metavar = "PATH", .def = ".",
 	  .help = "blkstack's: directory verify writes bad blocks to (at most 10 per thread)" },
 
+	/* fio's logs (log.h) */
+#define LOG_NAME_OPT(n, f, what) \
+	{ .name = n, .type = OPT_STR, JOBF(f), .apply = apply_log_name, \
+	  .flags = OPT_F_BARE, .metavar = "PREFIX", \
+	  .help = "write " what " (fio's names and format: PREFIX_TYPE.N.log, N the thread, 1 first; bare: the job name)" }
+	LOG_NAME_OPT("write_lat_log", lat_log,
+		     "latency logs: PREFIX_lat, _clat, _slat, ns"),
+	LOG_NAME_OPT("write_bw_log", bw_log, "a bandwidth log: PREFIX_bw, KiB/s"),
+	LOG_NAME_OPT("write_iops_log", iops_log, "an IOPS log: PREFIX_iops"),
+	LOG_NAME_OPT("write_hist_log", hist_log,
+		     "a clat histogram log: PREFIX_clat_hist, fio's bins, one line per log_hist_msec window"),
+#undef LOG_NAME_OPT
+	{ .name = "log_avg_msec", .type = OPT_UINT, JOBF(log_avg_msec),
+	  .max = 86400000, .def = "0",
+	  .help = "lat, bw and iops logs: one entry per direction per window of this many ms, the mean (or log_max_value's maximum); 0: an entry per I/O" },
+	{ .name = "log_hist_msec", .type = OPT_UINT, JOBF(log_hist_msec),
+	  .max = 86400000, .def = "0",
+	  .help = "write_hist_log: one line of clat bins per direction per window of this many ms (0: the file stays empty, as in fio)" },
+	{ .name = "log_hist_coarseness", .type = OPT_UINT,
+	  JOBF(log_hist_coarseness), .max = 6, .def = "0",
+	  .help = "write_hist_log: sum 2^N neighbouring bins (0: fio's 1856 bins per line)" },
+	{ .name = "log_max_value", .type = OPT_BOOL, JOBF(log_max_value),
+	  .max = 1, .def = "0",
+	  .help = "with log_avg_msec: log each window's largest value, not its mean" },
+	{ .name = "log_offset", .type = OPT_BOOL, JOBF(log_offset), .max = 1,
+	  .def = "0", .help = "log entries carry the I/O's offset (bytes)" },
+	{ .name = "per_job_logs", .type = OPT_BOOL, JOBF(per_job_logs),
+	  .max = 1, .def = "1",
+	  .help = "0: log names without the thread's number (threads of a job then write the same file, the last one's entries)" },
+	{ .name = "log_entries", .type = OPT_UINT, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .min = 1, .max = UINT32_MAX,
+	  .help = "accepted and ignored: log buffers grow in 1 MiB chunks" },
+
 	/* The drivers to run; their options come from the registry. */
 	{ .name = "dev", .type = OPT_STR, DEVF(devs), .apply = apply_dev,
 	  .metavar = "LIST",
@@ -482,9 +518,11 @@ static const struct cli_opt {
 	const char *metavar;	/* NULL: takes no value */
 	const char *help;
 } cli_opts[] = {
-	{ "output-format", "normal|json",
-	  "report format (default normal; terse is not supported)" },
+	{ "output-format", "normal|json|json+",
+	  "report format (default normal; json+ adds fio's clat bins; terse is not supported)" },
 	{ "output", "FILE", "write the report to FILE (default stdout)" },
+	{ "plot", "DIR",
+	  "draw SVG pictures into DIR with gnuplot: latency histogram and CDF, IOPS and latency over time per job thread; the matrix as grouped bars" },
 	{ "eta", "auto|always|never",
 	  "progress line: auto shows it on a terminal (default auto)" },
 	{ "parse-only", NULL,
@@ -1040,6 +1078,32 @@ static int apply_verify(struct opt_ctx *c, uint64_t v)
 }
 
 /* verify_pattern=: fio's syntax, parsed now so that a bad one is named */
+/* write_lat_log=PREFIX and its kin: the prefix, and the log on */
+static int apply_log_name(struct opt_ctx *c, uint64_t unused)
+{
+	struct bench_job_opts *j = c->j;
+	const char *p;
+
+	(void)unused;
+	if (strlen(c->val) >= sizeof(j->lat_log))
+		return val_err(c, -EINVAL, "too long, at most %zu characters",
+			       sizeof(j->lat_log) - 1);
+	for (p = c->val; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return val_err(c, -EINVAL,
+				       "control characters are not allowed in a file name prefix");
+	memcpy(field(c), c->val, strlen(c->val) + 1);
+	if (!strcmp(c->d->name, "write_lat_log"))
+		j->lat_log_on = true;
+	else if (!strcmp(c->d->name, "write_bw_log"))
+		j->bw_log_on = true;
+	else if (!strcmp(c->d->name, "write_iops_log"))
+		j->iops_log_on = true;
+	else
+		j->hist_log_on = true;
+	return 0;
+}
+
 static int apply_verify_pattern(struct opt_ctx *c, uint64_t unused)
 {
 	char why[256];
@@ -1717,6 +1781,8 @@ static int set_one(const struct opt_def *d, const char *name,
 	}
 	if (!val && d->type == OPT_BOOL)
 		c.val = "1";
+	else if (!val && (d->flags & OPT_F_BARE))
+		c.val = "";
 	else if (!val || !*val)
 		return needs_value_err(d, name, err, errlen);
 
@@ -2338,6 +2404,18 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				show(name, j->name));
 			return -EINVAL;
 		}
+		if ((j->lat_log_on || j->bw_log_on || j->iops_log_on ||
+		     j->hist_log_on) && (j->gtod_reduce || j->disable_lat)) {
+			set_err(err, errlen,
+				"job '%s': %s: the logs need the I/Os' timestamps, which %s=1 turns off (allowed: %s=0)",
+				show(name, j->name),
+				j->lat_log_on ? "write_lat_log" :
+				j->bw_log_on ? "write_bw_log" :
+				j->iops_log_on ? "write_iops_log" : "write_hist_log",
+				j->gtod_reduce ? "gtod_reduce" : "disable_lat",
+				j->gtod_reduce ? "gtod_reduce" : "disable_lat");
+			return -EINVAL;
+		}
 		if (j->rate && j->rate_iops) {
 			set_err(err, errlen,
 				"job '%s': rate= and rate_iops= are mutually exclusive (as in fio)",
@@ -2452,18 +2530,30 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 			o->output_format = OUT_NORMAL;
 		} else if (!strcmp(val, "json")) {
 			o->output_format = OUT_JSON;
-		} else if (!strcmp(val, "terse") || !strcmp(val, "json+") ||
+		} else if (!strcmp(val, "json+")) {
+			o->output_format = OUT_JSON_PLUS;
+		} else if (!strcmp(val, "terse") ||
 			   strchr(val, ',')) {
 			set_err(err, errlen,
-				"output-format=%s: a fio format that blkstack bench does not support, allowed normal|json",
+				"output-format=%s: a fio format that blkstack bench does not support, allowed normal|json|json+",
 				show(shown, val));
 			return -EINVAL;
 		} else {
 			set_err(err, errlen,
-				"output-format=%s: bad value, allowed normal|json",
+				"output-format=%s: bad value, allowed normal|json|json+",
 				show(shown, val));
 			return -EINVAL;
 		}
+		return 0;
+	}
+	if (!strcmp(name, "plot")) {
+		if (strlen(val) >= sizeof(o->plot_dir)) {
+			set_err(err, errlen,
+				"plot=%s: too long, at most %zu characters",
+				show(shown, val), sizeof(o->plot_dir) - 1);
+			return -EINVAL;
+		}
+		snprintf(o->plot_dir, sizeof(o->plot_dir), "%s", val);
 		return 0;
 	}
 	if (!strcmp(name, "output")) {

@@ -37,6 +37,7 @@ enum bench_rand_dist {
 enum bench_output_format {
 	OUT_NORMAL = 0,
 	OUT_JSON,
+	OUT_JSON_PLUS,  /* json+: json with fio's clat bins */
 	OUT_TERSE_UNSUPPORTED, /* never stored: terse is rejected */
 };
 
@@ -160,6 +161,19 @@ struct bench_job_opts {
 	uint64_t zone_size[BENCH_ZONES_MAX];  /* zoned: % of the region; zoned_abs: bytes */
 	/* size=N%, offset=N% (of the device), io_size=N% (of size): N, 0 for none */
 	uint32_t size_pct, offset_pct, io_size_pct;
+	/*
+	 * fio's logs (log.h): write_lat_log=, write_bw_log=, write_iops_log=,
+	 * write_hist_log= give each file's prefix ("": the job name), and
+	 * *_on says it was asked for
+	 */
+	char lat_log[256], bw_log[256], iops_log[256], hist_log[256];
+	bool lat_log_on, bw_log_on, iops_log_on, hist_log_on;
+	uint64_t log_avg_msec;      /* log_avg_msec=: average over windows this long (0: every I/O) */
+	uint64_t log_hist_msec;     /* log_hist_msec=: histogram windows (0: no histogram entries) */
+	uint32_t log_hist_coarseness; /* log_hist_coarseness=, 0..6: 2^N bins summed (0) */
+	bool log_max_value;         /* log_max_value=0|1: windows log the maximum, not the mean (0) */
+	bool log_offset;            /* log_offset=0|1: entries carry the offset (0) */
+	bool per_job_logs;          /* per_job_logs=0|1: the thread's number in the names (1) */
 };
 
 #define BENCH_MAX_JOBS 64
@@ -174,6 +188,7 @@ struct bench_opts {
 	unsigned int nr_jobs;
 	enum bench_output_format output_format; /* --output-format=normal|json */
 	char output[256];           /* --output=FILE, "" for stdout */
+	char plot_dir[1024];        /* --plot=DIR: SVG pictures drawn by gnuplot (plot.h), "" for none */
 	bool matrix;                /* --matrix or no workload given */
 	bool quiet_progress;        /* --eta=never */
 	bool eta_always;            /* --eta=always */

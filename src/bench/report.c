@@ -22,6 +22,7 @@
  * the matrix's IOPS are over the same span.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,6 +36,7 @@
 
 #include "blkstack/version.h"
 #include "bench.h"
+#include "log.h"
 
 #define NSEC_PER_USEC 1000ull
 #define NSEC_PER_MSEC 1000000ull
@@ -858,6 +860,7 @@ void bench_report_text(FILE *f, const struct bench_opts *o,
  */
 struct jctx {
 	bool oom;
+	bool plus;	/* json+: clat bins */
 };
 
 static void jset(struct jctx *c, json_t *obj, const char *key, json_t *v)
@@ -922,9 +925,54 @@ static json_t *json_lat(struct jctx *c, const struct blk_hist *h, bool valid,
 	return o;
 }
 
-static json_t *json_dir(struct jctx *c, const struct rep *rep,
-			const struct bench_job_result *j, int d)
+/*
+ * json+: fio's clat bins of entry @e in direction @d, {"midpoint ns":
+ * count} for the bins that are not empty; the threads of a
+ * group_reporting entry summed.  NULL when no thread kept them.
+ */
+static json_t *json_bins(struct jctx *c, const struct bench_run_result *r,
+			 const struct rep_ent *e, int d)
 {
+	uint64_t *sum;
+	json_t *o;
+	unsigned int i, k;
+	bool any = false;
+	char key[32];
+
+	sum = calloc(BENCH_PLAT_NR, sizeof(*sum));
+	if (!sum) {
+		c->oom = true;
+		return NULL;
+	}
+	for (i = 0; i < r->nr_jobs; i++) {
+		const struct bench_job_result *t = &r->jobs[i];
+		const uint64_t *p = bench_log_plat(t->log, (unsigned int)d);
+
+		if (!p || (e->sum ? t->groupid != e->sum->groupid : t != e->j))
+			continue;
+		any = true;
+		for (k = 0; k < BENCH_PLAT_NR; k++)
+			sum[k] += p[k];
+	}
+	if (!any) {
+		free(sum);
+		return NULL;
+	}
+	o = json_object();
+	for (k = 0; k < BENCH_PLAT_NR; k++) {
+		if (!sum[k])
+			continue;
+		snprintf(key, sizeof(key), "%" PRIu64, bench_plat_value(k));
+		jint(c, o, key, sum[k]);
+	}
+	free(sum);
+	return o;
+}
+
+static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
+			const struct rep *rep, const struct rep_ent *e, int d)
+{
+	const struct bench_job_result *j = e->j;
 	const struct bench_dir_stats *s = &j->dir[d];
 	json_t *o = json_object();
 	double bw = dir_bw(j, d), iops = dir_iops(j, d);
@@ -943,7 +991,18 @@ static json_t *json_dir(struct jctx *c, const struct rep *rep,
 	jint(c, o, "short_ios", 0);
 	jint(c, o, "drop_ios", 0);
 	jset(c, o, "slat_ns", json_lat(c, &s->slat, j->lat_valid, false));
-	jset(c, o, "clat_ns", json_lat(c, &s->clat, j->lat_valid, true));
+	{
+		json_t *clat = json_lat(c, &s->clat, j->lat_valid, true);
+
+		/* json+: fio leaves "bins" out of a direction without I/O */
+		if (c->plus && j->lat_valid && s->clat.count) {
+			json_t *bins = json_bins(c, r, e, d);
+
+			if (bins)
+				jset(c, clat, "bins", bins);
+		}
+		jset(c, o, "clat_ns", clat);
+	}
 	jset(c, o, "lat_ns", json_lat(c, &s->lat, j->lat_valid, false));
 	/*
 	 * fio derives bw_* and iops_* from per-interval samples
@@ -1254,7 +1313,7 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 	jint(c, o, "elapsed", (r->wall_ns + NSEC_PER_SEC / 2) / NSEC_PER_SEC);
 	jset(c, o, "job options", json_job_opts(c, j));
 	for (d = 0; d < DDIR_NR; d++)
-		jset(c, o, ddir_lower[d], json_dir(c, rep, j, d));
+		jset(c, o, ddir_lower[d], json_dir(c, r, rep, e, d));
 	sync = json_object();
 	jint(c, sync, "total_ios", 0);
 	jset(c, sync, "lat_ns", json_lat(c, NULL, false, false));
@@ -1395,7 +1454,8 @@ int bench_report_json_layout(FILE *f, const struct bench_opts *o,
 			     const struct bench_layout *layouts,
 			     unsigned int nr_layouts)
 {
-	struct jctx c = { .oom = false };
+	struct jctx c = { .oom = false,
+			  .plus = o && o->output_format == OUT_JSON_PLUS };
 	json_t *root, *jobs, *du;
 	struct timespec ts;
 	char tbuf[64] = "";

@@ -828,7 +828,7 @@ static void test_cli_errors(void **state)
 		{ "--output=", "option 'output' needs a value (FILE)" },
 		{ "--eta=", "option 'eta' needs a value, allowed auto|always|never" },
 		{ "--output-format",
-		  "option 'output-format' needs a value, allowed normal|json" },
+		  "option 'output-format' needs a value, allowed normal|json|json+" },
 		{ "--name=", "option 'name' needs a value: text, at most 63 characters" },
 		{ "--matrix=1", "option 'matrix' takes no value" },
 		{ "--help=1", "option 'help' takes no value" },
