@@ -43,15 +43,17 @@ def bhs(op, flags, dsl=0, lun=0, itt=0, f20=0, f24=0, f28=0, rest=b""):
     return h + rest.ljust(48 - len(h), b"\0")
 
 
-def login_pdu(keys, flags=0x80 | 0x01 << 2 | 0x03, cmdsn=1, isid=ISID):
+def login_pdu(keys, flags=0x80 | 0x01 << 2 | 0x03, cmdsn=1, isid=ISID, tsih=0,
+              cid=1):
     data = b"".join(k.encode() + b"\0" for k in keys)
     h = bytearray(48)
     h[0] = 0x43
     h[1] = flags
     h[5:8] = len(data).to_bytes(3, "big")
     h[8:14] = isid
+    struct.pack_into(">H", h, 14, tsih)      # TSIH
     struct.pack_into(">I", h, 16, 0x11)      # ITT
-    struct.pack_into(">H", h, 20, 1)         # CID
+    struct.pack_into(">H", h, 20, cid)       # CID
     struct.pack_into(">I", h, 24, cmdsn)     # CmdSN
     return bytes(h) + pad(data)
 
@@ -104,6 +106,260 @@ def login(addr, target, extra=(), isid=ISID):
         raise RuntimeError("login failed: status %02x%02x" % (h[36], h[37]))
     statsn, expcmdsn = struct.unpack(">II", h[24:32])
     return s, expcmdsn, statsn
+
+
+def login_mcs(addr, target, isid, tsih=0, cid=1, cmdsn=1, extra=()):
+    """A Login of a normal session in one request (operational stage to
+    full feature phase): a new session (@tsih 0) or a connection added to
+    session @tsih (RFC 7143 6.3.1) with connection ID @cid.  Returns the
+    socket (None when refused), the status (class << 8 | detail), the
+    TSIH, ExpCmdSN and the answered keys."""
+    s = connect(addr)
+    s.sendall(login_pdu(["InitiatorName=iqn.2026-12.org.blkstack:raw-mcs",
+                         "TargetName=" + target, "SessionType=Normal",
+                         "InitialR2T=No", "ImmediateData=Yes"] + list(extra),
+                        isid=isid, tsih=tsih, cid=cid, cmdsn=cmdsn))
+    h, data = recv_pdu(s)
+    status = h[36] << 8 | h[37]
+    keys = dict(kv.split("=", 1) for kv in data.decode().split("\0") if kv)
+    tsih, = struct.unpack(">H", h[14:16])
+    expcmdsn, = struct.unpack(">I", h[28:32])
+    if status:
+        s.close()
+        s = None
+    return s, status, tsih, expcmdsn, keys
+
+
+def scsi_rsp(s, itt):
+    """Read PDUs up to the status of @itt (Data-In with S, or a SCSI
+    Response): (status, data, ExpCmdSN, MaxCmdSN, StatSN)."""
+    data = b""
+    while True:
+        h, d = recv_pdu(s)
+        if struct.unpack(">I", h[16:20])[0] != itt or h[0] not in (0x21, 0x25):
+            raise RuntimeError("opcode %02x itt %d while waiting for itt %d" %
+                               (h[0], struct.unpack(">I", h[16:20])[0], itt))
+        data += d
+        if h[0] == 0x21 or h[1] & 1:
+            statsn, exp, mx = struct.unpack(">III", h[24:36])
+            return h[3], data, exp, mx, statsn
+
+
+def tur(s, itt, cmdsn, immediate=False):
+    s.sendall(bhs(0x41 if immediate else 0x01, 0x80, itt=itt, f24=cmdsn,
+                  rest=bytes(16)))
+
+
+def logout(s, itt, cmdsn, reason, cid=0):
+    """Logout Request, immediate: its response (opcode, response, CmdSNs)."""
+    s.sendall(bhs(0x46, 0x80 | reason, itt=itt, f20=cid << 16, f24=cmdsn))
+    h, _ = recv_pdu(s)
+    exp, = struct.unpack(">I", h[28:32])
+    return h[0], h[2], exp
+
+
+def settle(s, cmdsn, itt=0x900):
+    """TEST UNIT READY until GOOD: the nexus's pending unit attentions
+    (POWER ON, MODE PARAMETERS CHANGED ...) taken.  The next CmdSN."""
+    for i in range(8):
+        tur(s, itt + i, cmdsn)
+        st, _, _, _, _ = scsi_rsp(s, itt + i)
+        cmdsn += 1
+        if st == 0:
+            return cmdsn
+    raise RuntimeError("TEST UNIT READY never GOOD")
+
+
+def quiet(s, secs):
+    """True when nothing arrives on @s for @secs."""
+    s.settimeout(secs)
+    try:
+        s.recv(1, socket.MSG_PEEK)
+        return False  # a byte, or the end of the stream
+    except socket.timeout:
+        return True
+    finally:
+        s.settimeout(10)
+
+
+def mcs(addr, target, what):
+    """Several connections per session (RFC 7143 MaxConnections > 1)."""
+    isid = bytes([0x80, 0, 0, 0, 0x4d, {"mcs_io": 1, "mcs_limits": 2,
+                                       "mcs_logout_session": 3,
+                                       "mcs_reinstate": 4,
+                                       "mcs_logout_other": 5,
+                                       "mcs_abort": 6}[what]])
+    notes = []
+
+    def want(cond, msg):
+        notes.append(("ok " if cond else "FAILED ") + msg)
+        return cond
+
+    if what == "mcs_io":
+        a, st, tsih, e, keys = login_mcs(addr, target, isid, extra=["MaxConnections=4"])
+        ok = want(st == 0 and keys.get("MaxConnections") == "4" and tsih != 0,
+                  "leading login: MaxConnections=%s tsih %d" % (keys.get("MaxConnections"), tsih))
+        b, st, tsih_b, _, keys = login_mcs(addr, target, isid, tsih=tsih, cid=2,
+                                           cmdsn=e, extra=["MaxConnections=4"])
+        ok &= want(st == 0 and tsih_b == tsih and keys.get("MaxConnections") == "Irrelevant",
+                   "second connection: status %04x tsih %d MaxConnections=%s" % (
+                       st, tsih_b, keys.get("MaxConnections")))
+        if not ok:
+            return False, "; ".join(notes)
+        tur(a, 1, e)  # the nexus's POWER ON unit attention, on A
+        st, _, exp, _, _ = scsi_rsp(a, 1)
+        ok &= want(st == 2 and exp == e + 1, "TUR on A: status %02x ExpCmdSN %d (want %d)" % (st, exp, e + 1))
+        # the unit attentions are the nexus's, one for the session: once
+        # A has taken them, B has none
+        e = settle(a, e + 1) - 1
+        block = bytes((i * 13 + 5) & 0xff for i in range(512))
+        cdb = bytes([0x2a, 0, 0, 0, 0, 60, 0, 0, 1, 0]).ljust(16, b"\0")
+        b.sendall(bhs(0x01, 0xa1, dsl=512, itt=2, f20=512, f24=e + 1, rest=cdb) + block)
+        st, _, exp, _, _ = scsi_rsp(b, 2)
+        ok &= want(st == 0 and exp == e + 2,
+                   "WRITE on B: status %02x ExpCmdSN %d (want %d: the session's)" % (st, exp, e + 2))
+        cdb = bytes([0x28, 0, 0, 0, 0, 60, 0, 0, 1, 0]).ljust(16, b"\0")
+        a.sendall(bhs(0x01, 0xc1, itt=3, f20=512, f24=e + 2, rest=cdb))
+        st, data, exp, _, _ = scsi_rsp(a, 3)
+        ok &= want(st == 0 and data == block and exp == e + 3,
+                   "READ on A: status %02x data %s ExpCmdSN %d" % (
+                       st, "as written on B" if data == block else "DIFFERS", exp))
+        # B's CmdSN ahead of the session's ExpCmdSN (A holds the gap): not
+        # dropped, not run before A's, answered on B once A's came
+        tur(b, 4, e + 4)
+        early = not quiet(b, 0.5)
+        tur(a, 5, e + 3)
+        st_a, _, exp_a, _, _ = scsi_rsp(a, 5)
+        st_b, _, exp_b, _, _ = scsi_rsp(b, 4)
+        ok &= want(not early and st_a == 0 and st_b == 0 and exp_b == e + 5,
+                   "CmdSN %d on B before %d on A: %s, then both answered (%02x, %02x), B's ExpCmdSN %d" % (
+                       e + 4, e + 3, "answered early" if early else "held", st_a, st_b, exp_b))
+        # interleaved: A carries the even, B the odd of 16 CmdSNs, A's sent
+        # first (each of A's waits for B's before it)
+        n0 = e + 5
+        for i in range(0, 16, 2):
+            tur(a, 100 + i, n0 + i)
+        for i in range(1, 16, 2):
+            tur(b, 100 + i, n0 + i)
+        got = []
+        for i in range(16):
+            st, _, exp, mx, _ = scsi_rsp(a if i % 2 == 0 else b, 100 + i)
+            got.append(st)
+        ok &= want(got == [0] * 16 and exp == n0 + 16,
+                   "16 interleaved CmdSNs: statuses %s, last ExpCmdSN %d (want %d)" % (
+                       "all GOOD" if got == [0] * 16 else got, exp, n0 + 16))
+        n = n0 + 16
+        # logout of B (reason 1): A goes on
+        op, resp, _ = logout(b, 7, n, 1, cid=2)
+        gone = closed(b, timeout=5)
+        ok &= want(op == 0x26 and resp == 0 and gone,
+                   "Logout (connection) of B: %02x/%d, closed %s" % (op, resp, gone))
+        tur(a, 8, n)
+        st, _, exp, _, _ = scsi_rsp(a, 8)
+        ok &= want(st == 0 and exp == n + 1, "A after it: TUR %02x ExpCmdSN %d" % (st, exp))
+        op, resp, _ = logout(a, 9, n + 1, 0)
+        gone = closed(a, timeout=5)
+        ok &= want(op == 0x26 and resp == 0 and gone,
+                   "Logout (session) on A: %02x/%d, closed %s" % (op, resp, gone))
+        return ok, "; ".join(notes)
+    if what == "mcs_limits":
+        a, st, tsih, e, keys = login_mcs(addr, target, isid, extra=["MaxConnections=2"])
+        ok = want(st == 0 and keys.get("MaxConnections") == "2", "MaxConnections=2 offered: %s" % keys.get("MaxConnections"))
+        b, st, _, _, _ = login_mcs(addr, target, isid, tsih=tsih, cid=2, cmdsn=e)
+        ok &= want(st == 0, "second connection: %04x" % st)
+        c, st, _, _, _ = login_mcs(addr, target, isid, tsih=tsih, cid=3, cmdsn=e)
+        ok &= want(st == 0x0206, "a third (past MaxConnections): %04x (want 0206)" % st)
+        other = bytes([0x80, 0, 0, 0, 0x4d, 0x22])
+        c, st, _, _, _ = login_mcs(addr, target, other, tsih=tsih, cid=3, cmdsn=e)
+        ok &= want(st == 0x020a, "its TSIH with another ISID: %04x (want 020a)" % st)
+        c, st, _, _, _ = login_mcs(addr, target, isid, tsih=(tsih + 100) & 0xffff or 1, cid=3, cmdsn=e)
+        ok &= want(st == 0x020a, "a TSIH of no session: %04x (want 020a)" % st)
+        d, st, _, _, keys = login_mcs(addr, target, other, extra=["MaxConnections=100"])
+        ok &= want(st == 0 and keys.get("MaxConnections") == "8",
+                   "MaxConnections=100 offered: %s (want our 8)" % keys.get("MaxConnections"))
+        # the same CID again: connection reinstatement (6.3.4), the old
+        # one closed, the new one serves
+        b2, st, _, _, _ = login_mcs(addr, target, isid, tsih=tsih, cid=2, cmdsn=e)
+        gone = closed(b, timeout=5)
+        ok &= want(st == 0 and gone, "CID 2 again: %04x, the old CID 2 closed %s" % (st, gone))
+        if b2:
+            tur(b2, 1, e)
+            st, _, exp, _, _ = scsi_rsp(b2, 1)
+            ok &= want(st == 2 and exp == e + 1, "the new CID 2 serves: TUR %02x ExpCmdSN %d" % (st, exp))
+        return ok, "; ".join(notes)
+    if what == "mcs_abort":
+        # on a unit whose reads take 1 s: ABORT TASK on A of B's READ
+        # (11.5.1: any connection of the session), then a LOGICAL UNIT
+        # RESET on A with B's READ in flight: complete, and B sends
+        # nothing for either READ (the session's own function ended them)
+        a, st, tsih, e, _ = login_mcs(addr, target, isid, extra=["MaxConnections=2"])
+        b, st_b, _, _, _ = login_mcs(addr, target, isid, tsih=tsih, cid=2, cmdsn=e)
+        if st or st_b:
+            return False, "logins: %04x %04x" % (st, st_b)
+        e = settle(a, e)
+        read = bytes([0x28, 0, 0, 0, 0, 8, 0, 0, 1, 0]).ljust(16, b"\0")
+        ok = True
+        for func, name in ((1, "ABORT TASK"), (5, "LOGICAL UNIT RESET")):
+            b.sendall(bhs(0x01, 0xc1, itt=50 + func, f20=512, f24=e, rest=read))
+            time.sleep(0.3)  # in the core, at the device
+            t0 = time.monotonic()
+            a.sendall(bhs(0x42, 0x80 | func, itt=60 + func, f20=50 + func,
+                          f24=e + 1, rest=struct.pack(">I", e)))
+            h, _ = recv_pdu(a)
+            took = time.monotonic() - t0
+            ok &= want(h[0] == 0x22 and h[2] == 0 and struct.unpack(">I", h[16:20])[0] == 60 + func,
+                       "%s on A of B's READ: %02x/%d after %.2f s" % (name, h[0], h[2], took))
+            ok &= want(quiet(b, 1.2), "B: no response for the READ %s ended" % name)
+            e += 1
+            e = settle(b, e)
+        return ok, "; ".join(notes)
+    if what in ("mcs_logout_session", "mcs_reinstate", "mcs_logout_other"):
+        a, st, tsih, e, _ = login_mcs(addr, target, isid, extra=["MaxConnections=3"])
+        b, st_b, _, _, _ = login_mcs(addr, target, isid, tsih=tsih, cid=2, cmdsn=e)
+        c, st_c, _, _, _ = login_mcs(addr, target, isid, tsih=tsih, cid=3, cmdsn=e)
+        ok = want(st == 0 and st_b == 0 and st_c == 0, "three connections: %04x %04x %04x" % (st, st_b, st_c))
+        if not ok:
+            return False, "; ".join(notes)
+        e = settle(c, e) - 1
+        if what == "mcs_logout_session":
+            # Logout reason 0 on B: the session ends, A and C with it
+            op, resp, exp = logout(b, 2, e + 1, 0)
+            gb, ga, gc = closed(b, 5), closed(a, 5), closed(c, 5)
+            ok &= want(op == 0x26 and resp == 0 and exp == e + 1 and ga and gb and gc,
+                       "Logout (session) on B: %02x/%d ExpCmdSN %d; closed: A %s B %s C %s" % (
+                           op, resp, exp, ga, gb, gc))
+            d, st, _, _, _ = login_mcs(addr, target, isid, tsih=tsih, cid=4, cmdsn=e)
+            ok &= want(st == 0x020a, "a connection added to it afterwards: %04x (want 020a)" % st)
+        elif what == "mcs_logout_other":
+            # Logout reason 1 on A for CID 3: C ends; A and B go on
+            op, resp, _ = logout(a, 2, e + 1, 1, cid=3)
+            gc = closed(c, 5)
+            ok &= want(op == 0x26 and resp == 0 and gc,
+                       "Logout (connection) of CID 3 asked on A: %02x/%d, C closed %s" % (op, resp, gc))
+            op, resp, _ = logout(a, 3, e + 1, 1, cid=9)
+            ok &= want(op == 0x26 and resp == 1, "of CID 9: %02x/%d (want 1: CID not found)" % (op, resp))
+            tur(a, 4, e + 1)
+            tur(b, 5, e + 2)
+            st_a, _, _, _, _ = scsi_rsp(a, 4)
+            st_b, _, exp, _, _ = scsi_rsp(b, 5)
+            ok &= want(st_a == 0 and st_b == 0 and exp == e + 3,
+                       "A and B serve on: %02x %02x ExpCmdSN %d" % (st_a, st_b, exp))
+        else:
+            # a new session of the same initiator port (TSIH 0): every
+            # connection of the old one ends (6.3.5)
+            n, st, tsih2, e2, _ = login_mcs(addr, target, isid)
+            ga, gb, gc = closed(a, 10), closed(b, 5), closed(c, 5)
+            ok &= want(st == 0 and tsih2 != tsih and ga and gb and gc,
+                       "reinstatement: %04x tsih %d -> %d; closed: A %s B %s C %s" % (
+                           st, tsih, tsih2, ga, gb, gc))
+            if n:
+                tur(n, 1, e2)
+                st, d, _, _, _ = scsi_rsp(n, 1)
+                asc = (d[4] & 0x0f, d[14], d[15]) if len(d) >= 16 else None
+                ok &= want(st == 2 and asc == (6, 0x29, 0x07),
+                           "the new session serves: TUR %02x sense %s (want 6/29/07: the old nexus was lost)" % (st, asc))
+        return ok, "; ".join(notes)
+    return False, "unknown check " + what
 
 
 def check(addr, what, target):
@@ -186,6 +442,8 @@ def check(addr, what, target):
         return tmf_other_nexus(addr, target, 4, (0x2f, 0x00))
     if what == "lun_reset_tas":
         return tmf_other_nexus(addr, target, 5, (0x29, 0x03))
+    if what.startswith("mcs_"):
+        return mcs(addr, target, what)
     if what.startswith("nopin_"):
         return nopin(addr, target, what)
     if what == "stop_logout":

@@ -4,7 +4,8 @@
 # iscsi:// (write, compare, read back; header digests), a read-only
 # target, a removable one, CHAP one-way and mutual, raw wire
 # checks of bad input (iscsi_raw.py), CLEAR TASK SET and LOGICAL UNIT
-# RESET across two sessions, a subset of iscsi-test-cu's suites,
+# RESET across two sessions, several connections per session (raw),
+# a subset of iscsi-test-cu's suites,
 # the log lines, the stop with sessions logged in (asked to log out),
 # the NOP-In keep-alive, two portals and --iscsi-thin
 # (test_iscsi_conformance.sh runs the whole iscsi-test-cu).
@@ -108,6 +109,23 @@ for c in login_missing_initiator login_unknown_target login_bad_version \
 done
 check "server alive after bad input" alive
 
+# several connections per session (MaxConnections > 1; libiscsi and qemu
+# use one): negotiation, a WRITE on one connection read back on another,
+# CmdSNs interleaved and one ahead of the session's ExpCmdSN (held, not
+# dropped), the session's ExpCmdSN in every response, Logout of one
+# connection (its own or another's CID) and of the session, a connection
+# past MaxConnections (0206), a TSIH with another ISID (020a), the same
+# CID again, reinstatement ending every connection
+for c in mcs_io mcs_limits mcs_logout_session mcs_reinstate mcs_logout_other; do
+	out=$(raw "$c" 2>&1)
+	check "wire: $c ($out)" test $? -eq 0
+done
+check "a connection added to a session is logged" grep -q "login: .* cid 2 (a connection added to the session) target '$T:a'" "$TMP/server.log"
+check "a reinstatement ends every connection of the session" grep -q "reinstated by a new login (tsih [0-9]*)" "$TMP/server.log"
+check "a session Logout ends the other connections" grep -q "logout: .*: logout (session) on another connection of the session" "$TMP/server.log"
+check "the refused connection is logged" grep -q "login failed: .*too many connections: the session has MaxConnections connections already" "$TMP/server.log"
+check "server alive after the MC/S checks" alive
+
 # iscsi-test-cu: suites that pass (docs/iscsi.md lists the others), on
 # target a; and on the removable target PreventAllow whole (the
 # prevention ends with its nexus, a LUN or target reset; the medium is
@@ -188,7 +206,7 @@ for i in $(seq 100); do
 	[ -n "$PORT" ] && break
 	sleep 0.05
 done
-for c in clear_task_set lun_reset_tas; do
+for c in clear_task_set lun_reset_tas mcs_abort; do
 	check "wire: $c" timeout 60 python3 "$RAWPY" "127.0.0.1:$PORT" "$c" "$T:default"
 done
 kill -TERM "$SRV_PID"

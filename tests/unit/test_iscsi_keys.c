@@ -363,10 +363,24 @@ static bool acl(void *o, unsigned int i, const char *iname)
 	return i == 0 || !strcmp(iname, "iqn.x:ok");
 }
 
-static bool exists(void *o, uint16_t tsih)
+/* TSIH 9: a live session with MaxConnections connections; 10: one that
+ * takes another (ExpCmdSN 77); the rest: none */
+static uint16_t check_tsih(void *o, uint16_t tsih, const uint8_t *isid,
+			   const char *iname, int target, uint16_t cid,
+			   uint32_t *exp_cmdsn)
 {
 	(void)o;
-	return live_tsih && tsih == 9;
+	(void)cid;
+	(void)isid;
+	(void)iname;
+	(void)target;
+	if (live_tsih && tsih == 9)
+		return ISCSI_LOGIN_TOO_MANY_CONNECTIONS;
+	if (live_tsih && tsih == 10) {
+		*exp_cmdsn = 77;
+		return 0;
+	}
+	return ISCSI_LOGIN_NO_SESSION;
 }
 
 static uint16_t alloc_tsih(void *o)
@@ -376,7 +390,7 @@ static uint16_t alloc_tsih(void *o)
 }
 
 static const struct iscsi_login_env env = {
-	.nr_targets = 2, .target_name = tname, .session_exists = exists,
+	.nr_targets = 2, .target_name = tname, .session_check = check_tsih,
 	.allowed = acl, .tpgt = 1,
 };
 
@@ -456,6 +470,33 @@ static void test_login_normal(void **state)
 	assert_true(lg.params.header_digest);
 	assert_int_equal(lg.params.max_burst_length, 65536);
 	assert_string_equal(lg.params.initiator_name, "iqn.x:ok");
+	iscsi_login_free(&lg);
+}
+
+/* A connection added to a live session (RFC 7143 6.3.1): the session's
+ * TSIH and ExpCmdSN, leading-only keys Irrelevant, connection keys
+ * negotiated; no new TSIH */
+static void test_login_join(void **state)
+{
+	uint16_t before = next_tsih;
+
+	(void)state;
+	live_tsih = true;
+	login_start();
+	assert_int_equal(step(OP_TO_FFP, 0, 10, "InitiatorName=iqn.x:ok|TargetName=iqn.2026-12.org.blkstack:b|"
+			      "SessionType=Normal|MaxConnections=4|InitialR2T=No|HeaderDigest=CRC32C|"
+			      "MaxRecvDataSegmentLength=65536"), ISCSI_LOGIN_DONE);
+	live_tsih = false;
+	assert_int_equal(rstatus(), 0);
+	assert_true(lg.joining);
+	assert_string_equal(rans("MaxConnections"), "Irrelevant");
+	assert_string_equal(rans("InitialR2T"), "Irrelevant");
+	assert_string_equal(rans("HeaderDigest"), "CRC32C");
+	assert_null(rans("SessionType"));
+	assert_int_equal(get_be16(rsp + BHS_LOGIN_TSIH), 10);
+	assert_int_equal(get_be32(rsp + BHS_EXPCMDSN), 77);
+	assert_int_equal(next_tsih, before);
+	assert_int_equal(lg.peer_max_recv_dsl, 65536);
 	iscsi_login_free(&lg);
 }
 
@@ -784,6 +825,7 @@ int main(void)
 		cmocka_unit_test(test_other_answers),
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_login_normal),
+		cmocka_unit_test(test_login_join),
 		cmocka_unit_test(test_login_one_pdu_and_discovery),
 		cmocka_unit_test(test_login_failures),
 		cmocka_unit_test(test_login_continuation),

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * One iSCSI connection on its own thread: login (login.c), then the full
- * feature phase over the SCSI target core (RFC 7143 ErrorRecoveryLevel 0,
- * one connection per session).
+ * feature phase over the SCSI target core (RFC 7143 ErrorRecoveryLevel 0).
+ * A session may have several connections (MaxConnections > 1), each a
+ * thread of its own like this one: they share the session's I_T nexus and
+ * its CmdSN state (struct iscsi_session, atomics), nothing else; a
+ * command is answered on the connection it came on (allegiance, 4.2.1).
  *
  * The thread owns a scsi_tgt queue: commands are submitted and complete
  * on it (from scsi_tgt_poll(), which the loop calls while commands are
@@ -61,6 +64,8 @@
 #define PDU_BATCH 64           /* PDUs taken before the core is polled */
 #define KA_SLEEPS 2048         /* empty 20 us waits between keep-alive looks */
 #define STOP_LOGOUT_MS 2000    /* longest wait for a Logout at the stop */
+#define LOGOUT_OTHERS_MS 5000  /* a Logout waits this long for the others */
+#define XTMF_WAIT_MS 2000      /* another connection takes a TMF within */
 
 enum task_state {
 	TASK_DATA,      /* waiting for Data-Out */
@@ -96,6 +101,33 @@ struct iscsi_task {
 	enum blk_metrics_dir mdir;
 };
 
+/*
+ * Task management that reaches the tasks of another connection of the
+ * session (RFC 7143 11.5: a function may be sent on any connection; the
+ * tasks belong to the connection they came on, and only its thread may
+ * touch them or its target queue).  The asking thread posts one of these
+ * to each other connection (iscsi_conn.xtmf) and waits for them; each
+ * runs it on its own thread (xtmf_serve()).  srv->lock guards @taken,
+ * @done, @result and the posting.
+ */
+enum {
+	XTMF_ABORT_TASK = 1,   /* @itt on @lun: ended, or -ENOENT */
+	XTMF_ABORT_TASK_SET,   /* every task of @lun: ended */
+	XTMF_MARK,             /* tasks of @lun (UINT64_MAX: all) get no
+				* response; those waiting for Data-Out end
+				* (a reset or CLEAR TASK SET: the core ends
+				* the rest) */
+	XTMF_UNMARK,           /* that function failed: answer them again */
+};
+
+struct iscsi_xtmf {
+	uint8_t op;
+	bool taken, done;
+	uint32_t itt;
+	uint64_t lun;
+	int result;
+};
+
 struct iscsi_conn {
 	struct blk_iscsi_server *srv;
 	int fd;
@@ -106,12 +138,11 @@ struct iscsi_conn {
 	int node_idx;
 	struct scsi_tgt_queue *q;
 	unsigned int nexus;
-	struct iscsi_session sess;
-	bool registered;
+	struct iscsi_session *sess; /* NULL until the login ends */
 	struct iscsi_params p;
 	uint32_t peer_mrdsl;    /* largest data segment we send */
 	uint32_t max_dsl;       /* largest data segment we take */
-	uint32_t statsn, exp_cmdsn, window;
+	uint32_t statsn, window;
 	uint16_t cid;
 	struct iscsi_task *tasks;
 	unsigned int nr_tasks, in_core;
@@ -138,6 +169,7 @@ struct iscsi_conn {
 	uint64_t rx_bytes, tx_bytes, cmds;
 	uint64_t data_errs;      /* commands failed for bad Data-Out */
 	uint64_t dropped;       /* requests outside the CmdSN window */
+	uint64_t gap_waits;     /* requests that waited for a lower CmdSN */
 	/* keep-alive (11.19): rx_bytes at the last look and when it last
 	 * changed; the NOP-In ping outstanding, if any */
 	uint64_t ka_rx, ka_since;
@@ -149,6 +181,8 @@ struct iscsi_conn {
 	uint64_t logout_by;
 	unsigned int logout_wait;
 	char why_buf[128];
+	struct iscsi_xtmf *xtmf; /* posted to us (atomic; srv->lock to post) */
+	bool xtmf_closed;       /* leaving: nothing more is posted (srv->lock) */
 	uint32_t aborted_itt[ABORTED_RING];
 	unsigned int aborted_pos;
 	/* the PDU being handled */
@@ -182,6 +216,11 @@ void iscsi_conn_kill(struct iscsi_conn *c, const char *why)
 static bool killed(const struct iscsi_conn *c)
 {
 	return __atomic_load_n(&c->kill, __ATOMIC_ACQUIRE) != 0;
+}
+
+int iscsi_conn_fd(const struct iscsi_conn *c)
+{
+	return c->fd;
 }
 
 /* ------------------------------------------------------------ socket */
@@ -488,49 +527,132 @@ static int rx_data(struct iscsi_conn *c, void *dst, uint32_t len)
 
 /* ------------------------------------------------------- sequence numbers */
 
-static uint32_t max_cmdsn(const struct iscsi_conn *c)
+/* The session's ExpCmdSN (0 during the login). */
+static uint32_t exp_cmdsn(const struct iscsi_conn *c)
 {
-	unsigned int busy = c->nr_tasks < c->window ? c->nr_tasks : c->window;
+	return c->sess ? __atomic_load_n(&c->sess->exp_cmdsn, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* The session's MaxCmdSN: its window less the commands it holds. */
+static uint32_t max_cmdsn_of(const struct iscsi_conn *c, uint32_t exp)
+{
+	unsigned int held = c->sess ?
+			    __atomic_load_n(&c->sess->nr_tasks, __ATOMIC_RELAXED) : 0;
+	unsigned int busy = held < c->window ? held : c->window;
 
 	/* stopping: close the window (MaxCmdSN = ExpCmdSN - 1) */
 	if (c->stopping)
-		return c->exp_cmdsn - 1;
-	return c->exp_cmdsn + (c->window - busy) - 1;
+		return exp - 1;
+	return exp + (c->window - busy) - 1;
 }
 
+/* Every response carries the session's ExpCmdSN and MaxCmdSN (4.2.2.1);
+ * StatSN is the connection's */
 static void put_sn(struct iscsi_conn *c, uint8_t *bhs, bool statsn_inc)
 {
+	uint32_t exp = exp_cmdsn(c);
+
 	put_be32(bhs + BHS_STATSN, c->statsn);
 	if (statsn_inc)
 		c->statsn++;
-	put_be32(bhs + BHS_EXPCMDSN, c->exp_cmdsn);
-	put_be32(bhs + BHS_MAXCMDSN, max_cmdsn(c));
+	put_be32(bhs + BHS_EXPCMDSN, exp);
+	put_be32(bhs + BHS_MAXCMDSN, max_cmdsn_of(c, exp));
+}
+
+static void flush_done(struct iscsi_conn *c);
+static void xtmf_serve(struct iscsi_conn *c);
+
+/* Has the session other connections (that may bring a CmdSN)? */
+static bool other_conns(const struct iscsi_conn *c)
+{
+	return __atomic_load_n(&c->sess->nr_conns, __ATOMIC_ACQUIRE) > 1;
+}
+
+static void cmdsn_dropped(struct iscsi_conn *c, uint32_t sn, uint32_t exp)
+{
+	/* the first one is logged; the logout line counts them all */
+	if (!c->dropped++)
+		fprintf(c->srv->log,
+			"iscsi: conn %lu: %s CmdSN %u dropped (ExpCmdSN %u, MaxCmdSN %u)\n",
+			c->id, iscsi_opcode_name(c->bhs[0]), sn, exp,
+			max_cmdsn_of(c, exp));
 }
 
 /*
- * A non-immediate request's CmdSN (RFC 7143 4.2.2.1): the one expected
- * is taken and ExpCmdSN advances; anything else is outside what one
- * connection can deliver in order and is dropped, as commands outside
- * the window must be (4.2.2.1: "silently ignored").
+ * A non-immediate request's CmdSN (RFC 7143 4.2.2.1), against the
+ * session's ExpCmdSN, which every connection of the session advances: the
+ * one expected is taken (a compare-and-swap: one connection wins a
+ * CmdSN); one ahead of it inside the window waits until the connections
+ * that carry the CmdSNs before it have taken them ("the iSCSI target
+ * layer MUST deliver the commands for execution ... in the order
+ * specified by CmdSN"; one connection sends in order, so the gap is on
+ * another); one outside the window, one already taken, or one ahead on
+ * the session's only connection (no other can fill the gap) is dropped
+ * ("silently ignored").  While it waits the connection answers its own
+ * commands that end.  A gap not filled within PDU_STALL_MS ends the
+ * connection (ErrorRecoveryLevel 0 has no way to ask for the CmdSN).
  * Return: true to process the PDU.
  */
 static bool cmdsn_accept(struct iscsi_conn *c)
 {
 	uint32_t sn = get_be32(c->bhs + BHS_CMDSN);
+	uint32_t exp = exp_cmdsn(c), max;
+	uint64_t since = 0;
 
 	if (c->bhs[BHS_OPCODE] & ISCSI_OP_IMMEDIATE)
 		return true;
-	if (sn != c->exp_cmdsn) {
-		/* the first one is logged; the logout line counts them all */
-		if (!c->dropped++)
-			fprintf(c->srv->log,
-				"iscsi: conn %lu: %s CmdSN %u dropped (ExpCmdSN %u, MaxCmdSN %u)\n",
-				c->id, iscsi_opcode_name(c->bhs[0]), sn,
-				c->exp_cmdsn, max_cmdsn(c));
+	if (sn == exp && __atomic_compare_exchange_n(&c->sess->exp_cmdsn, &exp,
+						     sn + 1, false,
+						     __ATOMIC_ACQ_REL,
+						     __ATOMIC_ACQUIRE))
+		return true;
+	max = max_cmdsn_of(c, exp);
+	if (iscsi_sn_cmp(sn, exp) < 0 || iscsi_sn_cmp(sn, max) > 0 ||
+	    !other_conns(c)) {
+		/* outside the window, taken, or a gap no connection fills */
+		cmdsn_dropped(c, sn, exp);
 		return false;
 	}
-	c->exp_cmdsn++;
-	return true;
+	/* ahead of ExpCmdSN, inside the window: another connection's turn */
+	c->gap_waits++;
+	for (;;) {
+		struct timespec ts = { 0, 20000 };
+
+		exp = exp_cmdsn(c);
+		if (iscsi_sn_cmp(sn, exp) < 0) {
+			cmdsn_dropped(c, sn, exp); /* taken: a duplicate */
+			return false;
+		}
+		if (sn == exp &&
+		    __atomic_compare_exchange_n(&c->sess->exp_cmdsn, &exp, sn + 1,
+						false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return true;
+		if (sn == exp)
+			continue;
+		if (killed(c) || iscsi_stop_flag(c->srv) || c->closing ||
+		    !other_conns(c)) {
+			cmdsn_dropped(c, sn, exp);
+			return false;
+		}
+		if (!since)
+			since = now_ms();
+		else if (now_ms() - since > PDU_STALL_MS) {
+			snprintf(c->why_buf, sizeof(c->why_buf),
+				 "CmdSN %u waited %u ms for ExpCmdSN %u: no connection of the session brought it",
+				 sn, PDU_STALL_MS, exp);
+			c->why = c->why_buf;
+			c->closing = true;
+			return false;
+		}
+		if (c->in_core)
+			scsi_tgt_poll(c->q);
+		flush_done(c);
+		xtmf_serve(c);
+		if (tx_flush(c))
+			return false;
+		nanosleep(&ts, NULL);
+	}
 }
 
 static int send_reject(struct iscsi_conn *c, uint8_t reason)
@@ -583,6 +705,7 @@ static void task_unlink(struct iscsi_conn *c, struct iscsi_task *t)
 		if (*pp == t) {
 			*pp = t->next;
 			c->nr_tasks--;
+			__atomic_fetch_sub(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
 			break;
 		}
 }
@@ -689,8 +812,10 @@ static void send_status(struct iscsi_conn *c, struct iscsi_task *t)
 			put_be32(bhs + BHS_DATA_RESID, rcount);
 			put_sn(c, bhs, true);
 		} else {
-			put_be32(bhs + BHS_EXPCMDSN, c->exp_cmdsn);
-			put_be32(bhs + BHS_MAXCMDSN, max_cmdsn(c));
+			uint32_t exp = exp_cmdsn(c);
+
+			put_be32(bhs + BHS_EXPCMDSN, exp);
+			put_be32(bhs + BHS_MAXCMDSN, max_cmdsn_of(c, exp));
 		}
 		put_be32(bhs + BHS_DATASN, t->datasn_sent++);
 		put_be32(bhs + BHS_BUF_OFFSET, off);
@@ -873,6 +998,7 @@ static int handle_scsi_cmd(struct iscsi_conn *c)
 	t->next = c->tasks;
 	c->tasks = t;
 	c->nr_tasks++;
+	__atomic_fetch_add(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
 	c->cmds++;
 	if (c->mlun) {
 		uint64_t lun = lun_decode(t->lun_raw);
@@ -1210,6 +1336,191 @@ static void drop_waiting(struct iscsi_conn *c)
 	}
 }
 
+/* Run another connection's task management request on this thread. */
+static int xtmf_run(struct iscsi_conn *c, uint8_t op, uint64_t lun,
+		    uint32_t itt)
+{
+	struct iscsi_task *t;
+	int r, ret = 0;
+
+	switch (op) {
+	case XTMF_ABORT_TASK:
+		t = task_find(c, itt);
+		if (!t || t->cmd.lun != lun)
+			return -ENOENT;
+		t->aborted = true;
+		remember_aborted(c, t->itt);
+		if (t->state == TASK_DATA) {
+			task_free(c, t);
+			return 0;
+		}
+		r = scsi_tgt_abort_task(c->q, &t->cmd);
+		return r == 0 || r == -ENOENT ? 0 : -EIO;
+	case XTMF_ABORT_TASK_SET:
+		abort_waiting(c, lun);
+		for (t = c->tasks; t; t = t->next)
+			if (t->cmd.lun == lun && t->state == TASK_CORE &&
+			    (r = scsi_tgt_abort_task(c->q, &t->cmd)) && r != -ENOENT)
+				ret = -EIO;
+		return ret;
+	case XTMF_MARK:
+		abort_waiting(c, lun);
+		return 0;
+	default:
+		unabort(c);
+		return 0;
+	}
+}
+
+/*
+ * A task management request another connection of the session posted to
+ * this one, if any: taken under srv->lock (the poster may withdraw one
+ * not taken yet), run here, answered under it.  One atomic load when
+ * there is none; called from the loop's every pass and its waits.
+ */
+static void xtmf_serve(struct iscsi_conn *c)
+{
+	struct blk_iscsi_server *srv = c->srv;
+	struct iscsi_xtmf *x;
+	uint32_t itt;
+	uint64_t lun;
+	uint8_t op;
+	int r;
+
+	if (__builtin_expect(!__atomic_load_n(&c->xtmf, __ATOMIC_ACQUIRE), 1))
+		return;
+	pthread_mutex_lock(&srv->lock);
+	x = c->xtmf;
+	if (!x) {
+		pthread_mutex_unlock(&srv->lock);
+		return;
+	}
+	x->taken = true;
+	op = x->op;
+	lun = x->lun;
+	itt = x->itt;
+	pthread_mutex_unlock(&srv->lock);
+	r = xtmf_run(c, op, lun, itt);
+	flush_done(c); /* what it ended gets no response: gone now */
+	pthread_mutex_lock(&srv->lock);
+	x->result = r;
+	x->done = true;
+	__atomic_store_n(&c->xtmf, NULL, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* This connection leaves its session: nothing more is posted to it, and
+ * what was posted and not taken is answered "no such task". */
+static void xtmf_close(struct iscsi_conn *c)
+{
+	struct blk_iscsi_server *srv = c->srv;
+
+	xtmf_serve(c);
+	pthread_mutex_lock(&srv->lock);
+	c->xtmf_closed = true;
+	if (c->xtmf) {
+		c->xtmf->result = -ENOENT;
+		c->xtmf->done = true;
+		__atomic_store_n(&c->xtmf, NULL, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&srv->cond);
+	}
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/*
+ * Run @op on every other connection of the session and wait for them
+ * (each on its own thread).  While it waits this thread serves what is
+ * posted to it, so two connections asking each other do not wait on each
+ * other.  A request not taken within XTMF_WAIT_MS is withdrawn (-EIO);
+ * one taken is awaited (the core bounds a function by tmf_timeout_ms).
+ * Return: XTMF_ABORT_TASK: 0 when a connection had the task and ended
+ * it, -ENOENT when none had it; the others: 0; -EIO: one failed or did
+ * not answer.
+ */
+static int xtmf_others(struct iscsi_conn *c, uint8_t op, uint64_t lun,
+		       uint32_t itt)
+{
+	struct blk_iscsi_server *srv = c->srv;
+	struct iscsi_session *s = c->sess;
+	struct iscsi_xtmf x[ISCSI_SESSION_MAX_CONNS];
+	struct iscsi_conn *to[ISCSI_SESSION_MAX_CONNS];
+	unsigned int i, n = 0;
+	uint64_t since = now_ms();
+	bool busy = false, all;
+	int r = op == XTMF_ABORT_TASK ? -ENOENT : 0;
+
+	if (!other_conns(c))
+		return r;
+	pthread_mutex_lock(&srv->lock);
+	for (;;) {
+		all = true;
+		for (i = 0; i < s->nr_conns; i++) {
+			struct iscsi_conn *o = s->conns[i];
+			unsigned int k;
+
+			for (k = 0; k < n && to[k] != o; k++)
+				;
+			if (o == c || s->gone[i] || o->xtmf_closed || k < n)
+				continue;
+			if (o->xtmf) {
+				all = false; /* another's request first */
+				continue;
+			}
+			x[n] = (struct iscsi_xtmf){ .op = op, .lun = lun,
+						    .itt = itt, .result = -EIO };
+			to[n] = o;
+			__atomic_store_n(&o->xtmf, &x[n], __ATOMIC_RELEASE);
+			n++;
+		}
+		for (i = 0; i < n; i++)
+			all &= x[i].done;
+		if (all)
+			break;
+		if (now_ms() - since > XTMF_WAIT_MS) {
+			/* withdraw what was not taken; wait for the rest */
+			bool taken = false;
+
+			for (i = 0; i < n; i++) {
+				if (!x[i].done && !x[i].taken &&
+				    to[i]->xtmf == &x[i]) {
+					__atomic_store_n(&to[i]->xtmf, NULL,
+							 __ATOMIC_RELEASE);
+					x[i].done = true;
+					busy = true;
+				}
+				taken |= !x[i].done;
+			}
+			if (!taken)
+				break;
+		}
+		{
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 5 * 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+		}
+		pthread_mutex_unlock(&srv->lock);
+		xtmf_serve(c);
+		pthread_mutex_lock(&srv->lock);
+	}
+	for (i = 0; i < n; i++) {
+		if (op == XTMF_ABORT_TASK) {
+			if (x[i].result == 0 || (x[i].result == -EIO && r == -ENOENT))
+				r = x[i].result;
+		} else if (x[i].result) {
+			r = -EIO;
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return busy && r == -ENOENT ? -EIO : r;
+}
+
 static int handle_tmf(struct iscsi_conn *c)
 {
 	const uint8_t *b = c->bhs;
@@ -1231,6 +1542,16 @@ static int handle_tmf(struct iscsi_conn *c)
 		uint32_t ref = get_be32(b + BHS_TMF_REF_TASK);
 
 		t = task_find(c, ref);
+		if (!t && other_conns(c)) {
+			/* the task may be another connection's (11.5.1:
+			 * the function may come on any connection) */
+			r = xtmf_others(c, XTMF_ABORT_TASK, lun, ref);
+			if (r != -ENOENT) {
+				resp = !r ? ISCSI_TMF_RSP_COMPLETE :
+				       ISCSI_TMF_RSP_REJECTED;
+				break;
+			}
+		}
 		if (!t) {
 			/*
 			 * 11.6.1: a task not received yet whose RefCmdSN is
@@ -1239,7 +1560,7 @@ static int handle_tmf(struct iscsi_conn *c)
 			 */
 			uint32_t ref_sn = get_be32(b + BHS_TMF_REFCMDSN);
 
-			resp = iscsi_sn_cmp(ref_sn, c->exp_cmdsn) < 0 ?
+			resp = iscsi_sn_cmp(ref_sn, exp_cmdsn(c)) < 0 ?
 			       ISCSI_TMF_RSP_NO_TASK : ISCSI_TMF_RSP_COMPLETE;
 			if (ref_sn == get_be32(b + BHS_CMDSN))
 				resp = ISCSI_TMF_RSP_NO_TASK;
@@ -1262,8 +1583,10 @@ static int handle_tmf(struct iscsi_conn *c)
 		break;
 	}
 	case ISCSI_TMF_ABORT_TASK_SET:
-		/* SAM-5 7.3: this session's tasks (one I_T nexus) */
-		resp = ISCSI_TMF_RSP_COMPLETE;
+		/* SAM-5 7.3: this session's tasks (one I_T nexus), on every
+		 * connection of it */
+		resp = xtmf_others(c, XTMF_ABORT_TASK_SET, lun, 0) ?
+		       ISCSI_TMF_RSP_REJECTED : ISCSI_TMF_RSP_COMPLETE;
 		abort_waiting(c, lun);
 		for (t = c->tasks; t; t = t->next)
 			if (t->cmd.lun == lun && t->state == TASK_CORE &&
@@ -1278,29 +1601,39 @@ static int handle_tmf(struct iscsi_conn *c)
 		 * (TASK ABORTED, or no response and 2F/00)
 		 */
 		abort_waiting(c, lun);
+		/* the session's other connections: no response for theirs */
+		xtmf_others(c, XTMF_MARK, lun, 0);
 		r = scsi_tgt_clear_task_set(c->q, lun, c->nexus);
 		resp = !r ? ISCSI_TMF_RSP_COMPLETE :
 		       r == -EINVAL ? ISCSI_TMF_RSP_NO_LUN : ISCSI_TMF_RSP_REJECTED;
-		if (r == -EINVAL)
+		if (r == -EINVAL) {
 			unabort(c);
+			xtmf_others(c, XTMF_UNMARK, lun, 0);
+		}
 		break;
 	case ISCSI_TMF_LUN_RESET:
 		abort_waiting(c, lun);
+		xtmf_others(c, XTMF_MARK, lun, 0);
 		r = scsi_tgt_lun_reset(c->q, lun, c->nexus);
 		resp = !r ? ISCSI_TMF_RSP_COMPLETE :
 		       r == -EINVAL ? ISCSI_TMF_RSP_NO_LUN : ISCSI_TMF_RSP_REJECTED;
-		if (r == -EINVAL || r == -EIO)
+		if (r == -EINVAL || r == -EIO) {
 			unabort(c);
+			xtmf_others(c, XTMF_UNMARK, lun, 0);
+		}
 		break;
 	case ISCSI_TMF_TARGET_COLD_RESET:
 		cold = true;
 		/* fall through */
 	case ISCSI_TMF_TARGET_WARM_RESET:
 		abort_waiting(c, UINT64_MAX);
+		xtmf_others(c, XTMF_MARK, UINT64_MAX, 0);
 		r = scsi_tgt_target_reset(c->q, c->nexus);
 		resp = !r ? ISCSI_TMF_RSP_COMPLETE : ISCSI_TMF_RSP_REJECTED;
-		if (r == -EIO)
+		if (r == -EIO) {
 			unabort(c);
+			xtmf_others(c, XTMF_UNMARK, UINT64_MAX, 0);
+		}
 		break;
 	case ISCSI_TMF_CLEAR_ACA:
 		resp = ISCSI_TMF_RSP_NOT_SUPPORTED; /* no ACA (NACA refused) */
@@ -1421,6 +1754,7 @@ static void drain(struct iscsi_conn *c)
 			nanosleep(&ts, NULL);
 		}
 		flush_done(c);
+		xtmf_serve(c);
 	}
 	flush_done(c);
 }
@@ -1431,15 +1765,45 @@ static int handle_logout(struct iscsi_conn *c)
 	uint8_t reason = b[BHS_FLAGS] & ISCSI_LOGOUT_REASON_MASK;
 	uint8_t bhs[ISCSI_BHS_LEN], resp;
 
+	uint16_t cid = get_be16(b + BHS_LOGOUT_CID);
+	bool other = false;
+
 	if (!cmdsn_accept(c))
 		return 0;
-	if (reason == ISCSI_LOGOUT_SESSION)
+	if (reason == ISCSI_LOGOUT_SESSION) {
+		/*
+		 * 11.14.1: the whole session closes.  Its other connections
+		 * end as lost ones (their tasks with them; no Asynchronous
+		 * Message: the initiator asked for this) before the answer.
+		 */
 		resp = ISCSI_LOGOUT_OK;
-	else if (reason == ISCSI_LOGOUT_CONNECTION)
-		resp = get_be16(b + BHS_LOGOUT_CID) == c->cid ?
-		       ISCSI_LOGOUT_OK : ISCSI_LOGOUT_CID_NOT_FOUND;
-	else
+		iscsi_srv_session_end_others(c->srv, c->sess, c, -1,
+					     "logout (session) on another connection of the session",
+					     LOGOUT_OTHERS_MS);
+	} else if (reason == ISCSI_LOGOUT_CONNECTION) {
+		/* 11.14.1: the connection @cid, this one or another of the
+		 * session (which ends as a lost connection) */
+		if (cid == c->cid)
+			resp = ISCSI_LOGOUT_OK;
+		else if (iscsi_srv_session_end_others(c->srv, c->sess, c, cid,
+						      "logout (connection) asked on another connection",
+						      LOGOUT_OTHERS_MS)) {
+			resp = ISCSI_LOGOUT_OK;
+			other = true;
+		} else {
+			resp = ISCSI_LOGOUT_CID_NOT_FOUND;
+		}
+	} else {
 		resp = ISCSI_LOGOUT_RECOVERY_UNSUPPORTED;
+	}
+	if (other) {
+		/* this connection goes on */
+		iscsi_bhs_init(bhs, ISCSI_OP_LOGOUT_RSP, ISCSI_FLAG_FINAL);
+		bhs[BHS_LOGOUT_RESPONSE] = resp;
+		put_be32(bhs + BHS_ITT, get_be32(b + BHS_ITT));
+		put_sn(c, bhs, true);
+		return tx_pdu(c, bhs, NULL, 0);
+	}
 	/* 11.14: the response follows the end of the connection's commands */
 	drop_waiting(c);
 	drain(c);
@@ -1589,6 +1953,7 @@ static void full_feature(struct iscsi_conn *c)
 			c->why = c->kill_why;
 			break;
 		}
+		xtmf_serve(c);
 		if (iscsi_stop_flag(c->srv) && !c->stopping) {
 			uint64_t seen = now_ms();
 
@@ -1701,6 +2066,8 @@ pdu:
 			break;
 		}
 	}
+	/* nothing more from the session's other connections */
+	xtmf_close(c);
 	/* commands still in the core end before the queue goes */
 	abort_waiting(c, UINT64_MAX);
 	if (c->in_core)
@@ -1724,9 +2091,99 @@ static void nexus_loss(struct iscsi_conn *c)
 
 /* ------------------------------------------------------------ login */
 
-static int login(struct iscsi_conn *c, struct iscsi_login *l)
+/* A failed login's response (a status the login state machine did not
+ * give: the session, nexus or queue the end of the login needed). */
+static int login_refuse(struct iscsi_login *l, uint8_t *rsp,
+			struct iscsi_text_out *out, uint16_t status,
+			const char *why)
+{
+	l->status = status;
+	l->why = why;
+	rsp[BHS_FLAGS] = 0;
+	rsp[BHS_LOGIN_STATUS_CLASS] = (uint8_t)(status >> 8);
+	rsp[BHS_LOGIN_STATUS_DETAIL] = (uint8_t)status;
+	out->len = 0;
+	bhs_set_dsl(rsp, 0);
+	return ISCSI_LOGIN_FAILED;
+}
+
+/*
+ * The login ends: a new session (its nexus, on the session list), or the
+ * connection joins the live one its TSIH names (6.3.1: the session's
+ * leading-only values, nexus and CmdSN; a queue of its own), before the
+ * last response says yes.  Return: ISCSI_LOGIN_DONE or _FAILED (@rsp
+ * rewritten).
+ */
+static int login_session(struct iscsi_conn *c, struct iscsi_login *l,
+			 uint8_t *rsp, struct iscsi_text_out *out)
 {
 	struct blk_iscsi_server *srv = c->srv;
+	struct iscsi_session *s = NULL;
+	int target = l->params.discovery ? -1 : l->target;
+
+	if (l->joining) {
+		uint16_t st = iscsi_srv_session_join(srv, c, l->tsih, l->isid,
+						     l->params.initiator_name,
+						     target, l->cid, &s);
+		const struct iscsi_params *sp;
+
+		if (st)
+			return login_refuse(l, rsp, out, st,
+					    st == ISCSI_LOGIN_TOO_MANY_CONNECTIONS ?
+					    "the session has MaxConnections connections already" :
+					    "the session ended during the login");
+		/* the session's values of the leading-only keys (13) */
+		sp = &s->p;
+		l->params.max_connections = sp->max_connections;
+		l->params.initial_r2t = sp->initial_r2t;
+		l->params.immediate_data = sp->immediate_data;
+		l->params.max_burst_length = sp->max_burst_length;
+		l->params.first_burst_length = sp->first_burst_length;
+		l->params.default_time2wait = sp->default_time2wait;
+		l->params.default_time2retain = sp->default_time2retain;
+		l->params.max_outstanding_r2t = sp->max_outstanding_r2t;
+		l->params.data_pdu_in_order = sp->data_pdu_in_order;
+		l->params.data_sequence_in_order = sp->data_sequence_in_order;
+		l->params.error_recovery_level = sp->error_recovery_level;
+		l->params.protocol_level = sp->protocol_level;
+		c->sess = s;
+		c->nexus = s->nexus;
+		c->node_idx = s->node;
+		c->node = &srv->nodes[s->node];
+	} else {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return login_refuse(l, rsp, out, ISCSI_LOGIN_OUT_OF_RESOURCES,
+					    "out of memory");
+		s->tsih = l->tsih;
+		s->node = target;
+		snprintf(s->iname, sizeof(s->iname), "%s", l->params.initiator_name);
+		memcpy(s->isid, l->isid, 6);
+		s->p = l->params;
+		s->cids[0] = l->cid;
+		s->exp_cmdsn = l->exp_cmdsn;
+		if (iscsi_srv_session_add(srv, c, s)) {
+			free(s);
+			return login_refuse(l, rsp, out, ISCSI_LOGIN_OUT_OF_RESOURCES,
+					    "no I_T nexus left");
+		}
+		c->sess = s;
+		c->nexus = s->nexus;
+		if (target >= 0) {
+			c->node_idx = target;
+			c->node = &srv->nodes[target];
+		}
+	}
+	if (c->node && scsi_tgt_queue_attach(c->node->tgt, &c->q)) {
+		c->q = NULL;
+		return login_refuse(l, rsp, out, ISCSI_LOGIN_OUT_OF_RESOURCES,
+				    "no target queue left");
+	}
+	return ISCSI_LOGIN_DONE;
+}
+
+static int login(struct iscsi_conn *c, struct iscsi_login *l)
+{
 	uint64_t deadline = now_ms() + LOGIN_LIMIT_MS;
 	uint8_t rsp[ISCSI_BHS_LEN];
 	char *text = malloc(LOGIN_MAX_DSL);
@@ -1766,41 +2223,8 @@ static int login(struct iscsi_conn *c, struct iscsi_login *l)
 			break;
 		}
 		r = iscsi_login_step(l, c->bhs, c->rx, c->l.data_len, rsp, &out);
-		if (r == ISCSI_LOGIN_DONE && !l->params.discovery) {
-			/* a nexus and the session list, before saying yes */
-			c->node_idx = l->target;
-			c->node = &srv->nodes[l->target];
-			c->sess = (struct iscsi_session){ .tsih = l->tsih,
-							  .node = l->target,
-							  .fd = c->fd };
-			snprintf(c->sess.iname, sizeof(c->sess.iname), "%s",
-				 l->params.initiator_name);
-			memcpy(c->sess.isid, l->isid, 6);
-			if (iscsi_srv_session_add(srv, c, &c->sess, &c->nexus) ||
-			    scsi_tgt_queue_attach(c->node->tgt, &c->q)) {
-				if (c->registered)
-					iscsi_srv_session_del(srv, &c->sess, c->nexus);
-				c->registered = false;
-				l->status = ISCSI_LOGIN_OUT_OF_RESOURCES;
-				l->why = "no I_T nexus or queue left";
-				rsp[BHS_FLAGS] = 0;
-				rsp[BHS_LOGIN_STATUS_CLASS] = 3;
-				rsp[BHS_LOGIN_STATUS_DETAIL] = 2;
-				out.len = 0;
-				bhs_set_dsl(rsp, 0);
-				r = ISCSI_LOGIN_FAILED;
-			} else {
-				c->registered = true;
-			}
-		} else if (r == ISCSI_LOGIN_DONE) {
-			c->sess = (struct iscsi_session){ .tsih = l->tsih, .node = -1,
-							  .fd = c->fd };
-			snprintf(c->sess.iname, sizeof(c->sess.iname), "%s",
-				 l->params.initiator_name);
-			memcpy(c->sess.isid, l->isid, 6);
-			if (!iscsi_srv_session_add(srv, c, &c->sess, NULL))
-				c->registered = true;
-		}
+		if (r == ISCSI_LOGIN_DONE)
+			r = login_session(c, l, rsp, &out);
 		if (tx_pdu(c, rsp, text, (uint32_t)out.len)) {
 			r = -EPIPE;
 			c->why = "initiator hung up during login";
@@ -1936,7 +2360,6 @@ void *iscsi_conn_thread(void *arg)
 	c->p = l.params;
 	c->peer_mrdsl = l.peer_max_recv_dsl;
 	c->statsn = l.statsn + 1;
-	c->exp_cmdsn = l.exp_cmdsn;
 	c->cid = l.cid;
 	c->window = srv->cfg.max_cmds;
 	c->next_ttt = 1;
@@ -1948,8 +2371,9 @@ void *iscsi_conn_thread(void *arg)
 		goto out;
 	}
 	fprintf(srv->log,
-		"iscsi: conn %lu %s login: initiator '%s' isid 0x%s tsih %u %s%s%s nexus %u, auth %s%s%s%s, digests %s/%s, MaxRecvDataSegmentLength %u/%u, MaxBurstLength %u, FirstBurstLength %u, ImmediateData %s, InitialR2T %s\n",
-		c->id, c->peer, c->p.initiator_name, isid, l.tsih,
+		"iscsi: conn %lu %s login: initiator '%s' isid 0x%s tsih %u cid %u%s %s%s%s nexus %u, auth %s%s%s%s, digests %s/%s, MaxRecvDataSegmentLength %u/%u, MaxBurstLength %u, FirstBurstLength %u, ImmediateData %s, InitialR2T %s, MaxConnections %u\n",
+		c->id, c->peer, c->p.initiator_name, isid, l.tsih, c->cid,
+		l.joining ? " (a connection added to the session)" : "",
 		c->p.discovery ? "discovery session" : "target '",
 		c->p.discovery ? "" : c->p.target_name,
 		c->p.discovery ? "," : "',", c->nexus,
@@ -1960,30 +2384,37 @@ void *iscsi_conn_thread(void *arg)
 		c->p.data_digest ? "CRC32C" : "None", c->max_dsl, c->peer_mrdsl,
 		c->p.max_burst_length, c->p.first_burst_length,
 		c->p.immediate_data ? "Yes" : "No",
-		c->p.initial_r2t ? "Yes" : "No");
+		c->p.initial_r2t ? "Yes" : "No", c->p.max_connections);
 	fflush(srv->log);
 	full_feature(c);
 	fprintf(srv->log,
-		"iscsi: conn %lu %s logout: initiator '%s' isid 0x%s tsih %u %.3f s, %llu commands, %llu dropped (CmdSN), %llu NOP-In pings, %llu failed on bad Data-Out, rx %llu B tx %llu B: %s\n",
-		c->id, c->peer, c->p.initiator_name, isid, l.tsih,
+		"iscsi: conn %lu %s logout: initiator '%s' isid 0x%s tsih %u cid %u %.3f s, %llu commands, %llu dropped (CmdSN), %llu waited for a lower CmdSN, %llu NOP-In pings, %llu failed on bad Data-Out, rx %llu B tx %llu B: %s\n",
+		c->id, c->peer, c->p.initiator_name, isid, l.tsih, c->cid,
 		(double)(now_ms() - t0) / 1000.0, (unsigned long long)c->cmds,
-		(unsigned long long)c->dropped, (unsigned long long)c->pings,
+		(unsigned long long)c->dropped,
+		(unsigned long long)c->gap_waits, (unsigned long long)c->pings,
 		(unsigned long long)c->data_errs,
 		(unsigned long long)c->rx_bytes, (unsigned long long)c->tx_bytes,
 		c->why ? c->why : "closed");
 	fflush(srv->log);
 out:
 	tx_flush(c); /* a login reject, the last responses */
+	if (c->sess)
+		xtmf_close(c); /* a login that joined, then failed */
 	iscsi_login_free(&l);
 	while (c->tasks)
 		task_free(c, c->tasks);
 	metrics_close(c); /* after the last tasks are counted */
-	if (c->q) {
-		nexus_loss(c);
+	if (c->q)
 		scsi_tgt_queue_detach(c->q);
+	/* the last connection of the session ends its I_T nexus (SAM-5
+	 * 6.3.4), before the session is off the list (a reinstating login
+	 * waits for that) */
+	if (c->sess && iscsi_srv_session_leave(srv, c->sess, c)) {
+		if (c->node)
+			nexus_loss(c);
+		iscsi_srv_session_del(srv, c->sess);
 	}
-	if (c->registered)
-		iscsi_srv_session_del(srv, &c->sess, c->nexus);
 	free(c->text);
 	free(c->rx);
 	free(c->rxb);

@@ -293,10 +293,17 @@ static int answer(struct iscsi_neg *n, int id, const char *val, size_t vlen,
 		iscsi_text_add(out, d->name, "Irrelevant");
 		return 0;
 	}
-	/* IO and LO keys: a login only (LO: the leading connection's,
-	 * which is every login here: one connection per session) */
+	/* IO and LO keys: a login only */
 	if ((d->phase & (ISCSI_PH_IO | ISCSI_PH_LO)) && !n->login) {
 		iscsi_text_add(out, d->name, "Reject");
+		return 0;
+	}
+	/* LO keys: the leading connection's login only; in a connection
+	 * added to a session, the session's values hold (6.2.1: Irrelevant) */
+	if ((d->phase & ISCSI_PH_LO) && n->non_leading &&
+	    id != ISCSI_KEY_SESSION_TYPE) {
+		if (d->type != ISCSI_KT_DECL)
+			iscsi_text_add(out, d->name, "Irrelevant");
 		return 0;
 	}
 	if ((d->phase & ISCSI_PH_FFPO) && n->login) {

@@ -176,6 +176,9 @@ void iscsi_params_default(struct iscsi_params *p);
  *	a bit per enum iscsi_key_id; cleared as the answers come.
  * @tpgt: the TargetPortalGroupTag the target declared (initiator; -1 none).
  * @bad: after -EPROTO, the key=value at fault (for messages; "" if none).
+ * @non_leading: a login that adds a connection to a live session: the
+ *	leading-only (LO) keys are answered Irrelevant, their values are the
+ *	session's (SessionType excepted: the login checks it).
  * Private: @special, what the caller (login.c) answers itself.
  */
 struct iscsi_neg {
@@ -191,6 +194,7 @@ struct iscsi_neg {
 	uint64_t offered;
 	int32_t tpgt;
 	char bad[80];
+	bool non_leading;
 	/* set when these keys came (their values in @cur or below) */
 	bool got_send_targets;
 	char send_targets[ISCSI_VALUE_MAX + 1];

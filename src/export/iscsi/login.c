@@ -280,12 +280,22 @@ static int login_keys(struct iscsi_login *l, const uint8_t *req,
 			iscsi_text_add(out, "TargetPortalGroupTag", "1");
 		}
 		if (l->tsih) {
-			if (l->env->session_exists &&
-			    l->env->session_exists(l->env->opaque, l->tsih))
-				return fail(l, ISCSI_LOGIN_TOO_MANY_CONNECTIONS,
-					    "a second connection (MaxConnections is 1)");
-			return fail(l, ISCSI_LOGIN_NO_SESSION,
-				    "TSIH of no session");
+			/* a connection added to a live session (6.3.1) */
+			uint16_t st = l->env->session_check ?
+				      l->env->session_check(l->env->opaque, l->tsih,
+							    l->isid,
+							    l->params.initiator_name,
+							    l->params.discovery ? -1 : l->target,
+							    l->cid, &l->exp_cmdsn) :
+				      ISCSI_LOGIN_NO_SESSION;
+
+			if (st == ISCSI_LOGIN_NO_SESSION)
+				return fail(l, st, "TSIH of no session of this initiator port (ISID)");
+			if (st == ISCSI_LOGIN_TOO_MANY_CONNECTIONS)
+				return fail(l, st, "the session has MaxConnections connections already");
+			if (st)
+				return fail(l, st, "the session is another initiator's, target's or type's");
+			l->joining = true;
 		}
 	}
 	if (csg == ISCSI_STAGE_SECURITY) {
@@ -343,7 +353,7 @@ static int login_keys(struct iscsi_login *l, const uint8_t *req,
 				return fail(l, ISCSI_LOGIN_OUT_OF_RESOURCES,
 					    "login response longer than one PDU");
 			l->peer_max_recv_dsl = l->neg.peer_max_recv_dsl;
-			if (l->alloc_tsih)
+			if (l->alloc_tsih && !l->joining)
 				l->tsih = l->alloc_tsih(l->env->opaque);
 			if (!l->tsih)
 				return fail(l, ISCSI_LOGIN_OUT_OF_RESOURCES,
@@ -376,6 +386,8 @@ int iscsi_login_step(struct iscsi_login *l, const uint8_t *req,
 		l->cid = get_be16(req + BHS_LOGIN_CID);
 		l->exp_cmdsn = get_be32(req + BHS_CMDSN);
 		l->stage = csg;
+		/* 13: leading-only keys are not negotiated again */
+		l->neg.non_leading = l->tsih != 0;
 		/* Version-min above ours (0x00) */
 		if (req[BHS_LOGIN_VMIN] > 0) {
 			r = fail(l, ISCSI_LOGIN_UNSUPPORTED_VERSION,

@@ -20,15 +20,22 @@
  * @tpgt: our target portal group tag.
  * @chap: the CHAP secrets; NULL: AuthMethod None only.  With them every
  *	login must authenticate with CHAP (AuthMethod=None is refused).
- * @session_exists: whether TSIH @tsih is a live session of @target
- *	(a connection added to it: refused, MaxConnections is 1).
+ * @session_check: a login with a TSIH (adding a connection to a live
+ *	session, RFC 7143 6.3.1): 0 when session @tsih is the one of @isid
+ *	and @iname on @target (-1: discovery) and may take connection @cid
+ *	(one more, or in place of its connection @cid), its ExpCmdSN in
+ *	@exp_cmdsn; else the login status to refuse
+ *	with (020a: no such session, 0206: too many connections, 0208).
+ *	NULL: every TSIH is refused with 020a.
  * @allowed: whether initiator @iname may log in to target @i (NULL: any).
  * @opaque: handed to the callbacks.
  */
 struct iscsi_login_env {
 	unsigned int nr_targets;
 	const char *(*target_name)(void *opaque, unsigned int i);
-	bool (*session_exists)(void *opaque, uint16_t tsih);
+	uint16_t (*session_check)(void *opaque, uint16_t tsih,
+				  const uint8_t *isid, const char *iname,
+				  int target, uint16_t cid, uint32_t *exp_cmdsn);
 	bool (*allowed)(void *opaque, unsigned int i, const char *iname);
 	const char *portal;
 	uint16_t tpgt;
@@ -51,7 +58,11 @@ enum iscsi_login_result {
  * first CmdSN the full feature phase expects), @statsn (the next StatSN).
  * @status on failure (enum iscsi_login_status); @why, a log message.
  * The caller sets @tsih before the request that ends the login is
- * answered: iscsi_login_step() asks @alloc_tsih for it.
+ * answered: iscsi_login_step() asks @alloc_tsih for it, except in a
+ * login that adds a connection to a live session (@joining: the first
+ * request's TSIH was not 0 and @session_check agreed), whose TSIH is
+ * that session's; there the leading-only keys (13: "LO") are answered
+ * Irrelevant and the session's values hold.
  */
 struct iscsi_login {
 	const struct iscsi_login_env *env;
@@ -71,6 +82,7 @@ struct iscsi_login {
 	uint8_t isid[6];
 	uint16_t tsih;
 	uint16_t cid;
+	bool joining;
 	uint32_t exp_cmdsn;
 	uint32_t statsn;
 	int target;

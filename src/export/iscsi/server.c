@@ -30,7 +30,7 @@ static void ours_init(struct iscsi_params *o)
 	iscsi_params_default(o);
 	o->header_digest = true;     /* CRC32C accepted when offered */
 	o->data_digest = true;
-	o->max_connections = 1;
+	o->max_connections = ISCSI_SESSION_MAX_CONNS;
 	o->initial_r2t = false;      /* unsolicited data welcome */
 	o->immediate_data = true;
 	o->max_recv_dsl = 262144;
@@ -52,18 +52,103 @@ static const char *env_target_name(void *opaque, unsigned int i)
 	return srv->nodes[i].name;
 }
 
-static bool env_session_exists(void *opaque, uint16_t tsih)
+/* The live session @tsih (not being ended), under srv->lock; NULL: none. */
+static struct iscsi_session *session_find(struct blk_iscsi_server *srv,
+					  uint16_t tsih)
+{
+	struct iscsi_session *s;
+
+	for (s = srv->sessions; s; s = s->next)
+		if (s->tsih == tsih && !s->ending && s->nr_conns)
+			return s;
+	return NULL;
+}
+
+/* Connections of @s that count (not asked to end), under srv->lock. */
+static unsigned int session_live_conns(const struct iscsi_session *s)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < s->nr_conns; i++)
+		n += !s->gone[i];
+	return n;
+}
+
+/* May this login join session @s?  Under srv->lock; 0 or a login status. */
+static uint16_t join_status(const struct iscsi_session *s, const uint8_t *isid,
+			    const char *iname, int target)
+{
+	if (!s || memcmp(s->isid, isid, 6))
+		return ISCSI_LOGIN_NO_SESSION; /* TSIH and ISID name a session */
+	if (strcmp(s->iname, iname) || s->node != target)
+		return ISCSI_LOGIN_CANT_INCLUDE;
+	if (s->node < 0)
+		return ISCSI_LOGIN_TOO_MANY_CONNECTIONS; /* discovery: one */
+	return 0;
+}
+
+uint16_t iscsi_srv_session_check(void *opaque, uint16_t tsih,
+				 const uint8_t *isid, const char *iname,
+				 int target, uint16_t cid, uint32_t *exp_cmdsn)
 {
 	struct blk_iscsi_server *srv = opaque;
 	struct iscsi_session *s;
-	bool found = false;
+	uint16_t st;
 
 	pthread_mutex_lock(&srv->lock);
-	for (s = srv->sessions; s; s = s->next)
-		if (s->tsih == tsih)
-			found = true;
+	s = session_find(srv, tsih);
+	st = join_status(s, isid, iname, target);
+	if (!st) {
+		unsigned int i, n = session_live_conns(s);
+
+		for (i = 0; i < s->nr_conns; i++)
+			n -= s->cids[i] == cid && !s->gone[i];
+		if (n >= s->p.max_connections)
+			st = ISCSI_LOGIN_TOO_MANY_CONNECTIONS;
+	}
+	if (!st)
+		*exp_cmdsn = __atomic_load_n(&s->exp_cmdsn, __ATOMIC_ACQUIRE);
 	pthread_mutex_unlock(&srv->lock);
-	return found;
+	return st;
+}
+
+uint16_t iscsi_srv_session_join(struct blk_iscsi_server *srv,
+				struct iscsi_conn *c, uint16_t tsih,
+				const uint8_t *isid, const char *iname,
+				int target, uint16_t cid,
+				struct iscsi_session **out)
+{
+	struct iscsi_session *s;
+	unsigned int i;
+	uint16_t st;
+
+	pthread_mutex_lock(&srv->lock);
+	s = session_find(srv, tsih);
+	st = join_status(s, isid, iname, target);
+	if (!st) {
+		/* 6.3.4 connection reinstatement: the old CID's connection
+		 * ends (ErrorRecoveryLevel 0: its tasks with it) */
+		for (i = 0; i < s->nr_conns; i++)
+			if (s->cids[i] == cid && !s->gone[i]) {
+				s->gone[i] = true;
+				fprintf(srv->log, "iscsi: session tsih %u: connection CID %u reinstated by a new login\n",
+					s->tsih, cid);
+				iscsi_conn_kill(s->conns[i], "connection reinstated by a new login (same CID)");
+			}
+		if (session_live_conns(s) >= s->p.max_connections ||
+		    s->nr_conns >= ISCSI_SESSION_MAX_CONNS)
+			st = ISCSI_LOGIN_TOO_MANY_CONNECTIONS;
+	}
+	if (!st) {
+		s->conns[s->nr_conns] = c;
+		s->cids[s->nr_conns] = cid;
+		s->fds[s->nr_conns] = iscsi_conn_fd(c);
+		s->gone[s->nr_conns] = false;
+		__atomic_store_n(&s->nr_conns, s->nr_conns + 1, __ATOMIC_RELEASE);
+		*out = s;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return st;
 }
 
 bool iscsi_srv_allowed(void *opaque, unsigned int i, const char *iname)
@@ -169,8 +254,20 @@ found:
 	return 0;
 }
 
+/* End every connection of @o (under srv->lock). */
+static void session_kill(struct iscsi_session *o, const char *why)
+{
+	unsigned int i;
+
+	o->ending = true;
+	for (i = 0; i < o->nr_conns; i++) {
+		o->gone[i] = true;
+		iscsi_conn_kill(o->conns[i], why);
+	}
+}
+
 int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
-			  struct iscsi_session *s, unsigned int *nexus)
+			  struct iscsi_session *s)
 {
 	struct iscsi_session *o;
 	unsigned int waits;
@@ -179,8 +276,9 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 
 	pthread_mutex_lock(&srv->lock);
 	/*
-	 * Session reinstatement (6.3.5): the same I_T nexus logs in anew.
-	 * And sessions of this target whose initiator has closed its end
+	 * Session reinstatement (6.3.5): the same I_T nexus logs in anew;
+	 * every connection of the old session ends.  And sessions of this
+	 * target whose initiator has closed its end of their one connection
 	 * (POLLRDHUP) without their thread having noticed yet: an I_T nexus
 	 * loss the new session must see done (libiscsi's
 	 * Reserve6.ITNexusLoss drops a session and reserves from another at
@@ -188,23 +286,20 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 	 * loss that releases their reservations), at most 5 s.
 	 */
 	for (o = srv->sessions; o; o = o->next) {
-		struct pollfd pfd = { .fd = o->fd, .events = POLLRDHUP };
+		struct pollfd pfd = { .fd = o->nr_conns ? o->fds[0] : -1,
+				      .events = POLLRDHUP };
 
 		if (o->ending || o->node != s->node)
 			continue;
 		if (!strcmp(o->iname, s->iname) && !memcmp(o->isid, s->isid, 6)) {
-			fprintf(srv->log, "iscsi: session tsih %u of '%s' reinstated by a new login (tsih %u)\n",
-				o->tsih, o->iname, s->tsih);
-			o->ending = true;
-		} else if (poll(&pfd, 1, 0) > 0 &&
+			fprintf(srv->log, "iscsi: session tsih %u of '%s' (%u connection%s) reinstated by a new login (tsih %u)\n",
+				o->tsih, o->iname, o->nr_conns,
+				o->nr_conns == 1 ? "" : "s", s->tsih);
+			session_kill(o, "session reinstated by a new login");
+		} else if (o->nr_conns == 1 && poll(&pfd, 1, 0) > 0 &&
 			   (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-			o->ending = true;
+			session_kill(o, "initiator hung up (seen by a new login)");
 		}
-		if (o->ending)
-			iscsi_conn_kill(o->conn, strcmp(o->iname, s->iname) ||
-					memcmp(o->isid, s->isid, 6) ?
-					"initiator hung up (seen by a new login)" :
-					"session reinstated by a new login");
 	}
 	for (waits = 0; waits < 50; waits++) {
 		struct timespec ts;
@@ -222,10 +317,14 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 		}
 		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
 	}
-	if (nexus)
-		ret = nexus_get(srv, &srv->nodes[s->node], s->iname, s->isid, nexus);
+	if (s->node >= 0)
+		ret = nexus_get(srv, &srv->nodes[s->node], s->iname, s->isid,
+				&s->nexus);
 	if (!ret) {
-		s->conn = c;
+		s->conns[0] = c;
+		s->fds[0] = iscsi_conn_fd(c);
+		s->gone[0] = false;
+		__atomic_store_n(&s->nr_conns, 1, __ATOMIC_RELEASE);
 		s->next = srv->sessions;
 		srv->sessions = s;
 	}
@@ -233,8 +332,33 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 	return ret;
 }
 
+bool iscsi_srv_session_leave(struct blk_iscsi_server *srv,
+			     struct iscsi_session *s, struct iscsi_conn *c)
+{
+	unsigned int i;
+	bool last;
+
+	pthread_mutex_lock(&srv->lock);
+	for (i = 0; i < s->nr_conns; i++)
+		if (s->conns[i] == c) {
+			__atomic_store_n(&s->nr_conns, s->nr_conns - 1,
+					 __ATOMIC_RELEASE);
+			s->conns[i] = s->conns[s->nr_conns];
+			s->cids[i] = s->cids[s->nr_conns];
+			s->fds[i] = s->fds[s->nr_conns];
+			s->gone[i] = s->gone[s->nr_conns];
+			break;
+		}
+	last = !s->nr_conns;
+	if (last)
+		s->ending = true; /* no connection joins it any more */
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+	return last;
+}
+
 void iscsi_srv_session_del(struct blk_iscsi_server *srv,
-			   struct iscsi_session *s, unsigned int nexus)
+			   struct iscsi_session *s)
 {
 	struct iscsi_session **pp;
 
@@ -243,11 +367,51 @@ void iscsi_srv_session_del(struct blk_iscsi_server *srv,
 		if (*pp == s) {
 			*pp = s->next;
 			if (s->node >= 0)
-				srv->nodes[s->node].nexus[nexus].active--;
+				srv->nodes[s->node].nexus[s->nexus].active--;
 			break;
 		}
 	pthread_cond_broadcast(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
+	free(s);
+}
+
+unsigned int iscsi_srv_session_end_others(struct blk_iscsi_server *srv,
+					  struct iscsi_session *s,
+					  struct iscsi_conn *c, int cid,
+					  const char *why, unsigned int wait_ms)
+{
+	unsigned int i, n = 0, waits;
+
+	pthread_mutex_lock(&srv->lock);
+	for (i = 0; i < s->nr_conns; i++) {
+		if (s->conns[i] == c || (cid >= 0 && s->cids[i] != cid))
+			continue;
+		s->gone[i] = true;
+		iscsi_conn_kill(s->conns[i], why);
+		n++;
+	}
+	if (cid < 0 && n)
+		s->ending = true; /* the session ends: nothing joins it */
+	/* wait for them to leave (their tasks end first) */
+	for (waits = 0; n && waits < wait_ms / 20; waits++) {
+		struct timespec ts;
+		bool left = true;
+
+		for (i = 0; i < s->nr_conns; i++)
+			if (s->conns[i] != c && s->gone[i])
+				left = false;
+		if (left)
+			break;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return n;
 }
 
 /* @ss's address as "1.2.3.4" or "[::1]", and whether it is a wildcard. */
@@ -374,7 +538,7 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 	ours_init(&srv->ours);
 	srv->env = (struct iscsi_login_env){
 		.nr_targets = cfg->nr_targets, .target_name = env_target_name,
-		.session_exists = env_session_exists,
+		.session_check = iscsi_srv_session_check,
 		.allowed = iscsi_srv_allowed, .tpgt = 1, .opaque = srv,
 	};
 	if (cfg->chap_secrets) {
