@@ -121,8 +121,8 @@ expect_error "target= LUN named" 'LUN: not a number 0\.\.16383' \
 	bench --dev=iscsi --target=iscsi://127.0.0.1/iqn.x/16384 --rw=read --size=1M
 expect_error "target= HOST named" 'HOST: empty' \
 	bench --dev=iscsi --target=iscsi:///iqn.x/0 --rw=read --size=1M
-expect_error "target= IQN named" 'IQN: empty' \
-	bench --dev=iscsi --target=iscsi://127.0.0.1//0 --rw=read --size=1M
+expect_error "target= IQN named" 'IQN: white space' \
+	bench --dev=iscsi --target='iscsi://127.0.0.1/iqn x/0' --rw=read --size=1M
 expect_error "target= is an option of dev=iscsi" 'target=.*: an option of dev=iscsi' \
 	bench --dev=null --target=iscsi://127.0.0.1/iqn.x/0 --rw=read --size=1M
 CLOSED=$(free_port)
