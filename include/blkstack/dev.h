@@ -190,6 +190,7 @@ struct blk_dev_params {
 	uint32_t iscsi_login_timeout_ms; /* iscsi_login_timeout=, ms (15 s) */
 	uint32_t iscsi_reconnect_timeout_ms; /* iscsi_reconnect_timeout=, ms (15 s) */
 	uint32_t iscsi_tmf_timeout_ms; /* iscsi_tmf_timeout=, ms (10 s) */
+	char iscsi_chap_file[1024]; /* iscsi_chap_file=PATH ("": environment) */
 	/*
 	 * The options the user gave, a bit per registry descriptor
 	 * (blk_dev_set_given()): what blk_dev_check_given() judges.  A

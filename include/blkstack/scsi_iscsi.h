@@ -45,7 +45,9 @@ struct scsi_iscsi_target {
 
 /**
  * scsi_iscsi_parse_url() - read iscsi://HOST[:PORT]/IQN/LUN (libiscsi's
- * form; HOST may be [IPv6]).
+ * form; HOST may be [IPv6]).  Without the IQN, iscsi://HOST[:PORT][/]
+ * (LUN 0) or iscsi://HOST[:PORT]//LUN, @t->iqn is "": scsi_iscsi_create()
+ * then takes the target discovery (SendTargets) offers.
  * @url: the text.
  * @t: filled in on success.
  * @err, @errlen: on failure, a message that names the field at fault
@@ -79,6 +81,17 @@ int scsi_iscsi_parse_url(const char *url, struct scsi_iscsi_target *t,
  *	handling goes on to the next step (0: 10000).
  * @quiet: no log lines on stderr (attach, connection lost and back,
  *	close).
+ * @chap_file: CHAP credentials (RFC 7143 12.1.3), a file in the format
+ *	of the target's secrets (docs/iscsi.md, "CHAP"): one "initiator
+ *	NAME SECRET" line, what we answer with, and for mutual CHAP one
+ *	"target NAME SECRET" line, what the target must answer; refused
+ *	when its group or others may read or write it.  Read at create.
+ *	NULL: the environment, BLKSTACK_ISCSI_CHAP_USER and
+ *	BLKSTACK_ISCSI_CHAP_SECRET, for mutual CHAP also
+ *	BLKSTACK_ISCSI_CHAP_TARGET_USER and BLKSTACK_ISCSI_CHAP_TARGET_SECRET;
+ *	none of them: AuthMethod=None only.  With credentials the login
+ *	offers AuthMethod=CHAP,None (None accepted unless mutual CHAP was
+ *	asked for).
  */
 struct scsi_iscsi_config {
 	struct scsi_iscsi_target target;
@@ -95,6 +108,7 @@ struct scsi_iscsi_config {
 	uint32_t reconnect_timeout_ms;
 	uint32_t tmf_timeout_ms;
 	bool quiet;
+	const char *chap_file;
 };
 
 /**
@@ -105,18 +119,56 @@ struct scsi_iscsi_config {
  */
 void scsi_iscsi_config_default(struct scsi_iscsi_config *c);
 
+#define SCSI_ISCSI_DISCOVER_ADDRESSES 4
+
+/**
+ * struct scsi_iscsi_discovered - one target of a SendTargets answer.
+ * @name: its TargetName.
+ * @address: its TargetAddress values, "HOST:PORT,TPGT" as the target
+ *	wrote them ([IPv6] in brackets), the first @nr_addresses (at most
+ *	SCSI_ISCSI_DISCOVER_ADDRESSES; more are dropped).
+ */
+struct scsi_iscsi_discovered {
+	char name[SCSI_ISCSI_NAME_MAX + 1];
+	char address[SCSI_ISCSI_DISCOVER_ADDRESSES][SCSI_ISCSI_HOST_MAX + 16];
+	unsigned int nr_addresses;
+};
+
+/**
+ * scsi_iscsi_discover() - a discovery session (RFC 7143 4.3): log in to
+ * @cfg->target's portal with SessionType=Discovery (CHAP as @cfg says,
+ * no digests), ask SendTargets=All, log out.  @cfg->target.iqn and .lun
+ * are not used.
+ * @out, @max: the targets offered, in the target's order, up to @max.
+ * @err: a message on failure (the address, the connection's error, the
+ *	login's status).
+ * Return: the number of targets offered (0 or more; more than @max
+ * when some did not fit); -errno as scsi_iscsi_create().
+ * Context: any thread; blocks up to @cfg->login_timeout_ms for the
+ * login, and as long again for the answer.
+ */
+int scsi_iscsi_discover(const struct scsi_iscsi_config *cfg,
+			struct scsi_iscsi_discovered *out, unsigned int max,
+			char *err, size_t errlen);
+
 /**
  * scsi_iscsi_create() - an iscsi host.  It connects and logs in at once
  * (the session the probe at attach uses), so that an unreachable target
- * or a refused login is reported here, with the target's words.
+ * or a refused login is reported here, with the target's words.  Without
+ * @cfg->target.iqn, a discovery session first (scsi_iscsi_discover()):
+ * the one target offered is used; none or several fail with -ENXIO and a
+ * message that lists them.
  * @hostt, @hostdata: set on success, for struct blk_scsi_config.
  * @err: a message on failure: the field of @cfg at fault, or the address,
  *	the connection's error, or the login's status ("target not found
  *	(0x0203)") or protocol failure.
- * Return: 0; -EINVAL (@cfg); -ENOENT (the host name does not resolve);
- * -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH... (the connection); -EACCES
- * (the login was refused: class 2 status); -EPROTO (the login broke the
- * protocol); -ENOMEM.
+ * Return: 0; -EINVAL (@cfg, or the CHAP credentials malformed); -ENOENT
+ * (the host name does not resolve); -ECONNREFUSED, -ETIMEDOUT,
+ * -EHOSTUNREACH... (the connection); -EACCES (the login was refused:
+ * class 2 status, or CHAP failed on our side: the target's mutual CHAP
+ * answer wrong, CHAP_A not 5...; or @cfg->chap_file readable by group
+ * or others); -EPROTO (the login broke the protocol); -ENXIO (discovery
+ * offered no target or several); -ENOMEM.
  * Context: any thread; blocks up to @cfg->login_timeout_ms.
  */
 int scsi_iscsi_create(const struct scsi_iscsi_config *cfg,

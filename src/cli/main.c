@@ -20,6 +20,8 @@ static void usage(FILE *f)
 		"                                matrix on null and ram)\n"
 		"  serve [options]               export devices over NBD (qemu, nbdinfo,\n"
 		"                                nbdcopy, fio --ioengine=nbd, nbd-client)\n"
+		"  iscsi-discover iscsi://HOST[:PORT]\n"
+		"                                the targets an iSCSI portal offers (SendTargets)\n"
 		"  version                       print the version\n"
 		"  help                          this text\n"
 		"\n"
@@ -37,6 +39,8 @@ int main(int argc, char **argv)
 		return bench_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "serve"))
 		return serve_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "iscsi-discover"))
+		return iscsi_discover_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		printf("blkstack %s\n", BLKSTACK_VERSION);
 		return 0;

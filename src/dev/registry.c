@@ -510,6 +510,8 @@ static const struct blk_opt_desc iscsi_opts[] = {
 	  .min = NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC,
 	  .unit_ns = NSEC_PER_MSEC, .store_ns = NSEC_PER_MSEC, .def = "10s",
 	  .help = "dev=iscsi: the wait for a Task Management Function Response (ABORT TASK, LOGICAL UNIT RESET, TARGET WARM RESET) before error handling goes on to the next step, whole ms" },
+	{ .name = "iscsi_chap_file", .type = BLK_OPT_STR, P(iscsi_chap_file), .metavar = "PATH",
+	  .help = "dev=iscsi: CHAP credentials, mode 600: 'initiator NAME SECRET' (ours) and, for mutual CHAP, 'target NAME SECRET' (what the target must answer); without it, BLKSTACK_ISCSI_CHAP_USER and _SECRET (and _TARGET_USER, _TARGET_SECRET) from the environment" },
 };
 
 static const struct blk_opt_desc nvme_opts[] = {
@@ -897,6 +899,7 @@ static int iscsi_create(const struct blk_driver *drv,
 	ic.login_timeout_ms = p->iscsi_login_timeout_ms;
 	ic.reconnect_timeout_ms = p->iscsi_reconnect_timeout_ms;
 	ic.tmf_timeout_ms = p->iscsi_tmf_timeout_ms;
+	ic.chap_file = p->iscsi_chap_file[0] ? p->iscsi_chap_file : NULL;
 	ret = scsi_iscsi_create(&ic, &sc.hostt, &sc.hostdata, err, errlen);
 	if (ret)
 		return ret;

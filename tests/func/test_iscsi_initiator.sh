@@ -24,6 +24,7 @@ cleanup() {
 	if [ -n "$TGT_PID" ]; then
 		# tgtd ignores SIGTERM: its target, then the system, go first
 		timeout 5 tgtadm -C "$CTL" --lld iscsi --op delete --force --mode target --tid 1 >/dev/null 2>&1
+		timeout 5 tgtadm -C "$CTL" --lld iscsi --op delete --force --mode target --tid 2 >/dev/null 2>&1
 		timeout 5 tgtadm -C "$CTL" --op delete --mode system >/dev/null 2>&1
 		for _ in $(seq 50); do kill -0 "$TGT_PID" 2>/dev/null || break; sleep 0.1; done
 		kill -9 "$TGT_PID" 2>/dev/null
@@ -121,8 +122,8 @@ expect_error "target= LUN named" 'LUN: not a number 0\.\.16383' \
 	bench --dev=iscsi --target=iscsi://127.0.0.1/iqn.x/16384 --rw=read --size=1M
 expect_error "target= HOST named" 'HOST: empty' \
 	bench --dev=iscsi --target=iscsi:///iqn.x/0 --rw=read --size=1M
-expect_error "target= IQN named" 'IQN: empty' \
-	bench --dev=iscsi --target=iscsi://127.0.0.1//0 --rw=read --size=1M
+expect_error "target= IQN named" 'IQN: white space' \
+	bench --dev=iscsi --target='iscsi://127.0.0.1/iqn x/0' --rw=read --size=1M
 expect_error "target= is an option of dev=iscsi" 'target=.*: an option of dev=iscsi' \
 	bench --dev=null --target=iscsi://127.0.0.1/iqn.x/0 --rw=read --size=1M
 CLOSED=$(free_port)
@@ -290,6 +291,91 @@ check "... it could not log in again ($(grep -o 'cannot log in again: .*' "$(err
 	grep -q "cannot log in again: " "$(err "$N")"
 check "... the errors are IOERR" grep -q "error at offset [0-9]*, length 4096: IOERR" "$TMP/$(f "$N").out"
 
+# ------------------------------------------------- CHAP and discovery
+# CHAP (RFC 7143 12.1.3) one-way and mutual, from a secrets file (the
+# target's format) and from the environment; a wrong secret, a wrong
+# target secret and no credentials fail the login at once, naming
+# authentication; a file others may read is refused.  Discovery
+# (SendTargets): iscsi-discover, and a URL without IQN.
+
+# quick_error NAME PATTERN ARGS...: blkstack fails (exit 1) within 30 s
+# (no hang) and stderr matches PATTERN
+quick_error() {
+	local name=$1 pattern=$2 rc
+	shift 2
+	timeout $((30 * SLOW)) "$BLKSTACK" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -qE -- "$pattern" "$TMP/err"; then
+		pass "$name"
+	else
+		fail "$name (rc=$rc, stderr: $(head -c 300 "$TMP/err"))"
+	fi
+}
+chap_env() {
+	export BLKSTACK_ISCSI_CHAP_USER=$1 BLKSTACK_ISCSI_CHAP_SECRET=$2
+	if [ $# -eq 4 ]; then
+		export BLKSTACK_ISCSI_CHAP_TARGET_USER=$3 BLKSTACK_ISCSI_CHAP_TARGET_SECRET=$4
+	fi
+}
+chap_env_off() {
+	unset BLKSTACK_ISCSI_CHAP_USER BLKSTACK_ISCSI_CHAP_SECRET \
+		BLKSTACK_ISCSI_CHAP_TARGET_USER BLKSTACK_ISCSI_CHAP_TARGET_SECRET
+}
+# secrets NAME LINE...: a mode 600 file $TMP/NAME with these lines
+secrets() {
+	local n=$1
+	shift
+	printf '%s\n' "$@" >"$TMP/$n"
+	chmod 600 "$TMP/$n"
+}
+secrets tsec "initiator alice secretsecret12" "target tgt targetsecret99"
+secrets one "initiator alice secretsecret12"
+secrets mutual "initiator alice secretsecret12" "target tgt targetsecret99"
+secrets badmut "initiator alice secretsecret12" "target tgt targetsecret98"
+secrets bad "initiator alice wrongsecret12"
+serve chap --iscsi=127.0.0.1:0 --iscsi-chap="$TMP/tsec" --dev=ram --size=$SIZE
+CP=$PORT
+CU=iscsi://127.0.0.1:$CP/$IQN/0
+N="blkstack target: CHAP one-way (iscsi_chap_file), verify"
+vbench "$N" "$CU" --bs=16k --iodepth=32 --iscsi_chap_file="$TMP/one"
+check "... AuthMethod CHAP negotiated" grep -q "logged in .*, AuthMethod CHAP$" "$(err "$N")"
+check "... the target checked user alice" grep -q "auth CHAP (user 'alice')" "$TMP/chap.log"
+chap_env alice secretsecret12 tgt targetsecret99
+vbench "blkstack target: mutual CHAP (environment), verify" "$CU" --bs=4k --iodepth=32
+chap_env_off
+vbench "blkstack target: mutual CHAP (iscsi_chap_file with a target line), verify" "$CU" \
+	--bs=4k --iodepth=1 --iscsi_chap_file="$TMP/mutual"
+quick_error "blkstack target: a wrong secret fails the login, naming authentication" \
+	"login refused: authentication failure \(0x0201\): CHAP user 'alice' or its secret not accepted" \
+	bench --dev=iscsi --target="$CU" --iscsi_chap_file="$TMP/bad" --rw=read --size=1M
+quick_error "blkstack target: mutual CHAP, a target with another secret is refused" \
+	"mutual CHAP: authentication of the target failed: its CHAP_R is wrong" \
+	bench --dev=iscsi --target="$CU" --iscsi_chap_file="$TMP/badmut" --rw=read --size=1M
+quick_error "blkstack target: no credentials, the target's 0201 named" \
+	"authentication failure \(0x0201\): we have no CHAP credentials" \
+	bench --dev=iscsi --target="$CU" --rw=read --size=1M
+chmod 644 "$TMP/one"
+quick_error "a secrets file others may read is refused" \
+	"iscsi_chap_file=.*/one: readable or writable by group or others \(mode 644\): chmod 600 it" \
+	bench --dev=iscsi --target="$CU" --iscsi_chap_file="$TMP/one" --rw=read --size=1M
+chmod 600 "$TMP/one"
+chap_env alice short
+quick_error "a secret under 12 bytes in the environment is refused" "BLKSTACK_ISCSI_CHAP_\*: .*secrets of 12\.\.255 bytes" \
+	bench --dev=iscsi --target="$CU" --rw=read --size=1M
+chap_env_off
+check "blkstack target: discovery with CHAP (iscsi-discover)" grep -qx "Target:$IQN Portal:127.0.0.1:$CP,1" \
+	<(timeout $((30 * SLOW)) "$BLKSTACK" iscsi-discover --iscsi_chap_file="$TMP/one" "iscsi://127.0.0.1:$CP")
+check "... the target saw a discovery session" grep -q "discovery session, .*auth CHAP (user 'alice')" "$TMP/chap.log"
+quick_error "... without credentials it is refused" "discovery: login refused: authentication failure \(0x0201\)" \
+	iscsi-discover "iscsi://127.0.0.1:$CP"
+N="blkstack target: a URL without IQN takes the one target discovery offers"
+vbench "$N" "iscsi://127.0.0.1:$CP" --bs=4k --iodepth=32 --iscsi_chap_file="$TMP/one"
+check "... $IQN LUN 0" grep -q "127.0.0.1:$CP $IQN LUN 0: logged in" "$(err "$N")"
+serve two --iscsi=127.0.0.1:0 --dev=ram --size=8M --export=a --export=b
+quick_error "a URL without IQN, two targets offered: both named" \
+	"discovery: 2 targets offered, name one .*: iqn.2026-12.org.blkstack:a, iqn.2026-12.org.blkstack:b" \
+	bench --dev=iscsi --target="iscsi://127.0.0.1:$PORT" --rw=read --size=1M
+
 # ------------------------------------------------------------------- tgt
 if [ "$(id -u)" -ne 0 ] || ! command -v tgtd >/dev/null || ! command -v tgtadm >/dev/null; then
 	echo "# tgt part skipped: needs root, tgtd and tgtadm (apt-get install tgt)"
@@ -337,4 +423,38 @@ check "... 64 KiB writes by R2Ts of 4 KiB, in 1 KiB Data-Out PDUs" \
 	test "$(counter "$N" "Data-Out PDUs")" -ge $((4 * $(counter "$N" R2Ts))) -a "$(counter "$N" R2Ts)" -gt 0
 vbench "tgt: the same with 4k at QD128" "$TU" --bs=4k --iodepth=128 --iscsi_header_digest=crc32c \
 	--iscsi_data_digest=crc32c --iscsi_max_recv_dsl=1k
+# CHAP on tgt: a second target with accounts bound (incoming: alice;
+# outgoing, for mutual CHAP: tgt)
+TIMG2=/dev/shm/blkstack-ini-test.$$.tgt2
+truncate -s $SIZE "$TIMG2"
+TIQN2=iqn.2026-12.org.blkstack:tgtchap
+tadm --op new --mode target --tid 2 -T $TIQN2 &&
+	tadm --op new --mode logicalunit --tid 2 --lun 1 --bstype rdwr --backing-store "$TIMG2" &&
+	tadm --op bind --mode target --tid 2 -I ALL &&
+	tadm --op new --mode account --user alice --password secretsecret12 &&
+	tadm --op bind --mode account --tid 2 --user alice &&
+	tadm --op new --mode account --user tgt --password targetsecret99 &&
+	tadm --op bind --mode account --tid 2 --user tgt --outgoing
+check "tgt: a target with CHAP accounts" test $? -eq 0
+TU2=iscsi://127.0.0.1:$TP/$TIQN2/1
+chap_env alice secretsecret12
+N="tgt: CHAP one-way (environment), verify"
+vbench "$N" "$TU2" --bs=4k --iodepth=32
+chap_env_off
+check "... AuthMethod CHAP negotiated" grep -q "logged in .*, AuthMethod CHAP$" "$(err "$N")"
+vbench "tgt: mutual CHAP (iscsi_chap_file), verify" "$TU2" --bs=16k --iodepth=32 \
+	--iscsi_chap_file="$TMP/mutual"
+quick_error "tgt: a wrong secret fails the login, naming authentication" \
+	"login refused: authentication failure \(0x0201\)" \
+	bench --dev=iscsi --target="$TU2" --iscsi_chap_file="$TMP/bad" --rw=read --size=1M
+quick_error "tgt: mutual CHAP, a target with another secret is refused" \
+	"mutual CHAP: authentication of the target failed" \
+	bench --dev=iscsi --target="$TU2" --iscsi_chap_file="$TMP/badmut" --rw=read --size=1M
+timeout $((30 * SLOW)) "$BLKSTACK" iscsi-discover --iscsi_chap_file="$TMP/one" \
+	"iscsi://127.0.0.1:$TP" >"$TMP/tdisc" 2>&1
+check "tgt: discovery lists both targets (iscsi-discover)" \
+	test "$(grep -cxE "Target:($TIQN|$TIQN2) Portal:127.0.0.1:$TP,1" "$TMP/tdisc")" -eq 2
+quick_error "tgt: a URL without IQN, two targets offered: both named" \
+	"discovery: 2 targets offered, name one .*: $TIQN, $TIQN2" \
+	bench --dev=iscsi --target="iscsi://127.0.0.1:$TP//1" --rw=read --size=1M
 finish

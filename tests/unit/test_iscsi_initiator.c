@@ -399,6 +399,7 @@ struct pair {
 	struct iscsi_login_env env;
 	struct iscsi_login tl;
 	struct iscsi_ini_login il;
+	const struct iscsi_chap *ini_chap; /* the initiator's credentials */
 	int ini_result, tgt_result;
 	unsigned int exchanges;
 };
@@ -447,6 +448,7 @@ static void pair_run(struct pair *p)
 	iscsi_login_init(&p->tl, &p->env, &p->tgt_ours);
 	p->tl.alloc_tsih = alloc_tsih;
 	iscsi_ini_login_init(&p->il, &p->ini_ours, isid, 0, 0, 0x80000000, 1);
+	p->il.chap = p->ini_chap;
 	for (p->exchanges = 0; p->exchanges < 10; p->exchanges++) {
 		assert_int_equal(iscsi_ini_login_request(&p->il, req, &q), 0);
 		assert_int_equal(bhs_dsl(req), q.len);
@@ -560,6 +562,220 @@ static void test_login_failures(void **state)
 	free(p);
 }
 
+/* the target's secrets, and an initiator's credentials */
+static void chap_user(struct iscsi_chap_user *u, const char *name, const char *secret)
+{
+	strcpy(u->name, name);
+	strcpy(u->secret, secret);
+}
+
+static void test_login_chap(void **state)
+{
+	struct pair *p = malloc(sizeof(*p));
+	struct iscsi_chap *tc = calloc(1, sizeof(*tc)), *ic = calloc(1, sizeof(*ic));
+
+	(void)state;
+	tc->nr_users = 2;
+	chap_user(&tc->users[0], "bob", "anothersecret77");
+	chap_user(&tc->users[1], "alice", "secretsecret12");
+	chap_user(&tc->target, "tgt", "targetsecret99");
+	tc->has_target = true;
+	ic->nr_users = 1;
+	chap_user(&ic->users[0], "alice", "secretsecret12");
+
+	/* one-way: AuthMethod, CHAP_A, CHAP_N/CHAP_R, then operational */
+	pair_init(p);
+	p->env.chap = tc;
+	p->ini_chap = ic;
+	pair_run(p);
+	assert_int_equal(p->tgt_result, ISCSI_LOGIN_DONE);
+	assert_int_equal(p->ini_result, ISCSI_INI_LOGIN_DONE);
+	assert_int_equal(p->exchanges, 3);
+	assert_string_equal(p->il.params.auth_method, "CHAP");
+	assert_string_equal(p->tl.chap_user, "alice");
+
+	/* mutual: the target proves its secret too */
+	chap_user(&ic->target, "tgt", "targetsecret99");
+	ic->has_target = true;
+	pair_init(p);
+	p->env.chap = tc;
+	p->ini_chap = ic;
+	pair_run(p);
+	assert_int_equal(p->tgt_result, ISCSI_LOGIN_DONE);
+	assert_int_equal(p->ini_result, ISCSI_INI_LOGIN_DONE);
+	assert_string_equal(p->il.params.auth_method, "CHAP");
+
+	/* mutual, a target with another secret: we refuse it */
+	strcpy(ic->target.secret, "targetsecret98");
+	pair_init(p);
+	p->env.chap = tc;
+	p->ini_chap = ic;
+	pair_run(p);
+	assert_int_equal(p->ini_result, ISCSI_INI_LOGIN_FAILED);
+	assert_int_equal(p->il.status, 0);
+	assert_non_null(strstr(p->il.why, "mutual CHAP: authentication of the target failed"));
+	/* ... or that answers under another name */
+	chap_user(&ic->target, "other", "targetsecret99");
+	pair_init(p);
+	p->env.chap = tc;
+	p->ini_chap = ic;
+	pair_run(p);
+	assert_int_equal(p->ini_result, ISCSI_INI_LOGIN_FAILED);
+	assert_non_null(strstr(p->il.why, "answered as 'tgt'"));
+
+	/* a wrong secret of ours: the target's 0201 */
+	ic->has_target = false;
+	strcpy(ic->users[0].secret, "wrongsecret12");
+	pair_init(p);
+	p->env.chap = tc;
+	p->ini_chap = ic;
+	pair_run(p);
+	assert_int_equal(p->ini_result, ISCSI_INI_LOGIN_FAILED);
+	assert_int_equal(p->il.status, ISCSI_LOGIN_AUTH_FAILED);
+	assert_string_equal(p->il.why, "authentication failure");
+
+	/* credentials, a target without CHAP: None, as offered */
+	strcpy(ic->users[0].secret, "secretsecret12");
+	pair_init(p);
+	p->ini_chap = ic;
+	pair_run(p);
+	assert_int_equal(p->tgt_result, ISCSI_LOGIN_DONE);
+	assert_int_equal(p->ini_result, ISCSI_INI_LOGIN_DONE);
+	assert_string_equal(p->il.params.auth_method, "None");
+	/* ... but not when we asked for mutual CHAP */
+	chap_user(&ic->target, "tgt", "targetsecret99");
+	ic->has_target = true;
+	pair_init(p);
+	p->ini_chap = ic;
+	pair_run(p);
+	assert_int_equal(p->ini_result, ISCSI_INI_LOGIN_FAILED);
+	assert_non_null(strstr(p->il.why, "AuthMethod=None"));
+
+	/* a discovery session with CHAP: no TargetName, SessionType=Discovery */
+	ic->has_target = false;
+	pair_init(p);
+	p->ini_ours.discovery = true;
+	p->ini_ours.target_name[0] = 0;
+	p->env.chap = tc;
+	p->ini_chap = ic;
+	pair_run(p);
+	assert_int_equal(p->tgt_result, ISCSI_LOGIN_DONE);
+	assert_int_equal(p->ini_result, ISCSI_INI_LOGIN_DONE);
+	assert_true(p->tl.params.discovery);
+	free(tc);
+	free(ic);
+	free(p);
+}
+
+/* A Login Response to @req in the security stage, T clear unless @t. */
+static void sec_rsp(uint8_t *rsp, const uint8_t *req, bool t, uint32_t dsl)
+{
+	memcpy(rsp, req, 48);
+	rsp[0] = ISCSI_OP_LOGIN_RSP;
+	rsp[1] = t ? ISCSI_LOGIN_T | ISCSI_STAGE_OPERATIONAL : 0;
+	bhs_set_dsl(rsp, dsl);
+}
+
+static void test_login_chap_checks(void **state)
+{
+	static const uint8_t isid[6] = { 0x80, 1, 2, 3, 0, 1 };
+	static const char chap_auth[] = "AuthMethod=CHAP";
+	static const char md5_7[] = "CHAP_A=7\0CHAP_I=1\0CHAP_C=0x0102";
+	static const char md5_5[] = "CHAP_A=5\0CHAP_I=1\0CHAP_C=0x0102";
+	struct iscsi_chap *ic = calloc(1, sizeof(*ic));
+	struct iscsi_params o;
+	struct iscsi_ini_login l;
+	char qbuf[8192];
+	struct iscsi_text_out q = { .buf = qbuf, .cap = sizeof(qbuf) };
+	uint8_t req[48], rsp[48];
+
+	(void)state;
+	ic->nr_users = 1;
+	chap_user(&ic->users[0], "alice", "secretsecret12");
+	iscsi_params_default(&o);
+	strcpy(o.initiator_name, "iqn.i");
+	strcpy(o.target_name, "iqn.t");
+	/* with credentials: CHAP,None offered, T clear until our CHAP_R */
+	iscsi_ini_login_init(&l, &o, isid, 0, 0, 0x80000000, 1);
+	l.chap = ic;
+	assert_int_equal(iscsi_ini_login_request(&l, req, &q), 0);
+	assert_string_equal(value_of(&q, "AuthMethod"), "CHAP,None");
+	assert_int_equal(req[1], ISCSI_STAGE_OPERATIONAL);
+	sec_rsp(rsp, req, false, sizeof(chap_auth));
+	assert_int_equal(iscsi_ini_login_response(&l, rsp, (const uint8_t *)chap_auth,
+						  sizeof(chap_auth)), ISCSI_INI_LOGIN_CONTINUE);
+	assert_int_equal(iscsi_ini_login_request(&l, req, &q), 0);
+	assert_string_equal(value_of(&q, "CHAP_A"), "5");
+	assert_int_equal(req[1], ISCSI_STAGE_OPERATIONAL);
+	/* an algorithm other than MD5: named */
+	sec_rsp(rsp, req, false, sizeof(md5_7));
+	assert_int_equal(iscsi_ini_login_response(&l, rsp, (const uint8_t *)md5_7,
+						  sizeof(md5_7)), ISCSI_INI_LOGIN_FAILED);
+	assert_non_null(strstr(l.why, "CHAP_A=7, not 5"));
+	iscsi_ini_login_free(&l);
+
+	/* MD5: CHAP_N and CHAP_R = MD5(1 || secret || 01 02), T set */
+	iscsi_ini_login_init(&l, &o, isid, 0, 0, 0x80000000, 1);
+	l.chap = ic;
+	assert_int_equal(iscsi_ini_login_request(&l, req, &q), 0);
+	sec_rsp(rsp, req, false, sizeof(chap_auth));
+	assert_int_equal(iscsi_ini_login_response(&l, rsp, (const uint8_t *)chap_auth,
+						  sizeof(chap_auth)), ISCSI_INI_LOGIN_CONTINUE);
+	assert_int_equal(iscsi_ini_login_request(&l, req, &q), 0);
+	sec_rsp(rsp, req, false, sizeof(md5_5));
+	assert_int_equal(iscsi_ini_login_response(&l, rsp, (const uint8_t *)md5_5,
+						  sizeof(md5_5)), ISCSI_INI_LOGIN_CONTINUE);
+	assert_int_equal(iscsi_ini_login_request(&l, req, &q), 0);
+	assert_int_equal(req[1], ISCSI_LOGIN_T | ISCSI_STAGE_OPERATIONAL);
+	assert_string_equal(value_of(&q, "CHAP_N"), "alice");
+	{
+		static const uint8_t c[2] = { 1, 2 };
+
+		assert_int_equal(iscsi_chap_check(1, "secretsecret12", c, 2,
+						  value_of(&q, "CHAP_R")), 0);
+	}
+	assert_null(value_of(&q, "CHAP_C")); /* one-way */
+	iscsi_ini_login_free(&l);
+
+	/* a target that leaves the security stage before CHAP ended */
+	iscsi_ini_login_init(&l, &o, isid, 0, 0, 0x80000000, 1);
+	l.chap = ic;
+	assert_int_equal(iscsi_ini_login_request(&l, req, &q), 0);
+	sec_rsp(rsp, req, false, sizeof(chap_auth));
+	assert_int_equal(iscsi_ini_login_response(&l, rsp, (const uint8_t *)chap_auth,
+						  sizeof(chap_auth)), ISCSI_INI_LOGIN_CONTINUE);
+	assert_int_equal(iscsi_ini_login_request(&l, req, &q), 0);
+	sec_rsp(rsp, req, true, 0);
+	assert_int_equal(iscsi_ini_login_response(&l, rsp, NULL, 0), ISCSI_INI_LOGIN_FAILED);
+	assert_non_null(strstr(l.why, "before CHAP ended"));
+	iscsi_ini_login_free(&l);
+
+	/* without credentials, a target that wants CHAP: named */
+	iscsi_ini_login_init(&l, &o, isid, 0, 0, 0x80000000, 1);
+	assert_int_equal(iscsi_ini_login_request(&l, req, &q), 0);
+	sec_rsp(rsp, req, false, sizeof(chap_auth));
+	assert_int_equal(iscsi_ini_login_response(&l, rsp, (const uint8_t *)chap_auth,
+						  sizeof(chap_auth)), ISCSI_INI_LOGIN_FAILED);
+	assert_non_null(strstr(l.why, "no credentials"));
+	iscsi_ini_login_free(&l);
+	free(ic);
+}
+
+static void test_text_req(void **state)
+{
+	uint8_t bhs[48];
+
+	(void)state;
+	iscsi_text_req_init(bhs, 0x80000001, 0x1234, 5, 9, 16);
+	assert_int_equal(bhs[0], ISCSI_OP_TEXT_REQ | ISCSI_OP_IMMEDIATE);
+	assert_int_equal(bhs[1], ISCSI_FLAG_FINAL);
+	assert_int_equal(bhs_dsl(bhs), 16);
+	assert_int_equal(get_be32(bhs + BHS_ITT), 0x80000001);
+	assert_int_equal(get_be32(bhs + BHS_TTT), 0x1234);
+	assert_int_equal(get_be32(bhs + BHS_CMDSN), 5);
+	assert_int_equal(get_be32(bhs + BHS_EXPSTATSN), 9);
+}
+
 static void test_login_response_checks(void **state)
 {
 	static const uint8_t isid[6] = { 0x80, 1, 2, 3, 0, 1 };
@@ -633,6 +849,9 @@ int main(void)
 		cmocka_unit_test(test_login_small),
 		cmocka_unit_test(test_login_failures),
 		cmocka_unit_test(test_login_response_checks),
+		cmocka_unit_test(test_login_chap),
+		cmocka_unit_test(test_login_chap_checks),
+		cmocka_unit_test(test_text_req),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -649,6 +649,20 @@ static void test_chap_values(void **state)
 	assert_int_equal(iscsi_chap_decode("0xzz", b, sizeof(b)), -EINVAL);
 	assert_int_equal(iscsi_chap_decode("0x123", b, sizeof(b)), -EINVAL);
 	assert_int_equal(iscsi_chap_decode("0x000102", b, 2), -E2BIG);
+	/* a CHAP_R checked: hex or base64, another digest, malformed */
+	for (i = 0; i < 16; i++)
+		b[i] = (uint8_t)i;
+	assert_int_equal(iscsi_chap_check(7, "secretsecret12", b, 16,
+					  "0xd2ad9b553183668fa064205c85779b04"), 0);
+	assert_int_equal(iscsi_chap_check(7, "secretsecret12", b, 16,
+					  "0b0q2bVTGDZo+gZCBchXebBA=="), 0);
+	assert_int_equal(iscsi_chap_check(8, "secretsecret12", b, 16,
+					  "0xd2ad9b553183668fa064205c85779b04"), -EACCES);
+	assert_int_equal(iscsi_chap_check(7, "secretsecret13", b, 16,
+					  "0xd2ad9b553183668fa064205c85779b04"), -EACCES);
+	assert_int_equal(iscsi_chap_check(7, "secretsecret12", b, 16,
+					  "0xd2ad9b553183668fa064205c85779b"), -EINVAL);
+	assert_int_equal(iscsi_chap_check(7, "secretsecret12", b, 16, "d2ad"), -EINVAL);
 }
 
 static void test_chap_file(void **state)

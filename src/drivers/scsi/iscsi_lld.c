@@ -110,6 +110,7 @@ struct ini_host {
 	struct ini_queue *stash; /* scsi_iscsi_create()'s, for the probe */
 	struct scsi_iscsi_stats st; /* queues' counters, added at their exit */
 	bool reported;          /* the attach line */
+	struct iscsi_chap *chap; /* CHAP credentials (NULL: AuthMethod=None) */
 };
 
 struct ini_queue {
@@ -828,27 +829,28 @@ static int recv_all(int fd, void *buf, size_t len, uint64_t deadline)
 }
 
 /*
- * Connect and log in (RFC 7143 6.3): a new session (TSIH 0) with this
- * queue's ISID, which reinstates the previous one if the target still
- * has it.  Blocks up to the login timeout.  Return 0 (the queue is up);
- * -errno with a message in @err.
+ * Connect to the target and log in (RFC 7143 6.3) with @ours (a normal
+ * or a discovery session), @isid and TSIH 0.  Blocks up to the login
+ * timeout.  Return: a connected socket in full feature phase, @l its
+ * results (the caller frees @l with iscsi_ini_login_free()); -errno with
+ * a message in @err.
  */
-static int conn_login(struct ini_queue *q, char *err, size_t errlen)
+static int login_fd(struct ini_host *h, const struct iscsi_params *ours,
+		    const uint8_t *isid, uint32_t itt, struct iscsi_ini_login *l,
+		    char *err, size_t errlen)
 {
-	struct ini_host *h = q->h;
 	uint64_t deadline = now_ms() + h->cfg.login_timeout_ms;
 	static const uint8_t zero[4];
-	struct iscsi_ini_login *l;
 	char *qbuf = NULL, *rbuf = NULL;
 	uint8_t req[ISCSI_BHS_LEN], rsp[ISCSI_BHS_LEN];
 	int fd, one = 1, r, soerr = 0;
 	socklen_t sl = sizeof(soerr);
 
-	l = malloc(sizeof(*l));
+	iscsi_ini_login_init(l, ours, isid, 0, 0, itt, 1);
+	l->chap = h->chap;
 	qbuf = malloc(LOGIN_DSL);
 	rbuf = malloc(LOGIN_DSL + 4);
-	if (!l || !qbuf || !rbuf) {
-		free(l);
+	if (!qbuf || !rbuf) {
 		free(qbuf);
 		free(rbuf);
 		snprintf(err, errlen, "out of memory");
@@ -875,8 +877,6 @@ static int conn_login(struct ini_queue *q, char *err, size_t errlen)
 			goto out_close;
 		}
 	}
-	iscsi_ini_login_init(l, &h->ours, q->isid, 0, 0,
-			     ITT_SPECIAL | q->special_itt++, 1);
 	for (;;) {
 		struct iscsi_text_out out = { .buf = qbuf, .cap = LOGIN_DSL };
 		struct iscsi_pdu_lens pl;
@@ -886,7 +886,7 @@ static int conn_login(struct ini_queue *q, char *err, size_t errlen)
 		if (r) {
 			snprintf(err, errlen, "login: our keys do not fit one PDU");
 			r = -EPROTO;
-			goto out_login;
+			goto out_close;
 		}
 		if ((r = send_all(fd, req, sizeof(req), deadline)) ||
 		    (r = send_all(fd, qbuf, out.len, deadline)) ||
@@ -894,32 +894,75 @@ static int conn_login(struct ini_queue *q, char *err, size_t errlen)
 		    (r = recv_all(fd, rsp, sizeof(rsp), deadline))) {
 			snprintf(err, errlen, "login: %s", r == -ETIMEDOUT ?
 				 "no answer within the login timeout" : strerror(-r));
-			goto out_login;
+			goto out_close;
 		}
 		if (bhs_opcode(rsp) != ISCSI_OP_LOGIN_RSP ||
 		    iscsi_pdu_check_target(rsp, LOGIN_DSL, &pl)) {
 			snprintf(err, errlen, "login: the target answered a %s (%u bytes of data)",
 				 iscsi_opcode_name(rsp[0]), bhs_dsl(rsp));
 			r = -EPROTO;
-			goto out_login;
+			goto out_close;
 		}
 		dsl = pl.data_len;
 		r = recv_all(fd, rbuf, dsl + pl.pad, deadline);
 		if (r) {
 			snprintf(err, errlen, "login: %s", strerror(-r));
-			goto out_login;
+			goto out_close;
 		}
 		r = iscsi_ini_login_response(l, rsp, (const uint8_t *)rbuf, dsl);
 		if (r == ISCSI_INI_LOGIN_CONTINUE)
 			continue;
 		if (r == ISCSI_INI_LOGIN_DONE)
 			break;
-		if (l->status)
+		if (l->status == ISCSI_LOGIN_AUTH_FAILED)
+			snprintf(err, errlen, "login refused: %s (0x%04x)%s%.64s%s", l->why,
+				 l->status, h->chap ? ": CHAP user '" :
+				 ": we have no CHAP credentials (iscsi_chap_file=, or BLKSTACK_ISCSI_CHAP_USER and _SECRET)",
+				 h->chap ? h->chap->users[0].name : "",
+				 h->chap ? "' or its secret not accepted" : "");
+		else if (l->status)
 			snprintf(err, errlen, "login refused: %s (0x%04x)", l->why, l->status);
 		else
 			snprintf(err, errlen, "login: %s", l->why);
-		r = (l->status >> 8) == 2 ? -EACCES : l->status ? -ECONNREFUSED : -EPROTO;
-		goto out_login;
+		r = (l->status >> 8) == 2 || (!l->status && l->auth != ISCSI_INI_AUTH_DONE &&
+					       l->auth != ISCSI_INI_AUTH_NONE) ? -EACCES :
+		    l->status ? -ECONNREFUSED : -EPROTO;
+		goto out_close;
+	}
+	free(qbuf);
+	free(rbuf);
+	return fd;
+out_close:
+	close(fd);
+out_free:
+	iscsi_ini_login_free(l);
+	free(qbuf);
+	free(rbuf);
+	return r < 0 ? r : -EPROTO;
+}
+
+/*
+ * Connect and log in: a new session (TSIH 0) with this queue's ISID,
+ * which reinstates the previous one if the target still has it.  Blocks
+ * up to the login timeout.  Return 0 (the queue is up); -errno with a
+ * message in @err.
+ */
+static int conn_login(struct ini_queue *q, char *err, size_t errlen)
+{
+	struct iscsi_ini_login *l = malloc(sizeof(*l));
+	int fd;
+
+	if (!l) {
+		snprintf(err, errlen, "out of memory");
+		q->st.login_failures++;
+		return -ENOMEM;
+	}
+	fd = login_fd(q->h, &q->h->ours, q->isid, ITT_SPECIAL | q->special_itt++,
+		      l, err, errlen);
+	if (fd < 0) {
+		q->st.login_failures++;
+		free(l);
+		return fd;
 	}
 	q->fd = fd;
 	q->p = l->params;
@@ -934,19 +977,7 @@ static int conn_login(struct ini_queue *q, char *err, size_t errlen)
 	q->st.logins++;
 	iscsi_ini_login_free(l);
 	free(l);
-	free(qbuf);
-	free(rbuf);
 	return 0;
-out_login:
-	iscsi_ini_login_free(l);
-out_close:
-	close(fd);
-out_free:
-	q->st.login_failures++;
-	free(l);
-	free(qbuf);
-	free(rbuf);
-	return r < 0 ? r : -EPROTO;
 }
 
 /* ------------------------------------------------------------ receiving */
@@ -1746,12 +1777,12 @@ static int ini_init_queue(void *hostdata, uint32_t idx, uint32_t depth,
 		fprintf(stderr, "iscsi: %s: logged in (a session per queue, TSIH 0x%04x for queue %u): "
 			"HeaderDigest %s, DataDigest %s, MaxRecvDataSegmentLength %u/%u, "
 			"FirstBurstLength %u, MaxBurstLength %u, ImmediateData %s, InitialR2T %s, "
-			"MaxOutstandingR2T %u\n",
+			"MaxOutstandingR2T %u, AuthMethod %s\n",
 			h->where, q->tsih, idx, q->p.header_digest ? "CRC32C" : "None",
 			q->p.data_digest ? "CRC32C" : "None", q->p.max_recv_dsl, q->peer_mrdsl,
 			q->p.first_burst_length, q->p.max_burst_length,
 			q->p.immediate_data ? "Yes" : "No", q->p.initial_r2t ? "Yes" : "No",
-			q->p.max_outstanding_r2t);
+			q->p.max_outstanding_r2t, q->p.auth_method);
 	}
 	*queue = q;
 	return 0;
@@ -1778,6 +1809,8 @@ static void ini_exit_queue(void *queue)
 	queue_free(q);
 }
 
+static void host_free(struct ini_host *h);
+
 static void ini_destroy(void *hostdata)
 {
 	struct ini_host *h = hostdata;
@@ -1803,7 +1836,7 @@ static void ini_destroy(void *hostdata)
 			(unsigned long long)s->aborts, (unsigned long long)s->lun_resets,
 			(unsigned long long)s->target_resets,
 			(unsigned long long)s->pdus_sent, (unsigned long long)s->send_calls);
-	free(h);
+	host_free(h);
 }
 
 static const struct scsi_host_template ini_template = {
@@ -1851,10 +1884,8 @@ int scsi_iscsi_parse_url(const char *url, struct scsi_iscsi_target *t,
 	}
 	p += 8;
 	slash = strchr(p, '/');
-	if (!slash) {
-		snprintf(err, errlen, "target=%s: no /IQN/LUN after HOST[:PORT]", url);
-		return -EINVAL;
-	}
+	if (!slash)
+		slash = p + strlen(p); /* iscsi://HOST[:PORT]: discovery, LUN 0 */
 	/* HOST: a name, an IPv4 address or [IPv6] */
 	if (*p == '[') {
 		e = memchr(p, ']', (size_t)(slash - p));
@@ -1889,6 +1920,10 @@ int scsi_iscsi_parse_url(const char *url, struct scsi_iscsi_target *t,
 		snprintf(err, errlen, "target=%s: HOST: unexpected text after ']'", url);
 		return -EINVAL;
 	}
+	/* no IQN (iscsi://HOST[:PORT][/] or iscsi://HOST[:PORT]//LUN): the
+	 * one target discovery offers */
+	if (!*slash || !slash[1])
+		return 0;
 	/* IQN: up to the last '/' */
 	p = slash + 1;
 	e = strrchr(p, '/');
@@ -1897,9 +1932,8 @@ int scsi_iscsi_parse_url(const char *url, struct scsi_iscsi_target *t,
 		return -EINVAL;
 	}
 	n = (size_t)(e - p);
-	if (!n || n > SCSI_ISCSI_NAME_MAX) {
-		snprintf(err, errlen, "target=%s: IQN: %s", url,
-			 n ? "longer than 223 bytes (RFC 7143 4.2.7.1)" : "empty");
+	if (n > SCSI_ISCSI_NAME_MAX) {
+		snprintf(err, errlen, "target=%s: IQN: longer than 223 bytes (RFC 7143 4.2.7.1)", url);
 		return -EINVAL;
 	}
 	memcpy(t->iqn, p, n);
@@ -1937,28 +1971,104 @@ static int resolve(struct ini_host *h, char *err, size_t errlen)
 	return 0;
 }
 
-int scsi_iscsi_create(const struct scsi_iscsi_config *cfg,
-		      const struct scsi_host_template **hostt,
-		      void **hostdata, char *err, size_t errlen)
+/*
+ * The CHAP credentials: @cfg->chap_file, else the environment, else none
+ * (*@out NULL).  Return 0; -EINVAL, -EACCES (the file's mode), -ENOMEM
+ * with a message in @err.
+ */
+static int load_chap(const struct scsi_iscsi_config *cfg, struct iscsi_chap **out,
+		     char *err, size_t errlen)
+{
+	const char *u = getenv("BLKSTACK_ISCSI_CHAP_USER");
+	const char *sec = getenv("BLKSTACK_ISCSI_CHAP_SECRET");
+	const char *tu = getenv("BLKSTACK_ISCSI_CHAP_TARGET_USER");
+	const char *ts = getenv("BLKSTACK_ISCSI_CHAP_TARGET_SECRET");
+	struct iscsi_chap *c;
+	int r = 0;
+
+	*out = NULL;
+	if (!cfg->chap_file && !u && !sec && !tu && !ts)
+		return 0;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (cfg->chap_file) {
+		r = iscsi_chap_load_as("iscsi_chap_file", cfg->chap_file, c, err, errlen);
+		if (!r && c->nr_users != 1) {
+			snprintf(err, errlen, "iscsi_chap_file=%s: %u 'initiator NAME SECRET' lines: the initiator answers with one",
+				 cfg->chap_file, c->nr_users);
+			r = -EINVAL;
+		}
+	} else if (!u || !sec || !*u) {
+		snprintf(err, errlen, "BLKSTACK_ISCSI_CHAP_USER and BLKSTACK_ISCSI_CHAP_SECRET: both or neither");
+		r = -EINVAL;
+	} else if (!tu != !ts || (tu && !*tu)) {
+		snprintf(err, errlen, "BLKSTACK_ISCSI_CHAP_TARGET_USER and BLKSTACK_ISCSI_CHAP_TARGET_SECRET (mutual CHAP): both or neither, and with BLKSTACK_ISCSI_CHAP_USER");
+		r = -EINVAL;
+	} else if (strlen(u) > ISCSI_CHAP_NAME_MAX || (tu && strlen(tu) > ISCSI_CHAP_NAME_MAX) ||
+		   strlen(sec) < ISCSI_CHAP_SECRET_MIN || strlen(sec) > ISCSI_CHAP_SECRET_MAX ||
+		   (ts && (strlen(ts) < ISCSI_CHAP_SECRET_MIN || strlen(ts) > ISCSI_CHAP_SECRET_MAX))) {
+		snprintf(err, errlen, "BLKSTACK_ISCSI_CHAP_*: names of at most %d bytes, secrets of %d..%d bytes (RFC 7143 12.1.3: at least 96 bits)",
+			 ISCSI_CHAP_NAME_MAX, ISCSI_CHAP_SECRET_MIN, ISCSI_CHAP_SECRET_MAX);
+		r = -EINVAL;
+	} else {
+		/* lengths checked: they fit with their NUL */
+		memcpy(c->users[0].name, u, strlen(u) + 1);
+		memcpy(c->users[0].secret, sec, strlen(sec) + 1);
+		c->nr_users = 1;
+		if (tu) {
+			memcpy(c->target.name, tu, strlen(tu) + 1);
+			memcpy(c->target.secret, ts, strlen(ts) + 1);
+			c->has_target = true;
+		}
+	}
+	if (r) {
+		explicit_bzero(c, sizeof(*c));
+		free(c);
+		return r;
+	}
+	*out = c;
+	return 0;
+}
+
+static void host_free(struct ini_host *h)
+{
+	if (h->chap) {
+		explicit_bzero(h->chap, sizeof(*h->chap));
+		free(h->chap);
+	}
+	free(h);
+}
+
+/*
+ * A host for @cfg, without a session yet: checks, our offers, the ISID,
+ * the credentials, the address.  Return it; NULL with errno and @err.
+ */
+static struct ini_host *host_new(const struct scsi_iscsi_config *cfg,
+				 char *err, size_t errlen)
 {
 	const struct scsi_iscsi_target *t = &cfg->target;
 	struct ini_host *h;
-	char why[256];
 	int r;
 
-	if (!t->host[0] || !t->iqn[0] || !t->port) {
+	if (!t->host[0] || !t->port) {
 		snprintf(err, errlen, "iscsi: no target (target=iscsi://HOST[:PORT]/IQN/LUN)");
-		return -EINVAL;
+		errno = EINVAL;
+		return NULL;
 	}
 	if (t->lun > SCSI_ISCSI_LUN_MAX) {
 		snprintf(err, errlen, "iscsi: LUN %llu: at most %u", (unsigned long long)t->lun,
 			 SCSI_ISCSI_LUN_MAX);
-		return -EINVAL;
+		errno = EINVAL;
+		return NULL;
 	}
 #define RANGE(f, lo, hi, name) \
 	if (cfg->f < (lo) || cfg->f > (hi)) { \
 		snprintf(err, errlen, "%s=%u: allowed %u..%u", name, cfg->f, lo, hi); \
-		return -EINVAL; \
+		errno = EINVAL; \
+		return NULL; \
 	}
 	RANGE(max_recv_dsl, 512u, 16777215u, "iscsi_max_recv_dsl")
 	RANGE(first_burst_length, 512u, 16777215u, "iscsi_first_burst")
@@ -1967,12 +2077,17 @@ int scsi_iscsi_create(const struct scsi_iscsi_config *cfg,
 #undef RANGE
 	if (cfg->initiator_name && strlen(cfg->initiator_name) > SCSI_ISCSI_NAME_MAX) {
 		snprintf(err, errlen, "iscsi_initiator: longer than 223 bytes (RFC 7143 4.2.7.1)");
-		return -EINVAL;
+		errno = EINVAL;
+		return NULL;
 	}
 	h = calloc(1, sizeof(*h));
-	if (!h)
-		return -ENOMEM;
+	if (!h) {
+		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
 	h->cfg = *cfg;
+	h->cfg.chap_file = NULL; /* not kept: the caller's */
 	if (!h->cfg.login_timeout_ms)
 		h->cfg.login_timeout_ms = DEF_LOGIN_MS;
 	if (!h->cfg.reconnect_timeout_ms)
@@ -1983,9 +2098,9 @@ int scsi_iscsi_create(const struct scsi_iscsi_config *cfg,
 		 cfg->initiator_name && cfg->initiator_name[0] ? cfg->initiator_name :
 		 SCSI_ISCSI_DEFAULT_INITIATOR);
 	h->cfg.initiator_name = h->initiator;
-	snprintf(h->where, sizeof(h->where), "%s%s%s:%u %s LUN %llu",
+	snprintf(h->where, sizeof(h->where), "%s%s%s:%u",
 		 strchr(t->host, ':') ? "[" : "", t->host, strchr(t->host, ':') ? "]" : "",
-		 t->port, t->iqn, (unsigned long long)t->lun);
+		 t->port);
 	iscsi_params_default(&h->ours);
 	h->ours.header_digest = cfg->header_digest;
 	h->ours.data_digest = cfg->data_digest;
@@ -2000,8 +2115,6 @@ int scsi_iscsi_create(const struct scsi_iscsi_config *cfg,
 	h->ours.max_outstanding_r2t = cfg->max_outstanding_r2t;
 	h->ours.error_recovery_level = 0;
 	snprintf(h->ours.initiator_name, sizeof(h->ours.initiator_name), "%s", h->initiator);
-	snprintf(h->ours.target_name, sizeof(h->ours.target_name), "%s", t->iqn);
-	iscsi_lun_encode(t->lun, h->lun);
 	/* ISID type 2 (random, RFC 7143 10.12.5): 0x80, 24 random bits in
 	 * B and C; the qualifier D names the queue */
 	h->isid[0] = 0x80;
@@ -2010,13 +2123,241 @@ int scsi_iscsi_create(const struct scsi_iscsi_config *cfg,
 
 		memcpy(h->isid + 1, &x, 3);
 	}
-	r = resolve(h, err, errlen);
+	r = load_chap(cfg, &h->chap, err, errlen);
 	if (!r)
-		r = queue_new(h, UINT32_MAX, 1, &h->stash, why, sizeof(why));
+		r = resolve(h, err, errlen);
 	if (r) {
-		if (r != -ENOENT)
-			snprintf(err, errlen, "iscsi: %s: %s", h->where, why);
-		free(h);
+		host_free(h);
+		errno = -r;
+		return NULL;
+	}
+	return h;
+}
+
+/* One PDU's header and data (with its padding) into @buf (@max bytes). */
+static int recv_pdu(int fd, uint8_t *bhs, uint8_t *buf, uint32_t max,
+		    uint32_t *dsl, uint64_t deadline)
+{
+	struct iscsi_pdu_lens pl;
+	int r = recv_all(fd, bhs, ISCSI_BHS_LEN, deadline);
+
+	if (r)
+		return r;
+	if (iscsi_pdu_check_target(bhs, max, &pl))
+		return -EPROTO;
+	*dsl = pl.data_len;
+	return recv_all(fd, buf, pl.data_len + pl.pad, deadline);
+}
+
+#define DISCOVERY_ITT (ITT_SPECIAL | 0x7fff0000u)
+
+/*
+ * A discovery session (RFC 7143 4.3, 13.3): log in with
+ * SessionType=Discovery (CHAP as configured, no digests), ask
+ * SendTargets=All (continued Text Responses asked for the rest), log
+ * out.  Fills @out up to @max.  Return: the number of targets offered
+ * (may be over @max); -errno with @err.
+ */
+static int discover(struct ini_host *h, struct scsi_iscsi_discovered *out,
+		    unsigned int max, char *err, size_t errlen)
+{
+	static const uint8_t zero[4];
+	static const char ask[] = "SendTargets=All";
+	uint64_t deadline = now_ms() + h->cfg.login_timeout_ms;
+	struct iscsi_params ours = h->ours;
+	struct iscsi_ini_login *l = malloc(sizeof(*l));
+	uint32_t max_dsl = h->ours.max_recv_dsl, ttt = ISCSI_RSVD_TAG, dsl;
+	uint8_t isid[6], req[ISCSI_BHS_LEN], rsp[ISCSI_BHS_LEN];
+	uint8_t *buf = malloc(max_dsl + 4);
+	char *text = NULL;
+	size_t tlen = 0, pos = 0, kl, vl;
+	struct iscsi_window win;
+	const char *k, *v;
+	unsigned int i, n = 0;
+	int fd = -1, r;
+
+	if (!l || !buf) {
+		snprintf(err, errlen, "out of memory");
+		r = -ENOMEM;
+		goto out;
+	}
+	ours.discovery = true;
+	ours.target_name[0] = 0;
+	ours.header_digest = false;
+	ours.data_digest = false;
+	memcpy(isid, h->isid, 6);
+	put_be16(isid + 4, 0xffff); /* the queues' are 0 (probe) and 1.. */
+	fd = login_fd(h, &ours, isid, DISCOVERY_ITT, l, err, errlen);
+	if (fd < 0) {
+		r = fd;
+		goto out;
+	}
+	win = l->win;
+	iscsi_ini_login_free(l);
+	for (i = 0;; i++) {
+		uint32_t qlen = i ? 0 : sizeof(ask); /* with its NUL */
+		uint8_t op;
+
+		iscsi_text_req_init(req, DISCOVERY_ITT + 1, ttt, win.cmdsn, win.exp_statsn, qlen);
+		if ((r = send_all(fd, req, sizeof(req), deadline)) ||
+		    (r = send_all(fd, ask, qlen, deadline)) ||
+		    (r = send_all(fd, zero, iscsi_pad4(qlen), deadline)) ||
+		    (r = recv_pdu(fd, rsp, buf, max_dsl, &dsl, deadline))) {
+			snprintf(err, errlen, "SendTargets: %s", r == -ETIMEDOUT ?
+				 "no answer within the login timeout" :
+				 r == -EPROTO ? "a malformed PDU" : strerror(-r));
+			goto out;
+		}
+		op = bhs_opcode(rsp);
+		if (op != ISCSI_OP_TEXT_RSP || get_be32(rsp + BHS_ITT) != DISCOVERY_ITT + 1) {
+			snprintf(err, errlen, "SendTargets: the target answered a %s%s",
+				 iscsi_opcode_name(rsp[0]), op == ISCSI_OP_REJECT ?
+				 " (it refused the Text Request)" : " instead of a Text Response");
+			r = -EPROTO;
+			goto out;
+		}
+		win.exp_statsn = get_be32(rsp + BHS_STATSN) + 1;
+		iscsi_window_update(&win, rsp);
+		if (tlen + dsl > ISCSI_TEXT_MAX) {
+			snprintf(err, errlen, "SendTargets: an answer over 64 KiB");
+			r = -EPROTO;
+			goto out;
+		}
+		if (dsl) {
+			char *t = realloc(text, tlen + dsl + 1);
+
+			if (!t) {
+				snprintf(err, errlen, "out of memory");
+				r = -ENOMEM;
+				goto out;
+			}
+			text = t;
+			memcpy(text + tlen, buf, dsl);
+			tlen += dsl;
+		}
+		if ((rsp[BHS_FLAGS] & ISCSI_FLAG_FINAL) && !(rsp[BHS_FLAGS] & ISCSI_TEXT_C))
+			break;
+		/* continued (C), or not final: ask for the rest with its TTT */
+		ttt = get_be32(rsp + BHS_TTT);
+		if (i == 64) {
+			snprintf(err, errlen, "SendTargets: the answer does not end");
+			r = -EPROTO;
+			goto out;
+		}
+	}
+	/* Logout, its answer waited for a little; the session ends anyway */
+	iscsi_logout_init(req, ISCSI_LOGOUT_SESSION, DISCOVERY_ITT + 2, 0, win.cmdsn,
+			  win.exp_statsn);
+	if (!send_all(fd, req, sizeof(req), deadline))
+		(void)recv_pdu(fd, rsp, buf, max_dsl, &dsl, now_ms() + LOGOUT_WAIT_MS);
+	while ((r = iscsi_text_next(text ? text : "", tlen, &pos, &k, &kl, &v, &vl)) > 0) {
+		if (kl == 10 && !memcmp(k, "TargetName", 10)) {
+			if (n < max) {
+				memset(&out[n], 0, sizeof(out[n]));
+				snprintf(out[n].name, sizeof(out[n].name), "%.*s",
+					 (int)(vl > SCSI_ISCSI_NAME_MAX ? SCSI_ISCSI_NAME_MAX : vl), v);
+			}
+			n++;
+		} else if (kl == 13 && !memcmp(k, "TargetAddress", 13) && n && n <= max &&
+			   out[n - 1].nr_addresses < SCSI_ISCSI_DISCOVER_ADDRESSES) {
+			struct scsi_iscsi_discovered *d = &out[n - 1];
+
+			snprintf(d->address[d->nr_addresses++], sizeof(d->address[0]), "%.*s",
+				 (int)(vl >= sizeof(d->address[0]) ? sizeof(d->address[0]) - 1 : vl), v);
+		}
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "SendTargets: malformed key=value text in the answer");
+		goto out;
+	}
+	r = (int)n;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(l);
+	free(buf);
+	free(text);
+	return r;
+}
+
+/*
+ * No IQN in the URL: the target discovery offers, when there is exactly
+ * one; else an error that lists them.
+ */
+static int pick_target(struct ini_host *h, char *err, size_t errlen)
+{
+	struct scsi_iscsi_discovered d[8];
+	char why[256], list[512] = "";
+	size_t used = 0;
+	int n, i;
+
+	n = discover(h, d, 8, why, sizeof(why));
+	if (n < 0) {
+		snprintf(err, errlen, "iscsi: %s: discovery: %s", h->where, why);
+		return n;
+	}
+	if (n == 1) {
+		snprintf(h->cfg.target.iqn, sizeof(h->cfg.target.iqn), "%s", d[0].name);
+		return 0;
+	}
+	for (i = 0; i < n && i < 8 && used < sizeof(list); i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+					 i ? ", " : "", d[i].name);
+	if (!n)
+		snprintf(err, errlen, "iscsi: %s: discovery: the target offers no target to initiator '%s' (SendTargets=All)",
+			 h->where, h->initiator);
+	else
+		snprintf(err, errlen, "iscsi: %s: discovery: %d targets offered, name one (target=iscsi://HOST[:PORT]/IQN/LUN): %s%s",
+			 h->where, n, list, n > 8 ? ", ..." : "");
+	return -ENXIO;
+}
+
+int scsi_iscsi_discover(const struct scsi_iscsi_config *cfg,
+			struct scsi_iscsi_discovered *out, unsigned int max,
+			char *err, size_t errlen)
+{
+	struct ini_host *h = host_new(cfg, err, errlen);
+	char why[256];
+	int n;
+
+	if (!h)
+		return -errno;
+	n = discover(h, out, max, why, sizeof(why));
+	if (n < 0)
+		snprintf(err, errlen, "iscsi: %s: discovery: %s", h->where, why);
+	host_free(h);
+	return n;
+}
+
+int scsi_iscsi_create(const struct scsi_iscsi_config *cfg,
+		      const struct scsi_host_template **hostt,
+		      void **hostdata, char *err, size_t errlen)
+{
+	const struct scsi_iscsi_target *t;
+	struct ini_host *h;
+	char why[256];
+	int r;
+
+	h = host_new(cfg, err, errlen);
+	if (!h)
+		return -errno;
+	if (!h->cfg.target.iqn[0]) {
+		r = pick_target(h, err, errlen);
+		if (r) {
+			host_free(h);
+			return r;
+		}
+	}
+	t = &h->cfg.target;
+	snprintf(h->where, sizeof(h->where), "%s%s%s:%u %s LUN %llu",
+		 strchr(t->host, ':') ? "[" : "", t->host, strchr(t->host, ':') ? "]" : "",
+		 t->port, t->iqn, (unsigned long long)t->lun);
+	snprintf(h->ours.target_name, sizeof(h->ours.target_name), "%s", t->iqn);
+	iscsi_lun_encode(t->lun, h->lun);
+	r = queue_new(h, UINT32_MAX, 1, &h->stash, why, sizeof(why));
+	if (r) {
+		snprintf(err, errlen, "iscsi: %s: %s", h->where, why);
+		host_free(h);
 		return r;
 	}
 	*hostt = &ini_template;

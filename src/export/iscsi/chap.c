@@ -19,6 +19,12 @@
 int iscsi_chap_load(const char *path, struct iscsi_chap *chap, char *err,
 		    size_t errlen)
 {
+	return iscsi_chap_load_as("--iscsi-chap", path, chap, err, errlen);
+}
+
+int iscsi_chap_load_as(const char *opt, const char *path,
+		       struct iscsi_chap *chap, char *err, size_t errlen)
+{
 	char line[1024];
 	struct stat st;
 	unsigned int lineno = 0;
@@ -28,13 +34,13 @@ int iscsi_chap_load(const char *path, struct iscsi_chap *chap, char *err,
 	memset(chap, 0, sizeof(*chap));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(err, errlen, "--iscsi-chap=%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s=%s: %s", opt, path, strerror(errno));
 		return -EACCES;
 	}
 	if (fstat(fd, &st) || (st.st_mode & 077)) {
 		snprintf(err, errlen,
-			 "--iscsi-chap=%s: readable or writable by group or others (mode %03o): chmod 600 it",
-			 path, (unsigned int)(st.st_mode & 0777));
+			 "%s=%s: readable or writable by group or others (mode %03o): chmod 600 it",
+			 opt, path, (unsigned int)(st.st_mode & 0777));
 		close(fd);
 		return -EACCES;
 	}
@@ -61,16 +67,16 @@ int iscsi_chap_load(const char *path, struct iscsi_chap *chap, char *err,
 		    strlen(secret) < ISCSI_CHAP_SECRET_MIN ||
 		    (strcmp(role, "initiator") && strcmp(role, "target"))) {
 			snprintf(err, errlen,
-				 "--iscsi-chap=%s:%u: expected 'initiator|target NAME SECRET', a name of at most %d bytes, a secret of %d..%d bytes",
-				 path, lineno, ISCSI_CHAP_NAME_MAX,
+				 "%s=%s:%u: expected 'initiator|target NAME SECRET', a name of at most %d bytes, a secret of %d..%d bytes",
+				 opt, path, lineno, ISCSI_CHAP_NAME_MAX,
 				 ISCSI_CHAP_SECRET_MIN, ISCSI_CHAP_SECRET_MAX);
 			ret = -EINVAL;
 			break;
 		}
 		if (!strcmp(role, "target")) {
 			if (chap->has_target) {
-				snprintf(err, errlen, "--iscsi-chap=%s:%u: a second target line",
-					 path, lineno);
+				snprintf(err, errlen, "%s=%s:%u: a second target line",
+					 opt, path, lineno);
 				ret = -EINVAL;
 				break;
 			}
@@ -78,8 +84,8 @@ int iscsi_chap_load(const char *path, struct iscsi_chap *chap, char *err,
 			chap->has_target = true;
 		} else {
 			if (chap->nr_users == ISCSI_CHAP_MAX_USERS) {
-				snprintf(err, errlen, "--iscsi-chap=%s: more than %d initiators",
-					 path, ISCSI_CHAP_MAX_USERS);
+				snprintf(err, errlen, "%s=%s: more than %d initiators",
+					 opt, path, ISCSI_CHAP_MAX_USERS);
 				ret = -E2BIG;
 				break;
 			}
@@ -91,8 +97,8 @@ int iscsi_chap_load(const char *path, struct iscsi_chap *chap, char *err,
 	}
 	fclose(f);
 	if (!ret && !chap->nr_users) {
-		snprintf(err, errlen, "--iscsi-chap=%s: no 'initiator NAME SECRET' line",
-			 path);
+		snprintf(err, errlen, "%s=%s: no 'initiator NAME SECRET' line",
+			 opt, path);
 		ret = -EINVAL;
 	}
 	explicit_bzero(line, sizeof(line));
@@ -148,4 +154,19 @@ void iscsi_chap_response(uint8_t id, const char *secret,
 	md5_update(&ctx, strlen(secret), (const uint8_t *)secret);
 	md5_update(&ctx, len, challenge);
 	md5_digest(&ctx, MD5_DIGEST_SIZE, md5);
+}
+
+int iscsi_chap_check(uint8_t id, const char *secret, const uint8_t *challenge,
+		     size_t len, const char *value)
+{
+	uint8_t r[ISCSI_CHAP_CHALLENGE_MAX], want[MD5_DIGEST_SIZE], d = 0;
+	int n = iscsi_chap_decode(value, r, sizeof(r));
+	unsigned int i;
+
+	if (n != MD5_DIGEST_SIZE)
+		return -EINVAL;
+	iscsi_chap_response(id, secret, challenge, len, want);
+	for (i = 0; i < MD5_DIGEST_SIZE; i++)
+		d |= r[i] ^ want[i]; /* no early exit: timing says nothing */
+	return d ? -EACCES : 0;
 }

@@ -50,6 +50,17 @@ int iscsi_chap_load(const char *path, struct iscsi_chap *chap, char *err,
 		    size_t errlen);
 
 /**
+ * iscsi_chap_load_as() - iscsi_chap_load() with messages that name the
+ * option @opt ("iscsi_chap_file") instead of "--iscsi-chap".  The
+ * initiator reads the same format: its "initiator" line is what it
+ * answers with, the "target" line what it expects from a target it
+ * authenticates (mutual CHAP).
+ * Return, context: as iscsi_chap_load().
+ */
+int iscsi_chap_load_as(const char *opt, const char *path,
+		       struct iscsi_chap *chap, char *err, size_t errlen);
+
+/**
  * iscsi_chap_decode() - a binary value: "0x" and hex digits, or "0b" and
  * base64 (RFC 7143 6.1, "binary-value").
  * @out, @max: where to, and its size in bytes.
@@ -67,5 +78,18 @@ void iscsi_chap_hex(const uint8_t *b, size_t len, char *out);
  */
 void iscsi_chap_response(uint8_t id, const char *secret,
 			 const uint8_t *challenge, size_t len, uint8_t *md5);
+
+/**
+ * iscsi_chap_check() - whether @value, a CHAP_R as on the wire (0x hex or
+ * 0b base64), is MD5(@id || @secret || @challenge), compared in constant
+ * time.  Both ends use it: the target on an initiator's answer, the
+ * initiator on a target's in mutual CHAP.
+ * @challenge, @len: the challenge we sent, bytes.
+ * Return: 0: it is; -EACCES: another digest; -EINVAL: not a 16-byte
+ * binary value.
+ * Context: any.
+ */
+int iscsi_chap_check(uint8_t id, const char *secret, const uint8_t *challenge,
+		     size_t len, const char *value);
 
 #endif /* BLKSTACK_ISCSI_CHAP_H */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "initiator.h"
 #include "login.h" /* iscsi_login_status_name() */
@@ -85,6 +86,17 @@ void iscsi_logout_init(uint8_t *bhs, uint8_t reason, uint32_t itt,
 		       ISCSI_FLAG_FINAL | (reason & ISCSI_LOGOUT_REASON_MASK));
 	put_be32(bhs + BHS_ITT, itt);
 	put_be16(bhs + BHS_LOGOUT_CID, cid);
+	iscsi_req_set_sn(bhs, cmdsn, exp_statsn);
+}
+
+void iscsi_text_req_init(uint8_t *bhs, uint32_t itt, uint32_t ttt,
+			 uint32_t cmdsn, uint32_t exp_statsn, uint32_t dsl)
+{
+	iscsi_bhs_init(bhs, ISCSI_OP_TEXT_REQ | ISCSI_OP_IMMEDIATE,
+		       ISCSI_FLAG_FINAL);
+	bhs_set_dsl(bhs, dsl);
+	put_be32(bhs + BHS_ITT, itt);
+	put_be32(bhs + BHS_TTT, ttt);
 	iscsi_req_set_sn(bhs, cmdsn, exp_statsn);
 }
 
@@ -218,21 +230,29 @@ int iscsi_ini_login_request(struct iscsi_ini_login *l, uint8_t *bhs,
 
 	out->len = 0;
 	out->overflow = false;
+	if (l->first)
+		l->auth = l->chap ? ISCSI_INI_AUTH_OFFERED : ISCSI_INI_AUTH_NONE;
 	if (l->cont) {
 		/* the rest of a continued response: an empty request */
 		flags = (uint8_t)(l->stage << 2);
 	} else {
 		uint8_t nsg = l->stage == ISCSI_STAGE_SECURITY ?
 			      ISCSI_STAGE_OPERATIONAL : ISCSI_STAGE_FULL_FEATURE;
+		/* CHAP: leave the security stage with our answer (CHAP_R) */
+		bool transit = l->stage != ISCSI_STAGE_SECURITY ||
+			       l->auth == ISCSI_INI_AUTH_NONE ||
+			       l->auth >= ISCSI_INI_AUTH_R_SENT;
 
-		flags = (uint8_t)(ISCSI_LOGIN_T | l->stage << 2 | nsg);
+		flags = (uint8_t)((transit ? ISCSI_LOGIN_T : 0) | l->stage << 2 | nsg);
 		if (l->first) {
 			iscsi_text_add(out, "InitiatorName", l->ours->initiator_name);
-			iscsi_text_add(out, "SessionType", "Normal");
-			iscsi_text_add(out, "TargetName", l->ours->target_name);
+			iscsi_text_add(out, "SessionType",
+				       l->ours->discovery ? "Discovery" : "Normal");
+			if (!l->ours->discovery)
+				iscsi_text_add(out, "TargetName", l->ours->target_name);
 		}
 		if (l->stage == ISCSI_STAGE_SECURITY && l->first)
-			iscsi_text_add(out, "AuthMethod", "None");
+			iscsi_text_add(out, "AuthMethod", l->chap ? "CHAP,None" : "None");
 		if (l->stage == ISCSI_STAGE_OPERATIONAL && !l->offered) {
 			iscsi_keys_offer(&l->neg, out);
 			l->offered = true;
@@ -258,18 +278,121 @@ int iscsi_ini_login_request(struct iscsi_ini_login *l, uint8_t *bhs,
 	return out->overflow ? -ENOSPC : 0;
 }
 
+/*
+ * The security stage's step for a target's key list (see the struct):
+ * its AuthMethod, its CHAP challenge, its answer to ours.  Our keys go to
+ * @ans.  Return: 0 or a failed login.
+ */
+static int auth_step(struct iscsi_ini_login *l, const char *chap[ISCSI_NR_KEYS],
+		     struct iscsi_text_out *ans)
+{
+	const struct iscsi_chap *c = l->chap;
+	const char *auth = l->neg.auth_offer;
+	uint8_t ch[ISCSI_CHAP_CHALLENGE_MAX], md5[16];
+	char hex[2 * ISCSI_CHAP_CHALLENGE_LEN + 3], num[8];
+	unsigned long id;
+	char *end;
+	int n;
+
+	switch (l->auth) {
+	case ISCSI_INI_AUTH_NONE:
+		if (auth && strcmp(auth, "None")) {
+			snprintf(l->why_buf, sizeof(l->why_buf),
+				 "the target asks for AuthMethod=%.40s and we have no credentials (iscsi_chap_file=, or BLKSTACK_ISCSI_CHAP_USER and BLKSTACK_ISCSI_CHAP_SECRET)",
+				 auth);
+			return login_fail(l, 0, l->why_buf);
+		}
+		snprintf(l->params.auth_method, sizeof(l->params.auth_method), "None");
+		return 0;
+	case ISCSI_INI_AUTH_OFFERED:
+		if (!auth)
+			return login_fail(l, 0, "the target chose no AuthMethod from CHAP,None");
+		if (!strcmp(auth, "None")) {
+			if (c->has_target)
+				return login_fail(l, 0, "authentication: the target chose AuthMethod=None, but we asked for mutual CHAP (the target did not prove its secret)");
+			l->auth = ISCSI_INI_AUTH_DONE;
+			snprintf(l->params.auth_method, sizeof(l->params.auth_method), "None");
+			return 0;
+		}
+		if (strcmp(auth, "CHAP")) {
+			snprintf(l->why_buf, sizeof(l->why_buf),
+				 "the target chose AuthMethod=%.40s, which we did not offer", auth);
+			return login_fail(l, 0, l->why_buf);
+		}
+		iscsi_text_add(ans, "CHAP_A", "5");
+		l->auth = ISCSI_INI_AUTH_A_SENT;
+		return 0;
+	case ISCSI_INI_AUTH_A_SENT:
+		if (!chap[ISCSI_KEY_CHAP_A])
+			return login_fail(l, 0, "CHAP: the target sent no CHAP_A (it refused MD5, CHAP_A=5)");
+		if (strcmp(chap[ISCSI_KEY_CHAP_A], "5")) {
+			snprintf(l->why_buf, sizeof(l->why_buf),
+				 "CHAP: the target chose CHAP_A=%.40s, not 5 (MD5, the only algorithm we offer)",
+				 chap[ISCSI_KEY_CHAP_A]);
+			return login_fail(l, 0, l->why_buf);
+		}
+		if (!chap[ISCSI_KEY_CHAP_I] || !chap[ISCSI_KEY_CHAP_C])
+			return login_fail(l, 0, "CHAP: the target sent no CHAP_I or CHAP_C");
+		errno = 0;
+		id = strtoul(chap[ISCSI_KEY_CHAP_I], &end, 0);
+		n = iscsi_chap_decode(chap[ISCSI_KEY_CHAP_C], ch, sizeof(ch));
+		if (errno || *end || !*chap[ISCSI_KEY_CHAP_I] || id > 255 || n < 1)
+			return login_fail(l, 0, "CHAP: the target's CHAP_I or CHAP_C is malformed");
+		iscsi_chap_response((uint8_t)id, c->users[0].secret, ch, (size_t)n, md5);
+		iscsi_chap_hex(md5, sizeof(md5), hex);
+		iscsi_text_add(ans, "CHAP_N", c->users[0].name);
+		iscsi_text_add(ans, "CHAP_R", hex);
+		if (c->has_target) {
+			/* mutual: our challenge, never the target's own back */
+			do {
+				if (getrandom(l->chap_challenge, sizeof(l->chap_challenge), 0) !=
+				    (ssize_t)sizeof(l->chap_challenge) ||
+				    getrandom(&l->chap_id, 1, 0) != 1)
+					return login_fail(l, 0, "CHAP: getrandom() failed");
+			} while (n == ISCSI_CHAP_CHALLENGE_LEN &&
+				 !memcmp(ch, l->chap_challenge, ISCSI_CHAP_CHALLENGE_LEN));
+			snprintf(num, sizeof(num), "%u", l->chap_id);
+			iscsi_chap_hex(l->chap_challenge, sizeof(l->chap_challenge), hex);
+			iscsi_text_add(ans, "CHAP_I", num);
+			iscsi_text_add(ans, "CHAP_C", hex);
+		}
+		l->auth = ISCSI_INI_AUTH_R_SENT;
+		return 0;
+	case ISCSI_INI_AUTH_R_SENT:
+		if (c->has_target) {
+			if (!chap[ISCSI_KEY_CHAP_N] || !chap[ISCSI_KEY_CHAP_R])
+				return login_fail(l, 0, "mutual CHAP: the target did not answer our challenge (no CHAP_N and CHAP_R)");
+			if (strcmp(chap[ISCSI_KEY_CHAP_N], c->target.name)) {
+				snprintf(l->why_buf, sizeof(l->why_buf),
+					 "mutual CHAP: the target answered as '%.40s', not '%.40s'",
+					 chap[ISCSI_KEY_CHAP_N], c->target.name);
+				return login_fail(l, 0, l->why_buf);
+			}
+			if (iscsi_chap_check(l->chap_id, c->target.secret, l->chap_challenge,
+					     sizeof(l->chap_challenge), chap[ISCSI_KEY_CHAP_R]))
+				return login_fail(l, 0, "mutual CHAP: authentication of the target failed: its CHAP_R is wrong (it does not have the target secret we have)");
+		}
+		l->auth = ISCSI_INI_AUTH_DONE;
+		snprintf(l->params.auth_method, sizeof(l->params.auth_method), "CHAP");
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 /* A complete key list of the target's: answers, declarations, offers. */
-static int login_keys(struct iscsi_ini_login *l, uint8_t csg,
+static int login_keys(struct iscsi_ini_login *l, uint8_t csg, bool transit,
 		      const char *text, uint32_t len)
 {
 	struct iscsi_text_out ans = {
 		.buf = l->answers, .cap = sizeof(l->answers),
 	};
+	const char *chap[ISCSI_NR_KEYS] = { 0 };
 	int r;
 
 	l->neg.stage = csg;
 	l->neg.auth_offer = NULL;
-	r = iscsi_keys_negotiate(&l->neg, text, len, &ans, NULL);
+	r = iscsi_keys_negotiate(&l->neg, text, len, &ans, chap);
 	if (r == -EPROTO) {
 		snprintf(l->why_buf, sizeof(l->why_buf),
 			 "the target's %s breaks the key's result function (RFC 7143 6.2, 13), or came twice",
@@ -280,10 +403,20 @@ static int login_keys(struct iscsi_ini_login *l, uint8_t csg,
 		return login_fail(l, 0, "our answers to the target's offers are over 8 KiB");
 	if (r)
 		return login_fail(l, 0, "malformed key=value text in a Login Response");
+	if (csg == ISCSI_STAGE_SECURITY) {
+		if (transit && l->auth == ISCSI_INI_AUTH_A_SENT)
+			return login_fail(l, 0, "authentication: the target left the security stage before CHAP ended");
+		r = auth_step(l, chap, &ans);
+		if (r)
+			return r;
+		if (ans.overflow)
+			return login_fail(l, 0, "our answers to the target's offers are over 8 KiB");
+		/* it may only move on when we asked to: after our CHAP_R */
+		if (transit && l->auth != ISCSI_INI_AUTH_NONE &&
+		    l->auth != ISCSI_INI_AUTH_DONE)
+			return login_fail(l, 0, "authentication: the target left the security stage before CHAP ended");
+	}
 	l->answers_len = (uint32_t)ans.len;
-	if (csg == ISCSI_STAGE_SECURITY && l->neg.auth_offer &&
-	    strcmp(l->neg.auth_offer, "None"))
-		return login_fail(l, 0, "the target chose an AuthMethod we did not offer (CHAP is not implemented by the initiator yet)");
 	return ISCSI_INI_LOGIN_CONTINUE;
 }
 
@@ -334,7 +467,7 @@ int iscsi_ini_login_response(struct iscsi_ini_login *l, const uint8_t *bhs,
 		text = l->text;
 		tlen = l->text_len;
 	}
-	r = login_keys(l, csg, text, tlen);
+	r = login_keys(l, csg, transit, text, tlen);
 	free(l->text);
 	l->text = NULL;
 	l->text_len = 0;

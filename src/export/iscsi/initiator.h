@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "chap.h"
 #include "keys.h"
 #include "pdu.h"
 #include "wire.h"
@@ -93,6 +94,15 @@ void iscsi_logout_init(uint8_t *bhs, uint8_t reason, uint32_t itt,
 		       uint16_t cid, uint32_t cmdsn, uint32_t exp_statsn);
 
 /**
+ * iscsi_text_req_init() - a Text Request (11.10), immediate, F set:
+ * @itt, @ttt (0xffffffff, or the Target Transfer Tag of a continued
+ * Text Response whose rest we ask for), @cmdsn (the next CmdSN, not
+ * advanced), @exp_statsn, @dsl (its key list, bytes).
+ */
+void iscsi_text_req_init(uint8_t *bhs, uint32_t itt, uint32_t ttt,
+			 uint32_t cmdsn, uint32_t exp_statsn, uint32_t dsl);
+
+/**
  * iscsi_pdu_check_target() - check a BHS received from a target, as
  * iscsi_pdu_check() does for an initiator's.
  * @bhs: ISCSI_BHS_LEN bytes.
@@ -162,18 +172,39 @@ enum iscsi_ini_login_result {
 	ISCSI_INI_LOGIN_FAILED = 2,   /* status / why say why; close */
 };
 
+/* Where the security stage is (struct iscsi_ini_login's @auth). */
+enum iscsi_ini_auth {
+	ISCSI_INI_AUTH_NONE,    /* AuthMethod=None offered alone */
+	ISCSI_INI_AUTH_OFFERED, /* CHAP,None offered, no answer yet */
+	ISCSI_INI_AUTH_A_SENT,  /* CHAP_A=5 sent */
+	ISCSI_INI_AUTH_R_SENT,  /* CHAP_N, CHAP_R (and CHAP_I, CHAP_C) sent */
+	ISCSI_INI_AUTH_DONE,    /* authenticated (or None chosen) */
+};
+
 /**
  * struct iscsi_ini_login - one connection's login, the initiator's side
- * (RFC 7143 6.3): the security stage with AuthMethod=None (CHAP: not
- * yet), then the operational stage offering every key (keys.h,
- * iscsi_keys_offer()), then the full feature phase.  A target that does
- * not move on at once is asked again (T set) with our answers to its own
- * offers; a response continued (C bit) is asked for the rest with an
- * empty request.
+ * (RFC 7143 6.3): the security stage, then the operational stage
+ * offering every key (keys.h, iscsi_keys_offer()), then the full feature
+ * phase.  A target that does not move on at once is asked again (T set)
+ * with our answers to its own offers; a response continued (C bit) is
+ * asked for the rest with an empty request.
+ * Security stage: without @chap, AuthMethod=None (T set at once).  With
+ *	@chap, AuthMethod=CHAP,None with T clear; the target's choice of
+ *	CHAP gets CHAP_A=5 (T clear), its CHAP_A=5, CHAP_I and CHAP_C get
+ *	CHAP_N and CHAP_R (RFC 1994, chap.h) with T set, and with a target
+ *	secret (mutual CHAP, 12.1.3) our own CHAP_I and a random 16-byte
+ *	CHAP_C, whose CHAP_N and CHAP_R the target must answer right
+ *	before we leave the stage.  A target that picks None is accepted
+ *	unless mutual CHAP was asked for.
  * Configuration (iscsi_ini_login_init()): @ours (InitiatorName and
- *	TargetName in initiator_name and target_name, our offers),
+ *	TargetName in initiator_name and target_name, our offers; with
+ *	ours->discovery, SessionType=Discovery and no TargetName),
  *	@isid, @tsih (0: a new session), @cid, @itt, @cmdsn (the first
  *	CmdSN: login requests are immediate and do not advance it).
+ *	@chap, set by the caller after init (NULL: AuthMethod=None):
+ *	users[0] our CHAP name and secret, target (when has_target) the
+ *	target's for mutual CHAP; the caller's, read only, for the login's
+ *	life.
  * Results once ISCSI_INI_LOGIN_DONE: @params (negotiated; max_recv_dsl
  *	ours), @peer_max_recv_dsl (the largest data segment we may send),
  *	@tsih, @win (CmdSN, ExpCmdSN, MaxCmdSN, ExpStatSN).
@@ -182,6 +213,7 @@ enum iscsi_ini_login_result {
  */
 struct iscsi_ini_login {
 	const struct iscsi_params *ours;
+	const struct iscsi_chap *chap;
 	uint8_t isid[6];
 	uint16_t tsih;
 	uint16_t cid;
@@ -198,12 +230,15 @@ struct iscsi_ini_login {
 	uint32_t peer_max_recv_dsl;
 	uint16_t status;
 	const char *why;
-	char why_buf[160];
+	char why_buf[256];
 	char answers[8192];     /* our answers to the target's offers */
 	uint32_t answers_len;
 	char *text;             /* a response continued over several PDUs */
 	uint32_t text_len;
 	bool cont;              /* ... and more of it is to be asked for */
+	uint8_t auth;           /* enum iscsi_ini_auth */
+	uint8_t chap_id;        /* mutual CHAP: our CHAP_I and CHAP_C */
+	uint8_t chap_challenge[ISCSI_CHAP_CHALLENGE_LEN];
 };
 
 /**
@@ -235,7 +270,12 @@ int iscsi_ini_login_request(struct iscsi_ini_login *l, uint8_t *bhs,
  * success (class 1, redirection, counts as a failure here), a response
  * whose ITT, ISID, Version or stages do not match the request, keys the
  * result functions do not allow (keys.h), a digest we asked for that the
- * target refused, or a response over 64 KiB.
+ * target refused, a response over 64 KiB, or CHAP gone wrong: an
+ * AuthMethod we did not offer, CHAP_A other than 5, a malformed CHAP_I
+ * or CHAP_C, the target leaving the security stage before CHAP ended,
+ * None chosen when we asked for mutual CHAP, and in mutual CHAP a
+ * missing or wrong CHAP_N or CHAP_R (@why says which).  Needs
+ * getrandom(2) for mutual CHAP's challenge.
  * Context: any.
  */
 int iscsi_ini_login_response(struct iscsi_ini_login *l, const uint8_t *bhs,

@@ -108,16 +108,6 @@ static bool chap_md5_offered(const char *v)
 	return false;
 }
 
-static bool same16(const uint8_t *a, const uint8_t *b)
-{
-	uint8_t d = 0;
-	unsigned int i;
-
-	for (i = 0; i < 16; i++)
-		d |= a[i] ^ b[i]; /* no early exit: timing says nothing */
-	return !d;
-}
-
 /*
  * One step of CHAP (12.1.3) with the target as authenticator: CHAP_A
  * gets our algorithm, identifier and challenge; CHAP_N and CHAP_R are
@@ -166,11 +156,9 @@ static int chap_step(struct iscsi_login *l, const char *chap[ISCSI_NR_KEYS],
 		for (i = 0; i < secrets->nr_users; i++)
 			if (!strcmp(secrets->users[i].name, chap[ISCSI_KEY_CHAP_N]))
 				u = &secrets->users[i];
-		n = iscsi_chap_decode(chap[ISCSI_KEY_CHAP_R], r, sizeof(r));
-		if (u)
-			iscsi_chap_response(l->chap_id, u->secret, l->chap_challenge,
-					    sizeof(l->chap_challenge), want);
-		if (!u || n != 16 || !same16(r, want))
+		if (!u || iscsi_chap_check(l->chap_id, u->secret, l->chap_challenge,
+					   sizeof(l->chap_challenge),
+					   chap[ISCSI_KEY_CHAP_R]))
 			return fail(l, ISCSI_LOGIN_AUTH_FAILED,
 				    "CHAP: unknown name or wrong response");
 		snprintf(l->chap_user, sizeof(l->chap_user), "%s", u->name);
