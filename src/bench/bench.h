@@ -81,6 +81,9 @@ struct bench_job_result {
 	uint64_t verify_backlog_blocks; /* of verify_blocks, read back by verify_backlog= during the workload */
 	uint64_t verify_ns;        /* duration of the verify phase; in runtime_ns and dir[READ] */
 	struct blk_wait_stats wait; /* what blk_wait() did (spins and sleeps summed over threads) */
+	/* stage_timers=1: the thread's ctxs' stage statistics (owned by
+	 * r->jobs[], freed by bench_run_result_free(); NULL when off) */
+	struct blk_stage_stats *stages;
 };
 
 /*

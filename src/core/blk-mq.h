@@ -100,6 +100,7 @@ struct blk_mq_tags {
 	struct request **static_rqs;  /* tag -> request owned by the tag */
 	void *rq_mem;                 /* static requests (with pdu) */
 	size_t rq_size;
+	uint64_t *stage_mem;          /* stage timers: BLK_STAGE_NR per request */
 };
 
 /* Completion handed back by a device thread. */
@@ -181,6 +182,7 @@ struct blk_mq_ctx {
 	bool plugged;
 	bool iostats;
 	bool slow_alloc;                /* elevator, or owned tags tracked */
+	bool stage_on;                  /* stage timers (pad byte of line 0) */
 	struct rq_list plug;
 	struct rq_list done;            /* completed, end_io pending */
 	uint64_t now_ns;                /* cached clock for a batch (iostats) */
@@ -206,6 +208,7 @@ struct blk_mq_ctx {
 	uint64_t *owned;
 	uint64_t *owned_sched;
 	struct blk_wait_policy wp;      /* blk_wait(): spin or sleep */
+	struct blk_stage_stats *stages; /* stage timers: NULL when off */
 } __attribute__((aligned(CACHELINE)));
 
 struct blk_dev {
@@ -224,6 +227,8 @@ struct blk_dev {
 	/* counters of detached ctxs, so totals survive detach */
 	struct blk_mq_ctx_stats retired;
 	struct blk_hist *retired_hist[2];
+	/* stage timers: the driver's ops with queue_rq() behind a stamp */
+	struct blk_mq_ops stage_ops;
 };
 
 /*

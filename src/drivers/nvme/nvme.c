@@ -363,6 +363,8 @@ static inline void nvme_sq_push(struct nvme_queue *q, struct request *rq,
 	q->inflight++;
 	q->sq_tail = next;
 	q->unrung++;
+	/* the SQE is in the SQ: the controller's at the batch's doorbell */
+	blk_mq_stage(rq, BLK_STAGE_DEVICE);
 }
 
 /*
@@ -604,6 +606,7 @@ static inline int nvme_process_cq(struct nvme_queue *q)
 		}
 		q->rqs[cid] = NULL;
 		q->inflight--;
+		blk_mq_stage(rq, BLK_STAGE_DEVICE_DONE);
 		sf = nvme_cqe_sf(st);
 		((struct nvme_iod *)blk_mq_rq_to_pdu(rq))->status = sf;
 		if (unlikely(((struct nvme_iod *)blk_mq_rq_to_pdu(rq))->bounced) &&

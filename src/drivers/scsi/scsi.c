@@ -492,6 +492,7 @@ static void scsi_done(struct scsi_cmnd *c)
 	uint64_t t0 = 0;
 	bool locked = false;
 
+	blk_mq_stage(rq, BLK_STAGE_DEVICE_DONE);
 #ifdef BLK_STAGE_TIMERS
 	if (unlikely(sd->extras & SCSI_X_STAGE))
 		t0 = now_ns();
@@ -780,6 +781,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 	pdu->in_submit = true;
 	pdu->retry_now = false;
+	blk_mq_stage(rq, BLK_STAGE_DEVICE);
 	if (unlikely(sd->extras & SCSI_X_HOST_LOCK)) {
 		host_lock(hq); /* scsi_dispatch_cmd() held it over queuecommand */
 		ret = sd->hostt->queuecommand(hq->lq, c);

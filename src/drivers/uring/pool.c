@@ -159,7 +159,10 @@ static void *pool_worker(void *arg)
 		pthread_mutex_unlock(&pq->lock);
 		pool_wake(next);
 
+		/* a worker has it: the device stages are the worker's I/O */
+		blk_mq_stage(rq, BLK_STAGE_DEVICE);
 		st = uring_sync_rq(ud, rq);
+		blk_mq_stage(rq, BLK_STAGE_DEVICE_DONE);
 
 		pthread_mutex_lock(&pq->lock);
 		/* the ring holds every tag of the hctx: full cannot happen */
