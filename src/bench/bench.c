@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "blkstack/lock.h"
 #include "bench.h"
 #include "clock.h"
 #include "blkstack/uring.h"
@@ -356,6 +357,12 @@ int bench_main(int argc, char **argv)
 		return 1;
 	}
 	stop_handlers_install();
+	/* before any device: locks are profiled from their init on */
+	if (o->lock_stats && blk_lockstat_enable(true)) {
+		fprintf(stderr, "blkstack bench: lock_stats=1: this build has no lock profile (cmake -DBLK_LOCK_STATS=ON)\n");
+		free(o);
+		return 1;
+	}
 	if (o->output[0]) {
 		out = fopen(o->output, "w");
 		if (!out) {
@@ -388,6 +395,10 @@ int bench_main(int argc, char **argv)
 		}
 		if (o->output_format == OUT_JSON)
 			ret = bench_report_json(out, o, runs, nr_runs);
+	}
+	if (o->lock_stats && o->output_format != OUT_JSON && !ret) {
+		fputc('\n', out);
+		ret = blk_lockstat_print(out);
 	}
 out:
 	if (ret == -ENOMEM && !err_printed)

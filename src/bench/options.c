@@ -493,6 +493,8 @@ static const struct cli_opt {
 	  "print the table of every fio option and engine: supported, mapped (to what) or refused (why)" },
 	{ "matrix", NULL,
 	  "run the workload matrix (the default when no rw= and no job file is given)" },
+	{ "lock_stats", "0|1",
+	  "the lock profile (seed 003): every named lock's acquisitions, contentions and time waited, printed like /proc/lock_stat at the end (JSON: lock_stat[]); docs/stages.md" },
 	{ "help", NULL, "print this list" },
 };
 
@@ -2464,6 +2466,15 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 				show(shown, val));
 			return -EINVAL;
 		}
+		return 0;
+	}
+	if (!strcmp(name, "lock_stats")) {
+		if (strcmp(val, "0") && strcmp(val, "1")) {
+			set_err(err, errlen, "lock_stats=%s: bad value, allowed 0|1",
+				show(shown, val));
+			return -EINVAL;
+		}
+		o->lock_stats = val[0] == '1';
 		return 0;
 	}
 	if (!strcmp(name, "output")) {

@@ -180,6 +180,7 @@ struct bench_opts {
 	bool help;                  /* --help */
 	bool parse_only;            /* --parse-only: check, run nothing */
 	bool fio_table;             /* --fio-options: print the fio option table */
+	bool lock_stats;            /* --lock_stats=1: the lock profile at the end */
 	/* what the run does differently from what the jobs asked, one line
 	 * each (bench_err_add()): printed before the run as notes */
 	char notes[2048];

@@ -34,6 +34,7 @@
 #include <jansson.h>
 
 #include "blkstack/version.h"
+#include "blkstack/lock.h"
 #include "bench.h"
 
 #define NSEC_PER_USEC 1000ull
@@ -1514,6 +1515,8 @@ static json_t *json_layout(struct jctx *c, const struct bench_layout *l)
 	return o;
 }
 
+static json_t *bench_json_lockstat(struct jctx *c);
+
 int bench_report_json(FILE *f, const struct bench_opts *o,
 		      const struct bench_run_result *runs, unsigned int nr_runs)
 {
@@ -1571,6 +1574,8 @@ int bench_report_json_layout(FILE *f, const struct bench_opts *o,
 	}
 	json_decref(jobs);
 	json_decref(du);
+	if (o && o->lock_stats)
+		jset(&c, root, "lock_stat", bench_json_lockstat(&c));
 	if (c.oom || !root) {
 		json_decref(root);
 		return -ENOMEM;
@@ -1582,6 +1587,37 @@ int bench_report_json_layout(FILE *f, const struct bench_opts *o,
 	json_decref(root);
 	fputc('\n', f);
 	return 0;
+}
+
+/* ---- lock profile (--lock_stats=1) ---- */
+
+/* The classes' counters as /proc/lock_stat has them, ns. */
+static json_t *bench_json_lockstat(struct jctx *c)
+{
+	size_t n = blk_lockstat_read(NULL, 0), i;
+	struct blk_lockstat *s = calloc(n ? n : 1, sizeof(*s));
+	json_t *arr = json_array();
+
+	if (!s) {
+		c->oom = true;
+		return arr;
+	}
+	n = blk_lockstat_read(s, n);
+	for (i = 0; i < n; i++) {
+		json_t *v = json_object();
+
+		jstr(c, v, "name", s[i].name);
+		jint(c, v, "con_bounces", s[i].con_bounces);
+		jint(c, v, "contentions", s[i].contentions);
+		jint(c, v, "waittime_min_ns", s[i].wait_min_ns);
+		jint(c, v, "waittime_max_ns", s[i].wait_max_ns);
+		jint(c, v, "waittime_total_ns", s[i].wait_total_ns);
+		jint(c, v, "acq_bounces", s[i].acq_bounces);
+		jint(c, v, "acquisitions", s[i].acquisitions);
+		jappend(c, arr, v);
+	}
+	free(s);
+	return arr;
 }
 
 /* ---- matrix ---- */

@@ -32,13 +32,13 @@ __thread struct blk_mq_ctx *blk_current_ctx;
 static inline void hctx_lock(struct blk_mq_hw_ctx *hctx)
 {
 	if (unlikely(hctx->shared))
-		pthread_mutex_lock(&hctx->lock);
+		blk_mutex_lock(&hctx->lock);
 }
 
 static inline void hctx_unlock(struct blk_mq_hw_ctx *hctx)
 {
 	if (unlikely(hctx->shared))
-		pthread_mutex_unlock(&hctx->lock);
+		blk_mutex_unlock(&hctx->lock);
 }
 
 static unsigned int roundup_pow_of_two(unsigned int v)
@@ -297,7 +297,6 @@ blk_stage_end(struct blk_mq_ctx *ctx, struct request *rq)
 }
 #define BLK_STAGE_ON(x) unlikely(x)
 #else
-static inline void blk_stage_begin(struct request *rq) { (void)rq; }
 static inline void blk_stage_list(struct request *rq, unsigned int s)
 {
 	(void)rq;
@@ -311,23 +310,24 @@ static inline void blk_stage_end(struct blk_mq_ctx *ctx, struct request *rq)
 #define BLK_STAGE_ON(x) 0
 #endif
 
-/* An elevator's scheduler tags, or tags shared with other ctxs (owned). */
-static struct request *__attribute__((noinline))
-blk_mq_get_request_slow(struct blk_mq_ctx *ctx, unsigned int op)
+/*
+ * An elevator's scheduler tags, or tags shared with other ctxs (owned);
+ * @extra: RQF_STAGES or 0.
+ */
+static inline __attribute__((always_inline)) struct request *
+__blk_mq_get_request_slow(struct blk_mq_ctx *ctx, unsigned int op,
+			  uint16_t extra)
 {
 	struct blk_mq_hw_ctx *hctx = ctx->hctx;
 	uint16_t owned = ctx->owned ? RQF_OWNED : 0;
-	uint16_t sf = ctx->stage_on ? RQF_STAGES : 0;
 	struct blk_mq_tags *tags;
 	struct request *rq;
 	int bit;
 
 	if (!hctx->elv) {
-		rq = blk_mq_get_tagged(ctx, op, owned | sf);
+		rq = blk_mq_get_tagged(ctx, op, owned | extra);
 		if (rq && owned)
 			owned_set(ctx->owned, (unsigned int)rq->tag);
-		if (rq && sf)
-			blk_stage_begin(rq);
 		return rq;
 	}
 	tags = hctx->sched_tags;
@@ -337,12 +337,33 @@ blk_mq_get_request_slow(struct blk_mq_ctx *ctx, unsigned int op)
 	rq = tags->static_rqs[bit];
 	rq->internal_tag = bit;
 	rq->tag = -1;
-	blk_mq_rq_init(ctx, rq, op, RQF_ELV | owned | sf);
+	blk_mq_rq_init(ctx, rq, op, RQF_ELV | owned | extra);
 	if (owned)
 		owned_set(ctx->owned_sched, (unsigned int)bit);
-	if (sf)
+	return rq;
+}
+
+#ifdef BLK_STAGE_TIMERS
+/* Stage timers on: the request stamped at birth. */
+static struct request *__attribute__((noinline))
+blk_mq_get_request_stage(struct blk_mq_ctx *ctx, unsigned int op)
+{
+	struct request *rq = __blk_mq_get_request_slow(ctx, op, RQF_STAGES);
+
+	if (rq)
 		blk_stage_begin(rq);
 	return rq;
+}
+#endif
+
+static struct request *__attribute__((noinline))
+blk_mq_get_request_slow(struct blk_mq_ctx *ctx, unsigned int op)
+{
+#ifdef BLK_STAGE_TIMERS
+	if (unlikely(ctx->stage_on))
+		return blk_mq_get_request_stage(ctx, op);
+#endif
+	return __blk_mq_get_request_slow(ctx, op, 0);
 }
 
 /* Allocate a request for @op on the ctx's hctx, or NULL when out of tags. */
@@ -1282,14 +1303,7 @@ static int blk_mq_init_hctx(struct blk_dev *dev, unsigned int i)
 	hctx->shared = dev->cfg.shared_hctx;
 	hctx->tags = dev->tags[dev->cfg.shared_tags ? 0 : i];
 	rq_list_init(&hctx->dispatch);
-	{
-		pthread_mutexattr_t attr;
-
-		pthread_mutexattr_init(&attr);
-		pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-		pthread_mutex_init(&hctx->lock, &attr);
-		pthread_mutexattr_destroy(&attr);
-	}
+	blk_mutex_init(&hctx->lock, "&hctx->lock", PTHREAD_MUTEX_ADAPTIVE_NP);
 	ring = roundup_pow_of_two(hctx->tags->nr_tags);
 	hctx->cring.ring = calloc(ring, sizeof(*hctx->cring.ring));
 	if (!hctx->cring.ring)
@@ -1331,7 +1345,7 @@ int blk_dev_create(const struct blk_dev_config *cfg, struct blk_dev **devp)
 		dev->timeout_check_ns = 1000000;
 	if (dev->timeout_check_ns > 1000000000)
 		dev->timeout_check_ns = 1000000000;
-	pthread_mutex_init(&dev->ctx_lock, NULL);
+	blk_mutex_init(&dev->ctx_lock, "&blk_dev->ctx_lock", -1);
 	dev->nr_tags = dev->cfg.shared_tags ? 1 : dev->cfg.nr_hw_queues;
 	dev->tags = calloc(dev->nr_tags, sizeof(*dev->tags));
 	dev->hctxs = calloc(dev->cfg.nr_hw_queues, sizeof(*dev->hctxs));
@@ -1401,14 +1415,14 @@ int blk_dev_set_elevator(struct blk_dev *dev, enum blk_elevator elv)
 
 	if (elv != BLK_ELV_NONE && elv != BLK_ELV_MQ_DEADLINE)
 		return -EINVAL;
-	pthread_mutex_lock(&dev->ctx_lock);
+	blk_mutex_lock(&dev->ctx_lock);
 	if (dev->nr_ctx) {
-		pthread_mutex_unlock(&dev->ctx_lock);
+		blk_mutex_unlock(&dev->ctx_lock);
 		return -EBUSY;
 	}
 	blk_dev_exit_elevator(dev);
 	if (elv == BLK_ELV_NONE) {
-		pthread_mutex_unlock(&dev->ctx_lock);
+		blk_mutex_unlock(&dev->ctx_lock);
 		return 0;
 	}
 	type = &elv_mq_deadline;
@@ -1431,11 +1445,11 @@ int blk_dev_set_elevator(struct blk_dev *dev, enum blk_elevator elv)
 		hctx->elv = type;
 	}
 	dev->elevator = elv;
-	pthread_mutex_unlock(&dev->ctx_lock);
+	blk_mutex_unlock(&dev->ctx_lock);
 	return 0;
 fail:
 	blk_dev_exit_elevator(dev);
-	pthread_mutex_unlock(&dev->ctx_lock);
+	blk_mutex_unlock(&dev->ctx_lock);
 	return ret;
 }
 
@@ -1455,7 +1469,7 @@ void blk_dev_close(struct blk_dev *dev)
 		if (dev->ops && dev->ops->exit_hctx)
 			dev->ops->exit_hctx(hctx, i);
 		free(hctx->cring.ring);
-		pthread_mutex_destroy(&hctx->lock);
+		blk_mutex_destroy(&hctx->lock);
 		free(hctx);
 	}
 	for (i = 0; dev->tags && i < dev->nr_tags; i++)
@@ -1466,7 +1480,7 @@ void blk_dev_close(struct blk_dev *dev)
 	free(dev->retired_hist[1]);
 	free(dev->tags);
 	free(dev->hctxs);
-	pthread_mutex_destroy(&dev->ctx_lock);
+	blk_mutex_destroy(&dev->ctx_lock);
 	free(dev);
 }
 
@@ -1535,7 +1549,7 @@ int blk_ctx_attach(struct blk_dev *dev, struct blk_mq_ctx **ctxp)
 	unsigned int i;
 	int ret = 0;
 
-	pthread_mutex_lock(&dev->ctx_lock);
+	blk_mutex_lock(&dev->ctx_lock);
 	for (i = 0; i < dev->cfg.nr_hw_queues; i++) {
 		struct blk_mq_hw_ctx *h = dev->hctxs[i];
 
@@ -1612,7 +1626,7 @@ int blk_ctx_attach(struct blk_dev *dev, struct blk_mq_ctx **ctxp)
 	dev->nr_ctx++;
 	*ctxp = ctx;
 out:
-	pthread_mutex_unlock(&dev->ctx_lock);
+	blk_mutex_unlock(&dev->ctx_lock);
 	return ret;
 }
 
@@ -1635,7 +1649,7 @@ void blk_ctx_detach(struct blk_mq_ctx *ctx)
 
 	blk_drain(ctx, 0);
 	ctx->plugged = false;
-	pthread_mutex_lock(&dev->ctx_lock);
+	blk_mutex_lock(&dev->ctx_lock);
 	for (pp = &dev->ctxs; *pp; pp = &(*pp)->next) {
 		if (*pp == ctx) {
 			*pp = ctx->next;
@@ -1657,7 +1671,7 @@ void blk_ctx_detach(struct blk_mq_ctx *ctx)
 	}
 	ctx->hctx->nr_ctx--;
 	dev->nr_ctx--;
-	pthread_mutex_unlock(&dev->ctx_lock);
+	blk_mutex_unlock(&dev->ctx_lock);
 	free(ctx->owned);
 	free(ctx->owned_sched);
 	if (ctx->stages) {
@@ -1682,11 +1696,11 @@ void blk_dev_sum_stats(const struct blk_dev *dev, struct blk_mq_ctx_stats *sum)
 	const struct blk_mq_ctx *ctx;
 
 	memset(sum, 0, sizeof(*sum));
-	pthread_mutex_lock(&d->ctx_lock);
+	blk_mutex_lock(&d->ctx_lock);
 	blk_stats_add(sum, &dev->retired);
 	for (ctx = dev->ctxs; ctx; ctx = ctx->next)
 		blk_stats_add(sum, &ctx->stats);
-	pthread_mutex_unlock(&d->ctx_lock);
+	blk_mutex_unlock(&d->ctx_lock);
 }
 
 void blk_dev_get_lat_hist(const struct blk_dev *dev, enum blk_stat_dir dir,
@@ -1697,11 +1711,11 @@ void blk_dev_get_lat_hist(const struct blk_dev *dev, enum blk_stat_dir dir,
 
 	if (dir > BLK_STAT_WRITE)
 		return;
-	pthread_mutex_lock(&d->ctx_lock);
+	blk_mutex_lock(&d->ctx_lock);
 	if (dev->retired_hist[dir])
 		blk_hist_merge(out, dev->retired_hist[dir]);
 	for (ctx = dev->ctxs; ctx; ctx = ctx->next)
 		if (ctx->lat_hist[dir])
 			blk_hist_merge(out, ctx->lat_hist[dir]);
-	pthread_mutex_unlock(&d->ctx_lock);
+	blk_mutex_unlock(&d->ctx_lock);
 }

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "blkstack/lock.h"
 #include "blkstack/blk_mq.h"
 #include "blkstack/hist.h"
 #include "sbitmap.h"
@@ -147,7 +148,7 @@ struct blk_mq_hw_ctx {
 	uint64_t elv_now_ns;            /* coarse time for the elevator */
 	unsigned int dispatch_tag_hint; /* driver tag search hint at dispatch */
 	uint64_t queue_runs;            /* dispatch runs (STAT_ADD, hctx held) */
-	pthread_mutex_t lock;           /* only when shared: adaptive mutex */
+	struct blk_mutex lock;          /* only when shared: adaptive mutex */
 	struct blk_mq_cring cring;
 };
 
@@ -221,7 +222,7 @@ struct blk_dev {
 	struct blk_mq_tags **tags;      /* per hctx, or one if shared */
 	unsigned int nr_tags;           /* entries in tags[] */
 	enum blk_elevator elevator;
-	pthread_mutex_t ctx_lock;       /* attach / detach, ctx list */
+	struct blk_mutex ctx_lock;      /* attach / detach, ctx list */
 	struct blk_mq_ctx *ctxs;
 	unsigned int nr_ctx;
 	/* counters of detached ctxs, so totals survive detach */

@@ -1796,7 +1796,7 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 		free(t);
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&t->rules_lock, NULL);
+	blk_mutex_init(&t->rules_lock, "&scsi_tgt->rules_lock", -1);
 	t->cfg = *cfg;
 	t->cfg.error_rules = NULL; /* the caller's; copied into the units */
 	t->cfg.nr_error_rules = 0;
@@ -1908,7 +1908,7 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 	*tgt = t;
 	return 0;
 fail:
-	pthread_mutex_destroy(&t->rules_lock);
+	blk_mutex_destroy(&t->rules_lock);
 	free(t->rules);
 	free(t->lus);
 	free(t);
@@ -1928,7 +1928,7 @@ void scsi_tgt_destroy(struct scsi_tgt *t)
 			blk_dev_close(t->lus[i].dev);
 	tgt_xcopy_destroy(t);
 	tgt_pr_destroy(t);
-	pthread_mutex_destroy(&t->rules_lock);
+	blk_mutex_destroy(&t->rules_lock);
 	free(t->rules);
 	free(t->lus);
 	free(t);

@@ -1989,9 +1989,9 @@ out:
 	free(c->rxb);
 	close(c->fd);
 	free(c);
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	srv->active--;
 	pthread_cond_broadcast(&srv->cond);
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return NULL;
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blkstack/lock.h"
 #include "server.h"
 #include "../export.h"
 
@@ -58,11 +59,11 @@ static bool env_session_exists(void *opaque, uint16_t tsih)
 	struct iscsi_session *s;
 	bool found = false;
 
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	for (s = srv->sessions; s; s = s->next)
 		if (s->tsih == tsih)
 			found = true;
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return found;
 }
 
@@ -94,14 +95,14 @@ uint16_t iscsi_srv_alloc_tsih(void *opaque)
 	unsigned int tries;
 	uint16_t tsih = 0;
 
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	for (tries = 0; tries < 65536 && !tsih; tries++) {
 		tsih = ++srv->next_tsih;
 		for (s = srv->sessions; tsih && s; s = s->next)
 			if (s->tsih == tsih)
 				tsih = 0;
 	}
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return tsih;
 }
 
@@ -177,7 +178,7 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 	bool old;
 	int ret = 0;
 
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	/*
 	 * Session reinstatement (6.3.5): the same I_T nexus logs in anew.
 	 * And sessions of this target whose initiator has closed its end
@@ -220,7 +221,7 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+		pthread_cond_timedwait(&srv->cond, &srv->lock.m, &ts);
 	}
 	if (nexus)
 		ret = nexus_get(srv, &srv->nodes[s->node], s->iname, s->isid, nexus);
@@ -229,7 +230,7 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 		s->next = srv->sessions;
 		srv->sessions = s;
 	}
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return ret;
 }
 
@@ -238,7 +239,7 @@ void iscsi_srv_session_del(struct blk_iscsi_server *srv,
 {
 	struct iscsi_session **pp;
 
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	for (pp = &srv->sessions; *pp; pp = &(*pp)->next)
 		if (*pp == s) {
 			*pp = s->next;
@@ -247,7 +248,7 @@ void iscsi_srv_session_del(struct blk_iscsi_server *srv,
 			break;
 		}
 	pthread_cond_broadcast(&srv->cond);
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 }
 
 /* @ss's address as "1.2.3.4" or "[::1]", and whether it is a wildcard. */
@@ -394,7 +395,7 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 	if (!srv->cfg.max_cmds)
 		srv->cfg.max_cmds = 32;
 	srv->log = cfg->log ? cfg->log : stderr;
-	pthread_mutex_init(&srv->lock, NULL);
+	blk_mutex_init(&srv->lock, "&iscsi_server->lock", -1);
 	pthread_cond_init(&srv->cond, NULL);
 	ours_init(&srv->ours);
 	srv->env = (struct iscsi_login_env){
@@ -542,17 +543,17 @@ static void accept_one(struct blk_iscsi_server *srv, int lfd)
 
 	if (fd < 0)
 		return; /* EAGAIN, ECONNABORTED, EMFILE: try again later */
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	id = ++srv->next_id;
 	if (srv->active >= srv->cfg.max_connections) {
-		pthread_mutex_unlock(&srv->lock);
+		blk_mutex_unlock(&srv->lock);
 		fprintf(srv->log, "iscsi: conn %lu refused: %u connections already\n",
 			id, srv->cfg.max_connections);
 		close(fd);
 		return;
 	}
 	srv->active++;
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	c = iscsi_conn_new(srv, fd, id);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -560,9 +561,9 @@ static void accept_one(struct blk_iscsi_server *srv, int lfd)
 		fprintf(srv->log, "iscsi: conn %lu refused: no memory or thread\n", id);
 		free(c);
 		close(fd);
-		pthread_mutex_lock(&srv->lock);
+		blk_mutex_lock(&srv->lock);
 		srv->active--;
-		pthread_mutex_unlock(&srv->lock);
+		blk_mutex_unlock(&srv->lock);
 	}
 	pthread_attr_destroy(&attr);
 }
@@ -595,7 +596,7 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 			if (pfd[i].revents & POLLIN)
 				accept_one(srv, pfd[i].fd);
 	}
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	stop_ns = now_ns();
 	while (srv->active) {
 		struct timespec ts;
@@ -604,7 +605,7 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 			fprintf(srv->log,
 				"iscsi: stop deadline (%u ms) passed: %u connections still wait for their commands\n",
 				deadline_ms, srv->active);
-			pthread_mutex_unlock(&srv->lock);
+			blk_mutex_unlock(&srv->lock);
 			return -ETIMEDOUT;
 		}
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -613,9 +614,9 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+		pthread_cond_timedwait(&srv->cond, &srv->lock.m, &ts);
 	}
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	for (i = 0; i < srv->cfg.nr_targets; i++) {
 		unsigned int j;
 
@@ -643,7 +644,7 @@ void blk_iscsi_server_destroy(struct blk_iscsi_server *srv)
 	if (srv->chap)
 		explicit_bzero(srv->chap, sizeof(*srv->chap));
 	free(srv->chap);
-	pthread_mutex_destroy(&srv->lock);
+	blk_mutex_destroy(&srv->lock);
 	pthread_cond_destroy(&srv->cond);
 	free(srv);
 }
