@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "blkstack/lock.h"
 #include "bench.h"
+#include "insn.h"
 #include "clock.h"
 #include "blkstack/uring.h"
 
@@ -283,7 +285,7 @@ int bench_main(int argc, char **argv)
 	char *perr;
 	FILE *out = stdout;
 	bool err_printed = false;
-	int ret, failed = 0;
+	int ret, failed = 0, insn_fd = -1;
 
 	if (bench_ab_wanted(argc, argv)) {
 		stop_handlers_install();
@@ -373,6 +375,27 @@ int bench_main(int argc, char **argv)
 		}
 	}
 
+	if (o->count_insn == BENCH_INSN_CALLGRIND) {
+		ret = bench_insn_callgrind(o, argc, argv, out);
+		if (out != stdout)
+			fclose(out);
+		free(o);
+		return ret;
+	}
+	if (o->count_insn == BENCH_INSN_PERF) {
+		if (o->matrix) {
+			fprintf(stderr, "blkstack bench: count_instructions: a workload (rw=, a job file), not the matrix\n");
+			ret = -EINVAL;
+			err_printed = true;
+			goto out;
+		}
+		ret = bench_insn_open(&insn_fd, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "blkstack bench: %s\n", err);
+			err_printed = true;
+			goto out;
+		}
+	}
 	if (o->matrix) {
 		ret = matrix_run(o, argc, argv, out, &failed, &err_printed);
 	} else {
@@ -382,7 +405,15 @@ int bench_main(int argc, char **argv)
 			goto out;
 		}
 		for (d = 0; d < o->dev.nr_devs && !interrupted(); d++) {
+			uint64_t i0 = 0, i1 = 0;
+
+			if (insn_fd >= 0)
+				bench_insn_read(insn_fd, &i0);
 			ret = bench_run(o, o->dev.devs[d], &runs[d], err, sizeof(err));
+			if (insn_fd >= 0 && !ret && !bench_insn_read(insn_fd, &i1)) {
+				runs[d].has_insn = true;
+				runs[d].instructions = i1 - i0;
+			}
 			if (ret) {
 				fprintf(stderr, "blkstack bench: %s\n", err);
 				err_printed = true;
@@ -409,6 +440,8 @@ out:
 	for (i = 0; i < nr_runs; i++)
 		bench_run_result_free(&runs[i]);
 	free(runs);
+	if (insn_fd >= 0)
+		close(insn_fd);
 	if (out != stdout && fclose(out)) {
 		fprintf(stderr, "blkstack bench: output=%s: %s\n", o->output,
 			strerror(errno));

@@ -132,6 +132,10 @@ struct bench_run_result {
 	struct blk_nvme_stats nvme;
 	struct blk_scsi_stats scsi;
 	struct blk_scsi_info scsi_info; /* has_scsi: what the probe read */
+	/* --count_instructions=perf: user-space instructions of the whole
+	 * process during the run (has_insn) */
+	bool has_insn;
+	uint64_t instructions;
 	/*
 	 * CPUs other processes (and, in a VM, other guests: steal) kept busy
 	 * on average over the run: the machine's busy CPU time less this

@@ -97,6 +97,19 @@ struct rep {
 
 /* ---- small helpers ---- */
 
+/* --count_instructions=perf: the process's instructions over the run's I/Os. */
+static double run_insn_per_io(const struct bench_run_result *r)
+{
+	uint64_t ios = 0;
+	unsigned int i;
+	int d;
+
+	for (i = 0; i < r->nr_jobs; i++)
+		for (d = 0; d < DDIR_NR; d++)
+			ios += r->jobs[i].dir[d].ios;
+	return ios ? (double)r->instructions / (double)ios : 0.0;
+}
+
 static double safe_div(double a, double b)
 {
 	return b > 0 ? a / b : 0.0;
@@ -924,6 +937,9 @@ void bench_report_text(FILE *f, const struct bench_opts *o,
 		r->dev, (ull)st->requeues, (ull)st->timeouts,
 		(ull)st->queue_runs, (ull)st->errors,
 		r->core_lat_mean_ns / 1000.0);
+	if (r->has_insn)
+		fprintf(f, "  %s: instructions per I/O: %.1f (user space, the whole process during the run, perf_event_open)\n",
+			r->dev, run_insn_per_io(r));
 	rep_free(&rep);
 }
 
@@ -1164,6 +1180,8 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 	jreal(c, o, "proc_sys_cpu", safe_div(r->proc_sys_s * 100.0, wall_s));
 	jint(c, o, "wall_ns", r->wall_ns);
 	jreal(c, o, "cpu_pct", bench_run_cpu_pct(r));
+	if (r->has_insn)
+		jreal(c, o, "instructions_per_io", run_insn_per_io(r));
 	if (r->has_uring) {
 		json_t *u = json_object();
 
