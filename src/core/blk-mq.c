@@ -904,7 +904,8 @@ static unsigned int blk_mq_end_requests(struct blk_mq_ctx *ctx,
 		blk_stage_end(ctx, rq);
 	if (ctx->iostats) {
 		now = blk_time_ns();
-		ctx->stats.io_ticks_ns += now - ctx->last_busy_ns;
+		/* a counter other threads read (blk_dev_get_stats()) */
+		STAT_ADD(&ctx->stats.io_ticks_ns, now - ctx->last_busy_ns);
 		ctx->last_busy_ns = now;
 	}
 	while (rq) {
