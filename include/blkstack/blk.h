@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "hist.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -499,8 +501,6 @@ int blk_dev_format_diskstats(const struct blk_dev *dev, const char *name,
 			     char *buf, size_t len);
 
 /* Latency histogram of completed requests, in ns, per READ/WRITE. */
-struct blk_hist;
-
 /**
  * blk_dev_get_lat_hist() - merge the per-ctx request latency histograms.
  * @dev: the device.
@@ -513,6 +513,137 @@ struct blk_hist;
  */
 void blk_dev_get_lat_hist(const struct blk_dev *dev, enum blk_stat_dir dir,
 			  struct blk_hist *out);
+
+/*
+ * Stage timers (docs/stages.md): named timestamps along a request's path,
+ * taken when the device was opened with stage timers on (stage_timers=1)
+ * in a build with them (cmake -DBLK_STAGE_TIMERS=ON, the default).
+ */
+enum blk_stage {
+	BLK_STAGE_SUBMIT = 0,   /* blk_submit() made the request */
+	BLK_STAGE_FLUSH,        /* the plug (or the lone request) goes to dispatch */
+	BLK_STAGE_DISPATCH,     /* the driver's queue_rq() is entered */
+	BLK_STAGE_DEVICE,       /* driver: the device has the command */
+	BLK_STAGE_DEVICE_DONE,  /* driver: the device completed it */
+	BLK_STAGE_COMPLETE,     /* the core has the completion (done list) */
+	BLK_STAGE_END_IO,       /* blk_poll() ends it: bi_end_io next */
+	BLK_STAGE_NR,
+};
+
+/* Intervals: interval i runs from stage i to stage i + 1. */
+#define BLK_STAGE_NR_INTERVALS (BLK_STAGE_NR - 1)
+
+/* Seed 000's window for --stage_windows, ns. */
+#define BLK_STAGE_WINDOW_NS 100000000ull
+
+/**
+ * blk_stage_name() - a stage's name ("submit", "flush", "dispatch",
+ * "device", "device_done", "complete", "end_io").
+ * @stage: enum blk_stage.
+ *
+ * Return: a static string; "?" out of range.
+ * Context: any.
+ */
+const char *blk_stage_name(unsigned int stage);
+
+/**
+ * blk_stage_window_parse() - parse "STAGE_A:STAGE_B".
+ * @spec: the text.
+ * @from: set to STAGE_A's enum blk_stage.
+ * @to: set to STAGE_B's; later on the path than @from.
+ * @why: on error, what is wrong and what is allowed (NUL-terminated).
+ * @whylen: bytes at @why.
+ *
+ * Return: 0; -EINVAL for an unknown stage, a missing ':' or @to not after
+ * @from.
+ * Context: any.
+ */
+int blk_stage_window_parse(const char *spec, uint8_t *from, uint8_t *to,
+			   char *why, size_t whylen);
+
+/**
+ * struct blk_stage_window - one window of a stage-to-stage interval.
+ * @start_ns: CLOCK_MONOTONIC time of the window's first sample, ns.
+ * @cum_ns: the sum of the intervals that ended in the window, ns.
+ * @count: intervals that ended in the window.
+ */
+struct blk_stage_window {
+	uint64_t start_ns;
+	uint64_t cum_ns;
+	uint64_t count;
+};
+
+/**
+ * struct blk_stage_stats - what the stage timers measured.
+ * @interval: interval i (stage i to stage i + 1), ns per request; counted
+ *	only for requests that went through both stages.
+ * @has_window: a window interval was configured (@win_from, @win_to).
+ * @win_from, @win_to: its stages (enum blk_stage).
+ * @window_ns: window length, ns (BLK_STAGE_WINDOW_NS in the core).
+ * @win_start_ns, @win_cum_ns, @win_count: the window being filled.
+ * @windows: closed windows, in time order (malloc'ed; @nr_windows).
+ * @nr_windows, @cap_windows: entries used and allocated.
+ *
+ * Written by one thread; blk_stage_stats_merge() to add several.
+ */
+struct blk_stage_stats {
+	struct blk_hist interval[BLK_STAGE_NR_INTERVALS];
+	bool has_window;
+	uint8_t win_from, win_to;
+	uint64_t window_ns;
+	uint64_t win_start_ns, win_cum_ns, win_count;
+	struct blk_stage_window *windows;
+	size_t nr_windows, cap_windows;
+};
+
+/**
+ * blk_stage_stats_init() - empty @st; a window interval when @win_to >
+ * @win_from, of @window_ns ns each.
+ * Context: the owning thread.
+ */
+void blk_stage_stats_init(struct blk_stage_stats *st, uint8_t win_from,
+			  uint8_t win_to, uint64_t window_ns);
+
+/**
+ * blk_stage_stats_free() - free @st's windows (not @st itself).
+ * Context: the owning thread.
+ */
+void blk_stage_stats_free(struct blk_stage_stats *st);
+
+/**
+ * blk_stage_account() - add one request's stamps.
+ * @st: the statistics.
+ * @ts: BLK_STAGE_NR CLOCK_MONOTONIC times, ns; 0: the stage was not
+ *	stamped.  An interval whose end is before its start counts as 0.
+ *
+ * Return: 0; -ENOMEM when a closed window could not be kept (it is lost,
+ * the rest is counted).
+ * Context: the owning thread.
+ */
+int blk_stage_account(struct blk_stage_stats *st, const uint64_t *ts);
+
+/**
+ * blk_stage_stats_merge() - add @src into @dst: histograms, and @src's
+ * closed windows appended to @dst's (with its window settings when @dst
+ * has none).
+ *
+ * Return: 0; -ENOMEM (the windows are then not all copied).
+ * Context: the thread owning @dst; @src is not written.
+ */
+int blk_stage_stats_merge(struct blk_stage_stats *dst,
+			  const struct blk_stage_stats *src);
+
+/**
+ * blk_ctx_get_stage_stats() - add a ctx's stage statistics into @out
+ * (blk_stage_stats_merge()).
+ * @ctx: the ctx.
+ * @out: initialised by the caller.
+ *
+ * Return: 0; -ENODATA when the device has no stage timers on; -ENOMEM.
+ * Context: the ctx's thread.
+ */
+int blk_ctx_get_stage_stats(const struct blk_mq_ctx *ctx,
+			    struct blk_stage_stats *out);
 
 #ifdef __cplusplus
 }

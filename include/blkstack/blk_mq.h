@@ -31,6 +31,7 @@ enum mq_rq_state {
 #define RQF_STATS (1u << 2)       /* start_time_ns is valid */
 #define RQF_DONTPREP (1u << 3)    /* driver-private: prepared once */
 #define RQF_OWNED (1u << 4)       /* (core) in its ctx's owned-tag bitmap */
+#define RQF_STAGES (1u << 5)      /* (core) stage timers on: stage_ns valid */
 #define RQF_DRV_FLAG0 (1u << 8)   /* free for the driver */
 
 /**
@@ -58,6 +59,9 @@ struct request {
 	struct blk_bio *bio;           /* (core) first bio */
 	struct blk_bio *biotail;       /* (core) last bio */
 	struct request *rq_next;       /* (core) plug, dispatch and done lists */
+#ifdef BLK_STAGE_TIMERS
+	uint64_t *stage_ns;            /* (core) BLK_STAGE_NR stamps; RQF_STAGES */
+#endif
 
 	/* second cache line: accounting, timeout, scheduler */
 	uint64_t start_time_ns;        /* (core) allocation time (iostats) */
@@ -76,6 +80,37 @@ struct request {
 					* by blk_mq_update_request() */
 	void *elv_priv[4];             /* elevator private */
 } __attribute__((aligned(64)));
+
+/**
+ * blk_mq_stage_stamp() - stamp @stage of @rq now (CLOCK_MONOTONIC, ns).
+ * Drivers call blk_mq_stage(), which tests RQF_STAGES first.
+ * @rq: a request with RQF_STAGES.
+ * @stage: enum blk_stage.
+ * Context: the thread that has the request at that stage (a device
+ * thread's stamp reaches the ctx's thread with the completion ring).
+ */
+void blk_mq_stage_stamp(struct request *rq, unsigned int stage);
+
+/**
+ * blk_mq_stage() - stamp a stage of @rq when stage timers are on.
+ * @rq: the request.
+ * @stage: enum blk_stage; drivers stamp BLK_STAGE_DEVICE (the device has
+ *	the command) and BLK_STAGE_DEVICE_DONE (it completed it).
+ *
+ * Off, one test of rq_flags (the request's first cache line); without
+ * BLK_STAGE_TIMERS in the build, nothing.
+ * Context: as blk_mq_stage_stamp().
+ */
+static inline void blk_mq_stage(struct request *rq, unsigned int stage)
+{
+#ifdef BLK_STAGE_TIMERS
+	if (__builtin_expect(!!(rq->rq_flags & RQF_STAGES), 0))
+		blk_mq_stage_stamp(rq, stage);
+#else
+	(void)rq;
+	(void)stage;
+#endif
+}
 
 /**
  * blk_mq_rq_to_pdu() - the driver's private area behind a request.
@@ -198,6 +233,11 @@ struct blk_mq_ops {
  * @spin_max_ns: longest single spin of blk_wait() before it sleeps in the
  *	driver, ns (0: 200000); with BLK_WAIT_SPIN, or a driver without a
  *	wait op, the spin goes on until a completion or the timeout.
+ * @stage_timers: stamp every request's stages (enum blk_stage) and keep
+ *	per-ctx interval statistics (blk_ctx_get_stage_stats()).  -EOPNOTSUPP
+ *	from blk_dev_create() in a build without BLK_STAGE_TIMERS.
+ * @stage_win_from, @stage_win_to: with @stage_win_to > @stage_win_from,
+ *	also seed 000's windows of that interval (BLK_STAGE_WINDOW_NS each).
  * @cmd_size: bytes of driver private data behind each request.
  * @can_flush, @can_discard, @can_write_zeroes, @stores_data: capabilities.
  * @ops: the driver.
@@ -222,6 +262,9 @@ struct blk_dev_config {
 	uint32_t run_batch;
 	uint8_t wait_mode;
 	uint32_t spin_max_ns;
+	bool stage_timers;
+	uint8_t stage_win_from;
+	uint8_t stage_win_to;
 	uint32_t cmd_size;
 	bool can_flush;
 	bool can_discard;

@@ -118,6 +118,8 @@ struct blk_dev_params {
 	uint32_t completion_wait;   /* completion_wait=: enum blk_wait_mode (adaptive) */
 	uint64_t spin_max_ns;       /* spin_max=, ns (200 us) */
 	char lower[16];             /* lower=: a stacking driver's lower device ("": default) */
+	bool stage_timers;          /* stage_timers=0|1 (0) */
+	char stage_windows[32];     /* stage_windows=STAGE_A:STAGE_B ("": none) */
 	/* uring */
 	char filename[4096];        /* filename=: file or block device */
 	bool direct;                /* direct=0|1: O_DIRECT (0) */

@@ -11,10 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "blkstack/lock.h"
 #include "bench.h"
 #include "log.h"
 #include "plot.h"
+#include "insn.h"
 #include "clock.h"
 #include "blkstack/uring.h"
 
@@ -317,7 +320,7 @@ int bench_main(int argc, char **argv)
 	char *perr;
 	FILE *out = stdout;
 	bool err_printed = false;
-	int ret, failed = 0;
+	int ret, failed = 0, insn_fd = -1;
 
 	if (bench_ab_wanted(argc, argv)) {
 		stop_handlers_install();
@@ -407,6 +410,12 @@ int bench_main(int argc, char **argv)
 		return 1;
 	}
 	stop_handlers_install();
+	/* before any device: locks are profiled from their init on */
+	if (o->lock_stats && blk_lockstat_enable(true)) {
+		fprintf(stderr, "blkstack bench: lock_stats=1: this build has no lock profile (cmake -DBLK_LOCK_STATS=ON)\n");
+		free(o);
+		return 1;
+	}
 	if (o->output[0]) {
 		out = fopen(o->output, "w");
 		if (!out) {
@@ -417,6 +426,27 @@ int bench_main(int argc, char **argv)
 		}
 	}
 
+	if (o->count_insn == BENCH_INSN_CALLGRIND) {
+		ret = bench_insn_callgrind(o, argc, argv, out);
+		if (out != stdout)
+			fclose(out);
+		free(o);
+		return ret;
+	}
+	if (o->count_insn == BENCH_INSN_PERF) {
+		if (o->matrix) {
+			fprintf(stderr, "blkstack bench: count_instructions: a workload (rw=, a job file), not the matrix\n");
+			ret = -EINVAL;
+			err_printed = true;
+			goto out;
+		}
+		ret = bench_insn_open(&insn_fd, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "blkstack bench: %s\n", err);
+			err_printed = true;
+			goto out;
+		}
+	}
 	if (o->matrix) {
 		ret = matrix_run(o, argc, argv, out, &failed, &err_printed);
 	} else {
@@ -426,7 +456,15 @@ int bench_main(int argc, char **argv)
 			goto out;
 		}
 		for (d = 0; d < o->dev.nr_devs && !interrupted(); d++) {
+			uint64_t i0 = 0, i1 = 0;
+
+			if (insn_fd >= 0)
+				bench_insn_read(insn_fd, &i0);
 			ret = bench_run(o, o->dev.devs[d], &runs[d], err, sizeof(err));
+			if (insn_fd >= 0 && !ret && !bench_insn_read(insn_fd, &i1)) {
+				runs[d].has_insn = true;
+				runs[d].instructions = i1 - i0;
+			}
 			if (ret) {
 				fprintf(stderr, "blkstack bench: %s\n", err);
 				err_printed = true;
@@ -452,6 +490,10 @@ int bench_main(int argc, char **argv)
 		if (o->output_format != OUT_NORMAL)
 			ret = bench_report_json(out, o, runs, nr_runs);
 	}
+	if (o->lock_stats && o->output_format != OUT_JSON && !ret) {
+		fputc('\n', out);
+		ret = blk_lockstat_print(out);
+	}
 out:
 	if (ret == -ENOMEM && !err_printed)
 		fprintf(stderr, "blkstack bench: out of memory\n");
@@ -461,6 +503,8 @@ out:
 	for (i = 0; i < nr_runs; i++)
 		bench_run_result_free(&runs[i]);
 	free(runs);
+	if (insn_fd >= 0)
+		close(insn_fd);
 	if (out != stdout && fclose(out)) {
 		fprintf(stderr, "blkstack bench: output=%s: %s\n", o->output,
 			strerror(errno));

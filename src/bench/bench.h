@@ -86,6 +86,9 @@ struct bench_job_result {
 	 * was asked for; owned by the run result (bench_run_result_free())
 	 */
 	struct bench_log *log;
+	/* stage_timers=1: the thread's ctxs' stage statistics (owned by
+	 * r->jobs[], freed by bench_run_result_free(); NULL when off) */
+	struct blk_stage_stats *stages;
 };
 
 /*
@@ -134,6 +137,10 @@ struct bench_run_result {
 	struct blk_nvme_stats nvme;
 	struct blk_scsi_stats scsi;
 	struct blk_scsi_info scsi_info; /* has_scsi: what the probe read */
+	/* --count_instructions=perf: user-space instructions of the whole
+	 * process during the run (has_insn) */
+	bool has_insn;
+	uint64_t instructions;
 	/*
 	 * CPUs other processes (and, in a VM, other guests: steal) kept busy
 	 * on average over the run: the machine's busy CPU time less this

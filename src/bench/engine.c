@@ -1701,6 +1701,24 @@ static void job_files_detach(struct job_thread *td)
 	td->ctx = NULL;
 }
 
+/* stage_timers=1: add @ctx's stage statistics to the thread's result. */
+static void job_stages_add(struct job_thread *td, const struct blk_mq_ctx *ctx)
+{
+	struct bench_job_result *r = td->res;
+	bool fresh = !r->stages;
+
+	if (fresh) {
+		r->stages = malloc(sizeof(*r->stages));
+		if (!r->stages)
+			return;
+		blk_stage_stats_init(r->stages, 0, 0, 0);
+	}
+	if (blk_ctx_get_stage_stats(ctx, r->stages) == -ENODATA && fresh) {
+		free(r->stages);
+		r->stages = NULL;
+	}
+}
+
 /* blk_wait() counters over every file's ctx (the last gain: the first's). */
 static void job_files_wait_stats(struct job_thread *td)
 {
@@ -1712,6 +1730,7 @@ static void job_files_wait_stats(struct job_thread *td)
 		if (!td->files[i].ctx)
 			continue;
 		blk_ctx_get_wait_stats(td->files[i].ctx, &one);
+		job_stages_add(td, td->files[i].ctx);
 		w->spins += one.spins;
 		w->sleeps += one.sleeps;
 		w->probes += one.probes;
@@ -1846,6 +1865,7 @@ static void *job_thread_fn(void *arg)
 		goto out;
 	}
 	blk_ctx_get_wait_stats(td->ctx, &td->res->wait);
+	job_stages_add(td, td->ctx);
 	if (td->abandoned)
 		goto out; /* the ctx still has requests: detach would wait */
 	blk_ctx_detach(td->ctx);
@@ -3266,6 +3286,13 @@ void bench_run_result_free(struct bench_run_result *res)
 
 	for (i = 0; res->jobs && i < res->nr_jobs; i++)
 		bench_log_free(res->jobs[i].log);
+	for (i = 0; res->jobs && i < res->nr_jobs; i++) {
+		if (!res->jobs[i].stages)
+			continue;
+		blk_stage_stats_free(res->jobs[i].stages);
+		free(res->jobs[i].stages);
+		res->jobs[i].stages = NULL;
+	}
 	free(res->jobs);
 	res->jobs = NULL;
 	res->nr_jobs = 0;

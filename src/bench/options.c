@@ -531,6 +531,10 @@ static const struct cli_opt {
 	  "print the table of every fio option and engine: supported, mapped (to what) or refused (why)" },
 	{ "matrix", NULL,
 	  "run the workload matrix (the default when no rw= and no job file is given)" },
+	{ "count_instructions", "perf|callgrind",
+	  "instructions per I/O: alone or =perf, the hardware counter (perf_event_open; JSON blkstack.instructions_per_io); =callgrind, this run again under valgrind's callgrind, per layer (core, each driver, bench engine, libc), where there is no hardware counter; docs/stages.md" },
+	{ "lock_stats", "0|1",
+	  "the lock profile (seed 003): every named lock's acquisitions, contentions and time waited, printed like /proc/lock_stat at the end (JSON: lock_stat[]); docs/stages.md" },
 	{ "help", NULL, "print this list" },
 };
 
@@ -2518,6 +2522,21 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 			o->matrix = true;
 		return 0;
 	}
+	if (!strcmp(name, "count_instructions")) {
+		if (!val || !strcmp(val, "perf") || !strcmp(val, "1")) {
+			o->count_insn = BENCH_INSN_PERF;
+		} else if (!strcmp(val, "callgrind")) {
+			o->count_insn = BENCH_INSN_CALLGRIND;
+		} else if (!strcmp(val, "0")) {
+			o->count_insn = BENCH_INSN_OFF;
+		} else {
+			set_err(err, errlen,
+				"count_instructions=%s: bad value, allowed perf|callgrind (alone: perf; 0: off)",
+				show(shown, val));
+			return -EINVAL;
+		}
+		return 0;
+	}
 	if (!val || !*val) {
 		/* "normal|json" lists the values, "FILE" names the kind */
 		set_err(err, errlen, "option '%s' needs a value%s%s%s", name,
@@ -2554,6 +2573,15 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 			return -EINVAL;
 		}
 		snprintf(o->plot_dir, sizeof(o->plot_dir), "%s", val);
+		return 0;
+	}
+	if (!strcmp(name, "lock_stats")) {
+		if (strcmp(val, "0") && strcmp(val, "1")) {
+			set_err(err, errlen, "lock_stats=%s: bad value, allowed 0|1",
+				show(shown, val));
+			return -EINVAL;
+		}
+		o->lock_stats = val[0] == '1';
 		return 0;
 	}
 	if (!strcmp(name, "output")) {

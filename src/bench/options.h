@@ -182,6 +182,13 @@ struct bench_job_opts {
 #define BENCH_MAX_OPTS 192	/* bench's options and the registry's */
 #define BENCH_AT_LEN 256	/* "file:line" of each place an option was given */
 
+/* --count_instructions: how instructions per I/O are counted */
+enum bench_count_insn {
+	BENCH_INSN_OFF = 0,
+	BENCH_INSN_PERF,      /* perf_event_open(PERF_COUNT_HW_INSTRUCTIONS) */
+	BENCH_INSN_CALLGRIND, /* re-run under valgrind's callgrind, per layer */
+};
+
 struct bench_opts {
 	struct bench_dev_opts dev;
 	struct bench_job_opts jobs[BENCH_MAX_JOBS]; /* [0, nr_jobs) are set */
@@ -195,6 +202,9 @@ struct bench_opts {
 	bool help;                  /* --help */
 	bool parse_only;            /* --parse-only: check, run nothing */
 	bool fio_table;             /* --fio-options: print the fio option table */
+	bool lock_stats;            /* --lock_stats=1: the lock profile at the end */
+	/* --count_instructions[=perf|callgrind]: enum bench_count_insn */
+	uint8_t count_insn;
 	/* what the run does differently from what the jobs asked, one line
 	 * each (bench_err_add()): printed before the run as notes */
 	char notes[2048];

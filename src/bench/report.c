@@ -35,6 +35,7 @@
 #include <jansson.h>
 
 #include "blkstack/version.h"
+#include "blkstack/lock.h"
 #include "bench.h"
 #include "log.h"
 
@@ -97,6 +98,19 @@ struct rep {
 };
 
 /* ---- small helpers ---- */
+
+/* --count_instructions=perf: the process's instructions over the run's I/Os. */
+static double run_insn_per_io(const struct bench_run_result *r)
+{
+	uint64_t ios = 0;
+	unsigned int i;
+	int d;
+
+	for (i = 0; i < r->nr_jobs; i++)
+		for (d = 0; d < DDIR_NR; d++)
+			ios += r->jobs[i].dir[d].ios;
+	return ios ? (double)r->instructions / (double)ios : 0.0;
+}
 
 static double safe_div(double a, double b)
 {
@@ -713,6 +727,82 @@ static void text_lat_dist(FILE *f, const char *unit, const double *pct,
 		fputc('\n', f);
 }
 
+/*
+ * stage_timers=1: an entry's stage statistics, its thread's or, for a
+ * group_reporting sum, its group's threads' merged.  NULL when off;
+ * free with stages_put().
+ */
+static struct blk_stage_stats *ent_stages(const struct bench_run_result *r,
+					  const struct rep_ent *e)
+{
+	struct blk_stage_stats *st = NULL;
+	unsigned int i;
+
+	for (i = 0; i < r->nr_jobs; i++) {
+		const struct bench_job_result *j = &r->jobs[i];
+
+		if (!j->stages)
+			continue;
+		if (e->sum ? !(group_reporting_of(r, j) && j->groupid == e->sum->groupid) :
+			     j != e->j)
+			continue;
+		if (!st) {
+			st = malloc(sizeof(*st));
+			if (!st)
+				return NULL;
+			blk_stage_stats_init(st, 0, 0, 0);
+		}
+		blk_stage_stats_merge(st, j->stages);
+	}
+	return st;
+}
+
+static void stages_put(struct blk_stage_stats *st)
+{
+	if (st) {
+		blk_stage_stats_free(st);
+		free(st);
+	}
+}
+
+static void text_stages(FILE *f, const struct bench_run_result *r,
+			const struct rep_ent *e)
+{
+	struct blk_stage_stats *st = ent_stages(r, e);
+	unsigned int i;
+	size_t k;
+
+	if (!st)
+		return;
+	fprintf(f, "  stages (ns)  : %-22s %10s %10s %8s %8s %8s %8s %10s\n",
+		"interval", "count", "mean", "min", "p50", "p99", "p99.9", "max");
+	for (i = 0; i < BLK_STAGE_NR_INTERVALS; i++) {
+		const struct blk_hist *h = &st->interval[i];
+		char name[32];
+
+		snprintf(name, sizeof(name), "%s->%s", blk_stage_name(i),
+			 blk_stage_name(i + 1));
+		fprintf(f, "                 %-22s %10llu %10.1f %8llu %8llu %8llu %8llu %10llu\n",
+			name, (ull)h->count, blk_hist_mean(h), (ull)hist_min(h),
+			(ull)blk_hist_percentile(h, 50.0),
+			(ull)blk_hist_percentile(h, 99.0),
+			(ull)blk_hist_percentile(h, 99.9), (ull)h->max);
+	}
+	if (st->has_window) {
+		fprintf(f, "  stage windows: %s->%s, %llu ms windows, %zu closed\n",
+			blk_stage_name(st->win_from), blk_stage_name(st->win_to),
+			(ull)(st->window_ns / 1000000), st->nr_windows);
+		for (k = 0; k < st->nr_windows; k++) {
+			const struct blk_stage_window *w = &st->windows[k];
+
+			fprintf(f, "   print_timings: cum_time=%llu ns, count=%llu, avg=%llu ns\n",
+				(ull)w->cum_ns, (ull)w->count,
+				(ull)(w->count ? w->cum_ns / w->count : 0));
+		}
+	}
+	stages_put(st);
+}
+
 static void text_job(FILE *f, const struct bench_run_result *r,
 		     const struct rep_ent *e)
 {
@@ -755,6 +845,7 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 		fprintf(f, "  verify       : %s, %llu blocks verified, %llu mismatches\n",
 			bench_verify_name(j->verify_method),
 			(ull)j->verify_blocks, (ull)j->verify_mismatches);
+	text_stages(f, r, e);
 	fputc('\n', f);
 }
 
@@ -848,6 +939,9 @@ void bench_report_text(FILE *f, const struct bench_opts *o,
 		r->dev, (ull)st->requeues, (ull)st->timeouts,
 		(ull)st->queue_runs, (ull)st->errors,
 		r->core_lat_mean_ns / 1000.0);
+	if (r->has_insn)
+		fprintf(f, "  %s: instructions per I/O: %.1f (user space, the whole process during the run, perf_event_open)\n",
+			r->dev, run_insn_per_io(r));
 	rep_free(&rep);
 }
 
@@ -1145,6 +1239,8 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 	jreal(c, o, "proc_sys_cpu", safe_div(r->proc_sys_s * 100.0, wall_s));
 	jint(c, o, "wall_ns", r->wall_ns);
 	jreal(c, o, "cpu_pct", bench_run_cpu_pct(r));
+	if (r->has_insn)
+		jreal(c, o, "instructions_per_io", run_insn_per_io(r));
 	if (r->has_uring) {
 		json_t *u = json_object();
 
@@ -1296,6 +1392,59 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 	return o;
 }
 
+/* stage_timers=1: "stages" (one entry per interval) and "stage_windows". */
+static void json_stages(struct jctx *c, json_t *o,
+			const struct bench_run_result *r, const struct rep_ent *e)
+{
+	struct blk_stage_stats *st = ent_stages(r, e);
+	json_t *arr;
+	unsigned int i;
+	size_t k;
+
+	if (!st)
+		return;
+	arr = json_array();
+	for (i = 0; i < BLK_STAGE_NR_INTERVALS; i++) {
+		const struct blk_hist *h = &st->interval[i];
+		json_t *v = json_object();
+		char name[32];
+
+		snprintf(name, sizeof(name), "%s->%s", blk_stage_name(i),
+			 blk_stage_name(i + 1));
+		jstr(c, v, "name", name);
+		jstr(c, v, "from", blk_stage_name(i));
+		jstr(c, v, "to", blk_stage_name(i + 1));
+		jint(c, v, "count", h->count);
+		jreal(c, v, "mean_ns", blk_hist_mean(h));
+		jint(c, v, "min_ns", hist_min(h));
+		jint(c, v, "p50_ns", blk_hist_percentile(h, 50.0));
+		jint(c, v, "p99_ns", blk_hist_percentile(h, 99.0));
+		jint(c, v, "p99.9_ns", blk_hist_percentile(h, 99.9));
+		jint(c, v, "max_ns", h->max);
+		jappend(c, arr, v);
+	}
+	jset(c, o, "stages", arr);
+	if (st->has_window) {
+		json_t *w = json_object(), *wl = json_array();
+
+		jstr(c, w, "from", blk_stage_name(st->win_from));
+		jstr(c, w, "to", blk_stage_name(st->win_to));
+		jint(c, w, "window_ns", st->window_ns);
+		for (k = 0; k < st->nr_windows; k++) {
+			const struct blk_stage_window *sw = &st->windows[k];
+			json_t *v = json_object();
+
+			jint(c, v, "cum_time_ns", sw->cum_ns);
+			jint(c, v, "count", sw->count);
+			jint(c, v, "avg_ns", sw->count ? sw->cum_ns / sw->count : 0);
+			jappend(c, wl, v);
+		}
+		jset(c, w, "windows", wl);
+		jset(c, o, "stage_windows", w);
+	}
+	stages_put(st);
+}
+
 static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 			const struct rep *rep, const struct rep_ent *e)
 {
@@ -1338,6 +1487,7 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 	jreal(c, o, "latency_percentile", 100.0);
 	jint(c, o, "latency_window", 0);
 	jset(c, o, "blkstack", json_blkstack(c, r, j));
+	json_stages(c, o, r, e);
 	return o;
 }
 
@@ -1442,6 +1592,8 @@ static json_t *json_layout(struct jctx *c, const struct bench_layout *l)
 	return o;
 }
 
+static json_t *bench_json_lockstat(struct jctx *c);
+
 int bench_report_json(FILE *f, const struct bench_opts *o,
 		      const struct bench_run_result *runs, unsigned int nr_runs)
 {
@@ -1500,6 +1652,8 @@ int bench_report_json_layout(FILE *f, const struct bench_opts *o,
 	}
 	json_decref(jobs);
 	json_decref(du);
+	if (o && o->lock_stats)
+		jset(&c, root, "lock_stat", bench_json_lockstat(&c));
 	if (c.oom || !root) {
 		json_decref(root);
 		return -ENOMEM;
@@ -1511,6 +1665,37 @@ int bench_report_json_layout(FILE *f, const struct bench_opts *o,
 	json_decref(root);
 	fputc('\n', f);
 	return 0;
+}
+
+/* ---- lock profile (--lock_stats=1) ---- */
+
+/* The classes' counters as /proc/lock_stat has them, ns. */
+static json_t *bench_json_lockstat(struct jctx *c)
+{
+	size_t n = blk_lockstat_read(NULL, 0), i;
+	struct blk_lockstat *s = calloc(n ? n : 1, sizeof(*s));
+	json_t *arr = json_array();
+
+	if (!s) {
+		c->oom = true;
+		return arr;
+	}
+	n = blk_lockstat_read(s, n);
+	for (i = 0; i < n; i++) {
+		json_t *v = json_object();
+
+		jstr(c, v, "name", s[i].name);
+		jint(c, v, "con_bounces", s[i].con_bounces);
+		jint(c, v, "contentions", s[i].contentions);
+		jint(c, v, "waittime_min_ns", s[i].wait_min_ns);
+		jint(c, v, "waittime_max_ns", s[i].wait_max_ns);
+		jint(c, v, "waittime_total_ns", s[i].wait_total_ns);
+		jint(c, v, "acq_bounces", s[i].acq_bounces);
+		jint(c, v, "acquisitions", s[i].acquisitions);
+		jappend(c, arr, v);
+	}
+	free(s);
+	return arr;
 }
 
 /* ---- matrix ---- */

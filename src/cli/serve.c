@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blkstack/lock.h"
 #include "bench/bench.h"
 #include "blkstack/dev.h"
 #include "blkstack/iscsi.h"
@@ -131,6 +132,9 @@ void serve_usage(FILE *f)
 		"  --stop-deadline-ms=MS  after SIGINT/SIGTERM, wait this long for requests in\n"
 		"                         flight, then exit 1 unflushed, 100..3600000 (30000);\n"
 		"                         a second signal exits at once\n"
+		"  --lock_stats=0|1       the lock profile (seed 003): every named lock's\n"
+		"                         acquisitions, contentions and time waited, on\n"
+		"                         stderr at the stop, as /proc/lock_stat (0)\n"
 		"  --metrics[=[HOST:]PORT] Prometheus metrics at http://HOST:PORT/metrics: per\n"
 		"                         export and connection requests, bytes, errors,\n"
 		"                         latency histograms, in flight, the block core's\n"
@@ -394,6 +398,18 @@ int serve_main(int argc, char **argv)
 			} else {
 				fprintf(stderr, "blkstack serve: --iscsi: at most %d portals\n",
 					BLK_ISCSI_MAX_PORTALS);
+				goto out;
+			}
+		} else if (!strcmp(name, "lock_stats")) {
+			if (!val || (strcmp(val, "0") && strcmp(val, "1"))) {
+				fprintf(stderr, "blkstack serve: --lock_stats=%s: allowed 0|1\n",
+					val ? val : "");
+				goto out;
+			}
+			/* before the devices and servers: their locks are
+			 * profiled from their init on */
+			if (blk_lockstat_enable(val[0] == '1')) {
+				fprintf(stderr, "blkstack serve: --lock_stats=1: this build has no lock profile (cmake -DBLK_LOCK_STATS=ON)\n");
 				goto out;
 			}
 		} else if (!strcmp(name, "metrics")) {
@@ -700,6 +716,8 @@ int serve_main(int argc, char **argv)
 	}
 	fprintf(stderr, "blkstack serve: stopped (signal %d)\n",
 		__atomic_load_n(&serve_stop, __ATOMIC_ACQUIRE));
+	if (blk_lockstat_enabled())
+		blk_lockstat_print(stderr);
 	ret = 0;
 	goto out;
 nomem:

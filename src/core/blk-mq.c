@@ -32,13 +32,13 @@ __thread struct blk_mq_ctx *blk_current_ctx;
 static inline void hctx_lock(struct blk_mq_hw_ctx *hctx)
 {
 	if (unlikely(hctx->shared))
-		pthread_mutex_lock(&hctx->lock);
+		blk_mutex_lock(&hctx->lock);
 }
 
 static inline void hctx_unlock(struct blk_mq_hw_ctx *hctx)
 {
 	if (unlikely(hctx->shared))
-		pthread_mutex_unlock(&hctx->lock);
+		blk_mutex_unlock(&hctx->lock);
 }
 
 static unsigned int roundup_pow_of_two(unsigned int v)
@@ -61,12 +61,14 @@ static void blk_mq_free_tags(struct blk_mq_tags *tags)
 	free(tags->rqs);
 	free(tags->static_rqs);
 	free(tags->rq_mem);
+	free(tags->stage_mem);
 	free(tags);
 }
 
 static struct blk_mq_tags *blk_mq_alloc_tags(unsigned int depth,
 					     unsigned int reserved,
-					     bool atomic, size_t cmd_size)
+					     bool atomic, size_t cmd_size,
+					     bool stages)
 {
 	struct blk_mq_tags *tags;
 	unsigned int i;
@@ -83,6 +85,16 @@ static struct blk_mq_tags *blk_mq_alloc_tags(unsigned int depth,
 	tags->static_rqs = calloc(depth, sizeof(*tags->static_rqs));
 	if (!tags->rq_mem || !tags->rqs || !tags->static_rqs)
 		goto fail;
+#ifdef BLK_STAGE_TIMERS
+	if (stages) {
+		tags->stage_mem = calloc((size_t)depth * BLK_STAGE_NR,
+					 sizeof(uint64_t));
+		if (!tags->stage_mem)
+			goto fail;
+	}
+#else
+	(void)stages;
+#endif
 	memset(tags->rq_mem, 0, tags->rq_size * depth);
 	if (sbitmap_init(&tags->bitmap_tags, depth - reserved, atomic))
 		goto fail;
@@ -94,6 +106,10 @@ static struct blk_mq_tags *blk_mq_alloc_tags(unsigned int depth,
 
 		rq->tag = -1;
 		rq->internal_tag = -1;
+#ifdef BLK_STAGE_TIMERS
+		if (tags->stage_mem)
+			rq->stage_ns = tags->stage_mem + (size_t)i * BLK_STAGE_NR;
+#endif
 		tags->static_rqs[i] = rq;
 	}
 	return tags;
@@ -235,9 +251,72 @@ blk_mq_get_tagged(struct blk_mq_ctx *ctx, unsigned int op, uint16_t rq_flags)
 	return rq;
 }
 
-/* An elevator's scheduler tags, or tags shared with other ctxs (owned). */
-static struct request *__attribute__((noinline))
-blk_mq_get_request_slow(struct blk_mq_ctx *ctx, unsigned int op)
+/*
+ * Stage timers.  Off, they cost no instruction on the fast path that the
+ * path did not have: allocation goes through the slow allocator
+ * (slow_alloc), dispatch through a queue_rq() wrapper (hctx->ops), the
+ * plug flush and the end of a completion batch test ctx->stage_on once
+ * per batch, and the completion tests rq_flags, a line it writes anyway.
+ */
+#ifdef BLK_STAGE_TIMERS
+static void blk_stage_begin(struct request *rq)
+{
+	memset(rq->stage_ns, 0, BLK_STAGE_NR * sizeof(uint64_t));
+	rq->stage_ns[BLK_STAGE_SUBMIT] = blk_time_ns();
+}
+
+static blk_status_t blk_stage_queue_rq(struct blk_mq_hw_ctx *hctx,
+				       const struct blk_mq_queue_data *bd)
+{
+	bd->rq->stage_ns[BLK_STAGE_DISPATCH] = blk_time_ns();
+	return hctx->dev->ops->queue_rq(hctx, bd);
+}
+
+static void __attribute__((noinline))
+blk_stage_list(struct request *rq, unsigned int stage)
+{
+	uint64_t now = blk_time_ns();
+
+	for (; rq; rq = rq->rq_next)
+		if (rq->rq_flags & RQF_STAGES)
+			rq->stage_ns[stage] = now;
+}
+
+/* The end of a completion batch: stamp end_io, account every request. */
+static void __attribute__((noinline))
+blk_stage_end(struct blk_mq_ctx *ctx, struct request *rq)
+{
+	uint64_t now = blk_time_ns();
+
+	for (; rq; rq = rq->rq_next) {
+		if (!(rq->rq_flags & RQF_STAGES))
+			continue;
+		rq->stage_ns[BLK_STAGE_END_IO] = now;
+		blk_stage_account(ctx->stages, rq->stage_ns);
+	}
+}
+#define BLK_STAGE_ON(x) unlikely(x)
+#else
+static inline void blk_stage_list(struct request *rq, unsigned int s)
+{
+	(void)rq;
+	(void)s;
+}
+static inline void blk_stage_end(struct blk_mq_ctx *ctx, struct request *rq)
+{
+	(void)ctx;
+	(void)rq;
+}
+#define BLK_STAGE_ON(x) 0
+#endif
+
+/*
+ * An elevator's scheduler tags, or tags shared with other ctxs (owned);
+ * @extra: RQF_STAGES or 0.
+ */
+static inline __attribute__((always_inline)) struct request *
+__blk_mq_get_request_slow(struct blk_mq_ctx *ctx, unsigned int op,
+			  uint16_t extra)
 {
 	struct blk_mq_hw_ctx *hctx = ctx->hctx;
 	uint16_t owned = ctx->owned ? RQF_OWNED : 0;
@@ -246,7 +325,7 @@ blk_mq_get_request_slow(struct blk_mq_ctx *ctx, unsigned int op)
 	int bit;
 
 	if (!hctx->elv) {
-		rq = blk_mq_get_tagged(ctx, op, owned);
+		rq = blk_mq_get_tagged(ctx, op, owned | extra);
 		if (rq && owned)
 			owned_set(ctx->owned, (unsigned int)rq->tag);
 		return rq;
@@ -258,10 +337,33 @@ blk_mq_get_request_slow(struct blk_mq_ctx *ctx, unsigned int op)
 	rq = tags->static_rqs[bit];
 	rq->internal_tag = bit;
 	rq->tag = -1;
-	blk_mq_rq_init(ctx, rq, op, RQF_ELV | owned);
+	blk_mq_rq_init(ctx, rq, op, RQF_ELV | owned | extra);
 	if (owned)
 		owned_set(ctx->owned_sched, (unsigned int)bit);
 	return rq;
+}
+
+#ifdef BLK_STAGE_TIMERS
+/* Stage timers on: the request stamped at birth. */
+static struct request *__attribute__((noinline))
+blk_mq_get_request_stage(struct blk_mq_ctx *ctx, unsigned int op)
+{
+	struct request *rq = __blk_mq_get_request_slow(ctx, op, RQF_STAGES);
+
+	if (rq)
+		blk_stage_begin(rq);
+	return rq;
+}
+#endif
+
+static struct request *__attribute__((noinline))
+blk_mq_get_request_slow(struct blk_mq_ctx *ctx, unsigned int op)
+{
+#ifdef BLK_STAGE_TIMERS
+	if (unlikely(ctx->stage_on))
+		return blk_mq_get_request_stage(ctx, op);
+#endif
+	return __blk_mq_get_request_slow(ctx, op, 0);
 }
 
 /* Allocate a request for @op on the ctx's hctx, or NULL when out of tags. */
@@ -333,10 +435,26 @@ static inline void blk_mq_complete_local(struct request *rq, blk_status_t st)
 	rq_list_add_tail(&ctx->done, rq);
 }
 
+#ifdef BLK_STAGE_TIMERS
+/* Stage timers: stamp the completion, then complete. */
+static bool __attribute__((noinline))
+blk_mq_complete_stage(struct request *rq, blk_status_t status)
+{
+	rq->stage_ns[BLK_STAGE_COMPLETE] = blk_time_ns();
+	blk_mq_complete_local(rq, status);
+	return true;
+}
+#endif
+
 bool blk_mq_complete_request(struct request *rq, blk_status_t status)
 {
 	if (unlikely(rq->state != MQ_RQ_IN_FLIGHT))
 		return false;
+#ifdef BLK_STAGE_TIMERS
+	/* a tail call: the common path stays a leaf, with no frame */
+	if (unlikely(rq->rq_flags & RQF_STAGES))
+		return blk_mq_complete_stage(rq, status);
+#endif
 	blk_mq_complete_local(rq, status);
 	return true;
 }
@@ -464,6 +582,8 @@ static void blk_mq_flush_list(struct blk_mq_ctx *ctx, struct rq_list *list)
 {
 	struct blk_mq_hw_ctx *hctx = ctx->hctx;
 
+	if (BLK_STAGE_ON(ctx->stage_on))
+		blk_stage_list(list->head, BLK_STAGE_FLUSH);
 	hctx_lock(hctx);
 	if (hctx->elv) {
 		blk_current_ctx = ctx;
@@ -755,8 +875,10 @@ static inline void blk_mq_reap_cring(struct blk_mq_hw_ctx *hctx)
 
 		/* a stale completion: the request timed out and was reused */
 		if (likely(rq->gen == e->gen && rq->state == MQ_RQ_IN_FLIGHT &&
-			   rq->mq_hctx == hctx))
+			   rq->mq_hctx == hctx)) {
+			blk_mq_stage(rq, BLK_STAGE_COMPLETE);
 			blk_mq_complete_local(rq, e->status);
+		}
 		head++;
 	}
 	atomic_store_explicit(&cr->head, head, memory_order_release);
@@ -778,8 +900,11 @@ static unsigned int blk_mq_end_requests(struct blk_mq_ctx *ctx,
 	enum blk_stat_dir run_dir = BLK_STAT_READ;
 	unsigned int nr_bios = 0, d;
 
+	if (BLK_STAGE_ON(ctx->stage_on))
+		blk_stage_end(ctx, rq);
 	if (ctx->iostats) {
 		now = blk_time_ns();
+		/* a counter other threads read (blk_dev_get_stats()) */
 		STAT_ADD(&ctx->stats.io_ticks_ns, now - ctx->last_busy_ns);
 		ctx->last_busy_ns = now;
 	}
@@ -1174,19 +1299,12 @@ static int blk_mq_init_hctx(struct blk_dev *dev, unsigned int i)
 	memset(hctx, 0, sizeof(*hctx));
 	dev->hctxs[i] = hctx;
 	hctx->dev = dev;
-	hctx->ops = dev->ops;
+	hctx->ops = dev->cfg.stage_timers ? &dev->stage_ops : dev->ops;
 	hctx->queue_num = i;
 	hctx->shared = dev->cfg.shared_hctx;
 	hctx->tags = dev->tags[dev->cfg.shared_tags ? 0 : i];
 	rq_list_init(&hctx->dispatch);
-	{
-		pthread_mutexattr_t attr;
-
-		pthread_mutexattr_init(&attr);
-		pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-		pthread_mutex_init(&hctx->lock, &attr);
-		pthread_mutexattr_destroy(&attr);
-	}
+	blk_mutex_init(&hctx->lock, "&hctx->lock", PTHREAD_MUTEX_ADAPTIVE_NP);
 	ring = roundup_pow_of_two(hctx->tags->nr_tags);
 	hctx->cring.ring = calloc(ring, sizeof(*hctx->cring.ring));
 	if (!hctx->cring.ring)
@@ -1210,6 +1328,15 @@ int blk_dev_create(const struct blk_dev_config *cfg, struct blk_dev **devp)
 		free(dev);
 		return ret;
 	}
+#ifndef BLK_STAGE_TIMERS
+	if (dev->cfg.stage_timers) {
+		free(dev);
+		return -EOPNOTSUPP;
+	}
+#else
+	dev->stage_ops = *dev->cfg.ops;
+	dev->stage_ops.queue_rq = blk_stage_queue_rq;
+#endif
 	ret = -ENOMEM;
 	dev->ops = dev->cfg.ops;
 	dev->lbs_shift = (unsigned int)__builtin_ctz(dev->cfg.logical_block_size);
@@ -1219,7 +1346,7 @@ int blk_dev_create(const struct blk_dev_config *cfg, struct blk_dev **devp)
 		dev->timeout_check_ns = 1000000;
 	if (dev->timeout_check_ns > 1000000000)
 		dev->timeout_check_ns = 1000000000;
-	pthread_mutex_init(&dev->ctx_lock, NULL);
+	blk_mutex_init(&dev->ctx_lock, "&blk_dev->ctx_lock", -1);
 	dev->nr_tags = dev->cfg.shared_tags ? 1 : dev->cfg.nr_hw_queues;
 	dev->tags = calloc(dev->nr_tags, sizeof(*dev->tags));
 	dev->hctxs = calloc(dev->cfg.nr_hw_queues, sizeof(*dev->hctxs));
@@ -1229,7 +1356,7 @@ int blk_dev_create(const struct blk_dev_config *cfg, struct blk_dev **devp)
 		dev->tags[i] = blk_mq_alloc_tags(
 			dev->cfg.queue_depth, dev->cfg.nr_reserved_tags,
 			dev->cfg.shared_tags || dev->cfg.shared_hctx,
-			dev->cfg.cmd_size);
+			dev->cfg.cmd_size, dev->cfg.stage_timers);
 		if (!dev->tags[i])
 			goto fail;
 		/* without an elevator, tag i is always static request i */
@@ -1289,14 +1416,14 @@ int blk_dev_set_elevator(struct blk_dev *dev, enum blk_elevator elv)
 
 	if (elv != BLK_ELV_NONE && elv != BLK_ELV_MQ_DEADLINE)
 		return -EINVAL;
-	pthread_mutex_lock(&dev->ctx_lock);
+	blk_mutex_lock(&dev->ctx_lock);
 	if (dev->nr_ctx) {
-		pthread_mutex_unlock(&dev->ctx_lock);
+		blk_mutex_unlock(&dev->ctx_lock);
 		return -EBUSY;
 	}
 	blk_dev_exit_elevator(dev);
 	if (elv == BLK_ELV_NONE) {
-		pthread_mutex_unlock(&dev->ctx_lock);
+		blk_mutex_unlock(&dev->ctx_lock);
 		return 0;
 	}
 	type = &elv_mq_deadline;
@@ -1305,7 +1432,8 @@ int blk_dev_set_elevator(struct blk_dev *dev, enum blk_elevator elv)
 
 		hctx->sched_tags = blk_mq_alloc_tags(dev->cfg.nr_requests, 0,
 						     hctx->shared,
-						     dev->cfg.cmd_size);
+						     dev->cfg.cmd_size,
+						     dev->cfg.stage_timers);
 		if (!hctx->sched_tags) {
 			ret = -ENOMEM;
 			goto fail;
@@ -1318,11 +1446,11 @@ int blk_dev_set_elevator(struct blk_dev *dev, enum blk_elevator elv)
 		hctx->elv = type;
 	}
 	dev->elevator = elv;
-	pthread_mutex_unlock(&dev->ctx_lock);
+	blk_mutex_unlock(&dev->ctx_lock);
 	return 0;
 fail:
 	blk_dev_exit_elevator(dev);
-	pthread_mutex_unlock(&dev->ctx_lock);
+	blk_mutex_unlock(&dev->ctx_lock);
 	return ret;
 }
 
@@ -1342,7 +1470,7 @@ void blk_dev_close(struct blk_dev *dev)
 		if (dev->ops && dev->ops->exit_hctx)
 			dev->ops->exit_hctx(hctx, i);
 		free(hctx->cring.ring);
-		pthread_mutex_destroy(&hctx->lock);
+		blk_mutex_destroy(&hctx->lock);
 		free(hctx);
 	}
 	for (i = 0; dev->tags && i < dev->nr_tags; i++)
@@ -1353,7 +1481,7 @@ void blk_dev_close(struct blk_dev *dev)
 	free(dev->retired_hist[1]);
 	free(dev->tags);
 	free(dev->hctxs);
-	pthread_mutex_destroy(&dev->ctx_lock);
+	blk_mutex_destroy(&dev->ctx_lock);
 	free(dev);
 }
 
@@ -1422,7 +1550,7 @@ int blk_ctx_attach(struct blk_dev *dev, struct blk_mq_ctx **ctxp)
 	unsigned int i;
 	int ret = 0;
 
-	pthread_mutex_lock(&dev->ctx_lock);
+	blk_mutex_lock(&dev->ctx_lock);
 	for (i = 0; i < dev->cfg.nr_hw_queues; i++) {
 		struct blk_mq_hw_ctx *h = dev->hctxs[i];
 
@@ -1476,14 +1604,30 @@ int blk_ctx_attach(struct blk_dev *dev, struct blk_mq_ctx **ctxp)
 			goto out;
 		}
 	}
-	ctx->slow_alloc = best->elv || ctx->owned;
+	if (dev->cfg.stage_timers) {
+		ctx->stages = malloc(sizeof(*ctx->stages));
+		if (!ctx->stages) {
+			free(ctx->owned);
+			free(ctx->owned_sched);
+			free(ctx->lat_hist[0]);
+			free(ctx->lat_hist[1]);
+			free(ctx);
+			ret = -ENOMEM;
+			goto out;
+		}
+		blk_stage_stats_init(ctx->stages, dev->cfg.stage_win_from,
+				     dev->cfg.stage_win_to, BLK_STAGE_WINDOW_NS);
+		ctx->stage_on = true;
+	}
+	/* stage timers stamp the submit stage in the slow allocator */
+	ctx->slow_alloc = best->elv || ctx->owned || ctx->stage_on;
 	best->nr_ctx++;
 	ctx->next = dev->ctxs;
 	dev->ctxs = ctx;
 	dev->nr_ctx++;
 	*ctxp = ctx;
 out:
-	pthread_mutex_unlock(&dev->ctx_lock);
+	blk_mutex_unlock(&dev->ctx_lock);
 	return ret;
 }
 
@@ -1506,7 +1650,7 @@ void blk_ctx_detach(struct blk_mq_ctx *ctx)
 
 	blk_drain(ctx, 0);
 	ctx->plugged = false;
-	pthread_mutex_lock(&dev->ctx_lock);
+	blk_mutex_lock(&dev->ctx_lock);
 	for (pp = &dev->ctxs; *pp; pp = &(*pp)->next) {
 		if (*pp == ctx) {
 			*pp = ctx->next;
@@ -1528,10 +1672,22 @@ void blk_ctx_detach(struct blk_mq_ctx *ctx)
 	}
 	ctx->hctx->nr_ctx--;
 	dev->nr_ctx--;
-	pthread_mutex_unlock(&dev->ctx_lock);
+	blk_mutex_unlock(&dev->ctx_lock);
 	free(ctx->owned);
 	free(ctx->owned_sched);
+	if (ctx->stages) {
+		blk_stage_stats_free(ctx->stages);
+		free(ctx->stages);
+	}
 	free(ctx);
+}
+
+int blk_ctx_get_stage_stats(const struct blk_mq_ctx *ctx,
+			    struct blk_stage_stats *out)
+{
+	if (!ctx->stages)
+		return -ENODATA;
+	return blk_stage_stats_merge(out, ctx->stages);
 }
 
 /* Sum of every ctx's counters, retired ones included.  stats.c reports. */
@@ -1541,11 +1697,11 @@ void blk_dev_sum_stats(const struct blk_dev *dev, struct blk_mq_ctx_stats *sum)
 	const struct blk_mq_ctx *ctx;
 
 	memset(sum, 0, sizeof(*sum));
-	pthread_mutex_lock(&d->ctx_lock);
+	blk_mutex_lock(&d->ctx_lock);
 	blk_stats_add(sum, &dev->retired);
 	for (ctx = dev->ctxs; ctx; ctx = ctx->next)
 		blk_stats_add(sum, &ctx->stats);
-	pthread_mutex_unlock(&d->ctx_lock);
+	blk_mutex_unlock(&d->ctx_lock);
 }
 
 void blk_dev_get_lat_hist(const struct blk_dev *dev, enum blk_stat_dir dir,
@@ -1556,11 +1712,11 @@ void blk_dev_get_lat_hist(const struct blk_dev *dev, enum blk_stat_dir dir,
 
 	if (dir > BLK_STAT_WRITE)
 		return;
-	pthread_mutex_lock(&d->ctx_lock);
+	blk_mutex_lock(&d->ctx_lock);
 	if (dev->retired_hist[dir])
 		blk_hist_merge(out, dev->retired_hist[dir]);
 	for (ctx = dev->ctxs; ctx; ctx = ctx->next)
 		if (ctx->lat_hist[dir])
 			blk_hist_merge(out, ctx->lat_hist[dir]);
-	pthread_mutex_unlock(&d->ctx_lock);
+	blk_mutex_unlock(&d->ctx_lock);
 }

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "blkstack/lock.h"
 #include "blkstack/blk_mq.h"
 #include "blkstack/hist.h"
 #include "sbitmap.h"
@@ -100,6 +101,7 @@ struct blk_mq_tags {
 	struct request **static_rqs;  /* tag -> request owned by the tag */
 	void *rq_mem;                 /* static requests (with pdu) */
 	size_t rq_size;
+	uint64_t *stage_mem;          /* stage timers: BLK_STAGE_NR per request */
 };
 
 /* Completion handed back by a device thread. */
@@ -146,7 +148,7 @@ struct blk_mq_hw_ctx {
 	uint64_t elv_now_ns;            /* coarse time for the elevator */
 	unsigned int dispatch_tag_hint; /* driver tag search hint at dispatch */
 	uint64_t queue_runs;            /* dispatch runs (STAT_ADD, hctx held) */
-	pthread_mutex_t lock;           /* only when shared: adaptive mutex */
+	struct blk_mutex lock;          /* only when shared: adaptive mutex */
 	struct blk_mq_cring cring;
 };
 
@@ -181,6 +183,7 @@ struct blk_mq_ctx {
 	bool plugged;
 	bool iostats;
 	bool slow_alloc;                /* elevator, or owned tags tracked */
+	bool stage_on;                  /* stage timers (pad byte of line 0) */
 	struct rq_list plug;
 	struct rq_list done;            /* completed, end_io pending */
 	uint64_t now_ns;                /* cached clock for a batch (iostats) */
@@ -206,6 +209,7 @@ struct blk_mq_ctx {
 	uint64_t *owned;
 	uint64_t *owned_sched;
 	struct blk_wait_policy wp;      /* blk_wait(): spin or sleep */
+	struct blk_stage_stats *stages; /* stage timers: NULL when off */
 } __attribute__((aligned(CACHELINE)));
 
 struct blk_dev {
@@ -218,12 +222,14 @@ struct blk_dev {
 	struct blk_mq_tags **tags;      /* per hctx, or one if shared */
 	unsigned int nr_tags;           /* entries in tags[] */
 	enum blk_elevator elevator;
-	pthread_mutex_t ctx_lock;       /* attach / detach, ctx list */
+	struct blk_mutex ctx_lock;      /* attach / detach, ctx list */
 	struct blk_mq_ctx *ctxs;
 	unsigned int nr_ctx;
 	/* counters of detached ctxs, so totals survive detach */
 	struct blk_mq_ctx_stats retired;
 	struct blk_hist *retired_hist[2];
+	/* stage timers: the driver's ops with queue_rq() behind a stamp */
+	struct blk_mq_ops stage_ops;
 };
 
 /*

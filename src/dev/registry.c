@@ -211,6 +211,13 @@ static int lower_check(const char *val, char *why, size_t whylen)
 	return -EINVAL;
 }
 
+static int stage_windows_check(const char *val, char *why, size_t whylen)
+{
+	uint8_t a, b;
+
+	return blk_stage_window_parse(val, &a, &b, why, whylen);
+}
+
 /* Every driver: queue limits and attributes (null_blk's and sysfs's names). */
 static const struct blk_opt_desc queue_opts[] = {
 	{ .name = "dev_size", .type = BLK_OPT_SIZE, P(dev_size),
@@ -259,6 +266,12 @@ static const struct blk_opt_desc queue_opts[] = {
 	{ .name = "lower", .type = BLK_OPT_STR, P(lower), .metavar = "DRIVER",
 	  .check = lower_check,
 	  .help = "a stacking driver's lower device (nvme: ram, null, uring); default: uring with filename=, else the driver's own (nvme_ns=); in a --dev= list, for the drivers that stack" },
+	{ .name = "stage_timers", .type = BLK_OPT_BOOL, P(stage_timers), .max = 1,
+	  .def = "0",
+	  .help = "stamp each request's stages (submit, flush, dispatch, device, device_done, complete, end_io) and report each interval's mean and percentiles (docs/stages.md)" },
+	{ .name = "stage_windows", .type = BLK_OPT_STR, P(stage_windows),
+	  .metavar = "STAGE_A:STAGE_B", .check = stage_windows_check,
+	  .help = "seed 000's print_timings lines (cum_time, count, avg per 100 ms window) of the interval STAGE_A to STAGE_B; turns stage_timers on" },
 };
 
 /* uring: fio's io_uring engine names. */
@@ -674,6 +687,7 @@ static int nvme_create(const struct blk_driver *drv,
 	nq.nr_requests = 0;
 	nq.shared_tags = false;
 	nq.iostats = false;
+	nq.stage_timers = false;
 	nq.rq_timeout_ms = 0;
 	ret = blk_dev_open_lower(lower, p, &nq, a, &ns, err, errlen);
 	if (ret == -ENOMEM) {
@@ -836,6 +850,7 @@ static int scsi_create(const struct blk_driver *drv,
 	lq.nr_requests = 0;
 	lq.shared_tags = false;
 	lq.iostats = false;
+	lq.stage_timers = false;
 	lq.rq_timeout_ms = 0;
 	ret = blk_dev_open_lower(lower, p, &lq, a, &sc.lower, err, errlen);
 	if (ret)
@@ -1427,6 +1442,18 @@ static int queue_config(const struct blk_dev_params *p,
 	q->run_batch = p->run_batch;
 	q->wait_mode = (uint8_t)p->completion_wait;
 	q->spin_max_ns = (uint32_t)p->spin_max_ns;
+	q->stage_timers = p->stage_timers || p->stage_windows[0];
+	if (p->stage_windows[0] &&
+	    blk_stage_window_parse(p->stage_windows, &q->stage_win_from,
+				   &q->stage_win_to, err, errlen))
+		return -EINVAL;
+#ifndef BLK_STAGE_TIMERS
+	if (q->stage_timers) {
+		snprintf(err, errlen, "%s: this build has no stage timers (cmake -DBLK_STAGE_TIMERS=ON)",
+			 p->stage_timers ? "stage_timers=1" : "stage_windows");
+		return -EINVAL;
+	}
+#endif
 	if (q->logical_block_size && q->capacity % q->logical_block_size) {
 		snprintf(err, errlen,
 			 "dev_size=%llu: not a multiple of logical_block_size=%u",

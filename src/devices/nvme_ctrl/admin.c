@@ -367,12 +367,12 @@ static size_t log_error(struct nvme_ctrl *ctrl, uint8_t *buf)
 	struct nvme_error_log *out = (struct nvme_error_log *)buf;
 	uint64_t i, n;
 
-	pthread_mutex_lock(&ctrl->log_lock);
+	blk_mutex_lock(&ctrl->log_lock);
 	n = ctrl->err_count < NVME_CTRL_ERR_LOG ? ctrl->err_count : NVME_CTRL_ERR_LOG;
 	/* newest first */
 	for (i = 0; i < n; i++)
 		out[i] = ctrl->errlog[(ctrl->err_count - 1 - i) % NVME_CTRL_ERR_LOG];
-	pthread_mutex_unlock(&ctrl->log_lock);
+	blk_mutex_unlock(&ctrl->log_lock);
 	return NVME_CTRL_ERR_LOG * sizeof(struct nvme_error_log);
 }
 
@@ -395,9 +395,9 @@ static size_t log_smart(struct nvme_ctrl *ctrl, uint8_t *buf)
 	put128(s->host_writes, nvme_ctr_sum(ctrl, CTR_HOST_WRITES));
 	put128(s->power_cycles, 1);
 	put128(s->power_on_hours, (nvme_now_ns() - ctrl->power_on_ns) / 3600000000000ull);
-	pthread_mutex_lock(&ctrl->log_lock);
+	blk_mutex_lock(&ctrl->log_lock);
 	put128(s->num_err_log_entries, ctrl->err_count);
-	pthread_mutex_unlock(&ctrl->log_lock);
+	blk_mutex_unlock(&ctrl->log_lock);
 #undef RD
 	return sizeof(*s);
 }

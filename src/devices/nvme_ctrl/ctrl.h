@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "blkstack/lock.h"
 #include "blkstack/blk.h"
 #include "blkstack/nvme_ctrl.h"
 #include "blkstack/nvme_spec.h"
@@ -133,7 +134,7 @@ struct nvme_sq {
 
 struct nvme_cq {
 	struct nvme_ctrl *ctrl;
-	pthread_mutex_t lock;           /* inline mode: owner of the queue state */
+	struct blk_mutex lock;          /* inline mode: owner of the queue state */
 	_Atomic uint32_t valid_size;
 	uint16_t qid;
 	uint32_t size;
@@ -215,14 +216,14 @@ struct nvme_ctrl {
 	/* error log (Base 5.16.1.2) */
 	struct nvme_error_log errlog[NVME_CTRL_ERR_LOG];
 	uint64_t err_count;
-	pthread_mutex_t log_lock;
+	struct blk_mutex log_lock;
 
 	/* counters of deleted CQs; SMART's power-on time */
 	_Atomic uint64_t ctr_base[CTR_NR];
 	uint64_t power_on_ns;
 
 	/* faults */
-	pthread_mutex_t fault_lock;
+	struct blk_mutex fault_lock;
 	_Atomic uint32_t nr_faults;
 	struct nvme_ctrl_fault_rule faults[NVME_CTRL_NR_FAULTS];
 
@@ -233,7 +234,7 @@ struct nvme_ctrl {
 	struct nvme_bctx *tbctx;        /* per namespace, owned by the thread */
 
 	/* inline mode */
-	pthread_mutex_t cc_lock;
+	struct blk_mutex cc_lock;
 
 	/* counters (struct nvme_ctrl_stats) */
 	_Atomic uint64_t st_sq_db, st_cq_db, st_resets, st_shutdowns,

@@ -20,7 +20,7 @@ int nvme_ctrl_add_fault(struct nvme_ctrl *ctrl, const struct nvme_ctrl_fault *f)
 	    (f->nlb && f->slba + f->nlb < f->slba) ||
 	    (f->status & ~(0x7fffu)))
 		return -EINVAL;
-	pthread_mutex_lock(&ctrl->fault_lock);
+	blk_mutex_lock(&ctrl->fault_lock);
 	n = atomic_load_explicit(&ctrl->nr_faults, memory_order_relaxed);
 	if (n < NVME_CTRL_NR_FAULTS) {
 		ctrl->faults[n].f = *f;
@@ -28,16 +28,16 @@ int nvme_ctrl_add_fault(struct nvme_ctrl *ctrl, const struct nvme_ctrl_fault *f)
 		atomic_store_explicit(&ctrl->nr_faults, n + 1, memory_order_release);
 		ret = 0;
 	}
-	pthread_mutex_unlock(&ctrl->fault_lock);
+	blk_mutex_unlock(&ctrl->fault_lock);
 	return ret;
 }
 
 void nvme_ctrl_clear_faults(struct nvme_ctrl *ctrl)
 {
-	pthread_mutex_lock(&ctrl->fault_lock);
+	blk_mutex_lock(&ctrl->fault_lock);
 	memset(ctrl->faults, 0, sizeof(ctrl->faults));
 	atomic_store_explicit(&ctrl->nr_faults, 0, memory_order_release);
-	pthread_mutex_unlock(&ctrl->fault_lock);
+	blk_mutex_unlock(&ctrl->fault_lock);
 }
 
 /* The LBA range an I/O command touches, or false for none (Flush, DSM). */
@@ -68,7 +68,7 @@ bool nvme_fault_match(struct nvme_ctrl *ctrl, bool admin,
 	uint32_t i, n;
 	bool hit = false;
 
-	pthread_mutex_lock(&ctrl->fault_lock);
+	blk_mutex_lock(&ctrl->fault_lock);
 	n = atomic_load_explicit(&ctrl->nr_faults, memory_order_relaxed);
 	for (i = 0; i < n && !hit; i++) {
 		struct nvme_ctrl_fault_rule *r = &ctrl->faults[i];
@@ -96,7 +96,7 @@ bool nvme_fault_match(struct nvme_ctrl *ctrl, bool admin,
 					      memory_order_release);
 		}
 	}
-	pthread_mutex_unlock(&ctrl->fault_lock);
+	blk_mutex_unlock(&ctrl->fault_lock);
 	return hit;
 }
 
@@ -109,7 +109,7 @@ void nvme_errlog_add(struct nvme_ctrl *ctrl, const struct nvme_cmd *c,
 {
 	struct nvme_error_log *e;
 
-	pthread_mutex_lock(&ctrl->log_lock);
+	blk_mutex_lock(&ctrl->log_lock);
 	e = &ctrl->errlog[ctrl->err_count % NVME_CTRL_ERR_LOG];
 	memset(e, 0, sizeof(*e));
 	e->error_count = ++ctrl->err_count;
@@ -131,7 +131,7 @@ void nvme_errlog_add(struct nvme_ctrl *ctrl, const struct nvme_cmd *c,
 		}
 	}
 	e->log_page_version = 1;
-	pthread_mutex_unlock(&ctrl->log_lock);
+	blk_mutex_unlock(&ctrl->log_lock);
 }
 
 /* A counter: deleted CQs' totals plus the live CQs'. */

@@ -765,12 +765,12 @@ void nvme_io_flush_all(struct nvme_ctrl *ctrl)
 		for (q = 1; q < ctrl->nr_qids && !done; q++) {
 			struct nvme_cq *cq = &ctrl->cq[q];
 
-			pthread_mutex_lock(&cq->lock);
+			blk_mutex_lock(&cq->lock);
 			if (cq->bctx && cq->bctx[i].ctx) {
 				flush_ctx(cq->bctx[i].ctx, &cq->bctx[i]);
 				done = true;
 			}
-			pthread_mutex_unlock(&cq->lock);
+			blk_mutex_unlock(&cq->lock);
 		}
 		if (!done && !blk_ctx_attach(ctrl->ns[i].dev, &ctx)) {
 			flush_ctx(ctx, NULL);

@@ -14,13 +14,13 @@
 void nvme_cq_lock(struct nvme_ctrl *ctrl, struct nvme_cq *cq)
 {
 	if (ctrl->inline_mode)
-		pthread_mutex_lock(&cq->lock);
+		blk_mutex_lock(&cq->lock);
 }
 
 void nvme_cq_unlock(struct nvme_ctrl *ctrl, struct nvme_cq *cq)
 {
 	if (ctrl->inline_mode)
-		pthread_mutex_unlock(&cq->lock);
+		blk_mutex_unlock(&cq->lock);
 }
 
 struct nvme_cq *nvme_cmd_cq(struct nvme_cmd *c)

@@ -207,12 +207,12 @@ static void invalid_doorbell(struct nvme_ctrl *ctrl, uint32_t bit)
 	atomic_fetch_or_explicit(&ctrl->ev_err_pending, bit, memory_order_release);
 	if (!ctrl->inline_mode)
 		return;         /* the controller thread reports it */
-	pthread_mutex_lock(&acq_q->lock);
+	blk_mutex_lock(&acq_q->lock);
 	if (atomic_load_explicit(&acq_q->valid_size, memory_order_relaxed)) {
 		nvme_aer_run(ctrl);
 		nvme_cq_post_waiting(ctrl, acq_q);
 	}
-	pthread_mutex_unlock(&acq_q->lock);
+	blk_mutex_unlock(&acq_q->lock);
 }
 
 /* Inline mode: the SQ tail doorbell fetches and runs the new commands. */
@@ -222,14 +222,14 @@ static void inline_sq_doorbell(struct nvme_ctrl *ctrl, struct nvme_sq *sq,
 	uint16_t cqid = __atomic_load_n(&sq->cqid, __ATOMIC_RELAXED);
 	struct nvme_cq *cq = &ctrl->cq[cqid];
 
-	pthread_mutex_lock(&cq->lock);
+	blk_mutex_lock(&cq->lock);
 	/* the queue may have been deleted (or moved) since the check */
 	if (atomic_load_explicit(&sq->valid_size, memory_order_relaxed) &&
 	    sq->cqid == cqid &&
 	    atomic_load_explicit(&cq->valid_size, memory_order_relaxed) &&
 	    nvme_sq_tail_update(ctrl, sq, tail))
 		nvme_cq_run(ctrl, cq);
-	pthread_mutex_unlock(&cq->lock);
+	blk_mutex_unlock(&cq->lock);
 }
 
 /*
@@ -242,13 +242,13 @@ static void inline_cq_doorbell(struct nvme_ctrl *ctrl, struct nvme_cq *cq,
 {
 	bool bad = false;
 
-	pthread_mutex_lock(&cq->lock);
+	blk_mutex_lock(&cq->lock);
 	if (atomic_load_explicit(&cq->valid_size, memory_order_relaxed)) {
 		if (head != cq->head && !nvme_cq_head_update(ctrl, cq, head))
 			bad = true;
 		nvme_cq_run(ctrl, cq);
 	}
-	pthread_mutex_unlock(&cq->lock);
+	blk_mutex_unlock(&cq->lock);
 	if (bad)
 		invalid_doorbell(ctrl, 2);
 }
@@ -365,10 +365,10 @@ static void write_cc(struct nvme_ctrl *ctrl, uint32_t val)
 		atomic_store_explicit(&ctrl->cc, val, memory_order_release);
 		return;
 	}
-	pthread_mutex_lock(&ctrl->cc_lock);
+	blk_mutex_lock(&ctrl->cc_lock);
 	atomic_store(&ctrl->cc, val);
 	cc_process(ctrl, val);
-	pthread_mutex_unlock(&ctrl->cc_lock);
+	blk_mutex_unlock(&ctrl->cc_lock);
 }
 
 /* ASQ and ACQ are read only while the controller is enabled (Base 3.1.3.9). */
@@ -708,11 +708,11 @@ int nvme_ctrl_create(const struct nvme_ctrl_config *cfg,
 	for (i = 0; i < ctrl->nr_qids; i++) {
 		ctrl->sq[i].ctrl = ctrl;
 		ctrl->cq[i].ctrl = ctrl;
-		pthread_mutex_init(&ctrl->cq[i].lock, NULL);
+		blk_mutex_init(&ctrl->cq[i].lock, "&nvme_ctrl->cq.lock", -1);
 	}
-	pthread_mutex_init(&ctrl->cc_lock, NULL);
-	pthread_mutex_init(&ctrl->fault_lock, NULL);
-	pthread_mutex_init(&ctrl->log_lock, NULL);
+	blk_mutex_init(&ctrl->cc_lock, "&nvme_ctrl->cc_lock", -1);
+	blk_mutex_init(&ctrl->fault_lock, "&nvme_ctrl->fault_lock", -1);
+	blk_mutex_init(&ctrl->log_lock, "&nvme_ctrl->log_lock", -1);
 	ctrl->power_on_ns = nvme_now_ns();
 	if (!ctrl->inline_mode) {
 		/* attached here so that a busy device fails create, not I/O */
@@ -747,10 +747,10 @@ fail_ctx:
 	free(ctrl->tbctx);
 fail_locks:
 	for (i = 0; i < ctrl->nr_qids; i++)
-		pthread_mutex_destroy(&ctrl->cq[i].lock);
-	pthread_mutex_destroy(&ctrl->cc_lock);
-	pthread_mutex_destroy(&ctrl->fault_lock);
-	pthread_mutex_destroy(&ctrl->log_lock);
+		blk_mutex_destroy(&ctrl->cq[i].lock);
+	blk_mutex_destroy(&ctrl->cc_lock);
+	blk_mutex_destroy(&ctrl->fault_lock);
+	blk_mutex_destroy(&ctrl->log_lock);
 fail_arrays:
 	free(ctrl->sq);
 	free(ctrl->cq);
@@ -771,12 +771,12 @@ void nvme_ctrl_destroy(struct nvme_ctrl *ctrl)
 		pthread_join(ctrl->thread, NULL);
 	}
 	/* power off: a reset without CQEs; the thread is gone, so no races */
-	pthread_mutex_lock(&ctrl->cc_lock);
+	blk_mutex_lock(&ctrl->cc_lock);
 	ctrl_reset(ctrl);
-	pthread_mutex_unlock(&ctrl->cc_lock);
+	blk_mutex_unlock(&ctrl->cc_lock);
 	for (i = 0; i < ctrl->nr_qids; i++) {
 		free(ctrl->cq[i].bctx);
-		pthread_mutex_destroy(&ctrl->cq[i].lock);
+		blk_mutex_destroy(&ctrl->cq[i].lock);
 	}
 	if (ctrl->tbctx) {
 		for (i = 0; i < ctrl->nr_ns; i++)
@@ -787,9 +787,9 @@ void nvme_ctrl_destroy(struct nvme_ctrl *ctrl)
 	if (ctrl->cfg.own_ns)
 		for (i = 0; i < ctrl->nr_ns; i++)
 			blk_dev_close(ctrl->ns[i].dev);
-	pthread_mutex_destroy(&ctrl->cc_lock);
-	pthread_mutex_destroy(&ctrl->fault_lock);
-	pthread_mutex_destroy(&ctrl->log_lock);
+	blk_mutex_destroy(&ctrl->cc_lock);
+	blk_mutex_destroy(&ctrl->fault_lock);
+	blk_mutex_destroy(&ctrl->log_lock);
 	free(ctrl->sq);
 	free(ctrl->cq);
 	free((void *)ctrl->db);

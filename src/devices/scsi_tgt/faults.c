@@ -240,10 +240,10 @@ int scsi_tgt_add_error_rule(struct scsi_tgt *t, const struct scsi_tgt_error_rule
 
 	if (rule_check(t, r, why, sizeof(why)))
 		return -EINVAL;
-	pthread_mutex_lock(&t->rules_lock);
+	blk_mutex_lock(&t->rules_lock);
 	ret = rule_add_locked(t, r);
 	rules_flag(t);
-	pthread_mutex_unlock(&t->rules_lock);
+	blk_mutex_unlock(&t->rules_lock);
 	return ret;
 }
 
@@ -254,11 +254,11 @@ int scsi_tgt_clear_error_rules(struct scsi_tgt *t, uint64_t lun)
 	if (lun >= t->nr_luns)
 		return -EINVAL;
 	lr = &t->rules[lun];
-	pthread_mutex_lock(&t->rules_lock);
+	blk_mutex_lock(&t->rules_lock);
 	atomic_fetch_sub(&t->nr_rules, lr->n);
 	lr->n = 0;
 	rules_flag(t);
-	pthread_mutex_unlock(&t->rules_lock);
+	blk_mutex_unlock(&t->rules_lock);
 	return 0;
 }
 
@@ -272,11 +272,11 @@ int scsi_tgt_get_error_rules(struct scsi_tgt *t, uint64_t lun,
 	if (lun >= t->nr_luns)
 		return -EINVAL;
 	lr = &t->rules[lun];
-	pthread_mutex_lock(&t->rules_lock);
+	blk_mutex_lock(&t->rules_lock);
 	for (i = 0; i < lr->n && i < max; i++)
 		rules[i] = lr->r[i];
 	n = (int)lr->n;
-	pthread_mutex_unlock(&t->rules_lock);
+	blk_mutex_unlock(&t->rules_lock);
 	return n;
 }
 
@@ -340,12 +340,12 @@ static int rules_match(struct scsi_tgt *t, struct scsi_lu *lu, uint8_t op,
 	int type = -1;
 	unsigned int k;
 
-	pthread_mutex_lock(&t->rules_lock);
+	blk_mutex_lock(&t->rules_lock);
 	if (lr->n)
 		for (k = 0; k < ARRAY_SIZE(order) && type < 0; k++)
 			if (rule_take(lr, order[k], op, r))
 				type = order[k];
-	pthread_mutex_unlock(&t->rules_lock);
+	blk_mutex_unlock(&t->rules_lock);
 	return type;
 }
 

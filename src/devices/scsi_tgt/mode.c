@@ -115,8 +115,8 @@ static void mode_publish(struct scsi_tgt *t, struct scsi_lu *lu)
 
 void tgt_mode_init(struct scsi_tgt *t, struct scsi_lu *lu)
 {
-	pthread_mutex_init(&lu->mode_lock, NULL);
-	pthread_mutex_init(&lu->rmw_lock, NULL);
+	blk_mutex_init(&lu->mode_lock, "&scsi_lu->mode_lock", -1);
+	blk_mutex_init(&lu->rmw_lock, "&scsi_lu->rmw_lock", -1);
 	page_default(lu, PG_CACHING, lu->mode_caching);
 	page_default(lu, PG_CONTROL, lu->mode_control);
 	page_default(lu, PG_IE, lu->mode_ie);
@@ -128,8 +128,8 @@ void tgt_mode_init(struct scsi_tgt *t, struct scsi_lu *lu)
 
 void tgt_mode_fini(struct scsi_lu *lu)
 {
-	pthread_mutex_destroy(&lu->mode_lock);
-	pthread_mutex_destroy(&lu->rmw_lock);
+	blk_mutex_destroy(&lu->mode_lock);
+	blk_mutex_destroy(&lu->rmw_lock);
 }
 
 /* @page for @pc (0 current, 1 changeable, 2 default) into @b; its length,
@@ -198,7 +198,7 @@ int tgt_mode_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	}
 	/* the pages and WP as of one moment: a MODE SELECT changes them
 	 * together */
-	pthread_mutex_lock(&lu->mode_lock);
+	blk_mutex_lock(&lu->mode_lock);
 	wp = tgt_lu_wflags(lu) & TGT_WF_WP;
 	if (page == 0x3f) {
 		for (k = 0; k < ARRAY_SIZE(all); k++)
@@ -207,7 +207,7 @@ int tgt_mode_sense(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		k = mode_page(lu, page, pc, b + n);
 		n += k;
 	}
-	pthread_mutex_unlock(&lu->mode_lock);
+	blk_mutex_unlock(&lu->mode_lock);
 	if (page != 0x3f && !k) {
 		tgt_cmd_bad_cdb(c, lu, 2, 5);
 		return 0;
@@ -379,7 +379,7 @@ int tgt_mode_select(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	if (bdl && !check_block_descriptor(c, lu, pl, hdr, longlba))
 		goto out;
 
-	pthread_mutex_lock(&lu->mode_lock);
+	blk_mutex_lock(&lu->mode_lock);
 	memcpy(caching, lu->mode_caching, sizeof(caching));
 	memcpy(control, lu->mode_control, sizeof(control));
 	memcpy(ie, lu->mode_ie, sizeof(ie));
@@ -430,12 +430,12 @@ int tgt_mode_select(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		memcpy(lu->mode_ie, ie, sizeof(ie));
 		mode_publish(q->tgt, lu);
 	}
-	pthread_mutex_unlock(&lu->mode_lock);
+	blk_mutex_unlock(&lu->mode_lock);
 	if (changed)
 		tgt_ua_raise(q->tgt, lu, TGT_UA_MODE_CHANGED, (int)c->nexus);
 	goto out;
 unlock:
-	pthread_mutex_unlock(&lu->mode_lock);
+	blk_mutex_unlock(&lu->mode_lock);
 out:
 	free(pl);
 	return 0;

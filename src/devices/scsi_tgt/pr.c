@@ -106,9 +106,9 @@ void tgt_pr_init(struct scsi_tgt *t)
 {
 	unsigned int i;
 
-	pthread_mutex_init(&t->nexus_lock, NULL);
+	blk_mutex_init(&t->nexus_lock, "&scsi_tgt->nexus_lock", -1);
 	for (i = 0; i < t->nr_luns; i++) {
-		pthread_mutex_init(&t->lus[i].pr.lock, NULL);
+		blk_mutex_init(&t->lus[i].pr.lock, "&scsi_lu->pr.lock", -1);
 		atomic_init(&t->lus[i].reserved, 0);
 	}
 }
@@ -118,10 +118,10 @@ void tgt_pr_destroy(struct scsi_tgt *t)
 	unsigned int i;
 
 	for (i = 0; i < t->nr_luns; i++)
-		pthread_mutex_destroy(&t->lus[i].pr.lock);
+		blk_mutex_destroy(&t->lus[i].pr.lock);
 	for (i = 0; i < SCSI_TGT_MAX_NEXUS; i++)
 		free(t->nexus_id[i]);
-	pthread_mutex_destroy(&t->nexus_lock);
+	blk_mutex_destroy(&t->nexus_lock);
 }
 
 int scsi_tgt_set_nexus_id(struct scsi_tgt *t, unsigned int nexus,
@@ -140,11 +140,11 @@ int scsi_tgt_set_nexus_id(struct scsi_tgt *t, unsigned int nexus,
 			return -ENOMEM;
 		memcpy(copy, id, len);
 	}
-	pthread_mutex_lock(&t->nexus_lock);
+	blk_mutex_lock(&t->nexus_lock);
 	free(t->nexus_id[nexus]);
 	t->nexus_id[nexus] = copy;
 	t->nexus_id_len[nexus] = copy ? (uint16_t)len : 0;
-	pthread_mutex_unlock(&t->nexus_lock);
+	blk_mutex_unlock(&t->nexus_lock);
 	return 0;
 }
 
@@ -159,14 +159,14 @@ static uint32_t transport_id(struct scsi_tgt *t, unsigned int nexus, uint8_t *b)
 	uint32_t n;
 	int l;
 
-	pthread_mutex_lock(&t->nexus_lock);
+	blk_mutex_lock(&t->nexus_lock);
 	if (t->nexus_id[nexus]) {
 		n = t->nexus_id_len[nexus];
 		memcpy(b, t->nexus_id[nexus], n);
-		pthread_mutex_unlock(&t->nexus_lock);
+		blk_mutex_unlock(&t->nexus_lock);
 		return n;
 	}
-	pthread_mutex_unlock(&t->nexus_lock);
+	blk_mutex_unlock(&t->nexus_lock);
 	memset(b, 0, 64);
 	b[0] = 0x05;
 	l = snprintf((char *)b + 4, 60, "iqn.2026-01.org.blkstack:nexus.%u", nexus);
@@ -262,9 +262,9 @@ bool tgt_pr_conflict(struct scsi_lu *lu, const struct scsi_tgt_cmd *c)
 {
 	bool r;
 
-	pthread_mutex_lock(&lu->pr.lock);
+	blk_mutex_lock(&lu->pr.lock);
 	r = conflicts(&lu->pr, c->nexus, c->cdb);
-	pthread_mutex_unlock(&lu->pr.lock);
+	blk_mutex_unlock(&lu->pr.lock);
 	return r;
 }
 
@@ -274,12 +274,12 @@ bool tgt_pr_may_access(struct scsi_lu *lu, unsigned int nexus, bool write)
 
 	if (!atomic_load_explicit(&lu->reserved, memory_order_relaxed))
 		return true;
-	pthread_mutex_lock(&lu->pr.lock);
+	blk_mutex_lock(&lu->pr.lock);
 	if (lu->pr.spc2)
 		r = nexus == lu->pr.spc2_holder;
 	else
 		r = pr_allows(&lu->pr, nexus, write ? ACC_WRITE : ACC_READ);
-	pthread_mutex_unlock(&lu->pr.lock);
+	blk_mutex_unlock(&lu->pr.lock);
 	return r;
 }
 
@@ -306,24 +306,24 @@ void tgt_pr_lun_reset(struct scsi_lu *lu)
 {
 	/* SPC-2 5.5.1 / SAM: a logical unit reset releases an SPC-2
 	 * reservation; persistent reservations survive it (SPC-4 5.9.1) */
-	pthread_mutex_lock(&lu->pr.lock);
+	blk_mutex_lock(&lu->pr.lock);
 	if (lu->pr.spc2) {
 		lu->pr.spc2 = false;
 		publish(lu);
 	}
-	pthread_mutex_unlock(&lu->pr.lock);
+	blk_mutex_unlock(&lu->pr.lock);
 }
 
 void tgt_pr_nexus_loss(struct scsi_lu *lu, unsigned int nexus)
 {
 	/* SPC-2 5.5.1: I_T nexus loss releases the nexus's reservation;
 	 * persistent reservations survive it (SPC-4 5.9.1) */
-	pthread_mutex_lock(&lu->pr.lock);
+	blk_mutex_lock(&lu->pr.lock);
 	if (lu->pr.spc2 && lu->pr.spc2_holder == nexus) {
 		lu->pr.spc2 = false;
 		publish(lu);
 	}
-	pthread_mutex_unlock(&lu->pr.lock);
+	blk_mutex_unlock(&lu->pr.lock);
 }
 
 int tgt_do_reserve(struct scsi_tgt_queue *q, struct scsi_lu *lu,
@@ -334,7 +334,7 @@ int tgt_do_reserve(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	(void)q;
 	if (!spc2_cdb_ok(c, lu))
 		return 0;
-	pthread_mutex_lock(&pr->lock);
+	blk_mutex_lock(&pr->lock);
 	if (pr->registered || pr->type || c->nexus >= SCSI_TGT_MAX_NEXUS ||
 	    (pr->spc2 && pr->spc2_holder != c->nexus)) {
 		c->status = SAM_STAT_RESERVATION_CONFLICT;
@@ -343,7 +343,7 @@ int tgt_do_reserve(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		pr->spc2_holder = c->nexus;
 		publish(lu);
 	}
-	pthread_mutex_unlock(&pr->lock);
+	blk_mutex_unlock(&pr->lock);
 	return 0;
 }
 
@@ -356,14 +356,14 @@ int tgt_do_release(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	(void)q;
 	if (!spc2_cdb_ok(c, lu))
 		return 0;
-	pthread_mutex_lock(&pr->lock);
+	blk_mutex_lock(&pr->lock);
 	if (pr->registered || pr->type) {
 		c->status = SAM_STAT_RESERVATION_CONFLICT;
 	} else if (pr->spc2 && pr->spc2_holder == c->nexus) {
 		pr->spc2 = false;
 		publish(lu);
 	} /* not the holder, or nothing reserved: GOOD, nothing done */
-	pthread_mutex_unlock(&pr->lock);
+	blk_mutex_unlock(&pr->lock);
 	return 0;
 }
 
@@ -393,7 +393,7 @@ int tgt_do_pr_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	b = calloc(1, PRIN_MAX);
 	if (!b)
 		return -ENOMEM;
-	pthread_mutex_lock(&pr->lock);
+	blk_mutex_lock(&pr->lock);
 	switch (sa) {
 	case PRIN_READ_KEYS: /* 6.15.2: every registration's key */
 		scsi_put_be32(b, pr->generation);
@@ -444,7 +444,7 @@ int tgt_do_pr_in(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		scsi_put_be32(b + 4, n - 8);
 		break;
 	}
-	pthread_mutex_unlock(&pr->lock);
+	blk_mutex_unlock(&pr->lock);
 	tgt_data_in(c, b, n, scsi_get_be16(cdb + 7));
 	free(b);
 	return 0;
@@ -629,20 +629,20 @@ static int pr_register_and_move(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		return 0;
 	}
 	dest = nexus_of_tid(q->tgt, pl + 24, tlen);
-	pthread_mutex_lock(&pr->lock);
+	blk_mutex_lock(&pr->lock);
 	if (!is_registered(pr, n) || key != pr->key[n] || !pr->type ||
 	    type_ar(pr->type) || !is_holder(pr, n)) {
 		st = SAM_STAT_RESERVATION_CONFLICT;
 		goto out;
 	}
 	if (!sakey) {
-		pthread_mutex_unlock(&pr->lock);
+		blk_mutex_unlock(&pr->lock);
 		tgt_cmd_bad_param(c, lu, 8, -1);
 		return 0;
 	}
 	/* the destination: a nexus of ours, not the one that asks */
 	if (dest < 0 || (unsigned int)dest == n) {
-		pthread_mutex_unlock(&pr->lock);
+		blk_mutex_unlock(&pr->lock);
 		tgt_cmd_bad_param(c, lu, 24, -1);
 		return 0;
 	}
@@ -655,7 +655,7 @@ static int pr_register_and_move(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	pr->generation++;
 out:
 	publish(lu);
-	pthread_mutex_unlock(&pr->lock);
+	blk_mutex_unlock(&pr->lock);
 	c->status = st;
 	return 0;
 }
@@ -724,7 +724,7 @@ int tgt_do_pr_out(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		tgt_cmd_bad_param(c, lu, 20, pl[20] & 0x04 ? 2 : 0);
 		return 0;
 	}
-	pthread_mutex_lock(&pr->lock);
+	blk_mutex_lock(&pr->lock);
 	st = SAM_STAT_GOOD;
 	if (reg_sa) {
 		/* 5.9.7: REGISTER checks the key given; REGISTER AND IGNORE
@@ -737,7 +737,7 @@ int tgt_do_pr_out(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			if (check && key) {
 				st = SAM_STAT_RESERVATION_CONFLICT;
 			} else if (sakey && n >= SCSI_TGT_MAX_NEXUS) {
-				pthread_mutex_unlock(&pr->lock);
+				blk_mutex_unlock(&pr->lock);
 				tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST,
 					      ASC_INSUFFICIENT_REG_RESOURCES);
 				return 0;
@@ -775,7 +775,7 @@ int tgt_do_pr_out(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		if (!is_holder(pr, n))
 			break; /* nothing held, or not by it: GOOD */
 		if (pr->type != type) {
-			pthread_mutex_unlock(&pr->lock);
+			blk_mutex_unlock(&pr->lock);
 			tgt_cmd_check(c, lu, SK_ILLEGAL_REQUEST, ASC_INVALID_RELEASE_OF_PR);
 			return 0;
 		}
@@ -796,7 +796,7 @@ int tgt_do_pr_out(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	default: /* PREEMPT, PREEMPT AND ABORT */
 		st = preempt(lu, n, sakey, type, &preempted);
 		if (st == 0xff) {
-			pthread_mutex_unlock(&pr->lock);
+			blk_mutex_unlock(&pr->lock);
 			tgt_cmd_bad_param(c, lu, 8, -1);
 			return 0;
 		}
@@ -804,7 +804,7 @@ int tgt_do_pr_out(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	}
 out:
 	publish(lu);
-	pthread_mutex_unlock(&pr->lock);
+	blk_mutex_unlock(&pr->lock);
 	/*
 	 * 5.9.11.5: the preempted nexuses' tasks on this unit (not this
 	 * one's) are aborted as SAM-5 says, TASK ABORTED or, with TAS 0,

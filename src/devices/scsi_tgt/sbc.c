@@ -481,7 +481,7 @@ int tgt_compare_and_write(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	buf = malloc(3 * len);
 	if (!buf)
 		return -ENOMEM;
-	if (pthread_mutex_trylock(&lu->rmw_lock)) {
+	if (blk_mutex_trylock(&lu->rmw_lock)) {
 		free(buf);
 		return -EAGAIN; /* another queue's COMPARE AND WRITE or ORWRITE */
 	}
@@ -505,7 +505,7 @@ int tgt_compare_and_write(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	}
 	atomic_fetch_add_explicit(&q->tgt->write_blocks, nb, memory_order_relaxed);
 out:
-	pthread_mutex_unlock(&lu->rmw_lock);
+	blk_mutex_unlock(&lu->rmw_lock);
 	free(buf);
 	return 0;
 }
@@ -672,7 +672,7 @@ int tgt_orwrite(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			return -ENOMEM;
 		}
 	}
-	if (pthread_mutex_trylock(&lu->rmw_lock)) {
+	if (blk_mutex_trylock(&lu->rmw_lock)) {
 		free(media);
 		free(data);
 		return -EAGAIN;
@@ -711,7 +711,7 @@ int tgt_orwrite(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		lu->orw_prev_gen = lu->orw_gen;
 		lu->orw_gen = nog;
 	}
-	pthread_mutex_unlock(&lu->rmw_lock);
+	blk_mutex_unlock(&lu->rmw_lock);
 	free(media);
 	free(data);
 	return 0;

@@ -1792,8 +1792,8 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 		free(t);
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&t->rules_lock, NULL);
-	pthread_mutex_init(&t->queues_lock, NULL);
+	blk_mutex_init(&t->rules_lock, "&scsi_tgt->rules_lock", -1);
+	blk_mutex_init(&t->queues_lock, "&scsi_tgt->queues_lock", -1);
 	t->cfg = *cfg;
 	t->cfg.error_rules = NULL; /* the caller's; copied into the units */
 	t->cfg.nr_error_rules = 0;
@@ -1905,8 +1905,8 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 	*tgt = t;
 	return 0;
 fail:
-	pthread_mutex_destroy(&t->rules_lock);
-	pthread_mutex_destroy(&t->queues_lock);
+	blk_mutex_destroy(&t->rules_lock);
+	blk_mutex_destroy(&t->queues_lock);
 	free(t->rules);
 	free(t->lus);
 	free(t);
@@ -1926,8 +1926,8 @@ void scsi_tgt_destroy(struct scsi_tgt *t)
 			blk_dev_close(t->lus[i].dev);
 	tgt_xcopy_destroy(t);
 	tgt_pr_destroy(t);
-	pthread_mutex_destroy(&t->rules_lock);
-	pthread_mutex_destroy(&t->queues_lock);
+	blk_mutex_destroy(&t->rules_lock);
+	blk_mutex_destroy(&t->queues_lock);
 	free(t->rules);
 	free(t->lus);
 	free(t);
@@ -1955,12 +1955,12 @@ int scsi_tgt_queue_attach(struct scsi_tgt *t, struct scsi_tgt_queue **qp)
 		if (ret)
 			goto fail;
 	}
-	pthread_mutex_lock(&t->queues_lock);
+	blk_mutex_lock(&t->queues_lock);
 	q->qnext = t->queues;
 	if (t->queues)
 		t->queues->qprev = q;
 	t->queues = q;
-	pthread_mutex_unlock(&t->queues_lock);
+	blk_mutex_unlock(&t->queues_lock);
 	*qp = q;
 	return 0;
 fail:
@@ -1982,7 +1982,7 @@ static void queue_unlink(struct scsi_tgt_queue *q)
 {
 	struct scsi_tgt *t = q->tgt;
 
-	pthread_mutex_lock(&t->queues_lock);
+	blk_mutex_lock(&t->queues_lock);
 	atomic_fetch_add_explicit(&t->cmds, LOAD(q->cmds), memory_order_relaxed);
 	atomic_fetch_add_explicit(&t->check_conditions, LOAD(q->check_conditions),
 				  memory_order_relaxed);
@@ -1996,7 +1996,7 @@ static void queue_unlink(struct scsi_tgt_queue *q)
 		t->queues = q->qnext;
 	if (q->qnext)
 		q->qnext->qprev = q->qprev;
-	pthread_mutex_unlock(&t->queues_lock);
+	blk_mutex_unlock(&t->queues_lock);
 }
 
 void scsi_tgt_queue_detach(struct scsi_tgt_queue *q)
@@ -2025,7 +2025,7 @@ void scsi_tgt_get_stats(struct scsi_tgt *t, struct scsi_tgt_stats *st)
 {
 	const struct scsi_tgt_queue *q;
 
-	pthread_mutex_lock(&t->queues_lock);
+	blk_mutex_lock(&t->queues_lock);
 	st->cmds = LOAD(t->cmds);
 	st->check_conditions = LOAD(t->check_conditions);
 	st->read_blocks = LOAD(t->read_blocks);
@@ -2036,7 +2036,7 @@ void scsi_tgt_get_stats(struct scsi_tgt *t, struct scsi_tgt_stats *st)
 		st->read_blocks += LOAD(q->read_blocks);
 		st->write_blocks += LOAD(q->write_blocks);
 	}
-	pthread_mutex_unlock(&t->queues_lock);
+	blk_mutex_unlock(&t->queues_lock);
 	st->unit_attentions = atomic_load_explicit(&t->unit_attentions,
 						   memory_order_relaxed);
 	st->injected = atomic_load_explicit(&t->injected, memory_order_relaxed);

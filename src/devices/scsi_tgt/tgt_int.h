@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "blkstack/lock.h"
 #include "blkstack/scsi_tgt.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -50,7 +51,7 @@ enum tgt_ua {
  * reservation is held without it.
  */
 struct tgt_pr {
-	pthread_mutex_t lock;
+	struct blk_mutex lock;
 	uint64_t registered;    /* a bit per nexus with a registration */
 	uint64_t key[SCSI_TGT_MAX_NEXUS]; /* each registered nexus's key */
 	uint32_t generation;    /* PRgeneration */
@@ -89,14 +90,14 @@ struct scsi_lu {
 	 * mode_lock, which only MODE SELECT and MODE SENSE take; what other
 	 * commands read of them is mirrored in d_sense and wflags, loaded
 	 * relaxed (a MODE SELECT is seen by the commands that start after it) */
-	pthread_mutex_t mode_lock;
+	struct blk_mutex mode_lock;
 	uint8_t mode_caching[20], mode_control[12], mode_ie[12];
 	_Atomic bool d_sense;   /* control mode page D_SENSE */
 	_Atomic bool tas;       /* control mode page TAS */
 	_Atomic uint8_t wflags; /* TGT_WF_*: read once per write command */
 	/* held by COMPARE AND WRITE and ORWRITE across their read, compare
 	 * or merge, and write (sbc.c); never taken by READ or WRITE */
-	pthread_mutex_t rmw_lock;
+	struct blk_mutex rmw_lock;
 	/* ORWRITE's generation codes and current processing policy (SBC-4
 	 * 4.27.2), under rmw_lock: 0, 0 and 7h at power on (create), kept
 	 * across resets */
@@ -158,16 +159,16 @@ struct scsi_tgt {
 	 * paths that count from anywhere (WRITE SAME, EXTENDED COPY) */
 	_Atomic uint64_t cmds, check_conditions, read_blocks, write_blocks,
 		unit_attentions, injected;
-	pthread_mutex_t queues_lock;
+	struct blk_mutex queues_lock;
 	struct scsi_tgt_queue *queues; /* attached */
 	_Atomic uint64_t media_cmds; /* READ/WRITE commands, for every_nth */
 	/* TransportIDs set by scsi_tgt_set_nexus_id() (NULL: the default
 	 * one), under nexus_lock */
-	pthread_mutex_t nexus_lock;
+	struct blk_mutex nexus_lock;
 	uint8_t *nexus_id[SCSI_TGT_MAX_NEXUS];
 	uint16_t nexus_id_len[SCSI_TGT_MAX_NEXUS];
 	/* the last copies' results, under copy_lock; next slot to reuse */
-	pthread_mutex_t copy_lock;
+	struct blk_mutex copy_lock;
 	struct tgt_copy_result copies[TGT_COPY_RESULTS];
 	unsigned int copy_next;
 	_Atomic uint32_t epoch;      /* bumped by each function that aborts
@@ -178,7 +179,7 @@ struct scsi_tgt {
 	bool rw_faults;         /* opts or every_nth: inject() on READ/WRITE */
 	uint64_t delay_ns;      /* delay_ms or ndelay_ns */
 	uint64_t ready_ns;      /* CLOCK_MONOTONIC: tur_ms_to_ready is over */
-	pthread_mutex_t rules_lock;
+	struct blk_mutex rules_lock;
 	struct tgt_lu_rules *rules; /* [nr_luns] */
 	_Atomic unsigned int nr_rules; /* all units' */
 };

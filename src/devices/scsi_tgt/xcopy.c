@@ -52,12 +52,12 @@
 
 void tgt_xcopy_init(struct scsi_tgt *t)
 {
-	pthread_mutex_init(&t->copy_lock, NULL);
+	blk_mutex_init(&t->copy_lock, "&scsi_tgt->copy_lock", -1);
 }
 
 void tgt_xcopy_destroy(struct scsi_tgt *t)
 {
-	pthread_mutex_destroy(&t->copy_lock);
+	blk_mutex_destroy(&t->copy_lock);
 }
 
 /* As inquiry_vpd() builds it for page 0x83: NAA 6, no company ID, the
@@ -118,7 +118,7 @@ static void record(struct scsi_tgt *t, const struct scsi_tgt_cmd *c,
 	struct tgt_copy_result *r = NULL;
 	unsigned int i;
 
-	pthread_mutex_lock(&t->copy_lock);
+	blk_mutex_lock(&t->copy_lock);
 	for (i = 0; i < TGT_COPY_RESULTS; i++) {
 		struct tgt_copy_result *e = &t->copies[i];
 
@@ -137,7 +137,7 @@ static void record(struct scsi_tgt *t, const struct scsi_tgt_cmd *c,
 	r->status = status;
 	r->segments = segments;
 	r->bytes = bytes;
-	pthread_mutex_unlock(&t->copy_lock);
+	blk_mutex_unlock(&t->copy_lock);
 }
 
 /* SPC-4 6.20: RECEIVE COPY RESULTS (LID1): COPY STATUS, OPERATING
@@ -179,7 +179,7 @@ int tgt_do_receive_copy_results(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 	} else if (sa == RCR_COPY_STATUS) { /* 6.20.2 */
 		struct tgt_copy_result r = { .used = false };
 
-		pthread_mutex_lock(&t->copy_lock);
+		blk_mutex_lock(&t->copy_lock);
 		for (i = 0; i < TGT_COPY_RESULTS; i++) {
 			const struct tgt_copy_result *e = &t->copies[i];
 
@@ -187,7 +187,7 @@ int tgt_do_receive_copy_results(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 			    e->list_id == cdb[2])
 				r = *e;
 		}
-		pthread_mutex_unlock(&t->copy_lock);
+		blk_mutex_unlock(&t->copy_lock);
 		if (!r.used) { /* no such copy from this nexus */
 			tgt_cmd_bad_cdb(c, lu, 2, -1);
 			return 0;

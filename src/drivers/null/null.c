@@ -122,6 +122,7 @@ static blk_status_t null_queue_rq(struct blk_mq_hw_ctx *hctx,
 		blk_mq_complete_request(rq, BLK_STS_OK);
 		return BLK_STS_OK;
 	}
+	blk_mq_stage(rq, BLK_STAGE_DEVICE);
 	if (nd->cfg.spin_nsec)
 		null_spin(nd->cfg.spin_nsec);
 	if (nd->cfg.fail_every | nd->cfg.timeout_every | nd->cfg.requeue_every) {
@@ -135,6 +136,7 @@ static blk_status_t null_queue_rq(struct blk_mq_hw_ctx *hctx,
 		st = null_handle_data(nd, rq);
 
 	if (nd->cfg.irqmode == NULL_IRQ_NONE) {
+		blk_mq_stage(rq, BLK_STAGE_DEVICE_DONE);
 		blk_mq_complete_request(rq, st);
 		return BLK_STS_OK;
 	}
@@ -208,6 +210,9 @@ static void *null_completion_thread(void *arg)
 					continue;
 				}
 			}
+			/* the request is this thread's until the ring
+			 * hands it back */
+			blk_mq_stage(cmd->rq, BLK_STAGE_DEVICE_DONE);
 			while (blk_mq_complete_request_remote(nq->hctx, cmd->rq, cmd->gen,
 							      cmd->status))
 				__builtin_ia32_pause();
@@ -309,8 +314,9 @@ int blk_null_create(const struct blk_null_config *cfg, struct blk_dev **dev)
 	if (!nd)
 		return -ENOMEM;
 	nd->cfg = *cfg;
+	/* stage timers stamp the device stages off the fast path */
 	nd->fast = cfg->irqmode == NULL_IRQ_NONE && !cfg->memory_backed &&
-		   !cfg->spin_nsec &&
+		   !cfg->spin_nsec && !qc.stage_timers &&
 		   !cfg->fail_every && !cfg->timeout_every && !cfg->requeue_every;
 	nd->nr_queues = qc.nr_hw_queues ? qc.nr_hw_queues : 1;
 	nd->queues = calloc(nd->nr_queues, sizeof(*nd->queues));

@@ -250,9 +250,9 @@ int nvme_admin_cmd(struct nvme_host *nh, struct nvme_command *cmd,
 {
 	int ret;
 
-	pthread_mutex_lock(&nh->admin_lock);
+	blk_mutex_lock(&nh->admin_lock);
 	ret = nvme_admin_cmd_locked(nh, cmd, result, sf);
-	pthread_mutex_unlock(&nh->admin_lock);
+	blk_mutex_unlock(&nh->admin_lock);
 	return ret;
 }
 

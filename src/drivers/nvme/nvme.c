@@ -363,6 +363,8 @@ static inline void nvme_sq_push(struct nvme_queue *q, struct request *rq,
 	q->inflight++;
 	q->sq_tail = next;
 	q->unrung++;
+	/* the SQE is in the SQ: the controller's at the batch's doorbell */
+	blk_mq_stage(rq, BLK_STAGE_DEVICE);
 }
 
 /*
@@ -604,6 +606,7 @@ static inline int nvme_process_cq(struct nvme_queue *q)
 		}
 		q->rqs[cid] = NULL;
 		q->inflight--;
+		blk_mq_stage(rq, BLK_STAGE_DEVICE_DONE);
 		sf = nvme_cqe_sf(st);
 		((struct nvme_iod *)blk_mq_rq_to_pdu(rq))->status = sf;
 		if (unlikely(((struct nvme_iod *)blk_mq_rq_to_pdu(rq))->bounced) &&
@@ -730,7 +733,7 @@ static void nvme_host_free(struct nvme_host *nh)
 	free(nh->queues);
 	nvme_free_pages(nh->aq.sq, (size_t)nh->aq.depth * sizeof(struct nvme_command));
 	nvme_free_pages(nh->aq.cq, (size_t)nh->aq.depth * sizeof(struct nvme_completion));
-	pthread_mutex_destroy(&nh->admin_lock);
+	blk_mutex_destroy(&nh->admin_lock);
 	free(nh);
 }
 
@@ -825,11 +828,11 @@ int blk_nvme_create(const struct blk_nvme_config *cfg, struct blk_dev **dev,
 	nh = calloc(1, sizeof(*nh));
 	if (!nh)
 		return -ENOMEM;
-	pthread_mutex_init(&nh->admin_lock, NULL);
+	blk_mutex_init(&nh->admin_lock, "&nvme_host->admin_lock", -1);
 	cap = nvme_ctrl_read64(cfg->ctrl, NVME_REG_CAP);
 	ret = nvme_check_config(cfg, cap, &nh->cfg, err, errlen);
 	if (ret) {
-		pthread_mutex_destroy(&nh->admin_lock);
+		blk_mutex_destroy(&nh->admin_lock);
 		free(nh);
 		return ret;
 	}
@@ -852,7 +855,7 @@ int blk_nvme_create(const struct blk_nvme_config *cfg, struct blk_dev **dev,
 		goto fail;
 	}
 
-	pthread_mutex_lock(&nh->admin_lock);
+	blk_mutex_lock(&nh->admin_lock);
 	ret = nvme_ctrl_enable(nh, err, errlen);
 	if (!ret)
 		ret = nvme_identify(nh, err, errlen);
@@ -860,13 +863,13 @@ int blk_nvme_create(const struct blk_nvme_config *cfg, struct blk_dev **dev,
 		ret = nvme_set_queue_count(nh, nh->cfg.queue.nr_hw_queues, &got,
 					   err, errlen);
 	if (ret) {
-		pthread_mutex_unlock(&nh->admin_lock);
+		blk_mutex_unlock(&nh->admin_lock);
 		goto fail;
 	}
 	nh->nr_io_queues = got;
 	nh->queues = aligned_alloc(64, sizeof(*nh->queues) * got);
 	if (!nh->queues) {
-		pthread_mutex_unlock(&nh->admin_lock);
+		blk_mutex_unlock(&nh->admin_lock);
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -909,7 +912,7 @@ int blk_nvme_create(const struct blk_nvme_config *cfg, struct blk_dev **dev,
 		if (ret)
 			break;
 	}
-	pthread_mutex_unlock(&nh->admin_lock);
+	blk_mutex_unlock(&nh->admin_lock);
 	if (ret)
 		goto fail;
 

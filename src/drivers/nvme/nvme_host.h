@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "blkstack/lock.h"
 #include "blkstack/nvme.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -168,7 +169,7 @@ struct nvme_host {
 	/* resets since a command last completed successfully (any queue) */
 	_Atomic uint32_t resets_no_progress;
 
-	pthread_mutex_t admin_lock;     /* admin queue, resets, queue creation */
+	struct blk_mutex admin_lock;    /* admin queue, resets, queue creation */
 	struct nvme_admin_queue aq;
 
 	struct nvme_queue *queues;      /* nr_io_queues, qid = index + 1 */

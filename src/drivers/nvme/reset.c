@@ -33,15 +33,15 @@ int nvme_reset_ctrl(struct nvme_host *nh, uint32_t seen_state)
 	char err[256];
 	int ret;
 
-	pthread_mutex_lock(&nh->admin_lock);
+	blk_mutex_lock(&nh->admin_lock);
 	st = atomic_load_explicit(&nh->state, memory_order_relaxed);
 	if (st & NVME_ST_DEAD) {
-		pthread_mutex_unlock(&nh->admin_lock);
+		blk_mutex_unlock(&nh->admin_lock);
 		return -ENODEV;
 	}
 	if ((st & ~3u) != (seen_state & ~3u)) {
 		/* someone reset it after the caller looked: nothing to do */
-		pthread_mutex_unlock(&nh->admin_lock);
+		blk_mutex_unlock(&nh->admin_lock);
 		return 0;
 	}
 	if (atomic_fetch_add_explicit(&nh->resets_no_progress, 1,
@@ -53,7 +53,7 @@ int nvme_reset_ctrl(struct nvme_host *nh, uint32_t seen_state)
 		nvme_ctrl_disable(nh);
 		atomic_store_explicit(&nh->state, (st & ~3u) + NVME_ST_GEN_ONE +
 					NVME_ST_DEAD, memory_order_release);
-		pthread_mutex_unlock(&nh->admin_lock);
+		blk_mutex_unlock(&nh->admin_lock);
 		return -ENODEV;
 	}
 	atomic_store_explicit(&nh->state, st | NVME_ST_RESETTING,
@@ -75,12 +75,12 @@ int nvme_reset_ctrl(struct nvme_host *nh, uint32_t seen_state)
 		nvme_ctrl_disable(nh);
 		atomic_store_explicit(&nh->state, (st & ~3u) + NVME_ST_GEN_ONE +
 					NVME_ST_DEAD, memory_order_release);
-		pthread_mutex_unlock(&nh->admin_lock);
+		blk_mutex_unlock(&nh->admin_lock);
 		return ret;
 	}
 	atomic_store_explicit(&nh->state, (st & ~3u) + NVME_ST_GEN_ONE,
 			      memory_order_release);
-	pthread_mutex_unlock(&nh->admin_lock);
+	blk_mutex_unlock(&nh->admin_lock);
 	return 0;
 }
 
@@ -148,14 +148,14 @@ bool nvme_queue_recover(struct nvme_queue *q)
 	q->cq_phase = 1;
 	memset(q->cq, 0, (size_t)q->depth * sizeof(*q->cq));
 	for (tries = 0; tries < 2; tries++) {
-		pthread_mutex_lock(&nh->admin_lock);
+		blk_mutex_lock(&nh->admin_lock);
 		st = atomic_load_explicit(&nh->state, memory_order_acquire);
 		if (st & (NVME_ST_DEAD | NVME_ST_RESETTING)) {
-			pthread_mutex_unlock(&nh->admin_lock);
+			blk_mutex_unlock(&nh->admin_lock);
 			return false;
 		}
 		ret = nvme_create_io_queue_locked(nh, q, err, sizeof(err));
-		pthread_mutex_unlock(&nh->admin_lock);
+		blk_mutex_unlock(&nh->admin_lock);
 		if (!ret) {
 			q->gen_word = st;
 			return true;

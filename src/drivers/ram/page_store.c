@@ -66,7 +66,6 @@ static uint64_t ps_region_slabs(uint64_t capacity)
 
 int ps_init(struct page_store *ps, uint64_t capacity)
 {
-	pthread_mutexattr_t ma;
 	uint64_t nr_slabs;
 
 	memset(ps, 0, sizeof(*ps));
@@ -110,10 +109,8 @@ int ps_init(struct page_store *ps, uint64_t capacity)
 	madvise(ps->region, nr_slabs * PS_SLAB_SIZE, MADV_NOHUGEPAGE);
 	ps->alloc.next = ps->alloc.populated = ps->region;
 	ps->alloc.explore_every = ps->alloc.explore_at = PS_THP_EXPLORE;
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
-	pthread_mutex_init(&ps->alloc.lock, &ma);
-	pthread_mutexattr_destroy(&ma);
+	blk_mutex_init(&ps->alloc.lock, "&page_store->alloc.lock",
+		       PTHREAD_MUTEX_ADAPTIVE_NP);
 	return 0;
 }
 
@@ -171,7 +168,7 @@ void ps_destroy(struct page_store *ps)
 	if (ps->alloc.free)
 		munmap(ps->alloc.free, ps->alloc.free_cap * sizeof(*ps->alloc.free));
 	if (ps->region)
-		pthread_mutex_destroy(&ps->alloc.lock);
+		blk_mutex_destroy(&ps->alloc.lock);
 	ps->map = ps->region = NULL;
 	ps->alloc.free = NULL;
 }
@@ -259,7 +256,7 @@ static uint32_t ps_page_alloc(struct page_store *ps)
 	struct ps_alloc *a = &ps->alloc;
 	uint32_t p = 0;
 
-	pthread_mutex_lock(&a->lock);
+	blk_mutex_lock(&a->lock);
 	if (a->nr_free) {
 		/* given back with DONTNEED: the next write faults a zero page */
 		p = a->free[--a->nr_free];
@@ -280,7 +277,7 @@ static uint32_t ps_page_alloc(struct page_store *ps)
 	}
 	if (p)
 		counter_add(&ps->nr_pages, 1);
-	pthread_mutex_unlock(&a->lock);
+	blk_mutex_unlock(&a->lock);
 	return p;
 }
 
@@ -301,7 +298,7 @@ static void ps_pages_free(struct page_store *ps, const uint32_t *pages,
 		madvise(pg_addr(ps, pages[i]), (size_t)run * PS_PAGE_SIZE,
 			MADV_DONTNEED);
 	}
-	pthread_mutex_lock(&a->lock);
+	blk_mutex_lock(&a->lock);
 	/* cannot overflow: free_cap is every page of the region */
 	memcpy(&a->free[a->nr_free], pages, n * sizeof(*pages));
 	a->nr_free += n;
@@ -313,7 +310,7 @@ static void ps_pages_free(struct page_store *ps, const uint32_t *pages,
 				      ~(uint64_t)(PS_PAGE_SIZE - 1),
 				      memory_order_relaxed);
 	counter_add(&ps->nr_pages, -(int64_t)n);
-	pthread_mutex_unlock(&a->lock);
+	blk_mutex_unlock(&a->lock);
 }
 
 /*

@@ -113,6 +113,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "blkstack/lock.h"
 #include "blkstack/blk_mq.h"
 
 #define PS_PAGE_SHIFT 12
@@ -152,7 +153,7 @@ struct ps_table {
 /* The page allocator: guarded by @lock, except the counters, which are
  * written under it and read without it (relaxed). */
 struct ps_alloc {
-	pthread_mutex_t lock;
+	struct blk_mutex lock;
 	char *next;                     /* next page never handed out */
 	char *populated;                /* end of the committed part */
 	uint32_t *free;                 /* freed pages, uncommitted */

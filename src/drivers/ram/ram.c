@@ -20,6 +20,7 @@ static blk_status_t ram_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct request *rq = bd->rq;
 	blk_status_t st = BLK_STS_OK;
 
+	blk_mq_stage(rq, BLK_STAGE_DEVICE);
 	switch (rq->op) {
 	case BLK_OP_READ:
 	case BLK_OP_WRITE:
@@ -35,6 +36,7 @@ static blk_status_t ram_queue_rq(struct blk_mq_hw_ctx *hctx,
 	default:
 		st = BLK_STS_NOTSUPP;
 	}
+	blk_mq_stage(rq, BLK_STAGE_DEVICE_DONE);
 	blk_mq_complete_request(rq, st);
 	return BLK_STS_OK;
 }

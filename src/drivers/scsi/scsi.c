@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "blkstack/lock.h"
 #include "blkstack/blk_mq.h"
 #include "blkstack/scsi.h"
 #include "blkstack/scsi_host.h"
@@ -84,7 +85,7 @@ struct scsi_disk {
 	 */
 	_Atomic uint32_t blocked __attribute__((aligned(64)));
 	_Atomic uint32_t budget_used __attribute__((aligned(64)));
-	pthread_spinlock_t host_lock __attribute__((aligned(64)));
+	struct blk_spinlock host_lock __attribute__((aligned(64)));
 };
 
 struct scsi_hq {
@@ -157,18 +158,18 @@ static void host_lock(struct scsi_hq *hq)
 	struct scsi_disk *sd = hq->sd;
 
 	hq->st.host_lock++;
-	if (pthread_spin_trylock(&sd->host_lock)) {
+	if (blk_spin_trylock(&sd->host_lock)) {
 		uint64_t t0 = now_ns();
 
 		hq->st.host_lock_contended++;
-		pthread_spin_lock(&sd->host_lock);
+		blk_spin_lock_contended(&sd->host_lock);
 		hq->st.host_lock_wait_ns += now_ns() - t0;
 	}
 }
 
 static void host_unlock(struct scsi_hq *hq)
 {
-	pthread_spin_unlock(&hq->sd->host_lock);
+	blk_spin_unlock(&hq->sd->host_lock);
 }
 
 /* ------------------------------------------------- blocking, budget */
@@ -492,6 +493,7 @@ static void scsi_done(struct scsi_cmnd *c)
 	uint64_t t0 = 0;
 	bool locked = false;
 
+	blk_mq_stage(rq, BLK_STAGE_DEVICE_DONE);
 #ifdef BLK_STAGE_TIMERS
 	if (unlikely(sd->extras & SCSI_X_STAGE))
 		t0 = now_ns();
@@ -780,6 +782,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 	pdu->in_submit = true;
 	pdu->retry_now = false;
+	blk_mq_stage(rq, BLK_STAGE_DEVICE);
 	if (unlikely(sd->extras & SCSI_X_HOST_LOCK)) {
 		host_lock(hq); /* scsi_dispatch_cmd() held it over queuecommand */
 		ret = sd->hostt->queuecommand(hq->lq, c);
@@ -875,7 +878,7 @@ static void scsi_free(void *data)
 	struct scsi_disk *sd = data;
 
 	sd->hostt->destroy(sd->hostdata); /* the loopback closes the lower device */
-	pthread_spin_destroy(&sd->host_lock);
+	blk_spin_destroy(&sd->host_lock);
 	free(sd->hq);
 	free(sd);
 }
@@ -1146,7 +1149,7 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 	sd->extras = (cfg->queue_depth ? SCSI_X_BUDGET : 0) |
 		     (cfg->host_lock ? SCSI_X_HOST_LOCK : 0) |
 		     (cfg->stage_timers ? SCSI_X_STAGE : 0);
-	pthread_spin_init(&sd->host_lock, PTHREAD_PROCESS_PRIVATE);
+	blk_spin_init(&sd->host_lock, "&scsi_disk->host_lock");
 	if (cfg->hostt) {
 		sd->hostt = cfg->hostt;
 		sd->hostdata = cfg->hostdata;
@@ -1175,7 +1178,7 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 		ret = scsi_loopback_create(&lc, &sd->hostt, &sd->hostdata, err,
 					   errlen); /* closes @lower on failure */
 		if (ret) {
-			pthread_spin_destroy(&sd->host_lock);
+			blk_spin_destroy(&sd->host_lock);
 			free(sd);
 			return ret;
 		}
@@ -1331,7 +1334,7 @@ fail:
 		sd->hostt->exit_queue(p.q);
 	free(p.pc);
 	sd->hostt->destroy(sd->hostdata);
-	pthread_spin_destroy(&sd->host_lock);
+	blk_spin_destroy(&sd->host_lock);
 	free(sd->hq);
 	free(sd);
 	return ret;

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blkstack/lock.h"
 #include "uring_int.h"
 
 struct pool_queue;
@@ -56,7 +57,7 @@ struct pool_queue {
 	uint32_t seen;          /* @cseq at the last poll */
 
 	/* shared with the workers, under @lock */
-	_Alignas(64) pthread_mutex_t lock;
+	_Alignas(64) struct blk_mutex lock;
 	struct request *head, *tail;
 	struct pool_worker *idle; /* workers asleep, most recent first */
 	bool waking;            /* a worker is woken and has not run yet */
@@ -128,7 +129,7 @@ static void *pool_worker(void *arg)
 	struct pool_queue *pq = self->pq;
 	struct uring_dev *ud = pq->ud;
 
-	pthread_mutex_lock(&pq->lock);
+	blk_mutex_lock(&pq->lock);
 	for (;;) {
 		struct pool_worker *next;
 		struct request *rq;
@@ -140,10 +141,10 @@ static void *pool_worker(void *arg)
 			atomic_store_explicit(&self->wake, 0, memory_order_relaxed);
 			self->next_idle = pq->idle;
 			pq->idle = self;
-			pthread_mutex_unlock(&pq->lock);
+			blk_mutex_unlock(&pq->lock);
 			while (!atomic_load(&self->wake))
 				futex(&self->wake, FUTEX_WAIT_PRIVATE, 0, NULL);
-			pthread_mutex_lock(&pq->lock);
+			blk_mutex_lock(&pq->lock);
 			pq->waking = false; /* only the woken worker was waking */
 		}
 		/* stop only once the list is empty: nothing is dropped */
@@ -156,12 +157,15 @@ static void *pool_worker(void *arg)
 			pq->tail = NULL;
 		/* more work than hands: bring one more worker, one at a time */
 		next = pq->head ? pool_pop_waking(pq) : NULL;
-		pthread_mutex_unlock(&pq->lock);
+		blk_mutex_unlock(&pq->lock);
 		pool_wake(next);
 
+		/* a worker has it: the device stages are the worker's I/O */
+		blk_mq_stage(rq, BLK_STAGE_DEVICE);
 		st = uring_sync_rq(ud, rq);
+		blk_mq_stage(rq, BLK_STAGE_DEVICE_DONE);
 
-		pthread_mutex_lock(&pq->lock);
+		blk_mutex_lock(&pq->lock);
 		/* the ring holds every tag of the hctx: full cannot happen */
 		while (blk_mq_complete_request_remote(pq->hctx, rq, cmd->gen, st))
 			__builtin_ia32_pause();
@@ -169,12 +173,12 @@ static void *pool_worker(void *arg)
 		wake = atomic_load(&pq->sleeping) &&
 		       atomic_exchange(&pq->sleeping, 0);
 		if (unlikely(wake)) {
-			pthread_mutex_unlock(&pq->lock);
+			blk_mutex_unlock(&pq->lock);
 			futex(&pq->cseq, FUTEX_WAKE_PRIVATE, 1, NULL);
-			pthread_mutex_lock(&pq->lock);
+			blk_mutex_lock(&pq->lock);
 		}
 	}
-	pthread_mutex_unlock(&pq->lock);
+	blk_mutex_unlock(&pq->lock);
 	return NULL;
 }
 
@@ -215,7 +219,7 @@ void uring_pool_commit_rqs(struct blk_mq_hw_ctx *hctx)
 
 	if (!pq->batch_n)
 		return;
-	pthread_mutex_lock(&pq->lock);
+	blk_mutex_lock(&pq->lock);
 	if (pq->tail)
 		((struct uring_cmd *)blk_mq_rq_to_pdu(pq->tail))->next =
 			pq->batch_head;
@@ -223,7 +227,7 @@ void uring_pool_commit_rqs(struct blk_mq_hw_ctx *hctx)
 		pq->head = pq->batch_head;
 	pq->tail = pq->batch_tail;
 	wake = pool_pop_waking(pq);
-	pthread_mutex_unlock(&pq->lock);
+	blk_mutex_unlock(&pq->lock);
 	pool_wake(wake);
 	pq->handed += pq->batch_n;
 	pq->batch_head = pq->batch_tail = NULL;
@@ -274,10 +278,10 @@ static void pool_stop(struct pool_queue *pq)
 	struct pool_worker *wake;
 	unsigned int i;
 
-	pthread_mutex_lock(&pq->lock);
+	blk_mutex_lock(&pq->lock);
 	pq->stop = true;
 	wake = pool_pop_all(pq);
-	pthread_mutex_unlock(&pq->lock);
+	blk_mutex_unlock(&pq->lock);
 	pool_wake(wake);
 	for (i = 0; i < pq->nr_threads; i++)
 		pthread_join(pq->workers[i].thread, NULL);
@@ -287,7 +291,7 @@ static void pool_stop(struct pool_queue *pq)
 static void pool_free(struct pool_queue *pq)
 {
 	pool_stop(pq);
-	pthread_mutex_destroy(&pq->lock);
+	blk_mutex_destroy(&pq->lock);
 	free(pq->workers);
 	free(pq);
 }
@@ -298,7 +302,6 @@ int uring_pool_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 	struct uring_dev *ud = data;
 	unsigned int want = ud->cfg.pool_threads ? ud->cfg.pool_threads :
 			    BLK_URING_POOL_THREADS_DEFAULT;
-	pthread_mutexattr_t attr;
 	sigset_t all, old;
 	struct pool_queue *pq;
 	int ret = 0;
@@ -318,11 +321,8 @@ int uring_pool_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 		free(pq);
 		return -ENOMEM;
 	}
-	pthread_mutexattr_init(&attr);
 	/* spin briefly before sleeping: critical sections are a few loads */
-	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-	pthread_mutex_init(&pq->lock, &attr);
-	pthread_mutexattr_destroy(&attr);
+	blk_mutex_init(&pq->lock, "&pool_queue->lock", PTHREAD_MUTEX_ADAPTIVE_NP);
 	blk_mq_hctx_set_driver_data(hctx, pq);
 	/*
 	 * Workers take no signals: the application's handlers run on its

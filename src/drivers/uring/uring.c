@@ -230,6 +230,7 @@ static blk_status_t uring_queue_inline(struct uring_queue *q,
 {
 	blk_status_t st;
 
+	blk_mq_stage(rq, BLK_STAGE_DEVICE);
 	if (q->inline_n++ % URING_INLINE_SAMPLE == 0 &&
 	    q->ud->cfg.inline_mode == BLK_URING_INLINE_AUTO && q->ring_ok) {
 		uint64_t t0 = uring_now_ns(), t1;
@@ -241,6 +242,7 @@ static blk_status_t uring_queue_inline(struct uring_queue *q,
 		st = uring_sync_rq(q->ud, rq);
 	}
 	q->inline_rqs++;
+	blk_mq_stage(rq, BLK_STAGE_DEVICE_DONE);
 	blk_mq_complete_request(rq, st);
 	return BLK_STS_OK;
 }
@@ -308,7 +310,11 @@ static blk_status_t uring_queue_rq(struct blk_mq_hw_ctx *hctx,
 	default:
 		return BLK_STS_NOTSUPP;
 	}
-	return ret ? BLK_STS_RESOURCE : BLK_STS_OK;
+	if (ret)
+		return BLK_STS_RESOURCE;
+	/* the SQE is the kernel's at the batch's io_uring_submit() */
+	blk_mq_stage(rq, BLK_STAGE_DEVICE);
+	return BLK_STS_OK;
 }
 
 /* The doorbell: one io_uring_enter() for the batch. */
@@ -411,6 +417,7 @@ static int uring_poll(struct blk_mq_hw_ctx *hctx)
 		}
 		if (unlikely(cqe->res == -ECANCELED))
 			q->cancelled++;
+		blk_mq_stage(rq, BLK_STAGE_DEVICE_DONE);
 		uring_complete(q, rq, cqe->res);
 		n++;
 	}

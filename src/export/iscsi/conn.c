@@ -1389,25 +1389,25 @@ static void xtmf_serve(struct iscsi_conn *c)
 
 	if (__builtin_expect(!__atomic_load_n(&c->xtmf, __ATOMIC_ACQUIRE), 1))
 		return;
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	x = c->xtmf;
 	if (!x) {
-		pthread_mutex_unlock(&srv->lock);
+		blk_mutex_unlock(&srv->lock);
 		return;
 	}
 	x->taken = true;
 	op = x->op;
 	lun = x->lun;
 	itt = x->itt;
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	r = xtmf_run(c, op, lun, itt);
 	flush_done(c); /* what it ended gets no response: gone now */
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	x->result = r;
 	x->done = true;
 	__atomic_store_n(&c->xtmf, NULL, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&srv->cond);
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 }
 
 /* This connection leaves its session: nothing more is posted to it, and
@@ -1417,7 +1417,7 @@ static void xtmf_close(struct iscsi_conn *c)
 	struct blk_iscsi_server *srv = c->srv;
 
 	xtmf_serve(c);
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	c->xtmf_closed = true;
 	if (c->xtmf) {
 		c->xtmf->result = -ENOENT;
@@ -1425,7 +1425,7 @@ static void xtmf_close(struct iscsi_conn *c)
 		__atomic_store_n(&c->xtmf, NULL, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&srv->cond);
 	}
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 }
 
 /*
@@ -1452,7 +1452,7 @@ static int xtmf_others(struct iscsi_conn *c, uint8_t op, uint64_t lun,
 
 	if (!other_conns(c))
 		return r;
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	for (;;) {
 		all = true;
 		for (i = 0; i < s->nr_conns; i++) {
@@ -1503,11 +1503,11 @@ static int xtmf_others(struct iscsi_conn *c, uint8_t op, uint64_t lun,
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000;
 			}
-			pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+			pthread_cond_timedwait(&srv->cond, &srv->lock.m, &ts);
 		}
-		pthread_mutex_unlock(&srv->lock);
+		blk_mutex_unlock(&srv->lock);
 		xtmf_serve(c);
-		pthread_mutex_lock(&srv->lock);
+		blk_mutex_lock(&srv->lock);
 	}
 	for (i = 0; i < n; i++) {
 		if (op == XTMF_ABORT_TASK) {
@@ -1517,7 +1517,7 @@ static int xtmf_others(struct iscsi_conn *c, uint8_t op, uint64_t lun,
 			r = -EIO;
 		}
 	}
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return busy && r == -ENOENT ? -EIO : r;
 }
 
@@ -2420,9 +2420,9 @@ out:
 	free(c->rxb);
 	close(c->fd);
 	free(c);
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	srv->active--;
 	pthread_cond_broadcast(&srv->cond);
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return NULL;
 }

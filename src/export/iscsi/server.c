@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blkstack/lock.h"
 #include "server.h"
 #include "../export.h"
 
@@ -95,7 +96,7 @@ uint16_t iscsi_srv_session_check(void *opaque, uint16_t tsih,
 	struct iscsi_session *s;
 	uint16_t st;
 
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	s = session_find(srv, tsih);
 	st = join_status(s, isid, iname, target);
 	if (!st) {
@@ -108,7 +109,7 @@ uint16_t iscsi_srv_session_check(void *opaque, uint16_t tsih,
 	}
 	if (!st)
 		*exp_cmdsn = __atomic_load_n(&s->exp_cmdsn, __ATOMIC_ACQUIRE);
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return st;
 }
 
@@ -122,7 +123,7 @@ uint16_t iscsi_srv_session_join(struct blk_iscsi_server *srv,
 	unsigned int i;
 	uint16_t st;
 
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	s = session_find(srv, tsih);
 	st = join_status(s, isid, iname, target);
 	if (!st) {
@@ -147,7 +148,7 @@ uint16_t iscsi_srv_session_join(struct blk_iscsi_server *srv,
 		__atomic_store_n(&s->nr_conns, s->nr_conns + 1, __ATOMIC_RELEASE);
 		*out = s;
 	}
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return st;
 }
 
@@ -179,14 +180,14 @@ uint16_t iscsi_srv_alloc_tsih(void *opaque)
 	unsigned int tries;
 	uint16_t tsih = 0;
 
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	for (tries = 0; tries < 65536 && !tsih; tries++) {
 		tsih = ++srv->next_tsih;
 		for (s = srv->sessions; tsih && s; s = s->next)
 			if (s->tsih == tsih)
 				tsih = 0;
 	}
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return tsih;
 }
 
@@ -274,7 +275,7 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 	bool old;
 	int ret = 0;
 
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	/*
 	 * Session reinstatement (6.3.5): the same I_T nexus logs in anew;
 	 * every connection of the old session ends.  And sessions of this
@@ -315,7 +316,7 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+		pthread_cond_timedwait(&srv->cond, &srv->lock.m, &ts);
 	}
 	if (s->node >= 0)
 		ret = nexus_get(srv, &srv->nodes[s->node], s->iname, s->isid,
@@ -328,7 +329,7 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 		s->next = srv->sessions;
 		srv->sessions = s;
 	}
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return ret;
 }
 
@@ -338,7 +339,7 @@ bool iscsi_srv_session_leave(struct blk_iscsi_server *srv,
 	unsigned int i;
 	bool last;
 
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	for (i = 0; i < s->nr_conns; i++)
 		if (s->conns[i] == c) {
 			__atomic_store_n(&s->nr_conns, s->nr_conns - 1,
@@ -353,7 +354,7 @@ bool iscsi_srv_session_leave(struct blk_iscsi_server *srv,
 	if (last)
 		s->ending = true; /* no connection joins it any more */
 	pthread_cond_broadcast(&srv->cond);
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return last;
 }
 
@@ -362,7 +363,7 @@ void iscsi_srv_session_del(struct blk_iscsi_server *srv,
 {
 	struct iscsi_session **pp;
 
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	for (pp = &srv->sessions; *pp; pp = &(*pp)->next)
 		if (*pp == s) {
 			*pp = s->next;
@@ -371,7 +372,7 @@ void iscsi_srv_session_del(struct blk_iscsi_server *srv,
 			break;
 		}
 	pthread_cond_broadcast(&srv->cond);
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	free(s);
 }
 
@@ -382,7 +383,7 @@ unsigned int iscsi_srv_session_end_others(struct blk_iscsi_server *srv,
 {
 	unsigned int i, n = 0, waits;
 
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	for (i = 0; i < s->nr_conns; i++) {
 		if (s->conns[i] == c || (cid >= 0 && s->cids[i] != cid))
 			continue;
@@ -408,9 +409,9 @@ unsigned int iscsi_srv_session_end_others(struct blk_iscsi_server *srv,
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+		pthread_cond_timedwait(&srv->cond, &srv->lock.m, &ts);
 	}
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return n;
 }
 
@@ -533,7 +534,7 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 	if (!srv->cfg.max_cmds)
 		srv->cfg.max_cmds = 32;
 	srv->log = cfg->log ? cfg->log : stderr;
-	pthread_mutex_init(&srv->lock, NULL);
+	blk_mutex_init(&srv->lock, "&iscsi_server->lock", -1);
 	pthread_cond_init(&srv->cond, NULL);
 	ours_init(&srv->ours);
 	srv->env = (struct iscsi_login_env){
@@ -681,17 +682,17 @@ static void accept_one(struct blk_iscsi_server *srv, int lfd)
 
 	if (fd < 0)
 		return; /* EAGAIN, ECONNABORTED, EMFILE: try again later */
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	id = ++srv->next_id;
 	if (srv->active >= srv->cfg.max_connections) {
-		pthread_mutex_unlock(&srv->lock);
+		blk_mutex_unlock(&srv->lock);
 		fprintf(srv->log, "iscsi: conn %lu refused: %u connections already\n",
 			id, srv->cfg.max_connections);
 		close(fd);
 		return;
 	}
 	srv->active++;
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	c = iscsi_conn_new(srv, fd, id);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -699,9 +700,9 @@ static void accept_one(struct blk_iscsi_server *srv, int lfd)
 		fprintf(srv->log, "iscsi: conn %lu refused: no memory or thread\n", id);
 		free(c);
 		close(fd);
-		pthread_mutex_lock(&srv->lock);
+		blk_mutex_lock(&srv->lock);
 		srv->active--;
-		pthread_mutex_unlock(&srv->lock);
+		blk_mutex_unlock(&srv->lock);
 	}
 	pthread_attr_destroy(&attr);
 }
@@ -734,7 +735,7 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 			if (pfd[i].revents & POLLIN)
 				accept_one(srv, pfd[i].fd);
 	}
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	stop_ns = now_ns();
 	while (srv->active) {
 		struct timespec ts;
@@ -743,7 +744,7 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 			fprintf(srv->log,
 				"iscsi: stop deadline (%u ms) passed: %u connections still wait for their commands\n",
 				deadline_ms, srv->active);
-			pthread_mutex_unlock(&srv->lock);
+			blk_mutex_unlock(&srv->lock);
 			return -ETIMEDOUT;
 		}
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -752,9 +753,9 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+		pthread_cond_timedwait(&srv->cond, &srv->lock.m, &ts);
 	}
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	for (i = 0; i < srv->cfg.nr_targets; i++) {
 		unsigned int j;
 
@@ -782,7 +783,7 @@ void blk_iscsi_server_destroy(struct blk_iscsi_server *srv)
 	if (srv->chap)
 		explicit_bzero(srv->chap, sizeof(*srv->chap));
 	free(srv->chap);
-	pthread_mutex_destroy(&srv->lock);
+	blk_mutex_destroy(&srv->lock);
 	pthread_cond_destroy(&srv->cond);
 	free(srv);
 }

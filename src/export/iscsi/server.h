@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "blkstack/lock.h"
 #include "blkstack/iscsi.h"
 #include "blkstack/scsi_tgt.h"
 #include "keys.h"
@@ -94,7 +95,7 @@ struct blk_iscsi_server {
 	struct iscsi_portal portals[BLK_ISCSI_MAX_PORTALS];
 	unsigned int nr_portals;
 	int *stop;
-	pthread_mutex_t lock;
+	struct blk_mutex lock;
 	pthread_cond_t cond;
 	unsigned int active;          /* connection threads */
 	unsigned long next_id;

@@ -33,7 +33,7 @@ int blk_metrics_create(struct blk_metrics **out)
 
 	if (!m)
 		return -ENOMEM;
-	pthread_mutex_init(&m->lock, NULL);
+	blk_mutex_init(&m->lock, "&metrics->lock", -1);
 	m->exports_tail = &m->exports;
 	*out = m;
 	return 0;
@@ -50,7 +50,7 @@ void blk_metrics_destroy(struct blk_metrics *m)
 		free(e->name);
 		free(e);
 	}
-	pthread_mutex_destroy(&m->lock);
+	blk_mutex_destroy(&m->lock);
 	free(m);
 }
 
@@ -73,12 +73,12 @@ int blk_metrics_export_add(struct blk_metrics *m, const char *name,
 	e->m = m;
 	e->dev = dev;
 	e->protos = protos;
-	pthread_mutex_lock(&m->lock);
+	blk_mutex_lock(&m->lock);
 	e->idx = m->nr_exports;
 	*m->exports_tail = e;
 	m->exports_tail = &e->next;
 	m->nr_exports++;
-	pthread_mutex_unlock(&m->lock);
+	blk_mutex_unlock(&m->lock);
 	*out = e;
 	return 0;
 }
@@ -102,13 +102,13 @@ int blk_metrics_conn_open(struct blk_metrics_export *ex,
 	mc->proto = proto;
 	mc->id = id;
 	snprintf(mc->peer, sizeof(mc->peer), "%s", peer ? peer : "");
-	pthread_mutex_lock(&m->lock);
+	blk_mutex_lock(&m->lock);
 	mc->next = m->conns;
 	m->conns = mc;
 	m->nr_conns++;
 	ex->opened[proto]++;
 	ex->live[proto]++;
-	pthread_mutex_unlock(&m->lock);
+	blk_mutex_unlock(&m->lock);
 	*out = mc;
 	return 0;
 }
@@ -135,7 +135,7 @@ void blk_metrics_conn_close(struct blk_metrics_conn *mc)
 		return;
 	ex = mc->exp;
 	m = ex->m;
-	pthread_mutex_lock(&m->lock);
+	blk_mutex_lock(&m->lock);
 	for (pp = &m->conns; *pp; pp = &(*pp)->next)
 		if (*pp == mc) {
 			*pp = mc->next;
@@ -146,7 +146,7 @@ void blk_metrics_conn_close(struct blk_metrics_conn *mc)
 	 * connection or the totals it went into, never both or neither */
 	counters_add(&ex->ended[mc->proto], &mc->c);
 	ex->live[mc->proto]--;
-	pthread_mutex_unlock(&m->lock);
+	blk_mutex_unlock(&m->lock);
 	free(mc);
 }
 
@@ -157,11 +157,11 @@ int blk_metrics_snapshot(struct blk_metrics *m, struct blk_metrics_snap *s)
 	unsigned int i, p;
 
 	memset(s, 0, sizeof(*s));
-	pthread_mutex_lock(&m->lock);
+	blk_mutex_lock(&m->lock);
 	s->exp = calloc(m->nr_exports ? m->nr_exports : 1, sizeof(*s->exp));
 	s->conn = calloc(m->nr_conns ? m->nr_conns : 1, sizeof(*s->conn));
 	if (!s->exp || !s->conn) {
-		pthread_mutex_unlock(&m->lock);
+		blk_mutex_unlock(&m->lock);
 		blk_metrics_snap_free(s);
 		return -ENOMEM;
 	}
@@ -194,7 +194,7 @@ int blk_metrics_snapshot(struct blk_metrics *m, struct blk_metrics_snap *s)
 		s->exp[k].inflight[mc->proto] += y->inflight;
 	}
 	s->nr_conn = m->nr_conns;
-	pthread_mutex_unlock(&m->lock);
+	blk_mutex_unlock(&m->lock);
 	return 0;
 }
 

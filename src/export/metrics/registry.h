@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 
+#include "blkstack/lock.h"
 #include "blkstack/metrics.h"
 
 struct blk_metrics_export {
@@ -25,7 +26,7 @@ struct blk_metrics_export {
 };
 
 struct blk_metrics {
-	pthread_mutex_t lock;           /* the lists; never taken per request */
+	struct blk_mutex lock;          /* the lists; never taken per request */
 	struct blk_metrics_export *exports, **exports_tail;
 	unsigned int nr_exports;
 	struct blk_metrics_conn *conns; /* open connections, newest first */

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blkstack/lock.h"
 #include "blkstack/metrics.h"
 #include "blkstack/nbd.h"
 #include "coalesce.h"
@@ -56,7 +57,7 @@ struct blk_nbd_server {
 	dev_t unix_dev;                 /* our socket file, to unlink only it */
 	ino_t unix_ino;
 	int *stop;
-	pthread_mutex_t lock;
+	struct blk_mutex lock;
 	pthread_cond_t cond;
 	/*
 	 * connections; changed under @lock, and read without it (relaxed) by
@@ -516,10 +517,10 @@ static void *client_thread(void *arg)
 	fflush(srv->log);
 	close(cl->fd);
 	free(cl);
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	__atomic_store_n(&srv->active, srv->active - 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&srv->cond);
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	return NULL;
 }
 
@@ -663,7 +664,7 @@ int blk_nbd_server_create(const struct blk_nbd_server_config *cfg,
 	srv->log = cfg->log ? cfg->log : stderr;
 	srv->tcp_fd = srv->unix_fd = -1;
 	srv->ncpu = (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
-	pthread_mutex_init(&srv->lock, NULL);
+	blk_mutex_init(&srv->lock, "&nbd_server->lock", -1);
 	pthread_cond_init(&srv->cond, NULL);
 	ret = cfg->tcp_addr ? listen_tcp(srv, cfg->tcp_addr, err, errlen) : 0;
 	if (!ret && cfg->unix_path)
@@ -724,10 +725,10 @@ static void accept_one(struct blk_nbd_server *srv, int lfd)
 	cl->srv = srv;
 	cl->fd = fd;
 	cl->unix_peer = peer_name(fd, cl->peer, sizeof(cl->peer));
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	cl->id = ++srv->next_id;
 	if (srv->active >= srv->cfg.max_connections) {
-		pthread_mutex_unlock(&srv->lock);
+		blk_mutex_unlock(&srv->lock);
 		fprintf(srv->log, "nbd: conn %lu %s refused: %u connections already\n",
 			cl->id, cl->peer, srv->cfg.max_connections);
 		close(fd);
@@ -735,7 +736,7 @@ static void accept_one(struct blk_nbd_server *srv, int lfd)
 		return;
 	}
 	__atomic_store_n(&srv->active, srv->active + 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&th, &attr, client_thread, cl)) {
@@ -743,9 +744,9 @@ static void accept_one(struct blk_nbd_server *srv, int lfd)
 			cl->id, cl->peer);
 		close(fd);
 		free(cl);
-		pthread_mutex_lock(&srv->lock);
+		blk_mutex_lock(&srv->lock);
 		__atomic_store_n(&srv->active, srv->active - 1, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&srv->lock);
+		blk_mutex_unlock(&srv->lock);
 	}
 	pthread_attr_destroy(&attr);
 }
@@ -777,7 +778,7 @@ int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
 	 * client that does not read within STOP_GRACE_MS: waiting for all of
 	 * them is bounded, and the devices stay open until then.
 	 */
-	pthread_mutex_lock(&srv->lock);
+	blk_mutex_lock(&srv->lock);
 	stop_ns = now_ns();
 	while (srv->active) {
 		struct timespec ts;
@@ -786,7 +787,7 @@ int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
 			fprintf(srv->log,
 				"nbd: stop deadline (%u ms) passed: %u connections still wait for their devices' completions\n",
 				deadline_ms, srv->active);
-			pthread_mutex_unlock(&srv->lock);
+			blk_mutex_unlock(&srv->lock);
 			return -ETIMEDOUT;
 		}
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -795,9 +796,9 @@ int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+		pthread_cond_timedwait(&srv->cond, &srv->lock.m, &ts);
 	}
-	pthread_mutex_unlock(&srv->lock);
+	blk_mutex_unlock(&srv->lock);
 	/* every connection is gone: make acknowledged writes durable */
 	for (i = 0; i < (int)srv->cfg.nr_exports; i++)
 		fprintf(srv->log, "nbd: export '%s': %s\n", srv->cfg.exports[i].name,
@@ -820,7 +821,7 @@ void blk_nbd_server_destroy(struct blk_nbd_server *srv)
 		    st.st_ino == srv->unix_ino)
 			unlink(srv->unix_path);
 	}
-	pthread_mutex_destroy(&srv->lock);
+	blk_mutex_destroy(&srv->lock);
 	pthread_cond_destroy(&srv->cond);
 	free(srv);
 }
