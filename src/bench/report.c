@@ -1866,6 +1866,11 @@ static void matrix_table(FILE *f, const char *name,
  * reaches 90 %: there the jobs waited for a CPU, as CPU(%) shows.
  */
 #define MATRIX_SATURATED 0.9
+/* ... and only where others took a quarter CPU or more: a cell that fills
+ * the machine by itself (uring's buffered writes, io-wq workers on every
+ * CPU) was not kept from anything (the note once said "other processes
+ * kept up to 0.00 of the 2 CPUs busy" there) */
+#define MATRIX_OTHERS_MIN 0.25
 
 static void matrix_note_others(FILE *f, const struct bench_run_result *runs,
 			       unsigned int nr)
@@ -1880,7 +1885,7 @@ static void matrix_note_others(FILE *f, const struct bench_run_result *runs,
 	for (i = 0; i < nr; i++) {
 		double load;
 
-		if (!runs[i].nr_jobs || runs[i].others_cpus < 0)
+		if (!runs[i].nr_jobs || runs[i].others_cpus < MATRIX_OTHERS_MIN)
 			continue;
 		load = (runs[i].others_cpus + bench_run_cpu_pct(&runs[i]) / 100.0) /
 		       (double)ncpu;

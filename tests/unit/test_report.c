@@ -1563,6 +1563,19 @@ static void test_matrix(void **state)
 	assert_contains(t, "; VERIFY(K): blocks read and checked (verify=crc32c), thousands\n");
 	assert_not_contains(t, "note: other processes");
 	free(t);
+	/* a cell that fills the machine by itself (its own CPU(%) at 2 CPUs
+	 * worth, others 0.1): no note (regression: it said "other processes
+	 * kept up to 0.00 of the 2 CPUs busy" of uring randwrite's io-wq) */
+	runs[3].others_cpus = 0.1;
+	{
+		double usr = runs[3].proc_usr_s;
+
+		runs[3].proc_usr_s = 1e6;
+		t = capture_matrix(runs, 2, 2);
+		assert_not_contains(t, "note: other processes");
+		free(t);
+		runs[3].proc_usr_s = usr;
+	}
 	/* other processes kept the machine's CPUs busy during a cell: a note names it */
 	runs[3].others_cpus = 1e6;
 	t = capture_matrix(runs, 2, 2);
