@@ -74,7 +74,7 @@ for qd in 1 32; do
 	paste "$TMP/ram.$qd" "$TMP/scsi_ram.$qd" "$TMP/nvme_ram.$qd" |
 		awk '{ r = 1e9 / $1; printf "%.6f\n", (1e9 / $2 - r) / (1e9 / $3 - r) }' >"$TMP/ratio.$qd"
 	printf '     %-50s %9.2fx   (rounds: %s)\n' "per round: scsi added / nvme added (median)" \
-		"$(median <"$TMP/ratio.$qd")" "$(sort -g "$TMP/ratio.$qd" | awk '{ printf "%s%.2f", NR > 1 ? " " : "", $1 }')"
+		"$(median <"$TMP/ratio.$qd")" "$(sort -g "$TMP/ratio.$qd" | awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 }')"
 done
 
 command -v valgrind >/dev/null || { echo "valgrind is not installed: scripts/install-deps.sh" >&2; exit 1; }
