@@ -3064,9 +3064,15 @@ static int pick_devs(struct bench_opts *o, char *err, size_t errlen)
 {
 	const char *want = NULL, *want_job = NULL, *why = NULL;
 	char note[1024], shown[SHOW_LEN], files[1024], fshown[SHOW_LEN];
-	bool uring = false;
+	bool uring = false, file_used = false;
 	unsigned int i, d;
 
+	/* a file some device of the list opens is that device's: the others
+	 * ignore it without a note (make run: --dev=null,ram,uring
+	 * --filename=F noted twice that null and ram keep no file) */
+	for (d = 0; d < o->dev.nr_devs; d++)
+		file_used |= !strcmp(o->dev.devs[d], "uring") ||
+			     dev_on_file(o, o->dev.devs[d]);
 	if (o->dev.nr_devs) {
 		for (d = 0; d < o->dev.nr_devs; d++) {
 			const char *dev = o->dev.devs[d];
@@ -3120,7 +3126,7 @@ static int pick_devs(struct bench_opts *o, char *err, size_t errlen)
 			for (i = 0; i < o->nr_jobs; i++) {
 				const struct bench_job_opts *j = &o->jobs[i];
 
-				if (bench_job_has_file(j)) {
+				if (bench_job_has_file(j) && !file_used) {
 					snprintf(note, sizeof(note),
 						 "--dev=%s overrides job '%s' file%s %s: dev=%s keeps its data in memory or nowhere",
 						 dev, show(shown, j->name),

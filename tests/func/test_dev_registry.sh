@@ -63,6 +63,13 @@ check "matrix: nvme on lower=ram is a new device, the file untouched" \
 # - and it said nothing of the file (with lower= given, no note at all)
 check "nvme on lower=ram with filename=: a note says the file is not used" \
 	grep -qF "note: --dev=nvme overrides job 'bench' file $TMP/unused.img" "$TMP/m.out"
+# - but where another device of the list opens the file, it is that
+#   one's: no note for the others (make run, --dev=null,ram,uring
+#   --filename=F, noted twice that null and ram keep no file)
+check "matrix on null and uring with filename=: runs, and says nothing of null keeping no file (the file is uring's)" \
+	bash -c "'$BLKSTACK' bench --matrix --size=16M --runtime=100ms --dev=null,uring \
+		--filename='$TMP/used.img' --dev_size=16M >'$TMP/m2.out' 2>&1 &&
+		grep -q 'layout: uring' '$TMP/m2.out' && ! grep -q 'overrides' '$TMP/m2.out'"
 
 # A driver option given for no driver of the stack is refused, naming the
 # option, the driver(s) it is for and the stack (defaults never count)
