@@ -221,9 +221,11 @@ static unsigned int iov_range(const struct iovec *src, unsigned int cnt,
 	return n;
 }
 
-/* Copy bytes [@off, @off + @len) of @src to @dst. */
-static void iov_copy_out(const struct iovec *src, unsigned int cnt,
-			 uint32_t off, uint32_t len, uint8_t *dst)
+/* Call @fn on each piece of bytes [@off, @off + @len) of @src, in order. */
+static inline void iov_each(const struct iovec *src, unsigned int cnt,
+			    uint32_t off, uint32_t len,
+			    void (*fn)(void *arg, const uint8_t *p, size_t l),
+			    void *arg)
 {
 	unsigned int i;
 
@@ -237,33 +239,39 @@ static void iov_copy_out(const struct iovec *src, unsigned int cnt,
 		l -= off;
 		if (l > len)
 			l = len;
-		memcpy(dst, (const char *)src[i].iov_base + off, l);
-		dst += l;
+		fn(arg, (const uint8_t *)src[i].iov_base + off, l);
 		len -= (uint32_t)l;
 		off = 0;
 	}
+}
+
+static void copy_piece(void *arg, const uint8_t *p, size_t l)
+{
+	uint8_t **dst = arg;
+
+	memcpy(*dst, p, l);
+	*dst += l;
+}
+
+/* Copy bytes [@off, @off + @len) of @src to @dst. */
+static void iov_copy_out(const struct iovec *src, unsigned int cnt,
+			 uint32_t off, uint32_t len, uint8_t *dst)
+{
+	iov_each(src, cnt, off, len, copy_piece, &dst);
+}
+
+static void crc_piece(void *arg, const uint8_t *p, size_t l)
+{
+	uint32_t *crc = arg;
+
+	*crc = iscsi_crc32c(*crc, p, l);
 }
 
 /* The CRC32C of bytes [@off, @off + @len) of @src, continued from @crc. */
 static uint32_t iov_crc(uint32_t crc, const struct iovec *src, unsigned int cnt,
 			uint32_t off, uint32_t len)
 {
-	unsigned int i;
-
-	for (i = 0; i < cnt && len; i++) {
-		size_t l = src[i].iov_len;
-
-		if (off >= l) {
-			off -= (uint32_t)l;
-			continue;
-		}
-		l -= off;
-		if (l > len)
-			l = len;
-		crc = iscsi_crc32c(crc, (const char *)src[i].iov_base + off, l);
-		len -= (uint32_t)l;
-		off = 0;
-	}
+	iov_each(src, cnt, off, len, crc_piece, &crc);
 	return crc;
 }
 
