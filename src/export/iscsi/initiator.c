@@ -122,11 +122,8 @@ int iscsi_pdu_check_target(const uint8_t *bhs, uint32_t max_dsl,
 	uint8_t op = bhs_opcode(bhs);
 	uint32_t dsl = bhs_dsl(bhs);
 
-	if (dsl > max_dsl)
+	if (iscsi_pdu_lens(bhs, max_dsl, l))
 		return -EMSGSIZE;
-	l->ahs_len = bhs[BHS_TOTAL_AHS] * 4u;
-	l->data_len = dsl;
-	l->pad = iscsi_pad4(dsl);
 	if (!rsp_ops[op].valid || (dsl && !rsp_ops[op].data) || l->ahs_len)
 		return -EPROTO;
 	return 0;

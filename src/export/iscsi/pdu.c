@@ -29,10 +29,9 @@ static const struct {
 	[ISCSI_OP_LOGOUT_REQ] = { true, false, false },
 };
 
-int iscsi_pdu_check(const uint8_t *bhs, uint32_t max_dsl,
-		    struct iscsi_pdu_lens *l)
+int iscsi_pdu_lens(const uint8_t *bhs, uint32_t max_dsl,
+		   struct iscsi_pdu_lens *l)
 {
-	uint8_t op = bhs_opcode(bhs);
 	uint32_t dsl = bhs_dsl(bhs);
 
 	if (dsl > max_dsl)
@@ -40,6 +39,17 @@ int iscsi_pdu_check(const uint8_t *bhs, uint32_t max_dsl,
 	l->ahs_len = bhs[BHS_TOTAL_AHS] * 4u;
 	l->data_len = dsl;
 	l->pad = iscsi_pad4(dsl);
+	return 0;
+}
+
+int iscsi_pdu_check(const uint8_t *bhs, uint32_t max_dsl,
+		    struct iscsi_pdu_lens *l)
+{
+	uint8_t op = bhs_opcode(bhs);
+	uint32_t dsl = bhs_dsl(bhs);
+
+	if (iscsi_pdu_lens(bhs, max_dsl, l))
+		return -EMSGSIZE;
 	/* initiator opcodes we do not implement: SNACK (ErrorRecoveryLevel
 	 * 0), vendor-specific, reserved; a target opcode is an error */
 	if (op < 0x20 && !req_ops[op].valid)

@@ -27,6 +27,18 @@ struct iscsi_pdu_lens {
 };
 
 /**
+ * iscsi_pdu_lens() - what follows a received BHS (its AHS, data segment
+ * and the segment's padding), the part of the checks both ends share.
+ * @bhs: ISCSI_BHS_LEN bytes.
+ * @max_dsl: the MaxRecvDataSegmentLength we declared, bytes.
+ * @l: filled in whenever the return is 0.
+ * Return: 0; -EMSGSIZE: DataSegmentLength over @max_dsl (RFC 7143 7.11).
+ * Context: any.
+ */
+int iscsi_pdu_lens(const uint8_t *bhs, uint32_t max_dsl,
+		   struct iscsi_pdu_lens *l);
+
+/**
  * iscsi_pdu_check() - check a BHS received from an initiator.
  * @bhs: ISCSI_BHS_LEN bytes.
  * @max_dsl: the MaxRecvDataSegmentLength we declared, bytes (the largest
