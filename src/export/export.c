@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "export.h"
@@ -45,6 +46,21 @@ int export_listen_tcp(const char *host, const char *port, int backlog,
 	memset(bound, 0, sizeof(*bound));
 	getsockname(fd, (struct sockaddr *)bound, &sl);
 	return fd;
+}
+
+void export_cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *m,
+			 unsigned int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(cond, m, &ts);
 }
 
 unsigned int export_sockaddr_port(const struct sockaddr_storage *ss)

@@ -8,6 +8,7 @@
 #ifndef BLKSTACK_EXPORT_H
 #define BLKSTACK_EXPORT_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -51,5 +52,14 @@ int export_listen_tcp(const char *host, const char *port, int backlog,
 
 /* export_sockaddr_port() - the port of @ss (AF_INET or AF_INET6), host order. */
 unsigned int export_sockaddr_port(const struct sockaddr_storage *ss);
+
+/*
+ * export_cond_wait_ms() - wait on @cond (with @m held, as
+ * pthread_cond_timedwait() wants) for at most @ms milliseconds: the
+ * servers' bounded waits for connections to leave.
+ * Context: the thread that holds @m; returns with it held.
+ */
+void export_cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *m,
+			 unsigned int ms);
 
 #endif /* BLKSTACK_EXPORT_H */

@@ -1494,17 +1494,7 @@ static int xtmf_others(struct iscsi_conn *c, uint8_t op, uint64_t lun,
 			if (!taken)
 				break;
 		}
-		{
-			struct timespec ts;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 5 * 1000000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
-			pthread_cond_timedwait(&srv->cond, &srv->lock.m, &ts);
-		}
+		export_cond_wait_ms(&srv->cond, &srv->lock.m, 5);
 		blk_mutex_unlock(&srv->lock);
 		xtmf_serve(c);
 		blk_mutex_lock(&srv->lock);

@@ -303,20 +303,12 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 		}
 	}
 	for (waits = 0; waits < 50; waits++) {
-		struct timespec ts;
-
 		old = false;
 		for (o = srv->sessions; o; o = o->next)
 			old |= o->ending && o->node == s->node;
 		if (!old)
 			break;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&srv->cond, &srv->lock.m, &ts);
+		export_cond_wait_ms(&srv->cond, &srv->lock.m, 100);
 	}
 	if (s->node >= 0)
 		ret = nexus_get(srv, &srv->nodes[s->node], s->iname, s->isid,
@@ -395,7 +387,6 @@ unsigned int iscsi_srv_session_end_others(struct blk_iscsi_server *srv,
 		s->ending = true; /* the session ends: nothing joins it */
 	/* wait for them to leave (their tasks end first) */
 	for (waits = 0; n && waits < wait_ms / 20; waits++) {
-		struct timespec ts;
 		bool left = true;
 
 		for (i = 0; i < s->nr_conns; i++)
@@ -403,13 +394,7 @@ unsigned int iscsi_srv_session_end_others(struct blk_iscsi_server *srv,
 				left = false;
 		if (left)
 			break;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 20 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&srv->cond, &srv->lock.m, &ts);
+		export_cond_wait_ms(&srv->cond, &srv->lock.m, 20);
 	}
 	blk_mutex_unlock(&srv->lock);
 	return n;
@@ -738,8 +723,6 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 	blk_mutex_lock(&srv->lock);
 	stop_ns = now_ns();
 	while (srv->active) {
-		struct timespec ts;
-
 		if (now_ns() - stop_ns > (uint64_t)deadline_ms * 1000000ull) {
 			fprintf(srv->log,
 				"iscsi: stop deadline (%u ms) passed: %u connections still wait for their commands\n",
@@ -747,13 +730,7 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 			blk_mutex_unlock(&srv->lock);
 			return -ETIMEDOUT;
 		}
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&srv->cond, &srv->lock.m, &ts);
+		export_cond_wait_ms(&srv->cond, &srv->lock.m, 100);
 	}
 	blk_mutex_unlock(&srv->lock);
 	for (i = 0; i < srv->cfg.nr_targets; i++) {

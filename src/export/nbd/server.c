@@ -781,8 +781,6 @@ int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
 	blk_mutex_lock(&srv->lock);
 	stop_ns = now_ns();
 	while (srv->active) {
-		struct timespec ts;
-
 		if (now_ns() - stop_ns > (uint64_t)deadline_ms * 1000000ull) {
 			fprintf(srv->log,
 				"nbd: stop deadline (%u ms) passed: %u connections still wait for their devices' completions\n",
@@ -790,13 +788,7 @@ int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
 			blk_mutex_unlock(&srv->lock);
 			return -ETIMEDOUT;
 		}
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&srv->cond, &srv->lock.m, &ts);
+		export_cond_wait_ms(&srv->cond, &srv->lock.m, 100);
 	}
 	blk_mutex_unlock(&srv->lock);
 	/* every connection is gone: make acknowledged writes durable */
