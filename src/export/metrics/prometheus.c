@@ -81,6 +81,40 @@ static uint64_t dir_count(const struct blk_metrics_counters *n, unsigned int d)
 	return sum;
 }
 
+static uint64_t dir_bytes(const struct blk_metrics_counters *n, unsigned int d)
+{
+	return n->bytes[d];
+}
+
+static uint64_t dir_errors(const struct blk_metrics_counters *n, unsigned int d)
+{
+	return n->errors[d];
+}
+
+/*
+ * A counter family PREFIX_SUFFIX with one sample per series and direction
+ * (the first @ndirs of read, write, other), its value from @val.
+ */
+static void dir_counter(FILE *f, const char *prefix, const char *suffix,
+			const char *what, const char *whose,
+			const struct series *s, unsigned int nr, unsigned int ndirs,
+			uint64_t (*val)(const struct blk_metrics_counters *, unsigned int))
+{
+	char name[96], help[192];
+	unsigned int i, d;
+
+	snprintf(name, sizeof(name), "%s_%s", prefix, suffix);
+	snprintf(help, sizeof(help), "%s, %s.", what, whose);
+	family(f, name, "counter", help);
+	for (i = 0; i < nr; i++)
+		for (d = 0; d < ndirs; d++) {
+			fprintf(f, "%s{", name);
+			labels(f, &s[i]);
+			fprintf(f, ",dir=\"%s\"} %llu\n", dir_name[d],
+				(unsigned long long)val(s[i].n, d));
+		}
+}
+
 /* The request families over @nr series, names starting with @prefix. */
 static void request_families(FILE *f, const char *prefix, const char *whose,
 			     const struct series *s, unsigned int nr)
@@ -88,41 +122,13 @@ static void request_families(FILE *f, const char *prefix, const char *whose,
 	char name[96], help[192];
 	unsigned int i, d, b;
 
-	snprintf(name, sizeof(name), "%s_requests_total", prefix);
-	snprintf(help, sizeof(help),
-		 "Requests answered, by class (read, write, other), %s.", whose);
-	family(f, name, "counter", help);
-	for (i = 0; i < nr; i++)
-		for (d = 0; d < BLK_METRICS_NR_DIRS; d++) {
-			fprintf(f, "%s{", name);
-			labels(f, &s[i]);
-			fprintf(f, ",dir=\"%s\"} %llu\n", dir_name[d],
-				(unsigned long long)dir_count(s[i].n, d));
-		}
-
-	snprintf(name, sizeof(name), "%s_bytes_total", prefix);
-	snprintf(help, sizeof(help),
-		 "Payload bytes of successful reads (sent) and writes (received), %s.",
-		 whose);
-	family(f, name, "counter", help);
-	for (i = 0; i < nr; i++)
-		for (d = 0; d < BLK_METRICS_OTHER; d++) {
-			fprintf(f, "%s{", name);
-			labels(f, &s[i]);
-			fprintf(f, ",dir=\"%s\"} %llu\n", dir_name[d],
-				(unsigned long long)s[i].n->bytes[d]);
-		}
-
-	snprintf(name, sizeof(name), "%s_errors_total", prefix);
-	snprintf(help, sizeof(help), "Requests answered with an error, %s.", whose);
-	family(f, name, "counter", help);
-	for (i = 0; i < nr; i++)
-		for (d = 0; d < BLK_METRICS_NR_DIRS; d++) {
-			fprintf(f, "%s{", name);
-			labels(f, &s[i]);
-			fprintf(f, ",dir=\"%s\"} %llu\n", dir_name[d],
-				(unsigned long long)s[i].n->errors[d]);
-		}
+	dir_counter(f, prefix, "requests_total", "Requests answered, by class (read, write, other)",
+		    whose, s, nr, BLK_METRICS_NR_DIRS, dir_count);
+	dir_counter(f, prefix, "bytes_total",
+		    "Payload bytes of successful reads (sent) and writes (received)",
+		    whose, s, nr, BLK_METRICS_OTHER, dir_bytes);
+	dir_counter(f, prefix, "errors_total", "Requests answered with an error",
+		    whose, s, nr, BLK_METRICS_NR_DIRS, dir_errors);
 
 	snprintf(name, sizeof(name), "%s_request_duration_seconds", prefix);
 	snprintf(help, sizeof(help),
