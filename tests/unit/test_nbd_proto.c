@@ -20,19 +20,9 @@
 #include <unistd.h>
 #include "export/nbd/wire.h"
 #include "../helpers/nbd_memio.h"
+#include "../helpers/unit_ram.h"
 
 #define MiB (1024u * 1024u)
-
-static struct blk_dev *ram_dev(uint64_t size)
-{
-	struct blk_ram_config rc = { .queue = { .capacity = size,
-						 .nr_hw_queues = 1,
-						 .shared_hctx = true } };
-	struct blk_dev *dev;
-
-	assert_int_equal(blk_ram_create(&rc, &dev), 0);
-	return dev;
-}
 
 static void put_req(uint8_t *p, uint16_t flags, uint16_t type, uint64_t handle,
 		    uint64_t off, uint32_t len)
