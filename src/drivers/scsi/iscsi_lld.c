@@ -47,6 +47,17 @@
 
 #define RXB_SIZE (64u << 10)     /* received bytes not yet parsed */
 #define RX_DIRECT (8u << 10)     /* Data-In received straight into the iovecs */
+/*
+ * After a recv() that found the socket empty (a short read, or EAGAIN),
+ * the next RX_SKIP attempts to receive (or RX_SKIP - 1 after EAGAIN) are
+ * skipped until wait() has polled: the one that ends this pass of the
+ * receive loop and the one of the queue's next poll() (blk_wait()'s,
+ * after the completions' new commands went out), which would both read
+ * nothing (EAGAIN) in the usual round.  A caller that spins on poll()
+ * without wait() loses at most two passes; poll(2) is level-triggered,
+ * so nothing that arrived meanwhile is missed.
+ */
+#define RX_SKIP 2
 #define TXV_MAX 1024             /* iovecs of one sendmsg() (IOV_MAX) */
 #define MAX_SLOTS 32768u         /* ITTs: generation << 15 | slot */
 #define ITT_SPECIAL 0x80000000u  /* login, TMF, logout: outside the slots' */
@@ -140,6 +151,7 @@ struct ini_queue {
 	uint8_t *rxb;
 	uint32_t rxb_off, rxb_len;
 	uint8_t rx_state;
+	uint8_t rx_skip;        /* recv()s to skip: the socket was found empty */
 	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
 	uint32_t hdr_got, hdr_len;
 	struct iscsi_pdu_lens l;
@@ -722,6 +734,7 @@ static void rx_reset(struct ini_queue *q)
 {
 	q->rxb_off = q->rxb_len = 0;
 	q->rx_state = RX_HDR;
+	q->rx_skip = 0;
 	q->hdr_got = 0;
 	q->rx_cmd = NULL;
 }
@@ -1331,11 +1344,20 @@ static int rx_process(struct ini_queue *q)
 				/* straight into the destination, no copy */
 				struct iovec v[64];
 				struct msghdr m = { .msg_iov = v };
+				size_t asked = 0;
 
+				if (q->rx_skip) {
+					q->rx_skip--;
+					return 0;
+				}
 				m.msg_iovlen = rx_dest(q, v, 64);
+				for (size_t i = 0; i < m.msg_iovlen; i++)
+					asked += v[i].iov_len;
 				r = recvmsg(q->fd, &m, MSG_DONTWAIT);
 				if (r > 0) {
 					q->rx_got += (uint32_t)r;
+					if ((size_t)r < asked)
+						q->rx_skip = RX_SKIP;
 					continue;
 				}
 				goto rx_result;
@@ -1371,12 +1393,18 @@ static int rx_process(struct ini_queue *q)
 		}
 		}
 		/* the buffer is empty (or holds less than a header): recv() */
+		if (q->rx_skip) {
+			q->rx_skip--;
+			return 0;
+		}
 		if (q->rxb_off) {
 			memmove(q->rxb, q->rxb + q->rxb_off, q->rxb_len);
 			q->rxb_off = 0;
 		}
 		r = recv(q->fd, q->rxb + q->rxb_len, RXB_SIZE - q->rxb_len, MSG_DONTWAIT);
 		if (r > 0) {
+			if ((uint32_t)r < RXB_SIZE - q->rxb_len)
+				q->rx_skip = RX_SKIP;
 			q->rxb_len += (uint32_t)r;
 			continue;
 		}
@@ -1385,8 +1413,10 @@ rx_result:
 			conn_fail(q, "the target closed the connection");
 			return -EPIPE;
 		}
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			q->rx_skip = RX_SKIP - 1;
 			return 0;
+		}
 		if (errno == EINTR)
 			continue;
 		snprintf(q->why, sizeof(q->why), "recv: %s", strerror(errno));
@@ -1422,6 +1452,7 @@ static int wait_for(struct ini_queue *q, bool (*done)(struct ini_queue *q),
 		pf.fd = q->fd;
 		pf.events = POLLIN | (q->tx_head ? POLLOUT : 0);
 		poll(&pf, 1, deadline - now > 10 ? 10 : (int)(deadline - now));
+		q->rx_skip = 0; /* poll(2) has looked: recv() again */
 	}
 }
 
@@ -1565,6 +1596,7 @@ static int ini_wait(void *queue, uint64_t timeout_ns)
 	pf.fd = q->fd;
 	pf.events = POLLIN | (q->tx_head ? POLLOUT : 0);
 	r = ppoll(&pf, 1, &ts, NULL);
+	q->rx_skip = 0; /* ppoll(2) has looked: recv() again */
 	if (r > 0)
 		return 0;
 	if (r == 0)
