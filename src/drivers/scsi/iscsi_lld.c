@@ -58,6 +58,25 @@
  * so nothing that arrived meanwhile is missed.
  */
 #define RX_SKIP 2
+/*
+ * Wake-up coalescing (wait()): with COALESCE_MIN commands or more at the
+ * target, wait() sleeps until the socket holds a quarter of the bytes
+ * they will bring (SO_RCVLOWAT, rounded down to a power of two, at most
+ * RXB_SIZE), or COALESCE_NS at most: one wake-up for several responses
+ * instead of one for each response a target sends by itself (tgt does).
+ * Three quarters of the window stay at the target, so a target with work
+ * queued keeps its rate; a response shorter than counted (an error, a
+ * residual) costs at most COALESCE_NS.  Fewer commands in flight: no
+ * coalescing (a low queue depth is latency-bound).  Only where it pays:
+ * a plain wait (SO_RCVLOWAT 1) that ended fewer commands than a quarter
+ * of those in flight turns it on; then every COALESCE_PROBE-th wait is a
+ * plain one again, to see whether the target now answers in batches by
+ * itself (blkstack's target does: there a sleep that waits for a quarter
+ * costs wake-ups that a plain one, finding data at once, does not).
+ */
+#define COALESCE_MIN 8
+#define COALESCE_NS 500000u
+#define COALESCE_PROBE 64
 #define TXV_MAX 1024             /* iovecs of one sendmsg() (IOV_MAX) */
 #define MAX_SLOTS 32768u         /* ITTs: generation << 15 | slot */
 #define ITT_SPECIAL 0x80000000u  /* login, TMF, logout: outside the slots' */
@@ -152,6 +171,12 @@ struct ini_queue {
 	uint32_t rxb_off, rxb_len;
 	uint8_t rx_state;
 	uint8_t rx_skip;        /* recv()s to skip: the socket was found empty */
+	uint64_t rx_expect;     /* bytes the commands at the target will bring, at least */
+	int rcvlowat;           /* the socket's SO_RCVLOWAT */
+	uint32_t ended;         /* commands ended since the last wait() */
+	uint32_t waits;         /* wait()s, for COALESCE_PROBE */
+	bool coalesce;          /* the last plain wait() found it pays */
+	bool waited_plain;      /* the last wait() had SO_RCVLOWAT 1 */
 	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
 	uint32_t hdr_got, hdr_len;
 	struct iscsi_pdu_lens l;
@@ -310,6 +335,21 @@ static struct ini_cmd *cmd_find(struct ini_queue *q, uint32_t itt)
 
 static void tx_purge(struct ini_queue *q, struct ini_cmd *c);
 
+/* The bytes @c's answer brings when it succeeds: a BHS, and its Data-In. */
+static inline uint32_t rx_expect_of(const struct ini_cmd *c)
+{
+	return ISCSI_BHS_LEN + (c->sc->dir == SCSI_DIR_FROM_DEVICE ? c->xfer : 0);
+}
+
+/* Set the socket's SO_RCVLOWAT to @v bytes, when it is not already. */
+static void set_rcvlowat(struct ini_queue *q, int v)
+{
+	if (q->rcvlowat == v)
+		return;
+	if (!setsockopt(q->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v)))
+		q->rcvlowat = v;
+}
+
 static void slot_release(struct ini_queue *q, struct ini_cmd *c)
 {
 	/* nothing may point into the command's buffers after done */
@@ -330,8 +370,11 @@ static void cmd_end(struct ini_queue *q, struct ini_cmd *c, uint8_t host_status,
 {
 	struct scsi_cmnd *sc = c->sc;
 
-	if (c->state == C_SENT)
+	if (c->state == C_SENT) {
 		q->nr_sent--;
+		q->rx_expect -= rx_expect_of(c);
+	}
+	q->ended++;
 	slot_release(q, c);
 	sc->host_status = host_status;
 	sc->status = status;
@@ -374,8 +417,10 @@ static void cmd_end_now(struct ini_queue *q, struct ini_cmd *c, uint8_t host_sta
 {
 	struct scsi_cmnd *sc = c->sc;
 
-	if (c->state == C_SENT)
+	if (c->state == C_SENT) {
 		q->nr_sent--;
+		q->rx_expect -= rx_expect_of(c);
+	}
 	slot_release(q, c);
 	sc->host_status = host_status;
 	sc->status = status;
@@ -721,6 +766,7 @@ static void start_cmds(struct ini_queue *q)
 			q->wait_tail = NULL;
 		c->state = C_SENT;
 		q->nr_sent++;
+		q->rx_expect += rx_expect_of(c);
 		if (send_cmd(q, c)) {
 			cmd_end(q, c, SCSI_HOST_BUSY, SAM_STAT_GOOD); /* no memory */
 			return;
@@ -986,6 +1032,7 @@ static int conn_login(struct ini_queue *q, char *err, size_t errlen)
 		return fd;
 	}
 	q->fd = fd;
+	q->rcvlowat = 1;
 	q->p = l->params;
 	q->peer_mrdsl = l->peer_max_recv_dsl;
 	q->win = l->win;
@@ -1451,6 +1498,7 @@ static int wait_for(struct ini_queue *q, bool (*done)(struct ini_queue *q),
 			return -ETIMEDOUT;
 		pf.fd = q->fd;
 		pf.events = POLLIN | (q->tx_head ? POLLOUT : 0);
+		set_rcvlowat(q, 1); /* a TMF or Logout Response is a BHS */
 		poll(&pf, 1, deadline - now > 10 ? 10 : (int)(deadline - now));
 		q->rx_skip = 0; /* poll(2) has looked: recv() again */
 	}
@@ -1592,6 +1640,25 @@ static int ini_wait(void *queue, uint64_t timeout_ns)
 
 		nanosleep(timeout_ns < 1000000 ? &ts : &ms, NULL);
 		return 0;
+	}
+	if (q->waited_plain)
+		q->coalesce = q->ended < q->nr_sent / 4;
+	q->ended = 0;
+	q->waited_plain = !q->coalesce || q->nr_sent < COALESCE_MIN ||
+			  ++q->waits % COALESCE_PROBE == 0;
+	if (!q->waited_plain) {
+		uint64_t want = q->rx_expect / 4;
+		int v = RXB_SIZE;
+
+		while ((uint64_t)v > want)
+			v >>= 1;
+		set_rcvlowat(q, v ? v : 1);
+		if (timeout_ns > COALESCE_NS) {
+			ts.tv_sec = 0;
+			ts.tv_nsec = COALESCE_NS;
+		}
+	} else {
+		set_rcvlowat(q, 1);
 	}
 	pf.fd = q->fd;
 	pf.events = POLLIN | (q->tx_head ? POLLOUT : 0);
