@@ -49,6 +49,9 @@
 #               window follows: --iscsi-max-cmds=max(QD, 32))
 #        SIZE=S the LUNs' size (default 1G)
 #        Q2=0   no "blkstack 2q" row
+#        BASE=path/to/another/blkstack  a "base 1q" row too: that build's
+#               initiator, one queue, in the same rounds (an initiator
+#               change against the build before it)
 # Needs root for tgtd (scripts/install-deps.sh installs tgt and
 # libiscsi-bin).  Nothing is left running, whatever way the script ends.
 set -euo pipefail
@@ -60,6 +63,7 @@ ROUNDS=${2:-3}
 QD=${QD:-32}
 SIZE=${SIZE:-1G}
 Q2=${Q2:-1}
+BASE=${BASE:-}
 BLKSTACK=${BLKSTACK:-build/blkstack}
 TGT_IQN=iqn.2026-12.org.blkstack.bench:tgt
 BLK_IQN=iqn.2026-12.org.blkstack:default
@@ -78,6 +82,7 @@ done
 [ -x /usr/bin/time ] || die "/usr/bin/time is not installed (Debian: time)"
 [ "$(id -u)" -eq 0 ] || die "tgtd needs root"
 [ -x "$BLKSTACK" ] || make build >/dev/null
+[ -z "$BASE" ] || [ -x "$BASE" ] || die "BASE=$BASE: not an executable"
 
 TMP=$(mktemp -d)
 IMG=
@@ -236,13 +241,13 @@ perf() {
 }
 STOPPED=0
 
-# blk TARGET QUEUES: one blkstack bench run with QUEUES hardware queues
-# (and as many job threads, QD/QUEUES each); appends "iops us_per_io" to
-# $TMP/blkQUEUES.TARGET
+# blk TARGET QUEUES OUT BINARY: one blkstack bench run with QUEUES hardware
+# queues (and as many job threads, QD/QUEUES each); appends "iops
+# us_per_io" to $TMP/OUT.TARGET
 blk() {
 	local t=$1 q=$2
 	gone "${PID[$t]}" && die "$t has exited"
-	bench_iops_cpu "$TMP/blk$q.$t" "$BLKSTACK" bench --dev=iscsi --target="${URL[$t]}" \
+	bench_iops_cpu "$TMP/$3.$t" "$4" bench --dev=iscsi --target="${URL[$t]}" \
 		--name=randread --rw=randread --bs=4k --iodepth=$((QD / q)) --numjobs="$q" \
 		--nr_hw_queues="$q" --runtime="$RUNTIME" --time_based 2>>"$TMP/blk-client.log" ||
 		{ tail -20 "$TMP/blk-client.log" >&2; die "blkstack bench against $t failed"; }
@@ -250,16 +255,18 @@ blk() {
 
 CLIENTS="perf blk1"
 [ "$Q2" = 0 ] || CLIENTS+=" blk2"
+[ -z "$BASE" ] || CLIENTS+=" base1"
 run() {
 	case $1 in
 	perf) perf "$2" ;;
-	blk1) blk "$2" 1 ;;
-	blk2) blk "$2" 2 ;;
+	blk1) blk "$2" 1 blk1 "$BLKSTACK" ;;
+	blk2) blk "$2" 2 blk2 "$BLKSTACK" ;;
+	base1) blk "$2" 1 base1 "$BASE" ;;
 	esac
 }
 # last FILE: the last line's figures, "IOPS, us/IO"
 last() { awk 'END { printf "IOPS %8.0f  CPU %6.2f us/IO", $1, $2 }' "$1"; }
-declare -A NAME=([perf]=iscsi-perf [blk1]="blkstack 1q" [blk2]="blkstack 2q" [tgt]=tgt [blk]=blkstack)
+declare -A NAME=([perf]=iscsi-perf [blk1]="blkstack 1q" [blk2]="blkstack 2q" [base1]="base 1q" [tgt]=tgt [blk]=blkstack)
 
 echo "workload: 4 KiB random reads, QD$QD (iscsi-perf -m $QD -b $((4096 / BS[tgt])) on tgt's block ${BS[tgt]},"
 echo "          -b $((4096 / BS[blk])) on blkstack's block ${BS[blk]})"
@@ -268,6 +275,7 @@ echo "          blkstack: blkstack serve --iscsi --dev=ram --size=$SIZE"
 echo "clients:  iscsi-perf (one connection); blkstack 1q: bench --dev=iscsi --nr_hw_queues=1"
 echo "          (one session, one connection: the fair pair)$([ "$Q2" = 0 ] || echo "; blkstack 2q: --nr_hw_queues=2
           --numjobs=2 --iodepth=$((QD / 2)) (two sessions)")"
+[ -z "$BASE" ] || echo "          base 1q: $BASE, as blkstack 1q ($("$BASE" --version 2>/dev/null || echo "no --version"))"
 echo "rounds:   $ROUNDS x $RUNTIME s per client and target, alternating"
 echo
 for r in $(seq "$ROUNDS"); do
@@ -287,6 +295,7 @@ col() { awk -v n="$2" '{ print $n }' "$1" | median; }
 echo
 printf '%-26s %12s %12s %9s' "median of $ROUNDS" "iscsi-perf" "blkstack 1q" "1q/perf"
 [ "$Q2" = 0 ] || printf ' %12s %9s' "blkstack 2q" "2q/perf"
+[ -z "$BASE" ] || printf ' %12s %9s' "base 1q" "base/perf"
 printf '   %s\n' "goal (issue 16, 1q)"
 for t in tgt blk; do
 	echo "target ${NAME[$t]}"
@@ -296,10 +305,11 @@ for t in tgt blk; do
 		B=$(col "$TMP/blk1.$t" "$n")
 		R=$(awk -v b="$B" -v p="$P" 'BEGIN { printf "%.2f", (p > 0) ? b / p : 0 }')
 		printf "  %-24s %12$fmt %12$fmt %8sx" "$label" "$P" "$B" "$R"
-		if [ "$Q2" != 0 ]; then
-			B2=$(col "$TMP/blk2.$t" "$n")
+		for x in blk2 base1; do
+			[ -f "$TMP/$x.$t" ] || continue
+			B2=$(col "$TMP/$x.$t" "$n")
 			printf " %12$fmt %8sx" "$B2" "$(awk -v b="$B2" -v p="$P" 'BEGIN { printf "%.2f", (p > 0) ? b / p : 0 }')"
-		fi
+		done
 		case $n in
 		1) printf '   > 1x: %s\n' "$(awk -v r="$R" 'BEGIN { print (r > 1) ? "met" : "not met" }')" ;;
 		2) printf '   <= 0.5x: %s\n' "$(awk -v r="$R" 'BEGIN { print (r <= 0.5) ? "met" : "not met" }')" ;;
