@@ -44,42 +44,12 @@ done
 
 TMP=$(mktemp -d)
 IMG=
-BLK_PID='' TGT_PID='' CTL=''
+BLK_PID=''
 
-# gone PID: the process has exited (a zombie not yet reaped counts)
-gone() {
-	local st=
-	[ -e "/proc/$1" ] || return 0
-	read -r _ _ st _ <"/proc/$1/stat" 2>/dev/null || return 0
-	[ "$st" = Z ]
-}
-# stop_pid PID SIGNAL: SIGNAL, up to 5 s, then SIGKILL; reaps it
-stop_pid() {
-	kill "-$2" "$1" 2>/dev/null || true
-	for _ in $(seq 50); do
-		gone "$1" && break
-		sleep 0.1
-	done
-	gone "$1" || kill -KILL "$1" 2>/dev/null || true
-	wait "$1" 2>/dev/null || true
-}
-tgt_del() {
-	timeout 5 tgtadm -C "$CTL" --lld iscsi --op delete --force --mode target --tid 1 >/dev/null 2>&1 || true
-}
 cleanup() {
 	set +e
 	[ -z "$BLK_PID" ] || stop_pid "$BLK_PID" TERM
-	if [ -n "$TGT_PID" ]; then
-		# tgtd ignores SIGTERM: its targets go first, then the system
-		tgt_del
-		timeout 5 tgtadm -C "$CTL" --op delete --mode system >/dev/null 2>&1
-		for _ in $(seq 50); do
-			gone "$TGT_PID" && break
-			sleep 0.1
-		done
-		stop_pid "$TGT_PID" KILL
-		rm -f "/var/run/tgtd/socket.$CTL" "/var/run/tgtd/socket.$CTL.lock"
-	fi
+	tgt_stop
 	[ -z "$IMG" ] || rm -f "$IMG"
 	rm -rf "$TMP"
 }
@@ -87,12 +57,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 P_TGT=$(free_port)
-CTL=$((P_TGT % 32767 + 1))
-while [ -e "/var/run/tgtd/socket.$CTL" ] || [ -e "/var/run/tgtd/socket.$CTL.lock" ]; do
-	CTL=$((CTL % 32767 + 1))
-done
 SUITES=${SUITES:-$(iscsi-test-cu --list | grep -E '^ALL\.[A-Za-z0-9]+$')}
 
 bench_machine_start tgtd libiscsi
@@ -135,22 +100,15 @@ blk_stop() {
 tgt_new() {
 	: >"$IMG"
 	truncate -s 1G "$IMG"
-	bench_cmd tgtadm -C "$CTL" --lld iscsi --op new --mode target --tid 1 -T "$TGT_IQN"
-	bench_cmd tgtadm -C "$CTL" --lld iscsi --op new --mode logicalunit --tid 1 --lun 1 \
+	bench_cmd tgtadm -C "$TGT_CTL" --lld iscsi --op new --mode target --tid 1 -T "$TGT_IQN"
+	bench_cmd tgtadm -C "$TGT_CTL" --lld iscsi --op new --mode logicalunit --tid 1 --lun 1 \
 		--bstype rdwr --backing-store "$IMG"
-	[ "$1" = 0 ] || bench_cmd tgtadm -C "$CTL" --lld iscsi --op update --mode logicalunit \
+	[ "$1" = 0 ] || bench_cmd tgtadm -C "$TGT_CTL" --lld iscsi --op update --mode logicalunit \
 		--tid 1 --lun 1 --params thin_provisioning=1
-	bench_cmd tgtadm -C "$CTL" --lld iscsi --op bind --mode target --tid 1 -I ALL
+	bench_cmd tgtadm -C "$TGT_CTL" --lld iscsi --op bind --mode target --tid 1 -I ALL
 }
 
-bench_exec setsid tgtd -f -C "$CTL" --iscsi portal=127.0.0.1:"$P_TGT" >"$TMP/tgt.log" 2>&1 &
-TGT_PID=$!
-for _ in $(seq 100); do
-	tgtadm -C "$CTL" --op show --mode system >/dev/null 2>&1 && break
-	gone "$TGT_PID" && break
-	sleep 0.1
-done
-gone "$TGT_PID" && { cat "$TMP/tgt.log" >&2; die "tgtd did not start"; }
+tgt_start "$P_TGT" "$TMP/tgt.log" || die "tgtd did not start"
 
 IMG=$(mktemp /dev/shm/blkstack-cu-tgt.XXXXXX)
 for run in blkstack-full blkstack-thin tgt tgt-thin; do
@@ -171,7 +129,7 @@ for run in blkstack-full blkstack-thin tgt tgt-thin; do
 		tgt*)
 			tgt_new "$thin"
 			cu "$run" "$s" "iscsi://127.0.0.1:$P_TGT/$TGT_IQN/1"
-			tgt_del
+			tgt_del 1
 			;;
 		esac
 	done
@@ -186,13 +144,13 @@ bench_show_cmd iscsi-test-cu -d -S -v -t ALL.MultipathIO "$U1" "$U2"
 cu blkstack-mp ALL.MultipathIO "$U1" "$U2"
 blk_stop
 : >"$TMP/tgt-mp.res"
-bench_cmd tgtadm -C "$CTL" --lld iscsi --op new --mode portal --param portal=127.0.0.2:"$P_TGT"
+bench_cmd tgtadm -C "$TGT_CTL" --lld iscsi --op new --mode portal --param portal=127.0.0.2:"$P_TGT"
 tgt_new 1
 U1="iscsi://127.0.0.1:$P_TGT/$TGT_IQN/1"
 U2="iscsi://127.0.0.2:$P_TGT/$TGT_IQN/1"
 bench_show_cmd iscsi-test-cu -d -S -v -t ALL.MultipathIO "$U1" "$U2"
 cu tgt-mp ALL.MultipathIO "$U1" "$U2"
-tgt_del
+tgt_del 1
 
 for run in blkstack-full blkstack-thin tgt tgt-thin blkstack-mp tgt-mp; do
 	res=$TMP/$run.res

@@ -67,25 +67,8 @@ if [ ! -x "$BLKSTACK" ] || [ ! -x "$RANDWRITE" ]; then make build >/dev/null; fi
 
 TMP=$(mktemp -d)
 IMG=
-BLK_PID='' TGT_PID='' CL_PID='' CL_CHILD='' CTL=''
+BLK_PID='' CL_PID='' CL_CHILD=''
 
-# gone PID: the process has exited (a zombie not yet reaped counts)
-gone() {
-	local st=
-	[ -e "/proc/$1" ] || return 0
-	read -r _ _ st _ <"/proc/$1/stat" 2>/dev/null || return 0
-	[ "$st" = Z ]
-}
-# stop_pid PID SIGNAL: SIGNAL, up to 5 s, then SIGKILL; reaps it
-stop_pid() {
-	kill "-$2" "$1" 2>/dev/null || true
-	for _ in $(seq 50); do
-		gone "$1" && break
-		sleep 0.1
-	done
-	gone "$1" || { echo "iscsi-vs-tgt: pid $1 ignored SIG$2 for 5 s: SIGKILL" >&2; kill -KILL "$1" 2>/dev/null || true; }
-	wait "$1" 2>/dev/null || true
-}
 cleanup() {
 	local _i
 	set +e
@@ -105,18 +88,7 @@ cleanup() {
 		stop_pid "$CL_PID" KILL
 	fi
 	[ -z "$BLK_PID" ] || stop_pid "$BLK_PID" TERM
-	if [ -n "$TGT_PID" ]; then
-		# tgtd ignores SIGTERM: its targets go first (--force: even with
-		# sessions), then the system, and it exits by itself
-		timeout 5 tgtadm -C "$CTL" --lld iscsi --op delete --force --mode target --tid 1 >/dev/null 2>&1
-		timeout 5 tgtadm -C "$CTL" --op delete --mode system >/dev/null 2>&1
-		for _i in $(seq 50); do
-			gone "$TGT_PID" && break
-			sleep 0.1
-		done
-		stop_pid "$TGT_PID" KILL
-		rm -f "/var/run/tgtd/socket.$CTL" "/var/run/tgtd/socket.$CTL.lock"
-	fi
+	tgt_stop
 	[ -z "$IMG" ] || rm -f "$IMG"
 	rm -rf "$TMP"
 }
@@ -125,40 +97,24 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 P_BLK=$(free_port)
 P_TGT=$(free_port)
 [ "$P_TGT" != "$P_BLK" ] || P_TGT=$(free_port)
-# tgtd's management socket, /var/run/tgtd/socket.N (-C N, 0..32767): N
-# must be no other tgtd's (the default, 0, is the system one's)
-CTL=$((P_TGT % 32767 + 1))
-while [ -e "/var/run/tgtd/socket.$CTL" ] || [ -e "/var/run/tgtd/socket.$CTL.lock" ]; do
-	CTL=$((CTL % 32767 + 1))
-done
 
 bench_machine_start tgtd libiscsi
 
 # --- targets ---
 IMG=$(mktemp /dev/shm/blkstack-bench-tgt.XXXXXX)
 truncate -s "$SIZE" "$IMG"
-# setsid: a Ctrl-C (SIGINT to the terminal's process group) reaches the
-# script and the client, not the targets, so that the client ends its run
-# against a live target and the cleanup stops the targets after it
-bench_exec setsid tgtd -f -C "$CTL" --iscsi portal=127.0.0.1:"$P_TGT" >"$TMP/tgt.log" 2>&1 &
-TGT_PID=$!
+# setsid (tgt_start too): a Ctrl-C (SIGINT to the terminal's process
+# group) reaches the script and the client, not the targets, so that the
+# client ends its run against a live target and the cleanup stops the
+# targets after it
+tgt_start "$P_TGT" "$TMP/tgt.log" || die "tgtd did not start"
 bench_exec setsid "$BLKSTACK" serve --iscsi=127.0.0.1:"$P_BLK" --dev=ram --size="$SIZE" \
 	--iscsi-max-cmds="$((QD > 32 ? QD : 32))" 2>"$TMP/blk.log" &
 BLK_PID=$!
-for _ in $(seq 100); do
-	tgtadm -C "$CTL" --op show --mode system >/dev/null 2>&1 && break
-	gone "$TGT_PID" && break
-	sleep 0.1
-done
-gone "$TGT_PID" && { cat "$TMP/tgt.log" >&2; die "tgtd did not start"; }
-bench_cmd tgtadm -C "$CTL" --lld iscsi --op new --mode target --tid 1 -T "$TGT_IQN"
-bench_cmd tgtadm -C "$CTL" --lld iscsi --op new --mode logicalunit --tid 1 --lun 1 \
-	--bstype rdwr --backing-store "$IMG"
-bench_cmd tgtadm -C "$CTL" --lld iscsi --op bind --mode target --tid 1 -I ALL
+tgt_target 1 "$TGT_IQN" 1 "$IMG"
 for _ in $(seq 100); do
 	grep -q 'iscsi listening' "$TMP/blk.log" && break
 	gone "$BLK_PID" && break

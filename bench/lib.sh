@@ -178,3 +178,99 @@ bench_iops_cpu() {
 		"\($iops) \($cpu / $ios * 1e6)"' "$j" >>"$out"
 	rm -f "$t" "$j"
 }
+
+# --- processes and ports (the servers a script starts) ---
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# gone PID: the process has exited (a zombie not yet reaped counts)
+gone() {
+	local st=
+	[ -e "/proc/$1" ] || return 0
+	read -r _ _ st _ <"/proc/$1/stat" 2>/dev/null || return 0
+	[ "$st" = Z ]
+}
+
+# stop_pid PID SIGNAL: SIGNAL, up to 5 s, then SIGKILL (said on stderr);
+# reaps it when it is the script's child.  Never fails.
+stop_pid() {
+	kill "-$2" "$1" 2>/dev/null || true
+	for _ in $(seq 50); do
+		gone "$1" && break
+		sleep 0.1
+	done
+	if ! gone "$1"; then
+		echo "$(basename "$BENCH_SCRIPT"): pid $1 ignored SIG$2 for 5 s: SIGKILL" >&2
+		kill -KILL "$1" 2>/dev/null || true
+	fi
+	wait "$1" 2>/dev/null || true
+}
+
+# --- tgt (tgtd, Debian's tgt package; root) ---
+# TGT_PID and TGT_CTL: the tgtd that tgt_start started and its management
+# socket number (tgtadm -C "$TGT_CTL"); empty when none.
+TGT_PID='' TGT_CTL=''
+
+# tgt_start PORT LOG: tgtd in the foreground, its iSCSI portal on
+# 127.0.0.1:PORT, its output to LOG, under setsid (a Ctrl-C, SIGINT to
+# the terminal's process group, reaches the script and its clients, not
+# the target: the clients end their runs against a live target and the
+# cleanup stops it after them).  Its management socket,
+# /var/run/tgtd/socket.N (-C N, 1..32767), is one no other tgtd has (0,
+# the default, is the system one's): N from PORT % 32767 + 1 up.  Sets
+# TGT_PID and TGT_CTL and returns once tgtadm answers; returns 1, LOG on
+# stderr, when tgtd exits first or does not answer in 10 s.  The caller's
+# cleanup calls tgt_stop.
+tgt_start() {
+	local port=$1 log=$2
+	TGT_CTL=$((port % 32767 + 1))
+	while [ -e "/var/run/tgtd/socket.$TGT_CTL" ] || [ -e "/var/run/tgtd/socket.$TGT_CTL.lock" ]; do
+		TGT_CTL=$((TGT_CTL % 32767 + 1))
+	done
+	bench_exec setsid tgtd -f -C "$TGT_CTL" --iscsi portal=127.0.0.1:"$port" >"$log" 2>&1 &
+	TGT_PID=$!
+	for _ in $(seq 100); do
+		tgtadm -C "$TGT_CTL" --op show --mode system >/dev/null 2>&1 && return 0
+		gone "$TGT_PID" && break
+		sleep 0.1
+	done
+	cat "$log" >&2
+	return 1
+}
+
+# tgt_target TID IQN LUN IMG: target TID named IQN, LUN LUN over the file
+# IMG (backing store rdwr: pread/pwrite by tgtd's worker threads, tgt's
+# default), ACL ALL (any initiator)
+tgt_target() {
+	bench_cmd tgtadm -C "$TGT_CTL" --lld iscsi --op new --mode target --tid "$1" -T "$2"
+	bench_cmd tgtadm -C "$TGT_CTL" --lld iscsi --op new --mode logicalunit --tid "$1" --lun "$3" \
+		--bstype rdwr --backing-store "$4"
+	bench_cmd tgtadm -C "$TGT_CTL" --lld iscsi --op bind --mode target --tid "$1" -I ALL
+}
+
+# tgt_del TID: delete target TID (--force: even with sessions); never fails
+tgt_del() {
+	timeout 5 tgtadm -C "$TGT_CTL" --lld iscsi --op delete --force --mode target --tid "$1" >/dev/null 2>&1 || true
+}
+
+# tgt_stop: stop the tgtd of tgt_start, if any.  tgtd ignores SIGTERM:
+# its targets go first (each one tgtadm lists), then the system, and it
+# exits by itself; SIGKILL after 5 s.  Removes its socket files, clears
+# TGT_PID.  Never fails (for a cleanup under set -e or +e).
+tgt_stop() {
+	local tid
+	[ -n "$TGT_PID" ] || return 0
+	for tid in $(timeout 5 tgtadm -C "$TGT_CTL" --lld iscsi --op show --mode target 2>/dev/null |
+		sed -n 's/^Target \([0-9]*\):.*/\1/p'); do
+		tgt_del "$tid"
+	done
+	timeout 5 tgtadm -C "$TGT_CTL" --op delete --mode system >/dev/null 2>&1 || true
+	for _ in $(seq 50); do
+		gone "$TGT_PID" && break
+		sleep 0.1
+	done
+	stop_pid "$TGT_PID" KILL
+	rm -f "/var/run/tgtd/socket.$TGT_CTL" "/var/run/tgtd/socket.$TGT_CTL.lock"
+	TGT_PID=''
+}

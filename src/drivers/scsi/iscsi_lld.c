@@ -47,6 +47,39 @@
 
 #define RXB_SIZE (64u << 10)     /* received bytes not yet parsed */
 #define RX_DIRECT (8u << 10)     /* Data-In received straight into the iovecs */
+/*
+ * After a recv() that found the socket empty (a short read, or EAGAIN),
+ * the next RX_SKIP attempts to receive (or RX_SKIP - 1 after EAGAIN) are
+ * skipped until wait() has polled: the one that ends this pass of the
+ * receive loop and the one of the queue's next poll() (blk_wait()'s,
+ * after the completions' new commands went out), which would both read
+ * nothing (EAGAIN) in the usual round.  A caller that spins on poll()
+ * without wait() loses at most two passes; poll(2) is level-triggered,
+ * so nothing that arrived meanwhile is missed.
+ */
+#define RX_SKIP 2
+/*
+ * Wake-up coalescing (wait()): with COALESCE_MIN commands or more at the
+ * target, wait() sleeps until the socket holds a quarter of the bytes
+ * they will bring (SO_RCVLOWAT, rounded down to a power of two, at most
+ * RXB_SIZE), or COALESCE_NS at most: one wake-up for several responses
+ * instead of one for each response a target sends by itself (tgt does).
+ * Three quarters of the window stay at the target, so a target with work
+ * queued keeps its rate; a response shorter than counted (an error, a
+ * residual) costs at most COALESCE_NS.  Fewer commands in flight: no
+ * coalescing (a low queue depth is latency-bound).  Only where it pays:
+ * a plain wait (SO_RCVLOWAT 1) that slept (COALESCE_SLEPT_NS or more in
+ * ppoll()) and ended fewer commands than a quarter of those in flight
+ * turns it on; then every COALESCE_PROBE-th wait is a plain one again, to
+ * see whether the target now answers in batches by itself.  A plain wait
+ * that finds data at once saves no sleep by waiting for more (blkstack's
+ * target, answering in batches, mostly has data there: coalescing there
+ * added 5-10 % CPU per I/O before the sleep was part of the test).
+ */
+#define COALESCE_MIN 8
+#define COALESCE_NS 500000u
+#define COALESCE_PROBE 64
+#define COALESCE_SLEPT_NS 20000u
 #define TXV_MAX 1024             /* iovecs of one sendmsg() (IOV_MAX) */
 #define MAX_SLOTS 32768u         /* ITTs: generation << 15 | slot */
 #define ITT_SPECIAL 0x80000000u  /* login, TMF, logout: outside the slots' */
@@ -140,6 +173,14 @@ struct ini_queue {
 	uint8_t *rxb;
 	uint32_t rxb_off, rxb_len;
 	uint8_t rx_state;
+	uint8_t rx_skip;        /* recv()s to skip: the socket was found empty */
+	uint64_t rx_expect;     /* bytes the commands at the target will bring, at least */
+	int rcvlowat;           /* the socket's SO_RCVLOWAT */
+	uint32_t ended;         /* commands ended since the last wait() */
+	uint32_t waits;         /* wait()s, for COALESCE_PROBE */
+	bool coalesce;          /* the last plain wait() found it pays */
+	bool waited_plain;      /* the last wait() had SO_RCVLOWAT 1 */
+	bool plain_slept;       /* ... and slept in it (COALESCE_SLEPT_NS or more) */
 	uint8_t hdr[ISCSI_BHS_LEN + ISCSI_DIGEST_LEN];
 	uint32_t hdr_got, hdr_len;
 	struct iscsi_pdu_lens l;
@@ -298,6 +339,21 @@ static struct ini_cmd *cmd_find(struct ini_queue *q, uint32_t itt)
 
 static void tx_purge(struct ini_queue *q, struct ini_cmd *c);
 
+/* The bytes @c's answer brings when it succeeds: a BHS, and its Data-In. */
+static inline uint32_t rx_expect_of(const struct ini_cmd *c)
+{
+	return ISCSI_BHS_LEN + (c->sc->dir == SCSI_DIR_FROM_DEVICE ? c->xfer : 0);
+}
+
+/* Set the socket's SO_RCVLOWAT to @v bytes, when it is not already. */
+static void set_rcvlowat(struct ini_queue *q, int v)
+{
+	if (q->rcvlowat == v)
+		return;
+	if (!setsockopt(q->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v)))
+		q->rcvlowat = v;
+}
+
 static void slot_release(struct ini_queue *q, struct ini_cmd *c)
 {
 	/* nothing may point into the command's buffers after done */
@@ -318,8 +374,11 @@ static void cmd_end(struct ini_queue *q, struct ini_cmd *c, uint8_t host_status,
 {
 	struct scsi_cmnd *sc = c->sc;
 
-	if (c->state == C_SENT)
+	if (c->state == C_SENT) {
 		q->nr_sent--;
+		q->rx_expect -= rx_expect_of(c);
+	}
+	q->ended++;
 	slot_release(q, c);
 	sc->host_status = host_status;
 	sc->status = status;
@@ -362,8 +421,10 @@ static void cmd_end_now(struct ini_queue *q, struct ini_cmd *c, uint8_t host_sta
 {
 	struct scsi_cmnd *sc = c->sc;
 
-	if (c->state == C_SENT)
+	if (c->state == C_SENT) {
 		q->nr_sent--;
+		q->rx_expect -= rx_expect_of(c);
+	}
 	slot_release(q, c);
 	sc->host_status = host_status;
 	sc->status = status;
@@ -709,6 +770,7 @@ static void start_cmds(struct ini_queue *q)
 			q->wait_tail = NULL;
 		c->state = C_SENT;
 		q->nr_sent++;
+		q->rx_expect += rx_expect_of(c);
 		if (send_cmd(q, c)) {
 			cmd_end(q, c, SCSI_HOST_BUSY, SAM_STAT_GOOD); /* no memory */
 			return;
@@ -722,6 +784,7 @@ static void rx_reset(struct ini_queue *q)
 {
 	q->rxb_off = q->rxb_len = 0;
 	q->rx_state = RX_HDR;
+	q->rx_skip = 0;
 	q->hdr_got = 0;
 	q->rx_cmd = NULL;
 }
@@ -973,6 +1036,7 @@ static int conn_login(struct ini_queue *q, char *err, size_t errlen)
 		return fd;
 	}
 	q->fd = fd;
+	q->rcvlowat = 1;
 	q->p = l->params;
 	q->peer_mrdsl = l->peer_max_recv_dsl;
 	q->win = l->win;
@@ -1331,11 +1395,20 @@ static int rx_process(struct ini_queue *q)
 				/* straight into the destination, no copy */
 				struct iovec v[64];
 				struct msghdr m = { .msg_iov = v };
+				size_t asked = 0;
 
+				if (q->rx_skip) {
+					q->rx_skip--;
+					return 0;
+				}
 				m.msg_iovlen = rx_dest(q, v, 64);
+				for (size_t i = 0; i < m.msg_iovlen; i++)
+					asked += v[i].iov_len;
 				r = recvmsg(q->fd, &m, MSG_DONTWAIT);
 				if (r > 0) {
 					q->rx_got += (uint32_t)r;
+					if ((size_t)r < asked)
+						q->rx_skip = RX_SKIP;
 					continue;
 				}
 				goto rx_result;
@@ -1371,12 +1444,18 @@ static int rx_process(struct ini_queue *q)
 		}
 		}
 		/* the buffer is empty (or holds less than a header): recv() */
+		if (q->rx_skip) {
+			q->rx_skip--;
+			return 0;
+		}
 		if (q->rxb_off) {
 			memmove(q->rxb, q->rxb + q->rxb_off, q->rxb_len);
 			q->rxb_off = 0;
 		}
 		r = recv(q->fd, q->rxb + q->rxb_len, RXB_SIZE - q->rxb_len, MSG_DONTWAIT);
 		if (r > 0) {
+			if ((uint32_t)r < RXB_SIZE - q->rxb_len)
+				q->rx_skip = RX_SKIP;
 			q->rxb_len += (uint32_t)r;
 			continue;
 		}
@@ -1385,8 +1464,10 @@ rx_result:
 			conn_fail(q, "the target closed the connection");
 			return -EPIPE;
 		}
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			q->rx_skip = RX_SKIP - 1;
 			return 0;
+		}
 		if (errno == EINTR)
 			continue;
 		snprintf(q->why, sizeof(q->why), "recv: %s", strerror(errno));
@@ -1421,7 +1502,9 @@ static int wait_for(struct ini_queue *q, bool (*done)(struct ini_queue *q),
 			return -ETIMEDOUT;
 		pf.fd = q->fd;
 		pf.events = POLLIN | (q->tx_head ? POLLOUT : 0);
+		set_rcvlowat(q, 1); /* a TMF or Logout Response is a BHS */
 		poll(&pf, 1, deadline - now > 10 ? 10 : (int)(deadline - now));
+		q->rx_skip = 0; /* poll(2) has looked: recv() again */
 	}
 }
 
@@ -1550,6 +1633,7 @@ static int ini_wait(void *queue, uint64_t timeout_ns)
 		.tv_sec = (time_t)(timeout_ns / 1000000000u),
 		.tv_nsec = (long)(timeout_ns % 1000000000u),
 	};
+	struct timespec t0, t1;
 	struct pollfd pf;
 	int r;
 
@@ -1562,9 +1646,36 @@ static int ini_wait(void *queue, uint64_t timeout_ns)
 		nanosleep(timeout_ns < 1000000 ? &ts : &ms, NULL);
 		return 0;
 	}
+	if (q->waited_plain)
+		q->coalesce = q->plain_slept && q->ended < q->nr_sent / 4;
+	q->ended = 0;
+	q->waited_plain = !q->coalesce || q->nr_sent < COALESCE_MIN ||
+			  ++q->waits % COALESCE_PROBE == 0;
+	if (!q->waited_plain) {
+		uint64_t want = q->rx_expect / 4;
+		int v = RXB_SIZE;
+
+		while ((uint64_t)v > want)
+			v >>= 1;
+		set_rcvlowat(q, v ? v : 1);
+		if (timeout_ns > COALESCE_NS) {
+			ts.tv_sec = 0;
+			ts.tv_nsec = COALESCE_NS;
+		}
+	} else {
+		set_rcvlowat(q, 1);
+	}
 	pf.fd = q->fd;
 	pf.events = POLLIN | (q->tx_head ? POLLOUT : 0);
+	if (q->waited_plain)
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = ppoll(&pf, 1, &ts, NULL);
+	q->rx_skip = 0; /* ppoll(2) has looked: recv() again */
+	if (q->waited_plain) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		q->plain_slept = (t1.tv_sec - t0.tv_sec) * 1000000000LL +
+				 (t1.tv_nsec - t0.tv_nsec) >= COALESCE_SLEPT_NS;
+	}
 	if (r > 0)
 		return 0;
 	if (r == 0)
