@@ -70,6 +70,7 @@
 #define LOGOUT_OTHERS_MS 5000  /* a Logout waits this long for the others */
 #define XTMF_WAIT_MS 2000      /* another connection takes a TMF within */
 #define TASK_BUF_KEEP (64u << 10) /* a cached task keeps a buffer this big */
+#define ITT_HASH_BITS 7        /* c->itt_hash: 128 chains */
 
 enum task_state {
 	TASK_DATA,      /* waiting for Data-Out */
@@ -93,7 +94,11 @@ struct iscsi_task {
 	uint32_t buf_cap;       /* bytes at @buf */
 	/* zeroed for each command (task_get()): @c .. @mdir */
 	struct iscsi_conn *c;
-	struct iscsi_task *next, *done_next; /* done_next: also retired */
+	/* c->tasks (@next, @pprev: NULL when not on it; @next also links
+	 * the cache), and its ITT's chain of c->itt_hash */
+	struct iscsi_task *next, **pprev;
+	struct iscsi_task *hnext, **hpprev;
+	struct iscsi_task *done_next; /* also retired */
 	uint8_t state;
 	bool read, write, aborted;
 	bool data_err;          /* a Data-Out was bad: discard, then fail */
@@ -163,6 +168,7 @@ struct iscsi_conn {
 	uint32_t statsn, window;
 	uint16_t cid;
 	struct iscsi_task *tasks;
+	struct iscsi_task *itt_hash[1u << ITT_HASH_BITS]; /* tasks by ITT */
 	unsigned int nr_tasks, in_core;
 	struct iscsi_task *cache; /* ended tasks to take again (task_get()) */
 	unsigned int nr_cache;
@@ -765,27 +771,57 @@ static uint64_t lun_decode(const uint8_t *l)
 	}
 }
 
+/* c->itt_hash's chain of @itt: a multiplicative hash (initiators number
+ * their tasks in sequence, or put a generation in the high bits) */
+static unsigned int itt_bucket(uint32_t itt)
+{
+	return (itt * 0x9e3779b1u) >> (32 - ITT_HASH_BITS);
+}
+
+/* The task of @itt that has not ended, or NULL. */
 static struct iscsi_task *task_find(struct iscsi_conn *c, uint32_t itt)
 {
 	struct iscsi_task *t;
 
-	for (t = c->tasks; t; t = t->next)
+	for (t = c->itt_hash[itt_bucket(itt)]; t; t = t->hnext)
 		if (t->itt == itt && t->state != TASK_DONE)
 			return t;
 	return NULL;
 }
 
+/* @t (its ITT set) onto c->tasks and its ITT's chain. */
+static void task_link(struct iscsi_conn *c, struct iscsi_task *t)
+{
+	struct iscsi_task **h = &c->itt_hash[itt_bucket(t->itt)];
+
+	t->next = c->tasks;
+	if (t->next)
+		t->next->pprev = &t->next;
+	c->tasks = t;
+	t->pprev = &c->tasks;
+	t->hnext = *h;
+	if (t->hnext)
+		t->hnext->hpprev = &t->hnext;
+	*h = t;
+	t->hpprev = h;
+	c->nr_tasks++;
+	__atomic_fetch_add(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
+}
+
+/* @t off c->tasks and its chain, when it is on them. */
 static void task_unlink(struct iscsi_conn *c, struct iscsi_task *t)
 {
-	struct iscsi_task **pp;
-
-	for (pp = &c->tasks; *pp; pp = &(*pp)->next)
-		if (*pp == t) {
-			*pp = t->next;
-			c->nr_tasks--;
-			__atomic_fetch_sub(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
-			break;
-		}
+	if (!t->pprev)
+		return;
+	*t->pprev = t->next;
+	if (t->next)
+		t->next->pprev = t->pprev;
+	t->pprev = NULL;
+	*t->hpprev = t->hnext;
+	if (t->hnext)
+		t->hnext->hpprev = t->hpprev;
+	c->nr_tasks--;
+	__atomic_fetch_sub(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
 }
 
 static void task_free(struct iscsi_conn *c, struct iscsi_task *t)
@@ -1081,10 +1117,7 @@ static int handle_scsi_cmd(struct iscsi_conn *c)
 	if (ahs.ext_cdb_len)
 		memcpy(t->cdb + ISCSI_CDB_LEN, ahs.ext_cdb, ahs.ext_cdb_len);
 	t->xfer = xfer;
-	t->next = c->tasks;
-	c->tasks = t;
-	c->nr_tasks++;
-	__atomic_fetch_add(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
+	task_link(c, t);
 	c->cmds++;
 	if (c->mlun) {
 		uint64_t lun = lun_decode(t->lun_raw);
