@@ -965,12 +965,15 @@ static void flush_done(struct iscsi_conn *c)
 		c->done_head = t->done_next;
 		if (!c->done_head)
 			c->done_tail = NULL;
+		/* off the window first: the response's MaxCmdSN counts its
+		 * slot as free (as LIO's does), so that an initiator keeping
+		 * the whole window busy may send its next command at once */
+		task_unlink(c, t);
 		/* a task our own task management ended gets no response, nor
 		 * one another nexus's PREEMPT AND ABORT ended with TAS=0 (SAM-5
 		 * 5.6: the initiator learns of it from 2F/00) */
 		if (!t->aborted && !t->cmd.no_response && !c->closing)
 			send_status(c, t);
-		task_unlink(c, t);
 		t->done_next = c->retired;
 		c->retired = t;
 	}
