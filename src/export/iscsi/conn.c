@@ -756,11 +756,9 @@ static int send_reject(struct iscsi_conn *c, uint8_t reason)
 
 static uint64_t lun_decode(const uint8_t *l)
 {
-	unsigned int i;
-
-	for (i = 2; i < 8; i++)
-		if (l[i])
-			return UINT64_MAX;
+	/* single level: bytes 2..7 zero (one load, not six) */
+	if (scsi_get_be64(l) & 0xffffffffffffull)
+		return UINT64_MAX;
 	switch (l[0] >> 6) {
 	case 0: /* peripheral device addressing, bus 0 */
 		return l[0] ? UINT64_MAX : l[1];
