@@ -644,7 +644,7 @@ static void put_sn(struct iscsi_conn *c, uint8_t *bhs, bool statsn_inc)
 }
 
 static void flush_done(struct iscsi_conn *c);
-static void xtmf_serve(struct iscsi_conn *c);
+static inline void xtmf_serve(struct iscsi_conn *c);
 
 /* Has the session other connections (that may bring a CmdSN)? */
 static bool other_conns(const struct iscsi_conn *c)
@@ -1497,10 +1497,11 @@ static int xtmf_run(struct iscsi_conn *c, uint8_t op, uint64_t lun,
 /*
  * A task management request another connection of the session posted to
  * this one, if any: taken under srv->lock (the poster may withdraw one
- * not taken yet), run here, answered under it.  One atomic load when
- * there is none; called from the loop's every pass and its waits.
+ * not taken yet), run here, answered under it (xtmf_take()).  One
+ * atomic load, inline, when there is none (xtmf_serve(), called from the
+ * loop's every pass and its waits).
  */
-static void xtmf_serve(struct iscsi_conn *c)
+static void __attribute__((noinline)) xtmf_take(struct iscsi_conn *c)
 {
 	struct blk_iscsi_server *srv = c->srv;
 	struct iscsi_xtmf *x;
@@ -1509,8 +1510,6 @@ static void xtmf_serve(struct iscsi_conn *c)
 	uint8_t op;
 	int r;
 
-	if (__builtin_expect(!__atomic_load_n(&c->xtmf, __ATOMIC_ACQUIRE), 1))
-		return;
 	blk_mutex_lock(&srv->lock);
 	x = c->xtmf;
 	if (!x) {
@@ -1530,6 +1529,12 @@ static void xtmf_serve(struct iscsi_conn *c)
 	__atomic_store_n(&c->xtmf, NULL, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&srv->cond);
 	blk_mutex_unlock(&srv->lock);
+}
+
+static inline void xtmf_serve(struct iscsi_conn *c)
+{
+	if (__builtin_expect(!!__atomic_load_n(&c->xtmf, __ATOMIC_ACQUIRE), 0))
+		xtmf_take(c);
 }
 
 /* This connection leaves its session: nothing more is posted to it, and
