@@ -2,9 +2,21 @@
 # blkstack's iSCSI target against tgt (tgtd, the Linux SCSI target
 # framework's user-space daemon), the same clients, in the same run:
 #   randread    4 KiB random reads at QD32: libiscsi's iscsi-perf -r
-#   randwrite   4 KiB random writes at QD32: build/iscsi-randwrite -r
-#               (bench/tools/iscsi-randwrite.c: iscsi-perf's write-side
-#               twin over libiscsi's async API; iscsi-perf only reads)
+#   randwrite   4 KiB random writes at QD32: blkstack's own initiator,
+#               blkstack bench --dev=iscsi --rw=randwrite (WCLIENT=libiscsi:
+#               build/iscsi-randwrite, iscsi-perf's write-side twin over
+#               libiscsi's async API, bench/tools/iscsi-randwrite.c)
+# Why blkstack's initiator writes: iscsi-perf only reads, and libiscsi's
+# writes cost their client about 12 us of CPU each (a send() for the
+# header, a writev() for the data, a recv() for the response: two TCP
+# segments and three system calls per write, whose loopback receive runs
+# on the client's CPU), so on 2 vCPUs that client kept a whole CPU busy
+# and set blkstack's write IOPS, not the target.  blkstack's initiator
+# (docs/iscsi-initiator.md) costs about 2 us a write: a window of PDUs per
+# sendmsg(), one recv() taking what has arrived.  It drives both targets
+# in the same run, with what each negotiates (tgt: ImmediateData=Yes,
+# InitialR2T=Yes, FirstBurstLength 64 KiB; blkstack: ImmediateData=Yes,
+# InitialR2T=No): a 4 KiB write is one PDU with immediate data on both.
 # Targets, each on a port of its own on 127.0.0.1:
 #   blkstack    blkstack serve --iscsi --dev=ram --size=1G (LUN 0 of
 #               iqn.2026-12.org.blkstack:default)
@@ -19,9 +31,10 @@
 # progress lines as they come and, at each, samples the on-CPU time of the
 # target and of the client: the sum of the first field of
 # /proc/PID/task/*/schedstat (ns, every thread).  The figures cover the
-# steady window from the first progress line (1 s in: login and ramp-up
-# left out) to the last (logout left out); the I/Os in it are the lines'
-# "iops current" times the time between lines.  So:
+# steady window from the first progress line (1 s in, blkstack bench's 2 s
+# in: login and ramp-up left out) to the last (logout left out); the I/Os
+# in it are the lines' current rate ("iops current N"; blkstack bench's
+# "w=N.Nk IOPS") times the time between lines.  So:
 #   IOPS                  the client's I/Os in the window / its length
 #   target CPU us per I/O the target's CPU time in the window / those I/Os
 #   client CPU us per I/O the same for the client (context: a client that
@@ -30,8 +43,10 @@
 # Medians over the rounds; ratios blkstack / tgt against issue 13's goals:
 # IOPS >= 2.5x tgt's (stretch 3x), target CPU per I/O <= 1/4 of tgt's.
 #
-# usage: bench/iscsi-vs-tgt.sh [runtime_s=10] [rounds=5]
+# usage: bench/iscsi-vs-tgt.sh [runtime_s=10 (at least 4)] [rounds=5]
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
+#        WCLIENT=bench|libiscsi  the random-write client (and the fill
+#               pass's): blkstack bench (default) or build/iscsi-randwrite
 #        RANDWRITE=path/to/iscsi-randwrite (default: beside BLKSTACK)
 #        QD=N   commands in flight (default 32; blkstack's CmdSN window
 #               follows: --iscsi-max-cmds=max(QD, 32))
@@ -48,22 +63,25 @@ QD=${QD:-32}
 SIZE=${SIZE:-1G}
 BLKSTACK=${BLKSTACK:-build/blkstack}
 RANDWRITE=${RANDWRITE:-$(dirname "$BLKSTACK")/iscsi-randwrite}
+WCLIENT=${WCLIENT:-bench}
 TGT_IQN=iqn.2026-12.org.blkstack.bench:tgt
 BLK_IQN=iqn.2026-12.org.blkstack:default
 
 die() { echo "iscsi-vs-tgt: $*" >&2; exit 1; }
 isnum() { case $1 in '' | *[!0-9]*) return 1 ;; esac; }
-if ! isnum "$RUNTIME" || [ "$RUNTIME" -lt 3 ]; then
-	die "runtime_s '$RUNTIME': at least 3 (the window leaves out the first and the last second)"
+# blkstack bench prints its first progress line 2 s in
+if ! isnum "$RUNTIME" || [ "$RUNTIME" -lt 3 ] || { [ "${WCLIENT:-bench}" = bench ] && [ "$RUNTIME" -lt 4 ]; }; then
+	die "runtime_s '$RUNTIME': at least 3, 4 with WCLIENT=bench (the window leaves out the first second, the first two with blkstack bench, and the last)"
 fi
 if ! isnum "$ROUNDS" || [ "$ROUNDS" -lt 1 ]; then die "rounds '$ROUNDS': at least 1"; fi
 if ! isnum "$QD" || [ "$QD" -lt 1 ] || [ "$QD" -gt 256 ]; then die "QD=$QD: 1..256"; fi
+case $WCLIENT in bench | libiscsi) ;; *) die "WCLIENT=$WCLIENT: bench or libiscsi" ;; esac
 for c in iscsi-perf iscsi-readcapacity16 tgtd tgtadm; do
 	command -v "$c" >/dev/null || die "$c is not installed: scripts/install-deps.sh"
 done
 [ "$(id -u)" -eq 0 ] || die "tgtd needs root"
-if [ ! -x "$BLKSTACK" ] || [ ! -x "$RANDWRITE" ]; then make build >/dev/null; fi
-[ -x "$RANDWRITE" ] || die "$RANDWRITE was not built: libiscsi-dev is missing (scripts/install-deps.sh, then make build)"
+if [ ! -x "$BLKSTACK" ] || { [ "$WCLIENT" = libiscsi ] && [ ! -x "$RANDWRITE" ]; }; then make build >/dev/null; fi
+[ "$WCLIENT" = bench ] || [ -x "$RANDWRITE" ] || die "$RANDWRITE was not built: libiscsi-dev is missing (scripts/install-deps.sh, then make build)"
 
 TMP=$(mktemp -d)
 IMG=
@@ -136,7 +154,12 @@ for t in blk tgt; do
 	if ! isnum "${BS[$t]}" || [ "${BS[$t]}" -gt 4096 ] || [ $((4096 % BS[$t])) -ne 0 ]; then
 		die "$t: logical block length '${BS[$t]}' does not divide 4096"
 	fi
-	bench_cmd "$RANDWRITE" -m 8 -b $((1048576 / BS[$t])) -1 "${URL[$t]}" >"$TMP/fill.$t" 2>&1 ||
+	if [ "$WCLIENT" = bench ]; then
+		fill=("$BLKSTACK" bench --dev=iscsi --target="${URL[$t]}" --rw=write --bs=1M --iodepth=8 --eta=never)
+	else
+		fill=("$RANDWRITE" -m 8 -b $((1048576 / BS[$t])) -1 "${URL[$t]}")
+	fi
+	bench_cmd "${fill[@]}" >"$TMP/fill.$t" 2>&1 ||
 		{ cat "$TMP/fill.$t" >&2; die "$t: the fill pass failed"; }
 done
 
@@ -169,18 +192,29 @@ child_of() {
 # $TMP/WORKLOAD.TARGET
 measure() {
 	local wl=$1 t=$2 tpid=${PID[$2]} b=$((4096 / BS[$2])) cmd fd rc rec log=''
-	local now ts cs pt='' pts='' pcs='' t0='' ts0='' cs0='' t1='' ts1='' cs1='' prev='' ios_us=0 n=0
+	local now ts cs cur m pt='' pts='' pcs='' t0='' ts0='' cs0='' t1='' ts1='' cs1='' prev='' ios_us=0 n=0
 	gone "$tpid" && { cat "$TMP/$t.log" >&2; die "$t has exited (its log above)"; }
 	case $wl in
 	randread) cmd=(iscsi-perf -m "$QD" -b "$b" -r -t "$RUNTIME" "${URL[$t]}") ;;
-	randwrite) cmd=("$RANDWRITE" -m "$QD" -b "$b" -r -t "$RUNTIME" "${URL[$t]}") ;;
+	randwrite)
+		if [ "$WCLIENT" = bench ]; then
+			cmd=("$BLKSTACK" bench --dev=iscsi --target="${URL[$t]}" --rw=randwrite --bs=4k
+				--iodepth="$QD" --norandommap --time_based --runtime="$RUNTIME" --eta=always)
+		else
+			cmd=("$RANDWRITE" -m "$QD" -b "$b" -r -t "$RUNTIME" "${URL[$t]}")
+		fi
+		;;
 	esac
 	rm -f "$TMP/fifo"
 	mkfifo "$TMP/fifo"
 	# timeout: iscsi-perf stops by itself only at a progress line exactly
 	# runtime_s in, which a descheduled client can miss (SIGINT: it
 	# drains and says "finished.")
-	bench_exec timeout -s INT -k 5 "$((RUNTIME + 30))" "${cmd[@]}" >"$TMP/fifo" 2>"$TMP/client.err" &
+	if [ "${cmd[0]}" = "$BLKSTACK" ]; then # its progress lines on stderr
+		bench_exec timeout -s INT -k 5 "$((RUNTIME + 30))" "${cmd[@]}" 2>"$TMP/fifo" >"$TMP/client.err" &
+	else
+		bench_exec timeout -s INT -k 5 "$((RUNTIME + 30))" "${cmd[@]}" >"$TMP/fifo" 2>"$TMP/client.err" &
+	fi
 	CL_PID=$!
 	CL_CHILD=''
 	exec {fd}<"$TMP/fifo"
@@ -198,11 +232,20 @@ measure() {
 		sched_ns "$CL_CHILD"
 		cs=$REPLY
 		log+=$rec$'\n'
+		cur=
 		if [[ $rec =~ iops\ current\ ([0-9]+) ]]; then
+			cur=${BASH_REMATCH[1]}
+		elif [[ $rec =~ ,w=([0-9]+)(\.([0-9]))?([kM]?)\ IOPS\] ]]; then
+			# blkstack bench: "[r=0,w=314.4k IOPS]", one decimal
+			m=1
+			case ${BASH_REMATCH[4]} in k) m=1000 ;; M) m=1000000 ;; esac
+			cur=$((BASH_REMATCH[1] * m + ${BASH_REMATCH[3]:-0} * m / 10))
+		fi
+		if [ -n "$cur" ]; then
 			if [ -z "$t0" ]; then
 				t0=$pt ts0=$pts cs0=$pcs
 			else
-				ios_us=$((ios_us + BASH_REMATCH[1] * (pt - prev)))
+				ios_us=$((ios_us + cur * (pt - prev)))
 				t1=$pt ts1=$pts cs1=$pcs
 				n=$((n + 1))
 			fi
@@ -235,7 +278,11 @@ measure() {
 STOPPED=0
 
 echo "workloads: randread  iscsi-perf -m $QD -b $((4096 / BS[blk])) -r (4 KiB random reads, QD$QD)"
-echo "           randwrite $RANDWRITE -m $QD -b $((4096 / BS[blk])) -r (4 KiB random writes, aligned, QD$QD)"
+if [ "$WCLIENT" = bench ]; then
+	echo "           randwrite $BLKSTACK bench --dev=iscsi --rw=randwrite --bs=4k --iodepth=$QD --norandommap (blkstack's initiator)"
+else
+	echo "           randwrite $RANDWRITE -m $QD -b $((4096 / BS[blk])) -r (4 KiB random writes, aligned, QD$QD)"
+fi
 echo "targets:   blkstack serve --iscsi --dev=ram --size=$SIZE (LUN 0, block ${BS[blk]})"
 echo "           tgtd $(tgtd --version 2>&1 | head -1), LUN 1 rdwr over a $SIZE file on /dev/shm (block ${BS[tgt]})"
 echo "rounds:    $ROUNDS x ${RUNTIME} s per workload and target, alternating; figures over"

@@ -29,7 +29,7 @@ PKGS=(
 	qemu-utils                         # qemu-img, qemu-io: NBD clients in tests/func
 	qemu-block-extra                   # qemu-img's iscsi:// driver (libiscsi): tests/func/test_iscsi.sh
 	libiscsi-bin                       # iscsi-ls, iscsi-inq, iscsi-swp, iscsi-test-cu: iSCSI initiators in tests/func; iscsi-perf in bench/iscsi-vs-tgt.sh
-	libiscsi-dev                       # libiscsi headers: build/iscsi-randwrite, the write client of bench/iscsi-vs-tgt.sh
+	libiscsi-dev                       # libiscsi headers: build/iscsi-randwrite, bench/iscsi-vs-tgt.sh's libiscsi write client (WCLIENT=libiscsi)
 	tgt                                # tgtd, tgtadm: peer target in bench/iscsi-vs-tgt.sh (with systemd, the package also starts a system tgtd on port 3260)
 	nbdkit                             # peer server in bench/nbd-vs-nbdkit.sh
 	shellcheck                         # bench/*.sh lint in tests/func/test_bench_scripts.sh
