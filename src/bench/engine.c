@@ -23,8 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/mempolicy.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -288,6 +291,10 @@ struct job_thread {
 	uint64_t ios_done[DDIR_NR];  /* progress, thread-local */
 	uint64_t bytes_done[DDIR_NR];
 	uint64_t offset;             /* region start: offset + jobnum * offset_increment */
+	unsigned int thread_idx;     /* over every job's threads, 0 first (fio's thread_number - 1) */
+	/* rate_min=, rate_iops_min= (job_rate_min_check()) */
+	uint64_t rmin_t[DDIR_NR];    /* last check, bench clock ns (0: none yet) */
+	uint64_t rmin_bytes[DDIR_NR], rmin_ios[DDIR_NR]; /* done at the last check */
 	/*
 	 * Several files (nr_files > 1): the current one's state is in the
 	 * fields above (ctx, nr_blocks, seq_pos, randmap, written, ...),
@@ -1448,14 +1455,75 @@ static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
 		return;
 	}
 	if (o->thinktime_ns && !td->think_left) {
-		/* every I/O of the last blocks completed: the stall */
+		/*
+		 * every I/O of the last blocks completed: the stall, all of
+		 * it (job_pause() sleeps at most BENCH_WAIT_NS at a time, so
+		 * that SIGINT is seen)
+		 */
+		uint64_t end = bench_now_ns() + o->thinktime_ns;
+
 		job_pause(o->thinktime_ns, o->thinktime_spin_ns);
+		while (!atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
+		       (now = bench_now_ns()) < end)
+			job_pause(end - now, 0);
 		td->think_left = o->thinktime_blocks;
 		return;
 	}
 	now = bench_now_ns();
 	if (td->rate_next > now)
 		job_pause(td->rate_next - now, 0);
+}
+
+/*
+ * rate_min=, rate_iops_min=: has a direction fallen below them?  fio's
+ * check (backend.c __check_min_rate()): none in the first 2 s of the job
+ * nor in its ramp; then, per direction that has done I/O, the bytes (or,
+ * without rate_min=, the I/Os) completed since the last check over the
+ * time since it, once rate_cycle ms have passed.  Below: the job fails
+ * with EIO, as fio's does, and stops.
+ */
+static bool __attribute__((noinline)) job_rate_min_fail(struct job_thread *td,
+							uint64_t now)
+{
+	const struct bench_job_opts *o = td->o;
+	unsigned int d;
+
+	if (now - td->t_start < 2000000000ull || td->ramping)
+		return false;
+	for (d = 0; d < DDIR_NR; d++) {
+		uint64_t spent_ms, got;
+
+		if (!td->bytes_done[d])
+			continue;
+		if (td->rmin_t[d]) {
+			spent_ms = (now - td->rmin_t[d]) / 1000000;
+			if (spent_ms < o->rate_cycle_ms || !spent_ms)
+				continue;
+			if (o->rate_min) {
+				got = (td->bytes_done[d] - td->rmin_bytes[d]) * 1000 / spent_ms;
+				if (got < o->rate_min) {
+					job_error(td, -EIO,
+						  "rate_min=%" PRIu64 "B/s not met, got %" PRIu64 "B/s (%s)",
+						  o->rate_min, got, d == DDIR_READ ? "read" :
+						  d == DDIR_WRITE ? "write" : "trim");
+					return true;
+				}
+			} else {
+				got = (td->ios_done[d] - td->rmin_ios[d]) * 1000 / spent_ms;
+				if (got < o->rate_iops_min) {
+					job_error(td, -EIO,
+						  "rate_iops_min=%" PRIu64 " not met, got %" PRIu64 " IOPS (%s)",
+						  o->rate_iops_min, got, d == DDIR_READ ? "read" :
+						  d == DDIR_WRITE ? "write" : "trim");
+					return true;
+				}
+			}
+		}
+		td->rmin_bytes[d] = td->bytes_done[d];
+		td->rmin_ios[d] = td->ios_done[d];
+		td->rmin_t[d] = now;
+	}
+	return false;
 }
 
 /*
@@ -1593,6 +1661,9 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 					runtime_end = UINT64_MAX;
 			}
 			if (runtime_end && now >= runtime_end)
+				break;
+			if (unlikely(o->rate_min || o->rate_iops_min) &&
+			    job_rate_min_fail(td, now))
 				break;
 		}
 		if ((loops & 1023) == 0)
@@ -1741,6 +1812,75 @@ static void job_files_wait_stats(struct job_thread *td)
 	}
 }
 
+/*
+ * cpus_allowed=, cpumask=, numa_cpu_nodes=, numa_mem_policy=: the calling
+ * job thread's CPUs and memory policy, in fio's order (backend.c
+ * thread_main()): the CPU set (split: one CPU of it by the thread's
+ * number), then the nodes' CPUs in its place, then the memory policy, to
+ * which the thread's I/O buffers already allocated are moved.  0 or
+ * -errno, with the job's error set.
+ */
+static int job_place(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+	size_t buf_len = (size_t)o->iodepth * td->buf_bs;
+
+	if (o->cpus_on) {
+		cpu_set_t set = o->cpus;
+
+		if (o->cpus_policy == CPUS_SPLIT) {
+			unsigned int n = (unsigned int)CPU_COUNT(&o->cpus), k = 0, c;
+			unsigned int want = td->thread_idx % n;
+
+			CPU_ZERO(&set);
+			for (c = 0; c < CPU_SETSIZE; c++) {
+				if (!CPU_ISSET(c, &o->cpus))
+					continue;
+				if (k++ == want) {
+					CPU_SET(c, &set);
+					break;
+				}
+			}
+		}
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			int err = -errno;
+
+			job_error(td, err, "cpus_allowed/cpumask: sched_setaffinity: %s",
+				  strerror(-err));
+			return err;
+		}
+	}
+	if (o->numa_cpus_on &&
+	    sched_setaffinity(0, sizeof(o->numa_cpus), &o->numa_cpus)) {
+		int err = -errno;
+
+		job_error(td, err, "numa_cpu_nodes: sched_setaffinity: %s",
+			  strerror(-err));
+		return err;
+	}
+	if (o->mem_policy > MEMPOL_DEFAULT) {
+		static const int mode[] = {
+			[MEMPOL_PREFER] = MPOL_PREFERRED, [MEMPOL_BIND] = MPOL_BIND,
+			[MEMPOL_INTERLEAVE] = MPOL_INTERLEAVE,
+			[MEMPOL_LOCAL] = MPOL_LOCAL,
+		};
+		unsigned long mask = (unsigned long)o->mem_nodes;
+		const unsigned long *m = o->mem_policy == MEMPOL_LOCAL ? NULL : &mask;
+		unsigned long maxnode = m ? 65 : 0;
+
+		if (syscall(SYS_set_mempolicy, mode[o->mem_policy], m, maxnode) ||
+		    syscall(SYS_mbind, td->buf, buf_len, mode[o->mem_policy], m,
+			    maxnode, MPOL_MF_MOVE)) {
+			int err = -errno;
+
+			job_error(td, err, "numa_mem_policy: %s",
+				  strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 static void *job_thread_fn(void *arg)
 {
 	struct job_thread *td = arg;
@@ -1752,6 +1892,14 @@ static void *job_thread_fn(void *arg)
 	struct rusage ru;
 	int ret;
 
+	/* placed first: the ctx and the device's queue follow the CPU */
+	if (o->cpus_on || o->numa_cpus_on || o->mem_policy > MEMPOL_DEFAULT) {
+		ret = job_place(td);
+		if (ret) {
+			pthread_barrier_wait(td->start_barrier);
+			goto out;
+		}
+	}
 	if (td->nr_files > 1) {
 		/* a ctx on every file's device; the first file is current */
 		for (d = 0, ret = 0; d < td->nr_files && !ret; d++) {
@@ -2018,6 +2166,7 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	uint64_t offset = o->offset, io_size = o->io_size;
 
 	td->o = o;
+	td->thread_idx = seed_idx;
 	td->buf_bs = o->bs;
 	if (o->bssplit_nr || o->bs_max) {
 		/* blocks of the smallest size; buffers of the largest */

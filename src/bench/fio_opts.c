@@ -28,7 +28,7 @@
 #define R_WORKLOAD "a workload option blkstack bench does not implement yet"
 #define R_VERIFY "not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump, but no verify offload, saved verify state, trim verification or error dumps"
 #define R_REPLAY "I/O log capture and replay are not implemented"
-#define R_PROC "process, CPU, NUMA, priority and cgroup placement are not implemented (jobs are threads of one process)"
+#define R_PROC "process, priority and cgroup options are not implemented (jobs are threads of one process; its CPU and NUMA placement is: cpus_allowed, cpumask, numa_cpu_nodes, numa_mem_policy)"
 #define R_ZONE "zoned block devices are not emulated"
 #define R_LOG "not implemented: blkstack writes fio's logs plain (no compression, priority 0), bw and iops windows from log_avg_msec"
 #define R_LOGENT "accepted and ignored: log buffers grow in 1 MiB chunks"
@@ -162,12 +162,12 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "thinktime_blocks_type", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "thinktime_iotime", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "rate", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "rate_min", "ratemin", NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "rate_min", "ratemin", NULL, FIO_SUPPORTED, NULL },
 	{ "rate_process", NULL, NULL, FIO_MAPPED, "linear only (fio's default); poisson is refused" },
-	{ "rate_cycle", "ratecycle", NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "rate_cycle", "ratecycle", NULL, FIO_SUPPORTED, NULL },
 	{ "rate_ignore_thinktime", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "rate_iops", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "rate_iops_min", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "rate_iops_min", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "max_latency", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "latency_target", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "latency_window", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
@@ -183,11 +183,11 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "allow_file_create", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "allow_mounted_write", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "pre_read", NULL, NULL, FIO_REFUSED, R_FILES },
-	{ "cpumask", NULL, NULL, FIO_REFUSED, R_PROC },
-	{ "cpus_allowed", NULL, NULL, FIO_REFUSED, R_PROC },
-	{ "cpus_allowed_policy", NULL, NULL, FIO_REFUSED, R_PROC },
-	{ "numa_cpu_nodes", NULL, NULL, FIO_REFUSED, R_PROC },
-	{ "numa_mem_policy", NULL, NULL, FIO_REFUSED, R_PROC },
+	{ "cpumask", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "cpus_allowed", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "cpus_allowed_policy", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "numa_cpu_nodes", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "numa_mem_policy", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "end_fsync", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "fsync_on_close", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "unlink", NULL, NULL, FIO_REFUSED, R_FILES },

@@ -7,6 +7,7 @@
 #ifndef BLKSTACK_BENCH_OPTIONS_H
 #define BLKSTACK_BENCH_OPTIONS_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -174,6 +175,39 @@ struct bench_job_opts {
 	bool log_max_value;         /* log_max_value=0|1: windows log the maximum, not the mean (0) */
 	bool log_offset;            /* log_offset=0|1: entries carry the offset (0) */
 	bool per_job_logs;          /* per_job_logs=0|1: the thread's number in the names (1) */
+	/*
+	 * CPU and memory placement (fio's cpumask=, cpus_allowed=,
+	 * cpus_allowed_policy=, numa_cpu_nodes=, numa_mem_policy=): applied
+	 * by each job thread to itself before it attaches to its device
+	 */
+	bool cpus_on;               /* cpumask= or cpus_allowed= given (the last one counts) */
+	uint8_t cpus_policy;        /* cpus_allowed_policy=: enum bench_cpus_policy (shared) */
+	cpu_set_t cpus;             /* ... their CPUs */
+	bool numa_cpus_on;          /* numa_cpu_nodes= given */
+	cpu_set_t numa_cpus;        /* ... the CPUs of those nodes (sysfs cpulist) */
+	uint8_t mem_policy;         /* numa_mem_policy=: enum bench_mem_policy (none) */
+	uint64_t mem_nodes;         /* ... its nodes, bit N for node N (0..63) */
+	/* rate_min=, rate_iops_min=, rate_cycle= (fio's): the job fails below them */
+	uint64_t rate_min;          /* rate_min= / ratemin=: bytes/s per direction (0: none) */
+	uint64_t rate_iops_min;     /* rate_iops_min=: I/Os per second per direction (0: none) */
+	uint32_t rate_cycle_ms;     /* rate_cycle= / ratecycle=: ms averaged over (1000) */
+	bool allow_file_create;     /* allow_file_create=0|1: 0: a missing file is an error (1) */
+};
+
+/* cpus_allowed_policy=: how a job's threads share its CPUs (fio's) */
+enum bench_cpus_policy {
+	CPUS_SHARED,	/* every thread may run on every CPU of the set */
+	CPUS_SPLIT,	/* thread N (over all jobs, 0 first) gets CPU N mod count of the set */
+};
+
+/* numa_mem_policy=: the modes of set_mempolicy(2), as fio names them */
+enum bench_mem_policy {
+	MEMPOL_NONE,		/* not given */
+	MEMPOL_DEFAULT,		/* default: the process's policy, as it is */
+	MEMPOL_PREFER,		/* prefer:N */
+	MEMPOL_BIND,		/* bind:NODES */
+	MEMPOL_INTERLEAVE,	/* interleave[:NODES] (all online nodes) */
+	MEMPOL_LOCAL,		/* local: the node of the CPU that allocates */
 };
 
 #define BENCH_MAX_JOBS 64

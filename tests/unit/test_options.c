@@ -1597,6 +1597,41 @@ static void test_workload_options(void **state)
 	assert_int_equal(set(&o, &j, "thinktime_spin", "1ms"), 0);
 	assert_int_equal(j.thinktime_spin_ns, 1000000);
 	assert_int_equal(set(&o, &j, "thinktime_blocks", "0"), -EINVAL);
+	/* rate_min (ratemin), rate_iops_min, rate_cycle */
+	assert_int_equal(j.rate_cycle_ms, 1000);
+	assert_int_equal(set(&o, &j, "ratemin", "1024"), 0);
+	assert_int_equal(j.rate_min, 1024);
+	assert_int_equal(set(&o, &j, "rate_iops_min", "50"), 0);
+	assert_int_equal(j.rate_iops_min, 50);
+	assert_int_equal(set(&o, &j, "ratecycle", "250"), 0);
+	assert_int_equal(j.rate_cycle_ms, 250);
+	assert_int_equal(set(&o, &j, "rate_min", "1m,2m"), -EOPNOTSUPP);
+	/* CPU placement: fio's list, its mask, its policies */
+	assert_false(j.cpus_on);
+	assert_int_equal(set(&o, &j, "cpus_allowed", "0"), 0);
+	assert_true(j.cpus_on);
+	assert_int_equal(CPU_COUNT(&j.cpus), 1);
+	assert_true(CPU_ISSET(0, &j.cpus));
+	assert_int_equal(set(&o, &j, "cpumask", "0x1"), 0);
+	assert_int_equal(CPU_COUNT(&j.cpus), 1);
+	assert_int_equal(set(&o, &j, "cpumask", "0"), -EINVAL);
+	assert_int_equal(set(&o, &j, "cpus_allowed", "0,"), -EINVAL);
+	assert_int_equal(set(&o, &j, "cpus_allowed", "100000"), -EINVAL);
+	assert_int_equal(j.cpus_policy, CPUS_SHARED);
+	assert_int_equal(set(&o, &j, "cpus_allowed_policy", "split"), 0);
+	assert_int_equal(j.cpus_policy, CPUS_SPLIT);
+	assert_int_equal(set(&o, &j, "numa_cpu_nodes", "0"), 0);
+	assert_true(j.numa_cpus_on);
+	assert_true(CPU_COUNT(&j.numa_cpus) >= 1);
+	assert_int_equal(set(&o, &j, "numa_mem_policy", "bind:0"), 0);
+	assert_int_equal(j.mem_policy, MEMPOL_BIND);
+	assert_int_equal(j.mem_nodes, 1);
+	assert_int_equal(set(&o, &j, "numa_mem_policy", "prefer:0"), 0);
+	assert_int_equal(j.mem_policy, MEMPOL_PREFER);
+	assert_int_equal(set(&o, &j, "numa_mem_policy", "prefer:0,1"), -EINVAL);
+	assert_int_equal(set(&o, &j, "numa_mem_policy", "local"), 0);
+	assert_int_equal(j.mem_policy, MEMPOL_LOCAL);
+	assert_int_equal(set(&o, &j, "numa_mem_policy", "bind"), -EINVAL);
 	assert_int_equal(set(&o, &j, "wait_for", "writers"), 0);
 	assert_string_equal(j.wait_for, "writers");
 	/* fio's profile options: taken, no effect, a note */
