@@ -2924,6 +2924,7 @@ struct run_target {
 	bool direct;
 	uint8_t dev_inline, dev_engine; /* the job's engine's (options.h) */
 	uint32_t dev_pool_threads;
+	bool unlink;               /* a job with unlink=1 uses it: removed after the run */
 	struct dev_counters before, after;
 };
 
@@ -3062,6 +3063,15 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 					tg[n].dev_pool_threads = j->dev_pool_threads;
 					n++;
 				}
+				/* fio's allow_file_create=0: its files must exist */
+				if (!j->allow_file_create && access(path, F_OK)) {
+					ret = -errno;
+					snprintf(err, errlen,
+						 "%s: %s: %s, and allow_file_create=0 forbids creating it (as fio does)",
+						 j->name, path, strerror(-ret));
+					goto fail;
+				}
+				tg[x].unlink |= j->unlink;
 				need = job_file_need(j, k, f, nf);
 				if (need > tg[x].create_size)
 					tg[x].create_size = need;
@@ -3417,8 +3427,16 @@ out:
 	if (!res->abandoned)
 		free(tds);
 	if (per_file) {
-		for (i = 0; i < nr_tg && !res->abandoned; i++)
+		for (i = 0; i < nr_tg && !res->abandoned; i++) {
+			struct stat st;
+
 			blk_dev_close(tg[i].dev);
+			/* fio's unlink=1: regular files only, never a device */
+			if (tg[i].unlink && !stat(tg[i].path, &st) &&
+			    S_ISREG(st.st_mode) && unlink(tg[i].path))
+				fprintf(stderr, "blkstack bench: unlink=1: cannot remove %s: %s\n",
+					tg[i].path, strerror(errno));
+		}
 		free(tg);
 		free(file_tg);
 	} else if (!shared && !res->abandoned) {

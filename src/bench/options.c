@@ -200,6 +200,23 @@ static int apply_cpus_allowed(struct opt_ctx *c, uint64_t v);
 static int apply_cpumask(struct opt_ctx *c, uint64_t v);
 static int apply_numa_cpu_nodes(struct opt_ctx *c, uint64_t v);
 static int apply_numa_mem_policy(struct opt_ctx *c, uint64_t v);
+static int apply_create_serialize(struct opt_ctx *c, uint64_t v);
+
+/* fallocate=: what blkstack does to a file it creates is fio's none/truncate */
+static const struct opt_choice fallocate_choices[] = {
+	{ "none", 0 },
+	{ "truncate", 0 },
+	{ "0", 0 },
+	{ NULL, 0 },
+};
+static const char *const fallocate_unsupported[] = {
+	"native", "posix", "keep", "1", NULL,
+};
+static const struct opt_choice off_choices[] = {
+	{ "0", 0 },
+	{ NULL, 0 },
+};
+static const char *const on_unsupported[] = { "1", NULL };
 
 static const struct opt_choice cpus_policy_choices[] = {
 	{ "shared", CPUS_SHARED },
@@ -295,6 +312,24 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "numa_mem_policy", .type = OPT_STR, JOBF(mem_policy),
 	  .apply = apply_numa_mem_policy, .metavar = "MODE[:NODES]",
 	  .help = "the job thread's memory policy (set_mempolicy(2)), its I/O buffers moved to it (mbind(2)): default, prefer:N, bind:NODES, interleave[:NODES] (all online nodes), local" },
+	/* the job's files (dev=uring) */
+	{ .name = "allow_file_create", .type = OPT_BOOL, JOBF(allow_file_create),
+	  .max = 1, .def = "1",
+	  .help = "0: a file of the job that does not exist is an error, not created (fio's)" },
+	{ .name = "unlink", .type = OPT_BOOL, JOBF(unlink), .max = 1, .def = "0",
+	  .help = "1: remove the job's regular files after the run (block devices stay)" },
+	{ .name = "create_serialize", .type = OPT_STR, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .flags = OPT_F_BARE,
+	  .apply = apply_create_serialize, .metavar = "0|1",
+	  .help = "1 (fio's default) is what blkstack does: every file is created, one after another, before any job starts; 0 is taken with a note saying so" },
+	{ .name = "fallocate", .type = OPT_CHOICE, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .choices = fallocate_choices,
+	  .unsupported = fallocate_unsupported,
+	  .help = "how a missing file is created: none or truncate (the same here: ftruncate(2) to its size, sparse, nothing preallocated)" },
+	{ .name = "create_on_open", .type = OPT_CHOICE, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .choices = off_choices,
+	  .unsupported = on_unsupported,
+	  .help = "0 (fio's default): files are created before the jobs start; 1 (each job creates its own as it opens them) is not supported" },
 	/* fio's profiles' options: fio takes them in any job file and
 	 * ignores them without --profile= */
 #define PROFILE_OPT(n, prof) \
@@ -1725,6 +1760,18 @@ static int apply_numa_mem_policy(struct opt_ctx *c, uint64_t unused)
 		}
 	}
 	c->j->mem_policy = (uint8_t)m;
+	return 0;
+}
+
+/* create_serialize=0: taken, with a note of what happens instead. */
+static int apply_create_serialize(struct opt_ctx *c, uint64_t unused)
+{
+	(void)unused;
+	if (*c->val && strcmp(c->val, "0") && strcmp(c->val, "1"))
+		return val_err(c, -EINVAL, "bad boolean, allowed 0|1");
+	if (c->o && !strcmp(c->val, "0"))
+		bench_err_add(c->o->notes, sizeof(c->o->notes),
+			      "create_serialize=0: blkstack creates every job's files one after another before any job starts (fio's create_serialize=1); the I/O is the same, only where the file system puts the files' blocks may differ");
 	return 0;
 }
 

@@ -192,6 +192,7 @@ struct bench_job_opts {
 	uint64_t rate_iops_min;     /* rate_iops_min=: I/Os per second per direction (0: none) */
 	uint32_t rate_cycle_ms;     /* rate_cycle= / ratecycle=: ms averaged over (1000) */
 	bool allow_file_create;     /* allow_file_create=0|1: 0: a missing file is an error (1) */
+	bool unlink;                /* unlink=0|1: remove the job's regular files after the run (0) */
 };
 
 /* cpus_allowed_policy=: how a job's threads share its CPUs (fio's) */
