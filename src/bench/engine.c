@@ -313,6 +313,13 @@ struct job_thread {
 	uint64_t rate_ns;            /* an I/O at most every rate_ns (0: no cap) */
 	uint64_t rate_next;          /* when the next I/O may go, bench clock ns */
 	uint32_t think_left;         /* I/Os before the next thinktime stall */
+	/*
+	 * blockalign= other than the smallest bs (a random job): the random
+	 * draws are in units of ba (nr_blocks is fio's last_block()), and
+	 * job_prep_hooked() turns the block drawn into an offset of ba units
+	 */
+	uint32_t ba;
+	uint64_t ba_end;             /* the region's end, bytes (job_var_bs()) */
 	/* bssplit=, bsrange= (job_var_bs()): td->o is then td->var_opts, the
 	 * job's options with bs= the smallest size, the unit of blocks */
 	bool var_bs;
@@ -876,7 +883,8 @@ static bool job_prep_mod(struct job_thread *td, struct io_u *u)
 static void job_var_bs(struct job_thread *td, struct io_u *u)
 {
 	const struct bench_job_opts *o = td->o;
-	uint64_t min = o->bs, len, end = td->offset + td->nr_blocks * min;
+	uint64_t min = o->bs, len;
+	uint64_t end = td->ba ? td->ba_end : td->offset + td->nr_blocks * min;
 	double r = (double)(rng_next(&td->rng) >> 11) * 0x1p-53;
 
 	if (o->bssplit_nr) {
@@ -1019,6 +1027,9 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 	if (td->o->rw_mod ? !job_prep_mod(td, u) :
 	    td->random && td->dist ? !job_prep_dist(td, u) : !job_prep_io(td, u))
 		return false;
+	if (td->ba)	/* fio's io_u->offset = b * ba */
+		u->bio.bi_offset = td->offset +
+			(u->bio.bi_offset - td->offset) / td->o->bs * td->ba;
 	if (td->var_bs && u->bio.bi_op != BLK_OP_DISCARD)
 		job_var_bs(td, u);
 	else if (td->var_bs)
@@ -2333,6 +2344,38 @@ region_set:
 		memcpy(p, &v, 8);
 	}
 	td->random = bench_rw_is_random(o->rw);
+	if (td->random && o->ba && o->ba != o->bs) {
+		/*
+		 * fio's last_block(): the region less what the smallest
+		 * block overhangs ba, in ba units (the options made ba 0
+		 * when it is the smallest bs, and turned the map off)
+		 */
+		uint64_t max = td->region_bytes;
+
+		if (td->nr_files > 1) {
+			snprintf(err, errlen,
+				 "%s: blockalign=%u with several files: not supported",
+				 o->name, o->ba);
+			return -EINVAL;
+		}
+		if (o->bs > o->ba)
+			max = max > o->bs - o->ba ? max - (o->bs - o->ba) : 0;
+		if (!(max / o->ba)) {
+			snprintf(err, errlen, "%s: size=%llu: no room for blockalign=%u",
+				 o->name, (unsigned long long)td->region_bytes, o->ba);
+			return -EINVAL;
+		}
+		if (o->ba % lbs) {
+			snprintf(err, errlen,
+				 "%s: blockalign=%u: must be a multiple of the device's logical block size %u",
+				 o->name, o->ba, lbs);
+			return -EINVAL;
+		}
+		td->ba = o->ba;
+		td->ba_end = td->offset + td->region_bytes;
+		td->nr_blocks = max / o->ba;
+		td->prep_hook = true;
+	}
 	switch (o->rw) {
 	case RW_READ:
 	case RW_RANDREAD:
@@ -2379,7 +2422,7 @@ region_set:
 			for (k = 0; k < o->dist_zones; k++) {
 				uint64_t len = td->dist == DIST_ZONED ?
 					n * o->zone_size[k] / 100 :
-					o->zone_size[k] / o->bs;
+					o->zone_size[k] / (td->ba ? td->ba : o->bs);
 
 				if (start + len > n)
 					len = start < n ? n - start : 0;

@@ -55,7 +55,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "opendir", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "rw", "readwrite", NULL, FIO_SUPPORTED, NULL },
 	{ "bs", "blocksize", NULL, FIO_SUPPORTED, NULL },
-	{ "ba", "blockalign", NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "ba", "blockalign", NULL, FIO_SUPPORTED, NULL },
 	{ "bsrange", "blocksize_range", NULL, FIO_SUPPORTED, NULL },
 	{ "bssplit", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "bs_unaligned", "blocksize_unaligned", NULL, FIO_REFUSED, R_WORKLOAD },

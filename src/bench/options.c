@@ -312,6 +312,9 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "numa_mem_policy", .type = OPT_STR, JOBF(mem_policy),
 	  .apply = apply_numa_mem_policy, .metavar = "MODE[:NODES]",
 	  .help = "the job thread's memory policy (set_mempolicy(2)), its I/O buffers moved to it (mbind(2)): default, prefer:N, bind:NODES, interleave[:NODES] (all online nodes), local" },
+	{ .name = "blockalign", .alias = { "ba" }, .type = OPT_SIZE, JOBF(ba),
+	  .min = 512, .max = 16 << 20, .flags = OPT_F_ALIGN512,
+	  .help = "random offsets are multiples of this (default: the smallest bs); as in fio, any other value turns the random map off, and a sequential job ignores it" },
 	/* the job's files (dev=uring) */
 	{ .name = "allow_file_create", .type = OPT_BOOL, JOBF(allow_file_create),
 	  .max = 1, .def = "1",
@@ -2752,6 +2755,34 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				"job '%s': rate= and rate_iops= are mutually exclusive (as in fio)",
 				show(name, j->name));
 			return -EINVAL;
+		}
+		if (j->ba) {
+			uint32_t lo = j->bs;
+			unsigned int k;
+
+			if (j->bssplit_nr)
+				for (k = 0, lo = j->bssplit_bs[0]; k < j->bssplit_nr; k++)
+					lo = j->bssplit_bs[k] < lo ? j->bssplit_bs[k] : lo;
+			else if (j->bs_max)
+				lo = j->bs_min;
+			/* fio: a sequential job's alignment is its smallest bs */
+			if (!bench_rw_is_random(j->rw) || j->ba == lo) {
+				j->ba = 0;
+			} else if (j->rw_mod || j->verify != VERIFY_NONE) {
+				set_err(err, errlen,
+					"job '%s': blockalign=%" PRIu32 " with %s: not supported (blockalign= works on plain random jobs)",
+					show(name, j->name), j->ba,
+					j->rw_mod ? "rw=<pattern>:N" : "verify=");
+				return -EINVAL;
+			} else if (!j->norandommap) {
+				char note[256];
+
+				j->norandommap = true;
+				snprintf(note, sizeof(note),
+					 "job '%s': blockalign=%" PRIu32 " turns the random map off (norandommap), as fio does",
+					 show(name, j->name), j->ba);
+				bench_err_add(o->notes, sizeof(o->notes), note);
+			}
 		}
 		if (j->rate_min && j->rate_iops_min) {
 			set_err(err, errlen,

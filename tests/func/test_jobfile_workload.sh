@@ -207,4 +207,36 @@ expect_error "rw=read:3k with bs=4k: the skip must be whole blocks" "rw=read:307
 	bench --parse-only --rw=read:3k
 expect_error "rw=randread:-2: a count" "the ':N' of a random pattern is the I/Os per random offset" \
 	bench --parse-only --rw=randread:-2
+# blockalign: random offsets in its units, as fio's (b * ba over fio's
+# last_block()), seen in the latency log's offsets of both
+ba_offsets() { # who bs-options...: "I/Os off-ba off-4k max" of the log
+	local who=$1
+	shift
+	rm -f "$TMP/$who"_clat.1.log
+	printf '[j]\nrw=randread\nsize=1m\nnumber_ios=2000\nnorandommap\nwrite_lat_log=%s\nlog_offset=1\n' "$TMP/$who" >"$TMP/$who.fio"
+	printf '%s\n' "$@" >>"$TMP/$who.fio"
+	if [ "$who" = fio ]; then
+		sed -i 1a'ioengine=null' "$TMP/$who.fio"
+		fio "$TMP/$who.fio" >/dev/null 2>&1
+	else
+		"$BLKSTACK" bench --dev=null "$TMP/$who.fio" >/dev/null 2>&1
+	fi
+	awk -F, -v ba="$BA" '{ n++; if ($5 % ba) off++; if ($5 % 4096) o4++; if ($5 + 0 > max) max = $5 + 0 }
+		END { print n + 0, off + 0, o4 + 0, max + 0 }' "$TMP/$who"_clat.1.log
+}
+BA=512
+read -r bn boff b4 bmax < <(ba_offsets blk bs=4k ba=512)
+read -r fn foff f4 fmax < <(ba_offsets fio bs=4k ba=512)
+check "bs=4k ba=512: every offset a multiple of 512, most not of 4k ($b4 of $bn; fio $f4 of $fn), the last at most 1m - 4k ($bmax, fio $fmax)" \
+	test "$boff" = 0 -a "$foff" = 0 -a "$b4" -gt $((bn / 2)) -a "$f4" -gt $((fn / 2)) -a "$bmax" -le $((1048576 - 4096))
+BA=2048
+read -r bn boff b4 bmax < <(ba_offsets blk bssplit=512/50:4k/50 blockalign=2k)
+read -r fn foff f4 fmax < <(ba_offsets fio bssplit=512/50:4k/50 blockalign=2k)
+check "bssplit=512/50:4k/50 blockalign=2k: every offset a multiple of 2k ($boff off of $bn; fio $foff of $fn)" \
+	test "$boff" = 0 -a "$foff" = 0 -a "$bn" -gt 100
+"$BLKSTACK" bench --parse-only --rw=randread --bs=4k --ba=1k 2>"$TMP/ba.err" >/dev/null
+check "blockalign with the random map on: a note that it turns the map off, as fio's" \
+	grep -q "blockalign=1024 turns the random map off (norandommap), as fio does" "$TMP/ba.err"
+expect_error "blockalign with verify: refused" "blockalign=1024 with verify=: not supported" \
+	bench --parse-only --rw=randwrite --bs=4k --ba=1k --verify=crc32c
 finish
