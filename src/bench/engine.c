@@ -244,6 +244,23 @@ struct job_file {
 	bool done;                   /* its region issued in this pass */
 };
 
+/*
+ * fio's flows (flow.c): the jobs with flow= of one flow_id share a count
+ * of the I/Os they issued (from 1) and the sum of their weights; a thread
+ * whose own count is a larger share of the flow's than its weight is of
+ * the weights waits.  Joined when a thread starts its workload, left when
+ * it ends (its count and weight taken back out, as fio's flow_put()).
+ */
+struct bench_flow {
+	uint32_t id;
+	bool used;
+	_Atomic uint64_t counter;
+	_Atomic uint64_t total_weight;
+};
+
+/* one run at a time: the run's flows (bench_run_one() sets them up) */
+static struct bench_flow bench_flows[BENCH_MAX_JOBS];
+
 struct job_thread {
 	const struct bench_job_opts *o;
 	struct bench_job_result *res;
@@ -313,6 +330,9 @@ struct job_thread {
 	uint64_t rate_ns;            /* an I/O at most every rate_ns (0: no cap) */
 	uint64_t rate_next;          /* when the next I/O may go, bench clock ns */
 	uint32_t think_left;         /* I/Os before the next thinktime stall */
+	struct bench_flow *flow;     /* flow=: its flow (NULL: none) */
+	uint64_t flow_counter;       /* I/Os this thread counted in it */
+	bool flow_blocked;           /* the last job_pace_ok() said no for the flow */
 	/*
 	 * blockalign= other than the smallest bs (a random job): the random
 	 * draws are in units of ba (nr_blocks is fio's last_block()), and
@@ -1434,16 +1454,43 @@ static bool __attribute__((noinline)) job_pace_ok(struct job_thread *td)
 {
 	if (td->o->thinktime_ns && !td->think_left)
 		return false;
-	if (td->rate_ns) {
-		uint64_t now = bench_now_ns();
+	if (td->rate_ns && bench_now_ns() < td->rate_next)
+		return false;
+	if (td->flow) {
+		/* fio's flow_threshold_exceeded() */
+		struct bench_flow *f = td->flow;
+		double fc = (double)atomic_load_explicit(&f->counter, memory_order_relaxed);
+		double tw = (double)atomic_load_explicit(&f->total_weight, memory_order_relaxed);
 
-		if (now < td->rate_next)
+		if ((double)td->flow_counter / fc > (double)td->o->flow / tw) {
+			td->flow_blocked = true;
 			return false;
-		td->rate_next += td->rate_ns;
+		}
+		atomic_fetch_add_explicit(&f->counter, 1, memory_order_relaxed);
+		td->flow_counter++;
 	}
+	if (td->rate_ns)
+		td->rate_next += td->rate_ns;
 	if (td->o->thinktime_ns)
 		td->think_left--;
 	return true;
+}
+
+/* Held back by its flow: fio quiesces and sleeps flow_sleep, or retries. */
+static void job_flow_wait(struct job_thread *td)
+{
+	td->flow_blocked = false;
+	if (td->o->flow_sleep_ns) {
+		while (job_inflight(td))
+			if (job_reap_wait(td, true, BENCH_WAIT_NS) > 0)
+				job_reap(td, td->lat ? bench_now_ns() : 0);
+		job_pause(td->o->flow_sleep_ns, 0);
+		return;
+	}
+	if (job_inflight(td) && job_reap_wait(td, false, 0) > 0)
+		job_reap(td, td->lat ? bench_now_ns() : 0);
+	else
+		sched_yield();
 }
 
 /* Waiting on the pace: for completions when I/Os are in flight, else for
@@ -1453,6 +1500,10 @@ static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
 	const struct bench_job_opts *o = td->o;
 	uint64_t now;
 
+	if (td->flow_blocked) {
+		job_flow_wait(td);
+		return;
+	}
 	if (job_inflight(td)) {
 		uint64_t wait = BENCH_WAIT_NS;
 
@@ -1978,6 +2029,10 @@ static void *job_thread_fn(void *arg)
 
 	if (!o->verify_only)
 		job_loop(td, ramp_end, runtime_end);
+	if (td->flow) {	/* fio's flow_put() */
+		atomic_fetch_sub(&td->flow->counter, td->flow_counter);
+		atomic_fetch_sub(&td->flow->total_weight, o->flow);
+	}
 	work_ns = td->t_loop_end - td->t_measure;
 	window_end = td->t_loop_end;
 	if (td->verify_after && !td->res->error && !td->interrupted) {
@@ -2284,7 +2339,7 @@ region_set:
 	if (td->rate_ns && o->rate_iops > 1000000000ull)
 		td->rate_ns = 1;
 	td->think_left = o->thinktime_blocks;
-	td->paced = td->rate_ns || o->thinktime_ns;
+	td->paced = td->rate_ns || o->thinktime_ns || o->flow;
 	if (td->var_bs)
 		td->prep_hook = true;
 	if (o->rw_mod) {
@@ -3299,6 +3354,41 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		goto out;
 	}
 	res->nr_jobs = nr_threads;
+	/* fio's flows: one per flow_id that a job with flow= names */
+	memset(bench_flows, 0, sizeof(bench_flows));
+	{
+		unsigned int wall = 0, flow_wall[BENCH_MAX_JOBS];
+
+		for (i = 0; i < o->nr_jobs; i++) {
+			unsigned int f;
+
+			wall += i && o->jobs[i].stonewall;
+			if (!o->jobs[i].flow)
+				continue;
+			for (f = 0; bench_flows[f].used &&
+				    bench_flows[f].id != o->jobs[i].flow_id; f++)
+				;
+			/*
+			 * fio counts every job's weight from the start
+			 * (flow_init_job() at parse time): a flow across
+			 * stonewalls holds the earlier jobs back for ever
+			 */
+			if (bench_flows[f].used && flow_wall[f] != wall) {
+				ret = -EINVAL;
+				snprintf(err, errlen,
+					 "%s: flow_id=%u has jobs on both sides of a stonewall: fio counts every job's flow= weight from the start, so the earlier ones would wait for ever",
+					 o->jobs[i].name, o->jobs[i].flow_id);
+				goto out;
+			}
+			flow_wall[f] = wall;
+			bench_flows[f].used = true;
+			bench_flows[f].id = o->jobs[i].flow_id;
+			atomic_store(&bench_flows[f].counter, 1);
+			/* fio's flow_init_job(), for each thread */
+			atomic_fetch_add(&bench_flows[f].total_weight,
+					 (uint64_t)o->jobs[i].flow * o->jobs[i].numjobs);
+		}
+	}
 	for (i = 0, t = 0, ft = 0; i < o->nr_jobs; i++) {
 		unsigned int k, nf = per_file ? bench_job_nr_files(&o->jobs[i]) : 1;
 
@@ -3317,6 +3407,13 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 			r->jobnum = k;
 			r->nr_threads = 1;
 			tds[t].res = r;
+			if (o->jobs[i].flow) {
+				unsigned int f;
+
+				for (f = 0; bench_flows[f].id != o->jobs[i].flow_id; f++)
+					;
+				tds[t].flow = &bench_flows[f];
+			}
 			tds[t].dev = per_file ? tg[file_tg[ft]].dev : dev;
 			tds[t].devname = res->dev;
 			tds[t].nr_files = 1;

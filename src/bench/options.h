@@ -194,6 +194,10 @@ struct bench_job_opts {
 	bool allow_file_create;     /* allow_file_create=0|1: 0: a missing file is an error (1) */
 	bool unlink;                /* unlink=0|1: remove the job's regular files after the run (0) */
 	uint32_t ba;                /* blockalign= / ba=: random offsets' unit, bytes (0: the smallest bs) */
+	/* fio's flows: jobs of one flow_id issue in the ratio of their flow= weights */
+	uint32_t flow;              /* flow=, 0..1000: this job's weight (0: not in a flow) */
+	uint32_t flow_id;           /* flow_id=: the flow (0) */
+	uint64_t flow_sleep_ns;     /* flow_sleep=, default unit us: held back, wait for the I/Os in flight, then sleep this (0: retry at once) */
 };
 
 /* cpus_allowed_policy=: how a job's threads share its CPUs (fio's) */

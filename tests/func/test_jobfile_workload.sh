@@ -239,4 +239,15 @@ check "blockalign with the random map on: a note that it turns the map off, as f
 	grep -q "blockalign=1024 turns the random map off (norandommap), as fio does" "$TMP/ba.err"
 expect_error "blockalign with verify: refused" "blockalign=1024 with verify=: not supported" \
 	bench --parse-only --rw=randwrite --bs=4k --ba=1k --verify=crc32c
+# flow: two jobs of one flow_id issue in the ratio of their weights (1:8
+# as fio's flow.fio), as fio's token counts do
+printf '[global]\ntime_based\nruntime=1\nsize=100m\nbs=8k\nnorandommap\n[w]\nrw=write\nflow=1\n[r]\nrw=randread\nflow=8\n' >"$TMP/flow.fio"
+ratio() { jq '[.jobs[] | .read.total_ios + .write.total_ios] | .[1] / .[0]'; }
+b=$("$BLKSTACK" bench --dev=null --output-format=json "$TMP/flow.fio" | ratio)
+sed 's/^\[global\]/[global]\nioengine=null/' "$TMP/flow.fio" >"$TMP/flowf.fio"
+f=$(fio --output-format=json "$TMP/flowf.fio" 2>/dev/null | ratio)
+check "flow=1 and flow=8: I/Os in the ratio $b, 8 within 3 % (fio: $f)" within "$b" 8 3
+printf '[a]\nrw=read\nsize=1m\nflow=1\n[b]\nstonewall\nrw=read\nsize=1m\nflow=1\n' >"$TMP/flowsw.fio"
+expect_error "a flow across a stonewall: refused (fio waits for ever)" "flow_id=0 has jobs on both sides of a stonewall" \
+	bench --dev=null "$TMP/flowsw.fio"
 finish
