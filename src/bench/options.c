@@ -586,7 +586,7 @@ static void opts_ready(void)
 static const char *const fio_cli_unsupported[] = {
 	"minimal", "terse-version", "append-terse", "eta-newline",
 	"eta-interval", "status-interval", "readonly",
-	"section", "client", "server", "daemonize", "showcmd", "cmdhelp",
+	"client", "server", "daemonize", "showcmd", "cmdhelp",
 	"enghelp", "debug", "max-jobs", "warnings-fatal", "bandwidth-log",
 	"latency-log", "trigger", "trigger-file", "trigger-timeout",
 	"trigger-remote", "aux-path", "crctest", "alloc-size",
@@ -608,6 +608,8 @@ static const struct cli_opt {
 	  "progress line: auto shows it on a terminal (default auto)" },
 	{ "parse-only", NULL,
 	  "check the options and job files, list every problem, run nothing" },
+	{ "section", "NAME",
+	  "run only this section of the job files (and [global]); repeat it for more, as fio's --section" },
 	{ "fio-options", NULL,
 	  "print the table of every fio option and engine: supported, mapped (to what) or refused (why)" },
 	{ "matrix", NULL,
@@ -2903,6 +2905,19 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 			o->fio_table = true;
 		else
 			o->matrix = true;
+		return 0;
+	}
+	if (!strcmp(name, "section")) {
+		if (!val || !*val || strlen(val) >= BENCH_NAME_MAX) {
+			set_err(err, errlen, "--section: a section name of 1 to %d characters",
+				BENCH_NAME_MAX - 1);
+			return -EINVAL;
+		}
+		if (o->nr_sections >= BENCH_MAX_SECTIONS) {
+			set_err(err, errlen, "--section: at most %d", BENCH_MAX_SECTIONS);
+			return -EINVAL;
+		}
+		snprintf(o->sections[o->nr_sections++], BENCH_NAME_MAX, "%s", val);
 		return 0;
 	}
 	if (!strcmp(name, "count_instructions")) {

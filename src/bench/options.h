@@ -242,6 +242,10 @@ struct bench_opts {
 	bool help;                  /* --help */
 	bool parse_only;            /* --parse-only: check, run nothing */
 	bool fio_table;             /* --fio-options: print the fio option table */
+	/* --section=NAME (fio's, repeatable): only these sections of the job files run */
+#define BENCH_MAX_SECTIONS 16
+	char sections[BENCH_MAX_SECTIONS][BENCH_NAME_MAX];
+	unsigned int nr_sections;
 	bool lock_stats;            /* --lock_stats=1: the lock profile at the end */
 	/* --count_instructions[=perf|callgrind]: enum bench_count_insn */
 	uint8_t count_insn;
