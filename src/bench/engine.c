@@ -329,6 +329,8 @@ struct job_thread {
 	bool pace_blocked;           /* this round stopped at the pace: job_pace_wait() */
 	uint64_t rate_ns;            /* an I/O at most every rate_ns (0: no cap) */
 	uint64_t rate_next;          /* when the next I/O may go, bench clock ns */
+	uint64_t poisson_mean_ns;    /* rate_process=poisson: the gaps' mean (0: linear) */
+	struct rng prng;             /* ... their draws (fio's poisson_state) */
 	uint32_t think_left;         /* I/Os before the next thinktime stall */
 	struct bench_flow *flow;     /* flow=: its flow (NULL: none) */
 	uint64_t flow_counter;       /* I/Os this thread counted in it */
@@ -951,7 +953,7 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 	 * rate_iops of a job with several sizes as that many of the
 	 * smallest per second, a bandwidth (HOWTO, rate_iops)
 	 */
-	if (td->rate_ns)
+	if (td->rate_ns && !td->poisson_mean_ns)	/* poisson: a gap per I/O, as fio */
 		td->rate_next += td->rate_ns * (len / min - 1);
 	u->bio.bi_size = (uint32_t)len;
 	u->iov.iov_len = len;
@@ -1469,7 +1471,11 @@ static bool __attribute__((noinline)) job_pace_ok(struct job_thread *td)
 		atomic_fetch_add_explicit(&f->counter, 1, memory_order_relaxed);
 		td->flow_counter++;
 	}
-	if (td->rate_ns)
+	if (td->poisson_mean_ns)
+		/* fio's usec_for_io(): mean x -ln(u), u in (0, 1] */
+		td->rate_next += (uint64_t)((double)td->poisson_mean_ns *
+			-log((double)((rng_next(&td->prng) >> 11) + 1) * 0x1p-53));
+	else if (td->rate_ns)
 		td->rate_next += td->rate_ns;
 	if (td->o->thinktime_ns)
 		td->think_left--;
@@ -2338,6 +2344,16 @@ region_set:
 	}
 	if (td->rate_ns && o->rate_iops > 1000000000ull)
 		td->rate_ns = 1;
+	if (td->rate_ns && o->rate_poisson) {
+		/* fio: iops = rate / smallest bs; mean = 1e6 / iops in whole us */
+		uint64_t iops = o->rate_iops ? o->rate_iops : o->rate / o->bs;
+
+		td->poisson_mean_ns = iops ? 1000000 / iops * 1000 : 0;
+		if (!td->poisson_mean_ns)
+			td->rate_ns = 0;	/* past 1M IOPS: fio's gap is 0 us */
+		rng_seed(&td->prng, (o->randrepeat ? o->randseed : bench_gettime_ns()) ^
+			 0x706f6973736f6eull ^ ((uint64_t)seed_idx << 32));
+	}
 	td->think_left = o->thinktime_blocks;
 	td->paced = td->rate_ns || o->thinktime_ns || o->flow;
 	if (td->var_bs)

@@ -163,7 +163,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "thinktime_iotime", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "rate", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "rate_min", "ratemin", NULL, FIO_SUPPORTED, NULL },
-	{ "rate_process", NULL, NULL, FIO_MAPPED, "linear only (fio's default); poisson is refused" },
+	{ "rate_process", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "rate_cycle", "ratecycle", NULL, FIO_SUPPORTED, NULL },
 	{ "rate_ignore_thinktime", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "rate_iops", NULL, NULL, FIO_SUPPORTED, NULL },

@@ -137,10 +137,9 @@ static const struct opt_choice kb_base_choices[] = {
 
 static const struct opt_choice rate_process_choices[] = {
 	{ "linear", 0 },
+	{ "poisson", 1 },
 	{ NULL, 0 },
 };
-
-static const char *const rate_process_unsupported[] = { "poisson", NULL };
 
 static const struct opt_choice clock_choices[] = {
 	{ "clock_gettime", CLK_GETTIME },
@@ -273,10 +272,9 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "rate_iops", .type = OPT_SIZE, JOBF(rate_iops),
 	  .max = UINT64_MAX, .def = "0", .metavar = "IOPS",
 	  .help = "I/Os per second per thread (one value; 0: no cap); not with rate=" },
-	{ .name = "rate_process", .type = OPT_CHOICE, .group = GRP_JOB,
-	  .where = OPT_IGNORED, .choices = rate_process_choices,
-	  .unsupported = rate_process_unsupported,
-	  .help = "how rate= spaces I/Os: linear (evenly, fio's default)" },
+	{ .name = "rate_process", .type = OPT_CHOICE, JOBF(rate_poisson),
+	  .choices = rate_process_choices, .def = "linear",
+	  .help = "how rate= and rate_iops= space I/Os: linear (evenly, fio's default) or poisson (fio's: each gap drawn from an exponential of the rate's mean, 1e6 / IOPS us, whole us)" },
 	{ .name = "thinktime", .type = OPT_TIME, JOBF(thinktime_ns),
 	  .max = UINT64_MAX, .unit_ns = NSEC_PER_USEC, .store_ns = 1,
 	  .def = "0",

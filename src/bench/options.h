@@ -139,6 +139,7 @@ struct bench_job_opts {
 	uint64_t startdelay_max_ns; /* startdelay=a-b: each thread picks in [a, b]; 0: not a range */
 	uint64_t rate;              /* rate=: bytes/s per thread, all directions (0: none) */
 	uint64_t rate_iops;         /* rate_iops=: I/Os per second per thread (0: none) */
+	bool rate_poisson;          /* rate_process=poisson (fio's): exponential gaps of the rate's mean (0: linear) */
 	uint64_t thinktime_ns;      /* thinktime=, default unit us: stall after thinktime_blocks I/Os (0) */
 	uint64_t thinktime_spin_ns; /* thinktime_spin=, default unit us: of the stall, spun not slept (0) */
 	uint32_t thinktime_blocks;  /* thinktime_blocks=: I/Os between stalls (1) */

@@ -52,8 +52,28 @@ check "rate_iops with bssplit: as fio's $f" within "$b" "$f" 2
 expect_error "rate= and rate_iops= together: refused, as by fio" "rate= and rate_iops= are mutually exclusive" \
 	bench --parse-only --rate=4m --rate_iops=3000
 expect_error "rate=r,w: refused" "rate=1m,2m: separate read,write" bench --parse-only --rate=1m,2m
-expect_error "rate_process=poisson: refused" "rate_process=poisson: a value blkstack bench does not support, allowed linear" \
-	bench --parse-only --rate_process=poisson
+# rate_process=poisson: the same mean rate, the gaps exponential: of the
+# milliseconds of the run, about 1 - 1/e (63 %) see an I/O, as in fio's,
+# where the linear process fills nearly every one
+poisson() { # who process: "I/Os share-of-ms-with-an-I/O" from the latency log
+	local who=$1 p=$2
+	rm -f "$TMP/p$who"_clat.1.log
+	printf '[j]\nrw=randread\nsize=16m\ntime_based\nruntime=2\nrate_iops=1000\nrate_process=%s\nwrite_lat_log=%s\n' \
+		"$p" "$TMP/p$who" >"$TMP/p$who.fio"
+	if [ "$who" = fio ]; then
+		sed -i 1a'ioengine=null' "$TMP/p$who.fio"
+		fio "$TMP/p$who.fio" >/dev/null 2>&1
+	else
+		"$BLKSTACK" bench --dev=null "$TMP/p$who.fio" >/dev/null 2>&1
+	fi
+	awk -F, '{ n++; t[$1 + 0]++; if ($1 + 0 > max) max = $1 + 0 } END { for (k in t) d++; printf "%d %.2f\n", n, d / max }' "$TMP/p$who"_clat.1.log
+}
+read -r bn bs < <(poisson blk poisson)
+read -r fn fs < <(poisson fio poisson)
+read -r ln ls < <(poisson blk linear)
+check "rate_process=poisson: $bn I/Os in 2 s (fio $fn), within 8 % of 2000" within "$bn" 2000 8
+check "rate_process=poisson: $bs of the ms see an I/O (fio $fs, 1 - 1/e = 0.63; linear $ls)" \
+	awk -v b="$bs" -v f="$fs" -v l="$ls" 'BEGIN { exit !(b >= 0.55 && b <= 0.71 && f >= 0.55 && f <= 0.71 && l >= 0.9) }'
 
 # thinktime: 1 ms after each I/O (or each 4 at depth 8), so at most 1000
 # (4000) I/Os in the second, as fio; and no fewer than 70 % of fio's count

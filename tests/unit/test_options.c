@@ -1590,7 +1590,9 @@ static void test_workload_options(void **state)
 	assert_int_equal(j.rate_iops, 500);
 	assert_int_equal(set(&o, &j, "rate_iops", "1k,2k"), -EOPNOTSUPP);
 	assert_int_equal(set(&o, &j, "rate_process", "linear"), 0);
-	assert_int_equal(set(&o, &j, "rate_process", "poisson"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "rate_process", "poisson"), 0);
+	assert_true(j.rate_poisson);
+	assert_int_equal(set(&o, &j, "rate_process", "other"), -EINVAL);
 	/* thinktime: a bare number is in microseconds, as in fio */
 	assert_int_equal(set(&o, &j, "thinktime", "250"), 0);
 	assert_int_equal(j.thinktime_ns, 250000);
