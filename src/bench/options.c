@@ -216,6 +216,11 @@ static const struct opt_choice off_choices[] = {
 	{ NULL, 0 },
 };
 static const char *const on_unsupported[] = { "1", NULL };
+static const struct opt_choice submit_mode_choices[] = {
+	{ "inline", 0 },
+	{ NULL, 0 },
+};
+static const char *const submit_mode_unsupported[] = { "offload", NULL };
 
 static const struct opt_choice cpus_policy_choices[] = {
 	{ "shared", CPUS_SHARED },
@@ -321,6 +326,10 @@ static const struct opt_def bench_opts_table[] = {
 	  .max = UINT64_MAX, .unit_ns = NSEC_PER_USEC, .store_ns = 1,
 	  .def = "0",
 	  .help = "a thread its flow holds back waits for its I/Os in flight, then sleeps this long (a bare number is in us); 0: it tries again at once" },
+	{ .name = "io_submit_mode", .type = OPT_CHOICE, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .choices = submit_mode_choices,
+	  .unsupported = submit_mode_unsupported,
+	  .help = "inline (fio's default): the job's thread submits its own I/Os, as blkstack's always do; offload (a pool of submitting threads) is not supported" },
 	/* the job's files (dev=uring) */
 	{ .name = "allow_file_create", .type = OPT_BOOL, JOBF(allow_file_create),
 	  .max = 1, .def = "1",
