@@ -16,7 +16,7 @@ affinity() {
 	"$BLKSTACK" bench --dev=null "$@" >"$TMP/aff.out" 2>&1 &
 	pid=$!
 	sleep 0.7
-	for t in /proc/$pid/task/*; do
+	for t in /proc/"$pid"/task/*; do
 		sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$t/status"
 	done
 	wait $pid
@@ -42,7 +42,7 @@ check "numa_mem_policy=bind:0: the run succeeds (set_mempolicy and mbind on node
 	grep -q "err= 0" "$TMP/aff.out"
 
 expect_error "cpus_allowed past the last CPU: named, with the largest" "cpus_allowed=$ncpu: CPU $ncpu too large \\(max=$last\\)" \
-	bench --parse-only --cpus_allowed=$ncpu
+	bench --parse-only --cpus_allowed="$ncpu"
 expect_error "cpus_allowed=a: not a list" "cpus_allowed=a: not a list of CPUs" bench --parse-only --cpus_allowed=a
 expect_error "cpus_allowed=3-1: a range backwards" "the range 3-1 ends before it starts" bench --parse-only --cpus_allowed=3-1
 expect_error "numa_cpu_nodes: a node that is not online, and the online ones" "numa_cpu_nodes=63: node 63 is not online \\(online: " \

@@ -70,7 +70,7 @@ poisson() { # who process: "I/Os share-of-ms-with-an-I/O" from the latency log
 }
 read -r bn bs < <(poisson blk poisson)
 read -r fn fs < <(poisson fio poisson)
-read -r ln ls < <(poisson blk linear)
+read -r _ ls < <(poisson blk linear)
 check "rate_process=poisson: $bn I/Os in 2 s (fio $fn), within 8 % of 2000" within "$bn" 2000 8
 check "rate_process=poisson: $bs of the ms see an I/O (fio $fs, 1 - 1/e = 0.63; linear $ls)" \
 	awk -v b="$bs" -v f="$fs" -v l="$ls" 'BEGIN { exit !(b >= 0.55 && b <= 0.71 && f >= 0.55 && f <= 0.71 && l >= 0.9) }'
