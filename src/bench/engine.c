@@ -23,8 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/mempolicy.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -241,6 +244,23 @@ struct job_file {
 	bool done;                   /* its region issued in this pass */
 };
 
+/*
+ * fio's flows (flow.c): the jobs with flow= of one flow_id share a count
+ * of the I/Os they issued (from 1) and the sum of their weights; a thread
+ * whose own count is a larger share of the flow's than its weight is of
+ * the weights waits.  Joined when a thread starts its workload, left when
+ * it ends (its count and weight taken back out, as fio's flow_put()).
+ */
+struct bench_flow {
+	uint32_t id;
+	bool used;
+	_Atomic uint64_t counter;
+	_Atomic uint64_t total_weight;
+};
+
+/* one run at a time: the run's flows (bench_run_one() sets them up) */
+static struct bench_flow bench_flows[BENCH_MAX_JOBS];
+
 struct job_thread {
 	const struct bench_job_opts *o;
 	struct bench_job_result *res;
@@ -288,6 +308,10 @@ struct job_thread {
 	uint64_t ios_done[DDIR_NR];  /* progress, thread-local */
 	uint64_t bytes_done[DDIR_NR];
 	uint64_t offset;             /* region start: offset + jobnum * offset_increment */
+	unsigned int thread_idx;     /* over every job's threads, 0 first (fio's thread_number - 1) */
+	/* rate_min=, rate_iops_min= (job_rate_min_check()) */
+	uint64_t rmin_t[DDIR_NR];    /* last check, bench clock ns (0: none yet) */
+	uint64_t rmin_bytes[DDIR_NR], rmin_ios[DDIR_NR]; /* done at the last check */
 	/*
 	 * Several files (nr_files > 1): the current one's state is in the
 	 * fields above (ctx, nr_blocks, seq_pos, randmap, written, ...),
@@ -305,7 +329,19 @@ struct job_thread {
 	bool pace_blocked;           /* this round stopped at the pace: job_pace_wait() */
 	uint64_t rate_ns;            /* an I/O at most every rate_ns (0: no cap) */
 	uint64_t rate_next;          /* when the next I/O may go, bench clock ns */
+	uint64_t poisson_mean_ns;    /* rate_process=poisson: the gaps' mean (0: linear) */
+	struct rng prng;             /* ... their draws (fio's poisson_state) */
 	uint32_t think_left;         /* I/Os before the next thinktime stall */
+	struct bench_flow *flow;     /* flow=: its flow (NULL: none) */
+	uint64_t flow_counter;       /* I/Os this thread counted in it */
+	bool flow_blocked;           /* the last job_pace_ok() said no for the flow */
+	/*
+	 * blockalign= other than the smallest bs (a random job): the random
+	 * draws are in units of ba (nr_blocks is fio's last_block()), and
+	 * job_prep_hooked() turns the block drawn into an offset of ba units
+	 */
+	uint32_t ba;
+	uint64_t ba_end;             /* the region's end, bytes (job_var_bs()) */
 	/* bssplit=, bsrange= (job_var_bs()): td->o is then td->var_opts, the
 	 * job's options with bs= the smallest size, the unit of blocks */
 	bool var_bs;
@@ -869,7 +905,8 @@ static bool job_prep_mod(struct job_thread *td, struct io_u *u)
 static void job_var_bs(struct job_thread *td, struct io_u *u)
 {
 	const struct bench_job_opts *o = td->o;
-	uint64_t min = o->bs, len, end = td->offset + td->nr_blocks * min;
+	uint64_t min = o->bs, len;
+	uint64_t end = td->ba ? td->ba_end : td->offset + td->nr_blocks * min;
 	double r = (double)(rng_next(&td->rng) >> 11) * 0x1p-53;
 
 	if (o->bssplit_nr) {
@@ -916,7 +953,7 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 	 * rate_iops of a job with several sizes as that many of the
 	 * smallest per second, a bandwidth (HOWTO, rate_iops)
 	 */
-	if (td->rate_ns)
+	if (td->rate_ns && !td->poisson_mean_ns)	/* poisson: a gap per I/O, as fio */
 		td->rate_next += td->rate_ns * (len / min - 1);
 	u->bio.bi_size = (uint32_t)len;
 	u->iov.iov_len = len;
@@ -1012,6 +1049,9 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 	if (td->o->rw_mod ? !job_prep_mod(td, u) :
 	    td->random && td->dist ? !job_prep_dist(td, u) : !job_prep_io(td, u))
 		return false;
+	if (td->ba)	/* fio's io_u->offset = b * ba */
+		u->bio.bi_offset = td->offset +
+			(u->bio.bi_offset - td->offset) / td->o->bs * td->ba;
 	if (td->var_bs && u->bio.bi_op != BLK_OP_DISCARD)
 		job_var_bs(td, u);
 	else if (td->var_bs)
@@ -1416,16 +1456,47 @@ static bool __attribute__((noinline)) job_pace_ok(struct job_thread *td)
 {
 	if (td->o->thinktime_ns && !td->think_left)
 		return false;
-	if (td->rate_ns) {
-		uint64_t now = bench_now_ns();
+	if (td->rate_ns && bench_now_ns() < td->rate_next)
+		return false;
+	if (td->flow) {
+		/* fio's flow_threshold_exceeded() */
+		struct bench_flow *f = td->flow;
+		double fc = (double)atomic_load_explicit(&f->counter, memory_order_relaxed);
+		double tw = (double)atomic_load_explicit(&f->total_weight, memory_order_relaxed);
 
-		if (now < td->rate_next)
+		if ((double)td->flow_counter / fc > (double)td->o->flow / tw) {
+			td->flow_blocked = true;
 			return false;
-		td->rate_next += td->rate_ns;
+		}
+		atomic_fetch_add_explicit(&f->counter, 1, memory_order_relaxed);
+		td->flow_counter++;
 	}
+	if (td->poisson_mean_ns)
+		/* fio's usec_for_io(): mean x -ln(u), u in (0, 1] */
+		td->rate_next += (uint64_t)((double)td->poisson_mean_ns *
+			-log((double)((rng_next(&td->prng) >> 11) + 1) * 0x1p-53));
+	else if (td->rate_ns)
+		td->rate_next += td->rate_ns;
 	if (td->o->thinktime_ns)
 		td->think_left--;
 	return true;
+}
+
+/* Held back by its flow: fio quiesces and sleeps flow_sleep, or retries. */
+static void job_flow_wait(struct job_thread *td)
+{
+	td->flow_blocked = false;
+	if (td->o->flow_sleep_ns) {
+		while (job_inflight(td))
+			if (job_reap_wait(td, true, BENCH_WAIT_NS) > 0)
+				job_reap(td, td->lat ? bench_now_ns() : 0);
+		job_pause(td->o->flow_sleep_ns, 0);
+		return;
+	}
+	if (job_inflight(td) && job_reap_wait(td, false, 0) > 0)
+		job_reap(td, td->lat ? bench_now_ns() : 0);
+	else
+		sched_yield();
 }
 
 /* Waiting on the pace: for completions when I/Os are in flight, else for
@@ -1435,6 +1506,10 @@ static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
 	const struct bench_job_opts *o = td->o;
 	uint64_t now;
 
+	if (td->flow_blocked) {
+		job_flow_wait(td);
+		return;
+	}
 	if (job_inflight(td)) {
 		uint64_t wait = BENCH_WAIT_NS;
 
@@ -1448,14 +1523,75 @@ static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
 		return;
 	}
 	if (o->thinktime_ns && !td->think_left) {
-		/* every I/O of the last blocks completed: the stall */
+		/*
+		 * every I/O of the last blocks completed: the stall, all of
+		 * it (job_pause() sleeps at most BENCH_WAIT_NS at a time, so
+		 * that SIGINT is seen)
+		 */
+		uint64_t end = bench_now_ns() + o->thinktime_ns;
+
 		job_pause(o->thinktime_ns, o->thinktime_spin_ns);
+		while (!atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
+		       (now = bench_now_ns()) < end)
+			job_pause(end - now, 0);
 		td->think_left = o->thinktime_blocks;
 		return;
 	}
 	now = bench_now_ns();
 	if (td->rate_next > now)
 		job_pause(td->rate_next - now, 0);
+}
+
+/*
+ * rate_min=, rate_iops_min=: has a direction fallen below them?  fio's
+ * check (backend.c __check_min_rate()): none in the first 2 s of the job
+ * nor in its ramp; then, per direction that has done I/O, the bytes (or,
+ * without rate_min=, the I/Os) completed since the last check over the
+ * time since it, once rate_cycle ms have passed.  Below: the job fails
+ * with EIO, as fio's does, and stops.
+ */
+static bool __attribute__((noinline)) job_rate_min_fail(struct job_thread *td,
+							uint64_t now)
+{
+	const struct bench_job_opts *o = td->o;
+	unsigned int d;
+
+	if (now - td->t_start < 2000000000ull || td->ramping)
+		return false;
+	for (d = 0; d < DDIR_NR; d++) {
+		uint64_t spent_ms, got;
+
+		if (!td->bytes_done[d])
+			continue;
+		if (td->rmin_t[d]) {
+			spent_ms = (now - td->rmin_t[d]) / 1000000;
+			if (spent_ms < o->rate_cycle_ms || !spent_ms)
+				continue;
+			if (o->rate_min) {
+				got = (td->bytes_done[d] - td->rmin_bytes[d]) * 1000 / spent_ms;
+				if (got < o->rate_min) {
+					job_error(td, -EIO,
+						  "rate_min=%" PRIu64 "B/s not met, got %" PRIu64 "B/s (%s)",
+						  o->rate_min, got, d == DDIR_READ ? "read" :
+						  d == DDIR_WRITE ? "write" : "trim");
+					return true;
+				}
+			} else {
+				got = (td->ios_done[d] - td->rmin_ios[d]) * 1000 / spent_ms;
+				if (got < o->rate_iops_min) {
+					job_error(td, -EIO,
+						  "rate_iops_min=%" PRIu64 " not met, got %" PRIu64 " IOPS (%s)",
+						  o->rate_iops_min, got, d == DDIR_READ ? "read" :
+						  d == DDIR_WRITE ? "write" : "trim");
+					return true;
+				}
+			}
+		}
+		td->rmin_bytes[d] = td->bytes_done[d];
+		td->rmin_ios[d] = td->ios_done[d];
+		td->rmin_t[d] = now;
+	}
+	return false;
 }
 
 /*
@@ -1593,6 +1729,9 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 					runtime_end = UINT64_MAX;
 			}
 			if (runtime_end && now >= runtime_end)
+				break;
+			if (unlikely(o->rate_min || o->rate_iops_min) &&
+			    job_rate_min_fail(td, now))
 				break;
 		}
 		if ((loops & 1023) == 0)
@@ -1741,6 +1880,75 @@ static void job_files_wait_stats(struct job_thread *td)
 	}
 }
 
+/*
+ * cpus_allowed=, cpumask=, numa_cpu_nodes=, numa_mem_policy=: the calling
+ * job thread's CPUs and memory policy, in fio's order (backend.c
+ * thread_main()): the CPU set (split: one CPU of it by the thread's
+ * number), then the nodes' CPUs in its place, then the memory policy, to
+ * which the thread's I/O buffers already allocated are moved.  0 or
+ * -errno, with the job's error set.
+ */
+static int job_place(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+	size_t buf_len = (size_t)o->iodepth * td->buf_bs;
+
+	if (o->cpus_on) {
+		cpu_set_t set = o->cpus;
+
+		if (o->cpus_policy == CPUS_SPLIT) {
+			unsigned int n = (unsigned int)CPU_COUNT(&o->cpus), k = 0, c;
+			unsigned int want = td->thread_idx % n;
+
+			CPU_ZERO(&set);
+			for (c = 0; c < CPU_SETSIZE; c++) {
+				if (!CPU_ISSET(c, &o->cpus))
+					continue;
+				if (k++ == want) {
+					CPU_SET(c, &set);
+					break;
+				}
+			}
+		}
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			int err = -errno;
+
+			job_error(td, err, "cpus_allowed/cpumask: sched_setaffinity: %s",
+				  strerror(-err));
+			return err;
+		}
+	}
+	if (o->numa_cpus_on &&
+	    sched_setaffinity(0, sizeof(o->numa_cpus), &o->numa_cpus)) {
+		int err = -errno;
+
+		job_error(td, err, "numa_cpu_nodes: sched_setaffinity: %s",
+			  strerror(-err));
+		return err;
+	}
+	if (o->mem_policy > MEMPOL_DEFAULT) {
+		static const int mode[] = {
+			[MEMPOL_PREFER] = MPOL_PREFERRED, [MEMPOL_BIND] = MPOL_BIND,
+			[MEMPOL_INTERLEAVE] = MPOL_INTERLEAVE,
+			[MEMPOL_LOCAL] = MPOL_LOCAL,
+		};
+		unsigned long mask = (unsigned long)o->mem_nodes;
+		const unsigned long *m = o->mem_policy == MEMPOL_LOCAL ? NULL : &mask;
+		unsigned long maxnode = m ? 65 : 0;
+
+		if (syscall(SYS_set_mempolicy, mode[o->mem_policy], m, maxnode) ||
+		    syscall(SYS_mbind, td->buf, buf_len, mode[o->mem_policy], m,
+			    maxnode, MPOL_MF_MOVE)) {
+			int err = -errno;
+
+			job_error(td, err, "numa_mem_policy: %s",
+				  strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 static void *job_thread_fn(void *arg)
 {
 	struct job_thread *td = arg;
@@ -1752,6 +1960,14 @@ static void *job_thread_fn(void *arg)
 	struct rusage ru;
 	int ret;
 
+	/* placed first: the ctx and the device's queue follow the CPU */
+	if (o->cpus_on || o->numa_cpus_on || o->mem_policy > MEMPOL_DEFAULT) {
+		ret = job_place(td);
+		if (ret) {
+			pthread_barrier_wait(td->start_barrier);
+			goto out;
+		}
+	}
 	if (td->nr_files > 1) {
 		/* a ctx on every file's device; the first file is current */
 		for (d = 0, ret = 0; d < td->nr_files && !ret; d++) {
@@ -1819,6 +2035,10 @@ static void *job_thread_fn(void *arg)
 
 	if (!o->verify_only)
 		job_loop(td, ramp_end, runtime_end);
+	if (td->flow) {	/* fio's flow_put() */
+		atomic_fetch_sub(&td->flow->counter, td->flow_counter);
+		atomic_fetch_sub(&td->flow->total_weight, o->flow);
+	}
 	work_ns = td->t_loop_end - td->t_measure;
 	window_end = td->t_loop_end;
 	if (td->verify_after && !td->res->error && !td->interrupted) {
@@ -2018,6 +2238,7 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	uint64_t offset = o->offset, io_size = o->io_size;
 
 	td->o = o;
+	td->thread_idx = seed_idx;
 	td->buf_bs = o->bs;
 	if (o->bssplit_nr || o->bs_max) {
 		/* blocks of the smallest size; buffers of the largest */
@@ -2123,8 +2344,18 @@ region_set:
 	}
 	if (td->rate_ns && o->rate_iops > 1000000000ull)
 		td->rate_ns = 1;
+	if (td->rate_ns && o->rate_poisson) {
+		/* fio: iops = rate / smallest bs; mean = 1e6 / iops in whole us */
+		uint64_t iops = o->rate_iops ? o->rate_iops : o->rate / o->bs;
+
+		td->poisson_mean_ns = iops ? 1000000 / iops * 1000 : 0;
+		if (!td->poisson_mean_ns)
+			td->rate_ns = 0;	/* past 1M IOPS: fio's gap is 0 us */
+		rng_seed(&td->prng, (o->randrepeat ? o->randseed : bench_gettime_ns()) ^
+			 0x706f6973736f6eull ^ ((uint64_t)seed_idx << 32));
+	}
 	td->think_left = o->thinktime_blocks;
-	td->paced = td->rate_ns || o->thinktime_ns;
+	td->paced = td->rate_ns || o->thinktime_ns || o->flow;
 	if (td->var_bs)
 		td->prep_hook = true;
 	if (o->rw_mod) {
@@ -2184,6 +2415,38 @@ region_set:
 		memcpy(p, &v, 8);
 	}
 	td->random = bench_rw_is_random(o->rw);
+	if (td->random && o->ba && o->ba != o->bs) {
+		/*
+		 * fio's last_block(): the region less what the smallest
+		 * block overhangs ba, in ba units (the options made ba 0
+		 * when it is the smallest bs, and turned the map off)
+		 */
+		uint64_t max = td->region_bytes;
+
+		if (td->nr_files > 1) {
+			snprintf(err, errlen,
+				 "%s: blockalign=%u with several files: not supported",
+				 o->name, o->ba);
+			return -EINVAL;
+		}
+		if (o->bs > o->ba)
+			max = max > o->bs - o->ba ? max - (o->bs - o->ba) : 0;
+		if (!(max / o->ba)) {
+			snprintf(err, errlen, "%s: size=%llu: no room for blockalign=%u",
+				 o->name, (unsigned long long)td->region_bytes, o->ba);
+			return -EINVAL;
+		}
+		if (o->ba % lbs) {
+			snprintf(err, errlen,
+				 "%s: blockalign=%u: must be a multiple of the device's logical block size %u",
+				 o->name, o->ba, lbs);
+			return -EINVAL;
+		}
+		td->ba = o->ba;
+		td->ba_end = td->offset + td->region_bytes;
+		td->nr_blocks = max / o->ba;
+		td->prep_hook = true;
+	}
 	switch (o->rw) {
 	case RW_READ:
 	case RW_RANDREAD:
@@ -2230,7 +2493,7 @@ region_set:
 			for (k = 0; k < o->dist_zones; k++) {
 				uint64_t len = td->dist == DIST_ZONED ?
 					n * o->zone_size[k] / 100 :
-					o->zone_size[k] / o->bs;
+					o->zone_size[k] / (td->ba ? td->ba : o->bs);
 
 				if (start + len > n)
 					len = start < n ? n - start : 0;
@@ -2775,6 +3038,7 @@ struct run_target {
 	bool direct;
 	uint8_t dev_inline, dev_engine; /* the job's engine's (options.h) */
 	uint32_t dev_pool_threads;
+	bool unlink;               /* a job with unlink=1 uses it: removed after the run */
 	struct dev_counters before, after;
 };
 
@@ -2913,6 +3177,15 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 					tg[n].dev_pool_threads = j->dev_pool_threads;
 					n++;
 				}
+				/* fio's allow_file_create=0: its files must exist */
+				if (!j->allow_file_create && access(path, F_OK)) {
+					ret = -errno;
+					snprintf(err, errlen,
+						 "%s: %s: %s, and allow_file_create=0 forbids creating it (as fio does)",
+						 j->name, path, strerror(-ret));
+					goto fail;
+				}
+				tg[x].unlink |= j->unlink;
 				need = job_file_need(j, k, f, nf);
 				if (need > tg[x].create_size)
 					tg[x].create_size = need;
@@ -3097,6 +3370,41 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		goto out;
 	}
 	res->nr_jobs = nr_threads;
+	/* fio's flows: one per flow_id that a job with flow= names */
+	memset(bench_flows, 0, sizeof(bench_flows));
+	{
+		unsigned int wall = 0, flow_wall[BENCH_MAX_JOBS];
+
+		for (i = 0; i < o->nr_jobs; i++) {
+			unsigned int f;
+
+			wall += i && o->jobs[i].stonewall;
+			if (!o->jobs[i].flow)
+				continue;
+			for (f = 0; bench_flows[f].used &&
+				    bench_flows[f].id != o->jobs[i].flow_id; f++)
+				;
+			/*
+			 * fio counts every job's weight from the start
+			 * (flow_init_job() at parse time): a flow across
+			 * stonewalls holds the earlier jobs back for ever
+			 */
+			if (bench_flows[f].used && flow_wall[f] != wall) {
+				ret = -EINVAL;
+				snprintf(err, errlen,
+					 "%s: flow_id=%u has jobs on both sides of a stonewall: fio counts every job's flow= weight from the start, so the earlier ones would wait for ever",
+					 o->jobs[i].name, o->jobs[i].flow_id);
+				goto out;
+			}
+			flow_wall[f] = wall;
+			bench_flows[f].used = true;
+			bench_flows[f].id = o->jobs[i].flow_id;
+			atomic_store(&bench_flows[f].counter, 1);
+			/* fio's flow_init_job(), for each thread */
+			atomic_fetch_add(&bench_flows[f].total_weight,
+					 (uint64_t)o->jobs[i].flow * o->jobs[i].numjobs);
+		}
+	}
 	for (i = 0, t = 0, ft = 0; i < o->nr_jobs; i++) {
 		unsigned int k, nf = per_file ? bench_job_nr_files(&o->jobs[i]) : 1;
 
@@ -3115,6 +3423,13 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 			r->jobnum = k;
 			r->nr_threads = 1;
 			tds[t].res = r;
+			if (o->jobs[i].flow) {
+				unsigned int f;
+
+				for (f = 0; bench_flows[f].id != o->jobs[i].flow_id; f++)
+					;
+				tds[t].flow = &bench_flows[f];
+			}
 			tds[t].dev = per_file ? tg[file_tg[ft]].dev : dev;
 			tds[t].devname = res->dev;
 			tds[t].nr_files = 1;
@@ -3268,8 +3583,16 @@ out:
 	if (!res->abandoned)
 		free(tds);
 	if (per_file) {
-		for (i = 0; i < nr_tg && !res->abandoned; i++)
+		for (i = 0; i < nr_tg && !res->abandoned; i++) {
+			struct stat st;
+
 			blk_dev_close(tg[i].dev);
+			/* fio's unlink=1: regular files only, never a device */
+			if (tg[i].unlink && !stat(tg[i].path, &st) &&
+			    S_ISREG(st.st_mode) && unlink(tg[i].path))
+				fprintf(stderr, "blkstack bench: unlink=1: cannot remove %s: %s\n",
+					tg[i].path, strerror(errno));
+		}
 		free(tg);
 		free(file_tg);
 	} else if (!shared && !res->abandoned) {

@@ -269,6 +269,18 @@ static int section(struct jobfile *jf, char *line)
 		jf->skip = false;
 		return 0;
 	}
+	/* fio's --section: the other sections are skipped unread, as fio does */
+	if (jf->o->nr_sections) {
+		unsigned int i;
+
+		for (i = 0; i < jf->o->nr_sections; i++)
+			if (!strcmp(jf->o->sections[i], name))
+				break;
+		if (i == jf->o->nr_sections) {
+			jf->cur = NULL;
+			return 0;	/* jf->skip stays set */
+		}
+	}
 	if (jf->o->nr_jobs >= BENCH_MAX_JOBS && jf->too_many)
 		return -EINVAL;	/* said once */
 	if (jf->o->nr_jobs >= BENCH_MAX_JOBS && (jf->too_many = true))

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "bench/fio_opts.h"
 #include "bench/options.h"
@@ -136,10 +137,9 @@ static const struct opt_choice kb_base_choices[] = {
 
 static const struct opt_choice rate_process_choices[] = {
 	{ "linear", 0 },
+	{ "poisson", 1 },
 	{ NULL, 0 },
 };
-
-static const char *const rate_process_unsupported[] = { "poisson", NULL };
 
 static const struct opt_choice clock_choices[] = {
 	{ "clock_gettime", CLK_GETTIME },
@@ -195,6 +195,38 @@ static int apply_verify(struct opt_ctx *c, uint64_t v);
 static int apply_verify_pattern(struct opt_ctx *c, uint64_t v);
 static int apply_verify_dump(struct opt_ctx *c, uint64_t v);
 static int apply_log_name(struct opt_ctx *c, uint64_t v);
+static int apply_cpus_allowed(struct opt_ctx *c, uint64_t v);
+static int apply_cpumask(struct opt_ctx *c, uint64_t v);
+static int apply_numa_cpu_nodes(struct opt_ctx *c, uint64_t v);
+static int apply_numa_mem_policy(struct opt_ctx *c, uint64_t v);
+static int apply_create_serialize(struct opt_ctx *c, uint64_t v);
+
+/* fallocate=: what blkstack does to a file it creates is fio's none/truncate */
+static const struct opt_choice fallocate_choices[] = {
+	{ "none", 0 },
+	{ "truncate", 0 },
+	{ "0", 0 },
+	{ NULL, 0 },
+};
+static const char *const fallocate_unsupported[] = {
+	"native", "posix", "keep", "1", NULL,
+};
+static const struct opt_choice off_choices[] = {
+	{ "0", 0 },
+	{ NULL, 0 },
+};
+static const char *const on_unsupported[] = { "1", NULL };
+static const struct opt_choice submit_mode_choices[] = {
+	{ "inline", 0 },
+	{ NULL, 0 },
+};
+static const char *const submit_mode_unsupported[] = { "offload", NULL };
+
+static const struct opt_choice cpus_policy_choices[] = {
+	{ "shared", CPUS_SHARED },
+	{ "split", CPUS_SPLIT },
+	{ NULL, 0 },
+};
 
 /* bench's own options; the registry's device options join at init */
 static const struct opt_def bench_opts_table[] = {
@@ -245,10 +277,9 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "rate_iops", .type = OPT_SIZE, JOBF(rate_iops),
 	  .max = UINT64_MAX, .def = "0", .metavar = "IOPS",
 	  .help = "I/Os per second per thread (one value; 0: no cap); not with rate=" },
-	{ .name = "rate_process", .type = OPT_CHOICE, .group = GRP_JOB,
-	  .where = OPT_IGNORED, .choices = rate_process_choices,
-	  .unsupported = rate_process_unsupported,
-	  .help = "how rate= spaces I/Os: linear (evenly, fio's default)" },
+	{ .name = "rate_process", .type = OPT_CHOICE, JOBF(rate_poisson),
+	  .choices = rate_process_choices, .def = "linear",
+	  .help = "how rate= and rate_iops= space I/Os: linear (evenly, fio's default) or poisson (fio's: each gap drawn from an exponential of the rate's mean, 1e6 / IOPS us, whole us)" },
 	{ .name = "thinktime", .type = OPT_TIME, JOBF(thinktime_ns),
 	  .max = UINT64_MAX, .unit_ns = NSEC_PER_USEC, .store_ns = 1,
 	  .def = "0",
@@ -260,6 +291,63 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "thinktime_blocks", .type = OPT_UINT, JOBF(thinktime_blocks),
 	  .min = 1, .max = UINT32_MAX, .def = "1",
 	  .help = "I/Os issued between thinktime stalls; they complete first, so it caps the depth" },
+	{ .name = "rate_min", .alias = { "ratemin" }, .type = OPT_SIZE,
+	  JOBF(rate_min), .max = UINT64_MAX, .def = "0",
+	  .help = "the job fails (EIO, as fio's) when a direction moved fewer bytes per second than this over a rate_cycle, after the first 2 s (one value; 0: no check)" },
+	{ .name = "rate_iops_min", .type = OPT_SIZE, JOBF(rate_iops_min),
+	  .max = UINT64_MAX, .def = "0", .metavar = "IOPS",
+	  .help = "as rate_min=, in I/Os per second; not with rate_min=" },
+	{ .name = "rate_cycle", .alias = { "ratecycle" }, .type = OPT_UINT,
+	  JOBF(rate_cycle_ms), .min = 1, .max = 86400000, .def = "1000",
+	  .help = "rate_min= and rate_iops_min= average over this many ms" },
+	{ .name = "cpus_allowed", .type = OPT_STR, JOBF(cpus),
+	  .apply = apply_cpus_allowed, .metavar = "CPUS",
+	  .help = "the job's threads run on these CPUs only: 0,5,8-15 (numbered from 0, below the CPUs configured); set with sched_setaffinity(2) before the thread attaches to its device" },
+	{ .name = "cpumask", .type = OPT_UINT, JOBF(cpus), .min = 1,
+	  .max = UINT32_MAX, .apply = apply_cpumask, .metavar = "MASK",
+	  .help = "as cpus_allowed=, a bit mask of CPUs 0-31: 34 (or 0x22) is CPUs 1 and 5" },
+	{ .name = "cpus_allowed_policy", .type = OPT_CHOICE, JOBF(cpus_policy),
+	  .choices = cpus_policy_choices, .def = "shared",
+	  .help = "shared: every thread on every CPU of cpus_allowed/cpumask; split: thread N (counted over all jobs, from 0) on CPU N mod count of the set alone" },
+	{ .name = "numa_cpu_nodes", .type = OPT_STR, JOBF(numa_cpus),
+	  .apply = apply_numa_cpu_nodes, .metavar = "NODES",
+	  .help = "the job's threads run on the CPUs of these online NUMA nodes: 0,2-3 or all (after cpus_allowed=, which it replaces, as in fio)" },
+	{ .name = "numa_mem_policy", .type = OPT_STR, JOBF(mem_policy),
+	  .apply = apply_numa_mem_policy, .metavar = "MODE[:NODES]",
+	  .help = "the job thread's memory policy (set_mempolicy(2)), its I/O buffers moved to it (mbind(2)): default, prefer:N, bind:NODES, interleave[:NODES] (all online nodes), local" },
+	{ .name = "blockalign", .alias = { "ba" }, .type = OPT_SIZE, JOBF(ba),
+	  .min = 512, .max = 16 << 20, .flags = OPT_F_ALIGN512,
+	  .help = "random offsets are multiples of this (default: the smallest bs); as in fio, any other value turns the random map off, and a sequential job ignores it" },
+	{ .name = "flow", .type = OPT_UINT, JOBF(flow), .max = 1000, .def = "0",
+	  .help = "weight in its flow_id: the jobs of a flow issue I/Os in the ratio of their weights (fio's token counts); 0: no flow" },
+	{ .name = "flow_id", .type = OPT_UINT, JOBF(flow_id), .max = UINT32_MAX,
+	  .def = "0", .help = "the flow the job's flow= weight is in" },
+	{ .name = "flow_sleep", .type = OPT_TIME, JOBF(flow_sleep_ns),
+	  .max = UINT64_MAX, .unit_ns = NSEC_PER_USEC, .store_ns = 1,
+	  .def = "0",
+	  .help = "a thread its flow holds back waits for its I/Os in flight, then sleeps this long (a bare number is in us); 0: it tries again at once" },
+	{ .name = "io_submit_mode", .type = OPT_CHOICE, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .choices = submit_mode_choices,
+	  .unsupported = submit_mode_unsupported,
+	  .help = "inline (fio's default): the job's thread submits its own I/Os, as blkstack's always do; offload (a pool of submitting threads) is not supported" },
+	/* the job's files (dev=uring) */
+	{ .name = "allow_file_create", .type = OPT_BOOL, JOBF(allow_file_create),
+	  .max = 1, .def = "1",
+	  .help = "0: a file of the job that does not exist is an error, not created (fio's)" },
+	{ .name = "unlink", .type = OPT_BOOL, JOBF(unlink), .max = 1, .def = "0",
+	  .help = "1: remove the job's regular files after the run (block devices stay)" },
+	{ .name = "create_serialize", .type = OPT_STR, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .flags = OPT_F_BARE,
+	  .apply = apply_create_serialize, .metavar = "0|1",
+	  .help = "1 (fio's default) is what blkstack does: every file is created, one after another, before any job starts; 0 is taken with a note saying so" },
+	{ .name = "fallocate", .type = OPT_CHOICE, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .choices = fallocate_choices,
+	  .unsupported = fallocate_unsupported,
+	  .help = "how a missing file is created: none or truncate (the same here: ftruncate(2) to its size, sparse, nothing preallocated)" },
+	{ .name = "create_on_open", .type = OPT_CHOICE, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .choices = off_choices,
+	  .unsupported = on_unsupported,
+	  .help = "0 (fio's default): files are created before the jobs start; 1 (each job creates its own as it opens them) is not supported" },
 	/* fio's profiles' options: fio takes them in any job file and
 	 * ignores them without --profile= */
 #define PROFILE_OPT(n, prof) \
@@ -505,7 +593,7 @@ static void opts_ready(void)
 static const char *const fio_cli_unsupported[] = {
 	"minimal", "terse-version", "append-terse", "eta-newline",
 	"eta-interval", "status-interval", "readonly",
-	"section", "client", "server", "daemonize", "showcmd", "cmdhelp",
+	"client", "server", "daemonize", "showcmd", "cmdhelp",
 	"enghelp", "debug", "max-jobs", "warnings-fatal", "bandwidth-log",
 	"latency-log", "trigger", "trigger-file", "trigger-timeout",
 	"trigger-remote", "aux-path", "crctest", "alloc-size",
@@ -527,6 +615,8 @@ static const struct cli_opt {
 	  "progress line: auto shows it on a terminal (default auto)" },
 	{ "parse-only", NULL,
 	  "check the options and job files, list every problem, run nothing" },
+	{ "section", "NAME",
+	  "run only this section of the job files (and [global]); repeat it for more, as fio's --section" },
 	{ "fio-options", NULL,
 	  "print the table of every fio option and engine: supported, mapped (to what) or refused (why)" },
 	{ "matrix", NULL,
@@ -1445,6 +1535,263 @@ static int apply_startdelay(struct opt_ctx *c, uint64_t unused)
 		return val_err(c, -EINVAL, "the range's end is before its start");
 	c->j->startdelay_ns = a;
 	c->j->startdelay_max_ns = dash ? b : 0;
+	return 0;
+}
+
+/*
+ * A list of ids as fio's cpus_allowed= and libnuma's node strings take
+ * them: "0,5,8-15"; "all" when @all is set (every id of @all).  Each id
+ * below @max.  0, or -EINVAL with the reason in @why.
+ */
+static int parse_id_list(const char *s, unsigned long max, const cpu_set_t *all,
+			 const char *what, cpu_set_t *set, char *why,
+			 size_t whylen)
+{
+	const char *p = s;
+
+	CPU_ZERO(set);
+	if (all && !strcmp(s, "all")) {
+		CPU_OR(set, set, all);
+		return 0;
+	}
+	for (;;) {
+		unsigned long a, b;
+		char *end;
+
+		if (*p < '0' || *p > '9')
+			goto bad;
+		a = strtoul(p, &end, 10);
+		b = a;
+		p = end;
+		if (*p == '-') {
+			p++;
+			if (*p < '0' || *p > '9')
+				goto bad;
+			b = strtoul(p, &end, 10);
+			p = end;
+			if (b < a) {
+				snprintf(why, whylen, "the range %lu-%lu ends before it starts", a, b);
+				return -EINVAL;
+			}
+		}
+		if (b >= max || b >= CPU_SETSIZE) {
+			snprintf(why, whylen, "%s %lu too large (max=%lu)", what,
+				 b, (max < CPU_SETSIZE ? max : CPU_SETSIZE) - 1);
+			return -EINVAL;
+		}
+		for (; a <= b; a++) {
+			if (all && !CPU_ISSET(a, all)) {
+				snprintf(why, whylen, "%s %lu is not online", what, a);
+				return -EINVAL;
+			}
+			CPU_SET(a, set);
+		}
+		if (!*p)
+			return 0;
+		if (*p++ != ',')
+			goto bad;
+	}
+bad:
+	snprintf(why, whylen, "not a list of %ss, allowed N, A-B, comma-separated%s",
+		 what, all ? ", or all" : "");
+	return -EINVAL;
+}
+
+static long cpus_configured(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n > 0 ? n : 1;
+}
+
+/* fio's cpus_allowed=: the CPUs by number. */
+static int apply_cpus_allowed(struct opt_ctx *c, uint64_t unused)
+{
+	char why[128];
+
+	(void)unused;
+	if (parse_id_list(c->val, (unsigned long)cpus_configured(), NULL, "CPU",
+			  &c->j->cpus, why, sizeof(why)))
+		return val_err(c, -EINVAL, "%s", why);
+	c->j->cpus_on = true;
+	return 0;
+}
+
+/* fio's cpumask=: the CPUs as bits of an int. */
+static int apply_cpumask(struct opt_ctx *c, uint64_t v)
+{
+	long max = cpus_configured();
+	unsigned int i;
+
+	CPU_ZERO(&c->j->cpus);
+	for (i = 0; i < 32; i++) {
+		if (!(v & (1ull << i)))
+			continue;
+		if (i >= max)
+			return val_err(c, -EINVAL, "CPU %u too large (max=%ld)",
+				       i, max - 1);
+		CPU_SET(i, &c->j->cpus);
+	}
+	c->j->cpus_on = true;
+	return 0;
+}
+
+/* "0-1,3" (a sysfs list) from @path into @set; 0 or -errno. */
+static int read_id_list(const char *path, cpu_set_t *set)
+{
+	char buf[4096], why[128];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	CPU_ZERO(set);
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	if (!n)
+		return 0;	/* a node without CPUs */
+	return parse_id_list(buf, CPU_SETSIZE, NULL, "id", set, why, sizeof(why));
+}
+
+/*
+ * The online NUMA nodes; a kernel without NUMA has node 0 alone.  @why
+ * names the problem when it fails.
+ */
+static int numa_online(cpu_set_t *nodes)
+{
+	int rc = read_id_list("/sys/devices/system/node/online", nodes);
+
+	if (rc == -ENOENT) {
+		CPU_ZERO(nodes);
+		CPU_SET(0, nodes);
+		return 0;
+	}
+	return rc;
+}
+
+/* A node list of numa_cpu_nodes= or numa_mem_policy=, online nodes only. */
+static int parse_nodes(struct opt_ctx *c, const char *list, cpu_set_t *nodes)
+{
+	cpu_set_t online;
+	char why[128];
+	int rc = numa_online(&online);
+
+	if (rc)
+		return val_err(c, rc, "cannot read the online NUMA nodes: %s",
+			       strerror(-rc));
+	if (parse_id_list(list, CPU_SETSIZE, &online, "node", nodes, why,
+			  sizeof(why))) {
+		char on[64] = "";
+		size_t n = 0;
+		unsigned int i;
+
+		for (i = 0; i < CPU_SETSIZE && n < sizeof(on) - 8; i++)
+			if (CPU_ISSET(i, &online))
+				n += (size_t)snprintf(on + n, sizeof(on) - n,
+						      "%s%u", n ? "," : "", i);
+		return val_err(c, -EINVAL, "%s (online: %s)", why, on);
+	}
+	return 0;
+}
+
+/* fio's numa_cpu_nodes=: the CPUs of those nodes (libnuma's numa_run_on_node_mask()). */
+static int apply_numa_cpu_nodes(struct opt_ctx *c, uint64_t unused)
+{
+	cpu_set_t nodes, cpus;
+	unsigned int n;
+	char path[80];
+	int rc;
+
+	(void)unused;
+	rc = parse_nodes(c, c->val, &nodes);
+	if (rc)
+		return rc;
+	CPU_ZERO(&c->j->numa_cpus);
+	for (n = 0; n < CPU_SETSIZE; n++) {
+		if (!CPU_ISSET(n, &nodes))
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/node/node%u/cpulist", n);
+		rc = read_id_list(path, &cpus);
+		if (rc == -ENOENT && n == 0) {
+			/* no NUMA in the kernel: node 0 is every CPU */
+			long i, max = cpus_configured();
+
+			CPU_ZERO(&cpus);
+			for (i = 0; i < max && i < CPU_SETSIZE; i++)
+				CPU_SET(i, &cpus);
+			rc = 0;
+		}
+		if (rc)
+			return val_err(c, rc, "cannot read %s: %s", path,
+				       strerror(-rc));
+		CPU_OR(&c->j->numa_cpus, &c->j->numa_cpus, &cpus);
+	}
+	if (!CPU_COUNT(&c->j->numa_cpus))
+		return val_err(c, -EINVAL, "these nodes have no CPUs");
+	c->j->numa_cpus_on = true;
+	return 0;
+}
+
+/* fio's numa_mem_policy=MODE[:NODES], with fio's rules for each mode. */
+static int apply_numa_mem_policy(struct opt_ctx *c, uint64_t unused)
+{
+	static const char *const modes[] = {
+		[MEMPOL_DEFAULT] = "default", [MEMPOL_PREFER] = "prefer",
+		[MEMPOL_BIND] = "bind", [MEMPOL_INTERLEAVE] = "interleave",
+		[MEMPOL_LOCAL] = "local",
+	};
+	const char *colon = strchr(c->val, ':'), *list = colon ? colon + 1 : NULL;
+	size_t len = colon ? (size_t)(colon - c->val) : strlen(c->val);
+	unsigned int m, n;
+	cpu_set_t nodes;
+	int rc;
+
+	(void)unused;
+	for (m = MEMPOL_DEFAULT; m <= MEMPOL_LOCAL; m++)
+		if (strlen(modes[m]) == len && !strncmp(c->val, modes[m], len))
+			break;
+	if (m > MEMPOL_LOCAL)
+		return val_err(c, -EINVAL,
+			       "not a memory policy, allowed default|prefer:NODE|bind:NODES|interleave[:NODES]|local");
+	if ((m == MEMPOL_DEFAULT || m == MEMPOL_LOCAL) && list)
+		return val_err(c, -EINVAL, "%s takes no node list", modes[m]);
+	if ((m == MEMPOL_PREFER || m == MEMPOL_BIND) && (!list || !*list))
+		return val_err(c, -EINVAL, "%s needs %s", modes[m],
+			       m == MEMPOL_PREFER ? "one node: prefer:N" :
+						    "a node list: bind:NODES");
+	if (m == MEMPOL_PREFER && strspn(list, "0123456789") != strlen(list))
+		return val_err(c, -EINVAL, "one node only for prefer");
+	c->j->mem_nodes = 0;
+	if (list || m == MEMPOL_INTERLEAVE) {
+		rc = parse_nodes(c, list ? list : "all", &nodes);
+		if (rc)
+			return rc;
+		for (n = 0; n < CPU_SETSIZE; n++) {
+			if (!CPU_ISSET(n, &nodes))
+				continue;
+			if (n >= 64)
+				return val_err(c, -EINVAL,
+					       "node %u: blkstack takes nodes 0-63", n);
+			c->j->mem_nodes |= 1ull << n;
+		}
+	}
+	c->j->mem_policy = (uint8_t)m;
+	return 0;
+}
+
+/* create_serialize=0: taken, with a note of what happens instead. */
+static int apply_create_serialize(struct opt_ctx *c, uint64_t unused)
+{
+	(void)unused;
+	if (*c->val && strcmp(c->val, "0") && strcmp(c->val, "1"))
+		return val_err(c, -EINVAL, "bad boolean, allowed 0|1");
+	if (c->o && !strcmp(c->val, "0"))
+		bench_err_add(c->o->notes, sizeof(c->o->notes),
+			      "create_serialize=0: blkstack creates every job's files one after another before any job starts (fio's create_serialize=1); the I/O is the same, only where the file system puts the files' blocks may differ");
 	return 0;
 }
 
@@ -2426,6 +2773,51 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				show(name, j->name));
 			return -EINVAL;
 		}
+		if (j->ba) {
+			uint32_t lo = j->bs;
+			unsigned int k;
+
+			if (j->bssplit_nr)
+				for (k = 0, lo = j->bssplit_bs[0]; k < j->bssplit_nr; k++)
+					lo = j->bssplit_bs[k] < lo ? j->bssplit_bs[k] : lo;
+			else if (j->bs_max)
+				lo = j->bs_min;
+			/* fio: a sequential job's alignment is its smallest bs */
+			if (!bench_rw_is_random(j->rw) || j->ba == lo) {
+				j->ba = 0;
+			} else if (j->rw_mod || j->verify != VERIFY_NONE) {
+				set_err(err, errlen,
+					"job '%s': blockalign=%" PRIu32 " with %s: not supported (blockalign= works on plain random jobs)",
+					show(name, j->name), j->ba,
+					j->rw_mod ? "rw=<pattern>:N" : "verify=");
+				return -EINVAL;
+			} else if (!j->norandommap) {
+				char note[256];
+
+				j->norandommap = true;
+				snprintf(note, sizeof(note),
+					 "job '%s': blockalign=%" PRIu32 " turns the random map off (norandommap), as fio does",
+					 show(name, j->name), j->ba);
+				bench_err_add(o->notes, sizeof(o->notes), note);
+			}
+		}
+		if (j->rate_min && j->rate_iops_min) {
+			set_err(err, errlen,
+				"job '%s': rate_min= and rate_iops_min= are mutually exclusive (as in fio)",
+				show(name, j->name));
+			return -EINVAL;
+		}
+		if ((j->rate && j->rate < j->rate_min) ||
+		    (j->rate_iops && j->rate_iops < j->rate_iops_min)) {
+			set_err(err, errlen,
+				"job '%s': %s=%" PRIu64 " is above %s=%" PRIu64 ": the minimum exceeds the cap (as fio says)",
+				show(name, j->name),
+				j->rate ? "rate_min" : "rate_iops_min",
+				j->rate ? j->rate_min : j->rate_iops_min,
+				j->rate ? "rate" : "rate_iops",
+				j->rate ? j->rate : j->rate_iops);
+			return -EINVAL;
+		}
 		if (j->rw_mod && !bench_rw_is_random(j->rw) &&
 		    (uint64_t)(j->rw_mod < 0 ? -j->rw_mod : j->rw_mod) % j->bs) {
 			set_err(err, errlen,
@@ -2520,6 +2912,19 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 			o->fio_table = true;
 		else
 			o->matrix = true;
+		return 0;
+	}
+	if (!strcmp(name, "section")) {
+		if (!val || !*val || strlen(val) >= BENCH_NAME_MAX) {
+			set_err(err, errlen, "--section: a section name of 1 to %d characters",
+				BENCH_NAME_MAX - 1);
+			return -EINVAL;
+		}
+		if (o->nr_sections >= BENCH_MAX_SECTIONS) {
+			set_err(err, errlen, "--section: at most %d", BENCH_MAX_SECTIONS);
+			return -EINVAL;
+		}
+		snprintf(o->sections[o->nr_sections++], BENCH_NAME_MAX, "%s", val);
 		return 0;
 	}
 	if (!strcmp(name, "count_instructions")) {

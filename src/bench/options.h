@@ -7,6 +7,7 @@
 #ifndef BLKSTACK_BENCH_OPTIONS_H
 #define BLKSTACK_BENCH_OPTIONS_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -138,6 +139,7 @@ struct bench_job_opts {
 	uint64_t startdelay_max_ns; /* startdelay=a-b: each thread picks in [a, b]; 0: not a range */
 	uint64_t rate;              /* rate=: bytes/s per thread, all directions (0: none) */
 	uint64_t rate_iops;         /* rate_iops=: I/Os per second per thread (0: none) */
+	bool rate_poisson;          /* rate_process=poisson (fio's): exponential gaps of the rate's mean (0: linear) */
 	uint64_t thinktime_ns;      /* thinktime=, default unit us: stall after thinktime_blocks I/Os (0) */
 	uint64_t thinktime_spin_ns; /* thinktime_spin=, default unit us: of the stall, spun not slept (0) */
 	uint32_t thinktime_blocks;  /* thinktime_blocks=: I/Os between stalls (1) */
@@ -174,6 +176,45 @@ struct bench_job_opts {
 	bool log_max_value;         /* log_max_value=0|1: windows log the maximum, not the mean (0) */
 	bool log_offset;            /* log_offset=0|1: entries carry the offset (0) */
 	bool per_job_logs;          /* per_job_logs=0|1: the thread's number in the names (1) */
+	/*
+	 * CPU and memory placement (fio's cpumask=, cpus_allowed=,
+	 * cpus_allowed_policy=, numa_cpu_nodes=, numa_mem_policy=): applied
+	 * by each job thread to itself before it attaches to its device
+	 */
+	bool cpus_on;               /* cpumask= or cpus_allowed= given (the last one counts) */
+	uint8_t cpus_policy;        /* cpus_allowed_policy=: enum bench_cpus_policy (shared) */
+	cpu_set_t cpus;             /* ... their CPUs */
+	bool numa_cpus_on;          /* numa_cpu_nodes= given */
+	cpu_set_t numa_cpus;        /* ... the CPUs of those nodes (sysfs cpulist) */
+	uint8_t mem_policy;         /* numa_mem_policy=: enum bench_mem_policy (none) */
+	uint64_t mem_nodes;         /* ... its nodes, bit N for node N (0..63) */
+	/* rate_min=, rate_iops_min=, rate_cycle= (fio's): the job fails below them */
+	uint64_t rate_min;          /* rate_min= / ratemin=: bytes/s per direction (0: none) */
+	uint64_t rate_iops_min;     /* rate_iops_min=: I/Os per second per direction (0: none) */
+	uint32_t rate_cycle_ms;     /* rate_cycle= / ratecycle=: ms averaged over (1000) */
+	bool allow_file_create;     /* allow_file_create=0|1: 0: a missing file is an error (1) */
+	bool unlink;                /* unlink=0|1: remove the job's regular files after the run (0) */
+	uint32_t ba;                /* blockalign= / ba=: random offsets' unit, bytes (0: the smallest bs) */
+	/* fio's flows: jobs of one flow_id issue in the ratio of their flow= weights */
+	uint32_t flow;              /* flow=, 0..1000: this job's weight (0: not in a flow) */
+	uint32_t flow_id;           /* flow_id=: the flow (0) */
+	uint64_t flow_sleep_ns;     /* flow_sleep=, default unit us: held back, wait for the I/Os in flight, then sleep this (0: retry at once) */
+};
+
+/* cpus_allowed_policy=: how a job's threads share its CPUs (fio's) */
+enum bench_cpus_policy {
+	CPUS_SHARED,	/* every thread may run on every CPU of the set */
+	CPUS_SPLIT,	/* thread N (over all jobs, 0 first) gets CPU N mod count of the set */
+};
+
+/* numa_mem_policy=: the modes of set_mempolicy(2), as fio names them */
+enum bench_mem_policy {
+	MEMPOL_NONE,		/* not given */
+	MEMPOL_DEFAULT,		/* default: the process's policy, as it is */
+	MEMPOL_PREFER,		/* prefer:N */
+	MEMPOL_BIND,		/* bind:NODES */
+	MEMPOL_INTERLEAVE,	/* interleave[:NODES] (all online nodes) */
+	MEMPOL_LOCAL,		/* local: the node of the CPU that allocates */
 };
 
 #define BENCH_MAX_JOBS 64
@@ -202,6 +243,10 @@ struct bench_opts {
 	bool help;                  /* --help */
 	bool parse_only;            /* --parse-only: check, run nothing */
 	bool fio_table;             /* --fio-options: print the fio option table */
+	/* --section=NAME (fio's, repeatable): only these sections of the job files run */
+#define BENCH_MAX_SECTIONS 16
+	char sections[BENCH_MAX_SECTIONS][BENCH_NAME_MAX];
+	unsigned int nr_sections;
 	bool lock_stats;            /* --lock_stats=1: the lock profile at the end */
 	/* --count_instructions[=perf|callgrind]: enum bench_count_insn */
 	uint8_t count_insn;

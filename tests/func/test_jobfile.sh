@@ -79,4 +79,17 @@ printf '\357\273\277[bom]\nrw=read\nsize=1m\n' >"$TMP/bom.fio"
 "$BLKSTACK" bench --dev=null --output-format=json "$TMP/bom.fio" >"$TMP/bom.json"
 check "BOM: exit 0" test $? -eq 0
 check "BOM: job named without it" jq -e '[.jobs[].jobname] == ["bom"]' "$TMP/bom.json"
+# fio's --section: only the named sections run (and [global]); the others
+# are skipped unread, so an unset ${VAR} in one is no error, as in fio
+unset BLKSTACK_TEST_UNSET
+printf '[global]\nrw=read\nsize=1m\n[a]\nbs=8k\n[b]\nbs=16k\n[c]\nrw=${BLKSTACK_TEST_UNSET}\n' >"$TMP/sec.fio"
+"$BLKSTACK" bench --dev=null --section=b --section=a --output-format=json "$TMP/sec.fio" >"$TMP/sec.json"
+check "--section=b --section=a: exit 0, jobs a and b in file order, c skipped unread" \
+	jq -e '[.jobs[].jobname] == ["a", "b"] and .jobs[1]."job options".bs == "16k"' "$TMP/sec.json"
+if command -v fio >/dev/null; then
+	sed 's/^\[global\]/[global]\nioengine=null/' "$TMP/sec.fio" >"$TMP/secf.fio"
+	check "--section: fio runs the same jobs" \
+		bash -c 'fio --section=b --section=a --output-format=json "$1" 2>/dev/null | jq -e "[.jobs[].jobname] == [\"a\", \"b\"]"' _ "$TMP/secf.fio"
+fi
+expect_error "--section naming no section: no jobs" "sec.fio: no jobs defined" bench --dev=null --section=zz "$TMP/sec.fio"
 finish

@@ -52,8 +52,28 @@ check "rate_iops with bssplit: as fio's $f" within "$b" "$f" 2
 expect_error "rate= and rate_iops= together: refused, as by fio" "rate= and rate_iops= are mutually exclusive" \
 	bench --parse-only --rate=4m --rate_iops=3000
 expect_error "rate=r,w: refused" "rate=1m,2m: separate read,write" bench --parse-only --rate=1m,2m
-expect_error "rate_process=poisson: refused" "rate_process=poisson: a value blkstack bench does not support, allowed linear" \
-	bench --parse-only --rate_process=poisson
+# rate_process=poisson: the same mean rate, the gaps exponential: of the
+# milliseconds of the run, about 1 - 1/e (63 %) see an I/O, as in fio's,
+# where the linear process fills nearly every one
+poisson() { # who process: "I/Os share-of-ms-with-an-I/O" from the latency log
+	local who=$1 p=$2
+	rm -f "$TMP/p$who"_clat.1.log
+	printf '[j]\nrw=randread\nsize=16m\ntime_based\nruntime=2\nrate_iops=1000\nrate_process=%s\nwrite_lat_log=%s\n' \
+		"$p" "$TMP/p$who" >"$TMP/p$who.fio"
+	if [ "$who" = fio ]; then
+		sed -i 1a'ioengine=null' "$TMP/p$who.fio"
+		fio "$TMP/p$who.fio" >/dev/null 2>&1
+	else
+		"$BLKSTACK" bench --dev=null "$TMP/p$who.fio" >/dev/null 2>&1
+	fi
+	awk -F, '{ n++; t[$1 + 0]++; if ($1 + 0 > max) max = $1 + 0 } END { for (k in t) d++; printf "%d %.2f\n", n, d / max }' "$TMP/p$who"_clat.1.log
+}
+read -r bn bs < <(poisson blk poisson)
+read -r fn fs < <(poisson fio poisson)
+read -r _ ls < <(poisson blk linear)
+check "rate_process=poisson: $bn I/Os in 2 s (fio $fn), within 8 % of 2000" within "$bn" 2000 8
+check "rate_process=poisson: $bs of the ms see an I/O (fio $fs, 1 - 1/e = 0.63; linear $ls)" \
+	awk -v b="$bs" -v f="$fs" -v l="$ls" 'BEGIN { exit !(b >= 0.55 && b <= 0.71 && f >= 0.55 && f <= 0.71 && l >= 0.9) }'
 
 # thinktime: 1 ms after each I/O (or each 4 at depth 8), so at most 1000
 # (4000) I/Os in the second, as fio; and no fewer than 70 % of fio's count
@@ -207,4 +227,47 @@ expect_error "rw=read:3k with bs=4k: the skip must be whole blocks" "rw=read:307
 	bench --parse-only --rw=read:3k
 expect_error "rw=randread:-2: a count" "the ':N' of a random pattern is the I/Os per random offset" \
 	bench --parse-only --rw=randread:-2
+# blockalign: random offsets in its units, as fio's (b * ba over fio's
+# last_block()), seen in the latency log's offsets of both
+ba_offsets() { # who bs-options...: "I/Os off-ba off-4k max" of the log
+	local who=$1
+	shift
+	rm -f "$TMP/$who"_clat.1.log
+	printf '[j]\nrw=randread\nsize=1m\nnumber_ios=2000\nnorandommap\nwrite_lat_log=%s\nlog_offset=1\n' "$TMP/$who" >"$TMP/$who.fio"
+	printf '%s\n' "$@" >>"$TMP/$who.fio"
+	if [ "$who" = fio ]; then
+		sed -i 1a'ioengine=null' "$TMP/$who.fio"
+		fio "$TMP/$who.fio" >/dev/null 2>&1
+	else
+		"$BLKSTACK" bench --dev=null "$TMP/$who.fio" >/dev/null 2>&1
+	fi
+	awk -F, -v ba="$BA" '{ n++; if ($5 % ba) off++; if ($5 % 4096) o4++; if ($5 + 0 > max) max = $5 + 0 }
+		END { print n + 0, off + 0, o4 + 0, max + 0 }' "$TMP/$who"_clat.1.log
+}
+BA=512
+read -r bn boff b4 bmax < <(ba_offsets blk bs=4k ba=512)
+read -r fn foff f4 fmax < <(ba_offsets fio bs=4k ba=512)
+check "bs=4k ba=512: every offset a multiple of 512, most not of 4k ($b4 of $bn; fio $f4 of $fn), the last at most 1m - 4k ($bmax, fio $fmax)" \
+	test "$boff" = 0 -a "$foff" = 0 -a "$b4" -gt $((bn / 2)) -a "$f4" -gt $((fn / 2)) -a "$bmax" -le $((1048576 - 4096))
+BA=2048
+read -r bn boff b4 bmax < <(ba_offsets blk bssplit=512/50:4k/50 blockalign=2k)
+read -r fn foff f4 fmax < <(ba_offsets fio bssplit=512/50:4k/50 blockalign=2k)
+check "bssplit=512/50:4k/50 blockalign=2k: every offset a multiple of 2k ($boff off of $bn; fio $foff of $fn)" \
+	test "$boff" = 0 -a "$foff" = 0 -a "$bn" -gt 100
+"$BLKSTACK" bench --parse-only --rw=randread --bs=4k --ba=1k 2>"$TMP/ba.err" >/dev/null
+check "blockalign with the random map on: a note that it turns the map off, as fio's" \
+	grep -q "blockalign=1024 turns the random map off (norandommap), as fio does" "$TMP/ba.err"
+expect_error "blockalign with verify: refused" "blockalign=1024 with verify=: not supported" \
+	bench --parse-only --rw=randwrite --bs=4k --ba=1k --verify=crc32c
+# flow: two jobs of one flow_id issue in the ratio of their weights (1:8
+# as fio's flow.fio), as fio's token counts do
+printf '[global]\ntime_based\nruntime=1\nsize=100m\nbs=8k\nnorandommap\n[w]\nrw=write\nflow=1\n[r]\nrw=randread\nflow=8\n' >"$TMP/flow.fio"
+ratio() { jq '[.jobs[] | .read.total_ios + .write.total_ios] | .[1] / .[0]'; }
+b=$("$BLKSTACK" bench --dev=null --output-format=json "$TMP/flow.fio" | ratio)
+sed 's/^\[global\]/[global]\nioengine=null/' "$TMP/flow.fio" >"$TMP/flowf.fio"
+f=$(fio --output-format=json "$TMP/flowf.fio" 2>/dev/null | ratio)
+check "flow=1 and flow=8: I/Os in the ratio $b, 8 within 3 % (fio: $f)" within "$b" 8 3
+printf '[a]\nrw=read\nsize=1m\nflow=1\n[b]\nstonewall\nrw=read\nsize=1m\nflow=1\n' >"$TMP/flowsw.fio"
+expect_error "a flow across a stonewall: refused (fio waits for ever)" "flow_id=0 has jobs on both sides of a stonewall" \
+	bench --dev=null "$TMP/flowsw.fio"
 finish

@@ -352,12 +352,12 @@ static void test_errors(void **state)
 	assert_non_null(strstr(errbuf, "only valid on the command line"));
 
 	/* fio options we do not implement. */
-	assert_int_equal(set(&o, &j, "fallocate", "none"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "file_append", "1"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
-			    "option 'fallocate' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
-	assert_int_equal(set(&o, &j, "flow", "2"), -EOPNOTSUPP);
+			    "option 'file_append' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
+	assert_int_equal(set(&o, &j, "scramble_buffers", "1"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
-			    "option 'flow' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet");
+			    "option 'scramble_buffers' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet");
 	/* an engine's option names its engines */
 	assert_int_equal(set(&o, &j, "hostname", "x"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
@@ -819,8 +819,8 @@ static void test_cli_errors(void **state)
 		  "option 'bs' needs a value: a size (a whole number with an optional k/m/g/t/p suffix), allowed 512..16M" },
 		{ "--iodepth=0", "iodepth=0: out of range, allowed 1..65536" },
 		{ "--foo=1", "unknown option 'foo'" },
-		{ "--fallocate=none",
-		  "option 'fallocate' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices" },
+		{ "--file_append=1",
+		  "option 'file_append' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices" },
 		{ "--output-format=terse", NULL },
 		{ "--output-format=xml", NULL },
 		{ "--eta=sometimes", NULL },
@@ -1021,8 +1021,8 @@ static void test_jobfile_errors(void **state)
 	jobfile_error("[global]\nbs=4k\n\n[j]\n; comment\n\n\n\n\n\n\niodepth=0\n",
 		      -EINVAL, ":12: iodepth=0: out of range, allowed 1..65536");
 	jobfile_error("[j]\nfoo=1\n", -EINVAL, ":2: unknown option 'foo'");
-	jobfile_error("[j]\nfallocate=none\n", -EINVAL,
-		      ":2: option 'fallocate' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
+	jobfile_error("[j]\nfile_append=1\n", -EINVAL,
+		      ":2: option 'file_append' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
 	jobfile_error("[j]\niodepth\n", -EINVAL,
 		      ":2: option 'iodepth' needs a value: a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536");
 	jobfile_error("include other.fio\n[j]\n", -EINVAL,
@@ -1436,7 +1436,7 @@ static void test_jobfile_all_problems(void **state)
 {
 	const char *path = write_file("all.fio",
 		"[global]\nioengine=rbd\nbs=4k\n"
-		"[a]\nrw=randread\nflow=2\niodpeth=4\n"
+		"[a]\nrw=randread\nscramble_buffers=1\niodpeth=4\n"
 		"[b\nrate=1m\n"		/* a bad header: its lines skipped */
 		"[c]\nrw=read\nlatency_target=10ms\nverify_async=2\n");
 	struct bench_opts o;
@@ -1449,7 +1449,7 @@ static void test_jobfile_all_problems(void **state)
 	assert_int_equal(o.nr_jobs, 0);
 	snprintf(want, sizeof(want),
 		 "%1$s:2: ioengine=rbd: a fio engine blkstack bench does not support: network or distributed storage: blkstack's media are its own block devices\n"
-		 "%1$s:6: option 'flow' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
+		 "%1$s:6: option 'scramble_buffers' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
 		 "%1$s:7: unknown option 'iodpeth' (did you mean 'iodepth'?)\n"
 		 "%1$s:8: bad section header '[b'\n"
 		 "%1$s:12: option 'latency_target' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
@@ -1514,12 +1514,12 @@ static void test_jobfile_fio_syntax(void **state)
 	assert_int_equal(o.jobs[0].size, 2 << 20);
 	assert_int_equal(o.jobs[1].bs, 4096);
 	/* an included file's problems name that file and its line */
-	write_file("bad.opts", "bs=16k\nflow=2\n");
+	write_file("bad.opts", "bs=16k\nscramble_buffers=1\n");
 	path = write_file("ib.fio", "[a]\ninclude bad.opts\n");
 	bench_opts_init(&o);
 	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
 					     sizeof(errbuf)), -EINVAL);
-	snprintf(text, sizeof(text), "%s/bad.opts:2: option 'flow'", tmpdir);
+	snprintf(text, sizeof(text), "%s/bad.opts:2: option 'scramble_buffers'", tmpdir);
 	assert_non_null(strstr(errbuf, text));
 	/* no sections in an included file */
 	write_file("sect.opts", "[x]\n");
@@ -1590,13 +1590,53 @@ static void test_workload_options(void **state)
 	assert_int_equal(j.rate_iops, 500);
 	assert_int_equal(set(&o, &j, "rate_iops", "1k,2k"), -EOPNOTSUPP);
 	assert_int_equal(set(&o, &j, "rate_process", "linear"), 0);
-	assert_int_equal(set(&o, &j, "rate_process", "poisson"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "rate_process", "poisson"), 0);
+	assert_true(j.rate_poisson);
+	assert_int_equal(set(&o, &j, "rate_process", "other"), -EINVAL);
+	assert_int_equal(set(&o, &j, "io_submit_mode", "inline"), 0);
+	assert_int_equal(set(&o, &j, "io_submit_mode", "offload"), -EOPNOTSUPP);
+	assert_non_null(strstr(errbuf, "io_submit_mode=offload: a value blkstack bench does not support, allowed inline"));
 	/* thinktime: a bare number is in microseconds, as in fio */
 	assert_int_equal(set(&o, &j, "thinktime", "250"), 0);
 	assert_int_equal(j.thinktime_ns, 250000);
 	assert_int_equal(set(&o, &j, "thinktime_spin", "1ms"), 0);
 	assert_int_equal(j.thinktime_spin_ns, 1000000);
 	assert_int_equal(set(&o, &j, "thinktime_blocks", "0"), -EINVAL);
+	/* rate_min (ratemin), rate_iops_min, rate_cycle */
+	assert_int_equal(j.rate_cycle_ms, 1000);
+	assert_int_equal(set(&o, &j, "ratemin", "1024"), 0);
+	assert_int_equal(j.rate_min, 1024);
+	assert_int_equal(set(&o, &j, "rate_iops_min", "50"), 0);
+	assert_int_equal(j.rate_iops_min, 50);
+	assert_int_equal(set(&o, &j, "ratecycle", "250"), 0);
+	assert_int_equal(j.rate_cycle_ms, 250);
+	assert_int_equal(set(&o, &j, "rate_min", "1m,2m"), -EOPNOTSUPP);
+	/* CPU placement: fio's list, its mask, its policies */
+	assert_false(j.cpus_on);
+	assert_int_equal(set(&o, &j, "cpus_allowed", "0"), 0);
+	assert_true(j.cpus_on);
+	assert_int_equal(CPU_COUNT(&j.cpus), 1);
+	assert_true(CPU_ISSET(0, &j.cpus));
+	assert_int_equal(set(&o, &j, "cpumask", "0x1"), 0);
+	assert_int_equal(CPU_COUNT(&j.cpus), 1);
+	assert_int_equal(set(&o, &j, "cpumask", "0"), -EINVAL);
+	assert_int_equal(set(&o, &j, "cpus_allowed", "0,"), -EINVAL);
+	assert_int_equal(set(&o, &j, "cpus_allowed", "100000"), -EINVAL);
+	assert_int_equal(j.cpus_policy, CPUS_SHARED);
+	assert_int_equal(set(&o, &j, "cpus_allowed_policy", "split"), 0);
+	assert_int_equal(j.cpus_policy, CPUS_SPLIT);
+	assert_int_equal(set(&o, &j, "numa_cpu_nodes", "0"), 0);
+	assert_true(j.numa_cpus_on);
+	assert_true(CPU_COUNT(&j.numa_cpus) >= 1);
+	assert_int_equal(set(&o, &j, "numa_mem_policy", "bind:0"), 0);
+	assert_int_equal(j.mem_policy, MEMPOL_BIND);
+	assert_int_equal(j.mem_nodes, 1);
+	assert_int_equal(set(&o, &j, "numa_mem_policy", "prefer:0"), 0);
+	assert_int_equal(j.mem_policy, MEMPOL_PREFER);
+	assert_int_equal(set(&o, &j, "numa_mem_policy", "prefer:0,1"), -EINVAL);
+	assert_int_equal(set(&o, &j, "numa_mem_policy", "local"), 0);
+	assert_int_equal(j.mem_policy, MEMPOL_LOCAL);
+	assert_int_equal(set(&o, &j, "numa_mem_policy", "bind"), -EINVAL);
 	assert_int_equal(set(&o, &j, "wait_for", "writers"), 0);
 	assert_string_equal(j.wait_for, "writers");
 	/* fio's profile options: taken, no effect, a note */

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# fio's file management options on a job's own files (dev=uring), each
+# beside fio doing the same: allow_file_create=0 refuses a missing file,
+# unlink=1 removes the job's files after the run, fallocate=none|truncate
+# create a sparse file, create_serialize=0 is taken with a note, and the
+# values blkstack cannot honour (fallocate=native, create_on_open=1) are
+# refused by name.
+source "$(dirname "$0")/lib.sh" "$@"
+
+job() { # name extra-options...: a job file on $TMP/name
+	local n=$1
+	shift
+	printf '[%s]\nrw=write\nbs=4k\nsize=64k\nioengine=psync\nfilename=%s\n' "$n" "$TMP/$n.dat"
+	printf '%s\n' "$@"
+}
+
+# allow_file_create=0: a missing file is an error in both, naming it
+job a allow_file_create=0 >"$TMP/a.fio"
+"$BLKSTACK" bench "$TMP/a.fio" >"$TMP/a.out" 2>&1
+rc=$?
+check "allow_file_create=0, file missing: exit 1 (got $rc), the file and the option named" \
+	bash -c '[ "$1" = 1 ] && grep -q "a.dat: No such file or directory, and allow_file_create=0" "$2"' _ "$rc" "$TMP/a.out"
+check "allow_file_create=0: nothing created" test ! -e "$TMP/a.dat"
+if command -v fio >/dev/null; then
+	fio "$TMP/a.fio" >"$TMP/fa.out" 2>&1
+	check "allow_file_create=0: fio refuses it too ($(grep -o 'file creation disallowed[^"]*' "$TMP/fa.out" | head -1))" \
+		grep -q "file creation disallowed by allow_file_create=0" "$TMP/fa.out"
+fi
+# with the file there, it runs on it
+truncate -s 64k "$TMP/a.dat"
+"$BLKSTACK" bench "$TMP/a.fio" >"$TMP/a.out" 2>&1
+check "allow_file_create=0, file there: exit 0, 64 KiB written into it" \
+	bash -c '[ $? = 0 ] && ! cmp -s -n 65536 "$1" /dev/zero' _ "$TMP/a.dat"
+
+# unlink=1: gone after the run (fio too); unlink=0: kept
+job u unlink=1 >"$TMP/u.fio"
+"$BLKSTACK" bench "$TMP/u.fio" >/dev/null 2>&1
+check "unlink=1: exit 0 and the file removed after the run" bash -c '[ $? = 0 ] && [ ! -e "$1" ]' _ "$TMP/u.dat"
+job k unlink=0 >"$TMP/k.fio"
+"$BLKSTACK" bench "$TMP/k.fio" >/dev/null 2>&1
+check "unlink=0: the file kept" test -s "$TMP/k.dat"
+if command -v fio >/dev/null; then
+	sed "s|u.dat|fu.dat|" "$TMP/u.fio" >"$TMP/fu.fio"
+	fio "$TMP/fu.fio" >/dev/null 2>&1
+	check "unlink=1: fio removes it too" test ! -e "$TMP/fu.dat"
+fi
+
+# fallocate=none and truncate: the file created sparse, as fio's none
+for v in none truncate; do
+	printf '[f]\nrw=read\nbs=4k\nsize=1m\nioengine=psync\nfilename=%s\nfallocate=%s\n' "$TMP/f$v.dat" "$v" >"$TMP/f.fio"
+	"$BLKSTACK" bench "$TMP/f.fio" >/dev/null 2>&1
+	check "fallocate=$v: exit 0, a 1 MiB file" test "$(stat -c %s "$TMP/f$v.dat" 2>/dev/null)" = 1048576
+done
+expect_error "fallocate=native: refused by value" "fallocate=native: a value blkstack bench does not support, allowed none\\|truncate\\|0" \
+	bench --parse-only --fallocate=native
+expect_error "create_on_open=1: refused by value" "create_on_open=1: a value blkstack bench does not support" \
+	bench --parse-only --create_on_open=1
+"$BLKSTACK" bench --parse-only --create_on_open=0 --create_serialize=1 >/dev/null 2>"$TMP/cs.err"
+check "create_on_open=0, create_serialize=1: taken, no note" bash -c '[ $? = 0 ] && ! grep -q create_serialize "$1"' _ "$TMP/cs.err"
+"$BLKSTACK" bench --parse-only --create_serialize=0 >/dev/null 2>"$TMP/cs.err"
+check "create_serialize=0: taken, with a note saying what happens instead" grep -q "create_serialize=0: blkstack creates every job's files one after another" "$TMP/cs.err"
+finish
