@@ -12,6 +12,7 @@
 #      iscsi_noop_interval + iscsi_noop_timeout (+ slack), the connection
 #      is dropped and, after SIGCONT, the idle client's next I/O logs in
 #      again (session reinstatement) and reads back what it wrote.
+#      The same with commands in flight (bench, verify=crc32c, QD16).
 #  (c) tgt (tgtd --iscsi nop_interval=1,nop_count=2: it pings every
 #      connection each second, busy or not): its pings answered by an idle
 #      gateway, and ours answered by it (needs root and tgtd; skipped
@@ -166,6 +167,35 @@ check "... by a new login (session reinstated)" grep -q 'logged in again' "$TMP/
 stop "$GPID"
 check "... close line: ping timeouts counted" \
 	grep -q 'NOP-Out pings sent ([2-9] unanswered)' "$TMP/gc.log"
+stop "$TPID"
+
+# the same with commands in flight: the queue sleeps in the LLD's wait(),
+# bounded by the ping's deadline; what was at the target is sent again
+# after SIGCONT and every block verifies
+target td
+timeout $((60 * SLOW)) "$BLKSTACK" bench --dev=iscsi --target="iscsi://127.0.0.1:$PORT/$IQN/0" \
+	--rw=randrw --bs=4k --iodepth=16 --size=16M --verify=crc32c --runtime=$((5 * SLOW)) \
+	--time_based --iscsi_noop_interval=500ms --iscsi_noop_timeout=500ms --name=v \
+	>"$TMP/d.out" 2>"$TMP/d.err" &
+BPID=$!
+sleep $((2 * SLOW))
+kill -STOP "$TPID"
+t0=$(date +%s%N)
+dt=
+for _ in $(seq $((100 * SLOW))); do
+	if grep -q 'connection lost: no answer to a NOP-Out ping' "$TMP/d.err"; then
+		dt=$((($(date +%s%N) - t0) / 1000000))
+		break
+	fi
+	sleep 0.05
+done
+check "target stopped under I/O (QD16): found dead within 1 s + slack (${dt:-never} ms)" \
+	test -n "$dt" -a "${dt:-99999}" -le $((2500 * SLOW))
+kill -CONT "$TPID"
+wait "$BPID"
+rc=$?
+check "... after SIGCONT the run ends, no error, every block verifies (rc $rc)" \
+	bash -c "[ $rc -eq 0 ] && grep -q 'err= 0' '$TMP/d.out' && grep -q 'blocks verified, 0 mismatches' '$TMP/d.out' && grep -q 'logged in again' '$TMP/d.err'"
 stop "$TPID"
 
 # ------------------------------------------------------------- (c) tgt
