@@ -308,6 +308,15 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 			old |= o->ending && o->node == s->node;
 		if (!old)
 			break;
+		/*
+		 * At the stop every session is ending: a login that waited
+		 * for them would hold the server's exit up to 5 s, for a
+		 * session that would only be asked to log out.
+		 */
+		if (iscsi_stop_flag(srv)) {
+			blk_mutex_unlock(&srv->lock);
+			return -ESHUTDOWN;
+		}
 		export_cond_wait_ms(&srv->cond, &srv->lock.m, 100);
 	}
 	if (s->node >= 0)
@@ -520,7 +529,7 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 		srv->cfg.max_cmds = 32;
 	srv->log = cfg->log ? cfg->log : stderr;
 	blk_mutex_init(&srv->lock, "&iscsi_server->lock", -1);
-	pthread_cond_init(&srv->cond, NULL);
+	export_cond_init(&srv->cond);
 	ours_init(&srv->ours);
 	srv->env = (struct iscsi_login_env){
 		.nr_targets = cfg->nr_targets, .target_name = env_target_name,

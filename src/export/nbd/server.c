@@ -674,7 +674,7 @@ int blk_nbd_server_create(const struct blk_nbd_server_config *cfg,
 	srv->tcp_fd = srv->unix_fd = -1;
 	srv->ncpu = (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
 	blk_mutex_init(&srv->lock, "&nbd_server->lock", -1);
-	pthread_cond_init(&srv->cond, NULL);
+	export_cond_init(&srv->cond);
 	ret = cfg->tcp_addr ? listen_tcp(srv, cfg->tcp_addr, err, errlen) : 0;
 	if (!ret && cfg->unix_path)
 		ret = listen_unix(srv, cfg->unix_path, err, errlen);
