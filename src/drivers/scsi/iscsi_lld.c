@@ -159,6 +159,7 @@ struct ini_queue {
 	bool logout_done;
 	/* keep-alive: our NOP-Out pings (RFC 7143 11.18) */
 	bool rx_seen;           /* a PDU came since the last keepalive() */
+	bool rx_stale;          /* ... and last_rx is not yet its time */
 	bool ping_out;          /* a ping sent, nothing received since */
 	uint64_t last_rx;       /* coarse ms: a PDU last seen */
 	uint64_t ping_sent;     /* coarse ms */
@@ -997,6 +998,7 @@ static int conn_login(struct ini_queue *q, char *err, size_t errlen)
 	q->logout_done = false;
 	q->tmf_itt = 0;
 	q->rx_seen = false;
+	q->rx_stale = false;
 	q->ping_out = false;
 	q->last_rx = coarse_ms();
 	rx_reset(q);
@@ -1517,18 +1519,26 @@ static void reconnect(struct ini_queue *q)
  * connection the target closed (commands at the target sent again after
  * a new login).  Any PDU counts as life, as Linux's iscsi does
  * (last_recv): a target busy sending data may answer the ping late.
- * Called from poll() on the queue's thread; the clock is the coarse one.
+ * Called from poll() on the queue's thread.  A poll that saw PDUs reads
+ * no clock (the busy path): the next poll that sees none stamps last_rx
+ * (the coarse clock), at most one poll late.
  */
 static void keepalive(struct ini_queue *q)
 {
 	const struct scsi_iscsi_config *cfg = &q->h->cfg;
 	uint8_t bhs[ISCSI_BHS_LEN];
-	uint64_t now = coarse_ms();
+	uint64_t now;
 	char why[128];
 
 	if (q->rx_seen) {
 		q->rx_seen = false;
+		q->rx_stale = true;
 		q->ping_out = false;
+		return;
+	}
+	now = coarse_ms();
+	if (q->rx_stale) {
+		q->rx_stale = false;
 		q->last_rx = now;
 		return;
 	}
@@ -1561,6 +1571,8 @@ static uint64_t keepalive_due(const struct ini_queue *q)
 
 	if (!cfg->noop_interval_ms || q->state != Q_UP)
 		return UINT64_MAX;
+	if (q->rx_seen || q->rx_stale)
+		return cfg->noop_interval_ms; /* traffic: a whole interval from now */
 	due = q->ping_out ? q->ping_sent + cfg->noop_timeout_ms :
 	      q->last_rx + cfg->noop_interval_ms;
 	now = coarse_ms();
