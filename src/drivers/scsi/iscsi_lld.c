@@ -11,7 +11,9 @@
  * only by the queue's thread: no lock, nothing shared between queues.
  * The socket is non-blocking; queuecommand() builds PDUs, commit_rqs()
  * sends the batch with one sendmsg(), poll() sends what is left, reads
- * what has arrived and ends commands; wait() sleeps in poll(2).
+ * what has arrived and ends commands; wait() sleeps in poll(2), no
+ * longer than the keep-alive's next NOP-Out ping or its deadline
+ * (keepalive(), called from poll()).
  *
  * Sending: a list of PDUs (tx_pdu), each its header (and digest) and,
  * for immediate data and Data-Out, a range of the command's own iovecs:
@@ -170,7 +172,7 @@ struct ini_queue {
 	struct scsi_iscsi_stats st;
 };
 
-/* CLOCK_MONOTONIC_COARSE, ms: the keep-alive's clock, cheap enough for every poll. */
+/* CLOCK_MONOTONIC_COARSE, ms: the keep-alive's clock (a vDSO read, no system call). */
 static uint64_t coarse_ms(void)
 {
 	struct timespec ts;
