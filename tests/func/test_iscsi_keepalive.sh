@@ -13,6 +13,8 @@
 #      is dropped and, after SIGCONT, the idle client's next I/O logs in
 #      again (session reinstatement) and reads back what it wrote.
 #      The same with commands in flight (bench, verify=crc32c, QD16).
+#      serve --iscsi --dev=iscsi (an iSCSI gateway): kept alive idle, with
+#      no initiator and with one logged in and idle.
 #  (c) tgt (tgtd --iscsi nop_interval=1,nop_count=2: it pings every
 #      connection each second, busy or not): its pings answered by an idle
 #      gateway, and ours answered by it (needs root and tgtd; skipped
@@ -196,6 +198,45 @@ wait "$BPID"
 rc=$?
 check "... after SIGCONT the run ends, no error, every block verifies (rc $rc)" \
 	bash -c "[ $rc -eq 0 ] && grep -q 'err= 0' '$TMP/d.out' && grep -q 'blocks verified, 0 mismatches' '$TMP/d.out' && grep -q 'logged in again' '$TMP/d.err'"
+stop "$TPID"
+
+# serve --iscsi --dev=iscsi (blkstack's target in front of another): its
+# queues kept alive with no initiator logged in to it (the accept loop),
+# and while its initiator is logged in and says nothing (the connection's
+# thread polls its LUN's queue when its receive times out)
+target te --iscsi-nopin=1
+BACK=$PORT
+"$BLKSTACK" serve --iscsi=127.0.0.1:0 --dev=iscsi --nr_hw_queues=2 --iscsi_noop_interval=0 \
+	--target="iscsi://127.0.0.1:$BACK/$IQN/0" 2>"$TMP/ge.log" &
+GPID=$!
+PIDS+=($GPID)
+PORT=
+for _ in $(seq 400); do
+	PORT=$(sed -n 's/.*serve: iscsi listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/ge.log")
+	[ -n "$PORT" ] && break
+	sleep 0.05
+done
+sleep 3
+# a raw initiator (iscsi_raw.py) logs in, idles 3 s, then TEST UNIT READY
+timeout $((60 * SLOW)) python3 - "127.0.0.1:$PORT" "$IQN" "$(dirname "$0")" >"$TMP/e.out" 2>&1 <<'EOF'
+import sys, time
+sys.path.insert(0, sys.argv[3])
+import iscsi_raw as r
+s, cmdsn, _ = r.login(sys.argv[1], sys.argv[2])
+cmdsn = r.settle(s, cmdsn)
+time.sleep(3)
+cmdsn = r.settle(s, cmdsn)
+op, resp, _ = r.logout(s, 0x77, cmdsn, 0)
+sys.exit(0 if op == 0x26 and resp == 0 else 1)
+EOF
+rc=$?
+check "iSCSI gateway (serve --iscsi --dev=iscsi), idle 3 s, then an initiator idle 3 s (rc $rc: $(head -c 200 "$TMP/e.out"))" \
+	test $rc -eq 0
+stop "$GPID"
+check "... its sessions to the target behind: no connection lost, no second login" \
+	bash -c "! grep -qE 'connection lost|logged in again' '$TMP/ge.log'"
+n=$(counter "$TMP/ge.log" "NOP-In pings answered")
+check "... the target's pings answered ($n)" test "$n" -ge 6
 stop "$TPID"
 
 # ------------------------------------------------------------- (c) tgt

@@ -2039,9 +2039,18 @@ static void full_feature(struct iscsi_conn *c)
 				 n == -EPIPE ? "initiator hung up" : "receive failed";
 			break;
 		}
-		/* the wait timed out: the keep-alive looks at the clock */
-		if (!n && ka && keepalive(c))
-			break;
+		if (!n) {
+			/*
+			 * The wait timed out: the devices' queues are polled
+			 * all the same (a network driver's timers: the iscsi
+			 * LLD's keep-alive behind this target), and the
+			 * keep-alive looks at the clock.
+			 */
+			if (c->q)
+				scsi_tgt_poll(c->q);
+			if (ka && keepalive(c))
+				break;
+		}
 		continue;
 pdu:
 		r = ffp_pdu(c);
