@@ -209,6 +209,23 @@ int blk_dev_set_elevator(struct blk_dev *dev, enum blk_elevator elv);
 int blk_elevator_parse(const char *name, enum blk_elevator *elv);
 
 /**
+ * blk_dev_poll_idle() - poll the hardware queues no ctx is attached to.
+ * @dev: the device.
+ *
+ * A queue without a consumer thread is never polled, and a driver with
+ * timers of its own (the iscsi LLD's keep-alive pings, answers to the
+ * target's) needs that to keep its connection: a server calls this now
+ * and then (the NBD server's accept loop, every 100 ms).  The driver's
+ * poll op runs with no request in flight; nothing completes.  Queues with
+ * a ctx are their thread's to poll.
+ *
+ * Context: any thread; takes the lock blk_ctx_attach() and
+ * blk_ctx_detach() take, so a ctx is not attached to a queue while this
+ * polls it.
+ */
+void blk_dev_poll_idle(struct blk_dev *dev);
+
+/**
  * blk_ctx_attach() - give the calling consumer thread a software context.
  * @dev: the device.
  * @ctx: set on success.

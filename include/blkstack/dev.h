@@ -192,6 +192,8 @@ struct blk_dev_params {
 	uint32_t iscsi_login_timeout_ms; /* iscsi_login_timeout=, ms (15 s) */
 	uint32_t iscsi_reconnect_timeout_ms; /* iscsi_reconnect_timeout=, ms (15 s) */
 	uint32_t iscsi_tmf_timeout_ms; /* iscsi_tmf_timeout=, ms (10 s) */
+	uint32_t iscsi_noop_interval_ms; /* iscsi_noop_interval=, ms (5 s; 0: no pings) */
+	uint32_t iscsi_noop_timeout_ms; /* iscsi_noop_timeout=, ms (5 s) */
 	char iscsi_chap_file[1024]; /* iscsi_chap_file=PATH ("": environment) */
 	/*
 	 * The options the user gave, a bit per registry descriptor

@@ -411,6 +411,17 @@ unsigned int blk_nbd_conn_inflight(const struct blk_nbd_conn *conn);
 uint64_t blk_nbd_conn_requests(const struct blk_nbd_conn *conn);
 
 /**
+ * blk_nbd_conn_idle_poll() - poll the device's queue although nothing of
+ * this connection is in flight: for the driver's own timers (the iscsi
+ * LLD's keep-alive pings and its answers to the target's), which run only
+ * when the queue is polled.  Completes nothing.
+ * @conn: the connection.
+ * Context: the owner thread, when its client has been idle a while
+ * (the server calls it after each idle receive timeout, 100 ms).
+ */
+void blk_nbd_conn_idle_poll(struct blk_nbd_conn *conn);
+
+/**
  * blk_nbd_conn_dev_busy() - requests waiting on the device.
  * @conn: the connection.
  * Return: count; while nonzero the caller should poll soon.

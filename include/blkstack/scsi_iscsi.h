@@ -79,6 +79,16 @@ int scsi_iscsi_parse_url(const char *url, struct scsi_iscsi_target *t,
  * @tmf_timeout_ms: the wait for a Task Management Function Response
  *	(ABORT TASK, LOGICAL UNIT RESET, TARGET WARM RESET) before error
  *	handling goes on to the next step (0: 10000).
+ * @noop_interval_ms: keep-alive (RFC 7143 11.18): a connection that has
+ *	received nothing for this long gets a NOP-Out ping of ours (ITT
+ *	valid, TTT 0xffffffff, immediate); 0: no pings.  Checked when the
+ *	queue is polled (its thread, or blk_dev_poll_idle() for a queue no
+ *	consumer holds) and bounding the queue's wait op.
+ *	scsi_iscsi_config_default(): 5000.
+ * @noop_timeout_ms: after a ping, nothing received for this long: the
+ *	connection is dead and handled as one the target closed (commands
+ *	at the target sent again after a new login that reinstates the
+ *	session, 6.3.5).  0: 5000.
  * @quiet: no log lines on stderr (attach, connection lost and back,
  *	close).
  * @chap_file: CHAP credentials (RFC 7143 12.1.3), a file in the format
@@ -107,6 +117,8 @@ struct scsi_iscsi_config {
 	uint32_t login_timeout_ms;
 	uint32_t reconnect_timeout_ms;
 	uint32_t tmf_timeout_ms;
+	uint32_t noop_interval_ms;
+	uint32_t noop_timeout_ms;
 	bool quiet;
 	const char *chap_file;
 };
@@ -115,7 +127,8 @@ struct scsi_iscsi_config {
  * scsi_iscsi_config_default() - the defaults: no digests, 256 KiB
  * MaxRecvDataSegmentLength and FirstBurstLength, 1 MiB MaxBurstLength,
  * ImmediateData=Yes, InitialR2T=No, MaxOutstandingR2T 8, the default
- * InitiatorName; @c->target is zeroed.
+ * InitiatorName, a NOP-Out ping after 5 s without traffic and 5 s for
+ * its answer; @c->target is zeroed.
  */
 void scsi_iscsi_config_default(struct scsi_iscsi_config *c);
 
@@ -189,6 +202,9 @@ int scsi_iscsi_create(const struct scsi_iscsi_config *cfg,
  *	status came in the last Data-In.
  * @window_waits: commands that waited for the CmdSN window (MaxCmdSN).
  * @nop_in_pings: NOP-In pings answered with a NOP-Out.
+ * @nop_out_pings: NOP-Out pings of ours sent (keep-alive);
+ *	@ping_timeouts: connections declared dead because nothing came
+ *	back within noop_timeout_ms of one.
  * @async_events: Asynchronous Messages taken.
  * @rejects: Reject PDUs taken.
  * @aborts, @lun_resets, @target_resets: Task Management Functions sent.
@@ -202,6 +218,7 @@ struct scsi_iscsi_stats {
 	uint64_t data_in_pdus, status_in_data_in;
 	uint64_t window_waits;
 	uint64_t nop_in_pings;
+	uint64_t nop_out_pings, ping_timeouts;
 	uint64_t async_events;
 	uint64_t rejects;
 	uint64_t aborts, lun_resets, target_resets;

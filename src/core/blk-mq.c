@@ -1543,6 +1543,21 @@ struct blk_dev *blk_mq_hctx_dev(struct blk_mq_hw_ctx *hctx)
 	return hctx->dev;
 }
 
+void blk_dev_poll_idle(struct blk_dev *dev)
+{
+	unsigned int i;
+
+	/* the ctx lock keeps blk_ctx_attach() from handing one out meanwhile */
+	blk_mutex_lock(&dev->ctx_lock);
+	for (i = 0; i < dev->cfg.nr_hw_queues; i++) {
+		struct blk_mq_hw_ctx *h = dev->hctxs[i];
+
+		if (!h->nr_ctx && h->ops->poll)
+			h->ops->poll(h);
+	}
+	blk_mutex_unlock(&dev->ctx_lock);
+}
+
 int blk_ctx_attach(struct blk_dev *dev, struct blk_mq_ctx **ctxp)
 {
 	struct blk_mq_hw_ctx *best = NULL;

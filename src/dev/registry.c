@@ -523,6 +523,14 @@ static const struct blk_opt_desc iscsi_opts[] = {
 	  .min = NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC,
 	  .unit_ns = NSEC_PER_MSEC, .store_ns = NSEC_PER_MSEC, .def = "10s",
 	  .help = "dev=iscsi: the wait for a Task Management Function Response (ABORT TASK, LOGICAL UNIT RESET, TARGET WARM RESET) before error handling goes on to the next step, whole ms" },
+	{ .name = "iscsi_noop_interval", .type = BLK_OPT_TIME, P(iscsi_noop_interval_ms),
+	  .min = 0, .max = 3600 * NSEC_PER_SEC,
+	  .unit_ns = NSEC_PER_MSEC, .store_ns = NSEC_PER_MSEC, .def = "5s",
+	  .help = "dev=iscsi: keep-alive (RFC 7143 11.18): a connection that has received nothing for this long gets a NOP-Out ping; 0: no pings; whole ms (ms without a suffix), at most 1h" },
+	{ .name = "iscsi_noop_timeout", .type = BLK_OPT_TIME, P(iscsi_noop_timeout_ms),
+	  .min = NSEC_PER_MSEC, .max = 3600 * NSEC_PER_SEC,
+	  .unit_ns = NSEC_PER_MSEC, .store_ns = NSEC_PER_MSEC, .def = "5s",
+	  .help = "dev=iscsi: after a NOP-Out ping, nothing received for this long: the connection is dead, and its commands are sent again after a new login; whole ms" },
 	{ .name = "iscsi_chap_file", .type = BLK_OPT_STR, P(iscsi_chap_file), .metavar = "PATH",
 	  .help = "dev=iscsi: CHAP credentials, mode 600: 'initiator NAME SECRET' (ours) and, for mutual CHAP, 'target NAME SECRET' (what the target must answer); without it, BLKSTACK_ISCSI_CHAP_USER and _SECRET (and _TARGET_USER, _TARGET_SECRET) from the environment" },
 };
@@ -914,6 +922,8 @@ static int iscsi_create(const struct blk_driver *drv,
 	ic.login_timeout_ms = p->iscsi_login_timeout_ms;
 	ic.reconnect_timeout_ms = p->iscsi_reconnect_timeout_ms;
 	ic.tmf_timeout_ms = p->iscsi_tmf_timeout_ms;
+	ic.noop_interval_ms = p->iscsi_noop_interval_ms;
+	ic.noop_timeout_ms = p->iscsi_noop_timeout_ms;
 	ic.chap_file = p->iscsi_chap_file[0] ? p->iscsi_chap_file : NULL;
 	ret = scsi_iscsi_create(&ic, &sc.hostt, &sc.hostdata, err, errlen);
 	if (ret)

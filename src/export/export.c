@@ -48,12 +48,22 @@ int export_listen_tcp(const char *host, const char *port, int backlog,
 	return fd;
 }
 
+void export_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &a);
+	pthread_condattr_destroy(&a);
+}
+
 void export_cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *m,
 			 unsigned int ms)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts.tv_sec += ms / 1000;
 	ts.tv_nsec += (long)(ms % 1000) * 1000000;
 	if (ts.tv_nsec >= 1000000000) {

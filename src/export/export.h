@@ -54,9 +54,18 @@ int export_listen_tcp(const char *host, const char *port, int backlog,
 unsigned int export_sockaddr_port(const struct sockaddr_storage *ss);
 
 /*
- * export_cond_wait_ms() - wait on @cond (with @m held, as
- * pthread_cond_timedwait() wants) for at most @ms milliseconds: the
- * servers' bounded waits for connections to leave.
+ * export_cond_init() - initialize @cond for export_cond_wait_ms(): its
+ * timed waits on CLOCK_MONOTONIC, so that a step of the wall clock (NTP,
+ * a VM resumed) neither stretches nor cuts them.  Cannot fail (glibc's
+ * pthread_cond_init() and its attribute calls return 0 for these).
+ * Context: any thread, before @cond is used.
+ */
+void export_cond_init(pthread_cond_t *cond);
+
+/*
+ * export_cond_wait_ms() - wait on @cond (from export_cond_init(), with @m
+ * held, as pthread_cond_timedwait() wants) for at most @ms milliseconds
+ * of CLOCK_MONOTONIC: the servers' bounded waits for connections to leave.
  * Context: the thread that holds @m; returns with it held.
  */
 void export_cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *m,

@@ -363,6 +363,24 @@ def mcs(addr, target, what):
 
 
 def check(addr, what, target):
+    if what == "login_at_stop":
+        # the Login Request half sent, the server told to stop (SIGTERM to
+        # $STOP_PID), then the rest: refused with 0301 (service
+        # unavailable), then the close; no session that would be asked
+        # to log out at once
+        import os
+        import signal
+        s = connect(addr)
+        p = login_pdu(["InitiatorName=iqn.2026-12.org.blkstack:raw",
+                       "TargetName=" + target, "SessionType=Normal"])
+        s.sendall(p[:24])
+        time.sleep(0.3)
+        os.kill(int(os.environ["STOP_PID"]), signal.SIGTERM)
+        time.sleep(0.5)
+        s.sendall(p[24:])
+        h, _ = recv_pdu(s)
+        ok = h[0] == 0x23 and (h[36], h[37]) == (3, 1) and closed(s)
+        return ok, "status %02x%02x (want 0301, then close)" % (h[36], h[37])
     if what == "login_missing_initiator":
         s = connect(addr)
         s.sendall(login_pdu(["TargetName=" + target]))

@@ -481,6 +481,32 @@ def check_idle_conn(addr):
     time.sleep(30)
 
 
+def check_idle_io(addr):
+    """Write, stay idle (until the file NBD_WAIT_FILE exists, or for
+    NBD_IDLE_S seconds), then read back and write and read again: the
+    device keeps (or regains) its connection while the client says
+    nothing (iSCSI keep-alive, test_iscsi_keepalive.sh)."""
+    c = Conn(addr)
+    c.start()
+    c.go()
+    c.s.settimeout(60)
+    a = bytes((BASE + i) % 251 for i in range(8192))
+    e, _ = c.cmd(CMD_WRITE, BASE, len(a), data=a)
+    expect(e == 0, "write before the idle time failed: %d" % e)
+    wait = os.environ.get("NBD_WAIT_FILE")
+    end = time.time() + float(os.environ.get("NBD_IDLE_S", "3"))
+    while (wait and not os.path.exists(wait)) or (not wait and time.time() < end):
+        time.sleep(0.05)
+    e, d = c.cmd(CMD_READ, BASE, len(a))
+    expect(e == 0 and d == a, "read after the idle time: error %d or other data" % e)
+    b = a[::-1]
+    e, _ = c.cmd(CMD_WRITE, BASE, len(b), data=b)
+    expect(e == 0, "write after the idle time failed: %d" % e)
+    e, d = c.cmd(CMD_READ, BASE, len(b))
+    expect(e == 0 and d == b, "read of the write after the idle time: error %d or other data" % e)
+    c.disc()
+
+
 def main():
     global EXPORT
     addr, name = sys.argv[1], sys.argv[2]

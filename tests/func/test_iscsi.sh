@@ -340,6 +340,28 @@ NINE=()
 for _ in $(seq 9); do
 	NINE+=(--iscsi=127.0.0.1:0)
 done
+# a login whose request comes in as the server stops: refused (0301,
+# service unavailable), and the stop does not wait for it (regression: a
+# login at the stop waited up to 5 s for the sessions ending around it,
+# the reinstatement wait, before it was even asked to log out)
+"$BLKSTACK" serve --iscsi=127.0.0.1:0 --dev=ram --size=8M 2>"$TMP/lstop.log" &
+SRV_PID=$!
+PORT=
+for i in $(seq 100); do
+	PORT=$(sed -n 's/.*iscsi listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/lstop.log")
+	[ -n "$PORT" ] && break
+	sleep 0.05
+done
+t0=$(date +%s%N)
+STOP_PID=$SRV_PID timeout 30 python3 "$RAWPY" "127.0.0.1:$PORT" login_at_stop "iqn.2026-12.org.blkstack:default" >"$TMP/lstop.out" 2>&1
+rc=$?
+check "a login completed during the stop: refused ($(cat "$TMP/lstop.out"))" test $rc -eq 0
+wait "$SRV_PID"
+rc=$?
+took=$(( ($(date +%s%N) - t0) / 1000000 ))
+SRV_PID=
+check "... the server stops with status 0 within 2 s of the signal (took $took ms)" test $rc -eq 0 -a "$took" -lt 2800
+check "... its log names the cause" grep -q "login failed: .*service unavailable: the target is stopping" "$TMP/lstop.log"
 expect_error "--iscsi at most 8 times" "at most 8 portals" serve --dev=ram --size=8M "${NINE[@]}"
 expect_error "--iscsi-thin: auto, 0 or 1" "iscsi-thin=2: allowed auto, 0, 1" \
 	serve --iscsi=127.0.0.1:0 --dev=ram --size=8M --iscsi-thin=2

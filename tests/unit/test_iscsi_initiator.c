@@ -98,6 +98,24 @@ static void test_other_builders(void **state)
 	assert_int_equal(get_be32(bhs + BHS_EXPSTATSN), 20);
 	assert_int_equal(bhs_dsl(bhs), 0);
 
+	/* our own ping (keep-alive): ITT valid, TTT reserved, CmdSN not advanced */
+	iscsi_nop_out_ping_init(bhs, lun, 0x80000007, 13, 23);
+	assert_int_equal(bhs[0], ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE);
+	assert_int_equal(bhs[1], ISCSI_FLAG_FINAL);
+	assert_int_equal(get_be32(bhs + BHS_ITT), 0x80000007);
+	assert_int_equal(get_be32(bhs + BHS_TTT), ISCSI_RSVD_TAG);
+	assert_memory_equal(bhs + BHS_LUN, lun, 8);
+	assert_int_equal(get_be32(bhs + BHS_CMDSN), 13);
+	assert_int_equal(get_be32(bhs + BHS_EXPSTATSN), 23);
+	assert_int_equal(bhs_dsl(bhs), 0);
+	{
+		struct iscsi_pdu_lens pl;
+
+		/* the target's own check takes it */
+		assert_int_equal(iscsi_pdu_check(bhs, 8192, &pl), 0);
+		assert_int_equal(pl.data_len, 0);
+	}
+
 	iscsi_tmf_init(bhs, ISCSI_TMF_ABORT_TASK, lun, 0x80000001, 42, 11, 21, 9);
 	assert_int_equal(bhs[0], ISCSI_OP_TMF_REQ | ISCSI_OP_IMMEDIATE);
 	assert_int_equal(bhs[1], ISCSI_FLAG_FINAL | ISCSI_TMF_ABORT_TASK);

@@ -11,7 +11,9 @@
  * only by the queue's thread: no lock, nothing shared between queues.
  * The socket is non-blocking; queuecommand() builds PDUs, commit_rqs()
  * sends the batch with one sendmsg(), poll() sends what is left, reads
- * what has arrived and ends commands; wait() sleeps in poll(2).
+ * what has arrived and ends commands; wait() sleeps in poll(2), no
+ * longer than the keep-alive's next NOP-Out ping or its deadline
+ * (keepalive(), called from poll()).
  *
  * Sending: a list of PDUs (tx_pdu), each its header (and digest) and,
  * for immediate data and Data-Out, a range of the command's own iovecs:
@@ -89,6 +91,7 @@
 #define DEF_LOGIN_MS 15000
 #define DEF_RECONNECT_MS 15000
 #define DEF_TMF_MS 10000
+#define DEF_NOOP_MS 5000         /* the ping's interval and its timeout */
 
 enum cmd_state {
 	C_FREE = 0,     /* not ours (before queuecommand, after done) */
@@ -197,12 +200,27 @@ struct ini_queue {
 	int tmf_response;       /* -1: none yet */
 	bool logout_asked;      /* Asynchronous Message, AsyncEvent 1 */
 	bool logout_done;
+	/* keep-alive: our NOP-Out pings (RFC 7143 11.18) */
+	bool rx_seen;           /* a PDU came since the last keepalive() */
+	bool rx_stale;          /* ... and last_rx is not yet its time */
+	bool ping_out;          /* a ping sent, nothing received since */
+	uint64_t last_rx;       /* coarse ms: a PDU last seen */
+	uint64_t ping_sent;     /* coarse ms */
 	/* reconnection */
 	uint64_t down_since, next_try;
 	bool down_logged;
 	char why[256];
 	struct scsi_iscsi_stats st;
 };
+
+/* CLOCK_MONOTONIC_COARSE, ms: the keep-alive's clock (a vDSO read, no system call). */
+static uint64_t coarse_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 static uint64_t now_ms(void)
 {
@@ -1045,6 +1063,10 @@ static int conn_login(struct ini_queue *q, char *err, size_t errlen)
 	q->logout_asked = false;
 	q->logout_done = false;
 	q->tmf_itt = 0;
+	q->rx_seen = false;
+	q->rx_stale = false;
+	q->ping_out = false;
+	q->last_rx = coarse_ms();
 	rx_reset(q);
 	q->st.logins++;
 	iscsi_ini_login_free(l);
@@ -1142,7 +1164,7 @@ static void rx_nop_in(struct ini_queue *q)
 	uint8_t out[ISCSI_BHS_LEN];
 
 	if (get_be32(b + BHS_ITT) != ISCSI_RSVD_TAG) {
-		/* the answer to a NOP-Out of ours (we send none yet) */
+		/* the answer to a ping of ours (keepalive()): rx_pdu() saw it */
 		q->win.exp_statsn = get_be32(b + BHS_STATSN) + 1;
 		return;
 	}
@@ -1211,6 +1233,7 @@ static void rx_pdu(struct ini_queue *q)
 {
 	const uint8_t *b = q->hdr;
 
+	q->rx_seen = true; /* the connection lives (keepalive()) */
 	iscsi_window_update(&q->win, b);
 	switch (bhs_opcode(b)) {
 	case ISCSI_OP_DATA_IN:
@@ -1572,6 +1595,75 @@ static void reconnect(struct ini_queue *q)
 	}
 }
 
+/*
+ * Keep-alive (RFC 7143 11.18): a connection that has received nothing
+ * for noop_interval_ms gets a NOP-Out ping (ITT valid, TTT 0xffffffff,
+ * immediate: CmdSN not advanced), whose NOP-In answer the target owes;
+ * when nothing at all (the answer or any other PDU) comes within
+ * noop_timeout_ms of it, the connection is dead: conn_fail(), as a
+ * connection the target closed (commands at the target sent again after
+ * a new login).  Any PDU counts as life, as Linux's iscsi does
+ * (last_recv): a target busy sending data may answer the ping late.
+ * Called from poll() on the queue's thread.  A poll that saw PDUs reads
+ * no clock (the busy path): the next poll that sees none stamps last_rx
+ * (the coarse clock), at most one poll late.
+ */
+static void keepalive(struct ini_queue *q)
+{
+	const struct scsi_iscsi_config *cfg = &q->h->cfg;
+	uint8_t bhs[ISCSI_BHS_LEN];
+	uint64_t now;
+	char why[128];
+
+	if (q->rx_seen) {
+		q->rx_seen = false;
+		q->rx_stale = true;
+		q->ping_out = false;
+		return;
+	}
+	now = coarse_ms();
+	if (q->rx_stale) {
+		q->rx_stale = false;
+		q->last_rx = now;
+		return;
+	}
+	if (q->ping_out) {
+		if (now - q->ping_sent < cfg->noop_timeout_ms)
+			return;
+		q->st.ping_timeouts++;
+		snprintf(why, sizeof(why),
+			 "no answer to a NOP-Out ping within %u ms (nothing received for %llu ms)",
+			 cfg->noop_timeout_ms, (unsigned long long)(now - q->last_rx));
+		conn_fail(q, why);
+		return;
+	}
+	if (now - q->last_rx < cfg->noop_interval_ms)
+		return;
+	iscsi_nop_out_ping_init(bhs, q->h->lun, ITT_SPECIAL | q->special_itt++,
+				q->win.cmdsn, q->win.exp_statsn);
+	if (tx_header(q, bhs))
+		return; /* no memory: tried again at the next poll */
+	q->ping_out = true;
+	q->ping_sent = now;
+	q->st.nop_out_pings++;
+}
+
+/* ms until keepalive() has something to do (UINT64_MAX: nothing). */
+static uint64_t keepalive_due(const struct ini_queue *q)
+{
+	const struct scsi_iscsi_config *cfg = &q->h->cfg;
+	uint64_t due, now;
+
+	if (!cfg->noop_interval_ms || q->state != Q_UP)
+		return UINT64_MAX;
+	if (q->rx_seen || q->rx_stale)
+		return cfg->noop_interval_ms; /* traffic: a whole interval from now */
+	due = q->ping_out ? q->ping_sent + cfg->noop_timeout_ms :
+	      q->last_rx + cfg->noop_interval_ms;
+	now = coarse_ms();
+	return due > now ? due - now : 0;
+}
+
 /* ------------------------------------------------------------ template */
 
 static int ini_queuecommand(void *queue, struct scsi_cmnd *sc)
@@ -1614,6 +1706,8 @@ static int ini_poll(void *queue)
 	if (q->state == Q_UP) {
 		tx_flush(q);
 		rx_process(q);
+		if (q->h->cfg.noop_interval_ms && q->state == Q_UP)
+			keepalive(q);
 		if (q->logout_asked && !q->nr_sent && q->state == Q_UP) {
 			conn_logout(q);
 			q->down_since = now_ms();
@@ -1629,16 +1723,18 @@ static int ini_poll(void *queue)
 static int ini_wait(void *queue, uint64_t timeout_ns)
 {
 	struct ini_queue *q = queue;
-	struct timespec ts = {
-		.tv_sec = (time_t)(timeout_ns / 1000000000u),
-		.tv_nsec = (long)(timeout_ns % 1000000000u),
-	};
-	struct timespec t0, t1;
+	uint64_t ka = keepalive_due(q);
+	struct timespec ts, t0, t1;
 	struct pollfd pf;
 	int r;
 
 	if (q->done_head)
 		return 0;
+	/* no sleep past the next ping or its deadline: poll() acts on them */
+	if (ka < UINT64_MAX / 1000000u && ka * 1000000u < timeout_ns)
+		timeout_ns = ka * 1000000u;
+	ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
+	ts.tv_nsec = (long)(timeout_ns % 1000000000u);
 	if (q->state != Q_UP) {
 		/* a login to try, or nothing to wait on: a short sleep */
 		struct timespec ms = { 0, 1000000 };
@@ -1941,6 +2037,7 @@ static void ini_destroy(void *hostdata)
 		fprintf(stderr, "iscsi: %s: closed: %llu logins (%llu failed), %llu connections lost, "
 			"%llu commands, %llu R2Ts, %llu Data-Out PDUs (%llu unsolicited), "
 			"%llu Data-In PDUs (%llu with status), %llu window waits, %llu NOP-In pings answered, "
+			"%llu NOP-Out pings sent (%llu unanswered), "
 			"%llu aborts, %llu LUN resets, %llu target resets, %llu PDUs in %llu sendmsg calls\n",
 			h->where, (unsigned long long)s->logins,
 			(unsigned long long)s->login_failures,
@@ -1952,6 +2049,8 @@ static void ini_destroy(void *hostdata)
 			(unsigned long long)s->status_in_data_in,
 			(unsigned long long)s->window_waits,
 			(unsigned long long)s->nop_in_pings,
+			(unsigned long long)s->nop_out_pings,
+			(unsigned long long)s->ping_timeouts,
 			(unsigned long long)s->aborts, (unsigned long long)s->lun_resets,
 			(unsigned long long)s->target_resets,
 			(unsigned long long)s->pdus_sent, (unsigned long long)s->send_calls);
@@ -1985,6 +2084,8 @@ void scsi_iscsi_config_default(struct scsi_iscsi_config *c)
 	c->immediate_data = true;
 	c->initial_r2t = false;
 	c->max_outstanding_r2t = 8;
+	c->noop_interval_ms = DEF_NOOP_MS;
+	c->noop_timeout_ms = DEF_NOOP_MS;
 }
 
 int scsi_iscsi_parse_url(const char *url, struct scsi_iscsi_target *t,
@@ -2213,6 +2314,8 @@ static struct ini_host *host_new(const struct scsi_iscsi_config *cfg,
 		h->cfg.reconnect_timeout_ms = DEF_RECONNECT_MS;
 	if (!h->cfg.tmf_timeout_ms)
 		h->cfg.tmf_timeout_ms = DEF_TMF_MS;
+	if (!h->cfg.noop_timeout_ms)
+		h->cfg.noop_timeout_ms = DEF_NOOP_MS;
 	snprintf(h->initiator, sizeof(h->initiator), "%s",
 		 cfg->initiator_name && cfg->initiator_name[0] ? cfg->initiator_name :
 		 SCSI_ISCSI_DEFAULT_INITIATOR);

@@ -2166,12 +2166,21 @@ static void full_feature(struct iscsi_conn *c)
 				 n == -EPIPE ? "initiator hung up" : "receive failed";
 			break;
 		}
-		/* the wait timed out: an idle connection keeps no cached
-		 * task; the keep-alive looks at the clock */
-		if (!n && c->nr_cache)
-			task_cache_free(c);
-		if (!n && ka && keepalive(c))
-			break;
+		if (!n) {
+			/*
+			 * The wait timed out: an idle connection keeps no
+			 * cached task; the devices' queues are polled all the
+			 * same (a network driver's timers: the iscsi LLD's
+			 * keep-alive behind this target), and the keep-alive
+			 * looks at the clock.
+			 */
+			if (c->nr_cache)
+				task_cache_free(c);
+			if (c->q)
+				scsi_tgt_poll(c->q);
+			if (ka && keepalive(c))
+				break;
+		}
 		continue;
 pdu:
 		r = ffp_pdu(c);
@@ -2240,7 +2249,16 @@ static int login_session(struct iscsi_conn *c, struct iscsi_login *l,
 	struct blk_iscsi_server *srv = c->srv;
 	struct iscsi_session *s = NULL;
 	int target = l->params.discovery ? -1 : l->target;
+	int r;
 
+	/*
+	 * A login whose last request came in as the server stopped (one
+	 * that starts later is cut at its first PDU): no session; it would
+	 * be asked to log out at once and hold the exit meanwhile.
+	 */
+	if (iscsi_stop_flag(srv))
+		return login_refuse(l, rsp, out, ISCSI_LOGIN_SERVICE_UNAVAILABLE,
+				    "the target is stopping");
 	if (l->joining) {
 		uint16_t st = iscsi_srv_session_join(srv, c, l->tsih, l->isid,
 						     l->params.initiator_name,
@@ -2282,9 +2300,13 @@ static int login_session(struct iscsi_conn *c, struct iscsi_login *l,
 		s->p = l->params;
 		s->cids[0] = l->cid;
 		s->exp_cmdsn = l->exp_cmdsn;
-		if (iscsi_srv_session_add(srv, c, s)) {
+		r = iscsi_srv_session_add(srv, c, s);
+		if (r) {
 			free(s);
-			return login_refuse(l, rsp, out, ISCSI_LOGIN_OUT_OF_RESOURCES,
+			return r == -ESHUTDOWN ?
+			       login_refuse(l, rsp, out, ISCSI_LOGIN_SERVICE_UNAVAILABLE,
+					    "the target is stopping") :
+			       login_refuse(l, rsp, out, ISCSI_LOGIN_OUT_OF_RESOURCES,
 					    "no I_T nexus left");
 		}
 		c->sess = s;

@@ -66,6 +66,17 @@ void iscsi_nop_out_answer_init(uint8_t *bhs, const uint8_t *nop_in,
 	iscsi_req_set_sn(bhs, cmdsn, exp_statsn);
 }
 
+void iscsi_nop_out_ping_init(uint8_t *bhs, const uint8_t *lun, uint32_t itt,
+			     uint32_t cmdsn, uint32_t exp_statsn)
+{
+	iscsi_bhs_init(bhs, ISCSI_OP_NOP_OUT | ISCSI_OP_IMMEDIATE,
+		       ISCSI_FLAG_FINAL);
+	memcpy(bhs + BHS_LUN, lun, 8);
+	put_be32(bhs + BHS_ITT, itt);
+	put_be32(bhs + BHS_TTT, ISCSI_RSVD_TAG);
+	iscsi_req_set_sn(bhs, cmdsn, exp_statsn);
+}
+
 void iscsi_tmf_init(uint8_t *bhs, uint8_t func, const uint8_t *lun,
 		    uint32_t itt, uint32_t ref_itt, uint32_t cmdsn,
 		    uint32_t exp_statsn, uint32_t ref_cmdsn)

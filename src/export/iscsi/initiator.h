@@ -76,6 +76,16 @@ void iscsi_nop_out_answer_init(uint8_t *bhs, const uint8_t *nop_in,
 			       uint32_t cmdsn, uint32_t exp_statsn);
 
 /**
+ * iscsi_nop_out_ping_init() - the initiator's own ping (RFC 7143 11.18):
+ * a NOP-Out, immediate (the I bit: CmdSN @cmdsn, the next one, not
+ * advanced), F set, @lun, Initiator Task Tag @itt (valid, not 0xffffffff:
+ * the target answers with a NOP-In that carries it and advances StatSN),
+ * Target Transfer Tag 0xffffffff, ExpStatSN @exp_statsn, no ping data.
+ */
+void iscsi_nop_out_ping_init(uint8_t *bhs, const uint8_t *lun, uint32_t itt,
+			     uint32_t cmdsn, uint32_t exp_statsn);
+
+/**
  * iscsi_tmf_init() - a Task Management Function Request (11.5), immediate:
  * @func (enum iscsi_tmf_func), @lun, @itt (the request's own tag),
  * @ref_itt (ABORT TASK: the task's ITT; else 0xffffffff), @cmdsn (the

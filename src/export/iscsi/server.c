@@ -308,6 +308,15 @@ int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,
 			old |= o->ending && o->node == s->node;
 		if (!old)
 			break;
+		/*
+		 * At the stop every session is ending: a login that waited
+		 * for them would hold the server's exit up to 5 s, for a
+		 * session that would only be asked to log out.
+		 */
+		if (iscsi_stop_flag(srv)) {
+			blk_mutex_unlock(&srv->lock);
+			return -ESHUTDOWN;
+		}
 		export_cond_wait_ms(&srv->cond, &srv->lock.m, 100);
 	}
 	if (s->node >= 0)
@@ -520,7 +529,7 @@ int blk_iscsi_server_create(const struct blk_iscsi_server_config *cfg,
 		srv->cfg.max_cmds = 32;
 	srv->log = cfg->log ? cfg->log : stderr;
 	blk_mutex_init(&srv->lock, "&iscsi_server->lock", -1);
-	pthread_cond_init(&srv->cond, NULL);
+	export_cond_init(&srv->cond);
 	ours_init(&srv->ours);
 	srv->env = (struct iscsi_login_env){
 		.nr_targets = cfg->nr_targets, .target_name = env_target_name,
@@ -705,7 +714,7 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 	unsigned int deadline_ms = srv->cfg.stop_deadline_ms ?
 				   srv->cfg.stop_deadline_ms : 30000;
 	struct pollfd pfd[BLK_ISCSI_MAX_PORTALS];
-	uint64_t stop_ns;
+	uint64_t stop_ns, idle_ns = now_ns();
 	unsigned int i;
 
 	for (i = 0; i < srv->nr_portals; i++)
@@ -713,9 +722,19 @@ int blk_iscsi_server_run(struct blk_iscsi_server *srv, int *stop)
 	srv->stop = stop;
 	while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
 		int r = poll(pfd, srv->nr_portals, IDLE_WAIT_MS);
+		uint64_t now = now_ns();
 
 		if (r < 0 && errno != EINTR)
 			return -errno;
+		/* queues no connection holds: their drivers' timers (keep-alive) */
+		if (now - idle_ns >= IDLE_WAIT_MS * 1000000ull) {
+			unsigned int j;
+
+			idle_ns = now;
+			for (i = 0; i < srv->cfg.nr_targets; i++)
+				for (j = 0; j < srv->nodes[i].nr_luns; j++)
+					blk_dev_poll_idle(srv->nodes[i].luns[j]);
+		}
 		for (i = 0; r > 0 && i < srv->nr_portals; i++)
 			if (pfd[i].revents & POLLIN)
 				accept_one(srv, pfd[i].fd);

@@ -122,11 +122,13 @@ uint16_t iscsi_srv_alloc_tsih(void *opaque);
  * ends first the sessions it reinstates (same initiator name and ISID on
  * the same target: every connection of theirs, RFC 6.3.5), and those of
  * the target whose only connection's initiator hung up; waits (at most
- * 5 s) for them to be gone; gives @s a nexus index (normal sessions) and
- * puts it on the session list with @c its one connection.
+ * 5 s, and no longer once the server stops) for them to be gone; gives @s
+ * a nexus index (normal sessions) and puts it on the session list with @c
+ * its one connection.
  * @s: allocated by the caller, tsih/node/iname/isid/p/exp_cmdsn set; the
  *	session list owns it from here on success.
- * Return: 0; -EBUSY: no nexus index left; -ENOMEM.
+ * Return: 0; -EBUSY: no nexus index left; -ENOMEM; -ESHUTDOWN: the server
+ * is stopping (@s not added).
  * Context: @c's thread; takes srv->lock.
  */
 int iscsi_srv_session_add(struct blk_iscsi_server *srv, struct iscsi_conn *c,

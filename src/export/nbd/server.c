@@ -422,6 +422,7 @@ static const char *transmit(struct nbd_client *cl,
 		nreq = blk_nbd_conn_requests(conn);
 		rx0 = cl->rx_bytes;
 		while (!eof && (room = blk_nbd_conn_rx_buf(conn, &buf))) {
+			bool idle = !rflags;
 			ssize_t n = woke_rt ? recv_stamped(cl->fd, buf, room, rflags, &last_rt) :
 					      recv(cl->fd, buf, room, rflags);
 
@@ -431,8 +432,16 @@ static const char *transmit(struct nbd_client *cl,
 				eof = true;
 				break;
 			}
-			if (n < 0)
+			if (n < 0) {
+				/*
+				 * IDLE_WAIT_MS with nothing from the client or
+				 * the device: the device's queue is polled all
+				 * the same (a network driver's keep-alive).
+				 */
+				if (idle && errno != EINTR)
+					blk_nbd_conn_idle_poll(conn);
 				break;
+			}
 			cl->rx_bytes += (uint64_t)n;
 			if (blk_nbd_conn_rx_done(conn, (size_t)n)) {
 				why = "protocol error (bad request magic)";
@@ -665,7 +674,7 @@ int blk_nbd_server_create(const struct blk_nbd_server_config *cfg,
 	srv->tcp_fd = srv->unix_fd = -1;
 	srv->ncpu = (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
 	blk_mutex_init(&srv->lock, "&nbd_server->lock", -1);
-	pthread_cond_init(&srv->cond, NULL);
+	export_cond_init(&srv->cond);
 	ret = cfg->tcp_addr ? listen_tcp(srv, cfg->tcp_addr, err, errlen) : 0;
 	if (!ret && cfg->unix_path)
 		ret = listen_unix(srv, cfg->unix_path, err, errlen);
@@ -756,7 +765,7 @@ int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
 	unsigned int deadline_ms = srv->cfg.stop_deadline_ms ?
 				   srv->cfg.stop_deadline_ms : 30000;
 	struct pollfd pfd[2];
-	uint64_t stop_ns;
+	uint64_t stop_ns, idle_ns = now_ns();
 	int n = 0, i;
 
 	srv->stop = stop;
@@ -766,9 +775,16 @@ int blk_nbd_server_run(struct blk_nbd_server *srv, int *stop)
 		pfd[n++] = (struct pollfd){ .fd = srv->unix_fd, .events = POLLIN };
 	while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
 		int r = poll(pfd, (nfds_t)n, IDLE_WAIT_MS);
+		uint64_t now = now_ns();
 
 		if (r < 0 && errno != EINTR)
 			return -errno;
+		/* queues no connection holds: their drivers' timers (keep-alive) */
+		if (now - idle_ns >= IDLE_WAIT_MS * 1000000ull) {
+			idle_ns = now;
+			for (i = 0; i < (int)srv->cfg.nr_exports; i++)
+				blk_dev_poll_idle(srv->cfg.exports[i].dev);
+		}
 		for (i = 0; r > 0 && i < n; i++)
 			if (pfd[i].revents & POLLIN)
 				accept_one(srv, pfd[i].fd);

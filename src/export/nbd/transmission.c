@@ -927,6 +927,12 @@ int blk_nbd_conn_poll(struct blk_nbd_conn *c)
 	return n;
 }
 
+void blk_nbd_conn_idle_poll(struct blk_nbd_conn *c)
+{
+	if (!c->dev_busy)
+		blk_poll(c->ctx);
+}
+
 /* ------------------------------------------------------------ transmit */
 
 int blk_nbd_conn_tx_iov(struct blk_nbd_conn *c, struct iovec *iov, int max)
