@@ -439,7 +439,8 @@ bool tgt_media_range(struct scsi_tgt_cmd *c, struct scsi_lu *lu,
 		     uint64_t *lba, uint32_t *nb);
 /* The sense for a failed bio's status (@c->err, @c->err_lba in blocks). */
 void tgt_media_error(struct scsi_tgt_cmd *c, struct scsi_lu *lu, bool write);
-/* Room for @nr bios and @nr_iov iovecs, kept in @c->io; NULL: -ENOMEM. */
+/* Room for @nr bios and @nr_iov iovecs, kept in @c->io (the media
+ * command zeroed; each bio is written by tgt_media_bio()); NULL: -ENOMEM. */
 struct media_io *tgt_media_alloc(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 				 struct scsi_tgt_cmd *c, unsigned int nr,
 				 unsigned int nr_iov);
