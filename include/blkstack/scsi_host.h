@@ -55,6 +55,10 @@ enum scsi_host_status {
  *	(Linux's sense_buffer): a pointer, so that the cold buffer does not
  *	sit between the command's fields and the LLD's area, the lines
  *	every I/O touches.
+ * @ml_flags: the midlayer's own (as Linux's scsi_cmnd.flags): an LLD
+ *	neither reads nor writes it.  Here, in the line the completion
+ *	reads for the results anyway, rather than in the midlayer's other
+ *	per-command line, which a completion then need not touch.
  * Results, set by the LLD before done: @host_status (enum
  *	scsi_host_status), @status (SAM status), the bytes at @sense and
  *	@sense_len (CHECK CONDITION), @resid (bytes of @xfer_len not moved),
@@ -72,6 +76,7 @@ struct scsi_cmnd {
 	uint8_t status;
 	uint8_t sense_len;
 	bool overflow;
+	uint8_t ml_flags;
 	const struct iovec *iov;
 	unsigned int iovcnt;
 	uint32_t xfer_len;

@@ -109,16 +109,14 @@ struct scsi_hq {
  * path had over NVMe's 7 were this area's).
  */
 struct scsi_pdu {
-	/* written by every command */
-	struct request *rq;
-	struct blk_mq_hw_ctx *hctx;
+	/* written by every command, not read by its completion unless it
+	 * failed (the request: blk_mq_rq_from_pdu(), its hctx: mq_hctx;
+	 * what the completion tests: cmd.ml_flags, SCMD_*) */
 	uint64_t lba;           /* of this attempt */
 	bool in_submit;         /* done() inside queuecommand() */
 	bool retry_now;         /* ... and it wants the command sent again */
 	bool timed_out;         /* error handling ended it */
-	bool budget;            /* holds a budget token */
 	bool delayed;           /* on the queue's delayed list */
-	bool split;             /* this command is the request's first part */
 	uint32_t cmd_bytes;     /* bytes this command covers */
 	uint8_t cdb[16];
 	/* the rest: error paths, UNMAP */
@@ -132,9 +130,18 @@ struct scsi_pdu {
 	struct scsi_cmnd cmd __attribute__((aligned(64))); /* last: the LLD's area follows it */
 };
 
+/* scsi_cmnd.ml_flags */
+#define SCMD_BUDGET 0x1 /* holds a budget token */
+#define SCMD_SPLIT  0x2 /* this command is the request's first part */
+
 static inline struct scsi_pdu *cmd_to_pdu(struct scsi_cmnd *c)
 {
 	return (struct scsi_pdu *)((char *)c - offsetof(struct scsi_pdu, cmd));
+}
+
+static inline struct request *pdu_rq(struct scsi_pdu *pdu)
+{
+	return blk_mq_rq_from_pdu(pdu);
 }
 
 static inline struct iovec *pdu_iov(const struct scsi_disk *sd,
@@ -193,8 +200,8 @@ static void block_device(struct scsi_disk *sd)
 /* Give back the budget token @pdu holds, if any. */
 static inline void budget_put(struct scsi_disk *sd, struct scsi_pdu *pdu)
 {
-	if (pdu->budget) {
-		pdu->budget = false;
+	if (pdu->cmd.ml_flags & SCMD_BUDGET) {
+		pdu->cmd.ml_flags &= (uint8_t)~SCMD_BUDGET;
 		atomic_fetch_sub_explicit(&sd->budget_used, 1, memory_order_release);
 	}
 }
@@ -278,7 +285,7 @@ static void __attribute__((noinline)) scsi_delayed_poll(struct scsi_hq *hq)
 		if (!hq->delayed_head)
 			hq->delayed_tail = NULL;
 		p->delayed = false;
-		blk_mq_requeue_request(p->rq);
+		blk_mq_requeue_request(pdu_rq(p));
 	}
 }
 
@@ -427,7 +434,7 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 	    !pdu->timed_out)
 		st = BLK_STS_IOERR; /* aborted by a reset, not for time */
 	/* a request past the disk's limit went in parts: the rest next */
-	if (pdu->split && st == BLK_STS_OK && rq->op > BLK_OP_WRITE) {
+	if ((c->ml_flags & SCMD_SPLIT) && st == BLK_STS_OK && rq->op > BLK_OP_WRITE) {
 		hq->st.split++;
 		blk_mq_update_request(rq, pdu->cmd_bytes);
 		scsi_requeue(pdu, rq);
@@ -457,7 +464,7 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 			goto out;
 		}
 		if (good) {
-			if (pdu->split && good == pdu->cmd_bytes)
+			if ((c->ml_flags & SCMD_SPLIT) && good == pdu->cmd_bytes)
 				hq->st.split++;
 			else
 				hq->st.partial++;
@@ -486,8 +493,8 @@ out:
 static void scsi_done(struct scsi_cmnd *c)
 {
 	struct scsi_pdu *pdu = cmd_to_pdu(c);
-	struct request *rq = pdu->rq;
-	struct scsi_hq *hq = blk_mq_hctx_driver_data(pdu->hctx);
+	struct request *rq = pdu_rq(pdu);
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(rq->mq_hctx);
 	struct scsi_disk *sd = hq->sd;
 	blk_status_t st = BLK_STS_OK;
 	uint64_t t0 = 0;
@@ -502,14 +509,14 @@ static void scsi_done(struct scsi_cmnd *c)
 		host_lock(hq);
 		locked = true;
 	}
-	if (unlikely(pdu->budget))
+	if (unlikely(c->ml_flags & SCMD_BUDGET))
 		budget_put(sd, pdu);
 	/* a command ended: the host and the device may take more
 	 * (scsi_finish_command()'s reset of the blocked counts) */
 	if (unlikely(atomic_load_explicit(&sd->blocked, memory_order_relaxed)))
 		atomic_store_explicit(&sd->blocked, 0, memory_order_relaxed);
 	if (unlikely(c->status != SAM_STAT_GOOD || c->resid || c->host_status ||
-		     pdu->split) &&
+		     (c->ml_flags & SCMD_SPLIT)) &&
 	    scsi_done_slow(hq, pdu, rq, &st))
 		goto out;
 #ifdef BLK_STAGE_TIMERS
@@ -521,7 +528,7 @@ out:
 	if (unlikely(locked)) {
 		/* the pre-blk-mq midlayer ran the queue on every completion */
 		hq->st.queue_kicks++;
-		blk_mq_kick_hw_queue(pdu->hctx);
+		blk_mq_kick_hw_queue(rq->mq_hctx);
 		host_unlock(hq);
 	}
 	(void)t0;
@@ -542,7 +549,7 @@ out:
 static enum blk_eh_timer_return scsi_timeout(struct request *rq)
 {
 	struct scsi_pdu *pdu = blk_mq_rq_to_pdu(rq);
-	struct scsi_hq *hq = blk_mq_hctx_driver_data(pdu->hctx);
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(rq->mq_hctx);
 
 	const struct scsi_host_template *t = hq->sd->hostt;
 
@@ -670,7 +677,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	    scsi_blocked(hq))
 		return refused_too_long(hq, pdu, rq) ? BLK_STS_TIMEOUT : BLK_STS_RESOURCE;
 	/* budget tokens (scsi_mq_get_budget()): the LUN's queue depth */
-	pdu->budget = false;
+	c->ml_flags = 0;
 	if (unlikely(sd->extras & SCSI_X_BUDGET)) {
 		if (atomic_fetch_add_explicit(&sd->budget_used, 1,
 					      memory_order_acquire) >= sd->queue_depth) {
@@ -679,15 +686,12 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 			hq->st.budget_busy++;
 			return BLK_STS_RESOURCE;
 		}
-		pdu->budget = true;
+		c->ml_flags = SCMD_BUDGET;
 	}
 	/* only the inputs: the LLD sets every result (no memset of the
 	 * 252-byte sense buffer per I/O) */
-	pdu->rq = rq;
-	pdu->hctx = hctx;
 	pdu->lba = lba;
 	pdu->timed_out = false;
-	pdu->split = false;
 	c->lun = 0;
 	c->cdb = pdu->cdb;
 	c->done = scsi_done;
@@ -701,7 +705,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	case BLK_OP_WRITE:
 		if (unlikely(nb > sd->max_rw_blocks)) {
 			nb = sd->max_rw_blocks;
-			pdu->split = true;
+			c->ml_flags |= SCMD_SPLIT;
 		}
 		pdu->cmd_bytes = nb << sd->lbs_shift;
 		cdb_rw(sd, pdu->cdb, rq->op == BLK_OP_WRITE, lba, nb,
@@ -735,7 +739,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	case BLK_OP_DISCARD:
 		if (nb > sd->max_unmap_blocks) {
 			nb = sd->max_unmap_blocks;
-			pdu->split = true;
+			c->ml_flags |= SCMD_SPLIT;
 		}
 		pdu->cmd_bytes = nb << sd->lbs_shift;
 		/* UNMAP, one block descriptor (SBC-3 5.28) */
@@ -758,7 +762,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	case BLK_OP_WRITE_ZEROES:
 		if (nb > sd->max_ws_blocks) {
 			nb = sd->max_ws_blocks;
-			pdu->split = true;
+			c->ml_flags |= SCMD_SPLIT;
 		}
 		pdu->cmd_bytes = nb << sd->lbs_shift;
 		/* WRITE SAME (16) with NDOB: zeros, no data (SBC-3 5.42) */
