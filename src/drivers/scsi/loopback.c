@@ -167,7 +167,7 @@ static inline void lb_results(struct lb_cmd *lb)
 	sc->resid = tc->resid;
 	sc->overflow = tc->overflow;
 	if (__builtin_expect(tc->status == SAM_STAT_CHECK_CONDITION, 0)) {
-		memcpy(sc->sense, tc->sense, tc->sense_len);
+		memcpy(scsi_cmd_sense(sc), tc->sense, tc->sense_len);
 		sc->sense_len = tc->sense_len;
 	} else {
 		sc->sense_len = 0;
