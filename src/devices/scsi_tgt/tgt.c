@@ -944,7 +944,7 @@ static int do_rw(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 		if (!bytes)
 			return 0;
 	}
-	max = tgt_media_max_bio(lu, write ? BLK_OP_WRITE : BLK_OP_READ);
+	max = lu->max_rw_bio;
 	/* one bio, the common case: no 64-bit division */
 	nr = likely(bytes <= max) ? 1 : (unsigned int)((bytes + max - 1) / max);
 	io = tgt_media_alloc(q, lu, c, nr, nr * (c->iovcnt + 1));
@@ -1610,7 +1610,8 @@ checked:
 	if (lu && !(cmd_table[op].flags & F_NO_UA)) {
 		uint16_t asc_ascq;
 
-		if (unlikely(tgt_ua_take(t, lu, c->nexus, &asc_ascq))) {
+		if (unlikely(tgt_ua_pending(lu, c->nexus)) &&
+		    tgt_ua_take(t, lu, c->nexus, &asc_ascq)) {
 			tgt_cmd_check(c, lu, SK_UNIT_ATTENTION, asc_ascq);
 			goto end;
 		}
@@ -1877,6 +1878,7 @@ int scsi_tgt_create(const struct scsi_tgt_config *cfg, struct scsi_tgt **tgt,
 		}
 		lu->lbs_shift = (uint8_t)__builtin_ctz(lu->lbs);
 		lu->nr_blocks = lu->info.capacity / lu->lbs;
+		lu->max_rw_bio = tgt_media_max_bio(lu, BLK_OP_READ);
 		ret = lbp_resolve(cfg, lu, i, err, errlen);
 		if (ret)
 			goto fail;
