@@ -125,6 +125,19 @@ static inline void *blk_mq_rq_to_pdu(struct request *rq)
 	return rq + 1;
 }
 
+/**
+ * blk_mq_rq_from_pdu() - the request whose private area @pdu is (Linux's
+ * blk_mq_rq_from_pdu()): a driver that keeps no pointer to its request.
+ * @pdu: what blk_mq_rq_to_pdu() returned.
+ *
+ * Return: the request.
+ * Context: any.
+ */
+static inline struct request *blk_mq_rq_from_pdu(void *pdu)
+{
+	return (struct request *)pdu - 1;
+}
+
 /** rq_data_dir() - 1 when data flows to the device. */
 static inline int rq_data_dir(const struct request *rq)
 {

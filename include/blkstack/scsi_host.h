@@ -40,45 +40,68 @@ enum scsi_host_status {
 	SCSI_HOST_ERROR = 2,
 };
 
+/*
+ * Bytes in front of a struct scsi_cmnd where the midlayer that issues it
+ * keeps its sense buffer (scsi_cmd_sense()): SCSI_SENSE_MAX, rounded up
+ * to whole cache lines.
+ */
+#define SCSI_CMD_SENSE_ROOM 256
+
 /**
  * struct scsi_cmnd - one command, the midlayer's, lent to the LLD from
  * queuecommand() until done().
  * @lun: the logical unit.
- * @cdb, @cdb_len: the CDB, 6..16 bytes.
+ * @cdb, @cdb_len: the CDB, 6..16 bytes, in the command itself (Linux's
+ *	scsi_cmnd.cmnd), so that a READ's command is written in one line.
  * @dir: enum scsi_data_dir.
  * @iov, @iovcnt, @xfer_len: the data buffer and its length, bytes (the
  *	request's own memory: an LLD moves data from or into it, no copy
  *	is asked for).
  * @done: the midlayer's; the LLD calls it exactly once per queuecommand()
  *	that returned 0.
- * @sense: SCSI_SENSE_MAX bytes the midlayer owns for the sense data
- *	(Linux's sense_buffer): a pointer, so that the cold buffer does not
- *	sit between the command's fields and the LLD's area, the lines
- *	every I/O touches.
+ * @ml_flags: the midlayer's own (as Linux's scsi_cmnd.flags): an LLD
+ *	neither reads nor writes it.  Here, in the line the completion
+ *	reads for the results anyway, so that a command that ends GOOD
+ *	touches no other line of the midlayer's.
  * Results, set by the LLD before done: @host_status (enum
- *	scsi_host_status), @status (SAM status), the bytes at @sense and
- *	@sense_len (CHECK CONDITION), @resid (bytes of @xfer_len not moved),
- *	@overflow (the device would have moved more than @xfer_len).
+ *	scsi_host_status), @status (SAM status), the sense data at
+ *	scsi_cmd_sense() and @sense_len (CHECK CONDITION), @resid (bytes of
+ *	@xfer_len not moved), @overflow (the device would have moved more
+ *	than @xfer_len).
+ * The sense buffer, SCSI_SENSE_MAX bytes (Linux's sense_buffer), is the
+ * SCSI_CMD_SENSE_ROOM bytes in front of the command (scsi_cmd_sense()):
+ * the cold buffer is not between the command's fields and the LLD's area,
+ * the lines every I/O touches, and the command holds no pointer to it.
  * The LLD's private area, cmd_size bytes of its template, is
  * scsi_cmd_priv(): it lives as long as the command.  The command is one
  * 64-byte cache line.
  */
 struct scsi_cmnd {
 	uint64_t lun;
-	const uint8_t *cdb;
+	uint8_t cdb[16];
 	uint8_t cdb_len;
 	uint8_t dir;
 	uint8_t host_status;
 	uint8_t status;
 	uint8_t sense_len;
 	bool overflow;
+	uint8_t ml_flags;
 	const struct iovec *iov;
 	unsigned int iovcnt;
 	uint32_t xfer_len;
 	uint32_t resid;
 	void (*done)(struct scsi_cmnd *cmd);
-	uint8_t *sense;
 } __attribute__((aligned(16)));
+
+/**
+ * scsi_cmd_sense() - the sense buffer of @cmd: SCSI_SENSE_MAX bytes the
+ * midlayer placed right in front of it.  The LLD writes the sense data of
+ * a CHECK CONDITION there (and @cmd->sense_len).
+ */
+static inline uint8_t *scsi_cmd_sense(struct scsi_cmnd *cmd)
+{
+	return (uint8_t *)cmd - SCSI_CMD_SENSE_ROOM;
+}
 
 /** scsi_cmd_priv() - the LLD's cmd_size bytes of @cmd (16-byte aligned). */
 static inline void *scsi_cmd_priv(struct scsi_cmnd *cmd)

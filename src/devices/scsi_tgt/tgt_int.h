@@ -66,6 +66,7 @@ struct scsi_lu {
 	struct blk_dev_info info;
 	uint32_t lbs;
 	uint8_t lbs_shift;      /* lbs == 1 << lbs_shift: no division per command */
+	uint32_t max_rw_bio;    /* tgt_media_max_bio() of READ and WRITE, bytes */
 	uint64_t nr_blocks;
 	/* unit attention conditions pending: per kind (enum tgt_ua), a bit
 	 * per nexus; reported highest priority (lowest kind) first */
@@ -331,6 +332,14 @@ void tgt_ua_raise(struct scsi_tgt *t, struct scsi_lu *lu, enum tgt_ua kind,
  * it; its ASC/ASCQ in *@asc_ascq.  false: none pending. */
 bool tgt_ua_take(struct scsi_tgt *t, struct scsi_lu *lu, unsigned int nexus,
 		 uint16_t *asc_ascq);
+/* Whether a condition may be pending for @nexus on @lu (tgt_ua_take()'s
+ * first test, one relaxed load, inline: no call per command while none
+ * is).  A nexus past the bit mask has none. */
+static inline bool tgt_ua_pending(struct scsi_lu *lu, unsigned int nexus)
+{
+	return nexus < SCSI_TGT_MAX_NEXUS &&
+	       (atomic_load_explicit(&lu->ua_any, memory_order_relaxed) >> nexus & 1);
+}
 
 /* ------------------------------------------ task management (tmf.c) */
 
@@ -439,7 +448,8 @@ bool tgt_media_range(struct scsi_tgt_cmd *c, struct scsi_lu *lu,
 		     uint64_t *lba, uint32_t *nb);
 /* The sense for a failed bio's status (@c->err, @c->err_lba in blocks). */
 void tgt_media_error(struct scsi_tgt_cmd *c, struct scsi_lu *lu, bool write);
-/* Room for @nr bios and @nr_iov iovecs, kept in @c->io; NULL: -ENOMEM. */
+/* Room for @nr bios and @nr_iov iovecs, kept in @c->io (the media
+ * command zeroed; each bio is written by tgt_media_bio()); NULL: -ENOMEM. */
 struct media_io *tgt_media_alloc(struct scsi_tgt_queue *q, struct scsi_lu *lu,
 				 struct scsi_tgt_cmd *c, unsigned int nr,
 				 unsigned int nr_iov);

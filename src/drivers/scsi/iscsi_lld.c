@@ -1127,7 +1127,7 @@ static void rx_scsi_rsp(struct ini_queue *q)
 	}
 	c->sc->sense_len = 0;
 	if (b[BHS_RSP_STATUS] == SAM_STAT_CHECK_CONDITION && q->l.data_len) {
-		n = iscsi_sense_get(q->scratch, q->l.data_len, c->sc->sense,
+		n = iscsi_sense_get(q->scratch, q->l.data_len, scsi_cmd_sense(c->sc),
 				    SCSI_SENSE_MAX);
 		if (n < 0) {
 			conn_fail(q, "SenseLength past the data segment of a SCSI Response");

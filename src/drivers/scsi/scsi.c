@@ -59,7 +59,6 @@ struct scsi_disk {
 	const struct scsi_host_template *hostt;
 	void *hostdata;
 	uint32_t priv_size;     /* the LLD's cmd_size, 16-byte multiple */
-	uint32_t sense_off;     /* the sense buffer, bytes from the pdu */
 	uint32_t lld_depth;     /* commands an LLD queue may hold */
 	struct scsi_hq **hq;    /* each hardware queue's, for the counters */
 	unsigned int nr_hq;
@@ -98,43 +97,45 @@ struct scsi_hq {
 };
 
 /*
- * Per request (cmd_size): the command, its CDB, UNMAP's parameter list;
- * behind it the LLD's private area (scsi_cmd_priv()), the data as one
- * iovec array over all its bios (pdu_iov()), and last the sense buffer
- * (scsi_cmnd.sense).  The first line holds what every command writes; the
- * fields of busy hosts, delays and NOT READY waits come after it, and the
- * command (one line) last, so that the LLD's area follows it at once:
- * every I/O touches one line here and one for the command, not three
- * (callgrind's cache model: 3 of the 14 D1 write misses per I/O the SCSI
- * path had over NVMe's 7 were this area's).
+ * Per request (cmd_size): the fields of error paths, splits and UNMAP's
+ * parameter list, then the sense buffer (scsi_cmd_sense()) and the
+ * command (one line, its CDB inside); behind it the LLD's private area
+ * (scsi_cmd_priv()) and last the data as one iovec array over all its bios
+ * (pdu_iov()).  A READ or WRITE that ends GOOD touches only the command's
+ * line of all this (its flags are cmd.ml_flags, the request is
+ * blk_mq_rq_from_pdu(), its LBA rq->offset): callgrind's cache model, the
+ * line of per-command fields this area had in front was one D1 write miss
+ * per I/O.
  */
 struct scsi_pdu {
-	/* written by every command */
-	struct request *rq;
-	struct blk_mq_hw_ctx *hctx;
-	uint64_t lba;           /* of this attempt */
-	bool in_submit;         /* done() inside queuecommand() */
-	bool retry_now;         /* ... and it wants the command sent again */
-	bool timed_out;         /* error handling ended it */
-	bool budget;            /* holds a budget token */
-	bool delayed;           /* on the queue's delayed list */
-	bool split;             /* this command is the request's first part */
-	uint32_t cmd_bytes;     /* bytes this command covers */
-	uint8_t cdb[16];
-	/* the rest: error paths, UNMAP */
-	struct scsi_pdu *dnext __attribute__((aligned(64))); /* ... delayed */
+	struct scsi_pdu *dnext; /* on the queue's delayed list */
 	uint64_t due_ns;        /* ... sent again from then on */
 	uint32_t nr_gen;        /* rq->gen when the NOT READY clock started */
 	uint32_t busy_gen;      /* rq->gen when the host first refused it */
 	uint64_t nr_start_ns;   /* ... its start */
 	uint64_t busy_start_ns; /* ... then */
+	uint32_t cmd_bytes;     /* bytes this command covers: with SCMD_SPLIT */
 	uint8_t param[24];
+	uint8_t sense[SCSI_CMD_SENSE_ROOM] __attribute__((aligned(64)));
 	struct scsi_cmnd cmd __attribute__((aligned(64))); /* last: the LLD's area follows it */
 };
+
+/* scsi_cmnd.ml_flags */
+#define SCMD_BUDGET    0x01 /* holds a budget token */
+#define SCMD_SPLIT     0x02 /* this command is the request's first part */
+#define SCMD_IN_SUBMIT 0x04 /* done() inside queuecommand() */
+#define SCMD_RETRY_NOW 0x08 /* ... and it wants the command sent again */
+#define SCMD_TIMED_OUT 0x10 /* error handling ended it */
+#define SCMD_DELAYED   0x20 /* on the queue's delayed list */
 
 static inline struct scsi_pdu *cmd_to_pdu(struct scsi_cmnd *c)
 {
 	return (struct scsi_pdu *)((char *)c - offsetof(struct scsi_pdu, cmd));
+}
+
+static inline struct request *pdu_rq(struct scsi_pdu *pdu)
+{
+	return blk_mq_rq_from_pdu(pdu);
 }
 
 static inline struct iovec *pdu_iov(const struct scsi_disk *sd,
@@ -193,8 +194,8 @@ static void block_device(struct scsi_disk *sd)
 /* Give back the budget token @pdu holds, if any. */
 static inline void budget_put(struct scsi_disk *sd, struct scsi_pdu *pdu)
 {
-	if (pdu->budget) {
-		pdu->budget = false;
+	if (pdu->cmd.ml_flags & SCMD_BUDGET) {
+		pdu->cmd.ml_flags &= (uint8_t)~SCMD_BUDGET;
 		atomic_fetch_sub_explicit(&sd->budget_used, 1, memory_order_release);
 	}
 }
@@ -257,7 +258,7 @@ enum scsi_disposition scsi_decide(uint8_t status, const struct scsi_sense *s,
  * delayed list (queue_rq() answers OK for it), scsi_poll() requeues it. */
 static void scsi_requeue_delayed(struct scsi_hq *hq, struct scsi_pdu *pdu)
 {
-	pdu->delayed = true;
+	pdu->cmd.ml_flags |= SCMD_DELAYED;
 	pdu->due_ns = now_ns() + SCSI_RETRY_DELAY_NS;
 	pdu->dnext = NULL;
 	if (hq->delayed_tail)
@@ -277,8 +278,8 @@ static void __attribute__((noinline)) scsi_delayed_poll(struct scsi_hq *hq)
 		hq->delayed_head = p->dnext;
 		if (!hq->delayed_head)
 			hq->delayed_tail = NULL;
-		p->delayed = false;
-		blk_mq_requeue_request(p->rq);
+		p->cmd.ml_flags &= (uint8_t)~SCMD_DELAYED;
+		blk_mq_requeue_request(pdu_rq(p));
 	}
 }
 
@@ -308,8 +309,8 @@ refused_too_long(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq)
 /* Send @rq again: now, from queue_rq (it answers RESOURCE), or requeued. */
 static void scsi_requeue(struct scsi_pdu *pdu, struct request *rq)
 {
-	if (pdu->in_submit)
-		pdu->retry_now = true;
+	if (pdu->cmd.ml_flags & SCMD_IN_SUBMIT)
+		pdu->cmd.ml_flags |= SCMD_RETRY_NOW;
 	else
 		blk_mq_requeue_request(rq);
 }
@@ -351,6 +352,8 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 	struct scsi_sense s, *sp = NULL;
 	uint32_t good = 0;
 	blk_status_t st;
+	/* this attempt's (blk_mq_update_request() moves it after this) */
+	uint64_t lba = rq->offset >> sd->lbs_shift;
 
 	/* the LLD could not deliver it: host busy (requeued, the host
 	 * blocked a while) or an error (failed) */
@@ -372,7 +375,7 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 	}
 	if (c->status == SAM_STAT_CHECK_CONDITION) {
 		hq->st.check_conditions++;
-		if (!scsi_parse_sense(c->sense, c->sense_len, &s)) {
+		if (!scsi_parse_sense(scsi_cmd_sense(c), c->sense_len, &s)) {
 			sp = &s;
 			hq->st.sense_keys[s.key & 0x0f]++;
 		}
@@ -386,7 +389,7 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 	 */
 	if (sp && sp->key == SK_ILLEGAL_REQUEST &&
 	    (sp->asc_ascq >> 8 == 0x20 || sp->asc_ascq >> 8 == 0x24) &&
-	    (pdu->cdb[0] == READ_10 || pdu->cdb[0] == WRITE_10) &&
+	    (c->cdb[0] == READ_10 || c->cdb[0] == WRITE_10) &&
 	    atomic_exchange(&sd->use_10_for_rw, false)) {
 		hq->st.cdb_fallbacks++;
 		scsi_requeue(pdu, rq);
@@ -424,10 +427,10 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 		return true;
 	}
 	if (st == BLK_STS_TIMEOUT && c->status == SAM_STAT_TASK_ABORTED &&
-	    !pdu->timed_out)
+	    !(c->ml_flags & SCMD_TIMED_OUT))
 		st = BLK_STS_IOERR; /* aborted by a reset, not for time */
 	/* a request past the disk's limit went in parts: the rest next */
-	if (pdu->split && st == BLK_STS_OK && rq->op > BLK_OP_WRITE) {
+	if ((c->ml_flags & SCMD_SPLIT) && st == BLK_STS_OK && rq->op > BLK_OP_WRITE) {
 		hq->st.split++;
 		blk_mq_update_request(rq, pdu->cmd_bytes);
 		scsi_requeue(pdu, rq);
@@ -446,9 +449,8 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 	if (st == BLK_STS_OK && !c->overflow) {
 		good = c->xfer_len - c->resid;
 	} else if (st == BLK_STS_MEDIUM && sp && sp->info_valid &&
-		   sp->info > pdu->lba &&
-		   sp->info - pdu->lba < rq->data_len / sd->lbs) {
-		good = (uint32_t)(sp->info - pdu->lba) * sd->lbs;
+		   sp->info > lba && sp->info - lba < rq->data_len / sd->lbs) {
+		good = (uint32_t)(sp->info - lba) * sd->lbs;
 	}
 	good -= good % sd->lbs;
 	if (st == BLK_STS_OK && good < rq->data_len) {
@@ -457,7 +459,7 @@ scsi_done_slow(struct scsi_hq *hq, struct scsi_pdu *pdu, struct request *rq,
 			goto out;
 		}
 		if (good) {
-			if (pdu->split && good == pdu->cmd_bytes)
+			if ((c->ml_flags & SCMD_SPLIT) && good == pdu->cmd_bytes)
 				hq->st.split++;
 			else
 				hq->st.partial++;
@@ -486,8 +488,8 @@ out:
 static void scsi_done(struct scsi_cmnd *c)
 {
 	struct scsi_pdu *pdu = cmd_to_pdu(c);
-	struct request *rq = pdu->rq;
-	struct scsi_hq *hq = blk_mq_hctx_driver_data(pdu->hctx);
+	struct request *rq = pdu_rq(pdu);
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(rq->mq_hctx);
 	struct scsi_disk *sd = hq->sd;
 	blk_status_t st = BLK_STS_OK;
 	uint64_t t0 = 0;
@@ -498,18 +500,18 @@ static void scsi_done(struct scsi_cmnd *c)
 	if (unlikely(sd->extras & SCSI_X_STAGE))
 		t0 = now_ns();
 #endif
-	if (unlikely(sd->extras & SCSI_X_HOST_LOCK) && !pdu->in_submit) {
+	if (unlikely(sd->extras & SCSI_X_HOST_LOCK) && !(c->ml_flags & SCMD_IN_SUBMIT)) {
 		host_lock(hq);
 		locked = true;
 	}
-	if (unlikely(pdu->budget))
+	if (unlikely(c->ml_flags & SCMD_BUDGET))
 		budget_put(sd, pdu);
 	/* a command ended: the host and the device may take more
 	 * (scsi_finish_command()'s reset of the blocked counts) */
 	if (unlikely(atomic_load_explicit(&sd->blocked, memory_order_relaxed)))
 		atomic_store_explicit(&sd->blocked, 0, memory_order_relaxed);
 	if (unlikely(c->status != SAM_STAT_GOOD || c->resid || c->host_status ||
-		     pdu->split) &&
+		     (c->ml_flags & SCMD_SPLIT)) &&
 	    scsi_done_slow(hq, pdu, rq, &st))
 		goto out;
 #ifdef BLK_STAGE_TIMERS
@@ -521,7 +523,7 @@ out:
 	if (unlikely(locked)) {
 		/* the pre-blk-mq midlayer ran the queue on every completion */
 		hq->st.queue_kicks++;
-		blk_mq_kick_hw_queue(pdu->hctx);
+		blk_mq_kick_hw_queue(rq->mq_hctx);
 		host_unlock(hq);
 	}
 	(void)t0;
@@ -542,12 +544,12 @@ out:
 static enum blk_eh_timer_return scsi_timeout(struct request *rq)
 {
 	struct scsi_pdu *pdu = blk_mq_rq_to_pdu(rq);
-	struct scsi_hq *hq = blk_mq_hctx_driver_data(pdu->hctx);
+	struct scsi_hq *hq = blk_mq_hctx_driver_data(rq->mq_hctx);
 
 	const struct scsi_host_template *t = hq->sd->hostt;
 
 	hq->st.timeouts++;
-	pdu->timed_out = true;
+	pdu->cmd.ml_flags |= SCMD_TIMED_OUT;
 	if (!t->eh_abort_handler(hq->lq, &pdu->cmd)) {
 		hq->st.aborts++;
 		return BLK_EH_DONE;
@@ -670,7 +672,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	    scsi_blocked(hq))
 		return refused_too_long(hq, pdu, rq) ? BLK_STS_TIMEOUT : BLK_STS_RESOURCE;
 	/* budget tokens (scsi_mq_get_budget()): the LUN's queue depth */
-	pdu->budget = false;
+	c->ml_flags = 0;
 	if (unlikely(sd->extras & SCSI_X_BUDGET)) {
 		if (atomic_fetch_add_explicit(&sd->budget_used, 1,
 					      memory_order_acquire) >= sd->queue_depth) {
@@ -679,19 +681,12 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 			hq->st.budget_busy++;
 			return BLK_STS_RESOURCE;
 		}
-		pdu->budget = true;
+		c->ml_flags = SCMD_BUDGET;
 	}
 	/* only the inputs: the LLD sets every result (no memset of the
 	 * 252-byte sense buffer per I/O) */
-	pdu->rq = rq;
-	pdu->hctx = hctx;
-	pdu->lba = lba;
-	pdu->timed_out = false;
-	pdu->split = false;
 	c->lun = 0;
-	c->cdb = pdu->cdb;
 	c->done = scsi_done;
-	c->sense = (uint8_t *)pdu + sd->sense_off;
 	c->dir = SCSI_DIR_NONE;
 	c->iov = NULL;
 	c->iovcnt = 0;
@@ -701,10 +696,10 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	case BLK_OP_WRITE:
 		if (unlikely(nb > sd->max_rw_blocks)) {
 			nb = sd->max_rw_blocks;
-			pdu->split = true;
+			c->ml_flags |= SCMD_SPLIT;
+			pdu->cmd_bytes = nb << sd->lbs_shift;
 		}
-		pdu->cmd_bytes = nb << sd->lbs_shift;
-		cdb_rw(sd, pdu->cdb, rq->op == BLK_OP_WRITE, lba, nb,
+		cdb_rw(sd, c->cdb, rq->op == BLK_OP_WRITE, lba, nb,
 		       rq->cmd_flags & BLK_BIO_FUA, &c->cdb_len);
 		hq->st.rw_cdb[c->cdb_len >> 3]++; /* 6: 0, 10: 1, 16: 2 */
 		if (likely(rq->bio == rq->biotail && !rq->bio_done)) {
@@ -723,25 +718,25 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 			c->iov = iov;
 		}
 		c->iovcnt = n;
-		c->xfer_len = pdu->cmd_bytes; /* of the iovecs, the first part */
+		c->xfer_len = nb << sd->lbs_shift; /* of the iovecs, the first part */
 		c->dir = rq->op == BLK_OP_WRITE ? SCSI_DIR_TO_DEVICE :
 						  SCSI_DIR_FROM_DEVICE;
 		break;
 	case BLK_OP_FLUSH:
-		memset(pdu->cdb, 0, 10);
-		pdu->cdb[0] = SYNCHRONIZE_CACHE_10;
+		memset(c->cdb, 0, 10);
+		c->cdb[0] = SYNCHRONIZE_CACHE_10;
 		c->cdb_len = 10;
 		break;
 	case BLK_OP_DISCARD:
 		if (nb > sd->max_unmap_blocks) {
 			nb = sd->max_unmap_blocks;
-			pdu->split = true;
+			c->ml_flags |= SCMD_SPLIT;
+			pdu->cmd_bytes = nb << sd->lbs_shift;
 		}
-		pdu->cmd_bytes = nb << sd->lbs_shift;
 		/* UNMAP, one block descriptor (SBC-3 5.28) */
-		memset(pdu->cdb, 0, 10);
-		pdu->cdb[0] = UNMAP;
-		scsi_put_be16(pdu->cdb + 7, 24);
+		memset(c->cdb, 0, 10);
+		c->cdb[0] = UNMAP;
+		scsi_put_be16(c->cdb + 7, 24);
 		memset(pdu->param, 0, sizeof(pdu->param));
 		scsi_put_be16(pdu->param, 22);
 		scsi_put_be16(pdu->param + 2, 16);
@@ -758,15 +753,15 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	case BLK_OP_WRITE_ZEROES:
 		if (nb > sd->max_ws_blocks) {
 			nb = sd->max_ws_blocks;
-			pdu->split = true;
+			c->ml_flags |= SCMD_SPLIT;
+			pdu->cmd_bytes = nb << sd->lbs_shift;
 		}
-		pdu->cmd_bytes = nb << sd->lbs_shift;
 		/* WRITE SAME (16) with NDOB: zeros, no data (SBC-3 5.42) */
-		memset(pdu->cdb, 0, 16);
-		pdu->cdb[0] = WRITE_SAME_16;
-		pdu->cdb[1] = 0x01;
-		scsi_put_be64(pdu->cdb + 2, lba);
-		scsi_put_be32(pdu->cdb + 10, nb);
+		memset(c->cdb, 0, 16);
+		c->cdb[0] = WRITE_SAME_16;
+		c->cdb[1] = 0x01;
+		scsi_put_be64(c->cdb + 2, lba);
+		scsi_put_be32(c->cdb + 10, nb);
 		c->cdb_len = 16;
 		break;
 	default:
@@ -780,8 +775,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	case BLK_OP_DISCARD: hq->st.unmaps++; break;
 	default: hq->st.write_sames++; break;
 	}
-	pdu->in_submit = true;
-	pdu->retry_now = false;
+	c->ml_flags |= SCMD_IN_SUBMIT;
 	blk_mq_stage(rq, BLK_STAGE_DEVICE);
 	if (unlikely(sd->extras & SCSI_X_HOST_LOCK)) {
 		host_lock(hq); /* scsi_dispatch_cmd() held it over queuecommand */
@@ -790,7 +784,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	} else {
 		ret = sd->hostt->queuecommand(hq->lq, c);
 	}
-	pdu->in_submit = false;
+	c->ml_flags &= (uint8_t)~SCMD_IN_SUBMIT;
 	if (unlikely(ret == -EAGAIN || ret == -EBUSY)) {
 		hq->st.busy++;
 		if (ret == -EBUSY)
@@ -800,7 +794,7 @@ static blk_status_t scsi_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 	/* a retry decided inline: the core requeues it (at once), or it
 	 * waits on the delayed list (in flight for the core) */
-	if (unlikely(pdu->retry_now))
+	if (unlikely(c->ml_flags & SCMD_RETRY_NOW))
 		return BLK_STS_RESOURCE;
 	if (unlikely(ret))
 		return BLK_STS_IOERR;
@@ -912,9 +906,12 @@ static const struct blk_mq_ops scsi_mq_ops_wait = {
 /* A probe command and, behind it, the LLD's area (scsi_cmd_priv()). */
 struct probe_cmd {
 	bool ended;
-	uint8_t sense[SCSI_SENSE_MAX];
+	uint8_t sense[SCSI_CMD_SENSE_ROOM] __attribute__((aligned(16))); /* scsi_cmd_sense() */
 	struct scsi_cmnd cmd;
 };
+_Static_assert(offsetof(struct probe_cmd, cmd) ==
+	       offsetof(struct probe_cmd, sense) + SCSI_CMD_SENSE_ROOM,
+	       "the sense buffer right in front of the command");
 
 struct probe {
 	const struct scsi_host_template *hostt;
@@ -952,14 +949,13 @@ static int probe(struct probe *p, const uint8_t *cdb, uint8_t len, void *buf,
 
 		p->pc->ended = false;
 		c->lun = 0;
-		c->cdb = cdb;
+		memcpy(c->cdb, cdb, len);
 		c->cdb_len = len;
 		c->iov = &iov;
 		c->iovcnt = buf ? 1 : 0;
 		c->xfer_len = xfer;
 		c->dir = buf ? SCSI_DIR_FROM_DEVICE : SCSI_DIR_NONE;
 		c->done = probe_done;
-		c->sense = p->pc->sense;
 		c->status = SAM_STAT_GOOD;
 		c->sense_len = 0;
 		while ((ret = p->hostt->queuecommand(p->q, c)) == -EAGAIN ||
@@ -999,7 +995,7 @@ static int probe(struct probe *p, const uint8_t *cdb, uint8_t len, void *buf,
 			struct scsi_sense s;
 
 			if (c->status != SAM_STAT_CHECK_CONDITION ||
-			    scsi_parse_sense(c->sense, c->sense_len, &s))
+			    scsi_parse_sense(scsi_cmd_sense(c), c->sense_len, &s))
 				return -EIO;
 			/* a unit attention is expected once after power on */
 			if (s.key == SK_UNIT_ATTENTION && ++tries < 4)
@@ -1081,7 +1077,7 @@ static int probe_vpd_ids(struct probe *p, struct scsi_disk *sd)
 	return 0;
 }
 
-static const char *probe_sense(int ret, const struct scsi_cmnd *c, char *buf,
+static const char *probe_sense(int ret, struct scsi_cmnd *c, char *buf,
 			       size_t len)
 {
 	struct scsi_sense s;
@@ -1092,7 +1088,7 @@ static const char *probe_sense(int ret, const struct scsi_cmnd *c, char *buf,
 	else if (c->host_status != SCSI_HOST_OK)
 		snprintf(buf, len, "not delivered (host status %u)", c->host_status);
 	else if (c->status == SAM_STAT_CHECK_CONDITION &&
-	    !scsi_parse_sense(c->sense, c->sense_len, &s))
+	    !scsi_parse_sense(scsi_cmd_sense(c), c->sense_len, &s))
 		snprintf(buf, len, "CHECK CONDITION, sense key 0x%x, ASC/ASCQ %02x/%02x",
 			 s.key, s.asc_ascq >> 8, s.asc_ascq & 0xff);
 	else
@@ -1312,9 +1308,12 @@ int blk_scsi_create(const struct blk_scsi_config *cfg, struct blk_dev **dev,
 		qc.max_segments = 128;
 	_Static_assert(offsetof(struct scsi_pdu, cmd) + sizeof(struct scsi_cmnd) ==
 		       sizeof(struct scsi_pdu), "the LLD's area follows the command");
-	sd->sense_off = (uint32_t)(sizeof(struct scsi_pdu) + sd->priv_size +
-				   qc.max_segments * sizeof(struct iovec));
-	qc.cmd_size = sd->sense_off + SCSI_SENSE_MAX;
+	_Static_assert(offsetof(struct scsi_pdu, cmd) ==
+		       offsetof(struct scsi_pdu, sense) + SCSI_CMD_SENSE_ROOM &&
+		       SCSI_CMD_SENSE_ROOM >= SCSI_SENSE_MAX,
+		       "the sense buffer right in front of the command (scsi_cmd_sense())");
+	qc.cmd_size = (uint32_t)(sizeof(struct scsi_pdu) + sd->priv_size +
+				 qc.max_segments * sizeof(struct iovec));
 	qc.ops = sd->hostt->wait ? &scsi_mq_ops_wait : &scsi_mq_ops;
 	qc.driver_data = sd;
 	sd->hq = calloc(qc.nr_hw_queues ? qc.nr_hw_queues : 1, sizeof(*sd->hq));
