@@ -509,7 +509,50 @@ def check(addr, what, target):
         return h[0] == 0x21 and itt == 5, "first answer itt %d (want 5)" % itt
     if what == "hold":
         return hold(s, cmdsn, statsn)
+    if what == "maxcmdsn_immediate":
+        return maxcmdsn_immediate(s, cmdsn)
     return False, "unknown check " + what
+
+
+def sn_lt(a, b):
+    """Serial number arithmetic (RFC 1982, 32 bits): a < b."""
+    return a != b and (b - a) & 0xFFFFFFFF < 0x80000000
+
+
+def maxcmdsn_immediate(s, cmdsn):
+    """MaxCmdSN never goes backwards (RFC 7143 4.2.2.1) while an
+    immediate command is held: an immediate WRITE waits for its Data-Out
+    (R2T answered never), then non-immediate WRITEs fill the window the
+    responses announced, each held for its R2T.  Every R2T's MaxCmdSN
+    must be at least the highest seen, and every command inside it taken
+    (an initiator ignores a lower MaxCmdSN and sends up to the higher)."""
+    def write10(itt, sn, imm, lba):
+        cdb = bytes([0x2A, 0, 0, 0, 0, lba, 0, 0, 1, 0]) + bytes(6)
+        s.sendall(bhs(0x41 if imm else 0x01, 0x80 | 0x20, itt=itt, f20=512,
+                      f24=sn, rest=cdb))
+
+    tur(s, 0x100, cmdsn)
+    _, _, _, top, _ = scsi_rsp(s, 0x100)
+    cmdsn += 1
+    write10(0x200, cmdsn, True, 1)
+    n = 0
+    while True:
+        h, _ = recv_pdu(s)
+        itt, = struct.unpack(">I", h[16:20])
+        mx, = struct.unpack(">I", h[32:36])
+        if h[0] != 0x31:
+            return False, "opcode %02x itt %#x, not an R2T" % (h[0], itt)
+        if sn_lt(mx, top):
+            return False, ("R2T for itt %#x: MaxCmdSN %d after %d" %
+                           (itt, mx, top))
+        top = mx
+        if sn_lt(top, cmdsn):
+            return True, "%d WRITEs held beside the immediate one, " \
+                "MaxCmdSN never lower (%d)" % (n, top)
+        write10(0x300 + n, cmdsn, False, 2 + n)
+        s.settimeout(5)
+        cmdsn += 1
+        n += 1
 
 
 def read_block(s, itt, cmdsn, lba, digest):

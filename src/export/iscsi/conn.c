@@ -103,6 +103,7 @@ struct iscsi_task {
 	bool read, write, aborted;
 	bool data_err;          /* a Data-Out was bad: discard, then fail */
 	bool unsol_open;        /* unsolicited Data-Out may still come */
+	bool imm;               /* an immediate command: outside the window */
 	uint8_t lun_raw[8];
 	uint32_t itt, edtl, xfer;
 	struct iovec iov;
@@ -803,7 +804,11 @@ static void task_link(struct iscsi_conn *c, struct iscsi_task *t)
 	*h = t;
 	t->hpprev = h;
 	c->nr_tasks++;
-	__atomic_fetch_add(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
+	/* the session's count is the window's: an immediate command takes
+	 * no CmdSN, so counting it would lower MaxCmdSN below one already
+	 * sent (RFC 7143 4.2.2.1) */
+	if (!t->imm)
+		__atomic_fetch_add(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
 }
 
 /* @t off c->tasks and its chain, when it is on them. */
@@ -819,7 +824,8 @@ static void task_unlink(struct iscsi_conn *c, struct iscsi_task *t)
 	if (t->hnext)
 		t->hnext->hpprev = t->hpprev;
 	c->nr_tasks--;
-	__atomic_fetch_sub(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
+	if (!t->imm)
+		__atomic_fetch_sub(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
 }
 
 static void task_free(struct iscsi_conn *c, struct iscsi_task *t)
@@ -1118,6 +1124,7 @@ static int handle_scsi_cmd(struct iscsi_conn *c)
 	if (ahs.ext_cdb_len)
 		memcpy(t->cdb + ISCSI_CDB_LEN, ahs.ext_cdb, ahs.ext_cdb_len);
 	t->xfer = xfer;
+	t->imm = b[BHS_OPCODE] & ISCSI_OP_IMMEDIATE;
 	task_link(c, t);
 	c->cmds++;
 	if (c->mlun) {
