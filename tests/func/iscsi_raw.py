@@ -511,6 +511,8 @@ def check(addr, what, target):
         return hold(s, cmdsn, statsn)
     if what == "maxcmdsn_immediate":
         return maxcmdsn_immediate(s, cmdsn)
+    if what == "read_error_no_stale_data":
+        return read_error_no_stale_data(s, cmdsn)
     return False, "unknown check " + what
 
 
@@ -553,6 +555,56 @@ def maxcmdsn_immediate(s, cmdsn):
         s.settimeout(5)
         cmdsn += 1
         n += 1
+
+
+def read_error_no_stale_data(s, cmdsn):
+    """A READ that fails (LBA out of range: CHECK CONDITION) right after
+    one that read data on the same connection: no Data-In (the target
+    reuses the first command's task and buffer; its bytes were sent as
+    the failed READ's data), the whole expected length as the residual
+    underflow (nothing moved), the sense in the SCSI Response."""
+    pat = bytes(range(256)) * 16                     # 4 KiB, not zeros
+    cmdsn = settle(s, cmdsn)
+    cdb = bytes([0x2A, 0, 0, 0, 0, 8, 0, 0, 8, 0]) + bytes(6)
+    s.sendall(bhs(0x01, 0x80 | 0x20, itt=0x20, f20=4096, f24=cmdsn, rest=cdb))
+    h, _ = recv_pdu(s)
+    if h[0] != 0x31:
+        return False, "WRITE: opcode %02x, not an R2T" % h[0]
+    s.sendall(bhs(0x05, 0x80, dsl=4096, itt=0x20, f20=struct.unpack(
+        ">I", h[20:24])[0]) + pat)
+    st, _, _, _, _ = scsi_rsp(s, 0x20)
+    if st:
+        return False, "WRITE: status %02x" % st
+    cmdsn += 1
+    for itt, lba in ((0x21, 8), (0x22, 0xFFFFFFF0)):
+        cdb = bytes([0x28, 0]) + struct.pack(">I", lba) + bytes([0, 0, 8, 0])
+        s.sendall(bhs(0x01, 0x80 | 0x40, itt=itt, f20=4096, f24=cmdsn,
+                      rest=cdb + bytes(6)))
+        cmdsn += 1
+        data = b""
+        while True:
+            h, d = recv_pdu(s)
+            if h[0] == 0x25:
+                data += d
+                if h[1] & 1:
+                    break
+            else:
+                break
+        if itt == 0x21 and data != pat:
+            return False, "the READ of the written block: %d bytes, not " \
+                "the pattern" % len(data)
+    resid, = struct.unpack(">I", h[44:48])
+    if h[0] != 0x21 or h[3] != 0x02:
+        return False, "READ past the end: opcode %02x status %02x, not " \
+            "a SCSI Response with CHECK CONDITION" % (h[0], h[3])
+    if data:
+        return False, "READ past the end: %d bytes of Data-In%s" % (
+            len(data), " (the previous READ's data)" if pat[:len(data)] ==
+            data else "")
+    if not h[1] & 0x02 or resid != 4096:
+        return False, "READ past the end: flags %02x residual %d, want " \
+            "underflow 4096" % (h[1], resid)
+    return True, "CHECK CONDITION with no Data-In, residual underflow 4096"
 
 
 def read_block(s, itt, cmdsn, lba, digest):

@@ -904,6 +904,13 @@ static void send_status(struct iscsi_conn *c, struct iscsi_task *t)
 			      m->status != SAM_STAT_CHECK_CONDITION;
 	uint8_t sense[2 + SCSI_SENSE_MAX];
 
+	/* a command that failed sends only what its media access moved,
+	 * never the rest of the buffer (a cached task's holds the data of
+	 * an earlier command, maybe another initiator's) */
+	if (m->status == SAM_STAT_CHECK_CONDITION && m->moved < moved) {
+		moved = m->moved;
+		in_data = in_data && moved;
+	}
 	residual(t, &rflags, &rcount);
 	while (in_data && off < moved) {
 		uint32_t n = moved - off, room = c->p.max_burst_length - burst;
@@ -992,6 +999,7 @@ static void task_end_now(struct iscsi_conn *c, struct iscsi_task *t,
 	t->cmd.status = status;
 	t->cmd.sense_len = 0;
 	t->cmd.resid = t->xfer;
+	t->cmd.moved = 0;
 	t->cmd.overflow = false;
 	t->cmd.no_response = false;
 	c->in_core++;
