@@ -513,6 +513,8 @@ def check(addr, what, target):
         return maxcmdsn_immediate(s, cmdsn)
     if what == "read_error_no_stale_data":
         return read_error_no_stale_data(s, cmdsn)
+    if what == "abort_task_not_received":
+        return abort_task_not_received(s, cmdsn)
     return False, "unknown check " + what
 
 
@@ -605,6 +607,39 @@ def read_error_no_stale_data(s, cmdsn):
         return False, "READ past the end: flags %02x residual %d, want " \
             "underflow 4096" % (h[1], resid)
     return True, "CHECK CONDITION with no Data-In, residual underflow 4096"
+
+
+def abort_task_not_received(s, cmdsn):
+    """ABORT TASK of a task the target has not (RFC 7143 11.6.1): with
+    RefCmdSN outside the window, "Task does not exist" (c); with RefCmdSN
+    the ExpCmdSN, before the request's CmdSN, "Function complete" and the
+    CmdSN considered received (b): the command coming late is dropped (a
+    TEST UNIT READY here, it would be a WRITE the initiator thinks
+    aborted), and the next CmdSN is taken, not held behind it."""
+    def abort(itt, ref_itt, ref_sn, sn):
+        s.sendall(bhs(0x42, 0x80 | 1, itt=itt, f20=ref_itt, f24=sn,
+                      rest=struct.pack(">II", ref_sn, 0)))
+        h, _ = recv_pdu(s)
+        if h[0] != 0x22:
+            raise RuntimeError("opcode %02x, not a TMF response" % h[0])
+        return h[2]
+
+    cmdsn = settle(s, cmdsn)
+    r = abort(0x60, 0x4000, cmdsn + 100000, cmdsn)
+    if r != 1:
+        return False, "RefCmdSN outside the window: response %d, want 1" % r
+    r = abort(0x61, 0x4001, cmdsn, cmdsn + 1)
+    if r != 0:
+        return False, "RefCmdSN = ExpCmdSN: response %d, want 0" % r
+    tur(s, 0x4001, cmdsn)                  # the aborted one, late
+    tur(s, 0x62, cmdsn + 1)
+    s.settimeout(5)
+    h, _ = recv_pdu(s)
+    itt, = struct.unpack(">I", h[16:20])
+    if itt != 0x62:
+        return False, "the aborted command ran (itt %#x answered first)" % itt
+    return True, "outside the window: 1; not received: 0, dropped when " \
+        "it came, the next taken"
 
 
 def read_block(s, itt, cmdsn, lba, digest):

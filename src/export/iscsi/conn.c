@@ -1686,16 +1686,31 @@ static int handle_tmf(struct iscsi_conn *c)
 		}
 		if (!t) {
 			/*
-			 * 11.6.1: a task not received yet whose RefCmdSN is
-			 * in the window before this request: complete
-			 * ("considered received"); otherwise no such task.
+			 * 11.6.1 b: a task not received yet whose RefCmdSN is
+			 * in the window and before this request's CmdSN:
+			 * complete, its CmdSN "considered received"; c: any
+			 * other (ended, or outside the window): no such task.
 			 */
 			uint32_t ref_sn = get_be32(b + BHS_TMF_REFCMDSN);
+			uint32_t exp = exp_cmdsn(c);
 
-			resp = iscsi_sn_cmp(ref_sn, exp_cmdsn(c)) < 0 ?
-			       ISCSI_TMF_RSP_NO_TASK : ISCSI_TMF_RSP_COMPLETE;
-			if (ref_sn == get_be32(b + BHS_CMDSN))
+			if (iscsi_sn_cmp(ref_sn, exp) < 0 ||
+			    iscsi_sn_cmp(ref_sn, get_be32(b + BHS_CMDSN)) >= 0) {
 				resp = ISCSI_TMF_RSP_NO_TASK;
+				break;
+			}
+			resp = ISCSI_TMF_RSP_COMPLETE;
+			/* the next CmdSN expected: taken here, so that the
+			 * command, should it come, is dropped as one taken,
+			 * and the session's later commands are not held
+			 * behind a CmdSN that never comes.  One further
+			 * ahead (several connections: the CmdSNs before it
+			 * are on others) is not tracked (docs/iscsi.md). */
+			if (ref_sn == exp)
+				__atomic_compare_exchange_n(&c->sess->exp_cmdsn,
+							    &exp, exp + 1, false,
+							    __ATOMIC_ACQ_REL,
+							    __ATOMIC_ACQUIRE);
 			break;
 		}
 		if (t->cmd.lun != lun) {
