@@ -515,6 +515,14 @@ def check(addr, what, target):
         return read_error_no_stale_data(s, cmdsn)
     if what == "abort_task_not_received":
         return abort_task_not_received(s, cmdsn)
+    if what == "abort_task_set_no_lun":
+        # ABORT TASK SET of a LUN the target has not: "LUN does not
+        # exist" (RFC 7143 11.6.1, 2), as CLEAR TASK SET and LUN RESET
+        s.sendall(bhs(0x42, 0x80 | 2, lun=5 << 48, itt=0x60,
+                      f20=0xFFFFFFFF, f24=cmdsn))
+        h, _ = recv_pdu(s)
+        return h[0] == 0x22 and h[2] == 2, \
+            "opcode %02x response %d (want 22, 2)" % (h[0], h[2])
     return False, "unknown check " + what
 
 

@@ -1731,7 +1731,11 @@ static int handle_tmf(struct iscsi_conn *c)
 	}
 	case ISCSI_TMF_ABORT_TASK_SET:
 		/* SAM-5 7.3: this session's tasks (one I_T nexus), on every
-		 * connection of it */
+		 * connection of it; a LUN the target has not: 2 (11.6.1) */
+		if (lun >= c->node->nr_luns) {
+			resp = ISCSI_TMF_RSP_NO_LUN;
+			break;
+		}
 		resp = xtmf_others(c, XTMF_ABORT_TASK_SET, lun, 0) ?
 		       ISCSI_TMF_RSP_REJECTED : ISCSI_TMF_RSP_COMPLETE;
 		abort_waiting(c, lun);
