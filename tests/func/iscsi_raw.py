@@ -509,7 +509,145 @@ def check(addr, what, target):
         return h[0] == 0x21 and itt == 5, "first answer itt %d (want 5)" % itt
     if what == "hold":
         return hold(s, cmdsn, statsn)
+    if what == "maxcmdsn_immediate":
+        return maxcmdsn_immediate(s, cmdsn)
+    if what == "read_error_no_stale_data":
+        return read_error_no_stale_data(s, cmdsn)
+    if what == "abort_task_not_received":
+        return abort_task_not_received(s, cmdsn)
+    if what == "abort_task_set_no_lun":
+        # ABORT TASK SET of a LUN the target has not: "LUN does not
+        # exist" (RFC 7143 11.6.1, 2), as CLEAR TASK SET and LUN RESET
+        s.sendall(bhs(0x42, 0x80 | 2, lun=5 << 48, itt=0x60,
+                      f20=0xFFFFFFFF, f24=cmdsn))
+        h, _ = recv_pdu(s)
+        return h[0] == 0x22 and h[2] == 2, \
+            "opcode %02x response %d (want 22, 2)" % (h[0], h[2])
     return False, "unknown check " + what
+
+
+def sn_lt(a, b):
+    """Serial number arithmetic (RFC 1982, 32 bits): a < b."""
+    return a != b and (b - a) & 0xFFFFFFFF < 0x80000000
+
+
+def maxcmdsn_immediate(s, cmdsn):
+    """MaxCmdSN never goes backwards (RFC 7143 4.2.2.1) while an
+    immediate command is held: an immediate WRITE waits for its Data-Out
+    (R2T answered never), then non-immediate WRITEs fill the window the
+    responses announced, each held for its R2T.  Every R2T's MaxCmdSN
+    must be at least the highest seen, and every command inside it taken
+    (an initiator ignores a lower MaxCmdSN and sends up to the higher)."""
+    def write10(itt, sn, imm, lba):
+        cdb = bytes([0x2A, 0, 0, 0, 0, lba, 0, 0, 1, 0]) + bytes(6)
+        s.sendall(bhs(0x41 if imm else 0x01, 0x80 | 0x20, itt=itt, f20=512,
+                      f24=sn, rest=cdb))
+
+    tur(s, 0x100, cmdsn)
+    _, _, _, top, _ = scsi_rsp(s, 0x100)
+    cmdsn += 1
+    write10(0x200, cmdsn, True, 1)
+    n = 0
+    while True:
+        h, _ = recv_pdu(s)
+        itt, = struct.unpack(">I", h[16:20])
+        mx, = struct.unpack(">I", h[32:36])
+        if h[0] != 0x31:
+            return False, "opcode %02x itt %#x, not an R2T" % (h[0], itt)
+        if sn_lt(mx, top):
+            return False, ("R2T for itt %#x: MaxCmdSN %d after %d" %
+                           (itt, mx, top))
+        top = mx
+        if sn_lt(top, cmdsn):
+            return True, "%d WRITEs held beside the immediate one, " \
+                "MaxCmdSN never lower (%d)" % (n, top)
+        write10(0x300 + n, cmdsn, False, 2 + n)
+        s.settimeout(5)
+        cmdsn += 1
+        n += 1
+
+
+def read_error_no_stale_data(s, cmdsn):
+    """A READ that fails (LBA out of range: CHECK CONDITION) right after
+    one that read data on the same connection: no Data-In (the target
+    reuses the first command's task and buffer; its bytes were sent as
+    the failed READ's data), the whole expected length as the residual
+    underflow (nothing moved), the sense in the SCSI Response."""
+    pat = bytes(range(256)) * 16                     # 4 KiB, not zeros
+    cmdsn = settle(s, cmdsn)
+    cdb = bytes([0x2A, 0, 0, 0, 0, 8, 0, 0, 8, 0]) + bytes(6)
+    s.sendall(bhs(0x01, 0x80 | 0x20, itt=0x20, f20=4096, f24=cmdsn, rest=cdb))
+    h, _ = recv_pdu(s)
+    if h[0] != 0x31:
+        return False, "WRITE: opcode %02x, not an R2T" % h[0]
+    s.sendall(bhs(0x05, 0x80, dsl=4096, itt=0x20, f20=struct.unpack(
+        ">I", h[20:24])[0]) + pat)
+    st, _, _, _, _ = scsi_rsp(s, 0x20)
+    if st:
+        return False, "WRITE: status %02x" % st
+    cmdsn += 1
+    for itt, lba in ((0x21, 8), (0x22, 0xFFFFFFF0)):
+        cdb = bytes([0x28, 0]) + struct.pack(">I", lba) + bytes([0, 0, 8, 0])
+        s.sendall(bhs(0x01, 0x80 | 0x40, itt=itt, f20=4096, f24=cmdsn,
+                      rest=cdb + bytes(6)))
+        cmdsn += 1
+        data = b""
+        while True:
+            h, d = recv_pdu(s)
+            if h[0] == 0x25:
+                data += d
+                if h[1] & 1:
+                    break
+            else:
+                break
+        if itt == 0x21 and data != pat:
+            return False, "the READ of the written block: %d bytes, not " \
+                "the pattern" % len(data)
+    resid, = struct.unpack(">I", h[44:48])
+    if h[0] != 0x21 or h[3] != 0x02:
+        return False, "READ past the end: opcode %02x status %02x, not " \
+            "a SCSI Response with CHECK CONDITION" % (h[0], h[3])
+    if data:
+        return False, "READ past the end: %d bytes of Data-In%s" % (
+            len(data), " (the previous READ's data)" if pat[:len(data)] ==
+            data else "")
+    if not h[1] & 0x02 or resid != 4096:
+        return False, "READ past the end: flags %02x residual %d, want " \
+            "underflow 4096" % (h[1], resid)
+    return True, "CHECK CONDITION with no Data-In, residual underflow 4096"
+
+
+def abort_task_not_received(s, cmdsn):
+    """ABORT TASK of a task the target has not (RFC 7143 11.6.1): with
+    RefCmdSN outside the window, "Task does not exist" (c); with RefCmdSN
+    the ExpCmdSN, before the request's CmdSN, "Function complete" and the
+    CmdSN considered received (b): the command coming late is dropped (a
+    TEST UNIT READY here, it would be a WRITE the initiator thinks
+    aborted), and the next CmdSN is taken, not held behind it."""
+    def abort(itt, ref_itt, ref_sn, sn):
+        s.sendall(bhs(0x42, 0x80 | 1, itt=itt, f20=ref_itt, f24=sn,
+                      rest=struct.pack(">II", ref_sn, 0)))
+        h, _ = recv_pdu(s)
+        if h[0] != 0x22:
+            raise RuntimeError("opcode %02x, not a TMF response" % h[0])
+        return h[2]
+
+    cmdsn = settle(s, cmdsn)
+    r = abort(0x60, 0x4000, cmdsn + 100000, cmdsn)
+    if r != 1:
+        return False, "RefCmdSN outside the window: response %d, want 1" % r
+    r = abort(0x61, 0x4001, cmdsn, cmdsn + 1)
+    if r != 0:
+        return False, "RefCmdSN = ExpCmdSN: response %d, want 0" % r
+    tur(s, 0x4001, cmdsn)                  # the aborted one, late
+    tur(s, 0x62, cmdsn + 1)
+    s.settimeout(5)
+    h, _ = recv_pdu(s)
+    itt, = struct.unpack(">I", h[16:20])
+    if itt != 0x62:
+        return False, "the aborted command ran (itt %#x answered first)" % itt
+    return True, "outside the window: 1; not received: 0, dropped when " \
+        "it came, the next taken"
 
 
 def read_block(s, itt, cmdsn, lba, digest):

@@ -104,6 +104,8 @@ check "the data survived" timeout 60 qemu-img compare -f raw -F raw "$TMP/in.img
 for c in login_missing_initiator login_unknown_target login_bad_version \
 	login_not_login_pdu login_huge_text unknown_key nop data_over_max \
 	unknown_opcode datasn_gap datasn_reversed data_digest_data_out cmdsn_outside_window \
+	maxcmdsn_immediate read_error_no_stale_data abort_task_not_received \
+	abort_task_set_no_lun \
 	data_digest reinstate r2t_flow; do
 	check "wire: $c" raw "$c"
 done

@@ -281,6 +281,9 @@ rc=$?
 check "tgt: our pings every 300 ms, idle client, then I/O (rc $rc: $(head -c 200 "$TMP/u.out"))" test $rc -eq 0
 stop "$GPID"
 n=$(counter "$TMP/gu.log" "NOP-Out pings sent")
+# about 4 s idle: 13 pings at 300 ms, but the gateway looks every 100 ms
+# and a loaded machine (load 5) stretched them to 8 once; 6 still says
+# "well under a second apart", the default (5 s) would give none
 check "... tgt answered our $n pings, no connection lost" \
-	bash -c "[ $n -ge 10 ] && grep -q 'NOP-Out pings sent (0 unanswered)' '$TMP/gu.log' && ! grep -q 'connection lost' '$TMP/gu.log'"
+	bash -c "[ $n -ge 6 ] && grep -q 'NOP-Out pings sent (0 unanswered)' '$TMP/gu.log' && ! grep -q 'connection lost' '$TMP/gu.log'"
 finish

@@ -438,6 +438,10 @@ static void test_read_write(void **state)
 	scsi_put_be64(r16 + 2, CAP / 512 - 4);
 	run(f, &c, 0, 0, r16, 16, SCSI_DIR_FROM_DEVICE, rbuf, 4096);
 	expect_sense(&c, SK_ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+	/* nothing moved: the whole length is the residual (a transport
+	 * sends xfer_len - resid bytes of its buffer as the data) */
+	assert_int_equal(c.resid, 4096);
+	assert_false(c.overflow);
 	w10[1] = 0x20;
 	run(f, &c, 0, 0, w10, 10, SCSI_DIR_TO_DEVICE, wbuf, 4096);
 	expect_field(&c, 1, 7);
@@ -635,6 +639,7 @@ static void test_medium_error(void **state)
 	clear_ua(&f, 0);
 	run(&f, &c, 1, 0, r10, 10, SCSI_DIR_FROM_DEVICE, buf, 1024);
 	expect_sense(&c, SK_MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR);
+	assert_int_equal(c.resid, 1024); /* the failed READ moved nothing */
 	assert_int_equal(scsi_parse_sense(c.sense, c.sense_len, &s), 0);
 	assert_true(s.info_valid);
 	assert_true(s.info == 77);

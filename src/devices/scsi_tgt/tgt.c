@@ -72,8 +72,16 @@ void tgt_cmd_bad_param(struct scsi_tgt_cmd *c, const struct scsi_lu *lu,
 void tgt_cmd_end(struct scsi_tgt_queue *q, struct scsi_tgt_cmd *c)
 {
 	q_count(&q->cmds, 1);
-	if (unlikely(c->status == SAM_STAT_CHECK_CONDITION))
+	if (unlikely(c->status == SAM_STAT_CHECK_CONDITION)) {
 		q_count(&q->check_conditions, 1);
+		/* a command that failed before (or while) moving its data:
+		 * @resid is what it did not move, so that no transport sends
+		 * the rest of the buffer (a reused one holds another
+		 * command's data) */
+		if (c->dir == SCSI_DIR_FROM_DEVICE && !c->overflow &&
+		    c->xfer_len - c->resid > c->moved)
+			c->resid = c->xfer_len - c->moved;
+	}
 	if (c->io != (void *)c->io_space)
 		free(c->io);
 	c->io = NULL;

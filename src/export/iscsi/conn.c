@@ -103,6 +103,7 @@ struct iscsi_task {
 	bool read, write, aborted;
 	bool data_err;          /* a Data-Out was bad: discard, then fail */
 	bool unsol_open;        /* unsolicited Data-Out may still come */
+	bool imm;               /* an immediate command: outside the window */
 	uint8_t lun_raw[8];
 	uint32_t itt, edtl, xfer;
 	struct iovec iov;
@@ -803,7 +804,11 @@ static void task_link(struct iscsi_conn *c, struct iscsi_task *t)
 	*h = t;
 	t->hpprev = h;
 	c->nr_tasks++;
-	__atomic_fetch_add(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
+	/* the session's count is the window's: an immediate command takes
+	 * no CmdSN, so counting it would lower MaxCmdSN below one already
+	 * sent (RFC 7143 4.2.2.1) */
+	if (!t->imm)
+		__atomic_fetch_add(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
 }
 
 /* @t off c->tasks and its chain, when it is on them. */
@@ -819,7 +824,8 @@ static void task_unlink(struct iscsi_conn *c, struct iscsi_task *t)
 	if (t->hnext)
 		t->hnext->hpprev = t->hpprev;
 	c->nr_tasks--;
-	__atomic_fetch_sub(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
+	if (!t->imm)
+		__atomic_fetch_sub(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
 }
 
 static void task_free(struct iscsi_conn *c, struct iscsi_task *t)
@@ -898,6 +904,13 @@ static void send_status(struct iscsi_conn *c, struct iscsi_task *t)
 			      m->status != SAM_STAT_CHECK_CONDITION;
 	uint8_t sense[2 + SCSI_SENSE_MAX];
 
+	/* a command that failed sends only what its media access moved,
+	 * never the rest of the buffer (a cached task's holds the data of
+	 * an earlier command, maybe another initiator's) */
+	if (m->status == SAM_STAT_CHECK_CONDITION && m->moved < moved) {
+		moved = m->moved;
+		in_data = in_data && moved;
+	}
 	residual(t, &rflags, &rcount);
 	while (in_data && off < moved) {
 		uint32_t n = moved - off, room = c->p.max_burst_length - burst;
@@ -986,6 +999,7 @@ static void task_end_now(struct iscsi_conn *c, struct iscsi_task *t,
 	t->cmd.status = status;
 	t->cmd.sense_len = 0;
 	t->cmd.resid = t->xfer;
+	t->cmd.moved = 0;
 	t->cmd.overflow = false;
 	t->cmd.no_response = false;
 	c->in_core++;
@@ -1118,6 +1132,7 @@ static int handle_scsi_cmd(struct iscsi_conn *c)
 	if (ahs.ext_cdb_len)
 		memcpy(t->cdb + ISCSI_CDB_LEN, ahs.ext_cdb, ahs.ext_cdb_len);
 	t->xfer = xfer;
+	t->imm = b[BHS_OPCODE] & ISCSI_OP_IMMEDIATE;
 	task_link(c, t);
 	c->cmds++;
 	if (c->mlun) {
@@ -1671,16 +1686,31 @@ static int handle_tmf(struct iscsi_conn *c)
 		}
 		if (!t) {
 			/*
-			 * 11.6.1: a task not received yet whose RefCmdSN is
-			 * in the window before this request: complete
-			 * ("considered received"); otherwise no such task.
+			 * 11.6.1 b: a task not received yet whose RefCmdSN is
+			 * in the window and before this request's CmdSN:
+			 * complete, its CmdSN "considered received"; c: any
+			 * other (ended, or outside the window): no such task.
 			 */
 			uint32_t ref_sn = get_be32(b + BHS_TMF_REFCMDSN);
+			uint32_t exp = exp_cmdsn(c);
 
-			resp = iscsi_sn_cmp(ref_sn, exp_cmdsn(c)) < 0 ?
-			       ISCSI_TMF_RSP_NO_TASK : ISCSI_TMF_RSP_COMPLETE;
-			if (ref_sn == get_be32(b + BHS_CMDSN))
+			if (iscsi_sn_cmp(ref_sn, exp) < 0 ||
+			    iscsi_sn_cmp(ref_sn, get_be32(b + BHS_CMDSN)) >= 0) {
 				resp = ISCSI_TMF_RSP_NO_TASK;
+				break;
+			}
+			resp = ISCSI_TMF_RSP_COMPLETE;
+			/* the next CmdSN expected: taken here, so that the
+			 * command, should it come, is dropped as one taken,
+			 * and the session's later commands are not held
+			 * behind a CmdSN that never comes.  One further
+			 * ahead (several connections: the CmdSNs before it
+			 * are on others) is not tracked (docs/iscsi.md). */
+			if (ref_sn == exp)
+				__atomic_compare_exchange_n(&c->sess->exp_cmdsn,
+							    &exp, exp + 1, false,
+							    __ATOMIC_ACQ_REL,
+							    __ATOMIC_ACQUIRE);
 			break;
 		}
 		if (t->cmd.lun != lun) {
@@ -1701,7 +1731,11 @@ static int handle_tmf(struct iscsi_conn *c)
 	}
 	case ISCSI_TMF_ABORT_TASK_SET:
 		/* SAM-5 7.3: this session's tasks (one I_T nexus), on every
-		 * connection of it */
+		 * connection of it; a LUN the target has not: 2 (11.6.1) */
+		if (lun >= c->node->nr_luns) {
+			resp = ISCSI_TMF_RSP_NO_LUN;
+			break;
+		}
 		resp = xtmf_others(c, XTMF_ABORT_TASK_SET, lun, 0) ?
 		       ISCSI_TMF_RSP_REJECTED : ISCSI_TMF_RSP_COMPLETE;
 		abort_waiting(c, lun);

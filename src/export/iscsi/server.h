@@ -78,7 +78,8 @@ struct iscsi_session {
 	unsigned int nr_conns;
 	bool ending;          /* being ended (reinstatement, Logout) */
 	uint32_t exp_cmdsn;   /* atomic: the session's ExpCmdSN */
-	uint32_t nr_tasks;    /* atomic: commands its connections hold */
+	uint32_t nr_tasks;    /* atomic: non-immediate commands its connections
+			       * hold (the CmdSN window's) */
 };
 
 /* A listening socket: its address as getsockname() has it. */
