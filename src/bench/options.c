@@ -2052,8 +2052,10 @@ static int parse_number(struct opt_ctx *c, uint64_t *v)
 
 		if (*v % d->store_ns) {
 			fmt_time(unit_name, sizeof(unit_name), d->store_ns);
-			return val_err(c, -EINVAL, "not a whole number of %s",
-				       unit_name + 1);
+			fmt_range(d, range, sizeof(range));
+			return val_err(c, -EINVAL,
+				       "not a whole number of %s, allowed %s",
+				       unit_name + 1, range);
 		}
 		*v /= d->store_ns;
 	}

@@ -424,7 +424,7 @@ static void test_errors(void **state)
 	assert_int_equal(set(&o, &j, "rq_timeout", "2h"), -EINVAL);
 	assert_string_equal(errbuf, "rq_timeout=2h: out of range, allowed 1ms..1h");
 	assert_int_equal(set(&o, &j, "rq_timeout", "1500us"), -EINVAL);
-	assert_string_equal(errbuf, "rq_timeout=1500us: not a whole number of ms");
+	assert_string_equal(errbuf, "rq_timeout=1500us: not a whole number of ms, allowed 1ms..1h");
 	assert_int_equal(set(&o, &j, "completion_nsec", "2s"), -EINVAL);
 	assert_string_equal(errbuf,
 			    "completion_nsec=2s: out of range, allowed 0..1s");

@@ -2034,7 +2034,7 @@ static void ini_destroy(void *hostdata)
 	if (h->stash)
 		ini_exit_queue(h->stash);
 	if (h->reported && !h->cfg.quiet)
-		fprintf(stderr, "iscsi: %s: closed: %llu logins (%llu failed), %llu connections lost, "
+		fprintf(stderr, "iscsi: %s: closed: %llu logins, %llu failed logins, %llu connections lost, "
 			"%llu commands, %llu R2Ts, %llu Data-Out PDUs (%llu unsolicited), "
 			"%llu Data-In PDUs (%llu with status), %llu window waits, %llu NOP-In pings answered, "
 			"%llu NOP-Out pings sent (%llu unanswered), "
