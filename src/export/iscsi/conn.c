@@ -618,17 +618,29 @@ static uint32_t exp_cmdsn(const struct iscsi_conn *c)
 	return c->sess ? __atomic_load_n(&c->sess->exp_cmdsn, __ATOMIC_ACQUIRE) : 0;
 }
 
-/* The session's MaxCmdSN: its window less the commands it holds. */
-static uint32_t max_cmdsn_of(const struct iscsi_conn *c, uint32_t exp)
+/*
+ * The session's MaxCmdSN: its window less the commands it holds, @self of
+ * them counted by the caller for a command not yet accepted.  Read after
+ * ExpCmdSN (@exp, an acquire load): a command is counted before its
+ * CmdSN moves ExpCmdSN (cmdsn_accept_cmd()), so a MaxCmdSN built on a
+ * new ExpCmdSN never leaves that command out of the count.
+ */
+static uint32_t max_cmdsn_held(const struct iscsi_conn *c, uint32_t exp,
+			       unsigned int self)
 {
 	unsigned int held = c->sess ?
-			    __atomic_load_n(&c->sess->nr_tasks, __ATOMIC_RELAXED) : 0;
+			    __atomic_load_n(&c->sess->nr_tasks, __ATOMIC_RELAXED) - self : 0;
 	unsigned int busy = held < c->window ? held : c->window;
 
 	/* stopping: close the window (MaxCmdSN = ExpCmdSN - 1) */
 	if (c->stopping)
 		return exp - 1;
 	return exp + (c->window - busy) - 1;
+}
+
+static uint32_t max_cmdsn_of(const struct iscsi_conn *c, uint32_t exp)
+{
+	return max_cmdsn_held(c, exp, 0);
 }
 
 /* Every response carries the session's ExpCmdSN and MaxCmdSN (4.2.2.1);
@@ -678,7 +690,7 @@ static void cmdsn_dropped(struct iscsi_conn *c, uint32_t sn, uint32_t exp)
  * connection (ErrorRecoveryLevel 0 has no way to ask for the CmdSN).
  * Return: true to process the PDU.
  */
-static bool cmdsn_accept(struct iscsi_conn *c)
+static bool cmdsn_take(struct iscsi_conn *c, unsigned int self)
 {
 	uint32_t sn = get_be32(c->bhs + BHS_CMDSN);
 	uint32_t exp = exp_cmdsn(c), max;
@@ -691,7 +703,7 @@ static bool cmdsn_accept(struct iscsi_conn *c)
 						     __ATOMIC_ACQ_REL,
 						     __ATOMIC_ACQUIRE))
 		return true;
-	max = max_cmdsn_of(c, exp);
+	max = max_cmdsn_held(c, exp, self);
 	if (iscsi_sn_cmp(sn, exp) < 0 || iscsi_sn_cmp(sn, max) > 0 ||
 	    !other_conns(c)) {
 		/* outside the window, taken, or a gap no connection fills */
@@ -738,6 +750,37 @@ static bool cmdsn_accept(struct iscsi_conn *c)
 			return false;
 		nanosleep(&ts, NULL);
 	}
+}
+
+static bool cmdsn_accept(struct iscsi_conn *c)
+{
+	return cmdsn_take(c, 0);
+}
+
+/*
+ * cmdsn_accept() for a SCSI Command: a non-immediate one is counted in the
+ * session's window (sess->nr_tasks) before its CmdSN is taken, so that
+ * another connection's response between the two cannot announce a
+ * MaxCmdSN one too high (4.2.2.1); the count is given back when the
+ * CmdSN is refused, and by task_uncount() when the command then makes no
+ * task; task_unlink() gives it back when the task ends.
+ */
+static bool cmdsn_accept_cmd(struct iscsi_conn *c)
+{
+	if (c->bhs[BHS_OPCODE] & ISCSI_OP_IMMEDIATE)
+		return true;
+	__atomic_fetch_add(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
+	if (cmdsn_take(c, 1))
+		return true;
+	__atomic_fetch_sub(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+/* A SCSI Command accepted by cmdsn_accept_cmd() that makes no task. */
+static void task_uncount(struct iscsi_conn *c)
+{
+	if (!(c->bhs[BHS_OPCODE] & ISCSI_OP_IMMEDIATE))
+		__atomic_fetch_sub(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
 }
 
 static int send_reject(struct iscsi_conn *c, uint8_t reason)
@@ -804,11 +847,10 @@ static void task_link(struct iscsi_conn *c, struct iscsi_task *t)
 	*h = t;
 	t->hpprev = h;
 	c->nr_tasks++;
-	/* the session's count is the window's: an immediate command takes
-	 * no CmdSN, so counting it would lower MaxCmdSN below one already
+	/* the session's count is the window's, taken for a non-immediate
+	 * command by cmdsn_accept_cmd(): an immediate command takes no
+	 * CmdSN, so counting it would lower MaxCmdSN below one already
 	 * sent (RFC 7143 4.2.2.1) */
-	if (!t->imm)
-		__atomic_fetch_add(&c->sess->nr_tasks, 1, __ATOMIC_RELAXED);
 }
 
 /* @t off c->tasks and its chain, when it is on them. */
@@ -1100,14 +1142,16 @@ static int handle_scsi_cmd(struct iscsi_conn *c)
 	    ahs.ext_cdb_len > ISCSI_CDB_MAX - ISCSI_CDB_LEN)
 		return proto_error(c, ISCSI_REJECT_INVALID_PDU_FIELD,
 				   "bad AHS on a SCSI Command");
-	if (!cmdsn_accept(c))
+	if (!cmdsn_accept_cmd(c))
 		return rx_data(c, NULL, dlen);
 	if (c->nr_tasks >= c->window + IMM_SLACK) {
 		/* only immediate commands get here: the window holds others */
+		task_uncount(c);
 		rx_data(c, NULL, dlen);
 		return send_reject(c, ISCSI_REJECT_IMM_CMD);
 	}
 	if (task_find(c, get_be32(b + BHS_ITT))) {
+		task_uncount(c);
 		rx_data(c, NULL, dlen);
 		return send_reject(c, ISCSI_REJECT_TASK_IN_PROGRESS);
 	}
@@ -1118,8 +1162,10 @@ static int handle_scsi_cmd(struct iscsi_conn *c)
 	if (!t) {
 		/* the command gets TASK SET FULL, a task without a buffer */
 		t = task_get(c, 0);
-		if (!t)
+		if (!t) {
+			task_uncount(c);
 			return proto_error(c, ISCSI_REJECT_IMM_CMD, "out of memory");
+		}
 		no_buf = true;
 	}
 	t->c = c;
