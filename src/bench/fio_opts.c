@@ -71,7 +71,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "iodepth_batch_complete_max", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "iodepth_low", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "serialize_overlap", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
-	{ "io_submit_mode", NULL, NULL, FIO_MAPPED, "inline only (the job's thread submits, fio's default); offload is refused" },
+	{ "io_submit_mode", NULL, NULL, FIO_MAPPED, "inline; offload taken as inline: the job's thread submits at the rate's times whatever the completions do, which is what fio's submitting threads are for (docs/bench.md)" },
 	{ "size", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "io_size", "io_limit", NULL, FIO_SUPPORTED, NULL },
 	{ "fill_device", "fill_fs", NULL, FIO_REFUSED, R_WORKLOAD },

@@ -270,4 +270,14 @@ check "flow=1 and flow=8: I/Os in the ratio $b, 8 within 3 % (fio: $f)" within "
 printf '[a]\nrw=read\nsize=1m\nflow=1\n[b]\nstonewall\nrw=read\nsize=1m\nflow=1\n' >"$TMP/flowsw.fio"
 expect_error "a flow across a stonewall: refused (fio waits for ever)" "flow_id=0 has jobs on both sides of a stonewall" \
 	bench --dev=null "$TMP/flowsw.fio"
+# io_submit_mode=offload: fio's submitting threads hold the rate whatever
+# the completions do; so does blkstack's job thread.  20 ms completions
+# at iodepth=32 and rate_iops=1000: 1000 a second, where waiting on each
+# completion would make 50; the run ends with 20 ms of I/Os in flight
+# (not counted), so 980
+b=$("$BLKSTACK" bench --dev=null --irqmode=2 --completion_nsec=20ms --name=x --rw=randread \
+	--size=16m --iodepth=32 --rate_iops=1000 --io_submit_mode=offload --runtime=1 --time_based \
+	--output-format=json | jq '.jobs[0].read.total_ios')
+check "io_submit_mode=offload: $b I/Os in 1 s with 20 ms completions, the rate's 1000 less those in flight" \
+	within "$b" 980 3
 finish
