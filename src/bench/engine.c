@@ -1350,6 +1350,12 @@ static void job_reap(struct job_thread *td, uint64_t now)
 		enum bench_ddir ddir = (enum bench_ddir)u->ddir;
 
 		if (unlikely(u->bio.bi_status)) {
+			if (td->o->fill_device &&
+			    u->bio.bi_status == BLK_STS_NOSPC) {
+				/* fio: the device is full, the job done */
+				td->stop = true;
+				goto recycle;
+			}
 			td->res->dir[ddir].errors++;
 			job_error(td, blk_status_to_errno(u->bio.bi_status),
 				  "%s error at offset %llu, length %u%s%s: %s",
@@ -1379,6 +1385,7 @@ static void job_reap(struct job_thread *td, uint64_t now)
 		}
 		td->ios_done[ddir]++;
 		td->bytes_done[ddir] += u->bio.bi_size;
+recycle:
 		u->next = td->free_list;
 		td->free_list = u;
 		td->nr_free++;
@@ -3072,6 +3079,27 @@ static uint32_t job_min_bs(const struct bench_job_opts *j)
 }
 
 /*
+ * fill_device=1 on a job's file without size= (or filesize=, size=N%):
+ * fio writes until ENOSPC, which on a regular file is until its file
+ * system is full.  blkstack bench does not fill a file system: refused,
+ * naming where fill_device was set.  A block device bounds itself.
+ */
+static int job_fill_check(const struct bench_job_opts *j, const char *path,
+			  char *err, size_t errlen)
+{
+	struct stat sb;
+
+	if (!j->fill_device || j->size || j->filesize || j->size_pct ||
+	    (!stat(path, &sb) && S_ISBLK(sb.st_mode)))
+		return 0;
+	snprintf(err, errlen,
+		 "%s%sjob '%s': fill_device=1 on %s, %s, without size=: fio writes until the file system is full (ENOSPC); blkstack bench does not fill a file system: give size= to bound it (fill_device=1 then still ends the job at ENOSPC without an error, as fio), or a block device",
+		 j->fill_device_at, j->fill_device_at[0] ? ": " : "", j->name, path,
+		 access(path, F_OK) ? "a file that does not exist" : "a regular file");
+	return -EINVAL;
+}
+
+/*
  * What file @f of thread @k of job @j must hold when it is missing, as
  * fio lays it out: filesize=, else the thread's region with its share of
  * size=; 0 (it must exist) when neither is given.
@@ -3185,6 +3213,9 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 						 j->name, path, strerror(-ret));
 					goto fail;
 				}
+				ret = job_fill_check(j, path, err, errlen);
+				if (ret)
+					goto fail;
 				tg[x].unlink |= j->unlink;
 				need = job_file_need(j, k, f, nf);
 				if (need > tg[x].create_size)

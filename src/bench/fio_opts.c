@@ -74,7 +74,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "io_submit_mode", NULL, NULL, FIO_MAPPED, "inline; offload taken as inline: the job's thread submits at the rate's times whatever the completions do, which is what fio's submitting threads are for (docs/bench.md)" },
 	{ "size", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "io_size", "io_limit", NULL, FIO_SUPPORTED, NULL },
-	{ "fill_device", "fill_fs", NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "fill_device", "fill_fs", NULL, FIO_SUPPORTED, NULL },
 	{ "filesize", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "file_append", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "offset", "fileoffset", NULL, FIO_SUPPORTED, NULL },

@@ -200,6 +200,7 @@ static int apply_cpumask(struct opt_ctx *c, uint64_t v);
 static int apply_numa_cpu_nodes(struct opt_ctx *c, uint64_t v);
 static int apply_numa_mem_policy(struct opt_ctx *c, uint64_t v);
 static int apply_create_serialize(struct opt_ctx *c, uint64_t v);
+static int apply_fill_device(struct opt_ctx *c, uint64_t v);
 
 /* fallocate=: what blkstack does to a file it creates is fio's none/truncate */
 static const struct opt_choice fallocate_choices[] = {
@@ -341,6 +342,9 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "allow_file_create", .type = OPT_BOOL, JOBF(allow_file_create),
 	  .max = 1, .def = "1",
 	  .help = "0: a file of the job that does not exist is an error, not created (fio's)" },
+	{ .name = "fill_device", .alias = { "fill_fs" }, .type = OPT_BOOL,
+	  JOBF(fill_device), .max = 1, .def = "0", .apply = apply_fill_device,
+	  .help = "1: write until the device is full: ENOSPC or EDQUOT ends the job, not as an error (fio's); without size= the job's region is the device or block device from offset, and a regular file without size= is refused (fio would write until its file system is full)" },
 	{ .name = "unlink", .type = OPT_BOOL, JOBF(unlink), .max = 1, .def = "0",
 	  .help = "1: remove the job's regular files after the run (block devices stay)" },
 	{ .name = "create_serialize", .type = OPT_STR, .group = GRP_JOB,
@@ -1799,6 +1803,16 @@ static int apply_create_serialize(struct opt_ctx *c, uint64_t unused)
 	if (c->o && !strcmp(c->val, "0"))
 		bench_err_add(c->o->notes, sizeof(c->o->notes),
 			      "create_serialize=0: blkstack creates every job's files one after another before any job starts (fio's create_serialize=1); the I/O is the same, only where the file system puts the files' blocks may differ");
+	return 0;
+}
+
+/* fill_device=: the flag, and where it was given, for the run's refusal */
+static int apply_fill_device(struct opt_ctx *c, uint64_t v)
+{
+	store(c, v);
+	if (c->j)
+		snprintf(c->j->fill_device_at, sizeof(c->j->fill_device_at),
+			 "%s", c->o && c->o->parse_at ? c->o->parse_at : "");
 	return 0;
 }
 

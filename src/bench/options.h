@@ -64,6 +64,8 @@ struct bench_dev_opts {
 	unsigned int nr_devs;
 };
 
+#define BENCH_AT_LEN 256	/* "file:line" of each place an option was given */
+
 /* One job, after [global] and the job's own options are applied. */
 struct bench_job_opts {
 	char name[BENCH_NAME_MAX];  /* section name or --name= */
@@ -194,6 +196,15 @@ struct bench_job_opts {
 	uint32_t rate_cycle_ms;     /* rate_cycle= / ratecycle=: ms averaged over (1000) */
 	bool allow_file_create;     /* allow_file_create=0|1: 0: a missing file is an error (1) */
 	bool unlink;                /* unlink=0|1: remove the job's regular files after the run (0) */
+	/*
+	 * fill_device=0|1 (fill_fs): ENOSPC or EDQUOT ends the job, not as an
+	 * error (fio's); without size= the region is the device from offset,
+	 * and a regular file without size= is refused (fio would fill the
+	 * file system).  @fill_device_at: "file:line" it was set at, "" for
+	 * the command line.
+	 */
+	bool fill_device;
+	char fill_device_at[BENCH_AT_LEN];
 	uint32_t ba;                /* blockalign= / ba=: random offsets' unit, bytes (0: the smallest bs) */
 	/* fio's flows: jobs of one flow_id issue in the ratio of their flow= weights */
 	uint32_t flow;              /* flow=, 0..1000: this job's weight (0: not in a flow) */
@@ -221,7 +232,6 @@ enum bench_mem_policy {
 /* files of one job thread (nrfiles=, filename=a:b): each is a device */
 #define BENCH_MAX_FILES 256
 #define BENCH_MAX_OPTS 192	/* bench's options and the registry's */
-#define BENCH_AT_LEN 256	/* "file:line" of each place an option was given */
 
 /* --count_instructions: how instructions per I/O are counted */
 enum bench_count_insn {
