@@ -354,6 +354,14 @@ struct job_thread {
 	uint64_t dist_off;           /* the scatter's offset, in blocks */
 	uint64_t gauss_dev;          /* normal: the deviation, in blocks */
 	uint64_t zone_start[BENCH_ZONES_MAX], zone_len[BENCH_ZONES_MAX];
+	/*
+	 * zonemode=strided (job_prep_strided()): @offset is the current
+	 * zone's start, @nr_blocks a zone's blocks; @zone_bytes moved in it
+	 */
+	bool strided;
+	uint64_t zone_bytes;
+	uint64_t zone_first;         /* the first zone's start: offset= */
+	uint64_t zone_dev_end;       /* the device's size: past it, back to zone_first */
 	/* rw=<pattern>:N (job_prep_mod()) */
 	int64_t seq_skip;            /* sequential: blocks skipped after each I/O */
 	uint32_t rand_seq_left;      /* random: I/Os still to follow the last in order */
@@ -1027,6 +1035,40 @@ static bool job_prep_verify_files(struct job_thread *td, struct io_u *u)
 }
 
 /*
+ * zonemode=strided, as fio's setup_strided_zone_mode(): once zonesize
+ * bytes have gone in a zone the job moves on by zonerange + zoneskip,
+ * back to the first zone once past the device's end; every zonerange
+ * bytes the zone starts afresh (sequential: from its start; random: a
+ * new random map).  An I/O that would end past the device ends the job,
+ * as fio's fill_io_u() does.
+ */
+static bool job_prep_strided(struct job_thread *td, struct io_u *u)
+{
+	const struct bench_job_opts *o = td->o;
+
+	if (td->zone_bytes >= o->zonesize) {
+		td->zone_bytes = 0;
+		td->offset += o->zonerange + o->zoneskip;
+		if (td->offset >= td->zone_dev_end)
+			td->offset = td->zone_first;
+	}
+	if (td->zone_bytes % o->zonerange == 0) {
+		memset(td->seq_pos, 0, sizeof(td->seq_pos));
+		if (td->randmap && td->randmap_used)
+			randmap_clear(td);
+	}
+	if (!job_prep_io(td, u))
+		return false;
+	if (u->bio.bi_offset + u->bio.bi_size > td->zone_dev_end) {
+		td->bytes_issued -= o->bs;
+		td->stop = true;	/* what is in flight is drained */
+		return false;
+	}
+	td->zone_bytes += o->bs;
+	return true;
+}
+
+/*
  * job_prep() for a job with verify=, rw=<pattern>:N, bssplit=, bsrange=
  * or several files: the verify phase, the next file, the offset
  * modifiers, the sizes, headers on writes.
@@ -1046,6 +1088,8 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 			job_file_next(td);
 		td->file_switch = true;
 	}
+	if (unlikely(td->strided))
+		return job_prep_strided(td, u);
 	if (td->o->rw_mod ? !job_prep_mod(td, u) :
 	    td->random && td->dist ? !job_prep_dist(td, u) : !job_prep_io(td, u))
 		return false;
@@ -2453,6 +2497,26 @@ region_set:
 		td->ba_end = td->offset + td->region_bytes;
 		td->nr_blocks = max / o->ba;
 		td->prep_hook = true;
+	}
+	if (o->zonemode == BENCH_ZONE_STRIDED) {
+		/*
+		 * fio's strided zones: random offsets within a zone of
+		 * zonerange bytes, sequential ones from its start again
+		 * when they reach its end; the job's bytes are still size=
+		 */
+		td->strided = true;
+		td->prep_hook = true;
+		td->zone_first = td->offset;
+		td->zone_dev_end = dev_size;
+		td->nr_blocks = td->random ? o->zonerange / o->bs :
+			(o->zonerange + o->bs - 1) / o->bs;
+		if ((o->zonerange + o->zoneskip) % lbs) {
+			snprintf(err, errlen,
+				 "%s: zonerange=%llu + zoneskip=%llu: must be a multiple of the device's logical block size %u",
+				 o->name, (unsigned long long)o->zonerange,
+				 (unsigned long long)o->zoneskip, lbs);
+			return -EINVAL;
+		}
 	}
 	switch (o->rw) {
 	case RW_READ:

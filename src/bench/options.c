@@ -231,6 +231,13 @@ static const struct opt_choice submit_mode_choices[] = {
 	{ NULL, 0 },
 };
 
+static const struct opt_choice zonemode_choices[] = {
+	{ "none", BENCH_ZONE_NONE },
+	{ "strided", BENCH_ZONE_STRIDED },
+	{ NULL, 0 },
+};
+static const char *const zonemode_unsupported[] = { "zbd", NULL };
+
 static const struct opt_choice cpus_policy_choices[] = {
 	{ "shared", CPUS_SHARED },
 	{ "split", CPUS_SPLIT },
@@ -342,6 +349,18 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "allow_file_create", .type = OPT_BOOL, JOBF(allow_file_create),
 	  .max = 1, .def = "1",
 	  .help = "0: a file of the job that does not exist is an error, not created (fio's)" },
+	{ .name = "zonemode", .type = OPT_CHOICE, JOBF(zonemode),
+	  .choices = zonemode_choices, .unsupported = zonemode_unsupported,
+	  .help = "none, or strided (fio's, the default when zonesize= is given): zonesize bytes from each zone of zonerange bytes, then on by zonerange + zoneskip; zbd (a zoned block device) is not supported" },
+	{ .name = "zonesize", .type = OPT_SIZE, JOBF(zonesize), .max = UINT64_MAX,
+	  .def = "0", .flags = OPT_F_ALIGN512,
+	  .help = "zonemode=strided: bytes transferred in a zone before the job skips to the next (more than zonerange: the zone again, from its start)" },
+	{ .name = "zonerange", .type = OPT_SIZE, JOBF(zonerange), .max = UINT64_MAX,
+	  .def = "0", .flags = OPT_F_ALIGN512,
+	  .help = "zonemode=strided: the size of a zone (0: zonesize)" },
+	{ .name = "zoneskip", .type = OPT_SIZE, JOBF(zoneskip), .max = UINT64_MAX,
+	  .def = "0", .flags = OPT_F_ALIGN512,
+	  .help = "zonemode=strided: bytes skipped after each zone" },
 	{ .name = "fill_device", .alias = { "fill_fs" }, .type = OPT_BOOL,
 	  JOBF(fill_device), .max = 1, .def = "0", .apply = apply_fill_device,
 	  .help = "1: write until the device is full: ENOSPC or EDQUOT ends the job, not as an error (fio's); without size= the job's region is the device or block device from offset, and a regular file without size= is refused (fio would write until its file system is full)" },
@@ -2658,6 +2677,63 @@ static int check_verify(struct bench_opts *o, struct bench_job_opts *j,
 }
 
 /* Checks that need more than one option, once everything is parsed. */
+/*
+ * zonemode=, fio's rules (init.c fixup_options()): none with zonesize= is
+ * an error, strided needs zonesize=, not given it is strided when
+ * zonesize= is; zonerange= defaults to zonesize=.  Strided works here on
+ * plain jobs: one file per thread, one block size, no verify=,
+ * blockalign=, rw=<pattern>:N or random_distribution=.
+ */
+static int check_zonemode(struct bench_job_opts *j, char *err, size_t errlen)
+{
+	char name[SHOW_LEN];
+	const char *with = NULL;
+
+	if (j->zonemode == BENCH_ZONE_NONE && j->zonesize) {
+		set_err(err, errlen,
+			"job '%s': zonemode=none and zonesize= are not compatible (as fio says)",
+			show(name, j->name));
+		return -EINVAL;
+	}
+	if (j->zonemode == BENCH_ZONE_STRIDED && !j->zonesize) {
+		set_err(err, errlen,
+			"job '%s': zonemode=strided needs zonesize= (as fio says)",
+			show(name, j->name));
+		return -EINVAL;
+	}
+	if (j->zonemode == BENCH_ZONE_UNSET)
+		j->zonemode = j->zonesize ? BENCH_ZONE_STRIDED : BENCH_ZONE_NONE;
+	if (j->zonemode != BENCH_ZONE_STRIDED)
+		return 0;
+	if (!j->zonerange)
+		j->zonerange = j->zonesize;
+	if (j->verify != VERIFY_NONE)
+		with = "verify=";
+	else if (j->bssplit_nr || j->bs_max)
+		with = "bssplit= or bsrange=";
+	else if (j->rw_mod)
+		with = "rw=<pattern>:N";
+	else if (j->ba)
+		with = "blockalign=";
+	else if (j->rand_dist != DIST_RANDOM)
+		with = "random_distribution=";
+	else if (j->nrfiles > 1 || strchr(j->filename, ':'))
+		with = "several files";
+	if (with) {
+		set_err(err, errlen,
+			"job '%s': zonemode=strided with %s: not supported (strided zones work on plain jobs, one file and one block size)",
+			show(name, j->name), with);
+		return -EINVAL;
+	}
+	if (j->zonerange < j->bs) {
+		set_err(err, errlen,
+			"job '%s': zonerange=%" PRIu64 " is smaller than bs=%" PRIu32,
+			show(name, j->name), j->zonerange, j->bs);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 {
 	uint32_t lbs = o->dev.p.logical_block_size;
@@ -2788,6 +2864,8 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				j->gtod_reduce ? "gtod_reduce" : "disable_lat");
 			return -EINVAL;
 		}
+		if (check_zonemode(j, err, errlen))
+			return -EINVAL;
 		if (j->rate && j->rate_iops) {
 			set_err(err, errlen,
 				"job '%s': rate= and rate_iops= are mutually exclusive (as in fio)",

@@ -64,6 +64,9 @@ struct bench_dev_opts {
 	unsigned int nr_devs;
 };
 
+/* zonemode=: not given (strided if zonesize= is), none, strided */
+enum { BENCH_ZONE_UNSET = 0, BENCH_ZONE_NONE, BENCH_ZONE_STRIDED };
+
 #define BENCH_AT_LEN 256	/* "file:line" of each place an option was given */
 
 /* One job, after [global] and the job's own options are applied. */
@@ -203,6 +206,13 @@ struct bench_job_opts {
 	 * file system).  @fill_device_at: "file:line" it was set at, "" for
 	 * the command line.
 	 */
+	/*
+	 * zonemode= (fio's): BENCH_ZONE_* ; strided: zonesize bytes are
+	 * transferred in a zone of zonerange bytes (0: zonesize), then the
+	 * job moves on by zonerange + zoneskip, back to offset past the end
+	 */
+	uint8_t zonemode;
+	uint64_t zonesize, zonerange, zoneskip;
 	bool fill_device;
 	char fill_device_at[BENCH_AT_LEN];
 	uint32_t ba;                /* blockalign= / ba=: random offsets' unit, bytes (0: the smallest bs) */

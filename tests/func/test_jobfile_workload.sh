@@ -280,4 +280,37 @@ b=$("$BLKSTACK" bench --dev=null --irqmode=2 --completion_nsec=20ms --name=x --r
 	--output-format=json | jq '.jobs[0].read.total_ios')
 check "io_submit_mode=offload: $b I/Os in 1 s with 20 ms completions, the rate's 1000 less those in flight" \
 	within "$b" 980 3
+# zonemode=strided: the offsets of each I/O, from the latency log with
+# log_offset=1, against fio's on the same 256 KiB file: zonesize below,
+# above and equal to zonerange, a wrap past the end, a zone that
+# overhangs the end (the job ends there, as fio's), and random offsets
+# (compared by the zone they fall in)
+head -c 262144 /dev/urandom >"$TMP/zones.dat"
+zoffs() { # who rw zonesize zonerange zoneskip: offsets in KiB (random: zone numbers)
+	local who=$1 rw=$2 zs=$3 zr=$4 zk=$5
+	local -a cmd=(fio)
+	[ "$who" = blk ] && cmd=("$BLKSTACK" bench)
+	rm -f "$TMP/z$who"_*
+	"${cmd[@]}" --name=z --filename="$TMP/zones.dat" --rw="$rw" --bs=4k --size=256k \
+		--ioengine=psync --zonemode=strided --zonesize="$zs" --zonerange="$zr" \
+		--zoneskip="$zk" --write_lat_log="$TMP/z$who" --log_offset=1 \
+		--output-format=json >/dev/null 2>&1
+	case $rw in
+	rand*) awk -F, -v z="$(( (${zr%k} + ${zk%k}) * 1024 ))" '{ printf "%d ", int($5 / z) }' "$TMP/z$who"_clat.1.log ;;
+	*) awk -F, '{ printf "%d ", $5 / 1024 }' "$TMP/z$who"_clat.1.log ;;
+	esac
+}
+for cfg in "read 16k 32k 64k" "read 48k 16k 16k" "read 32k 64k 56k" "write 8k 8k 0k" \
+	   "randread 16k 32k 64k" "randwrite 48k 16k 16k"; do
+	# shellcheck disable=SC2086
+	b=$(zoffs blk $cfg) f=$(zoffs fio $cfg)
+	check "zonemode=strided ($cfg): offsets as fio's ($(echo "$b" | wc -w) I/Os: ${b:0:40}...)" \
+		test -n "$b" -a "$b" = "$f"
+done
+expect_error "zonemode=strided without zonesize: refused as by fio" "zonemode=strided needs zonesize=" \
+	bench --parse-only --zonemode=strided
+expect_error "zonemode=none with zonesize: refused as by fio" "zonemode=none and zonesize= are not compatible" \
+	bench --parse-only --zonemode=none --zonesize=1m
+expect_error "zonemode=zbd: refused by value" "zonemode=zbd: a value blkstack bench does not support" \
+	bench --parse-only --zonemode=zbd
 finish
