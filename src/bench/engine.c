@@ -268,6 +268,17 @@ struct job_thread {
 	struct blk_mq_ctx *ctx;
 	pthread_t thread;
 	pthread_barrier_t *start_barrier;
+	/*
+	 * exitall, exit_what=: @terminate is set by another thread's end
+	 * (job_exit_others()); @terminated: the loop saw it.  @all, @nr_all:
+	 * every thread of the run; @phase_first, @phase_n: those of this
+	 * thread's stonewall group; @exitall_any: a job has exitall
+	 */
+	atomic_bool terminate;
+	bool terminated;
+	bool exitall_any;
+	struct job_thread *all;
+	unsigned int nr_all, phase_first, phase_n;
 	/* wait_for=: the waitee's threads, all done before this one starts */
 	struct job_thread *waitee;
 	unsigned int nr_waitee;
@@ -1583,6 +1594,7 @@ static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
 
 		job_pause(o->thinktime_ns, o->thinktime_spin_ns);
 		while (!atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
+		       !atomic_load_explicit(&td->terminate, memory_order_relaxed) &&
 		       (now = bench_now_ns()) < end)
 			job_pause(end - now, 0);
 		td->think_left = o->thinktime_blocks;
@@ -1781,6 +1793,11 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 			}
 			if (runtime_end && now >= runtime_end)
 				break;
+			if (unlikely(atomic_load_explicit(&td->terminate,
+							  memory_order_relaxed))) {
+				td->terminated = true;	/* exitall */
+				break;
+			}
 			if (unlikely(o->rate_min || o->rate_iops_min) &&
 			    job_rate_min_fail(td, now))
 				break;
@@ -1799,7 +1816,8 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		td->retry = NULL;
 	}
 	/* drain what is in flight; not counted after a deadline or interrupt */
-	td->measuring = td->measuring && !runtime_end && !td->interrupted;
+	td->measuring = td->measuring && !runtime_end && !td->interrupted &&
+			!td->terminated;
 	/*
 	 * After SIGINT/SIGTERM the drain has a deadline: a device that does
 	 * not complete (a dead controller, a hung file system) must not keep
@@ -2000,6 +2018,31 @@ static int job_place(struct job_thread *td)
 	return 0;
 }
 
+
+/*
+ * fio's fio_terminate_threads() at a thread's end: with exitall in any
+ * job (fio's is global), or exitall_on_error and an error, stop the
+ * threads exit_what= names: group, those of its reporting group;
+ * stonewall, every thread of the running stonewall group; all, those and
+ * every later one, which then start and run none of their I/O.
+ */
+static void job_exit_others(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+	unsigned int k, from = 0, to = td->nr_all;
+
+	if (!td->exitall_any && !(o->exitall_on_error && td->res->error))
+		return;
+	if (o->exit_what == BENCH_EXIT_STONEWALL) {
+		from = td->phase_first;
+		to = td->phase_first + td->phase_n;
+	}
+	for (k = from; k < to; k++)
+		if (&td->all[k] != td &&
+		    (o->exit_what != BENCH_EXIT_GROUP ||
+		     td->all[k].res->groupid == td->res->groupid))
+			atomic_store(&td->all[k].terminate, true);
+}
 static void *job_thread_fn(void *arg)
 {
 	struct job_thread *td = arg;
@@ -2048,7 +2091,8 @@ static void *job_thread_fn(void *arg)
 		unsigned int w = 0;
 
 		while (w < td->nr_waitee &&
-		       !atomic_load_explicit(&bench_interrupted, memory_order_relaxed)) {
+		       !atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
+		       !atomic_load(&td->terminate)) {
 			if (atomic_load(&td->waitee[w].progress.done))
 				w++;
 			else
@@ -2063,6 +2107,7 @@ static void *job_thread_fn(void *arg)
 			delay += rng_below(&td->rng, o->startdelay_max_ns - delay + 1);
 		end = bench_now_ns() + delay;
 		while (!atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
+		       !atomic_load(&td->terminate) &&
 		       (now = bench_now_ns()) < end)
 			job_pause(end - now, 0);
 	}
@@ -2084,6 +2129,11 @@ static void *job_thread_fn(void *arg)
 	td->ramping = o->ramp_time_ns != 0;
 	td->t_loop_end = now;
 
+	/* stopped by exitall before it started: fio runs none of it */
+	if (unlikely(atomic_load(&td->terminate))) {
+		td->terminated = true;
+		td->stop = true;
+	}
 	if (!o->verify_only)
 		job_loop(td, ramp_end, runtime_end);
 	if (td->flow) {	/* fio's flow_put() */
@@ -2092,7 +2142,8 @@ static void *job_thread_fn(void *arg)
 	}
 	work_ns = td->t_loop_end - td->t_measure;
 	window_end = td->t_loop_end;
-	if (td->verify_after && !td->res->error && !td->interrupted) {
+	if (td->verify_after && !td->res->error && !td->interrupted &&
+	    !td->terminated) {
 		verify_start = bench_now_ns();
 		job_verify_phase(td);
 		window_end = bench_now_ns();
@@ -2142,6 +2193,7 @@ static void *job_thread_fn(void *arg)
 	blk_ctx_detach(td->ctx);
 	td->ctx = NULL;
 out:
+	job_exit_others(td);
 	atomic_store(&td->progress.done, true);
 	return NULL;
 }
@@ -3379,6 +3431,7 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		 char *err, size_t errlen)
 {
 	unsigned int i, t, nr_threads = 0, max_group_threads = 0, group = 0;
+	bool exitall_any = false;
 	unsigned int gstart_job;
 	struct job_thread *tds = NULL;
 	struct blk_dev *dev = shared;
@@ -3500,6 +3553,8 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 					 (uint64_t)o->jobs[i].flow * o->jobs[i].numjobs);
 		}
 	}
+	for (i = 0; i < o->nr_jobs; i++)
+		exitall_any |= o->jobs[i].exitall;
 	for (i = 0, t = 0, ft = 0; i < o->nr_jobs; i++) {
 		unsigned int k, nf = per_file ? bench_job_nr_files(&o->jobs[i]) : 1;
 
@@ -3518,6 +3573,9 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 			r->jobnum = k;
 			r->nr_threads = 1;
 			tds[t].res = r;
+			tds[t].all = tds;
+			tds[t].nr_all = res->nr_jobs;
+			tds[t].exitall_any = exitall_any;
 			if (o->jobs[i].flow) {
 				unsigned int f;
 
@@ -3623,6 +3681,8 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		pthread_barrier_init(&barrier, NULL, gthreads);
 		stop_signals_block(&sigs);
 		for (i = 0; i < gthreads; i++) {
+			tds[first + i].phase_first = first;
+			tds[first + i].phase_n = gthreads;
 			tds[first + i].start_barrier = &barrier;
 			if (pthread_create(&tds[first + i].thread, NULL,
 					   job_thread_fn, &tds[first + i])) {

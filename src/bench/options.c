@@ -79,6 +79,7 @@ struct opt_ctx {
 	struct bench_job_opts *j;
 	char *err;
 	size_t errlen;
+	char one[80];	/* fio's "v,v[,v]": the one value all of them are */
 };
 
 struct opt_def {
@@ -238,6 +239,13 @@ static const struct opt_choice zonemode_choices[] = {
 };
 static const char *const zonemode_unsupported[] = { "zbd", NULL };
 
+static const struct opt_choice exit_what_choices[] = {
+	{ "group", BENCH_EXIT_GROUP },
+	{ "stonewall", BENCH_EXIT_STONEWALL },
+	{ "all", BENCH_EXIT_ALL },
+	{ NULL, 0 },
+};
+
 static const struct opt_choice cpus_policy_choices[] = {
 	{ "shared", CPUS_SHARED },
 	{ "split", CPUS_SPLIT },
@@ -361,6 +369,15 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "zoneskip", .type = OPT_SIZE, JOBF(zoneskip), .max = UINT64_MAX,
 	  .def = "0", .flags = OPT_F_ALIGN512,
 	  .help = "zonemode=strided: bytes skipped after each zone" },
+	{ .name = "exitall", .type = OPT_BOOL, JOBF(exitall), .max = 1,
+	  .def = "0",
+	  .help = "1 in any job: as in fio, whenever a job's thread ends it stops the jobs exit_what= names (their I/O ends as at the end of a runtime; jobs not started yet run none)" },
+	{ .name = "exit_what", .type = OPT_CHOICE, JOBF(exit_what),
+	  .choices = exit_what_choices, .def = "group",
+	  .help = "what a job's end stops under exitall or exitall_on_error: group (its reporting group), stonewall (every job of the running stonewall group), all (those and every later one)" },
+	{ .name = "exitall_on_error", .type = OPT_BOOL, JOBF(exitall_on_error),
+	  .max = 1, .def = "0",
+	  .help = "1: when the job ends in error it stops the jobs exit_what= names (fio's)" },
 	{ .name = "fill_device", .alias = { "fill_fs" }, .type = OPT_BOOL,
 	  JOBF(fill_device), .max = 1, .def = "0", .apply = apply_fill_device,
 	  .help = "1: write until the device is full: ENOSPC or EDQUOT ends the job, not as an error (fio's); without size= the job's region is the device or block device from offset, and a regular file without size= is refused (fio would write until its file system is full)" },
@@ -2016,6 +2033,29 @@ static int overflow_err(struct opt_ctx *c, uint64_t unit, const char *sfx)
 }
 
 /* Parse c->val into a number and check it; strings are handled by caller. */
+/*
+ * fio's "v,v" and "v,v,v" (read, write, trim) with every value the same:
+ * what one v sets in fio, so @c's value becomes that one.
+ */
+static bool same_values(struct opt_ctx *c)
+{
+	const char *p = c->val, *comma = strchr(p, ',');
+	size_t n = (size_t)(comma - p);
+	unsigned int parts = 1;
+
+	if (!n || n >= sizeof(c->one))
+		return false;
+	for (p = comma; *p == ','; p += n + 1, parts++)
+		if (strncmp(p + 1, c->val, n) || (p[n + 1] && p[n + 1] != ','))
+			return false;
+	if (*p || parts > 3)
+		return false;
+	memcpy(c->one, c->val, n);
+	c->one[n] = '\0';
+	c->val = c->one;
+	return true;
+}
+
 static int parse_number(struct opt_ctx *c, uint64_t *v)
 {
 	const struct opt_def *d = c->d;
@@ -2036,9 +2076,9 @@ static int parse_number(struct opt_ctx *c, uint64_t *v)
 		if (strchr(c->val, '%'))
 			return val_err(c, -EOPNOTSUPP,
 				       "a percentage is a fio form blkstack bench takes for size, offset and io_size only");
-		if (strchr(c->val, ','))
+		if (strchr(c->val, ',') && !same_values(c))
 			return val_err(c, -EOPNOTSUPP,
-				       "separate read,write[,trim] values are a fio feature that blkstack bench does not support");
+				       "separate read,write[,trim] values are a fio feature that blkstack bench does not support (the same value for each is taken)");
 		/* An int has the syntax of a size. */
 		__attribute__((fallthrough));
 	case OPT_UINT:

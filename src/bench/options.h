@@ -67,6 +67,9 @@ struct bench_dev_opts {
 /* zonemode=: not given (strided if zonesize= is), none, strided */
 enum { BENCH_ZONE_UNSET = 0, BENCH_ZONE_NONE, BENCH_ZONE_STRIDED };
 
+/* exit_what=: which jobs a job's end stops under exitall */
+enum { BENCH_EXIT_GROUP = 0, BENCH_EXIT_STONEWALL, BENCH_EXIT_ALL };
+
 #define BENCH_AT_LEN 256	/* "file:line" of each place an option was given */
 
 /* One job, after [global] and the job's own options are applied. */
@@ -213,6 +216,14 @@ struct bench_job_opts {
 	 */
 	uint8_t zonemode;
 	uint64_t zonesize, zonerange, zoneskip;
+	/*
+	 * exitall (fio's: any job with it makes every job's end stop
+	 * others), exit_what= BENCH_EXIT_* (which: its reporting group, the
+	 * running stonewall group, all, later ones too), exitall_on_error
+	 * (the same, when the job ends in error)
+	 */
+	bool exitall, exitall_on_error;
+	uint8_t exit_what;
 	bool fill_device;
 	char fill_device_at[BENCH_AT_LEN];
 	uint32_t ba;                /* blockalign= / ba=: random offsets' unit, bytes (0: the smallest bs) */

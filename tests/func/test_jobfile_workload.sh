@@ -313,4 +313,38 @@ expect_error "zonemode=none with zonesize: refused as by fio" "zonemode=none and
 	bench --parse-only --zonemode=none --zonesize=1m
 expect_error "zonemode=zbd: refused by value" "zonemode=zbd: a value blkstack bench does not support" \
 	bench --parse-only --zonemode=zbd
+# exitall, exit_what: job a (1 MiB) ends at once; b (time_based 2 s)
+# is stopped as fio stops it: exit_what=group only in a's reporting
+# group, stonewall every running job, all the later stonewall groups too
+# (they run no I/O)
+exits() { # who args...: "name:ios:runtime_ms ..." of the jobs
+	local who=$1
+	shift
+	local -a cmd=(fio --ioengine=null)
+	[ "$who" = blk ] && cmd=("$BLKSTACK" bench --dev=null)
+	"${cmd[@]}" --output-format=json --rw=read --name=a --size=1m --exitall "$@" 2>/dev/null |
+		jq -r '[.jobs[] | "\(.jobname):\(.read.total_ios):\(.read.runtime)"] | join(" ")'
+}
+b_runtime() { echo "$1" | tr ' ' '\n' | awk -F: '$1 == "b" { print $3 }'; }
+for w in group stonewall; do
+	for g in "" --new_group; do
+		b=$(exits blk --exit_what=$w --name=b $g --size=1g --time_based --runtime=2)
+		f=$(exits fio --exit_what=$w --name=b $g --size=1g --time_based --runtime=2)
+		rb=$(b_runtime "$b") rf=$(b_runtime "$f")
+		stopped() { [ "$1" -lt 1000 ]; }
+		if stopped "$rf"; then want="stopped"; else want="runs its 2 s"; fi
+		check "exitall exit_what=$w ${g:-same group}: b $want as in fio (b: ${rb} ms, fio: ${rf} ms)" \
+			test "$(stopped "$rb" && echo y)" = "$(stopped "$rf" && echo y)"
+	done
+done
+b=$(exits blk --exit_what=all --name=b --stonewall --size=1m --name=c --size=1m)
+f=$(exits fio --exit_what=all --name=b --stonewall --size=1m --name=c --size=1m)
+check "exitall exit_what=all: the later stonewall group runs no I/O ($b), as fio ($f)" \
+	test "$(echo "$b" | cut -d' ' -f2-)" = "b:0:0 c:0:0" -a "$(echo "$f" | cut -d' ' -f2-)" = "b:0:0 c:0:0"
+ex=/usr/share/doc/fio/examples/exitwhat.fio
+[ -f "$ex" ] && check "exitwhat.fio: accepted (rate=300,300,300: the same value for each)" \
+	"$BLKSTACK" bench --parse-only --dev=null "$ex" 2>/dev/null
+b=$("$BLKSTACK" bench --dev=null --name=x --rw=randread --size=16m --runtime=1 --time_based \
+	--rate_iops=500,500,500 --output-format=json | jq '.jobs[0].read.total_ios')
+check "rate_iops=500,500,500: as rate_iops=500 ($b I/Os in 1 s)" within "$b" 500 2
 finish
