@@ -239,6 +239,13 @@ static const struct opt_choice zonemode_choices[] = {
 };
 static const char *const zonemode_unsupported[] = { "zbd", NULL };
 
+static const struct opt_choice randgen_choices[] = {
+	{ "tausworthe", 0 },
+	{ "lfsr", 1 },
+	{ "tausworthe64", 2 },
+	{ NULL, 0 },
+};
+
 static const struct opt_choice exit_what_choices[] = {
 	{ "group", BENCH_EXIT_GROUP },
 	{ "stonewall", BENCH_EXIT_STONEWALL },
@@ -369,6 +376,9 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "zoneskip", .type = OPT_SIZE, JOBF(zoneskip), .max = UINT64_MAX,
 	  .def = "0", .flags = OPT_F_ALIGN512,
 	  .help = "zonemode=strided: bytes skipped after each zone" },
+	{ .name = "random_generator", .type = OPT_CHOICE, JOBF(random_generator),
+	  .choices = randgen_choices, .def = "tausworthe",
+	  .help = "tausworthe, lfsr, tausworthe64: blkstack's own generator draws the offsets in every case (not fio's sequence); uniform random offsets are without repeats in a pass (the random map), as lfsr's are, and with lfsr the map stays on under norandommap (a note says so)" },
 	{ .name = "exitall", .type = OPT_BOOL, JOBF(exitall), .max = 1,
 	  .def = "0",
 	  .help = "1 in any job: as in fio, whenever a job's thread ends it stops the jobs exit_what= names (their I/O ends as at the end of a runtime; jobs not started yet run none)" },
@@ -2906,6 +2916,17 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 		}
 		if (check_zonemode(j, err, errlen))
 			return -EINVAL;
+		if (j->random_generator == 1 && j->norandommap && !j->ba &&
+		    j->rand_dist == DIST_RANDOM) {
+			/* fio's lfsr: every block once a pass, map or not */
+			char note[256];
+
+			j->norandommap = false;
+			snprintf(note, sizeof(note),
+				 "job '%s': random_generator=lfsr: offsets without repeats in a pass, as lfsr's: the random map stays on (norandommap ignored)",
+				 show(name, j->name));
+			bench_err_add(o->notes, sizeof(o->notes), note);
+		}
 		if (j->rate && j->rate_iops) {
 			set_err(err, errlen,
 				"job '%s': rate= and rate_iops= are mutually exclusive (as in fio)",

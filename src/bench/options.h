@@ -224,6 +224,8 @@ struct bench_job_opts {
 	 */
 	bool exitall, exitall_on_error;
 	uint8_t exit_what;
+	/* random_generator= (fio's): 0 tausworthe, 1 lfsr, 2 tausworthe64 */
+	uint8_t random_generator;
 	bool fill_device;
 	char fill_device_at[BENCH_AT_LEN];
 	uint32_t ba;                /* blockalign= / ba=: random offsets' unit, bytes (0: the smallest bs) */

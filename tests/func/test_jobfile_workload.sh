@@ -313,7 +313,8 @@ expect_error "zonemode=none with zonesize: refused as by fio" "zonemode=none and
 	bench --parse-only --zonemode=none --zonesize=1m
 expect_error "zonemode=zbd: refused by value" "zonemode=zbd: a value blkstack bench does not support" \
 	bench --parse-only --zonemode=zbd
-# exitall, exit_what: job a (1 MiB) ends at once; b (time_based 2 s)
+# exitall, exit_what: job a (25 I/Os at 250 a second: 0.1 s, so that b is
+# running, which fio's exit_what=stonewall needs) ends; b (time_based 2 s)
 # is stopped as fio stops it: exit_what=group only in a's reporting
 # group, stonewall every running job, all the later stonewall groups too
 # (they run no I/O)
@@ -322,7 +323,7 @@ exits() { # who args...: "name:ios:runtime_ms ..." of the jobs
 	shift
 	local -a cmd=(fio --ioengine=null)
 	[ "$who" = blk ] && cmd=("$BLKSTACK" bench --dev=null)
-	"${cmd[@]}" --output-format=json --rw=read --name=a --size=1m --exitall "$@" 2>/dev/null |
+	"${cmd[@]}" --output-format=json --rw=read --name=a --size=100k --rate_iops=250 --exitall "$@" 2>/dev/null |
 		jq -r '[.jobs[] | "\(.jobname):\(.read.total_ios):\(.read.runtime)"] | join(" ")'
 }
 b_runtime() { echo "$1" | tr ' ' '\n' | awk -F: '$1 == "b" { print $3 }'; }
@@ -347,4 +348,20 @@ ex=/usr/share/doc/fio/examples/exitwhat.fio
 b=$("$BLKSTACK" bench --dev=null --name=x --rw=randread --size=16m --runtime=1 --time_based \
 	--rate_iops=500,500,500 --output-format=json | jq '.jobs[0].read.total_ios')
 check "rate_iops=500,500,500: as rate_iops=500 ($b I/Os in 1 s)" within "$b" 500 2
+# random_generator=lfsr: every block once a pass, with norandommap too
+# (fio's lfsr); without it norandommap repeats blocks
+distinct() { # who args...: distinct offsets of 256 random 4k reads of 1 MiB
+	local who=$1
+	shift
+	local -a cmd=(fio --ioengine=null)
+	[ "$who" = blk ] && cmd=("$BLKSTACK" bench --dev=null)
+	rm -f "$TMP/r$who"_*
+	"${cmd[@]}" --name=r --rw=randread --bs=4k --size=1m --norandommap \
+		--write_lat_log="$TMP/r$who" --log_offset=1 "$@" >/dev/null 2>&1
+	cut -d, -f5 "$TMP/r$who"_clat.1.log | sort -u | wc -l
+}
+b=$(distinct blk --random_generator=lfsr) f=$(distinct fio --random_generator=lfsr)
+check "random_generator=lfsr with norandommap: $b distinct blocks of 256, as fio's $f" test "$b" = 256 -a "$f" = 256
+b=$(distinct blk --random_generator=tausworthe)
+check "random_generator=tausworthe with norandommap: repeats ($b distinct of 256)" test "$b" -lt 240
 finish
