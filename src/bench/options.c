@@ -97,6 +97,7 @@ struct opt_def {
 	const struct opt_choice *choices;	/* NULL-name terminated */
 	const struct opt_choice *hidden;	/* also accepted, not listed */
 	const char *const *unsupported;		/* fio values we reject */
+	const char *unsupported_why;	/* why those values are refused, or NULL */
 	/* Replaces the plain store; @v is the parsed number (choice: ->val). */
 	int (*apply)(struct opt_ctx *c, uint64_t v);
 	const char *metavar;	/* usage placeholder when the type's is wrong */
@@ -366,6 +367,7 @@ static const struct opt_def bench_opts_table[] = {
 	  .help = "0: a file of the job that does not exist is an error, not created (fio's)" },
 	{ .name = "zonemode", .type = OPT_CHOICE, JOBF(zonemode),
 	  .choices = zonemode_choices, .unsupported = zonemode_unsupported,
+	  .unsupported_why = "zbd needs a zoned block device: zoned block devices are not emulated",
 	  .help = "none, or strided (fio's, the default when zonesize= is given): zonesize bytes from each zone of zonerange bytes, then on by zonerange + zoneskip; zbd (a zoned block device) is not supported" },
 	{ .name = "zonesize", .type = OPT_SIZE, JOBF(zonesize), .max = UINT64_MAX,
 	  .def = "0", .flags = OPT_F_ALIGN512,
@@ -2004,8 +2006,10 @@ static int parse_choice(struct opt_ctx *c, uint64_t *v)
 		for (u = d->unsupported; *u; u++)
 			if (!strcmp(*u, c->val))
 				return val_err(c, -EOPNOTSUPP,
-					       "a value blkstack bench does not support, allowed %s",
-					       allowed);
+					       "a value blkstack bench does not support%s%s%s, allowed %s",
+					       d->unsupported_why ? " (" : "",
+					       d->unsupported_why ? d->unsupported_why : "",
+					       d->unsupported_why ? ")" : "", allowed);
 	}
 	return val_err(c, -EINVAL, "bad value, allowed %s", allowed);
 }
