@@ -1386,6 +1386,23 @@ static void job_reset_stats(struct job_thread *td)
 	}
 }
 
+/*
+ * continue_on_error=, fio's td_non_fatal_error(): EIO or EILSEQ (fio's
+ * non-fatal errors) of a class the option names (EILSEQ: verify; reads:
+ * read; the others: write) are counted and the job goes on.  @err: -errno.
+ */
+static bool job_error_nonfatal(struct job_thread *td, enum bench_ddir ddir,
+			       int err)
+{
+	unsigned int bit = err == -EILSEQ ? 4 : ddir == DDIR_READ ? 1 : 2;
+
+	if (!(td->o->continue_on_error & bit) || (err != -EIO && err != -EILSEQ))
+		return false;
+	if (!td->res->total_err++)
+		td->res->first_error = -err;
+	return true;
+}
+
 /* Reap what blk_poll() completed: account, recycle. */
 static void job_reap(struct job_thread *td, uint64_t now)
 {
@@ -1412,6 +1429,10 @@ static void job_reap(struct job_thread *td, uint64_t now)
 				goto recycle;
 			}
 			td->res->dir[ddir].errors++;
+			if (td->o->continue_on_error &&
+			    job_error_nonfatal(td, ddir,
+					       blk_status_to_errno(u->bio.bi_status)))
+				goto recycle;
 			job_error(td, blk_status_to_errno(u->bio.bi_status),
 				  "%s error at offset %llu, length %u%s%s: %s",
 				  ddir == DDIR_READ ? "read" :

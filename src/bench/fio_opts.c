@@ -244,7 +244,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "disable_bw_measurement", "disable_bw", NULL, FIO_REFUSED, R_REPORT },
 	{ "gtod_cpu", NULL, NULL, FIO_REFUSED, R_PROC },
 	{ "unified_rw_reporting", NULL, NULL, FIO_REFUSED, R_REPORT },
-	{ "continue_on_error", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "continue_on_error", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "error_dump", NULL, NULL, FIO_REFUSED, R_VERIFY },
 	{ "profile", NULL, NULL, FIO_REFUSED, R_PROC },
 	{ "cgroup", NULL, NULL, FIO_REFUSED, R_PROC },

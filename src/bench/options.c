@@ -247,6 +247,18 @@ static const struct opt_choice randgen_choices[] = {
 	{ NULL, 0 },
 };
 
+static const struct opt_choice coe_choices[] = {
+	{ "none", 0 },
+	{ "read", 1 },
+	{ "write", 2 },
+	{ "io", 3 },
+	{ "verify", 4 },
+	{ "all", 7 },
+	{ "0", 0 },
+	{ "1", 7 },
+	{ NULL, 0 },
+};
+
 static const struct opt_choice exit_what_choices[] = {
 	{ "group", BENCH_EXIT_GROUP },
 	{ "stonewall", BENCH_EXIT_STONEWALL },
@@ -381,6 +393,9 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "random_generator", .type = OPT_CHOICE, JOBF(random_generator),
 	  .choices = randgen_choices, .def = "tausworthe",
 	  .help = "tausworthe, lfsr, tausworthe64: blkstack's own generator draws the offsets in every case (not fio's sequence); uniform random offsets are without repeats in a pass (the random map), as lfsr's are, and with lfsr the map stays on under norandommap (a note says so)" },
+	{ .name = "continue_on_error", .type = OPT_CHOICE,
+	  JOBF(continue_on_error), .choices = coe_choices, .def = "none",
+	  .help = "errors that do not end the job (fio's): none, read, write, io (both), verify, all; 0 is none, 1 all.  Only EIO and EILSEQ (fio's non-fatal errors) are taken: the I/O is not counted, the job goes on; JSON total_err and first_error, text 'errors: total=N'" },
 	{ .name = "exitall", .type = OPT_BOOL, JOBF(exitall), .max = 1,
 	  .def = "0",
 	  .help = "1 in any job: as in fio, whenever a job's thread ends it stops the jobs exit_what= names (their I/O ends as at the end of a runtime; jobs not started yet run none)" },

@@ -226,6 +226,9 @@ struct bench_job_opts {
 	uint8_t exit_what;
 	/* random_generator= (fio's): 0 tausworthe, 1 lfsr, 2 tausworthe64 */
 	uint8_t random_generator;
+	/* continue_on_error= (fio's): bit 0 read, 1 write, 2 verify errors
+	 * (EIO, EILSEQ) counted and the job going on; 0: none */
+	uint8_t continue_on_error;
 	bool fill_device;
 	char fill_device_at[BENCH_AT_LEN];
 	uint32_t ba;                /* blockalign= / ba=: random offsets' unit, bytes (0: the smallest bs) */
@@ -254,7 +257,7 @@ enum bench_mem_policy {
 #define BENCH_MAX_JOBS 64
 /* files of one job thread (nrfiles=, filename=a:b): each is a device */
 #define BENCH_MAX_FILES 256
-#define BENCH_MAX_OPTS 192	/* bench's options and the registry's */
+#define BENCH_MAX_OPTS 224	/* bench's options and the registry's */
 
 /* --count_instructions: how instructions per I/O are counted */
 enum bench_count_insn {

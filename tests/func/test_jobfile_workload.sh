@@ -364,4 +364,24 @@ b=$(distinct blk --random_generator=lfsr) f=$(distinct fio --random_generator=lf
 check "random_generator=lfsr with norandommap: $b distinct blocks of 256, as fio's $f" test "$b" = 256 -a "$f" = 256
 b=$(distinct blk --random_generator=tausworthe)
 check "random_generator=tausworthe with norandommap: repeats ($b distinct of 256)" test "$b" -lt 240
+# continue_on_error: fio's error classes; every 10th request fails (EIO)
+# on dev=null: a class that names reads goes on past them (fio's
+# td_non_fatal_error(), whose errors fio's null engine cannot make, so no
+# fio beside it), counting total_err and first_error; one that does not
+# ends at the first
+coe() { "$BLKSTACK" bench --dev=null --fail_every=10 --name=x --rw=randread --size=1m \
+	--continue_on_error="$1" --output-format=json 2>/dev/null |
+	jq -c '.jobs[0] | [.error, .read.total_ios, .total_err, .first_error]'; }
+for c in read io all 1; do
+	b=$(coe $c)
+	check "continue_on_error=$c: 256 reads, 25 failed and passed over, error 0 ($b)" test "$b" = "[0,231,25,5]"
+done
+for c in none write verify 0; do
+	b=$(coe $c)
+	check "continue_on_error=$c: the first read error ends the job ($b)" test "$(echo "$b" | cut -d, -f1)" = "[5"
+done
+"$BLKSTACK" bench --dev=null --fail_every=10 --name=x --rw=randread --size=1m --continue_on_error=io \
+	>"$TMP/coe.txt" 2>/dev/null
+check "continue_on_error: fio's text line 'errors : total=25, first_error=5/<Input/output error>'" \
+	grep -q "errors    : total=25, first_error=5/<Input/output error>" "$TMP/coe.txt"
 finish
