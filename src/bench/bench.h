@@ -71,6 +71,8 @@ struct bench_job_result {
 	uint64_t ctx_switches;     /* voluntary + involuntary */
 	uint64_t minf, majf;       /* page faults */
 	int error;                 /* first error, -errno; 0 if none */
+	uint64_t total_err;        /* continue_on_error: errors the job went on past */
+	int first_error;           /* continue_on_error: the first of them, errno (positive) */
 	char errmsg[160];
 	bool lat_valid;            /* latencies were measured (no gtod_reduce) */
 	/* verify= (verify.h): blocks read back and checked, and bad ones */

@@ -268,6 +268,17 @@ struct job_thread {
 	struct blk_mq_ctx *ctx;
 	pthread_t thread;
 	pthread_barrier_t *start_barrier;
+	/*
+	 * exitall, exit_what=: @terminate is set by another thread's end
+	 * (job_exit_others()); @terminated: the loop saw it.  @all, @nr_all:
+	 * every thread of the run; @phase_first, @phase_n: those of this
+	 * thread's stonewall group; @exitall_any: a job has exitall
+	 */
+	atomic_bool terminate;
+	bool terminated;
+	bool exitall_any;
+	struct job_thread *all;
+	unsigned int nr_all, phase_first, phase_n;
 	/* wait_for=: the waitee's threads, all done before this one starts */
 	struct job_thread *waitee;
 	unsigned int nr_waitee;
@@ -354,6 +365,14 @@ struct job_thread {
 	uint64_t dist_off;           /* the scatter's offset, in blocks */
 	uint64_t gauss_dev;          /* normal: the deviation, in blocks */
 	uint64_t zone_start[BENCH_ZONES_MAX], zone_len[BENCH_ZONES_MAX];
+	/*
+	 * zonemode=strided (job_prep_strided()): @offset is the current
+	 * zone's start, @nr_blocks a zone's blocks; @zone_bytes moved in it
+	 */
+	bool strided;
+	uint64_t zone_bytes;
+	uint64_t zone_first;         /* the first zone's start: offset= */
+	uint64_t zone_dev_end;       /* the device's size: past it, back to zone_first */
 	/* rw=<pattern>:N (job_prep_mod()) */
 	int64_t seq_skip;            /* sequential: blocks skipped after each I/O */
 	uint32_t rand_seq_left;      /* random: I/Os still to follow the last in order */
@@ -1027,6 +1046,40 @@ static bool job_prep_verify_files(struct job_thread *td, struct io_u *u)
 }
 
 /*
+ * zonemode=strided, as fio's setup_strided_zone_mode(): once zonesize
+ * bytes have gone in a zone the job moves on by zonerange + zoneskip,
+ * back to the first zone once past the device's end; every zonerange
+ * bytes the zone starts afresh (sequential: from its start; random: a
+ * new random map).  An I/O that would end past the device ends the job,
+ * as fio's fill_io_u() does.
+ */
+static bool job_prep_strided(struct job_thread *td, struct io_u *u)
+{
+	const struct bench_job_opts *o = td->o;
+
+	if (td->zone_bytes >= o->zonesize) {
+		td->zone_bytes = 0;
+		td->offset += o->zonerange + o->zoneskip;
+		if (td->offset >= td->zone_dev_end)
+			td->offset = td->zone_first;
+	}
+	if (td->zone_bytes % o->zonerange == 0) {
+		memset(td->seq_pos, 0, sizeof(td->seq_pos));
+		if (td->randmap && td->randmap_used)
+			randmap_clear(td);
+	}
+	if (!job_prep_io(td, u))
+		return false;
+	if (u->bio.bi_offset + u->bio.bi_size > td->zone_dev_end) {
+		td->bytes_issued -= o->bs;
+		td->stop = true;	/* what is in flight is drained */
+		return false;
+	}
+	td->zone_bytes += o->bs;
+	return true;
+}
+
+/*
  * job_prep() for a job with verify=, rw=<pattern>:N, bssplit=, bsrange=
  * or several files: the verify phase, the next file, the offset
  * modifiers, the sizes, headers on writes.
@@ -1046,6 +1099,8 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 			job_file_next(td);
 		td->file_switch = true;
 	}
+	if (unlikely(td->strided))
+		return job_prep_strided(td, u);
 	if (td->o->rw_mod ? !job_prep_mod(td, u) :
 	    td->random && td->dist ? !job_prep_dist(td, u) : !job_prep_io(td, u))
 		return false;
@@ -1331,6 +1386,23 @@ static void job_reset_stats(struct job_thread *td)
 	}
 }
 
+/*
+ * continue_on_error=, fio's td_non_fatal_error(): EIO or EILSEQ (fio's
+ * non-fatal errors) of a class the option names (EILSEQ: verify; reads:
+ * read; the others: write) are counted and the job goes on.  @err: -errno.
+ */
+static bool job_error_nonfatal(struct job_thread *td, enum bench_ddir ddir,
+			       int err)
+{
+	unsigned int bit = err == -EILSEQ ? 4 : ddir == DDIR_READ ? 1 : 2;
+
+	if (!(td->o->continue_on_error & bit) || (err != -EIO && err != -EILSEQ))
+		return false;
+	if (!td->res->total_err++)
+		td->res->first_error = -err;
+	return true;
+}
+
 /* Reap what blk_poll() completed: account, recycle. */
 static void job_reap(struct job_thread *td, uint64_t now)
 {
@@ -1350,7 +1422,17 @@ static void job_reap(struct job_thread *td, uint64_t now)
 		enum bench_ddir ddir = (enum bench_ddir)u->ddir;
 
 		if (unlikely(u->bio.bi_status)) {
+			if (td->o->fill_device &&
+			    u->bio.bi_status == BLK_STS_NOSPC) {
+				/* fio: the device is full, the job done */
+				td->stop = true;
+				goto recycle;
+			}
 			td->res->dir[ddir].errors++;
+			if (td->o->continue_on_error &&
+			    job_error_nonfatal(td, ddir,
+					       blk_status_to_errno(u->bio.bi_status)))
+				goto recycle;
 			job_error(td, blk_status_to_errno(u->bio.bi_status),
 				  "%s error at offset %llu, length %u%s%s: %s",
 				  ddir == DDIR_READ ? "read" :
@@ -1379,6 +1461,7 @@ static void job_reap(struct job_thread *td, uint64_t now)
 		}
 		td->ios_done[ddir]++;
 		td->bytes_done[ddir] += u->bio.bi_size;
+recycle:
 		u->next = td->free_list;
 		td->free_list = u;
 		td->nr_free++;
@@ -1532,6 +1615,7 @@ static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
 
 		job_pause(o->thinktime_ns, o->thinktime_spin_ns);
 		while (!atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
+		       !atomic_load_explicit(&td->terminate, memory_order_relaxed) &&
 		       (now = bench_now_ns()) < end)
 			job_pause(end - now, 0);
 		td->think_left = o->thinktime_blocks;
@@ -1730,6 +1814,11 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 			}
 			if (runtime_end && now >= runtime_end)
 				break;
+			if (unlikely(atomic_load_explicit(&td->terminate,
+							  memory_order_relaxed))) {
+				td->terminated = true;	/* exitall */
+				break;
+			}
 			if (unlikely(o->rate_min || o->rate_iops_min) &&
 			    job_rate_min_fail(td, now))
 				break;
@@ -1748,7 +1837,8 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		td->retry = NULL;
 	}
 	/* drain what is in flight; not counted after a deadline or interrupt */
-	td->measuring = td->measuring && !runtime_end && !td->interrupted;
+	td->measuring = td->measuring && !runtime_end && !td->interrupted &&
+			!td->terminated;
 	/*
 	 * After SIGINT/SIGTERM the drain has a deadline: a device that does
 	 * not complete (a dead controller, a hung file system) must not keep
@@ -1949,6 +2039,31 @@ static int job_place(struct job_thread *td)
 	return 0;
 }
 
+
+/*
+ * fio's fio_terminate_threads() at a thread's end: with exitall in any
+ * job (fio's is global), or exitall_on_error and an error, stop the
+ * threads exit_what= names: group, those of its reporting group;
+ * stonewall, every thread of the running stonewall group; all, those and
+ * every later one, which then start and run none of their I/O.
+ */
+static void job_exit_others(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+	unsigned int k, from = 0, to = td->nr_all;
+
+	if (!td->exitall_any && !(o->exitall_on_error && td->res->error))
+		return;
+	if (o->exit_what == BENCH_EXIT_STONEWALL) {
+		from = td->phase_first;
+		to = td->phase_first + td->phase_n;
+	}
+	for (k = from; k < to; k++)
+		if (&td->all[k] != td &&
+		    (o->exit_what != BENCH_EXIT_GROUP ||
+		     td->all[k].res->groupid == td->res->groupid))
+			atomic_store(&td->all[k].terminate, true);
+}
 static void *job_thread_fn(void *arg)
 {
 	struct job_thread *td = arg;
@@ -1997,7 +2112,8 @@ static void *job_thread_fn(void *arg)
 		unsigned int w = 0;
 
 		while (w < td->nr_waitee &&
-		       !atomic_load_explicit(&bench_interrupted, memory_order_relaxed)) {
+		       !atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
+		       !atomic_load(&td->terminate)) {
 			if (atomic_load(&td->waitee[w].progress.done))
 				w++;
 			else
@@ -2012,6 +2128,7 @@ static void *job_thread_fn(void *arg)
 			delay += rng_below(&td->rng, o->startdelay_max_ns - delay + 1);
 		end = bench_now_ns() + delay;
 		while (!atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
+		       !atomic_load(&td->terminate) &&
 		       (now = bench_now_ns()) < end)
 			job_pause(end - now, 0);
 	}
@@ -2033,6 +2150,11 @@ static void *job_thread_fn(void *arg)
 	td->ramping = o->ramp_time_ns != 0;
 	td->t_loop_end = now;
 
+	/* stopped by exitall before it started: fio runs none of it */
+	if (unlikely(atomic_load(&td->terminate))) {
+		td->terminated = true;
+		td->stop = true;
+	}
 	if (!o->verify_only)
 		job_loop(td, ramp_end, runtime_end);
 	if (td->flow) {	/* fio's flow_put() */
@@ -2041,7 +2163,8 @@ static void *job_thread_fn(void *arg)
 	}
 	work_ns = td->t_loop_end - td->t_measure;
 	window_end = td->t_loop_end;
-	if (td->verify_after && !td->res->error && !td->interrupted) {
+	if (td->verify_after && !td->res->error && !td->interrupted &&
+	    !td->terminated) {
 		verify_start = bench_now_ns();
 		job_verify_phase(td);
 		window_end = bench_now_ns();
@@ -2091,6 +2214,7 @@ static void *job_thread_fn(void *arg)
 	blk_ctx_detach(td->ctx);
 	td->ctx = NULL;
 out:
+	job_exit_others(td);
 	atomic_store(&td->progress.done, true);
 	return NULL;
 }
@@ -2446,6 +2570,26 @@ region_set:
 		td->ba_end = td->offset + td->region_bytes;
 		td->nr_blocks = max / o->ba;
 		td->prep_hook = true;
+	}
+	if (o->zonemode == BENCH_ZONE_STRIDED) {
+		/*
+		 * fio's strided zones: random offsets within a zone of
+		 * zonerange bytes, sequential ones from its start again
+		 * when they reach its end; the job's bytes are still size=
+		 */
+		td->strided = true;
+		td->prep_hook = true;
+		td->zone_first = td->offset;
+		td->zone_dev_end = dev_size;
+		td->nr_blocks = td->random ? o->zonerange / o->bs :
+			(o->zonerange + o->bs - 1) / o->bs;
+		if ((o->zonerange + o->zoneskip) % lbs) {
+			snprintf(err, errlen,
+				 "%s: zonerange=%llu + zoneskip=%llu: must be a multiple of the device's logical block size %u",
+				 o->name, (unsigned long long)o->zonerange,
+				 (unsigned long long)o->zoneskip, lbs);
+			return -EINVAL;
+		}
 	}
 	switch (o->rw) {
 	case RW_READ:
@@ -3072,6 +3216,27 @@ static uint32_t job_min_bs(const struct bench_job_opts *j)
 }
 
 /*
+ * fill_device=1 on a job's file without size= (or filesize=, size=N%):
+ * fio writes until ENOSPC, which on a regular file is until its file
+ * system is full.  blkstack bench does not fill a file system: refused,
+ * naming where fill_device was set.  A block device bounds itself.
+ */
+static int job_fill_check(const struct bench_job_opts *j, const char *path,
+			  char *err, size_t errlen)
+{
+	struct stat sb;
+
+	if (!j->fill_device || j->size || j->filesize || j->size_pct ||
+	    (!stat(path, &sb) && S_ISBLK(sb.st_mode)))
+		return 0;
+	snprintf(err, errlen,
+		 "%s%sjob '%s': fill_device=1 on %s, %s, without size=: fio writes until the file system is full (ENOSPC); blkstack bench does not fill a file system: give size= to bound it (fill_device=1 then still ends the job at ENOSPC without an error, as fio), or a block device",
+		 j->fill_device_at, j->fill_device_at[0] ? ": " : "", j->name, path,
+		 access(path, F_OK) ? "a file that does not exist" : "a regular file");
+	return -EINVAL;
+}
+
+/*
  * What file @f of thread @k of job @j must hold when it is missing, as
  * fio lays it out: filesize=, else the thread's region with its share of
  * size=; 0 (it must exist) when neither is given.
@@ -3185,6 +3350,9 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 						 j->name, path, strerror(-ret));
 					goto fail;
 				}
+				ret = job_fill_check(j, path, err, errlen);
+				if (ret)
+					goto fail;
 				tg[x].unlink |= j->unlink;
 				need = job_file_need(j, k, f, nf);
 				if (need > tg[x].create_size)
@@ -3284,6 +3452,7 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		 char *err, size_t errlen)
 {
 	unsigned int i, t, nr_threads = 0, max_group_threads = 0, group = 0;
+	bool exitall_any = false;
 	unsigned int gstart_job;
 	struct job_thread *tds = NULL;
 	struct blk_dev *dev = shared;
@@ -3405,6 +3574,8 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 					 (uint64_t)o->jobs[i].flow * o->jobs[i].numjobs);
 		}
 	}
+	for (i = 0; i < o->nr_jobs; i++)
+		exitall_any |= o->jobs[i].exitall;
 	for (i = 0, t = 0, ft = 0; i < o->nr_jobs; i++) {
 		unsigned int k, nf = per_file ? bench_job_nr_files(&o->jobs[i]) : 1;
 
@@ -3423,6 +3594,9 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 			r->jobnum = k;
 			r->nr_threads = 1;
 			tds[t].res = r;
+			tds[t].all = tds;
+			tds[t].nr_all = res->nr_jobs;
+			tds[t].exitall_any = exitall_any;
 			if (o->jobs[i].flow) {
 				unsigned int f;
 
@@ -3528,6 +3702,8 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		pthread_barrier_init(&barrier, NULL, gthreads);
 		stop_signals_block(&sigs);
 		for (i = 0; i < gthreads; i++) {
+			tds[first + i].phase_first = first;
+			tds[first + i].phase_n = gthreads;
 			tds[first + i].start_barrier = &barrier;
 			if (pthread_create(&tds[first + i].thread, NULL,
 					   job_thread_fn, &tds[first + i])) {

@@ -79,6 +79,7 @@ struct opt_ctx {
 	struct bench_job_opts *j;
 	char *err;
 	size_t errlen;
+	char one[80];	/* fio's "v,v[,v]": the one value all of them are */
 };
 
 struct opt_def {
@@ -96,6 +97,7 @@ struct opt_def {
 	const struct opt_choice *choices;	/* NULL-name terminated */
 	const struct opt_choice *hidden;	/* also accepted, not listed */
 	const char *const *unsupported;		/* fio values we reject */
+	const char *unsupported_why;	/* why those values are refused, or NULL */
 	/* Replaces the plain store; @v is the parsed number (choice: ->val). */
 	int (*apply)(struct opt_ctx *c, uint64_t v);
 	const char *metavar;	/* usage placeholder when the type's is wrong */
@@ -200,6 +202,7 @@ static int apply_cpumask(struct opt_ctx *c, uint64_t v);
 static int apply_numa_cpu_nodes(struct opt_ctx *c, uint64_t v);
 static int apply_numa_mem_policy(struct opt_ctx *c, uint64_t v);
 static int apply_create_serialize(struct opt_ctx *c, uint64_t v);
+static int apply_fill_device(struct opt_ctx *c, uint64_t v);
 
 /* fallocate=: what blkstack does to a file it creates is fio's none/truncate */
 static const struct opt_choice fallocate_choices[] = {
@@ -216,11 +219,52 @@ static const struct opt_choice off_choices[] = {
 	{ NULL, 0 },
 };
 static const char *const on_unsupported[] = { "1", NULL };
+/*
+ * io_submit_mode=: both of fio's values.  offload buys, in fio, submission
+ * at the rate's times whatever the device's completions do (a pool of
+ * submitting threads); blkstack's job thread already does that: paced, it
+ * waits for completions only until the next I/O is due (job_pace_wait()),
+ * and is held back only by a full iodepth, as fio's offloaded job is.
+ * docs/bench.md, "io_submit_mode=offload", has the alternatives rejected.
+ */
 static const struct opt_choice submit_mode_choices[] = {
 	{ "inline", 0 },
+	{ "offload", 0 },
 	{ NULL, 0 },
 };
-static const char *const submit_mode_unsupported[] = { "offload", NULL };
+
+static const struct opt_choice zonemode_choices[] = {
+	{ "none", BENCH_ZONE_NONE },
+	{ "strided", BENCH_ZONE_STRIDED },
+	{ NULL, 0 },
+};
+static const char *const zonemode_unsupported[] = { "zbd", NULL };
+
+static const struct opt_choice randgen_choices[] = {
+	{ "tausworthe", 0 },
+	{ "lfsr", 1 },
+	{ "tausworthe64", 2 },
+	{ NULL, 0 },
+};
+
+static const struct opt_choice coe_choices[] = {
+	{ "none", 0 },
+	{ "read", 1 },
+	{ "write", 2 },
+	{ "io", 3 },
+	{ "verify", 4 },
+	{ "all", 7 },
+	{ "0", 0 },
+	{ "1", 7 },
+	{ NULL, 0 },
+};
+
+static const struct opt_choice exit_what_choices[] = {
+	{ "group", BENCH_EXIT_GROUP },
+	{ "stonewall", BENCH_EXIT_STONEWALL },
+	{ "all", BENCH_EXIT_ALL },
+	{ NULL, 0 },
+};
 
 static const struct opt_choice cpus_policy_choices[] = {
 	{ "shared", CPUS_SHARED },
@@ -328,12 +372,42 @@ static const struct opt_def bench_opts_table[] = {
 	  .help = "a thread its flow holds back waits for its I/Os in flight, then sleeps this long (a bare number is in us); 0: it tries again at once" },
 	{ .name = "io_submit_mode", .type = OPT_CHOICE, .group = GRP_JOB,
 	  .where = OPT_IGNORED, .choices = submit_mode_choices,
-	  .unsupported = submit_mode_unsupported,
-	  .help = "inline (fio's default): the job's thread submits its own I/Os, as blkstack's always do; offload (a pool of submitting threads) is not supported" },
+	  .help = "inline (fio's default): the job's thread submits its own I/Os, as blkstack's always do; offload (fio: a pool of submitting threads, so that a rate is held whatever the completions do) is taken as the same thread: paced, it submits at the rate's times, waiting for completions only until the next is due, held back only by a full iodepth" },
 	/* the job's files (dev=uring) */
 	{ .name = "allow_file_create", .type = OPT_BOOL, JOBF(allow_file_create),
 	  .max = 1, .def = "1",
 	  .help = "0: a file of the job that does not exist is an error, not created (fio's)" },
+	{ .name = "zonemode", .type = OPT_CHOICE, JOBF(zonemode),
+	  .choices = zonemode_choices, .unsupported = zonemode_unsupported,
+	  .unsupported_why = "zbd needs a zoned block device: zoned block devices are not emulated",
+	  .help = "none, or strided (fio's, the default when zonesize= is given): zonesize bytes from each zone of zonerange bytes, then on by zonerange + zoneskip; zbd (a zoned block device) is not supported" },
+	{ .name = "zonesize", .type = OPT_SIZE, JOBF(zonesize), .max = UINT64_MAX,
+	  .def = "0", .flags = OPT_F_ALIGN512,
+	  .help = "zonemode=strided: bytes transferred in a zone before the job skips to the next (more than zonerange: the zone again, from its start)" },
+	{ .name = "zonerange", .type = OPT_SIZE, JOBF(zonerange), .max = UINT64_MAX,
+	  .def = "0", .flags = OPT_F_ALIGN512,
+	  .help = "zonemode=strided: the size of a zone (0: zonesize)" },
+	{ .name = "zoneskip", .type = OPT_SIZE, JOBF(zoneskip), .max = UINT64_MAX,
+	  .def = "0", .flags = OPT_F_ALIGN512,
+	  .help = "zonemode=strided: bytes skipped after each zone" },
+	{ .name = "random_generator", .type = OPT_CHOICE, JOBF(random_generator),
+	  .choices = randgen_choices, .def = "tausworthe",
+	  .help = "tausworthe, lfsr, tausworthe64: blkstack's own generator draws the offsets in every case (not fio's sequence); uniform random offsets are without repeats in a pass (the random map), as lfsr's are, and with lfsr the map stays on under norandommap (a note says so)" },
+	{ .name = "continue_on_error", .type = OPT_CHOICE,
+	  JOBF(continue_on_error), .choices = coe_choices, .def = "none",
+	  .help = "errors that do not end the job (fio's): none, read, write, io (both), verify, all; 0 is none, 1 all.  Only EIO and EILSEQ (fio's non-fatal errors) are taken: the I/O is not counted, the job goes on; JSON total_err and first_error, text 'errors: total=N'" },
+	{ .name = "exitall", .type = OPT_BOOL, JOBF(exitall), .max = 1,
+	  .def = "0",
+	  .help = "1 in any job: as in fio, whenever a job's thread ends it stops the jobs exit_what= names (their I/O ends as at the end of a runtime; jobs not started yet run none)" },
+	{ .name = "exit_what", .type = OPT_CHOICE, JOBF(exit_what),
+	  .choices = exit_what_choices, .def = "group",
+	  .help = "what a job's end stops under exitall or exitall_on_error: group (its reporting group), stonewall (every job of the running stonewall group), all (those and every later one)" },
+	{ .name = "exitall_on_error", .type = OPT_BOOL, JOBF(exitall_on_error),
+	  .max = 1, .def = "0",
+	  .help = "1: when the job ends in error it stops the jobs exit_what= names (fio's)" },
+	{ .name = "fill_device", .alias = { "fill_fs" }, .type = OPT_BOOL,
+	  JOBF(fill_device), .max = 1, .def = "0", .apply = apply_fill_device,
+	  .help = "1: write until the device is full: ENOSPC or EDQUOT ends the job, not as an error (fio's); without size= the job's region is the device or block device from offset, and a regular file without size= is refused (fio would write until its file system is full)" },
 	{ .name = "unlink", .type = OPT_BOOL, JOBF(unlink), .max = 1, .def = "0",
 	  .help = "1: remove the job's regular files after the run (block devices stay)" },
 	{ .name = "create_serialize", .type = OPT_STR, .group = GRP_JOB,
@@ -1795,6 +1869,16 @@ static int apply_create_serialize(struct opt_ctx *c, uint64_t unused)
 	return 0;
 }
 
+/* fill_device=: the flag, and where it was given, for the run's refusal */
+static int apply_fill_device(struct opt_ctx *c, uint64_t v)
+{
+	store(c, v);
+	if (c->j)
+		snprintf(c->j->fill_device_at, sizeof(c->j->fill_device_at),
+			 "%s", c->o && c->o->parse_at ? c->o->parse_at : "");
+	return 0;
+}
+
 /* ioengine=: an engine blkstack maps onto a driver, or refused by name. */
 static int apply_ioengine(struct opt_ctx *c, uint64_t unused)
 {
@@ -1937,8 +2021,10 @@ static int parse_choice(struct opt_ctx *c, uint64_t *v)
 		for (u = d->unsupported; *u; u++)
 			if (!strcmp(*u, c->val))
 				return val_err(c, -EOPNOTSUPP,
-					       "a value blkstack bench does not support, allowed %s",
-					       allowed);
+					       "a value blkstack bench does not support%s%s%s, allowed %s",
+					       d->unsupported_why ? " (" : "",
+					       d->unsupported_why ? d->unsupported_why : "",
+					       d->unsupported_why ? ")" : "", allowed);
 	}
 	return val_err(c, -EINVAL, "bad value, allowed %s", allowed);
 }
@@ -1976,6 +2062,29 @@ static int overflow_err(struct opt_ctx *c, uint64_t unit, const char *sfx)
 }
 
 /* Parse c->val into a number and check it; strings are handled by caller. */
+/*
+ * fio's "v,v" and "v,v,v" (read, write, trim) with every value the same:
+ * what one v sets in fio, so @c's value becomes that one.
+ */
+static bool same_values(struct opt_ctx *c)
+{
+	const char *p = c->val, *comma = strchr(p, ',');
+	size_t n = (size_t)(comma - p);
+	unsigned int parts = 1;
+
+	if (!n || n >= sizeof(c->one))
+		return false;
+	for (p = comma; *p == ','; p += n + 1, parts++)
+		if (strncmp(p + 1, c->val, n) || (p[n + 1] && p[n + 1] != ','))
+			return false;
+	if (*p || parts > 3)
+		return false;
+	memcpy(c->one, c->val, n);
+	c->one[n] = '\0';
+	c->val = c->one;
+	return true;
+}
+
 static int parse_number(struct opt_ctx *c, uint64_t *v)
 {
 	const struct opt_def *d = c->d;
@@ -1996,9 +2105,9 @@ static int parse_number(struct opt_ctx *c, uint64_t *v)
 		if (strchr(c->val, '%'))
 			return val_err(c, -EOPNOTSUPP,
 				       "a percentage is a fio form blkstack bench takes for size, offset and io_size only");
-		if (strchr(c->val, ','))
+		if (strchr(c->val, ',') && !same_values(c))
 			return val_err(c, -EOPNOTSUPP,
-				       "separate read,write[,trim] values are a fio feature that blkstack bench does not support");
+				       "separate read,write[,trim] values are a fio feature that blkstack bench does not support (the same value for each is taken)");
 		/* An int has the syntax of a size. */
 		__attribute__((fallthrough));
 	case OPT_UINT:
@@ -2639,6 +2748,63 @@ static int check_verify(struct bench_opts *o, struct bench_job_opts *j,
 }
 
 /* Checks that need more than one option, once everything is parsed. */
+/*
+ * zonemode=, fio's rules (init.c fixup_options()): none with zonesize= is
+ * an error, strided needs zonesize=, not given it is strided when
+ * zonesize= is; zonerange= defaults to zonesize=.  Strided works here on
+ * plain jobs: one file per thread, one block size, no verify=,
+ * blockalign=, rw=<pattern>:N or random_distribution=.
+ */
+static int check_zonemode(struct bench_job_opts *j, char *err, size_t errlen)
+{
+	char name[SHOW_LEN];
+	const char *with = NULL;
+
+	if (j->zonemode == BENCH_ZONE_NONE && j->zonesize) {
+		set_err(err, errlen,
+			"job '%s': zonemode=none and zonesize= are not compatible (as fio says)",
+			show(name, j->name));
+		return -EINVAL;
+	}
+	if (j->zonemode == BENCH_ZONE_STRIDED && !j->zonesize) {
+		set_err(err, errlen,
+			"job '%s': zonemode=strided needs zonesize= (as fio says)",
+			show(name, j->name));
+		return -EINVAL;
+	}
+	if (j->zonemode == BENCH_ZONE_UNSET)
+		j->zonemode = j->zonesize ? BENCH_ZONE_STRIDED : BENCH_ZONE_NONE;
+	if (j->zonemode != BENCH_ZONE_STRIDED)
+		return 0;
+	if (!j->zonerange)
+		j->zonerange = j->zonesize;
+	if (j->verify != VERIFY_NONE)
+		with = "verify=";
+	else if (j->bssplit_nr || j->bs_max)
+		with = "bssplit= or bsrange=";
+	else if (j->rw_mod)
+		with = "rw=<pattern>:N";
+	else if (j->ba)
+		with = "blockalign=";
+	else if (j->rand_dist != DIST_RANDOM)
+		with = "random_distribution=";
+	else if (j->nrfiles > 1 || strchr(j->filename, ':'))
+		with = "several files";
+	if (with) {
+		set_err(err, errlen,
+			"job '%s': zonemode=strided with %s: not supported (strided zones work on plain jobs, one file and one block size)",
+			show(name, j->name), with);
+		return -EINVAL;
+	}
+	if (j->zonerange < j->bs) {
+		set_err(err, errlen,
+			"job '%s': zonerange=%" PRIu64 " is smaller than bs=%" PRIu32,
+			show(name, j->name), j->zonerange, j->bs);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 {
 	uint32_t lbs = o->dev.p.logical_block_size;
@@ -2768,6 +2934,19 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				j->gtod_reduce ? "gtod_reduce" : "disable_lat",
 				j->gtod_reduce ? "gtod_reduce" : "disable_lat");
 			return -EINVAL;
+		}
+		if (check_zonemode(j, err, errlen))
+			return -EINVAL;
+		if (j->random_generator == 1 && j->norandommap && !j->ba &&
+		    j->rand_dist == DIST_RANDOM) {
+			/* fio's lfsr: every block once a pass, map or not */
+			char note[256];
+
+			j->norandommap = false;
+			snprintf(note, sizeof(note),
+				 "job '%s': random_generator=lfsr: offsets without repeats in a pass, as lfsr's: the random map stays on (norandommap ignored)",
+				 show(name, j->name));
+			bench_err_add(o->notes, sizeof(o->notes), note);
 		}
 		if (j->rate && j->rate_iops) {
 			set_err(err, errlen,

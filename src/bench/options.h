@@ -64,6 +64,14 @@ struct bench_dev_opts {
 	unsigned int nr_devs;
 };
 
+/* zonemode=: not given (strided if zonesize= is), none, strided */
+enum { BENCH_ZONE_UNSET = 0, BENCH_ZONE_NONE, BENCH_ZONE_STRIDED };
+
+/* exit_what=: which jobs a job's end stops under exitall */
+enum { BENCH_EXIT_GROUP = 0, BENCH_EXIT_STONEWALL, BENCH_EXIT_ALL };
+
+#define BENCH_AT_LEN 256	/* "file:line" of each place an option was given */
+
 /* One job, after [global] and the job's own options are applied. */
 struct bench_job_opts {
 	char name[BENCH_NAME_MAX];  /* section name or --name= */
@@ -194,6 +202,35 @@ struct bench_job_opts {
 	uint32_t rate_cycle_ms;     /* rate_cycle= / ratecycle=: ms averaged over (1000) */
 	bool allow_file_create;     /* allow_file_create=0|1: 0: a missing file is an error (1) */
 	bool unlink;                /* unlink=0|1: remove the job's regular files after the run (0) */
+	/*
+	 * fill_device=0|1 (fill_fs): ENOSPC or EDQUOT ends the job, not as an
+	 * error (fio's); without size= the region is the device from offset,
+	 * and a regular file without size= is refused (fio would fill the
+	 * file system).  @fill_device_at: "file:line" it was set at, "" for
+	 * the command line.
+	 */
+	/*
+	 * zonemode= (fio's): BENCH_ZONE_* ; strided: zonesize bytes are
+	 * transferred in a zone of zonerange bytes (0: zonesize), then the
+	 * job moves on by zonerange + zoneskip, back to offset past the end
+	 */
+	uint8_t zonemode;
+	uint64_t zonesize, zonerange, zoneskip;
+	/*
+	 * exitall (fio's: any job with it makes every job's end stop
+	 * others), exit_what= BENCH_EXIT_* (which: its reporting group, the
+	 * running stonewall group, all, later ones too), exitall_on_error
+	 * (the same, when the job ends in error)
+	 */
+	bool exitall, exitall_on_error;
+	uint8_t exit_what;
+	/* random_generator= (fio's): 0 tausworthe, 1 lfsr, 2 tausworthe64 */
+	uint8_t random_generator;
+	/* continue_on_error= (fio's): bit 0 read, 1 write, 2 verify errors
+	 * (EIO, EILSEQ) counted and the job going on; 0: none */
+	uint8_t continue_on_error;
+	bool fill_device;
+	char fill_device_at[BENCH_AT_LEN];
 	uint32_t ba;                /* blockalign= / ba=: random offsets' unit, bytes (0: the smallest bs) */
 	/* fio's flows: jobs of one flow_id issue in the ratio of their flow= weights */
 	uint32_t flow;              /* flow=, 0..1000: this job's weight (0: not in a flow) */
@@ -220,8 +257,7 @@ enum bench_mem_policy {
 #define BENCH_MAX_JOBS 64
 /* files of one job thread (nrfiles=, filename=a:b): each is a device */
 #define BENCH_MAX_FILES 256
-#define BENCH_MAX_OPTS 192	/* bench's options and the registry's */
-#define BENCH_AT_LEN 256	/* "file:line" of each place an option was given */
+#define BENCH_MAX_OPTS 224	/* bench's options and the registry's */
 
 /* --count_instructions: how instructions per I/O are counted */
 enum bench_count_insn {

@@ -448,6 +448,9 @@ static void job_add(struct bench_job_result *dst,
 	uint64_t ds, de, ss, se;
 	int d;
 
+	if (!dst->total_err)
+		dst->first_error = src->first_error;
+	dst->total_err += src->total_err;
 	for (d = 0; d < DDIR_NR; d++) {
 		/*
 		 * the span of the windows of the threads that did I/O in this
@@ -828,6 +831,10 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 	text_lat_dist(f, "nsec", ld.ns, NR_LAT_NS);
 	text_lat_dist(f, "usec", ld.us, NR_LAT_US);
 	text_lat_dist(f, "msec", ld.ms, NR_LAT_MS);
+	if (j->opts && j->opts->continue_on_error)
+		fprintf(f, "     errors    : total=%llu, first_error=%d/<%s>\n",
+			(unsigned long long)j->total_err, j->first_error,
+			strerror(j->first_error));
 	fprintf(f, "  cpu          : usr=%.2f%%, sys=%.2f%%, ctx=%llu, majf=%llu, minf=%llu\n",
 		safe_div(j->usr_cpu_s * 100.0, thread_s),
 		safe_div(j->sys_cpu_s * 100.0, thread_s),
@@ -1458,6 +1465,11 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 	jstr(c, o, "jobname", j->name);
 	jint(c, o, "groupid", j->groupid);
 	jint(c, o, "error", (uint64_t)job_errno(j));
+	/* fio: with continue_on_error, the errors the job went on past */
+	if (j->opts && j->opts->continue_on_error) {
+		jint(c, o, "total_err", j->total_err);
+		jint(c, o, "first_error", (uint64_t)j->first_error);
+	}
 	jint(c, o, "eta", 0);
 	jint(c, o, "elapsed", (r->wall_ns + NSEC_PER_SEC / 2) / NSEC_PER_SEC);
 	jset(c, o, "job options", json_job_opts(c, j));

@@ -4,7 +4,8 @@
 # unlink=1 removes the job's files after the run, fallocate=none|truncate
 # create a sparse file, create_serialize=0 is taken with a note, and the
 # values blkstack cannot honour (fallocate=native, create_on_open=1) are
-# refused by name.
+# refused by name.  fill_device=1 ends a write at ENOSPC as fio's does
+# (a 4 MiB tmpfs, as root) and is refused on a regular file without size=.
 source "$(dirname "$0")/lib.sh" "$@"
 
 job() { # name extra-options...: a job file on $TMP/name
@@ -59,4 +60,29 @@ expect_error "create_on_open=1: refused by value" "create_on_open=1: a value blk
 check "create_on_open=0, create_serialize=1: taken, no note" bash -c '[ $? = 0 ] && ! grep -q create_serialize "$1"' _ "$TMP/cs.err"
 "$BLKSTACK" bench --parse-only --create_serialize=0 >/dev/null 2>"$TMP/cs.err"
 check "create_serialize=0: taken, with a note saying what happens instead" grep -q "create_serialize=0: blkstack creates every job's files one after another" "$TMP/cs.err"
+# fill_device=1: on a regular file without size= fio fills the file
+# system; refused, naming the file and line
+printf '[w]\nrw=write\nfill_device=1\nfilename=%s\n' "$TMP/fill.dat" >"$TMP/fill.fio"
+expect_error "fill_device=1 on a regular file without size=: refused at its line" \
+	"fill.fio:3: job 'w': fill_device=1 on .*fill.dat, a file that does not exist, without size=: fio writes until the file system is full" \
+	bench "$TMP/fill.fio"
+check "fill_device=1 on --dev=ram: the device bounds it (accepted)" \
+	"$BLKSTACK" bench --parse-only --dev=ram "$TMP/fill.fio" 2>/dev/null
+# ENOSPC ends the job without an error: 16m asked of a 4 MiB tmpfs
+mkdir "$TMP/fill"
+if mount -t tmpfs -o size=4m tmpfs "$TMP/fill" 2>/dev/null; then
+	fill() { "$@" --name=w --filename="$TMP/fill/f" --rw=write --bs=64k --size=16m \
+		--fill_device=1 --ioengine=psync --output-format=json 2>/dev/null |
+		jq -c '.jobs[0] | [.error, .write.io_bytes]'; rm -f "$TMP/fill/f"; }
+	b=$(fill "$BLKSTACK" bench) f=$(fill fio)
+	check "fill_device=1 on a full tmpfs: error 0 and 4 MiB written ($b), as fio ($f)" \
+		test "$b" = "[0,4194304]" -a "$f" = "$b"
+	b=$("$BLKSTACK" bench --name=w --filename="$TMP/fill/f" --rw=write --bs=64k --size=16m \
+		--ioengine=psync --output-format=json 2>/dev/null | jq '.jobs[0].error')
+	check "without fill_device ENOSPC is the job's error ($b)" test "$b" = 28
+	rm -f "$TMP/fill/f"
+	for _ in 1 2 3 4 5; do umount "$TMP/fill" 2>/dev/null && break; sleep 1; done
+else
+	echo "ok - # SKIP fill_device on tmpfs: mounting one needs root"
+fi
 finish

@@ -270,4 +270,118 @@ check "flow=1 and flow=8: I/Os in the ratio $b, 8 within 3 % (fio: $f)" within "
 printf '[a]\nrw=read\nsize=1m\nflow=1\n[b]\nstonewall\nrw=read\nsize=1m\nflow=1\n' >"$TMP/flowsw.fio"
 expect_error "a flow across a stonewall: refused (fio waits for ever)" "flow_id=0 has jobs on both sides of a stonewall" \
 	bench --dev=null "$TMP/flowsw.fio"
+# io_submit_mode=offload: fio's submitting threads hold the rate whatever
+# the completions do; so does blkstack's job thread.  20 ms completions
+# at iodepth=32 and rate_iops=1000: 1000 a second, where waiting on each
+# completion would make 50; the run ends with 20 ms of I/Os in flight
+# (not counted), so 980
+b=$("$BLKSTACK" bench --dev=null --irqmode=2 --completion_nsec=20ms --name=x --rw=randread \
+	--size=16m --iodepth=32 --rate_iops=1000 --io_submit_mode=offload --runtime=1 --time_based \
+	--output-format=json | jq '.jobs[0].read.total_ios')
+check "io_submit_mode=offload: $b I/Os in 1 s with 20 ms completions, the rate's 1000 less those in flight" \
+	within "$b" 980 3
+# zonemode=strided: the offsets of each I/O, from the latency log with
+# log_offset=1, against fio's on the same 256 KiB file: zonesize below,
+# above and equal to zonerange, a wrap past the end, a zone that
+# overhangs the end (the job ends there, as fio's), and random offsets
+# (compared by the zone they fall in)
+head -c 262144 /dev/urandom >"$TMP/zones.dat"
+zoffs() { # who rw zonesize zonerange zoneskip: offsets in KiB (random: zone numbers)
+	local who=$1 rw=$2 zs=$3 zr=$4 zk=$5
+	local -a cmd=(fio)
+	[ "$who" = blk ] && cmd=("$BLKSTACK" bench)
+	rm -f "$TMP/z$who"_*
+	"${cmd[@]}" --name=z --filename="$TMP/zones.dat" --rw="$rw" --bs=4k --size=256k \
+		--ioengine=psync --zonemode=strided --zonesize="$zs" --zonerange="$zr" \
+		--zoneskip="$zk" --write_lat_log="$TMP/z$who" --log_offset=1 \
+		--output-format=json >/dev/null 2>&1
+	case $rw in
+	rand*) awk -F, -v z="$(( (${zr%k} + ${zk%k}) * 1024 ))" '{ printf "%d ", int($5 / z) }' "$TMP/z$who"_clat.1.log ;;
+	*) awk -F, '{ printf "%d ", $5 / 1024 }' "$TMP/z$who"_clat.1.log ;;
+	esac
+}
+for cfg in "read 16k 32k 64k" "read 48k 16k 16k" "read 32k 64k 56k" "write 8k 8k 0k" \
+	   "randread 16k 32k 64k" "randwrite 48k 16k 16k"; do
+	# shellcheck disable=SC2086
+	b=$(zoffs blk $cfg) f=$(zoffs fio $cfg)
+	check "zonemode=strided ($cfg): offsets as fio's ($(echo "$b" | wc -w) I/Os: ${b:0:40}...)" \
+		test -n "$b" -a "$b" = "$f"
+done
+expect_error "zonemode=strided without zonesize: refused as by fio" "zonemode=strided needs zonesize=" \
+	bench --parse-only --zonemode=strided
+expect_error "zonemode=none with zonesize: refused as by fio" "zonemode=none and zonesize= are not compatible" \
+	bench --parse-only --zonemode=none --zonesize=1m
+expect_error "zonemode=zbd: refused by value" "zonemode=zbd: a value blkstack bench does not support" \
+	bench --parse-only --zonemode=zbd
+# exitall, exit_what: job a (25 I/Os at 250 a second: 0.1 s, so that b is
+# running, which fio's exit_what=stonewall needs) ends; b (time_based 2 s)
+# is stopped as fio stops it: exit_what=group only in a's reporting
+# group, stonewall every running job, all the later stonewall groups too
+# (they run no I/O)
+exits() { # who args...: "name:ios:runtime_ms ..." of the jobs
+	local who=$1
+	shift
+	local -a cmd=(fio --ioengine=null)
+	[ "$who" = blk ] && cmd=("$BLKSTACK" bench --dev=null)
+	"${cmd[@]}" --output-format=json --rw=read --name=a --size=100k --rate_iops=250 --exitall "$@" 2>/dev/null |
+		jq -r '[.jobs[] | "\(.jobname):\(.read.total_ios):\(.read.runtime)"] | join(" ")'
+}
+b_runtime() { echo "$1" | tr ' ' '\n' | awk -F: '$1 == "b" { print $3 }'; }
+for w in group stonewall; do
+	for g in "" --new_group; do
+		b=$(exits blk --exit_what=$w --name=b $g --size=1g --time_based --runtime=2)
+		f=$(exits fio --exit_what=$w --name=b $g --size=1g --time_based --runtime=2)
+		rb=$(b_runtime "$b") rf=$(b_runtime "$f")
+		stopped() { [ "$1" -lt 1000 ]; }
+		if stopped "$rf"; then want="stopped"; else want="runs its 2 s"; fi
+		check "exitall exit_what=$w ${g:-same group}: b $want as in fio (b: ${rb} ms, fio: ${rf} ms)" \
+			test "$(stopped "$rb" && echo y)" = "$(stopped "$rf" && echo y)"
+	done
+done
+b=$(exits blk --exit_what=all --name=b --stonewall --size=1m --name=c --size=1m)
+f=$(exits fio --exit_what=all --name=b --stonewall --size=1m --name=c --size=1m)
+check "exitall exit_what=all: the later stonewall group runs no I/O ($b), as fio ($f)" \
+	test "$(echo "$b" | cut -d' ' -f2-)" = "b:0:0 c:0:0" -a "$(echo "$f" | cut -d' ' -f2-)" = "b:0:0 c:0:0"
+ex=/usr/share/doc/fio/examples/exitwhat.fio
+[ -f "$ex" ] && check "exitwhat.fio: accepted (rate=300,300,300: the same value for each)" \
+	"$BLKSTACK" bench --parse-only --dev=null "$ex" 2>/dev/null
+b=$("$BLKSTACK" bench --dev=null --name=x --rw=randread --size=16m --runtime=1 --time_based \
+	--rate_iops=500,500,500 --output-format=json | jq '.jobs[0].read.total_ios')
+check "rate_iops=500,500,500: as rate_iops=500 ($b I/Os in 1 s)" within "$b" 500 2
+# random_generator=lfsr: every block once a pass, with norandommap too
+# (fio's lfsr); without it norandommap repeats blocks
+distinct() { # who args...: distinct offsets of 256 random 4k reads of 1 MiB
+	local who=$1
+	shift
+	local -a cmd=(fio --ioengine=null)
+	[ "$who" = blk ] && cmd=("$BLKSTACK" bench --dev=null)
+	rm -f "$TMP/r$who"_*
+	"${cmd[@]}" --name=r --rw=randread --bs=4k --size=1m --norandommap \
+		--write_lat_log="$TMP/r$who" --log_offset=1 "$@" >/dev/null 2>&1
+	cut -d, -f5 "$TMP/r$who"_clat.1.log | sort -u | wc -l
+}
+b=$(distinct blk --random_generator=lfsr) f=$(distinct fio --random_generator=lfsr)
+check "random_generator=lfsr with norandommap: $b distinct blocks of 256, as fio's $f" test "$b" = 256 -a "$f" = 256
+b=$(distinct blk --random_generator=tausworthe)
+check "random_generator=tausworthe with norandommap: repeats ($b distinct of 256)" test "$b" -lt 240
+# continue_on_error: fio's error classes; every 10th request fails (EIO)
+# on dev=null: a class that names reads goes on past them (fio's
+# td_non_fatal_error(), whose errors fio's null engine cannot make, so no
+# fio beside it), counting total_err and first_error; one that does not
+# ends at the first
+coe() { "$BLKSTACK" bench --dev=null --fail_every=10 --name=x --rw=randread --size=1m \
+	--continue_on_error="$1" --output-format=json 2>/dev/null |
+	jq -c '.jobs[0] | [.error, .read.total_ios, .total_err, .first_error]'; }
+for c in read io all 1; do
+	b=$(coe $c)
+	check "continue_on_error=$c: 256 reads, 25 failed and passed over, error 0 ($b)" test "$b" = "[0,231,25,5]"
+done
+for c in none write verify 0; do
+	b=$(coe $c)
+	check "continue_on_error=$c: the first read error ends the job ($b)" test "$(echo "$b" | cut -d, -f1)" = "[5"
+done
+"$BLKSTACK" bench --dev=null --fail_every=10 --name=x --rw=randread --size=1m --continue_on_error=io \
+	>"$TMP/coe.txt" 2>/dev/null
+check "continue_on_error: fio's text line 'errors : total=25, first_error=5/<Input/output error>'" \
+	grep -q "errors    : total=25, first_error=5/<Input/output error>" "$TMP/coe.txt"
 finish
