@@ -47,6 +47,23 @@ struct bench_dir_stats {
 };
 
 /* One job thread's results (numjobs expands a job into threads). */
+/*
+ * fio's steady state (ss=, ss_dur=) of a job thread's unit: the thread, or
+ * with group_reporting its whole reporting group (one stonewall group),
+ * whose I/Os are summed.  Samples are the unit's I/Os per second and
+ * bytes per second over each second after ss_ramp, the last dur_s kept.
+ */
+struct bench_ss_result {
+	bool on;                   /* ss_dur= was set: the report has it */
+	bool attained;             /* the criterion held: the job ended early */
+	unsigned int dur_s;        /* ss_dur in s: the window, in samples */
+	unsigned int nr;           /* samples in iops[]/bw[] (<= dur_s), oldest first */
+	double criterion;          /* last value checked: max deviation or slope, in % when ss= had % */
+	double deviation;          /* max |sample - mean| of the window (deviation criteria; else 0) */
+	double slope;              /* least-squares slope per sample (slope criteria; else 0) */
+	uint64_t *iops, *bw;       /* owned by the first thread of the unit (NULL in the others) */
+};
+
 struct bench_job_result {
 	char name[BENCH_NAME_MAX];
 	const struct bench_job_opts *opts;
@@ -91,6 +108,7 @@ struct bench_job_result {
 	/* stage_timers=1: the thread's ctxs' stage statistics (owned by
 	 * r->jobs[], freed by bench_run_result_free(); NULL when off) */
 	struct blk_stage_stats *stages;
+	struct bench_ss_result ss; /* ss_dur=: steady state */
 };
 
 /*

@@ -217,6 +217,7 @@ struct job_progress {
 	_Atomic uint64_t ios[DDIR_NR];
 	_Atomic uint64_t bytes[DDIR_NR];
 	_Atomic bool done;
+	_Atomic uint64_t start_ns;	/* bench_now_ns() at its clock's start; 0 before */
 };
 
 /*
@@ -316,6 +317,8 @@ struct job_thread {
 	uint64_t t_loop_end;         /* end of job_loop()'s measured window */
 	struct rusage ru_start;
 	struct job_progress progress;
+	/* the loop's time checks call job_tick_slow(): rate_min or ss= */
+	bool tick_slow;
 	uint64_t ios_done[DDIR_NR];  /* progress, thread-local */
 	uint64_t bytes_done[DDIR_NR];
 	uint64_t offset;             /* region start: offset + jobnum * offset_increment */
@@ -1692,6 +1695,20 @@ static bool __attribute__((noinline)) job_rate_min_fail(struct job_thread *td,
  * during a long submission).
  */
 
+/*
+ * The rarer checks of the loop's time checks: rate_min/rate_iops_min, and
+ * with ss= the progress counters published at each check, so that the
+ * steady state sampler (wait_group()) sees this second's I/Os, not those
+ * of 1024 loops ago.  True: stop the job.
+ */
+static bool job_tick_slow(struct job_thread *td, uint64_t now)
+{
+	if (td->o->ss_dur_ns)
+		job_publish_progress(td);
+	return (td->o->rate_min || td->o->rate_iops_min) &&
+	       job_rate_min_fail(td, now);
+}
+
 static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		     uint64_t runtime_end)
 {
@@ -1819,8 +1836,7 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 				td->terminated = true;	/* exitall */
 				break;
 			}
-			if (unlikely(o->rate_min || o->rate_iops_min) &&
-			    job_rate_min_fail(td, now))
+			if (unlikely(td->tick_slow) && job_tick_slow(td, now))
 				break;
 		}
 		if ((loops & 1023) == 0)
@@ -2134,6 +2150,7 @@ static void *job_thread_fn(void *arg)
 	}
 	now = bench_now_ns();
 	td->t_start = now;
+	atomic_store(&td->progress.start_ns, now);
 	td->rate_next = now;
 	/* saturating: a huge ramp_time or runtime means no end */
 	if (__builtin_add_overflow(now, o->ramp_time_ns, &ramp_end))
@@ -2480,6 +2497,7 @@ region_set:
 	}
 	td->think_left = o->thinktime_blocks;
 	td->paced = td->rate_ns || o->thinktime_ns || o->flow;
+	td->tick_slow = o->rate_min || o->rate_iops_min || o->ss_dur_ns;
 	if (td->var_bs)
 		td->prep_hook = true;
 	if (o->rw_mod) {
@@ -2837,6 +2855,223 @@ static void progress_line(struct job_thread *tds, unsigned int n,
 	memcpy(prev_bytes, bytes, sizeof(bytes));
 }
 
+/*
+ * fio's steady state detection (ss=, ss_dur=, ss_ramp=) for one unit: a
+ * job thread, or with group_reporting every thread of the stonewall group
+ * (fio's reporting group), whose I/Os are summed.  The main thread samples
+ * it (wait_group()): the job threads' per-I/O path is unchanged, they only
+ * publish their counters at each time check while ss_dur is set.
+ *
+ * Sampling starts ss_ramp after the unit's first thread started; each
+ * sample is the unit's I/Os and bytes over the last second (over the time
+ * since the previous sample, as a rate).  When dur_s samples are in, each
+ * new one is checked: deviation criteria take the largest |sample - mean|
+ * of the window, slopes the least-squares slope over sample indexes
+ * 0..dur_s-1; either as a percentage of the mean with %.  Below the limit
+ * (|slope| below it) the unit is attained and its threads stop as exitall
+ * stops them.  The window's samples stay in a ring, oldest at ->head.
+ */
+struct ss_unit {
+	unsigned int first, n;          /* its threads: tds[first..first+n) */
+	const struct bench_job_opts *o; /* its ss= settings (the first thread's) */
+	uint64_t next_ns;               /* next sample due (0: not started yet) */
+	uint64_t last_ns;               /* previous sample (or the ramp's end) */
+	uint64_t prev_ios, prev_bytes;  /* the unit's counters then */
+	uint64_t *iops, *bw;            /* rings of dur_s samples */
+	unsigned int dur, nr, head;     /* size, samples in, oldest */
+	bool attained;
+	double criterion, deviation, slope;
+};
+
+static void ss_counters(struct job_thread *tds, const struct ss_unit *u,
+			uint64_t *ios, uint64_t *bytes)
+{
+	unsigned int i, d;
+
+	*ios = *bytes = 0;
+	for (i = u->first; i < u->first + u->n; i++)
+		for (d = 0; d < DDIR_NR; d++) {
+			*ios += atomic_load_explicit(&tds[i].progress.ios[d],
+						     memory_order_relaxed);
+			*bytes += atomic_load_explicit(&tds[i].progress.bytes[d],
+						       memory_order_relaxed);
+		}
+}
+
+/* The criterion over the full window; true when it is met. */
+static bool ss_check(struct ss_unit *u)
+{
+	const uint64_t *y = u->o->ss_bw ? u->bw : u->iops;
+	double n = u->dur, sum = 0.0, sxy = 0.0, mean, v;
+	unsigned int i;
+
+	for (i = 0; i < u->dur; i++) {
+		v = (double)y[(u->head + i) % u->dur];
+		sum += v;
+		sxy += (double)i * v;
+	}
+	mean = sum / n;
+	if (u->o->ss_slope) {
+		/* x = 0..n-1: sum x = n(n-1)/2, sum x^2 = (n-1)n(2n-1)/6 */
+		double sx = n * (n - 1) / 2, sxx = (n - 1) * n * (2 * n - 1) / 6;
+
+		u->slope = (sxy - sx * sum / n) / (sxx - sx * sx / n);
+		u->criterion = u->o->ss_pct ? (mean > 0 ? 100.0 * u->slope / mean : 0.0)
+					    : u->slope;
+		return fabs(u->criterion) < u->o->ss_limit;
+	}
+	u->deviation = 0.0;
+	for (i = 0; i < u->dur; i++) {
+		v = fabs((double)y[i] - mean);
+		if (v > u->deviation)
+			u->deviation = v;
+	}
+	u->criterion = u->o->ss_pct ? (mean > 0 ? 100.0 * u->deviation / mean : 0.0)
+				    : u->deviation;
+	return u->criterion < u->o->ss_limit;
+}
+
+static void ss_poll(struct job_thread *tds, struct ss_unit *u, uint64_t now)
+{
+	uint64_t ios, bytes, t0 = 0, dt;
+	unsigned int i, slot;
+
+	if (u->attained)
+		return;
+	if (!u->next_ns) {
+		/* the unit's clock: its first thread to start */
+		for (i = u->first; i < u->first + u->n; i++) {
+			uint64_t s = atomic_load(&tds[i].progress.start_ns);
+
+			if (s && (!t0 || s < t0))
+				t0 = s;
+		}
+		if (!t0)
+			return;
+		if (__builtin_add_overflow(t0, u->o->ss_ramp_ns, &t0))
+			t0 = UINT64_MAX;
+		if (now < t0)
+			return;
+		ss_counters(tds, u, &u->prev_ios, &u->prev_bytes);
+		u->last_ns = now;
+		u->next_ns = now + 1000000000ull;
+		return;
+	}
+	if (now < u->next_ns)
+		return;
+	ss_counters(tds, u, &ios, &bytes);
+	dt = now - u->last_ns;
+	slot = (u->head + u->nr) % u->dur;
+	if (u->nr == u->dur) {	/* full: the oldest goes */
+		slot = u->head;
+		u->head = (u->head + 1) % u->dur;
+	} else {
+		u->nr++;
+	}
+	u->iops[slot] = (uint64_t)((double)(ios - u->prev_ios) * 1e9 / (double)dt);
+	u->bw[slot] = (uint64_t)((double)(bytes - u->prev_bytes) * 1e9 / (double)dt);
+	u->prev_ios = ios;
+	u->prev_bytes = bytes;
+	u->last_ns = now;
+	u->next_ns = now + 1000000000ull;
+	if (u->nr == u->dur && ss_check(u)) {
+		u->attained = true;
+		for (i = u->first; i < u->first + u->n; i++)
+			atomic_store(&tds[i].terminate, true);
+	}
+}
+
+/*
+ * The units of a stonewall group's threads; NULL with *nr_units 0 when no
+ * job has ss_dur (or memory is short: steady state is then not checked,
+ * which a note would not make clearer than the report's missing section).
+ */
+static struct ss_unit *ss_units(const struct bench_opts *o,
+				struct job_thread *tds, unsigned int n,
+				unsigned int *nr_units)
+{
+	struct ss_unit *units;
+	bool grouped;
+	unsigned int i, k = 0;
+
+	*nr_units = 0;
+	for (i = 0; i < n; i++)
+		if (tds[i].o->ss_dur_ns)
+			break;
+	if (i == n || !(units = calloc(n, sizeof(*units))))
+		return NULL;
+	(void)o;
+	grouped = tds[0].o->group_reporting;
+	for (i = 0; i < n; i++) {
+		struct ss_unit *u;
+
+		if (grouped && i > 0)
+			break;
+		if (!tds[i].o->ss_dur_ns)
+			continue;
+		u = &units[k];
+		u->first = i;
+		u->n = grouped ? n : 1;
+		u->o = tds[i].o;
+		u->dur = (unsigned int)(u->o->ss_dur_ns / 1000000000ull);
+		u->iops = calloc(u->dur, sizeof(uint64_t));
+		u->bw = calloc(u->dur, sizeof(uint64_t));
+		if (!u->iops || !u->bw) {
+			free(u->iops);
+			free(u->bw);
+			continue;
+		}
+		k++;
+	}
+	*nr_units = k;
+	return units;
+}
+
+/* The units' results into their threads' results; the rings move there. */
+static void ss_finish(struct job_thread *tds, struct ss_unit *units,
+		      unsigned int nr_units)
+{
+	unsigned int k, i;
+
+	for (k = 0; k < nr_units; k++) {
+		struct ss_unit *u = &units[k];
+
+		for (i = u->first; i < u->first + u->n; i++) {
+			struct bench_ss_result *r = &tds[i].res->ss;
+
+			r->on = true;
+			r->attained = u->attained;
+			r->dur_s = u->dur;
+			r->nr = u->nr;
+			r->criterion = u->criterion;
+			r->deviation = u->deviation;
+			r->slope = u->slope;
+		}
+		/* oldest first */
+		if (u->head) {
+			uint64_t *a = calloc(u->dur, sizeof(uint64_t));
+			uint64_t *b = calloc(u->dur, sizeof(uint64_t));
+
+			if (a && b) {
+				for (i = 0; i < u->nr; i++) {
+					a[i] = u->iops[(u->head + i) % u->dur];
+					b[i] = u->bw[(u->head + i) % u->dur];
+				}
+				free(u->iops);
+				free(u->bw);
+				u->iops = a;
+				u->bw = b;
+			} else {
+				free(a);
+				free(b);
+			}
+		}
+		tds[u->first].res->ss.iops = u->iops;
+		tds[u->first].res->ss.bw = u->bw;
+	}
+	free(units);
+}
+
 /* Wait for a group's threads, printing progress once a second. */
 static void wait_group(const struct bench_opts *o, struct job_thread *tds,
 		       unsigned int n, uint64_t total_ns)
@@ -2845,7 +3080,8 @@ static void wait_group(const struct bench_opts *o, struct job_thread *tds,
 	uint64_t prev_ios[DDIR_NR] = { 0 }, prev_bytes[DDIR_NR] = { 0 };
 	bool tty = o->eta_always || (!o->quiet_progress && isatty(2));
 	bool printed = false;
-	unsigned int i;
+	unsigned int i, nr_units;
+	struct ss_unit *units = ss_units(o, tds, n, &nr_units);
 
 	for (;;) {
 		bool all_done = true;
@@ -2856,7 +3092,13 @@ static void wait_group(const struct bench_opts *o, struct job_thread *tds,
 				all_done = false;
 		if (all_done)
 			break;
-		usleep(20000);
+		usleep(nr_units ? 10000 : 20000);
+		if (nr_units) {
+			uint64_t t = bench_now_ns();
+
+			for (i = 0; i < nr_units; i++)
+				ss_poll(tds, &units[i], t);
+		}
 		now = bench_gettime_ns();
 		/* a progress line only for runs longer than 2 s */
 		if (tty && now - last >= 1000000000ull &&
@@ -2873,6 +3115,8 @@ static void wait_group(const struct bench_opts *o, struct job_thread *tds,
 	}
 	if (printed)
 		fprintf(stderr, "\n");
+	if (units)
+		ss_finish(tds, units, nr_units);
 }
 
 /* ------------------------------------------------------------------ run */
@@ -3783,8 +4027,11 @@ void bench_run_result_free(struct bench_run_result *res)
 {
 	unsigned int i;
 
-	for (i = 0; res->jobs && i < res->nr_jobs; i++)
+	for (i = 0; res->jobs && i < res->nr_jobs; i++) {
 		bench_log_free(res->jobs[i].log);
+		free(res->jobs[i].ss.iops);
+		free(res->jobs[i].ss.bw);
+	}
 	for (i = 0; res->jobs && i < res->nr_jobs; i++) {
 		if (!res->jobs[i].stages)
 			continue;

@@ -203,6 +203,8 @@ static int apply_numa_cpu_nodes(struct opt_ctx *c, uint64_t v);
 static int apply_numa_mem_policy(struct opt_ctx *c, uint64_t v);
 static int apply_create_serialize(struct opt_ctx *c, uint64_t v);
 static int apply_fill_device(struct opt_ctx *c, uint64_t v);
+static int apply_ss(struct opt_ctx *c, uint64_t v);
+static int apply_ss_dur(struct opt_ctx *c, uint64_t v);
 
 /* fallocate=: what blkstack does to a file it creates is fio's none/truncate */
 static const struct opt_choice fallocate_choices[] = {
@@ -344,6 +346,18 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "rate_cycle", .alias = { "ratecycle" }, .type = OPT_UINT,
 	  JOBF(rate_cycle_ms), .min = 1, .max = 86400000, .def = "1000",
 	  .help = "rate_min= and rate_iops_min= average over this many ms" },
+	{ .name = "steadystate", .alias = { "ss" }, .type = OPT_STR,
+	  JOBF(ss_spec), .apply = apply_ss, .def = "iops_slope:0.01%",
+	  .metavar = "iops|bw|iops_slope|bw_slope:LIMIT[%]",
+	  .help = "steady state criterion (fio's; on with ss_dur): the max deviation of the per-second IOPS or bandwidth from its mean, or their slope, below LIMIT (I/Os per second, bytes per second, or % of the mean)" },
+	{ .name = "steadystate_duration", .alias = { "ss_dur" }, .type = OPT_TIME,
+	  JOBF(ss_dur_ns), .max = 86400ull * NSEC_PER_SEC, .unit_ns = NSEC_PER_SEC,
+	  .store_ns = 1, .def = "0", .apply = apply_ss_dur,
+	  .help = "end the job when ss= holds over this window of one-second samples (whole seconds, 1 s..1 d; 2 s at least for a slope); 0: off" },
+	{ .name = "steadystate_ramp_time", .alias = { "ss_ramp" }, .type = OPT_TIME,
+	  JOBF(ss_ramp_ns), .max = UINT64_MAX, .unit_ns = NSEC_PER_SEC,
+	  .store_ns = 1, .def = "0",
+	  .help = "steady state sampling starts this long after the job starts" },
 	{ .name = "cpus_allowed", .type = OPT_STR, JOBF(cpus),
 	  .apply = apply_cpus_allowed, .metavar = "CPUS",
 	  .help = "the job's threads run on these CPUs only: 0,5,8-15 (numbered from 0, below the CPUs configured); set with sched_setaffinity(2) before the thread attaches to its device" },
@@ -1588,6 +1602,75 @@ static int apply_profile_opt(struct opt_ctx *c, uint64_t unused)
 }
 
 /* startdelay=TIME or TIME-TIME (fio's irange of times, unit s). */
+/*
+ * ss=: fio's steadystate criterion, "iops|bw|iops_slope|bw_slope:LIMIT",
+ * LIMIT a decimal number with an optional %, or for bw a size per second
+ * (k/m/g suffixes as bs= takes them).
+ */
+static int apply_ss(struct opt_ctx *c, uint64_t unused)
+{
+	static const char *const kinds[] = { "iops", "bw", "iops_slope", "bw_slope" };
+	const char *colon = strchr(c->val, ':');
+	size_t klen = colon ? (size_t)(colon - c->val) : strlen(c->val);
+	const char *lim = colon ? colon + 1 : "";
+	size_t llen = strlen(lim);
+	unsigned int k;
+	bool pct = false;
+	double v;
+	char num[40], *end;
+
+	(void)unused;
+	for (k = 0; k < 4; k++)
+		if (strlen(kinds[k]) == klen && !strncmp(c->val, kinds[k], klen))
+			break;
+	if (k == 4)
+		return val_err(c, -EINVAL,
+			       "not a criterion: iops, bw, iops_slope or bw_slope, then :LIMIT");
+	if (!colon || !llen)
+		return val_err(c, -EINVAL,
+			       "the criterion needs a limit, as fio's does: %s:LIMIT[%%]",
+			       kinds[k]);
+	if (lim[llen - 1] == '%') {
+		pct = true;
+		llen--;
+	}
+	if (!llen || llen >= sizeof(num))
+		return val_err(c, -EINVAL, "the limit is not a number");
+	memcpy(num, lim, llen);
+	num[llen] = '\0';
+	if (!pct && (k & 1)) {
+		uint64_t b;
+
+		if (bench_parse_size(num, &b))
+			return val_err(c, -EINVAL,
+				       "the bw limit is not a size in bytes per second (k/m/g suffixes) nor a percentage");
+		v = (double)b;
+	} else {
+		v = strtod(num, &end);
+		if (end == num || *end || !(v >= 0.0) || v > 1e18)
+			return val_err(c, -EINVAL,
+				       "the limit is not a number from 0 to 1e18 (%% optional)");
+	}
+	if (strlen(c->val) >= sizeof(c->j->ss_spec))
+		return val_err(c, -EINVAL, "too long");
+	strcpy(c->j->ss_spec, c->val);
+	c->j->ss_bw = k & 1;
+	c->j->ss_slope = k >= 2;
+	c->j->ss_pct = pct;
+	c->j->ss_limit = v;
+	return 0;
+}
+
+/* ss_dur=: whole seconds, as fio counts its one-second samples */
+static int apply_ss_dur(struct opt_ctx *c, uint64_t v)
+{
+	if (v && v < NSEC_PER_SEC)
+		return val_err(c, -EINVAL,
+			       "below 1 s: steady state samples once a second (0 turns it off)");
+	c->j->ss_dur_ns = v / NSEC_PER_SEC * NSEC_PER_SEC;
+	return 0;
+}
+
 static int apply_startdelay(struct opt_ctx *c, uint64_t unused)
 {
 	const char *dash = strchr(c->val, '-');
@@ -2981,6 +3064,12 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 					 show(name, j->name), j->ba);
 				bench_err_add(o->notes, sizeof(o->notes), note);
 			}
+		}
+		if (j->ss_dur_ns && j->ss_slope && j->ss_dur_ns < 2 * NSEC_PER_SEC) {
+			set_err(err, errlen,
+				"job '%s': ss_dur=1s with ss=%s: a slope needs 2 samples at least (ss_dur=2s or more)",
+				show(name, j->name), j->ss_spec);
+			return -EINVAL;
 		}
 		if (j->rate_min && j->rate_iops_min) {
 			set_err(err, errlen,

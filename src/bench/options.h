@@ -200,6 +200,21 @@ struct bench_job_opts {
 	uint64_t rate_min;          /* rate_min= / ratemin=: bytes/s per direction (0: none) */
 	uint64_t rate_iops_min;     /* rate_iops_min=: I/Os per second per direction (0: none) */
 	uint32_t rate_cycle_ms;     /* rate_cycle= / ratecycle=: ms averaged over (1000) */
+	/*
+	 * fio's steady state (ss=, ss_dur=, ss_ramp=): once a second after
+	 * ss_ramp, the job's (its group's, with group_reporting) IOPS or
+	 * bandwidth of the last second is sampled; when the last ss_dur of
+	 * samples stay within ss_limit of their mean (max deviation) or
+	 * their least-squares slope is below it, the job ends (attained).
+	 * Off while ss_dur_ns is 0.
+	 */
+	char ss_spec[48];           /* ss= as given (iops_slope:0.01%) */
+	bool ss_bw;                 /* bw or bw_slope: bytes/s, else I/Os per second */
+	bool ss_slope;              /* *_slope: the slope, else the max deviation */
+	bool ss_pct;                /* limit has %: relative to the window's mean */
+	double ss_limit;            /* the limit: %, I/Os per second or bytes/s */
+	uint64_t ss_dur_ns;         /* ss_dur= / steadystate_duration=, whole s (0: off) */
+	uint64_t ss_ramp_ns;        /* ss_ramp= / steadystate_ramp_time= (0) */
 	bool allow_file_create;     /* allow_file_create=0|1: 0: a missing file is an error (1) */
 	bool unlink;                /* unlink=0|1: remove the job's regular files after the run (0) */
 	/*

@@ -1000,6 +1000,56 @@ static void jappend(struct jctx *c, json_t *arr, json_t *v)
 		c->oom = true;
 }
 
+/* The window's mean of steady state samples, fio's: over all dur_s slots. */
+static uint64_t ss_mean(const struct bench_ss_result *ss, const uint64_t *v)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; v && i < ss->nr; i++)
+		sum += v[i];
+	return ss->dur_s ? sum / ss->dur_s : 0;
+}
+
+/*
+ * fio's "steadystate" object (stat.c of fio 3.33): the criterion as fio
+ * prints it, and the window's samples oldest first, as many as ss_dur has
+ * seconds (0 where none was taken yet).
+ */
+static json_t *json_ss(struct jctx *c, const struct bench_job_result *j)
+{
+	const struct bench_ss_result *ss = &j->ss;
+	const struct bench_job_opts *jo = j->opts;
+	json_t *o = json_object(), *data = json_object();
+	json_t *iops = json_array(), *bw = json_array();
+	char buf[64];
+	unsigned int i;
+
+	snprintf(buf, sizeof(buf), "%s%s:%f%s", jo->ss_bw ? "bw" : "iops",
+		 jo->ss_slope ? "_slope" : "", (float)jo->ss_limit,
+		 jo->ss_pct ? "%" : "");
+	jstr(c, o, "ss", buf);
+	jint(c, o, "duration", ss->dur_s);
+	jint(c, o, "attained", ss->attained);
+	snprintf(buf, sizeof(buf), "%f%s", (float)ss->criterion,
+		 jo->ss_pct ? "%" : "");
+	jstr(c, o, "criterion", buf);
+	jreal(c, o, "max_deviation", ss->deviation);
+	jreal(c, o, "slope", ss->slope);
+	for (i = 0; i < ss->dur_s; i++) {
+		bool have = ss->iops && i < ss->nr;
+
+		jappend(c, iops, json_integer(have ? (json_int_t)ss->iops[i] : 0));
+		jappend(c, bw, json_integer(have ? (json_int_t)ss->bw[i] : 0));
+	}
+	jint(c, data, "bw_mean", ss_mean(ss, ss->bw));
+	jint(c, data, "iops_mean", ss_mean(ss, ss->iops));
+	jset(c, data, "iops", iops);
+	jset(c, data, "bw", bw);
+	jset(c, o, "data", data);
+	return o;
+}
+
 /* {"min","max","mean","stddev","N"} (+ "percentile" for clat), in ns */
 static json_t *json_lat(struct jctx *c, const struct blk_hist *h, bool valid,
 			bool pct)
@@ -1156,6 +1206,14 @@ static json_t *json_job_opts(struct jctx *c, const struct bench_job_result *j)
 		jstr(c, o, "runtime", fmt_time(buf, sizeof(buf), jo->runtime_ns));
 	if (jo->ramp_time_ns)
 		jstr(c, o, "ramp_time", fmt_time(buf, sizeof(buf), jo->ramp_time_ns));
+	if (jo->ss_dur_ns) {
+		jstr(c, o, "steadystate", jo->ss_spec);
+		jstr(c, o, "steadystate_duration",
+		     fmt_time(buf, sizeof(buf), jo->ss_dur_ns));
+		if (jo->ss_ramp_ns)
+			jstr(c, o, "steadystate_ramp_time",
+			     fmt_time(buf, sizeof(buf), jo->ss_ramp_ns));
+	}
 	if (jo->time_based)
 		jstr(c, o, "time_based", "1");
 	if (jo->rw == RW_RW || jo->rw == RW_RANDRW)
@@ -1498,6 +1556,8 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 	jint(c, o, "latency_target", 0);
 	jreal(c, o, "latency_percentile", 100.0);
 	jint(c, o, "latency_window", 0);
+	if (j->ss.on && j->opts)
+		jset(c, o, "steadystate", json_ss(c, j));
 	jset(c, o, "blkstack", json_blkstack(c, r, j));
 	json_stages(c, o, r, e);
 	return o;
