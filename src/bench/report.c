@@ -689,6 +689,17 @@ static void text_percentiles(FILE *f, const struct blk_hist *h)
 	}
 }
 
+/* The window's mean of steady state samples, fio's: over all dur_s slots. */
+static uint64_t ss_mean(const struct bench_ss_result *ss, const uint64_t *v)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; v && i < ss->nr; i++)
+		sum += v[i];
+	return ss->dur_s ? sum / ss->dur_s : 0;
+}
+
 static void text_dir(FILE *f, const struct bench_job_result *j, int d)
 {
 	const struct bench_dir_stats *s = &j->dir[d];
@@ -848,6 +859,20 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 		(ull)j->dir[DDIR_TRIM].ios);
 	fprintf(f, "     latency   : target=0, window=0, percentile=100.00%%, depth=%u\n",
 		job_iodepth(j));
+	if (j->ss.on && j->opts) {
+		/* fio's show_ss_normal() */
+		char bw[32], bwd[32], iops[32];
+		double bwm = (double)ss_mean(&j->ss, j->ss.bw);
+
+		fprintf(f, "  steadystate  : attained=%s, bw=%s (%s), iops=%s, %s%s=%.3f%s\n",
+			j->ss.attained ? "yes" : "no",
+			fmt_num(bw, sizeof(bw), bwm, true, "B/s"),
+			fmt_num(bwd, sizeof(bwd), bwm, false, "B/s"),
+			fmt_num(iops, sizeof(iops), (double)ss_mean(&j->ss, j->ss.iops), false, ""),
+			j->opts->ss_bw ? "bw" : "iops",
+			j->opts->ss_slope ? " slope" : " mean dev",
+			j->ss.criterion, j->opts->ss_pct ? "%" : "");
+	}
 	if (j->verify)
 		fprintf(f, "  verify       : %s, %llu blocks verified, %llu mismatches\n",
 			bench_verify_name(j->verify_method),
@@ -998,17 +1023,6 @@ static void jappend(struct jctx *c, json_t *arr, json_t *v)
 {
 	if (json_array_append_new(arr, v))
 		c->oom = true;
-}
-
-/* The window's mean of steady state samples, fio's: over all dur_s slots. */
-static uint64_t ss_mean(const struct bench_ss_result *ss, const uint64_t *v)
-{
-	uint64_t sum = 0;
-	unsigned int i;
-
-	for (i = 0; v && i < ss->nr; i++)
-		sum += v[i];
-	return ss->dur_s ? sum / ss->dur_s : 0;
 }
 
 /*

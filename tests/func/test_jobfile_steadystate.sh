@@ -58,6 +58,12 @@ ss_run --runtime=10s --numjobs=2 --group_reporting --ss=iops:50% --ss_dur=2s >"$
 check "group_reporting, numjobs=2: one job, attained, ended early" \
 	jq_ok '(.jobs | length) == 1 and .jobs[0].steadystate.attained == 1 and .jobs[0].job_runtime < 5000'
 
+# fio's normal output line
+"$BLKSTACK" bench --dev=null --name=x --rw=randread --size=16m --time_based --runtime=10s \
+	--ss=iops:50% --ss_dur=2s >"$TMP/ss.txt"
+check "text: fio's 'steadystate  : attained=yes, bw=..., iops=..., iops mean dev=...%' line" \
+	grep -qE '^  steadystate  : attained=yes, bw=[0-9.]+[KMG]iB/s \([0-9.]+[kMG]B/s\), iops=[0-9.]+[kM]?, iops mean dev=[0-9]+\.[0-9]{3}%$' "$TMP/ss.txt"
+
 # without ss_dur nothing is reported, as in fio
 ss_run --runtime=200ms >"$TMP/ss.json"
 check "no ss_dur: no steadystate object" jq_ok '.jobs[0] | has("steadystate") | not'
