@@ -2991,8 +2991,7 @@ static struct ss_unit *ss_units(const struct bench_opts *o,
 				unsigned int *nr_units)
 {
 	struct ss_unit *units;
-	bool grouped;
-	unsigned int i, k = 0;
+	unsigned int i, k = 0, u_n;
 
 	*nr_units = 0;
 	for (i = 0; i < n; i++)
@@ -3001,17 +3000,20 @@ static struct ss_unit *ss_units(const struct bench_opts *o,
 	if (i == n || !(units = calloc(n, sizeof(*units))))
 		return NULL;
 	(void)o;
-	grouped = tds[0].o->group_reporting;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i += u_n) {
 		struct ss_unit *u;
 
-		if (grouped && i > 0)
-			break;
+		u_n = 1;
+		/* fio's reporting group: the groupid, its first job's setting */
+		if (tds[i].o->group_reporting)
+			while (i + u_n < n &&
+			       tds[i + u_n].res->groupid == tds[i].res->groupid)
+				u_n++;
 		if (!tds[i].o->ss_dur_ns)
 			continue;
 		u = &units[k];
 		u->first = i;
-		u->n = grouped ? n : 1;
+		u->n = u_n;
 		u->o = tds[i].o;
 		u->dur = (unsigned int)(u->o->ss_dur_ns / 1000000000ull);
 		u->iops = calloc(u->dur, sizeof(uint64_t));

@@ -2892,7 +2892,7 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 {
 	uint32_t lbs = o->dev.p.logical_block_size;
 	char name[SHOW_LEN];
-	unsigned int i;
+	unsigned int i, ss_group = 0;
 
 	if (lbs && o->dev.p.dev_size % lbs) {
 		set_err(err, errlen,
@@ -3064,6 +3064,17 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 					 show(name, j->name), j->ba);
 				bench_err_add(o->notes, sizeof(o->notes), note);
 			}
+		}
+		if (!i || j->stonewall || j->new_group)
+			ss_group = i;
+		if (o->jobs[ss_group].group_reporting &&
+		    (j->ss_dur_ns != o->jobs[ss_group].ss_dur_ns ||
+		     j->ss_ramp_ns != o->jobs[ss_group].ss_ramp_ns ||
+		     (j->ss_dur_ns && strcmp(j->ss_spec, o->jobs[ss_group].ss_spec)))) {
+			set_err(err, errlen,
+				"job '%s': ss=, ss_dur= and ss_ramp= differ from job '%s''s in its group_reporting group: fio rejects that (they must be consistent within reporting groups)",
+				show(name, j->name), o->jobs[ss_group].name);
+			return -EINVAL;
 		}
 		if (j->ss_dur_ns && j->ss_slope && j->ss_dur_ns < 2 * NSEC_PER_SEC) {
 			set_err(err, errlen,

@@ -58,6 +58,16 @@ ss_run --runtime=10s --numjobs=2 --group_reporting --ss=iops:50% --ss_dur=2s >"$
 check "group_reporting, numjobs=2: one job, attained, ended early" \
 	jq_ok '(.jobs | length) == 1 and .jobs[0].steadystate.attained == 1 and .jobs[0].job_runtime < 5000'
 
+# two reporting groups of one stonewall group (new_group): each its own
+printf '[global]\ngroup_reporting\nrw=randread\nsize=16m\ntime_based\nruntime=10s\nss=iops:50%%\nss_dur=2s\n[a]\n[b]\nnew_group\n' >"$TMP/g.fio"
+"$BLKSTACK" bench --dev=null --output-format=json "$TMP/g.fio" >"$TMP/ss.json"
+check "new_group: two groups, each attained early with its own samples" \
+	jq_ok '(.jobs | length) == 2 and all(.jobs[]; .steadystate.attained == 1 and .job_runtime < 5000 and (.steadystate.data.iops | all(. > 0)))'
+# fio: "steadystate options must be consistent within reporting groups"
+printf '[global]\ngroup_reporting\nrw=randread\nss_dur=2s\n[a]\nss=iops:50%%\n[b]\nss=iops:40%%\n' >"$TMP/g.fio"
+expect_error "ss= differing in a group_reporting group: refused, as fio refuses it" \
+	"job 'b': ss=, ss_dur= and ss_ramp= differ from job 'a''s" bench --dev=null --parse-only "$TMP/g.fio"
+
 # fio's normal output line
 "$BLKSTACK" bench --dev=null --name=x --rw=randread --size=16m --time_based --runtime=10s \
 	--ss=iops:50% --ss_dur=2s >"$TMP/ss.txt"
