@@ -46,16 +46,7 @@ TMP=$(mktemp -d)
 IMG=
 BLK_PID=''
 
-cleanup() {
-	set +e
-	[ -z "$BLK_PID" ] || stop_pid "$BLK_PID" TERM
-	tgt_stop
-	[ -z "$IMG" ] || rm -f "$IMG"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+iscsi_bench_traps
 
 P_TGT=$(free_port)
 SUITES=${SUITES:-$(iscsi-test-cu --list | grep -E '^ALL\.[A-Za-z0-9]+$')}

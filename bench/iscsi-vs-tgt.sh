@@ -87,33 +87,7 @@ TMP=$(mktemp -d)
 IMG=
 BLK_PID='' CL_PID='' CL_CHILD=''
 
-cleanup() {
-	local _i
-	set +e
-	# a signal's trap runs with the interrupted command's IFS= (the
-	# progress reader's): split words again
-	IFS=$' \t\n'
-	trap - INT TERM HUP
-	if [ -n "$CL_PID" ]; then # timeout and the client under it
-		[ -n "$CL_CHILD" ] || CL_CHILD=$(child_of "$CL_PID")
-		kill -TERM "$CL_PID" 2>/dev/null # passed on to the client
-		for _i in $(seq 30); do
-			gone "$CL_PID" && break
-			sleep 0.1
-		done
-		# a client whose target went first reconnects for ever
-		[ -z "$CL_CHILD" ] || gone "$CL_CHILD" || kill -KILL "$CL_CHILD" 2>/dev/null
-		stop_pid "$CL_PID" KILL
-	fi
-	[ -z "$BLK_PID" ] || stop_pid "$BLK_PID" TERM
-	tgt_stop
-	[ -z "$IMG" ] || rm -f "$IMG"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+iscsi_bench_traps
 
 P_BLK=$(free_port)
 P_TGT=$(free_port)
@@ -171,20 +145,6 @@ sched_ns() {
 		s=$((s + a))
 	done
 	REPLY=$s
-}
-
-# child_of PID: PID's first child (the client under timeout)
-child_of() {
-	local c='' f p
-	read -r c _ <"/proc/$1/task/$1/children" 2>/dev/null || true
-	if [ -z "$c" ]; then # no CONFIG_PROC_CHILDREN: look for it
-		for f in /proc/[0-9]*/stat; do
-			{ read -r c _ _ p _ <"$f"; } 2>/dev/null || continue
-			[ "$p" = "$1" ] && break
-			c=''
-		done
-	fi
-	echo "$c"
 }
 
 # measure WORKLOAD TARGET: one client run; appends

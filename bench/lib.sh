@@ -274,3 +274,54 @@ tgt_stop() {
 	rm -f "/var/run/tgtd/socket.$TGT_CTL" "/var/run/tgtd/socket.$TGT_CTL.lock"
 	TGT_PID=''
 }
+
+# child_of PID: PID's first child (the client under timeout)
+child_of() {
+	local c='' f p
+	read -r c _ <"/proc/$1/task/$1/children" 2>/dev/null || true
+	if [ -z "$c" ]; then # no CONFIG_PROC_CHILDREN: look for it
+		for f in /proc/[0-9]*/stat; do
+			{ read -r c _ _ p _ <"$f"; } 2>/dev/null || continue
+			[ "$p" = "$1" ] && break
+			c=''
+		done
+	fi
+	echo "$c"
+}
+
+# iscsi_bench_cleanup: the iSCSI scripts' exit (bench/iscsi-vs-tgt.sh,
+# iscsi-initiator.sh, iscsi-test-cu-vs-tgt.sh): the client under timeout
+# (CL_PID, its child CL_CHILD: TERM, KILL after 3 s: a client whose
+# target went first reconnects for ever), the blkstack target (BLK_PID),
+# tgtd (tgt_stop), the image IMG and the folder TMP, each where set.
+# iscsi_bench_traps installs it on EXIT and turns INT, TERM and HUP into
+# exits that run it.
+iscsi_bench_cleanup() {
+	local _i
+	set +e
+	# a signal's trap runs with the interrupted command's IFS= (a
+	# progress reader's): split words again
+	IFS=$' \t\n'
+	trap - INT TERM HUP
+	if [ -n "${CL_PID:-}" ]; then
+		[ -n "${CL_CHILD:-}" ] || CL_CHILD=$(child_of "$CL_PID")
+		kill -TERM "$CL_PID" 2>/dev/null # passed on to the client
+		for _i in $(seq 30); do
+			gone "$CL_PID" && break
+			sleep 0.1
+		done
+		[ -z "$CL_CHILD" ] || gone "$CL_CHILD" || kill -KILL "$CL_CHILD" 2>/dev/null
+		stop_pid "$CL_PID" KILL
+	fi
+	[ -z "${BLK_PID:-}" ] || stop_pid "$BLK_PID" TERM
+	tgt_stop
+	[ -z "${IMG:-}" ] || rm -f "$IMG"
+	[ -z "${TMP:-}" ] || rm -rf "$TMP"
+}
+
+iscsi_bench_traps() {
+	trap iscsi_bench_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	trap 'exit 129' HUP
+}
