@@ -14,22 +14,12 @@
 # The tgt part needs root and tgtd (skipped without; the rest runs).
 source "$(dirname "$0")/lib.sh" "$@"
 PIDS=()
-TGT_PID=
-CTL=
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do
 		{ kill -9 "$p"; wait "$p"; } 2>/dev/null
 	done
-	if [ -n "$TGT_PID" ]; then
-		# tgtd ignores SIGTERM: its target, then the system, go first
-		timeout 5 tgtadm -C "$CTL" --lld iscsi --op delete --force --mode target --tid 1 >/dev/null 2>&1
-		timeout 5 tgtadm -C "$CTL" --lld iscsi --op delete --force --mode target --tid 2 >/dev/null 2>&1
-		timeout 5 tgtadm -C "$CTL" --op delete --mode system >/dev/null 2>&1
-		for _ in $(seq 50); do kill -0 "$TGT_PID" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$TGT_PID" 2>/dev/null
-		rm -f "/var/run/tgtd/socket.$CTL" "/var/run/tgtd/socket.$CTL.lock"
-	fi
+	tgt_test_stop
 	rm -f /dev/shm/blkstack-ini-test.$$.*
 	rm -rf "$TMP"
 }
@@ -383,23 +373,11 @@ if [ "$(id -u)" -ne 0 ] || ! command -v tgtd >/dev/null || ! command -v tgtadm >
 	exit $?
 fi
 TP=$(free_port)
-CTL=$((TP % 32767 + 1))
-while [ -e "/var/run/tgtd/socket.$CTL" ] || [ -e "/var/run/tgtd/socket.$CTL.lock" ]; do
-	CTL=$((CTL % 32767 + 1))
-done
 TIMG=/dev/shm/blkstack-ini-test.$$.tgt
 truncate -s $SIZE "$TIMG"
-setsid tgtd -f -C "$CTL" --iscsi portal=127.0.0.1:"$TP" >"$TMP/tgt.log" 2>&1 &
-TGT_PID=$!
-for _ in $(seq 100); do
-	tgtadm -C "$CTL" --op show --mode system >/dev/null 2>&1 && break
-	sleep 0.1
-done
 TIQN=iqn.2026-12.org.blkstack:tgt
-tadm() { tgtadm -C "$CTL" --lld iscsi "$@"; }
-tadm --op new --mode target --tid 1 -T $TIQN &&
-	tadm --op new --mode logicalunit --tid 1 --lun 1 --bstype rdwr --backing-store "$TIMG" &&
-	tadm --op bind --mode target --tid 1 -I ALL
+tgt_test_start "$TP" "$TMP/tgt.log" &&
+	tgt_test_lun 1 $TIQN "$TIMG"
 check "tgtd started with a LUN on /dev/shm" test $? -eq 0
 TU=iscsi://127.0.0.1:$TP/$TIQN/1
 for qd in 1 32 128; do

@@ -21,22 +21,13 @@
 #      without).
 source "$(dirname "$0")/lib.sh" "$@"
 PIDS=()
-TGT_PID=
-CTL=
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do
 		kill -CONT "$p" 2>/dev/null
 		{ kill -9 "$p"; wait "$p"; } 2>/dev/null
 	done
-	if [ -n "$TGT_PID" ]; then
-		# tgtd ignores SIGTERM: its target, then the system, go first
-		timeout 5 tgtadm -C "$CTL" --lld iscsi --op delete --force --mode target --tid 1 >/dev/null 2>&1
-		timeout 5 tgtadm -C "$CTL" --op delete --mode system >/dev/null 2>&1
-		for _ in $(seq 50); do kill -0 "$TGT_PID" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$TGT_PID" 2>/dev/null
-		rm -f "/var/run/tgtd/socket.$CTL" "/var/run/tgtd/socket.$CTL.lock"
-	fi
+	tgt_test_stop
 	rm -f /dev/shm/blkstack-keepalive-test.$$.*
 	rm -rf "$TMP"
 }
@@ -246,22 +237,11 @@ if [ "$(id -u)" -ne 0 ] || ! command -v tgtd >/dev/null || ! command -v tgtadm >
 	exit $?
 fi
 TP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-CTL=$((TP % 32767 + 1))
-while [ -e "/var/run/tgtd/socket.$CTL" ] || [ -e "/var/run/tgtd/socket.$CTL.lock" ]; do
-	CTL=$((CTL % 32767 + 1))
-done
 TIMG=/dev/shm/blkstack-keepalive-test.$$.tgt
 truncate -s 32M "$TIMG"
-setsid tgtd -f -C "$CTL" --iscsi portal=127.0.0.1:"$TP",nop_interval=1,nop_count=2 >"$TMP/tgt.log" 2>&1 &
-TGT_PID=$!
-for _ in $(seq 100); do
-	tgtadm -C "$CTL" --op show --mode system >/dev/null 2>&1 && break
-	sleep 0.1
-done
 TIQN=iqn.2026-12.org.blkstack:tgt
-tgtadm -C "$CTL" --lld iscsi --op new --mode target --tid 1 -T $TIQN &&
-	tgtadm -C "$CTL" --lld iscsi --op new --mode logicalunit --tid 1 --lun 1 --bstype rdwr --backing-store "$TIMG" &&
-	tgtadm -C "$CTL" --lld iscsi --op bind --mode target --tid 1 -I ALL
+tgt_test_start "$TP" "$TMP/tgt.log" nop_interval=1,nop_count=2 &&
+	tgt_test_lun 1 $TIQN "$TIMG"
 check "tgtd started, pinging every second (nop_interval=1, nop_count=2)" test $? -eq 0
 URL=iscsi://127.0.0.1:$TP/$TIQN/1
 gateway gt --iscsi_noop_interval=0
