@@ -31,9 +31,10 @@
 #            left out), over that window.  blkstack: bench's own IOPS
 #            (its JSON: I/Os over the runtime, login not in it).
 #   CPU us per I/O: the client process's user + system time over its
-#            I/Os.  iscsi-perf: utime + stime of /proc/PID/stat (fields
-#            14, 15), sampled at the window's two ends, over the window's
-#            I/Os.  blkstack: getrusage's (wait4's) user + system time of
+#            I/Os.  iscsi-perf: the on-CPU ns of its threads
+#            (/proc/PID/task/*/schedstat, the same time as utime + stime,
+#            to the ns), sampled at the window's two ends, over the
+#            window's I/Os.  blkstack: getrusage's (wait4's) user + system time of
 #            the whole process (/usr/bin/time: login, the probe's SCSI
 #            commands, thread start and logout included, which only
 #            counts against blkstack) over bench's total I/Os.  Both are
@@ -127,77 +128,27 @@ for t in tgt blk; do
 		--bs=1m --iodepth=4 >"$TMP/fill.$t" 2>&1 || { cat "$TMP/fill.$t" >&2; die "$t: the fill pass failed"; }
 done
 
-# cpu_ticks PID: utime + stime of PID (every thread), clock ticks, into
-# REPLY (no fork); 0 once it has gone
-cpu_ticks() {
-	local s f
-	REPLY=0
-	{ read -r s <"/proc/$1/stat"; } 2>/dev/null || return 0
-	s=${s##*) } # the fields after comm: state is field 3
-	read -r -a f <<<"$s"
-	REPLY=$((f[11] + f[12]))
-}
-HZ=$(getconf CLK_TCK)
-
 # perf TARGET: one iscsi-perf run; appends "iops us_per_io" to
 # $TMP/perf.TARGET
 perf() {
-	local t=$1 b=$((4096 / BS[$1])) cmd fd rc rec log=''
-	local now cs pt='' pcs='' t0='' cs0='' t1='' cs1='' prev='' ios_us=0 n=0
+	local t=$1 b=$((4096 / BS[$1]))
 	gone "${PID[$t]}" && die "$t has exited"
-	cmd=(iscsi-perf -m "$QD" -b "$b" -r -t "$RUNTIME" "${URL[$t]}")
-	rm -f "$TMP/fifo"
-	mkfifo "$TMP/fifo"
-	# timeout: iscsi-perf stops by itself only at a progress line exactly
-	# runtime_s in, which a descheduled client can miss (SIGINT: it
-	# drains and says "finished.")
-	bench_exec timeout -s INT -k 5 "$((RUNTIME + 30))" "${cmd[@]}" >"$TMP/fifo" 2>"$TMP/client.err" &
-	CL_PID=$!
-	CL_CHILD=''
-	exec {fd}<"$TMP/fifo"
-	# Records end at "\r": iscsi-perf prints "\r" + a line each second,
-	# so the read that returns a line's predecessor returns at that
-	# line's print: the sample taken then belongs to the next record.
-	while :; do
-		rc=0
-		IFS= read -r -d $'\r' -u "$fd" rec || rc=$?
-		now=${EPOCHREALTIME//[.,]/}
-		[ -n "$CL_CHILD" ] || CL_CHILD=$(child_of "$CL_PID")
-		cpu_ticks "$CL_CHILD"
-		cs=$REPLY
-		log+=$rec$'\n'
-		if [[ $rec =~ iops\ current\ ([0-9]+) ]]; then
-			if [ -z "$t0" ]; then
-				t0=$pt cs0=$pcs
-			else
-				ios_us=$((ios_us + BASH_REMATCH[1] * (pt - prev)))
-				t1=$pt cs1=$pcs
-				n=$((n + 1))
-			fi
-			prev=$pt
-		fi
-		pt=$now pcs=$cs
-		[ "$rc" -eq 0 ] || break # end of file: the client has exited
-	done
-	exec {fd}<&-
-	rc=0
-	wait "$CL_PID" || rc=$?
-	CL_PID='' CL_CHILD=''
-	printf '%s\n' "$log" >>"$TMP/clients.log"
-	if [ "$rc" -eq 124 ]; then
+	bench_progress_client stdout '' "$RUNTIME" iscsi-perf -m "$QD" -b "$b" -r -t "$RUNTIME" "${URL[$t]}"
+	printf '%s\n' "$PC_LOG" >>"$TMP/clients.log"
+	if [ "$PC_RC" -eq 124 ]; then
 		STOPPED=$((STOPPED + 1))
-	elif [ "$rc" -ne 0 ]; then
-		printf '%s\n' "$log" >&2
+	elif [ "$PC_RC" -ne 0 ]; then
+		printf '%s\n' "$PC_LOG" >&2
 		cat "$TMP/client.err" >&2
-		die "iscsi-perf against $t exited $rc"
+		die "iscsi-perf against $t exited $PC_RC"
 	fi
-	if [ "$n" -lt 1 ] || [ "$ios_us" -le 0 ]; then
-		printf '%s\n' "$log" >&2
+	if [ "$PC_N" -lt 1 ] || [ "$PC_IOS_US" -le 0 ]; then
+		printf '%s\n' "$PC_LOG" >&2
 		die "iscsi-perf against $t: fewer than two progress lines"
 	fi
-	awk -v io="$ios_us" -v w="$((t1 - t0))" -v c="$((cs1 - cs0))" -v hz="$HZ" 'BEGIN {
+	awk -v io="$PC_IOS_US" -v w="$PC_WIN_US" -v c="$PC_CL_NS" 'BEGIN {
 		ios = io / 1e6
-		printf "%.0f %.3f\n", io / w, c / hz * 1e6 / ios
+		printf "%.0f %.3f\n", io / w, c / 1e3 / ios
 	}' >>"$TMP/perf.$t"
 }
 STOPPED=0
@@ -278,7 +229,7 @@ for t in tgt blk; do
 	done
 done
 echo "(ratios: blkstack / iscsi-perf; IOPS above 1 and CPU per I/O below 1 are"
-echo " better for blkstack.  CPU: iscsi-perf over its steady window (/proc/PID/stat),"
+echo " better for blkstack.  CPU: iscsi-perf over its steady window (schedstat),"
 echo " blkstack over its whole process (getrusage, login and logout included))"
 [ "$STOPPED" -eq 0 ] || echo "($STOPPED iscsi-perf runs missed their own stop and were stopped by timeout; their lines count)"
 bench_machine_end

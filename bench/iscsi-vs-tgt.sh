@@ -137,22 +137,11 @@ for t in blk tgt; do
 		{ cat "$TMP/fill.$t" >&2; die "$t: the fill pass failed"; }
 done
 
-# sched_ns PID: the on-CPU ns of PID's threads (into REPLY; no fork)
-sched_ns() {
-	local f a s=0
-	for f in /proc/"$1"/task/*/schedstat; do
-		{ read -r a _ <"$f"; } 2>/dev/null || continue
-		s=$((s + a))
-	done
-	REPLY=$s
-}
-
 # measure WORKLOAD TARGET: one client run; appends
 # "iops target_us_per_io client_us_per_io target_busy client_busy" to
 # $TMP/WORKLOAD.TARGET
 measure() {
-	local wl=$1 t=$2 tpid=${PID[$2]} b=$((4096 / BS[$2])) cmd fd rc rec log=''
-	local now ts cs cur m pt='' pts='' pcs='' t0='' ts0='' cs0='' t1='' ts1='' cs1='' prev='' ios_us=0 n=0
+	local wl=$1 t=$2 tpid=${PID[$2]} b=$((4096 / BS[$2])) cmd stream
 	gone "$tpid" && { cat "$TMP/$t.log" >&2; die "$t has exited (its log above)"; }
 	case $wl in
 	randread) cmd=(iscsi-perf -m "$QD" -b "$b" -r -t "$RUNTIME" "${URL[$t]}") ;;
@@ -165,72 +154,22 @@ measure() {
 		fi
 		;;
 	esac
-	rm -f "$TMP/fifo"
-	mkfifo "$TMP/fifo"
-	# timeout: iscsi-perf stops by itself only at a progress line exactly
-	# runtime_s in, which a descheduled client can miss (SIGINT: it
-	# drains and says "finished.")
-	if [ "${cmd[0]}" = "$BLKSTACK" ]; then # its progress lines on stderr
-		bench_exec timeout -s INT -k 5 "$((RUNTIME + 30))" "${cmd[@]}" 2>"$TMP/fifo" >"$TMP/client.err" &
-	else
-		bench_exec timeout -s INT -k 5 "$((RUNTIME + 30))" "${cmd[@]}" >"$TMP/fifo" 2>"$TMP/client.err" &
-	fi
-	CL_PID=$!
-	CL_CHILD=''
-	exec {fd}<"$TMP/fifo"
-	# Records end at "\r": the client prints "\r" + a line each second, so
-	# the read that returns a line's predecessor returns at that line's
-	# print: the sample taken then belongs to the next record.  (No read
-	# -t: a timeout that fires as the "\r" comes loses it.)
-	while :; do
-		rc=0
-		IFS= read -r -d $'\r' -u "$fd" rec || rc=$?
-		now=${EPOCHREALTIME//[.,]/}
-		sched_ns "$tpid"
-		ts=$REPLY
-		[ -n "$CL_CHILD" ] || CL_CHILD=$(child_of "$CL_PID")
-		sched_ns "$CL_CHILD"
-		cs=$REPLY
-		log+=$rec$'\n'
-		cur=
-		if [[ $rec =~ iops\ current\ ([0-9]+) ]]; then
-			cur=${BASH_REMATCH[1]}
-		elif [[ $rec =~ ,w=([0-9]+)(\.([0-9]))?([kM]?)\ IOPS\] ]]; then
-			# blkstack bench: "[r=0,w=314.4k IOPS]", one decimal
-			m=1
-			case ${BASH_REMATCH[4]} in k) m=1000 ;; M) m=1000000 ;; esac
-			cur=$((BASH_REMATCH[1] * m + ${BASH_REMATCH[3]:-0} * m / 10))
-		fi
-		if [ -n "$cur" ]; then
-			if [ -z "$t0" ]; then
-				t0=$pt ts0=$pts cs0=$pcs
-			else
-				ios_us=$((ios_us + cur * (pt - prev)))
-				t1=$pt ts1=$pts cs1=$pcs
-				n=$((n + 1))
-			fi
-			prev=$pt
-		fi
-		pt=$now pts=$ts pcs=$cs
-		[ "$rc" -eq 0 ] || break # end of file: the client has exited
-	done
-	exec {fd}<&-
-	rc=0
-	wait "$CL_PID" || rc=$?
-	CL_PID='' CL_CHILD=''
-	printf '%s\n' "$log" >>"$TMP/clients.log"
-	if [ "$rc" -eq 124 ]; then
+	stream=stdout
+	[ "${cmd[0]}" = "$BLKSTACK" ] && stream=stderr # its progress lines
+	bench_progress_client "$stream" "$tpid" "$RUNTIME" "${cmd[@]}"
+	printf '%s\n' "$PC_LOG" >>"$TMP/clients.log"
+	if [ "$PC_RC" -eq 124 ]; then
 		STOPPED=$((STOPPED + 1))
-	elif [ "$rc" -ne 0 ]; then
-		printf '%s\n' "$log" >&2
+	elif [ "$PC_RC" -ne 0 ]; then
+		printf '%s\n' "$PC_LOG" >&2
 		cat "$TMP/client.err" >&2
-		die "$wl against $t: ${cmd[0]} exited $rc"
+		die "$wl against $t: ${cmd[0]} exited $PC_RC"
 	fi
-	if [ "$n" -lt 1 ] || [ "$ios_us" -le 0 ]; then
-		printf '%s\n' "$log" >&2
+	if [ "$PC_N" -lt 1 ] || [ "$PC_IOS_US" -le 0 ]; then
+		printf '%s\n' "$PC_LOG" >&2
 		die "$wl against $t: fewer than two progress lines"
 	fi
-	awk -v io="$ios_us" -v w="$((t1 - t0))" -v tc="$((ts1 - ts0))" -v cc="$((cs1 - cs0))" 'BEGIN {
+	awk -v io="$PC_IOS_US" -v w="$PC_WIN_US" -v tc="$PC_TGT_NS" -v cc="$PC_CL_NS" 'BEGIN {
 		ios = io / 1e6
 		printf "%.0f %.3f %.3f %.3f %.3f\n", io / w, tc / 1e3 / ios, cc / 1e3 / ios, tc / 1e3 / w, cc / 1e3 / w
 	}' >>"$TMP/$wl.$t"

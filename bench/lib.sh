@@ -289,6 +289,102 @@ child_of() {
 	echo "$c"
 }
 
+# bench_sched_ns PID: the on-CPU ns of PID's threads (into REPLY; no
+# fork; 0 once it has gone), from /proc/PID/task/*/schedstat
+bench_sched_ns() {
+	local f a s=0
+	for f in /proc/"$1"/task/*/schedstat; do
+		{ read -r a _ <"$f"; } 2>/dev/null || continue
+		s=$((s + a))
+	done
+	REPLY=$s
+}
+
+# bench_progress_client STREAM TPID RUNTIME CMD [ARG...]: one run of a
+# client that prints a progress record each second, each starting with
+# "\r" (iscsi-perf's "iops current N" on stdout; blkstack bench's
+# "[r=X,w=Y IOPS]" with --eta=always on stderr: STREAM is stdout or
+# stderr, the other goes to $TMP/client.err), under timeout (RUNTIME +
+# 30 s, then SIGINT: iscsi-perf stops by itself only at a progress line
+# exactly RUNTIME in, which a descheduled client can miss; it drains
+# and says "finished.").  Records are read as they come and at each the
+# on-CPU time of TPID (a target; '' for none) and of the client is
+# sampled; the steady window runs from the first record to the last.
+# Sets PC_IOPS (I/Os per second over the window), PC_IOS_US (I/Os in it
+# times 1e6: the records' rates times their us),
+# PC_WIN_US (its length), PC_TGT_NS and PC_CL_NS (on-CPU ns in it),
+# PC_N (records after the first), PC_RC (the client's exit status: 124
+# when timeout stopped it) and PC_LOG (the records).  Uses $TMP/fifo;
+# CL_PID and CL_CHILD name the client while it runs (for
+# iscsi_bench_cleanup).
+# shellcheck disable=SC2034 # the PC_ variables are the callers'
+bench_progress_client() {
+	local stream=$1 tpid=$2 runtime=$3 fd rc rec now ts cs cur m
+	local pt='' pts='' pcs='' t0='' ts0='' cs0='' t1='' ts1='' cs1='' prev='' ios_us=0
+	shift 3
+	PC_N=0 PC_LOG='' PC_RC=0
+	rm -f "$TMP/fifo"
+	mkfifo "$TMP/fifo"
+	if [ "$stream" = stderr ]; then
+		bench_exec timeout -s INT -k 5 "$((runtime + 30))" "$@" 2>"$TMP/fifo" >"$TMP/client.err" &
+	else
+		bench_exec timeout -s INT -k 5 "$((runtime + 30))" "$@" >"$TMP/fifo" 2>"$TMP/client.err" &
+	fi
+	CL_PID=$!
+	CL_CHILD=''
+	exec {fd}<"$TMP/fifo"
+	# Records end at "\r": the read that returns a line's predecessor
+	# returns at that line's print, so the sample taken then belongs to
+	# the next record.  (No read -t: a timeout that fires as the "\r"
+	# comes loses it.)
+	while :; do
+		rc=0
+		IFS= read -r -d $'\r' -u "$fd" rec || rc=$?
+		now=${EPOCHREALTIME//[.,]/}
+		ts=0
+		if [ -n "$tpid" ]; then
+			bench_sched_ns "$tpid"
+			ts=$REPLY
+		fi
+		[ -n "$CL_CHILD" ] || CL_CHILD=$(child_of "$CL_PID")
+		bench_sched_ns "$CL_CHILD"
+		cs=$REPLY
+		PC_LOG+=$rec$'\n'
+		cur=
+		if [[ $rec =~ iops\ current\ ([0-9]+) ]]; then
+			cur=${BASH_REMATCH[1]}
+		elif [[ $rec =~ \[r=([0-9.]+[kM]?),w=([0-9.]+[kM]?)\ IOPS\] ]]; then
+			# blkstack bench: "[r=0,w=314.4k IOPS]", one decimal
+			cur=0
+			for m in "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"; do
+				cur=$((cur + $(awk -v v="$m" 'BEGIN {
+					u = substr(v, length(v)); s = (u == "k") ? 1e3 : (u == "M") ? 1e6 : 1
+					printf "%.0f", v * s }')))
+			done
+		fi
+		if [ -n "$cur" ]; then
+			if [ -z "$t0" ]; then
+				t0=$pt ts0=$pts cs0=$pcs
+			else
+				ios_us=$((ios_us + cur * (pt - prev)))
+				t1=$pt ts1=$pts cs1=$pcs
+				PC_N=$((PC_N + 1))
+			fi
+			prev=$pt
+		fi
+		pt=$now pts=$ts pcs=$cs
+		[ "$rc" -eq 0 ] || break # end of file: the client has exited
+	done
+	exec {fd}<&-
+	wait "$CL_PID" || PC_RC=$?
+	CL_PID='' CL_CHILD=''
+	PC_IOS_US=$ios_us
+	PC_WIN_US=$((PC_N > 0 ? t1 - t0 : 0))
+	PC_TGT_NS=$((PC_N > 0 ? ts1 - ts0 : 0))
+	PC_CL_NS=$((PC_N > 0 ? cs1 - cs0 : 0))
+	PC_IOPS=$((PC_WIN_US > 0 ? ios_us / PC_WIN_US : 0))
+}
+
 # iscsi_bench_cleanup: the iSCSI scripts' exit (bench/iscsi-vs-tgt.sh,
 # iscsi-initiator.sh, iscsi-test-cu-vs-tgt.sh): the client under timeout
 # (CL_PID, its child CL_CHILD: TERM, KILL after 3 s: a client whose
