@@ -88,6 +88,20 @@ stop() {
 	wait "$1" 2>/dev/null
 }
 
+# idle_round NAME SECONDS ARGS...: a gateway NAME with ARGS left idle
+# SECONDS, then an NBD client idle SECONDS before its I/O; RC its exit
+# status, OUT its output (200 bytes); the gateway is stopped after
+idle_round() {
+	local name=$1 idle=$2
+	shift 2
+	gateway "$name" "$@"
+	sleep "$idle"
+	NBD_IDLE_S=$idle timeout $((30 * SLOW)) python3 "$RAW" "127.0.0.1:$NP" idle_io >"$TMP/$name.out" 2>&1
+	RC=$?
+	OUT=$(head -c 200 "$TMP/$name.out")
+	stop "$GPID"
+}
+
 # counter LOG WHAT: N of "N WHAT" in the LLD's close line (0 when absent)
 counter() {
 	local n
@@ -98,14 +112,10 @@ counter() {
 # ------------------------------------------------- (a) idle, target pings
 
 target ta --iscsi-nopin=1
-gateway ga --iscsi_noop_interval=0
 # no client for 3 s: two of the target's intervals and more
-sleep 3
-NBD_IDLE_S=3 timeout $((30 * SLOW)) python3 "$RAW" "127.0.0.1:$NP" idle_io >"$TMP/a.out" 2>&1
-rc=$?
-check "idle gateway, target pings each second: an NBD client idle 3 s, then I/O (rc $rc: $(head -c 200 "$TMP/a.out"))" \
-	test $rc -eq 0
-stop "$GPID"
+idle_round ga 3 --iscsi_noop_interval=0
+check "idle gateway, target pings each second: an NBD client idle 3 s, then I/O (rc $RC: $OUT)" \
+	test $RC -eq 0
 check "... no connection lost, no second login" \
 	bash -c "! grep -qE 'connection lost|logged in again' '$TMP/ga.log'"
 check "... close line: 0 connections lost" test "$(counter "$TMP/ga.log" "connections lost")" -eq 0
@@ -117,13 +127,9 @@ check "... the target dropped no connection as dead" \
 	bash -c "! grep -q 'initiator dead' '$TMP/ta.log'"
 
 # our own pings (300 ms) come before the target's (1 s): it never pings
-gateway gb --iscsi_noop_interval=300ms --iscsi_noop_timeout=2s
-sleep 2
-NBD_IDLE_S=2 timeout $((30 * SLOW)) python3 "$RAW" "127.0.0.1:$NP" idle_io >"$TMP/b.out" 2>&1
-rc=$?
-check "idle gateway pinging every 300 ms: idle client, then I/O (rc $rc: $(head -c 200 "$TMP/b.out"))" \
-	test $rc -eq 0
-stop "$GPID"
+idle_round gb 2 --iscsi_noop_interval=300ms --iscsi_noop_timeout=2s
+check "idle gateway pinging every 300 ms: idle client, then I/O (rc $RC: $OUT)" \
+	test $RC -eq 0
 check "... no connection lost, no second login" \
 	bash -c "! grep -qE 'connection lost|logged in again' '$TMP/gb.log'"
 n=$(counter "$TMP/gb.log" "NOP-Out pings sent")
@@ -244,22 +250,14 @@ tgt_test_start "$TP" "$TMP/tgt.log" nop_interval=1,nop_count=2 &&
 	tgt_test_lun 1 $TIQN "$TIMG"
 check "tgtd started, pinging every second (nop_interval=1, nop_count=2)" test $? -eq 0
 URL=iscsi://127.0.0.1:$TP/$TIQN/1
-gateway gt --iscsi_noop_interval=0
-sleep 3
-NBD_IDLE_S=3 timeout $((30 * SLOW)) python3 "$RAW" "127.0.0.1:$NP" idle_io >"$TMP/t.out" 2>&1
-rc=$?
-check "tgt: idle gateway and client, then I/O (rc $rc: $(head -c 200 "$TMP/t.out"))" test $rc -eq 0
-stop "$GPID"
+idle_round gt 3 --iscsi_noop_interval=0
+check "tgt: idle gateway and client, then I/O (rc $RC: $OUT)" test $RC -eq 0
 check "... no connection lost, no second login" \
 	bash -c "! grep -qE 'connection lost|logged in again' '$TMP/gt.log'"
 n=$(counter "$TMP/gt.log" "NOP-In pings answered")
 check "... tgt's pings answered ($n)" test "$n" -ge 4
-gateway gu --iscsi_noop_interval=300ms --iscsi_noop_timeout=2s
-sleep 2
-NBD_IDLE_S=2 timeout $((30 * SLOW)) python3 "$RAW" "127.0.0.1:$NP" idle_io >"$TMP/u.out" 2>&1
-rc=$?
-check "tgt: our pings every 300 ms, idle client, then I/O (rc $rc: $(head -c 200 "$TMP/u.out"))" test $rc -eq 0
-stop "$GPID"
+idle_round gu 2 --iscsi_noop_interval=300ms --iscsi_noop_timeout=2s
+check "tgt: our pings every 300 ms, idle client, then I/O (rc $RC: $OUT)" test $RC -eq 0
 n=$(counter "$TMP/gu.log" "NOP-Out pings sent")
 # about 4 s idle: 13 pings at 300 ms, but the gateway looks every 100 ms
 # and a loaded machine (load 5) stretched them to 8 once; 6 still says
