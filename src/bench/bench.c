@@ -225,6 +225,8 @@ static int matrix_run(const struct bench_opts *o, int argc, char **argv,
 			*failed |= report_job_errors(r);
 			if (r->abandoned)
 				abandoned = true;
+			if (bench_rw_writes(matrix_rows[row]) && !interrupted())
+				ret = bench_layout_settle(&lay[d], err, sizeof(err));
 		}
 		/* requests given up at the stop deadline still use it */
 		if (!abandoned)

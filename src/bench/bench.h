@@ -285,6 +285,9 @@ struct bench_layout {
 	uint64_t requests;
 	uint64_t ns;
 	bool interrupted;
+	/* bench_layout_settle(): flushes after write rows, their time */
+	unsigned int settles;
+	uint64_t settle_ns;
 };
 
 /**
@@ -320,6 +323,20 @@ void bench_layout_probe(const struct bench_opts *o, const char *devname,
 int bench_layout(const struct bench_opts *o, const char *devname,
 		 struct blk_dev *dev, struct bench_layout *l, char *err,
 		 size_t errlen);
+
+/**
+ * bench_layout_settle() - after a write row of the matrix, flush the
+ * column's file (fdatasync), outside every cell's timed window, so that
+ * the kernel's write-back of the row's dirty pages does not run beside the
+ * cells after it (the next row, the next run's).  Nothing for a device
+ * without a file.  Counts the flush and its time in @l.
+ * @l: the column's layout (l->filename).
+ * @err, @errlen: message on failure.
+ *
+ * Return: 0; fdatasync's or open's -errno.
+ * Context: the main thread, between cells.
+ */
+int bench_layout_settle(struct bench_layout *l, char *err, size_t errlen);
 
 /* machine.c */
 

@@ -128,15 +128,19 @@ static bool file_has_hole(const char *path, const struct bench_job_opts *t,
 	return hole;
 }
 
-/* fdatasync() the file, so that the rows do not meet the layout's write-back. */
-static int file_flush(const char *path, char *err, size_t errlen)
+/*
+ * fdatasync() the file, so that the rows do not meet the write-back of
+ * what came before them (@what: the step, for the message).
+ */
+static int file_flush(const char *path, const char *what, char *err,
+		      size_t errlen)
 {
 	int fd, ret = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fdatasync(fd)) {
 		ret = -errno;
-		snprintf(err, errlen, "layout: flushing %s: %s", path,
+		snprintf(err, errlen, "%s: flushing %s: %s", what, path,
 			 strerror(errno));
 	}
 	if (fd >= 0)
@@ -296,9 +300,24 @@ int bench_layout(const struct bench_opts *o, const char *devname,
 	bench_run_result_free(&res);
 	l->interrupted = atomic_load(&bench_interrupted) != 0;
 	if (!ret && l->filename && !l->interrupted) {
-		ret = file_flush(l->filename, err, errlen);
+		ret = file_flush(l->filename, "layout", err, errlen);
 		l->flushed = !ret;
 	}
 	l->ns = bench_gettime_ns() - t0;
+	return ret;
+}
+
+int bench_layout_settle(struct bench_layout *l, char *err, size_t errlen)
+{
+	uint64_t t0;
+	int ret;
+
+	if (!l->filename)
+		return 0;
+	t0 = bench_gettime_ns();
+	ret = file_flush(l->filename, "after a write row", err, errlen);
+	l->settle_ns += bench_gettime_ns() - t0;
+	if (!ret)
+		l->settles++;
 	return ret;
 }

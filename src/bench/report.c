@@ -1675,6 +1675,10 @@ static json_t *json_layout(struct jctx *c, const struct bench_layout *l)
 		if (l->interrupted)
 			jset(c, o, "interrupted", json_true());
 	}
+	if (l->settles) {
+		jint(c, o, "write_row_flushes", l->settles);
+		jint(c, o, "write_row_flush_ns", l->settle_ns);
+	}
 	return o;
 }
 
@@ -2070,5 +2074,8 @@ void bench_report_layout(FILE *f, const struct bench_layout *l,
 				bench_fmt_bytes(bytes, sizeof(bytes), l->bytes));
 			break;
 		}
+		if (l->settles)
+			fprintf(f, "layout: %s: flushed after each write row, outside the cells (%u, %.2f s)\n",
+				l->dev, l->settles, (double)l->settle_ns / 1e9);
 	}
 }

@@ -87,6 +87,11 @@ IMG=$TMP/m.img
 check "uring: new file exit 0" test $? -eq 0
 check "uring: new file laid out and flushed" \
 	grep -qE "^layout: uring $IMG: new file, 8 MiB written before the read rows \(4 KiB blocks, flushed, " "$TMP/u1.txt"
+# the write rows' dirty pages are flushed after each, not left to write-back
+# running beside the next cells
+check "uring: flushed after each write row" \
+	grep -qE "^layout: uring: flushed after each write row, outside the cells \(2, [0-9.]+ s\)$" "$TMP/u1.txt"
+check "uring: no flush line for ram" bash -c "! grep -q '^layout: ram: flushed after' '$TMP/m.txt'"
 "$BLKSTACK" bench --dev=uring --filename="$IMG" --runtime=100ms >"$TMP/u2.txt" 2>&1
 check "uring: a file that holds data is not written" \
 	grep -qx "layout: uring $IMG: file holds data, not laid out: the read rows read its 8 MiB as it is" "$TMP/u2.txt"
@@ -107,4 +112,6 @@ rc=$?
 check "uring defer verify matrix: exit 0 (rc=$rc, $(head -c 200 "$TMP/u5err"))" test $rc -eq 0
 check "uring defer verify matrix: read rows verified" \
 	jq -e '[.jobs[] | select(.blkstack.workload == "read") | .blkstack.verify.blocks_verified > 0] | length == 1 and all' "$TMP/u5.json"
+check "uring matrix json: two write-row flushes, their time" \
+	jq -e '.layout[0].write_row_flushes == 2 and .layout[0].write_row_flush_ns > 0' "$TMP/u5.json"
 finish
