@@ -36,6 +36,18 @@ repeated() {
 near() {
 	awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'
 }
+# all_near WANT TOL V...: every V within TOL of WANT
+all_near() {
+	local want=$1 tol=$2
+	shift 2
+	for v; do near "$v" "$want" "$tol" || return 1; done
+}
+# bytes_are FILE WIDTH FROM TO HEX: in each WIDTH-byte row of FILE, bytes
+# FROM..TO (from 1) are HEX
+bytes_are() {
+	od -An -v -tx1 -w"$2" "$1" |
+		awk -v from="$3" -v to="$4" -v hex="$5" '{ for (i = from; i <= to; i++) if ($i != hex) exit 1 }'
+}
 # both NAME ARGS...: the same sequential 4 KiB write job, blkstack to
 # $TMP/blk.NAME and fio to $TMP/fio.NAME; 1 when either fails
 both() {
@@ -69,11 +81,10 @@ done
 # zeros either way; the shares are what is checked)
 both chunk --buffer_compress_percentage=60 --buffer_compress_chunk=4k &&
 	check "buffer_compress_chunk=4k, 60 %: blkstack $(ratio "$TMP/blk.chunk"), fio $(ratio "$TMP/fio.chunk")" \
-		bash -c 'near() { awk -v a="$1" -v b="$2" -v t="$3" "BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }"; }
-			near "$1" 0.40 0.04 && near "$2" 0.40 0.04' _ "$(ratio "$TMP/blk.chunk")" "$(ratio "$TMP/fio.chunk")"
+		all_near 0.40 0.04 "$(ratio "$TMP/blk.chunk")" "$(ratio "$TMP/fio.chunk")"
 # each 4 KiB: 2458 random bytes then 1638 zeros, as fio lays them out
 check "buffer_compress_chunk=4k: each block's last 1638 bytes are zeros (blkstack)" \
-	bash -c 'od -An -v -tx1 -w4096 "$1" | awk "{ for (i = 2459; i <= 4096; i++) if (\$i != \"00\") exit 1 }"' _ "$TMP/blk.chunk"
+	bytes_are "$TMP/blk.chunk" 4096 2459 4096 00
 
 # --- dedupe_percentage: that share of the blocks repeats another
 for mode in repeat working_set; do
@@ -104,8 +115,7 @@ if both dc --dedupe_percentage=30 --buffer_compress_percentage=50; then
 	check "dedupe 30 + compress 50: blkstack repeats $(dupfrac "$TMP/blk.dc") (fio $(dupfrac "$TMP/fio.dc"))" \
 		near "$(dupfrac "$TMP/blk.dc")" 0.30 0.05
 	check "dedupe 30 + compress 50: blkstack gzips to $(ratio "$TMP/blk.dc") (fio $(ratio "$TMP/fio.dc"), asked 0.35)" \
-		bash -c 'near() { awk -v a="$1" -v b="$2" -v t="$3" "BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }"; }
-			near "$1" 0.35 0.04 && near "$1" "$2" 0.04' _ "$(ratio "$TMP/blk.dc")" "$(ratio "$TMP/fio.dc")"
+		all_near 0.35 0.04 "$(ratio "$TMP/blk.dc")" "$(ratio "$TMP/fio.dc")"
 fi
 both d100 --dedupe_percentage=100 &&
 	check "dedupe_percentage=100: every block the same (blkstack $(repeated "$TMP/blk.d100") content, fio $(repeated "$TMP/fio.d100"))" \
@@ -133,10 +143,8 @@ if [ -r "$EX" ]; then
 	# job's 512 pages of the set, of which about 1 - 1/e are drawn once
 	# or more: 0.25 + 0.25 x (1 - 0.63) = 0.34 repeat within the file;
 	# both files: half (fio's example says 0.34 and 0.50 at 100 MiB)
-	check "dedupe-global: a alone repeats $ba (fio $fa), both files $bab (fio $fab)" \
-		bash -c 'near() { awk -v a="$1" -v b="$2" -v t="$3" "BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }"; }
-			near "$1" 0.34 0.05 && near "$2" 0.50 0.05 &&
-			near "$1" "$3" 0.05 && near "$2" "$4" 0.05' _ "$ba" "$bab" "$fa" "$fab"
+	check "dedupe-global: a alone repeats $ba (fio $fa)" all_near 0.34 0.05 "$ba" "$fa"
+	check "dedupe-global: both files $bab (fio $fab)" all_near 0.50 0.05 "$bab" "$fab"
 	check "dedupe-global: each file gzips to about half (compress 50): $(ratio "$TMP/dg.blk/b.0.0")" \
 		near "$(ratio "$TMP/dg.blk/b.0.0")" 0.50 0.05
 else
@@ -158,7 +166,7 @@ check "zero_buffers: all zeros" cmp "$TMP/blk.zero" <(head -c $BYTES /dev/zero)
 # pattern in the compressible part
 both pc --buffer_pattern=0x55 --buffer_compress_percentage=50 &&
 	check "buffer_pattern with compression: the second half of each 512 bytes is the pattern" \
-		bash -c 'od -An -v -tx1 -w512 "$1" | awk "{ for (i = 257; i <= 512; i++) if (\$i != \"55\") exit 1 }"' _ "$TMP/blk.pc"
+		bytes_are "$TMP/blk.pc" 512 257 512 55
 
 # --- scramble_buffers (fio's default): blocks never repeat, even rewrites
 # of one buffer; off, the iodepth buffers repeat over the file
