@@ -160,6 +160,18 @@ both str '--buffer_pattern="abc"12' &&
 	check "buffer_pattern=\"abc\"12: blkstack's file is fio's" cmp "$TMP/blk.str" "$TMP/fio.str"
 perl -e 'my $s = "abc\x0c"; print substr($s x ($ARGV[0] / 4 + 1), 0, $ARGV[0])' $BYTES >"$TMP/want.str"
 check "buffer_pattern=\"abc\"12: 'abc' then byte 12, repeated" cmp "$TMP/blk.str" "$TMP/want.str"
+# the job file form, a space inside the quotes: fio's bytes too
+for w in blk fio; do
+	printf '[q]\nrw=write\nbs=4k\nsize=64k\nbuffer_pattern="ab c"0x0a\nfilename=%s\n' \
+		"$TMP/q.$w" >"$TMP/q.$w.fio"
+done
+"$BLKSTACK" bench "$TMP/q.blk.fio" >"$TMP/out" 2>"$TMP/err"
+check "job file buffer_pattern=\"ab c\"0x0a: runs ($(head -c 200 "$TMP/err"))" test $? -eq 0
+fio "$TMP/q.fio.fio" >"$TMP/fout" 2>&1
+check "job file buffer_pattern=\"ab c\"0x0a: blkstack's file is fio's" cmp "$TMP/q.blk" "$TMP/q.fio"
+# the pattern starts again at each buffer's start: each 4 KiB block
+check "job file buffer_pattern=\"ab c\"0x0a: 'ab c\\n' repeated from each block's start" \
+	cmp "$TMP/q.blk" <(perl -e 'print substr("ab c\n" x 820, 0, 4096) x 16')
 both zero --zero_buffers &&
 	check "zero_buffers: blkstack's file is fio's (all zeros)" cmp "$TMP/blk.zero" "$TMP/fio.zero"
 check "zero_buffers: all zeros" cmp "$TMP/blk.zero" <(head -c $BYTES /dev/zero)
