@@ -25,7 +25,9 @@
 #include <string.h>
 #include <linux/mempolicy.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -405,7 +407,32 @@ struct job_thread {
 	uint64_t backlog_since;      /* writes noted since the last read-back began */
 	uint64_t backlog_due;        /* read-backs job_prep_hooked() still issues */
 	uint64_t backlog_skip;       /* then left to the verify phase (batch < backlog) */
+	/*
+	 * Write buffers (job_buf_*()): what a fill writes (@buf_kind), and
+	 * whether each write is filled afresh (refill_buffers) or scrambled
+	 * (scramble_buffers).  Each buffer a fill makes comes from one seed:
+	 * unique buffers take the seeds of @buf_rng in turn (@buf_next is
+	 * the next), dedupe_percentage of them repeat one (job_buf_seed()).
+	 */
+	bool buf_refill;
+	bool buf_scramble;
+	uint8_t buf_kind;            /* BUFK_* */
+	uint32_t buf_pct;            /* BUFK_PCT: the zero (or pattern) share of a chunk, % */
+	uint32_t buf_chunk;          /* BUFK_PCT: bytes of a chunk (0: bs) */
+	struct rng buf_rng;
+	uint64_t buf_next;
+	struct rng dd_rng;           /* dedupe draws */
+	uint64_t *dd_ws;             /* dedupe_mode=working_set: its seeds */
+	uint64_t dd_nr_ws;
+	uint64_t scramble_seq;       /* writes scrambled: stands for fio's start time */
+	/* mem=: the memory @buf is in (@buf is @buf_mem + iomem_align) */
+	void *buf_mem;
+	size_t buf_mem_len;
+	int buf_fd;                  /* mem=mmap*:FILE: its descriptor, or -1 */
+	bool buf_unlink;             /* ... created here: removed at the end */
 };
+
+enum { BUFK_RANDOM, BUFK_ZERO, BUFK_PATTERN, BUFK_PCT };
 
 #define VERIFY_MAX_MSGS 100
 #define VERIFY_MAX_DUMPS 10
@@ -1082,6 +1109,135 @@ static bool job_prep_strided(struct job_thread *td, struct io_u *u)
 	return true;
 }
 
+/* ---------------------------------------------------------- write buffers */
+
+static inline uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* @len bytes of random data from @seed: splitmix64's stream from it */
+static void buf_random(char *p, size_t len, uint64_t seed)
+{
+	size_t i, n = len / 8;
+	uint64_t v;
+
+	for (i = 0; i < n; i++) {
+		v = mix64(seed += 0x9e3779b97f4a7c15ull);
+		memcpy(p + i * 8, &v, 8);
+	}
+	if (len % 8) {
+		v = mix64(seed + 0x9e3779b97f4a7c15ull);
+		memcpy(p + n * 8, &v, len % 8);
+	}
+}
+
+/* @pat over @len bytes from its first byte on (fio's cpy_pattern()) */
+static void buf_pattern(char *p, size_t len,
+			const struct bench_verify_pattern *pat)
+{
+	size_t done = pat->len < len ? pat->len : len;
+
+	memcpy(p, pat->bytes, done);
+	while (done < len) {
+		size_t n = done < len - done ? done : len - done;
+
+		memcpy(p + done, p, n);
+		done += n;
+	}
+}
+
+/* The unique buffers' seeds of thread @idx of a job with @randseed. */
+static void buf_rng_init(struct rng *r, uint64_t randseed, unsigned int idx)
+{
+	rng_seed(r, randseed ^ 0x6275666665727321ull ^ ((uint64_t)idx << 32));
+}
+
+/*
+ * The seed of the next buffer (fio's get_buf_state()): dedupe_percentage
+ * of them repeat one, the others are the next unique seed.  repeat: the
+ * next unique one (fio replays the state the next unique buffer starts
+ * from); working_set: one of the set's at random; 100: every buffer is
+ * the first.
+ */
+static uint64_t job_buf_seed(struct job_thread *td)
+{
+	uint32_t d = td->o->dedupe_pct;
+	uint64_t s;
+
+	if (d == 100)
+		return td->buf_next;
+	if (d && rng_below(&td->dd_rng, 100) < d)
+		return td->dd_ws ? td->dd_ws[rng_below(&td->dd_rng, td->dd_nr_ws)] :
+				   td->buf_next;
+	s = td->buf_next;
+	td->buf_next = rng_next(&td->buf_rng);
+	return s;
+}
+
+/*
+ * Fill a write buffer of @len bytes (fio's fill_io_buffer()): with
+ * compression or dedupe, chunks of the smallest bs (or
+ * buffer_compress_chunk, smaller) each 100 - pct % random, then zeros or
+ * the pattern; else the pattern, zeros, or random data.
+ */
+static void job_buf_fill(struct job_thread *td, char *p, size_t len)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t seed, k;
+
+	switch (td->buf_kind) {
+	case BUFK_PCT:
+		for (seed = job_buf_seed(td), k = 0; len; k++) {
+			size_t w = o->bs < len ? o->bs : len, r;
+
+			if (td->buf_chunk && td->buf_chunk < w)
+				w = td->buf_chunk;
+			r = w * (100 - td->buf_pct) / 100;
+			buf_random(p, r, mix64(seed + k * 0xd1b54a32d192ed03ull));
+			if (o->buf_pat.len)
+				buf_pattern(p + r, w - r, &o->buf_pat);
+			else
+				memset(p + r, 0, w - r);
+			p += w;
+			len -= w;
+		}
+		break;
+	case BUFK_PATTERN:
+		buf_pattern(p, len, &o->buf_pat);
+		break;
+	case BUFK_ZERO:
+		memset(p, 0, len);
+		break;
+	default:
+		buf_random(p, len, job_buf_seed(td));
+		break;
+	}
+}
+
+/*
+ * scramble_buffers (fio's small_content_scramble()): in each 512 bytes of
+ * the write, its device offset 8 bytes at one of the 8 cache lines, and
+ * at bytes 48..63 the thread's write count and index where fio puts the
+ * write's start time, so that no two writes' blocks are the same.
+ */
+static void job_buf_scramble(struct job_thread *td, struct io_u *u)
+{
+	char *p = u->iov.iov_base;
+	uint64_t off = u->bio.bi_offset, seq = ++td->scramble_seq;
+	uint64_t idx = td->thread_idx;
+	uint32_t i, n = u->bio.bi_size >> 9;
+	size_t at = (size_t)((seq ^ off) & 7) << 6;
+
+	for (i = 0; i < n; i++, p += 512, off += 512) {
+		memcpy(p + at, &off, 8);
+		memcpy(p + 48, &seq, 8);
+		memcpy(p + 56, &idx, 8);
+	}
+}
+
 /*
  * job_prep() for a job with verify=, rw=<pattern>:N, bssplit=, bsrange=
  * or several files: the verify phase, the next file, the offset
@@ -1102,8 +1258,15 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 			job_file_next(td);
 		td->file_switch = true;
 	}
-	if (unlikely(td->strided))
-		return job_prep_strided(td, u);
+	if (unlikely(td->strided)) {
+		if (!job_prep_strided(td, u))
+			return false;
+		if (u->ddir == DDIR_WRITE && td->buf_refill)
+			job_buf_fill(td, u->iov.iov_base, u->bio.bi_size);
+		else if (u->ddir == DDIR_WRITE && td->buf_scramble)
+			job_buf_scramble(td, u);
+		return true;
+	}
 	if (td->o->rw_mod ? !job_prep_mod(td, u) :
 	    td->random && td->dist ? !job_prep_dist(td, u) : !job_prep_io(td, u))
 		return false;
@@ -1119,6 +1282,10 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 		bench_verify_fill(&td->vspec, u->iov.iov_base, td->o->bs,
 				  u->bio.bi_offset, td->res->jobnum,
 				  rng_next(&td->vrng), td->numberio++);
+	else if (td->buf_refill && u->ddir == DDIR_WRITE)
+		job_buf_fill(td, u->iov.iov_base, u->bio.bi_size);
+	else if (td->buf_scramble && u->ddir == DDIR_WRITE)
+		job_buf_scramble(td, u);
 	if (td->nr_files > 1)
 		job_file_issued(td, u);
 	return true;
@@ -1997,7 +2164,7 @@ static void job_files_wait_stats(struct job_thread *td)
 static int job_place(struct job_thread *td)
 {
 	const struct bench_job_opts *o = td->o;
-	size_t buf_len = (size_t)o->iodepth * td->buf_bs;
+	size_t buf_len = td->buf_mem_len;
 
 	if (o->cpus_on) {
 		cpu_set_t set = o->cpus;
@@ -2043,7 +2210,7 @@ static int job_place(struct job_thread *td)
 		unsigned long maxnode = m ? 65 : 0;
 
 		if (syscall(SYS_set_mempolicy, mode[o->mem_policy], m, maxnode) ||
-		    syscall(SYS_mbind, td->buf, buf_len, mode[o->mem_policy], m,
+		    syscall(SYS_mbind, td->buf_mem, buf_len, mode[o->mem_policy], m,
 			    maxnode, MPOL_MF_MOVE)) {
 			int err = -errno;
 
@@ -2366,6 +2533,252 @@ static int job_files_region(struct job_thread *td,
 	return 0;
 }
 
+/*
+ * mem=: the thread's I/O buffers, @len bytes, from where fio's memory.c
+ * takes them: posix_memalign (page-aligned, as fio aligns for O_DIRECT),
+ * a private System V segment (removed at once: it goes when detached),
+ * or mmap, anonymous and private or of a file (shared for mmapshared and
+ * mmaphuge, as fio maps them); huge types in whole hugepage-size units.
+ * iomem_align= puts @td->buf that far into the page.
+ */
+static int job_buf_alloc(struct job_thread *td, size_t len, char *err,
+			 size_t errlen)
+{
+	static const char *const names[] = {
+		"malloc", "shm", "shmhuge", "mmap", "mmaphuge", "mmapshared",
+	};
+	const struct bench_job_opts *o = td->o;
+	size_t total = len + o->mem_align;
+	bool huge = o->mem_type == BENCH_MEM_SHMHUGE ||
+		    o->mem_type == BENCH_MEM_MMAPHUGE;
+	const char *what = "";
+	void *mem = NULL;
+	int rc = 0;
+
+	td->buf_fd = -1;
+	if (huge)
+		total = (total + o->hugepage_size - 1) & ~(o->hugepage_size - 1);
+	switch (o->mem_type) {
+	case BENCH_MEM_MALLOC:
+		rc = -posix_memalign(&mem, 4096, total);
+		what = "posix_memalign";
+		break;
+	case BENCH_MEM_SHM:
+	case BENCH_MEM_SHMHUGE: {
+		int id = shmget(IPC_PRIVATE, total, IPC_CREAT | 0600 |
+				(huge ? SHM_HUGETLB : 0));
+
+		what = "shmget";
+		if (id < 0) {
+			rc = -errno;
+			break;
+		}
+		mem = shmat(id, NULL, 0);
+		what = "shmat";
+		if (mem == (void *)-1) {
+			rc = -errno;
+			mem = NULL;
+		}
+		shmctl(id, IPC_RMID, NULL);
+		break;
+	}
+	default: {
+		int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+
+		if (o->mem_file[0]) {
+			struct stat st;
+
+			td->buf_unlink = access(o->mem_file, F_OK) != 0;
+			td->buf_fd = open(o->mem_file, O_RDWR | O_CREAT | O_CLOEXEC,
+					  0644);
+			what = "open";
+			if (td->buf_fd < 0) {
+				rc = -errno;
+				td->buf_unlink = false;
+				break;
+			}
+			/* fio leaves a shared or huge file short: SIGBUS */
+			what = "ftruncate";
+			if (fstat(td->buf_fd, &st) ||
+			    ((size_t)st.st_size < total &&
+			     ftruncate(td->buf_fd, (off_t)total))) {
+				rc = -errno;
+				break;
+			}
+			flags = o->mem_type == BENCH_MEM_MMAP ? MAP_PRIVATE :
+								MAP_SHARED;
+		} else if (huge) {
+			flags |= MAP_HUGETLB;
+		}
+		mem = mmap(NULL, total, PROT_READ | PROT_WRITE, flags,
+			   td->buf_fd, 0);
+		what = "mmap";
+		if (mem == MAP_FAILED) {
+			rc = -errno;
+			mem = NULL;
+		}
+		break;
+	}
+	}
+	if (!rc && !mem)
+		rc = -ENOMEM;
+	if (rc) {
+		snprintf(err, errlen,
+			 "%s: mem=%s%s%s: %s of %zu bytes for iodepth=%u bs=%u: %s%s",
+			 o->name, names[o->mem_type], o->mem_file[0] ? ":" : "",
+			 o->mem_file, what, total, o->iodepth, td->buf_bs,
+			 strerror(-rc),
+			 huge ? " (huge pages: see /proc/sys/vm/nr_hugepages and hugepage-size=)" : "");
+		if (td->buf_fd >= 0) {
+			close(td->buf_fd);
+			if (td->buf_unlink)
+				unlink(o->mem_file);
+			td->buf_fd = -1;
+			td->buf_unlink = false;
+		}
+		return rc;
+	}
+	td->buf_mem = mem;
+	td->buf_mem_len = total;
+	td->buf = (char *)mem + o->mem_align;
+	return 0;
+}
+
+static void job_buf_free(struct job_thread *td)
+{
+	if (!td->buf_mem)
+		return;
+	switch (td->o->mem_type) {
+	case BENCH_MEM_MALLOC:
+		free(td->buf_mem);
+		break;
+	case BENCH_MEM_SHM:
+	case BENCH_MEM_SHMHUGE:
+		shmdt(td->buf_mem);
+		break;
+	default:
+		munmap(td->buf_mem, td->buf_mem_len);
+		if (td->buf_fd >= 0)
+			close(td->buf_fd);
+		if (td->buf_unlink)
+			unlink(td->o->mem_file);
+		break;
+	}
+	td->buf_mem = td->buf = NULL;
+}
+
+/*
+ * What a job's writes carry, from its buffer options as fio's
+ * fixup_options(), setup_td_flags() and the options' callbacks settle
+ * them; then the buffers' first fill (fio's init_io_u()).
+ */
+static void job_buf_setup(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+	uint8_t given = o->buf_given;
+	bool writes = bench_rw_writes(o->rw) && !o->verify_only;
+	bool zero = o->zero_buffers, refill, scramble;
+	/* fio's TD_F_COMPRESS: either option given, even at 0 */
+	bool compress = given & (BENCH_BUF_COMPRESS | BENCH_BUF_DEDUPE);
+	uint32_t pct = o->compress_pct;
+	char *p;
+	unsigned int i;
+
+	/* fio: fully compressible is zeros, filled once */
+	if (pct == 100) {
+		zero = true;
+		pct = 0;
+	}
+	td->buf_pct = pct;
+	td->buf_chunk = o->compress_chunk;
+	td->buf_kind = pct || o->dedupe_pct ? BUFK_PCT :
+		       o->buf_pat.len ? BUFK_PATTERN : zero ? BUFK_ZERO :
+		       BUFK_RANDOM;
+	refill = o->refill_buffers;
+	if (!(given & BENCH_BUF_REFILL)) {
+		/* buffer_pattern: refilled when reads could overwrite it */
+		if (o->buf_pat.len)
+			refill = pct || bench_rw_reads(o->rw);
+		if (pct || o->verify != VERIFY_NONE)
+			refill = true;
+	}
+	if (o->dedupe_pct)
+		refill = true;
+	scramble = o->scramble_buffers && !o->buf_pat.len &&
+		   ((given & BENCH_BUF_SCRAMBLE) ||
+		    !(o->zero_buffers && (given & BENCH_BUF_ZERO))) &&
+		   !refill && !compress && o->verify == VERIFY_NONE;
+	td->buf_refill = writes && refill;
+	td->buf_scramble = writes && scramble;
+	if (td->buf_refill || td->buf_scramble)
+		td->prep_hook = true;
+	buf_rng_init(&td->buf_rng, o->randseed, td->thread_idx);
+	td->buf_next = rng_next(&td->buf_rng);
+	rng_seed(&td->dd_rng, o->randseed ^ 0x6465647570652121ull ^
+		 ((uint64_t)td->thread_idx << 32));
+	if (writes && !td->buf_refill) {
+		for (i = 0, p = td->buf; i < o->iodepth; i++, p += td->buf_bs)
+			job_buf_fill(td, p, td->buf_bs);
+		return;
+	}
+	/* refilled before each write, or never written: random once */
+	rng_seed(&td->rng, o->randseed ^ 0x5bd1e995u);
+	for (p = td->buf; p < (char *)td->buf + (size_t)o->iodepth * td->buf_bs; p += 8) {
+		uint64_t v = rng_next(&td->rng);
+
+		memcpy(p, &v, 8);
+	}
+}
+
+/*
+ * dedupe_mode=working_set (fio's init_dedupe_working_set_seeds()): the
+ * set is the seeds of the first dedupe_working_set_percentage of the
+ * region's blocks of unique buffers the thread writes; with
+ * dedupe_global, shared out in turn over every thread of the run from
+ * this one on, the first seeds of each.  After every thread's setup.
+ */
+static int job_dedupe_setup(struct job_thread *td, char *err, size_t errlen)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t i, n, per;
+	unsigned int t = td->thread_idx;
+	struct rng r;
+
+	if (!td->buf_refill || !o->dedupe_pct || o->dedupe_pct == 100 ||
+	    o->dedupe_mode != BENCH_DEDUPE_WORKING_SET)
+		return 0;
+	n = td->region_bytes / 100 * o->dedupe_ws_pct / o->bs +
+	    td->region_bytes % 100 * o->dedupe_ws_pct / 100 / o->bs;
+	if (!n) {
+		snprintf(err, errlen,
+			 "%s: dedupe_working_set_percentage=%u of %llu bytes is less than one block of bs=%u",
+			 o->name, o->dedupe_ws_pct,
+			 (unsigned long long)td->region_bytes, o->bs);
+		return -EINVAL;
+	}
+	td->dd_ws = malloc(n * sizeof(*td->dd_ws));
+	if (!td->dd_ws) {
+		snprintf(err, errlen,
+			 "%s: out of memory for a dedupe working set of %llu blocks",
+			 o->name, (unsigned long long)n);
+		return -ENOMEM;
+	}
+	td->dd_nr_ws = n;
+	per = n / td->nr_all ? n / td->nr_all : 1;
+	buf_rng_init(&r, o->randseed, t);
+	for (i = 0; i < n; i++) {
+		if (o->dedupe_global && i && i % per == 0) {
+			const struct job_thread *x;
+
+			t = (t + 1) % td->nr_all;
+			x = &td->all[t];
+			buf_rng_init(&r, x->o->randseed, x->thread_idx);
+		}
+		td->dd_ws[i] = rng_next(&r);
+	}
+	return 0;
+}
+
 static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		     uint64_t dev_size, uint32_t lbs, unsigned int seed_idx,
 		     char *err, size_t errlen)
@@ -2373,7 +2786,6 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 	unsigned int jobnum = td->res->jobnum;
 	uint64_t size, inc = 0;
 	unsigned int i;
-	char *p;
 	int ret;
 
 	uint64_t offset = o->offset, io_size = o->io_size;
@@ -2545,17 +2957,12 @@ region_set:
 	}
 	td->ios = calloc(o->iodepth, sizeof(*td->ios));
 	td->batch = calloc(o->iodepth, sizeof(*td->batch));
-	if (posix_memalign(&td->buf, 4096, (size_t)o->iodepth * td->buf_bs))
-		td->buf = NULL;
-	if (!td->ios || !td->batch || !td->buf)
+	if (!td->ios || !td->batch)
 		goto nomem;
-	/* fio fills write buffers with random data once */
-	rng_seed(&td->rng, o->randseed ^ 0x5bd1e995u);
-	for (p = td->buf; p < (char *)td->buf + (size_t)o->iodepth * td->buf_bs; p += 8) {
-		uint64_t v = rng_next(&td->rng);
-
-		memcpy(p, &v, 8);
-	}
+	ret = job_buf_alloc(td, (size_t)o->iodepth * td->buf_bs, err, errlen);
+	if (ret)
+		return ret;
+	job_buf_setup(td);
 	td->random = bench_rw_is_random(o->rw);
 	if (td->random && o->ba && o->ba != o->bs) {
 		/*
@@ -2779,7 +3186,8 @@ static void job_teardown(struct job_thread *td)
 	free(td->backlog);
 	free(td->ios);
 	free(td->batch);
-	free(td->buf);
+	job_buf_free(td);
+	free(td->dd_ws);
 	free(td->randmap);
 	free(td->randmap_full);
 }
@@ -3897,6 +4305,13 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 				tds[t].reap_hook = true;
 			}
 		}
+	}
+
+	/* dedupe_mode=working_set: needs every thread's seeds */
+	for (t = 0; t < res->nr_jobs; t++) {
+		ret = job_dedupe_setup(&tds[t], err, errlen);
+		if (ret)
+			goto out;
 	}
 
 	/* wait_for=: the waitee's threads, an earlier job (finish_jobs()) */

@@ -205,6 +205,16 @@ static int apply_create_serialize(struct opt_ctx *c, uint64_t v);
 static int apply_fill_device(struct opt_ctx *c, uint64_t v);
 static int apply_ss(struct opt_ctx *c, uint64_t v);
 static int apply_ss_dur(struct opt_ctx *c, uint64_t v);
+static int apply_buf_bool(struct opt_ctx *c, uint64_t v);
+static int apply_buf_uint(struct opt_ctx *c, uint64_t v);
+static int apply_buffer_pattern(struct opt_ctx *c, uint64_t v);
+static int apply_mem(struct opt_ctx *c, uint64_t v);
+
+static const struct opt_choice dedupe_mode_choices[] = {
+	{ "repeat", BENCH_DEDUPE_REPEAT },
+	{ "working_set", BENCH_DEDUPE_WORKING_SET },
+	{ NULL, 0 },
+};
 
 /* fallocate=: what blkstack does to a file it creates is fio's none/truncate */
 static const struct opt_choice fallocate_choices[] = {
@@ -568,6 +578,47 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "verify_dump_dir", .type = OPT_STR, JOBF(verify_dump_dir),
 	  .metavar = "PATH", .def = ".",
 	  .help = "blkstack's: directory verify writes bad blocks to (at most 10 per thread)" },
+
+	/* write buffers' contents and memory (fio's; engine.c job_buf_*()) */
+	{ .name = "zero_buffers", .type = OPT_BOOL, JOBF(zero_buffers),
+	  .max = 1, .apply = apply_buf_bool,
+	  .help = "the write buffers are all zeros (fio's; buffer_pattern= wins)" },
+	{ .name = "refill_buffers", .type = OPT_BOOL, JOBF(refill_buffers),
+	  .max = 1, .apply = apply_buf_bool,
+	  .help = "fill each write's buffer afresh before it goes (fio's; on by itself with buffer_compress_percentage, dedupe_percentage or verify=)" },
+	{ .name = "scramble_buffers", .type = OPT_BOOL, JOBF(scramble_buffers),
+	  .max = 1, .def = "1", .apply = apply_buf_bool,
+	  .help = "each write's offset and sequence number in every 512 bytes of it, so that blocks do not dedupe (fio's, default 1: off under refill_buffers, compression, dedupe, verify, buffer_pattern, zero_buffers=1)" },
+	{ .name = "buffer_pattern", .type = OPT_STR, .group = GRP_JOB,
+	  .where = OPT_JOB, .apply = apply_buffer_pattern, .metavar = "PATTERN",
+	  .help = "the write buffers' bytes, repeated: fio's 0xHEX, decimal and \"string\" in a row (no %o)" },
+	{ .name = "buffer_compress_percentage", .type = OPT_UINT,
+	  JOBF(compress_pct), .max = 100, .apply = apply_buf_uint,
+	  .help = "of each chunk of a write, this share zeros (or buffer_pattern), the rest random: compresses to about 100 - N % (fio's)" },
+	{ .name = "buffer_compress_chunk", .type = OPT_SIZE,
+	  JOBF(compress_chunk), .max = 1u << 30, .def = "512",
+	  .help = "the chunk buffer_compress_percentage shares out, bytes (0 or above bs: the smallest bs)" },
+	{ .name = "dedupe_percentage", .type = OPT_UINT, JOBF(dedupe_pct),
+	  .max = 100, .apply = apply_buf_uint,
+	  .help = "this share of the writes repeat a buffer written before, whole (fio's)" },
+	{ .name = "dedupe_mode", .type = OPT_CHOICE, JOBF(dedupe_mode),
+	  .choices = dedupe_mode_choices, .def = "repeat",
+	  .help = "repeat: a dedupe write repeats the unique one next to it; working_set: one of the first dedupe_working_set_percentage of size= worth of unique buffers, at random (fio's)" },
+	{ .name = "dedupe_working_set_percentage", .type = OPT_UINT,
+	  JOBF(dedupe_ws_pct), .max = 100, .def = "5",
+	  .help = "dedupe_mode=working_set: the working set, % of size= (fio's)" },
+	{ .name = "dedupe_global", .type = OPT_BOOL, JOBF(dedupe_global),
+	  .max = 1, .def = "0",
+	  .help = "dedupe_mode=working_set: the working set is shared out over every thread of the run's first unique buffers, so that jobs dedupe against each other (fio's)" },
+	{ .name = "mem", .alias = { "iomem" }, .type = OPT_STR, .group = GRP_JOB,
+	  .where = OPT_JOB, .apply = apply_mem, .metavar = "TYPE[:FILE]",
+	  .help = "where each thread's I/O buffers come from: malloc (posix_memalign), shm, shmhuge (shmget, SHM_HUGETLB), mmap, mmaphuge, mmapshared (anonymous, or FILE after ':'); cudamalloc is refused" },
+	{ .name = "iomem_align", .alias = { "mem_align" }, .type = OPT_SIZE,
+	  JOBF(mem_align), .max = 1u << 30, .def = "0",
+	  .help = "the buffers start this many bytes past a page boundary (fio's)" },
+	{ .name = "hugepage-size", .type = OPT_SIZE, JOBF(hugepage_size),
+	  .min = 4096, .max = 1ull << 30, .def = "2m", .flags = OPT_F_POW2,
+	  .help = "mem=shmhuge, mmaphuge: the buffers' memory is a multiple of this (fio's)" },
 
 	/* fio's logs (log.h) */
 #define LOG_NAME_OPT(n, f, what) \
@@ -1307,6 +1358,98 @@ static int apply_verify_pattern(struct opt_ctx *c, uint64_t unused)
 static int apply_verify_dump(struct opt_ctx *c, uint64_t v)
 {
 	c->j->verify_dump = (uint8_t)(1 + v);
+	return 0;
+}
+
+/* The buffer options' bit in buf_given (fio_option_is_set()). */
+static uint8_t buf_bit(const char *name)
+{
+	if (!strcmp(name, "zero_buffers"))
+		return BENCH_BUF_ZERO;
+	if (!strcmp(name, "refill_buffers"))
+		return BENCH_BUF_REFILL;
+	if (!strcmp(name, "scramble_buffers"))
+		return BENCH_BUF_SCRAMBLE;
+	if (!strcmp(name, "buffer_compress_percentage"))
+		return BENCH_BUF_COMPRESS;
+	return BENCH_BUF_DEDUPE;
+}
+
+/* zero_buffers, refill_buffers, scramble_buffers: the value, and given */
+static int apply_buf_bool(struct opt_ctx *c, uint64_t v)
+{
+	store(c, v);
+	c->j->buf_given |= buf_bit(c->d->name);
+	return 0;
+}
+
+/* buffer_compress_percentage, dedupe_percentage: the value, and given */
+static int apply_buf_uint(struct opt_ctx *c, uint64_t v)
+{
+	store(c, v);
+	c->j->buf_given |= buf_bit(c->d->name);
+	return 0;
+}
+
+/* buffer_pattern=: fio's parse_and_fill_pattern() without formats */
+static int apply_buffer_pattern(struct opt_ctx *c, uint64_t unused)
+{
+	struct bench_verify_pattern p;
+	char why[256];
+	int rc;
+
+	(void)unused;
+	rc = bench_verify_pattern_parse(c->val, &p, why, sizeof(why));
+	if (rc)
+		return val_err(c, rc, "%s", why);
+	if (p.nr_off)
+		return val_err(c, -EINVAL,
+			       "%%o is a verify_pattern= format; fio's buffer_pattern= takes none (0x hex, decimal, \"string\")");
+	c->j->buf_pat = p;
+	c->j->buf_given |= BENCH_BUF_PATTERN;
+	return 0;
+}
+
+/* mem= / iomem=: fio's types, mmap ones with an optional ":FILE" */
+static int apply_mem(struct opt_ctx *c, uint64_t unused)
+{
+	static const struct opt_choice types[] = {
+		{ "malloc", BENCH_MEM_MALLOC },
+		{ "shm", BENCH_MEM_SHM },
+		{ "shmhuge", BENCH_MEM_SHMHUGE },
+		{ "mmap", BENCH_MEM_MMAP },
+		{ "mmaphuge", BENCH_MEM_MMAPHUGE },
+		{ "mmapshared", BENCH_MEM_MMAPSHARED },
+		{ NULL, 0 },
+	};
+	const char *colon = strchr(c->val, ':');
+	size_t n = colon ? (size_t)(colon - c->val) : strlen(c->val);
+	const struct opt_choice *t;
+
+	(void)unused;
+	for (t = types; t->name; t++)
+		if (strlen(t->name) == n && !strncmp(t->name, c->val, n))
+			break;
+	if (!t->name) {
+		if (n == 10 && !strncmp(c->val, "cudamalloc", n))
+			return val_err(c, -EOPNOTSUPP,
+				       "cudamalloc (GPU memory for GPUDirect RDMA) is not supported: blkstack has no GPU engine; allowed malloc, shm, shmhuge, mmap, mmaphuge, mmapshared");
+		return val_err(c, -EINVAL,
+			       "unknown type, allowed malloc, shm, shmhuge, mmap[:FILE], mmaphuge[:FILE], mmapshared[:FILE]");
+	}
+	c->j->mem_type = (uint8_t)t->val;
+	c->j->mem_file[0] = '\0';
+	/* fio takes the file of the mmap types and ignores any other's */
+	if (colon && (t->val == BENCH_MEM_MMAP || t->val == BENCH_MEM_MMAPHUGE ||
+		      t->val == BENCH_MEM_MMAPSHARED)) {
+		if (!colon[1])
+			return val_err(c, -EINVAL, "an empty file name after ':'");
+		if (strlen(colon + 1) >= sizeof(c->j->mem_file))
+			return val_err(c, -EINVAL,
+				       "the file name is too long, at most %zu characters",
+				       sizeof(c->j->mem_file) - 1);
+		memcpy(c->j->mem_file, colon + 1, strlen(colon + 1) + 1);
+	}
 	return 0;
 }
 
@@ -2749,6 +2892,7 @@ void bench_job_defaults(struct bench_job_opts *j)
 	/* The default rw= is not a user's choice; see bench_opts.matrix. */
 	j->has_rw = false;
 	j->verify_given = false;
+	j->buf_given = 0;
 }
 
 void bench_opts_init(struct bench_opts *o)
@@ -2782,6 +2926,35 @@ void bench_opts_init(struct bench_opts *o)
  * and bs, as fio takes them: an interval past bs, or one that does not
  * divide it, is bs (with a note for the latter); the header must fit.
  */
+/* dedupe_mode=working_set: fio's fixup_options() checks */
+static int check_dedupe(const struct bench_job_opts *j, char *err,
+			size_t errlen)
+{
+	char name[SHOW_LEN];
+
+	if (j->dedupe_mode != BENCH_DEDUPE_WORKING_SET)
+		return 0;
+	if (!j->size && !j->size_pct) {
+		set_err(err, errlen,
+			"job '%s': dedupe_mode=working_set needs size= (the working set is a share of it), as in fio",
+			show(name, j->name));
+		return -EINVAL;
+	}
+	if (bench_job_nr_files(j) != 1) {
+		set_err(err, errlen,
+			"job '%s': dedupe_mode=working_set with %u files: one file per job only, as in fio",
+			show(name, j->name), bench_job_nr_files(j));
+		return -EINVAL;
+	}
+	if (j->dedupe_ws_pct + j->dedupe_pct > 100) {
+		set_err(err, errlen,
+			"job '%s': dedupe_percentage=%u with dedupe_working_set_percentage=%u: the two add up to more than 100 (the working set is unique buffers), as fio refuses",
+			show(name, j->name), j->dedupe_pct, j->dedupe_ws_pct);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_verify(struct bench_opts *o, struct bench_job_opts *j,
 			char *err, size_t errlen)
 {
@@ -2999,6 +3172,8 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 			return -EINVAL;
 		}
 		if (j->verify != VERIFY_NONE && check_verify(o, j, err, errlen))
+			return -EINVAL;
+		if (j->dedupe_pct && check_dedupe(j, err, errlen))
 			return -EINVAL;
 		if ((j->bssplit_nr || j->bs_max) && j->verify != VERIFY_NONE) {
 			set_err(err, errlen,

@@ -67,6 +67,19 @@ struct bench_dev_opts {
 /* zonemode=: not given (strided if zonesize= is), none, strided */
 enum { BENCH_ZONE_UNSET = 0, BENCH_ZONE_NONE, BENCH_ZONE_STRIDED };
 
+/* bench_job_opts.buf_given: the buffer options given (fio's fio_option_is_set()) */
+enum {
+	BENCH_BUF_ZERO = 1, BENCH_BUF_REFILL = 2, BENCH_BUF_SCRAMBLE = 4,
+	BENCH_BUF_COMPRESS = 8, BENCH_BUF_DEDUPE = 16, BENCH_BUF_PATTERN = 32,
+};
+/* dedupe_mode= */
+enum { BENCH_DEDUPE_REPEAT = 0, BENCH_DEDUPE_WORKING_SET };
+/* mem= / iomem=: where the I/O buffers come from (fio's memory.c) */
+enum {
+	BENCH_MEM_MALLOC = 0, BENCH_MEM_SHM, BENCH_MEM_SHMHUGE, BENCH_MEM_MMAP,
+	BENCH_MEM_MMAPHUGE, BENCH_MEM_MMAPSHARED,
+};
+
 /* exit_what=: which jobs a job's end stops under exitall */
 enum { BENCH_EXIT_GROUP = 0, BENCH_EXIT_STONEWALL, BENCH_EXIT_ALL };
 
@@ -113,6 +126,28 @@ struct bench_job_opts {
 	uint8_t verify_dump;        /* 0: not given (bad blocks written out), 1: verify_dump=0 (none), 2: =1 (and the expected data) */
 	uint64_t verify_backlog;    /* verify_backlog=N: read back the writes every N blocks written (0: after the workload) */
 	uint64_t verify_backlog_batch; /* verify_backlog_batch=: blocks read back each time (0: verify_backlog) */
+	/*
+	 * What writes carry and where the I/O buffers come from (fio's
+	 * zero_buffers, refill_buffers, scramble_buffers, buffer_pattern,
+	 * buffer_compress_*, dedupe_*, mem=, iomem_align=, hugepage-size=;
+	 * engine.c's job_buf_*() and docs/bench.md "Write buffer contents").
+	 * @buf_given: BENCH_BUF_* bits, which of them were given.
+	 */
+	uint8_t buf_given;
+	bool zero_buffers;          /* zero_buffers: every buffer all zeros (0) */
+	bool refill_buffers;        /* refill_buffers: filled again before each write (0) */
+	bool scramble_buffers;      /* scramble_buffers=0|1: offset and sequence in each 512 bytes of a write (1) */
+	struct bench_verify_pattern buf_pat; /* buffer_pattern=, parsed (len 0: none) */
+	uint32_t compress_pct;      /* buffer_compress_percentage=, 0..100: zeros (or the pattern) in each chunk (0) */
+	uint32_t compress_chunk;    /* buffer_compress_chunk=, bytes (512; 0: the smallest bs) */
+	uint32_t dedupe_pct;        /* dedupe_percentage=, 0..100: writes that repeat an earlier buffer (0) */
+	uint8_t dedupe_mode;        /* dedupe_mode=: BENCH_DEDUPE_* (repeat) */
+	bool dedupe_global;         /* dedupe_global=0|1: the working set spans every job's threads (0) */
+	uint32_t dedupe_ws_pct;     /* dedupe_working_set_percentage=, 0..100, of size= (5) */
+	uint8_t mem_type;           /* mem= / iomem=: BENCH_MEM_* (malloc) */
+	char mem_file[256];         /* mem=mmap:FILE and kin: the file mapped ("": anonymous) */
+	uint32_t mem_align;         /* iomem_align= / mem_align=: bytes past a page start (0) */
+	uint64_t hugepage_size;     /* hugepage-size=: huge buffers are a multiple of it (2 MiB) */
 	bool has_rw;                /* rw= was given (matrix mode when no job sets it) */
 	int64_t rw_mod;             /* rw=<pattern>:N: sequential: bytes skipped after each I/O
 	                             * (negative: backwards); random: I/Os per random offset; 0: none */

@@ -33,7 +33,7 @@ ioengine=rbd
 size=16m
 [a]
 rw=randread
-scramble_buffers=1
+lockmem=1m
 iodpeth=4
 [b]
 rw=read
@@ -42,7 +42,7 @@ port=8080
 JOB
 expect_error "refused engine named with its line" "many.fio:2: ioengine=rbd: a fio engine blkstack bench does not support: network" \
 	bench --parse-only "$TMP/many.fio"
-check "refused option with its line and reason" grep -q "many.fio:6: option 'scramble_buffers' is a fio option that blkstack bench does not support: a workload option" "$TMP/err"
+check "refused option with its line and reason" grep -q "many.fio:6: option 'lockmem' is a fio option that blkstack bench does not support: a workload option" "$TMP/err"
 check "typo with the nearest name" grep -q "many.fio:7: unknown option 'iodpeth' (did you mean 'iodepth'?)" "$TMP/err"
 check "a later job's problem too" grep -q "many.fio:10: option 'latency_target'" "$TMP/err"
 check "an engine's option names the engine" grep -q "many.fio:11: option 'port' .*an option of ioengine=.*net" "$TMP/err"
@@ -289,12 +289,15 @@ if command -v fio >/dev/null; then
 else
 	fail "fio is not installed (scripts/install-deps.sh installs it)"
 fi
-# each file written whole: random data has a zero byte in 256
+# each file written whole: random data has a zero byte in 256, and
+# scramble_buffers (fio's default) stamps each 512 bytes with the offset,
+# at one of 8 places that add up as a buffer is reused, and a count, high
+# bytes zero: 87 % of the bytes are not zero (fio's own file: 89 %)
 written() {
 	local f=$1 size nz
 	size=$(stat -c %s "$f")
 	nz=$(tr -d '\0' <"$f" | wc -c)
-	[ "$nz" -ge $((size * 98 / 100)) ]
+	[ "$nz" -ge $((size * 80 / 100)) ]
 }
 for f in $(cd "$TMP/mf.blk" && find . -type f | sort); do
 	check "several files: $f written through" written "$TMP/mf.blk/$f"

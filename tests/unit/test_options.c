@@ -355,9 +355,9 @@ static void test_errors(void **state)
 	assert_int_equal(set(&o, &j, "file_append", "1"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
 			    "option 'file_append' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
-	assert_int_equal(set(&o, &j, "scramble_buffers", "1"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "lockmem", "1m"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
-			    "option 'scramble_buffers' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet");
+			    "option 'lockmem' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet");
 	/* an engine's option names its engines */
 	assert_int_equal(set(&o, &j, "hostname", "x"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
@@ -1285,6 +1285,83 @@ static void test_verify_cli_checks(void **state)
 	assert_int_equal(parse(&o, ARRAY_SIZE(ok), ok), 0);
 }
 
+/* fio's write buffer options: values, what was given, refusals */
+static void test_buffer_options(void **state)
+{
+	struct bench_opts o;
+	struct bench_job_opts j;
+	const char *ws[] = { "bench", "--rw=write", "--size=8m",
+			     "--dedupe_percentage=60", "--dedupe_mode=working_set",
+			     "--dedupe_working_set_percentage=41" };
+	const char *ws_ok[] = { "bench", "--rw=write", "--size=8m",
+				"--dedupe_percentage=60", "--dedupe_mode=working_set",
+				"--dedupe_working_set_percentage=40" };
+	const char *ws_nosize[] = { "bench", "--rw=write", "--dedupe_percentage=5",
+				    "--dedupe_mode=working_set" };
+
+	(void)state;
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+	/* fio's defaults: scramble on, chunk 512, repeat, 5 %, malloc, 2 MiB */
+	assert_true(j.scramble_buffers);
+	assert_int_equal(j.compress_chunk, 512);
+	assert_int_equal(j.dedupe_mode, BENCH_DEDUPE_REPEAT);
+	assert_int_equal(j.dedupe_ws_pct, 5);
+	assert_int_equal(j.mem_type, BENCH_MEM_MALLOC);
+	assert_int_equal(j.hugepage_size, 2 << 20);
+	assert_int_equal(j.buf_given, 0);
+	assert_int_equal(j.buf_pat.len, 0);
+
+	assert_int_equal(set(&o, &j, "zero_buffers", NULL), 0);
+	assert_true(j.zero_buffers);
+	assert_int_equal(set(&o, &j, "refill_buffers", "0"), 0);
+	assert_false(j.refill_buffers);
+	assert_int_equal(set(&o, &j, "buffer_compress_percentage", "0"), 0);
+	assert_int_equal(j.buf_given, BENCH_BUF_ZERO | BENCH_BUF_REFILL |
+			 BENCH_BUF_COMPRESS);
+	assert_int_equal(set(&o, &j, "buffer_compress_percentage", "101"), -EINVAL);
+	assert_int_equal(set(&o, &j, "buffer_compress_chunk", "4k"), 0);
+	assert_int_equal(j.compress_chunk, 4096);
+	assert_int_equal(set(&o, &j, "dedupe_mode", "working_set"), 0);
+	assert_int_equal(j.dedupe_mode, BENCH_DEDUPE_WORKING_SET);
+	assert_int_equal(set(&o, &j, "dedupe_mode", "random"), -EINVAL);
+
+	/* buffer_pattern: fio's forms, in a row */
+	assert_int_equal(set(&o, &j, "buffer_pattern", "0xdead\"ab\"258"), 0);
+	assert_int_equal(j.buf_pat.len, 6);
+	assert_memory_equal(j.buf_pat.bytes, "\xde\xad" "ab" "\x02\x01", 6);
+	assert_true(j.buf_given & BENCH_BUF_PATTERN);
+	assert_int_equal(set(&o, &j, "buffer_pattern", "0x01%o"), -EINVAL);
+	assert_non_null(strstr(errbuf, "takes none"));
+	assert_int_equal(set(&o, &j, "buffer_pattern", "abc"), -EINVAL);
+	assert_int_equal(set(&o, &j, "buffer_pattern", "'file'"), -EINVAL);
+
+	/* mem= and its alias, a file after the mmap types only */
+	assert_int_equal(set(&o, &j, "iomem", "shmhuge"), 0);
+	assert_int_equal(j.mem_type, BENCH_MEM_SHMHUGE);
+	assert_int_equal(set(&o, &j, "mem", "mmapshared:/dev/hugepages/x"), 0);
+	assert_int_equal(j.mem_type, BENCH_MEM_MMAPSHARED);
+	assert_string_equal(j.mem_file, "/dev/hugepages/x");
+	assert_int_equal(set(&o, &j, "mem", "malloc:ignored"), 0);
+	assert_int_equal(j.mem_type, BENCH_MEM_MALLOC);
+	assert_string_equal(j.mem_file, "");
+	assert_int_equal(set(&o, &j, "mem", "mmap:"), -EINVAL);
+	assert_int_equal(set(&o, &j, "mem", "cudamalloc"), -EOPNOTSUPP);
+	assert_non_null(strstr(errbuf, "cudamalloc"));
+	assert_int_equal(set(&o, &j, "mem", "heap"), -EINVAL);
+	assert_non_null(strstr(errbuf, "allowed malloc, shm, shmhuge"));
+	assert_int_equal(set(&o, &j, "mem_align", "512"), 0);
+	assert_int_equal(j.mem_align, 512);
+	assert_int_equal(set(&o, &j, "hugepage-size", "3m"), -EINVAL);
+
+	/* dedupe_mode=working_set: fio's checks */
+	assert_int_equal(parse(&o, ARRAY_SIZE(ws), ws), -EINVAL);
+	assert_non_null(strstr(errbuf, "add up to more than 100"));
+	assert_int_equal(parse(&o, ARRAY_SIZE(ws_ok), ws_ok), 0);
+	assert_int_equal(parse(&o, ARRAY_SIZE(ws_nosize), ws_nosize), -EINVAL);
+	assert_non_null(strstr(errbuf, "needs size="));
+}
+
 /* verify_pattern=, verify_interval=, verify_offset= and the methods */
 static void test_verify_method_checks(void **state)
 {
@@ -1436,7 +1513,7 @@ static void test_jobfile_all_problems(void **state)
 {
 	const char *path = write_file("all.fio",
 		"[global]\nioengine=rbd\nbs=4k\n"
-		"[a]\nrw=randread\nscramble_buffers=1\niodpeth=4\n"
+		"[a]\nrw=randread\nlockmem=1m\niodpeth=4\n"
 		"[b\nrate=1m\n"		/* a bad header: its lines skipped */
 		"[c]\nrw=read\nlatency_target=10ms\nverify_async=2\n");
 	struct bench_opts o;
@@ -1449,7 +1526,7 @@ static void test_jobfile_all_problems(void **state)
 	assert_int_equal(o.nr_jobs, 0);
 	snprintf(want, sizeof(want),
 		 "%1$s:2: ioengine=rbd: a fio engine blkstack bench does not support: network or distributed storage: blkstack's media are its own block devices\n"
-		 "%1$s:6: option 'scramble_buffers' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
+		 "%1$s:6: option 'lockmem' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
 		 "%1$s:7: unknown option 'iodpeth' (did you mean 'iodepth'?)\n"
 		 "%1$s:8: bad section header '[b'\n"
 		 "%1$s:12: option 'latency_target' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
@@ -1514,12 +1591,12 @@ static void test_jobfile_fio_syntax(void **state)
 	assert_int_equal(o.jobs[0].size, 2 << 20);
 	assert_int_equal(o.jobs[1].bs, 4096);
 	/* an included file's problems name that file and its line */
-	write_file("bad.opts", "bs=16k\nscramble_buffers=1\n");
+	write_file("bad.opts", "bs=16k\nlockmem=1m\n");
 	path = write_file("ib.fio", "[a]\ninclude bad.opts\n");
 	bench_opts_init(&o);
 	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
 					     sizeof(errbuf)), -EINVAL);
-	snprintf(text, sizeof(text), "%s/bad.opts:2: option 'scramble_buffers'", tmpdir);
+	snprintf(text, sizeof(text), "%s/bad.opts:2: option 'lockmem'", tmpdir);
 	assert_non_null(strstr(errbuf, text));
 	/* no sections in an included file */
 	write_file("sect.opts", "[x]\n");
@@ -1752,6 +1829,7 @@ int main(void)
 		cmocka_unit_test(test_verify_options),
 		cmocka_unit_test(test_verify_cli_checks),
 		cmocka_unit_test(test_verify_method_checks),
+		cmocka_unit_test(test_buffer_options),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
