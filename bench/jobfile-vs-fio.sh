@@ -4,8 +4,10 @@
 # cap (rate_iops), on each one's null engine (ioengine=null: blkstack's
 # dev=null).  Printed: each tool's bandwidth against the cap (held within
 # 1 %; with several sizes fio takes rate_iops as that many of the smallest
-# per second, a bandwidth), the bytes per I/O the split gives, and
-# whether blkstack's JSON has the
+# per second, a bandwidth), the bytes per I/O the split gives; then a
+# mixed job (randrw, rwmixread=70) under rate= per direction, fio's
+# read,write list and one value for both, each direction's bandwidth
+# against its cap for each tool; and whether blkstack's JSON has the
 # shape of fio's: every key fio writes for a job's read direction and its
 # latency objects, and the names of the top-level keys.
 #
@@ -56,6 +58,26 @@ for t in fio blk; do
 		"$(calc "($bw - $CAP) * 100 / $CAP")" "$bpi"
 done
 echo "bytes per I/O expected from the split: $(calc "0.6 * 4096 + 0.3 * 16384 + 0.1 * 65536")"
+
+# rate= per direction on a mixed job: fio's rate_ddir() lets the rate,
+# not rwmixread, decide the split when both directions are capped
+printf '\n%-22s %-5s %12s %12s %12s %10s\n' "randrw rwmixread=70" "" "read KiB/s" "write KiB/s" "caps KiB/s" "blk/fio"
+for rate in 8m,2m 4m; do
+	sed -e 's/^rw=randread/rw=randrw\nrwmixread=70/' -e '/^bssplit=/d' -e '/^random_distribution=/d' \
+		-e "s/^rate_iops=.*/rate=$rate/" -e 's/^\[skewed\]/[mixed]/' "$TMP/job.fio" >"$TMP/mixed.fio"
+	bench_cmd fio --output-format=json "$TMP/mixed.fio" >"$TMP/fio-mixed.json"
+	bench_cmd "$BLKSTACK" bench --output-format=json "$TMP/mixed.fio" >"$TMP/blk-mixed.json"
+	case $rate in
+	8m,2m) caps="8192,2048" ;;
+	*) caps="4096,4096" ;;
+	esac
+	for t in fio blk; do
+		printf '%-22s %-5s %12.0f %12.0f %12s %10s\n' "rate=$rate" "$t" \
+			"$(jq '.jobs[0].read.bw' "$TMP/$t-mixed.json")" \
+			"$(jq '.jobs[0].write.bw' "$TMP/$t-mixed.json")" "$caps" \
+			"$([ $t = blk ] && calc "($(jq '.jobs[0].read.bw + .jobs[0].write.bw' "$TMP/blk-mixed.json")) / ($(jq '.jobs[0].read.bw + .jobs[0].write.bw' "$TMP/fio-mixed.json"))" || echo)"
+	done
+done
 
 # the shape: fio's keys that blkstack lacks (none expected)
 shape() { jq -r "$2 | keys[]" "$1" | sort; }

@@ -88,6 +88,11 @@ struct bench_job_result {
 	uint64_t ctx_switches;     /* voluntary + involuntary */
 	uint64_t minf, majf;       /* page faults */
 	int error;                 /* first error, -errno; 0 if none */
+	/*
+	 * fio's latency_depth: the depth latency_target= found (the last
+	 * searched when the job ended), or iodepth without a target
+	 */
+	unsigned int latency_depth;
 	uint64_t total_err;        /* continue_on_error: errors the job went on past */
 	int first_error;           /* continue_on_error: the first of them, errno (positive) */
 	char errmsg[160];

@@ -343,9 +343,37 @@ struct job_thread {
 	/* rate=, rate_iops=, thinktime= (job_pace_*()): off unless paced */
 	bool paced;                  /* any of them: job_prep() asks job_pace_ok() first */
 	bool pace_blocked;           /* this round stopped at the pace: job_pace_wait() */
-	uint64_t rate_ns;            /* an I/O at most every rate_ns (0: no cap) */
-	uint64_t rate_next;          /* when the next I/O may go, bench clock ns */
-	uint64_t poisson_mean_ns;    /* rate_process=poisson: the gaps' mean (0: linear) */
+	/*
+	 * per direction, as fio's rate_next_io_time[]: a mixed job's I/O goes
+	 * in a direction whose time has come (job_pace_rate())
+	 */
+	bool rate_on;                /* a direction has a cap */
+	uint64_t rate_ns[DDIR_NR];   /* an I/O at most every rate_ns (0: no cap) */
+	uint64_t rate_next[DDIR_NR]; /* when the next I/O may go, bench clock ns */
+	uint64_t poisson_mean_ns[DDIR_NR]; /* rate_process=poisson: the gaps' mean (0: linear) */
+	int pace_ddir;               /* mixed job: the direction job_pace_ok() chose for the next I/O (-1: none) */
+	uint64_t rate_due;           /* held back by the rate: when the next I/O may go */
+	/*
+	 * latency_target= (fio's io_u.c lat_target_*(), job_lat_*()): the
+	 * depth searched (lat_qd) between lat_qd_low and lat_qd_high; each
+	 * window from lat_ts counts the I/Os completed (ios_done[] past
+	 * lat_ios) and those over the target (lat_failed)
+	 */
+	bool lat_target;
+	bool lat_end_run;            /* the depth is found: the final window runs */
+	bool lat_done;               /* ... and ran: the workload ended there */
+	uint8_t lat_quiesce;         /* waiting for the I/Os in flight: LAT_Q_* then */
+	unsigned int lat_qd, lat_qd_high, lat_qd_low, lat_stable;
+	uint64_t lat_ts, lat_ios, lat_failed;
+	/*
+	 * iodepth_batch_complete_min=, _max= (job_reap_batch()): completions
+	 * polled but not reaped yet, oldest first
+	 */
+	bool lat_restart;            /* the found depth's window began: job_tick_slow() restarts the runtime */
+	bool rate_min_on;            /* rate_min= or rate_iops_min= in a direction */
+	bool reap_batch;
+	struct io_u *pend_head, *pend_tail;
+	unsigned int nr_pend;
 	struct rng prng;             /* ... their draws (fio's poisson_state) */
 	uint32_t think_left;         /* I/Os before the next thinktime stall */
 	struct bench_flow *flow;     /* flow=: its flow (NULL: none) */
@@ -682,12 +710,24 @@ uint64_t job_rand_block(struct job_thread *td)
 	return (w << 6) | bit;
 }
 
+static inline enum bench_ddir job_rwmix_ddir(struct job_thread *td)
+{
+	return rng_below(&td->rng, 100) < td->o->rwmixread ? DDIR_READ :
+							     DDIR_WRITE;
+}
+
 static inline enum bench_ddir job_pick_ddir(struct job_thread *td)
 {
 	if (likely(td->fixed_ddir >= 0))
 		return (enum bench_ddir)td->fixed_ddir;
-	return rng_below(&td->rng, 100) < td->o->rwmixread ? DDIR_READ :
-							     DDIR_WRITE;
+	if (unlikely(td->pace_ddir >= 0)) {
+		/* rate=: job_pace_ok() chose it (fio's rate_ddir()) */
+		enum bench_ddir d = (enum bench_ddir)td->pace_ddir;
+
+		td->pace_ddir = -1;
+		return d;
+	}
+	return job_rwmix_ddir(td);
 }
 
 /* The first set bit at or after @b in a map of @nbits bits; @nbits if none. */
@@ -1002,8 +1042,8 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 	 * rate_iops of a job with several sizes as that many of the
 	 * smallest per second, a bandwidth (HOWTO, rate_iops)
 	 */
-	if (td->rate_ns && !td->poisson_mean_ns)	/* poisson: a gap per I/O, as fio */
-		td->rate_next += td->rate_ns * (len / min - 1);
+	if (td->rate_ns[u->ddir] && !td->poisson_mean_ns[u->ddir])	/* poisson: a gap per I/O, as fio */
+		td->rate_next[u->ddir] += td->rate_ns[u->ddir] * (len / min - 1);
 	u->bio.bi_size = (uint32_t)len;
 	u->iov.iov_len = len;
 	if (!td->random) {
@@ -1573,6 +1613,140 @@ static bool job_error_nonfatal(struct job_thread *td, enum bench_ddir ddir,
 	return true;
 }
 
+/*
+ * latency_target= (fio's io_u.c lat_target_*()).  The job starts at depth
+ * 1 and doubles it after each window whose I/Os met the target (at least
+ * latency_percentile % of those completed in the window had a total
+ * latency within it), bisecting between the last depth that met it and
+ * the last that failed once one has failed; a failed window (or, at
+ * latency_percentile=100, any late I/O) lowers it at once, after the I/Os
+ * in flight have completed (fio's io_u_quiesce()).  When a window leaves
+ * the depth where it was, the statistics restart for one more window at
+ * that depth (the job's runtime with them), and after it the job ends,
+ * unless latency_run=1.
+ */
+enum { LAT_Q_NONE = 0, LAT_Q_CYCLE, LAT_Q_FINAL };
+
+/* I/Os of the job completed so far, reads and writes (fio's io_blocks) */
+static uint64_t job_lat_ios(const struct job_thread *td)
+{
+	return td->ios_done[DDIR_READ] + td->ios_done[DDIR_WRITE];
+}
+
+/* fio's lat_new_cycle(): a new window from @now */
+static void job_lat_cycle(struct job_thread *td, uint64_t now)
+{
+	td->lat_ts = now;
+	td->lat_ios = job_lat_ios(td);
+	td->lat_failed = 0;
+}
+
+/* fio's lat_target_init(): the search from depth 1 */
+static void job_lat_init(struct job_thread *td, uint64_t now)
+{
+	td->lat_end_run = false;
+	td->lat_qd = 1;
+	td->lat_qd_high = td->o->iodepth;
+	td->lat_qd_low = 1;
+	td->lat_ts = now;
+	td->lat_ios = job_lat_ios(td);
+}
+
+/*
+ * fio's __lat_target_failed(): a lower depth, entered once the I/Os in
+ * flight have completed.  True at depth 1: there is no lower one.
+ */
+static bool job_lat_down(struct job_thread *td)
+{
+	if (td->lat_qd == 1)
+		return true;
+	td->lat_qd_high = td->lat_qd;
+	if (td->lat_qd == td->lat_qd_low)
+		td->lat_qd_low--;
+	td->lat_qd = (td->lat_qd + td->lat_qd_low) / 2;
+	td->lat_stable = 0;
+	if (td->lat_quiesce != LAT_Q_FINAL)
+		td->lat_quiesce = LAT_Q_CYCLE;
+	return false;
+}
+
+/* fio's lat_target_success(): a deeper queue, or the end of the search */
+static void job_lat_up(struct job_thread *td, uint64_t now)
+{
+	const unsigned int qd = td->lat_qd, depth = td->o->iodepth;
+
+	td->lat_qd_low = qd;
+	/* fio's heuristic: a depth one below the failing one, three times */
+	if (qd + 1 == td->lat_qd_high && ++td->lat_stable >= 3) {
+		td->lat_qd_high++;
+		td->lat_stable = 0;
+	}
+	if (td->lat_qd_high != depth)
+		td->lat_qd = (qd + td->lat_qd_high) / 2;
+	else
+		td->lat_qd = qd * 2;
+	if (td->lat_qd > depth)
+		td->lat_qd = depth;
+	if (!td->o->latency_run && td->lat_qd == qd) {
+		if (td->lat_end_run) {
+			td->stop = true;	/* fio: td->done */
+			td->lat_done = true;
+			return;
+		}
+		td->lat_quiesce = LAT_Q_FINAL;
+		return;
+	}
+	job_lat_cycle(td, now);
+}
+
+/* fio's lat_target_check(): at the end of a window, up or down */
+static void job_lat_check(struct job_thread *td, uint64_t now)
+{
+	uint64_t ios;
+	double ok;
+
+	if (now - td->lat_ts < td->o->latency_window_ns)
+		return;
+	ios = job_lat_ios(td) - td->lat_ios;
+	/* no I/O in the window: fio's 0/0 fails the comparison */
+	ok = ios && td->lat_failed <= ios ?
+		(double)(ios - td->lat_failed) / (double)ios * 100.0 : -1.0;
+	if (ok >= td->o->latency_percentile)
+		job_lat_up(td, now);
+	else
+		job_lat_down(td);	/* at depth 1 it stays there, as fio's */
+}
+
+/*
+ * Completions over the target: counted, or at latency_percentile=100 the
+ * depth lowered at once; at depth 1 that ends the job with ETIMEDOUT and
+ * fio's message (lat_fatal()).
+ */
+static void __attribute__((noinline))
+job_lat_reaped(struct job_thread *td, const struct io_u *u, uint64_t now)
+{
+	const struct bench_job_opts *o = td->o;
+
+	for (; u; u = u->next) {
+		uint64_t lat = now - u->start_ns;
+
+		if (u->bio.bi_status || u->ddir == DDIR_TRIM ||
+		    lat <= o->latency_target_ns)
+			continue;
+		if (o->latency_percentile < 100.0) {
+			td->lat_failed++;
+		} else if (job_lat_down(td)) {
+			job_error(td, -ETIMEDOUT,
+				  "latency of %" PRIu64 " nsec exceeds specified max (%" PRIu64 " nsec): %s %llu %u",
+				  lat, o->latency_target_ns,
+				  u->ddir == DDIR_READ ? "read" : "write",
+				  (unsigned long long)u->bio.bi_offset,
+				  u->bio.bi_size);
+			return;
+		}
+	}
+}
+
 /* Reap what blk_poll() completed: account, recycle. */
 static void job_reap(struct job_thread *td, uint64_t now)
 {
@@ -1586,6 +1760,8 @@ static void job_reap(struct job_thread *td, uint64_t now)
 			u = job_verify_reaped(td, u);
 		if (td->log)
 			job_log_reaped(td, u, now);
+		if (td->lat_target && td->lat && !td->ramping)
+			job_lat_reaped(td, u, now);
 	}
 	while (u) {
 		struct io_u *next = u->next;
@@ -1657,6 +1833,9 @@ static void job_measure_start(struct job_thread *td, uint64_t now)
 	td->ramping = false;
 	td->t_measure = now;
 	getrusage(RUSAGE_THREAD, &td->ru_start);
+	/* fio's reset_all_stats(): the search starts again, unless found */
+	if (td->lat_target && !td->lat_end_run)
+		job_lat_init(td, now);
 }
 
 static void job_publish_progress(struct job_thread *td)
@@ -1700,16 +1879,163 @@ static void job_pause(uint64_t ns, uint64_t spin_ns)
 }
 
 /*
- * rate=, rate_iops=, thinktime=: may one more I/O go now?  Linear rate as
- * fio's default rate_process: I/O k goes no earlier than start + k
- * intervals, so a late wake-up is made up for by the next I/Os.
- * thinktime: thinktime_blocks I/Os, then they complete, then the stall.
+ * iodepth_batch_complete_min=, _max= (fio's wait_for_completions() and
+ * td_io_getevents()): what blk_poll() completes waits, oldest first, in
+ * td->pend_*; with @wait (nothing more can be submitted) at least
+ * iodepth_batch_complete_min of them are gathered (fewer when fewer are
+ * in flight; 0: never sleep, poll once), then at most
+ * iodepth_batch_complete_max go to td->completed for job_reap().  The
+ * others still hold their place in the queue, as fio's unreaped events.
+ * Return: I/Os handed to job_reap().
+ */
+static void job_pend_take(struct job_thread *td)
+{
+	struct io_u *u = td->completed, *rev = NULL, *next, *tail;
+
+	if (!u)
+		return;
+	td->completed = NULL;
+	tail = u;	/* newest first: reversed, the oldest leads */
+	for (; u; u = next) {
+		next = u->next;
+		u->next = rev;
+		rev = u;
+		td->nr_pend++;
+	}
+	if (td->pend_tail)
+		td->pend_tail->next = rev;
+	else
+		td->pend_head = rev;
+	td->pend_tail = tail;
+}
+
+static int __attribute__((noinline))
+job_reap_batch(struct job_thread *td, bool wait, uint64_t timeout_ns)
+{
+	const struct bench_job_opts *o = td->o;
+	unsigned int min = o->iodepth_batch_complete_min;
+	unsigned int max = o->iodepth_batch_complete_max ?
+			   o->iodepth_batch_complete_max : 1;
+	unsigned int n = 0;
+	struct io_u **pp;
+
+	if (job_inflight(td) && job_reap_wait(td, false, 0) > 0)
+		job_pend_take(td);
+	if (wait && min) {
+		unsigned int need = td->nr_pend + job_inflight(td);
+
+		if (need > min)
+			need = min;
+		while (td->nr_pend < need) {
+			if (job_reap_wait(td, true, timeout_ns) <= 0)
+				break;	/* the loop's time checks, then again */
+			job_pend_take(td);
+		}
+	}
+	if (!td->nr_pend)
+		return 0;
+	/* the oldest @max to job_reap() */
+	pp = &td->pend_head;
+	while (*pp && n < max) {
+		pp = &(*pp)->next;
+		n++;
+	}
+	td->completed = td->pend_head;
+	td->pend_head = *pp;
+	*pp = NULL;
+	if (!td->pend_head)
+		td->pend_tail = NULL;
+	td->nr_pend -= n;
+	return (int)n;
+}
+
+/* job_reap_wait(), through job_reap_batch() when the job sets its batches */
+static inline int job_reap_some(struct job_thread *td, bool wait,
+				uint64_t timeout_ns)
+{
+	if (unlikely(td->reap_batch))
+		return job_reap_batch(td, wait, timeout_ns);
+	return job_reap_wait(td, wait, timeout_ns);
+}
+
+/*
+ * latency_target=: may one more I/O go at the depth searched?  The I/Os
+ * the job holds (in flight, or completed and not reaped) count, as fio's
+ * cur_depth; a change of depth waits for all of them to complete first.
+ */
+static bool __attribute__((noinline)) job_lat_ok(struct job_thread *td)
+{
+	unsigned int held = td->o->iodepth - td->nr_free;
+
+	if (td->lat_quiesce) {
+		uint64_t now;
+
+		if (held)
+			return false;
+		now = bench_now_ns();
+		if (td->lat_quiesce == LAT_Q_FINAL) {
+			/* fio: the found depth's window is counted alone */
+			td->lat_end_run = true;
+			job_measure_start(td, now);
+			td->lat_restart = true;	/* and the runtime with it */
+		}
+		td->lat_quiesce = LAT_Q_NONE;
+		job_lat_cycle(td, now);
+	}
+	return held < td->lat_qd;
+}
+
+/*
+ * rate=, rate_iops= per direction, fio's rate_ddir(): a job of one
+ * direction waits for that direction's time; a mixed one draws its
+ * direction as rwmixread says and, when that one is ahead of its rate,
+ * goes the other way if that one is behind; when both are ahead it waits
+ * for the earlier and then goes that way.  A direction without a cap is
+ * never ahead.  True with the direction in @dp.
+ */
+static bool job_pace_rate(struct job_thread *td, uint64_t now, int *dp)
+{
+	int d = td->fixed_ddir, od;
+	unsigned int od_pct;
+
+	if (d < 0)
+		d = td->pace_ddir >= 0 ? td->pace_ddir : (int)job_rwmix_ddir(td);
+	if (now >= td->rate_next[d]) {
+		*dp = d;
+		return true;
+	}
+	if (td->fixed_ddir < 0) {
+		od = d ^ 1;
+		od_pct = od == DDIR_READ ? td->o->rwmixread :
+					   100 - td->o->rwmixread;
+		if (od_pct && now >= td->rate_next[od]) {
+			*dp = od;
+			return true;
+		}
+		if (od_pct && td->rate_next[od] < td->rate_next[d])
+			d = od;
+		td->pace_ddir = d;	/* after the wait, this way */
+	}
+	td->rate_due = td->rate_next[d];
+	return false;
+}
+
+/*
+ * rate=, rate_iops=, thinktime=, flow=, latency_target=: may one more I/O
+ * go now?  Linear rate as fio's default rate_process: I/O k of a
+ * direction goes no earlier than start + k intervals, so a late wake-up
+ * is made up for by the next I/Os.  thinktime: thinktime_blocks I/Os,
+ * then they complete, then the stall.
  */
 static bool __attribute__((noinline)) job_pace_ok(struct job_thread *td)
 {
+	int d = 0;
+
+	if (td->lat_target && !job_lat_ok(td))
+		return false;
 	if (td->o->thinktime_ns && !td->think_left)
 		return false;
-	if (td->rate_ns && bench_now_ns() < td->rate_next)
+	if (td->rate_on && !job_pace_rate(td, bench_now_ns(), &d))
 		return false;
 	if (td->flow) {
 		/* fio's flow_threshold_exceeded() */
@@ -1724,12 +2050,16 @@ static bool __attribute__((noinline)) job_pace_ok(struct job_thread *td)
 		atomic_fetch_add_explicit(&f->counter, 1, memory_order_relaxed);
 		td->flow_counter++;
 	}
-	if (td->poisson_mean_ns)
-		/* fio's usec_for_io(): mean x -ln(u), u in (0, 1] */
-		td->rate_next += (uint64_t)((double)td->poisson_mean_ns *
-			-log((double)((rng_next(&td->prng) >> 11) + 1) * 0x1p-53));
-	else if (td->rate_ns)
-		td->rate_next += td->rate_ns;
+	if (td->rate_on) {
+		if (td->fixed_ddir < 0)
+			td->pace_ddir = d;	/* job_pick_ddir() takes it */
+		if (td->poisson_mean_ns[d])
+			/* fio's usec_for_io(): mean x -ln(u), u in (0, 1] */
+			td->rate_next[d] += (uint64_t)((double)td->poisson_mean_ns[d] *
+				-log((double)((rng_next(&td->prng) >> 11) + 1) * 0x1p-53));
+		else
+			td->rate_next[d] += td->rate_ns[d];
+	}
 	if (td->o->thinktime_ns)
 		td->think_left--;
 	return true;
@@ -1740,13 +2070,13 @@ static void job_flow_wait(struct job_thread *td)
 {
 	td->flow_blocked = false;
 	if (td->o->flow_sleep_ns) {
-		while (job_inflight(td))
-			if (job_reap_wait(td, true, BENCH_WAIT_NS) > 0)
+		while (job_inflight(td) || td->nr_pend)
+			if (job_reap_some(td, true, BENCH_WAIT_NS) > 0)
 				job_reap(td, td->lat ? bench_now_ns() : 0);
 		job_pause(td->o->flow_sleep_ns, 0);
 		return;
 	}
-	if (job_inflight(td) && job_reap_wait(td, false, 0) > 0)
+	if ((job_inflight(td) || td->nr_pend) && job_reap_some(td, false, 0) > 0)
 		job_reap(td, td->lat ? bench_now_ns() : 0);
 	else
 		sched_yield();
@@ -1763,15 +2093,15 @@ static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
 		job_flow_wait(td);
 		return;
 	}
-	if (job_inflight(td)) {
+	if (job_inflight(td) || td->nr_pend) {
 		uint64_t wait = BENCH_WAIT_NS;
 
-		if (td->rate_ns && !(o->thinktime_ns && !td->think_left)) {
+		if (td->rate_on && !(o->thinktime_ns && !td->think_left)) {
 			now = bench_now_ns();
-			if (td->rate_next > now && td->rate_next - now < wait)
-				wait = td->rate_next - now;
+			if (td->rate_due > now && td->rate_due - now < wait)
+				wait = td->rate_due - now;
 		}
-		if (job_reap_wait(td, true, wait) > 0)
+		if (job_reap_some(td, true, wait) > 0)
 			job_reap(td, td->lat ? bench_now_ns() : 0);
 		return;
 	}
@@ -1792,8 +2122,8 @@ static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
 		return;
 	}
 	now = bench_now_ns();
-	if (td->rate_next > now)
-		job_pause(td->rate_next - now, 0);
+	if (td->rate_due > now)
+		job_pause(td->rate_due - now, 0);
 }
 
 /*
@@ -1815,27 +2145,28 @@ static bool __attribute__((noinline)) job_rate_min_fail(struct job_thread *td,
 	for (d = 0; d < DDIR_NR; d++) {
 		uint64_t spent_ms, got;
 
-		if (!td->bytes_done[d])
+		if (!td->bytes_done[d] ||
+		    (!o->rate_min[d] && !o->rate_iops_min[d]))
 			continue;
 		if (td->rmin_t[d]) {
 			spent_ms = (now - td->rmin_t[d]) / 1000000;
 			if (spent_ms < o->rate_cycle_ms || !spent_ms)
 				continue;
-			if (o->rate_min) {
+			if (o->rate_min[d]) {
 				got = (td->bytes_done[d] - td->rmin_bytes[d]) * 1000 / spent_ms;
-				if (got < o->rate_min) {
+				if (got < o->rate_min[d]) {
 					job_error(td, -EIO,
 						  "rate_min=%" PRIu64 "B/s not met, got %" PRIu64 "B/s (%s)",
-						  o->rate_min, got, d == DDIR_READ ? "read" :
+						  o->rate_min[d], got, d == DDIR_READ ? "read" :
 						  d == DDIR_WRITE ? "write" : "trim");
 					return true;
 				}
 			} else {
 				got = (td->ios_done[d] - td->rmin_ios[d]) * 1000 / spent_ms;
-				if (got < o->rate_iops_min) {
+				if (got < o->rate_iops_min[d]) {
 					job_error(td, -EIO,
 						  "rate_iops_min=%" PRIu64 " not met, got %" PRIu64 " IOPS (%s)",
-						  o->rate_iops_min, got, d == DDIR_READ ? "read" :
+						  o->rate_iops_min[d], got, d == DDIR_READ ? "read" :
 						  d == DDIR_WRITE ? "write" : "trim");
 					return true;
 				}
@@ -1868,12 +2199,28 @@ static bool __attribute__((noinline)) job_rate_min_fail(struct job_thread *td,
  * steady state sampler (wait_group()) sees this second's I/Os, not those
  * of 1024 loops ago.  True: stop the job.
  */
-static bool job_tick_slow(struct job_thread *td, uint64_t now)
+static bool job_tick_slow(struct job_thread *td, uint64_t now,
+			  uint64_t *runtime_end)
 {
 	if (td->o->ss_dur_ns)
 		job_publish_progress(td);
-	return (td->o->rate_min || td->o->rate_iops_min) &&
-	       job_rate_min_fail(td, now);
+	if (td->lat_target) {
+		if (td->lat_restart) {
+			/* the found depth's window: the runtime from now */
+			td->lat_restart = false;
+			if (*runtime_end &&
+			    __builtin_add_overflow(now, td->o->runtime_ns,
+						   runtime_end))
+				*runtime_end = UINT64_MAX;
+		}
+		/* fio: after the ramp, once the job has completed I/O */
+		if (!td->ramping && !td->lat_quiesce && !td->stop &&
+		    job_lat_ios(td))
+			job_lat_check(td, now);
+		if (td->stop)
+			return true;
+	}
+	return td->rate_min_on && job_rate_min_fail(td, now);
 }
 
 static void job_loop(struct job_thread *td, uint64_t ramp_end,
@@ -1965,7 +2312,7 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		if (unlikely(td->pace_blocked)) {
 			td->pace_blocked = false;
 			job_pace_wait(td);
-		} else if (job_reap_wait(td, !td->nr_free || td->retry ||
+		} else if (job_reap_some(td, !td->nr_free || td->retry ||
 					 (td->bytes_limit &&
 					  td->bytes_issued >= td->bytes_limit),
 					 BENCH_WAIT_NS) > 0)
@@ -2003,7 +2350,8 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 				td->terminated = true;	/* exitall */
 				break;
 			}
-			if (unlikely(td->tick_slow) && job_tick_slow(td, now))
+			if (unlikely(td->tick_slow) &&
+			    job_tick_slow(td, now, &runtime_end))
 				break;
 		}
 		if ((loops & 1023) == 0)
@@ -2029,8 +2377,8 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 	 * its buffers and the device stay allocated until the process exits.
 	 */
 	stop_deadline = td->interrupted ? bench_now_ns() + o->stop_deadline_ns : 0;
-	while (job_inflight(td)) {
-		if (job_reap_wait(td, true, BENCH_WAIT_NS) > 0)
+	while (job_inflight(td) || td->nr_pend) {
+		if (job_reap_some(td, true, BENCH_WAIT_NS) > 0)
 			job_reap(td, td->lat ? bench_now_ns() : 0);
 		if (unlikely(stop_deadline) && bench_now_ns() > stop_deadline) {
 			td->abandoned = true;
@@ -2075,6 +2423,10 @@ static void job_verify_phase(struct job_thread *td)
 	td->bytes_limit = blocks * td->o->bs;
 	td->measuring = true;
 	td->ramping = false;
+	/* the search is the workload's: the read-back runs at iodepth */
+	if (td->lat_done)
+		td->stop = false;
+	td->lat_target = false;
 	if (blocks)
 		job_loop(td, 0, 0);
 	td->verify_phase = false;
@@ -2318,7 +2670,8 @@ static void *job_thread_fn(void *arg)
 	now = bench_now_ns();
 	td->t_start = now;
 	atomic_store(&td->progress.start_ns, now);
-	td->rate_next = now;
+	for (d = 0; d < DDIR_NR; d++)
+		td->rate_next[d] = now;
 	/* saturating: a huge ramp_time or runtime means no end */
 	if (__builtin_add_overflow(now, o->ramp_time_ns, &ramp_end))
 		ramp_end = UINT64_MAX;
@@ -2371,6 +2724,7 @@ static void *job_thread_fn(void *arg)
 			td->res->dir[DDIR_READ].start_ns = verify_start;
 	}
 	td->res->runtime_ns = work_ns + verify_ns;
+	td->res->latency_depth = td->lat_qd;
 	if (td->log)
 		bench_log_finish(td->log, window_end - td->t_measure);
 	td->res->window_start_ns = td->t_measure;
@@ -2785,7 +3139,7 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 {
 	unsigned int jobnum = td->res->jobnum;
 	uint64_t size, inc = 0;
-	unsigned int i;
+	unsigned int i, d;
 	int ret;
 
 	uint64_t offset = o->offset, io_size = o->io_size;
@@ -2886,30 +3240,45 @@ region_set:
 			per_loop = o->number_ios * o->bs;
 		td->bytes_limit = per_loop * o->loops;
 	}
-	/* rate= and rate_iops=: the stricter interval between I/Os */
-	if (o->rate_iops)
-		td->rate_ns = 1000000000ull / o->rate_iops;
-	if (o->rate) {
-		uint64_t ns = (uint64_t)((unsigned __int128)o->bs * 1000000000ull / o->rate);
+	/* rate= and rate_iops=, per direction: the stricter interval */
+	td->pace_ddir = -1;
+	for (d = 0; d < DDIR_NR; d++) {
+		uint64_t ns = 0;
 
-		if (ns > td->rate_ns)
-			td->rate_ns = ns;
+		if (o->rate_iops[d])
+			ns = 1000000000ull / o->rate_iops[d];
+		if (o->rate[d]) {
+			uint64_t b = (uint64_t)((unsigned __int128)o->bs * 1000000000ull / o->rate[d]);
+
+			if (b > ns)
+				ns = b;
+		}
+		if (ns && o->rate_iops[d] > 1000000000ull)
+			ns = 1;
+		if (ns && o->rate_poisson) {
+			/* fio: iops = rate / smallest bs; mean = 1e6 / iops in whole us */
+			uint64_t iops = o->rate_iops[d] ? o->rate_iops[d] :
+							  o->rate[d] / o->bs;
+
+			td->poisson_mean_ns[d] = iops ? 1000000 / iops * 1000 : 0;
+			if (!td->poisson_mean_ns[d])
+				ns = 0;	/* past 1M IOPS: fio's gap is 0 us */
+		}
+		td->rate_ns[d] = ns;
+		td->rate_on |= ns != 0;
 	}
-	if (td->rate_ns && o->rate_iops > 1000000000ull)
-		td->rate_ns = 1;
-	if (td->rate_ns && o->rate_poisson) {
-		/* fio: iops = rate / smallest bs; mean = 1e6 / iops in whole us */
-		uint64_t iops = o->rate_iops ? o->rate_iops : o->rate / o->bs;
-
-		td->poisson_mean_ns = iops ? 1000000 / iops * 1000 : 0;
-		if (!td->poisson_mean_ns)
-			td->rate_ns = 0;	/* past 1M IOPS: fio's gap is 0 us */
+	if (td->rate_on && o->rate_poisson)
 		rng_seed(&td->prng, (o->randrepeat ? o->randseed : bench_gettime_ns()) ^
 			 0x706f6973736f6eull ^ ((uint64_t)seed_idx << 32));
-	}
 	td->think_left = o->thinktime_blocks;
-	td->paced = td->rate_ns || o->thinktime_ns || o->flow;
-	td->tick_slow = o->rate_min || o->rate_iops_min || o->ss_dur_ns;
+	td->lat_target = o->latency_target_ns != 0;
+	td->lat_qd = o->iodepth;
+	td->reap_batch = o->batch_complete_set;
+	td->rate_min_on = false;
+	for (d = 0; d < DDIR_NR; d++)
+		td->rate_min_on |= o->rate_min[d] || o->rate_iops_min[d];
+	td->paced = td->rate_on || o->thinktime_ns || o->flow || td->lat_target;
+	td->tick_slow = td->rate_min_on || o->ss_dur_ns || td->lat_target;
 	if (td->var_bs)
 		td->prep_hook = true;
 	if (o->rw_mod) {
@@ -2955,6 +3324,8 @@ region_set:
 				     bench_gettime_ns()) ^ 0x76657269667931ull ^
 			 ((uint64_t)seed_idx << 32));
 	}
+	if (td->lat_target)
+		td->reap_hook = true;	/* job_lat_reaped() */
 	td->ios = calloc(o->iodepth, sizeof(*td->ios));
 	td->batch = calloc(o->iodepth, sizeof(*td->batch));
 	if (!td->ios || !td->batch)

@@ -65,6 +65,11 @@ enum opt_group {
 #define OPT_F_PERCENT	0x100
 /* bench's own: the option may be given bare (write_lat_log): value "" */
 #define OPT_F_BARE	0x200
+/*
+ * bench's own: fio's read,write[,trim] list (rate=): the field is a
+ * uint64_t[3] (set_ddir_list())
+ */
+#define OPT_F_DDIR	0x400
 
 #define opt_choice blk_opt_choice
 
@@ -215,6 +220,9 @@ static const struct opt_choice dedupe_mode_choices[] = {
 	{ "working_set", BENCH_DEDUPE_WORKING_SET },
 	{ NULL, 0 },
 };
+static int apply_latency_percentile(struct opt_ctx *c, uint64_t v);
+static int parse_number(struct opt_ctx *c, uint64_t *v);
+static int apply_batch_complete(struct opt_ctx *c, uint64_t v);
 
 /* fallocate=: what blkstack does to a file it creates is fio's none/truncate */
 static const struct opt_choice fallocate_choices[] = {
@@ -328,11 +336,12 @@ static const struct opt_def bench_opts_table[] = {
 	  .apply = apply_startdelay, .metavar = "TIME[-TIME]",
 	  .help = "start the job's threads this late (a bare number is in s); a range a-b: each thread picks a delay in it" },
 	{ .name = "rate", .type = OPT_SIZE, JOBF(rate), .max = UINT64_MAX,
-	  .def = "0",
-	  .help = "bytes per second per thread, reads and writes together (one value; 0: no cap)" },
+	  .def = "0", .flags = OPT_F_DDIR, .metavar = "R[,W[,T]]",
+	  .help = "bytes per second per thread and direction, fio's read,write[,trim] list: one value caps reads and writes each, R, reads only, ,W writes and trims (0: no cap)" },
 	{ .name = "rate_iops", .type = OPT_SIZE, JOBF(rate_iops),
-	  .max = UINT64_MAX, .def = "0", .metavar = "IOPS",
-	  .help = "I/Os per second per thread (one value; 0: no cap); not with rate=" },
+	  .max = UINT64_MAX, .def = "0", .flags = OPT_F_DDIR,
+	  .metavar = "IOPS[,IOPS[,IOPS]]",
+	  .help = "I/Os per second per thread and direction, a list as rate= (0: no cap); not with rate=" },
 	{ .name = "rate_process", .type = OPT_CHOICE, JOBF(rate_poisson),
 	  .choices = rate_process_choices, .def = "linear",
 	  .help = "how rate= and rate_iops= space I/Os: linear (evenly, fio's default) or poisson (fio's: each gap drawn from an exponential of the rate's mean, 1e6 / IOPS us, whole us)" },
@@ -348,14 +357,31 @@ static const struct opt_def bench_opts_table[] = {
 	  .min = 1, .max = UINT32_MAX, .def = "1",
 	  .help = "I/Os issued between thinktime stalls; they complete first, so it caps the depth" },
 	{ .name = "rate_min", .alias = { "ratemin" }, .type = OPT_SIZE,
-	  JOBF(rate_min), .max = UINT64_MAX, .def = "0",
-	  .help = "the job fails (EIO, as fio's) when a direction moved fewer bytes per second than this over a rate_cycle, after the first 2 s (one value; 0: no check)" },
+	  JOBF(rate_min), .max = UINT64_MAX, .def = "0", .flags = OPT_F_DDIR,
+	  .metavar = "R[,W[,T]]",
+	  .help = "the job fails (EIO, as fio's) when a direction moved fewer bytes per second than its minimum over a rate_cycle, after the first 2 s (a list as rate=; 0: no check)" },
 	{ .name = "rate_iops_min", .type = OPT_SIZE, JOBF(rate_iops_min),
-	  .max = UINT64_MAX, .def = "0", .metavar = "IOPS",
+	  .max = UINT64_MAX, .def = "0", .flags = OPT_F_DDIR,
+	  .metavar = "IOPS[,IOPS[,IOPS]]",
 	  .help = "as rate_min=, in I/Os per second; not with rate_min=" },
 	{ .name = "rate_cycle", .alias = { "ratecycle" }, .type = OPT_UINT,
 	  JOBF(rate_cycle_ms), .min = 1, .max = 86400000, .def = "1000",
 	  .help = "rate_min= and rate_iops_min= average over this many ms" },
+	{ .name = "latency_target", .type = OPT_TIME, JOBF(latency_target_ns),
+	  .max = UINT64_MAX, .unit_ns = NSEC_PER_USEC, .store_ns = 1,
+	  .def = "0",
+	  .help = "search the deepest queue, up to iodepth, at which latency_percentile of the I/Os of each latency_window complete within this total latency (fio's; a bare number is in us; 0: off)" },
+	{ .name = "latency_window", .type = OPT_TIME, JOBF(latency_window_ns),
+	  .max = UINT64_MAX, .unit_ns = NSEC_PER_USEC, .store_ns = 1,
+	  .def = "0",
+	  .help = "latency_target=: each depth is tried over this long (a bare number is in us)" },
+	{ .name = "latency_percentile", .type = OPT_STR,
+	  JOBF(latency_percentile), .apply = apply_latency_percentile,
+	  .def = "100", .metavar = "PCT",
+	  .help = "latency_target=: the share of the window's I/Os, 0..100 (decimals allowed), that must be within the target; at 100 one late I/O lowers the depth at once (fio's)" },
+	{ .name = "latency_run", .type = OPT_BOOL, JOBF(latency_run), .max = 1,
+	  .def = "0",
+	  .help = "latency_target=: 0 (fio's default): once the depth is found, run one more window at it, counted alone, and end the job; 1: keep adjusting the depth until the job ends" },
 	{ .name = "steadystate", .alias = { "ss" }, .type = OPT_STR,
 	  JOBF(ss_spec), .apply = apply_ss, .def = "iops_slope:0.01%",
 	  .metavar = "iops|bw|iops_slope|bw_slope:LIMIT[%]",
@@ -480,6 +506,15 @@ static const struct opt_def bench_opts_table[] = {
 	  .type = OPT_UINT, JOBF(iodepth_batch), .min = 0, .max = 65536,
 	  .def = "0",
 	  .help = "requests submitted at once; 0 or more than iodepth: iodepth" },
+	{ .name = "iodepth_batch_complete_min",
+	  .alias = { "iodepth_batch_complete" }, .type = OPT_UINT,
+	  JOBF(iodepth_batch_complete_min), .max = 65536, .def = "1",
+	  .apply = apply_batch_complete,
+	  .help = "completions reaped at least per wait when the queue is full (fio's); 0: never sleep, poll the device; given (this or _max), reaping follows fio's, else every ready completion is reaped at once" },
+	{ .name = "iodepth_batch_complete_max", .type = OPT_UINT,
+	  JOBF(iodepth_batch_complete_max), .max = 65536, .def = "0",
+	  .apply = apply_batch_complete,
+	  .help = "completions reaped at most per wait (fio's; below _min, or 0: _min)" },
 	{ .name = "numjobs", .type = OPT_UINT, JOBF(numjobs),
 	  .min = 1, .max = 1024, .def = "1",
 	  .help = "threads running this job" },
@@ -1814,6 +1849,78 @@ static int apply_ss_dur(struct opt_ctx *c, uint64_t v)
 	return 0;
 }
 
+/* latency_percentile=: fio's float, 0..100 */
+static int apply_latency_percentile(struct opt_ctx *c, uint64_t unused)
+{
+	char *end;
+	double v;
+
+	(void)unused;
+	errno = 0;
+	v = strtod(c->val, &end);
+	if (end == c->val || *end || errno || v != v)
+		return val_err(c, -EINVAL, "not a number, allowed 0..100 (decimals allowed)");
+	if (v < 0.0 || v > 100.0)
+		return val_err(c, -EINVAL, "out of range, allowed 0..100");
+	c->j->latency_percentile = v;
+	return 0;
+}
+
+/* iodepth_batch_complete_min=, _max=: stored, and reaping follows them */
+static int apply_batch_complete(struct opt_ctx *c, uint64_t v)
+{
+	store(c, v);
+	c->j->batch_complete_set = true;
+	return 0;
+}
+
+/*
+ * fio's read,write[,trim] list (parse.c handle_option()): value i sets
+ * direction i; the last value, unless a comma ends the list, also sets
+ * the directions after it; an empty value leaves its direction at 0.
+ * "500k" caps all three, "500k," reads only, ",500k" writes and trims.
+ */
+static int set_ddir_list(struct opt_ctx *c)
+{
+	const char *all = c->val, *p = all;
+	uint64_t vals[3] = { 0, 0, 0 };
+	unsigned int i = 0, k;
+	char tok[80];
+	int rc;
+
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (i == 3)
+			return val_err(c, -EINVAL,
+				       "more than 3 values, allowed read,write,trim");
+		if (n >= sizeof(tok))
+			return val_err(c, -EINVAL, "value %u too long", i + 1);
+		memcpy(tok, p, n);
+		tok[n] = '\0';
+		if (n) {
+			c->val = tok;
+			rc = parse_number(c, &vals[i]);
+			c->val = all;
+			if (rc)
+				return rc;
+			/* the last value sets the directions after it */
+			if (!comma)
+				for (k = i + 1; k < 3; k++)
+					vals[k] = vals[i];
+		}
+		if (!comma)
+			break;
+		p = comma + 1;
+		i++;
+		if (!*p)
+			break;	/* "R,": no more values, none copied */
+	}
+	memcpy(field(c), vals, sizeof(vals));
+	return 0;
+}
+
 static int apply_startdelay(struct opt_ctx *c, uint64_t unused)
 {
 	const char *dash = strchr(c->val, '-');
@@ -2498,6 +2605,8 @@ static int set_one(const struct opt_def *d, const char *name,
 
 	if ((d->flags & OPT_F_PERCENT) && j)
 		return set_size_or_pct(&c);
+	if (d->flags & OPT_F_DDIR)
+		return d->where == OPT_IGNORED ? 0 : set_ddir_list(&c);
 	rc = parse_number(&c, &v);
 	if (rc)
 		return rc;
@@ -2893,6 +3002,7 @@ void bench_job_defaults(struct bench_job_opts *j)
 	j->has_rw = false;
 	j->verify_given = false;
 	j->buf_given = 0;
+	j->batch_complete_set = false;	/* only a user's value */
 }
 
 void bench_opts_init(struct bench_opts *o)
@@ -3206,7 +3316,8 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				 show(name, j->name));
 			bench_err_add(o->notes, sizeof(o->notes), note);
 		}
-		if (j->rate && j->rate_iops) {
+		if ((j->rate[0] | j->rate[1] | j->rate[2]) &&
+		    (j->rate_iops[0] | j->rate_iops[1] | j->rate_iops[2])) {
 			set_err(err, errlen,
 				"job '%s': rate= and rate_iops= are mutually exclusive (as in fio)",
 				show(name, j->name));
@@ -3257,22 +3368,27 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 				show(name, j->name), j->ss_spec);
 			return -EINVAL;
 		}
-		if (j->rate_min && j->rate_iops_min) {
+		if ((j->rate_min[0] | j->rate_min[1] | j->rate_min[2]) &&
+		    (j->rate_iops_min[0] | j->rate_iops_min[1] | j->rate_iops_min[2])) {
 			set_err(err, errlen,
 				"job '%s': rate_min= and rate_iops_min= are mutually exclusive (as in fio)",
 				show(name, j->name));
 			return -EINVAL;
 		}
-		if ((j->rate && j->rate < j->rate_min) ||
-		    (j->rate_iops && j->rate_iops < j->rate_iops_min)) {
-			set_err(err, errlen,
-				"job '%s': %s=%" PRIu64 " is above %s=%" PRIu64 ": the minimum exceeds the cap (as fio says)",
-				show(name, j->name),
-				j->rate ? "rate_min" : "rate_iops_min",
-				j->rate ? j->rate_min : j->rate_iops_min,
-				j->rate ? "rate" : "rate_iops",
-				j->rate ? j->rate : j->rate_iops);
-			return -EINVAL;
+		for (unsigned int k = 0; k < 3; k++) {
+			static const char *const dn[3] = { "read", "write", "trim" };
+			bool bytes = j->rate[k] != 0;
+			uint64_t cap = bytes ? j->rate[k] : j->rate_iops[k];
+			uint64_t min = bytes ? j->rate_min[k] : j->rate_iops_min[k];
+
+			if (cap && cap < min) {
+				set_err(err, errlen,
+					"job '%s': %s=%" PRIu64 " is above %s=%" PRIu64 " for %ss: the minimum exceeds the cap (as fio says)",
+					show(name, j->name),
+					bytes ? "rate_min" : "rate_iops_min", min,
+					bytes ? "rate" : "rate_iops", cap, dn[k]);
+				return -EINVAL;
+			}
 		}
 		if (j->rw_mod && !bench_rw_is_random(j->rw) &&
 		    (uint64_t)(j->rw_mod < 0 ? -j->rw_mod : j->rw_mod) % j->bs) {
@@ -3285,6 +3401,9 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 		/* fio caps the batch at the depth rather than failing. */
 		if (j->iodepth_batch > j->iodepth)
 			j->iodepth_batch = j->iodepth;
+		/* fio's fixup: _max below _min (or not given) is _min */
+		if (j->iodepth_batch_complete_min > j->iodepth_batch_complete_max)
+			j->iodepth_batch_complete_max = j->iodepth_batch_complete_min;
 		if (j->verify_only && j->verify == VERIFY_NONE) {
 			set_err(err, errlen,
 				"job '%s': verify_only=1 needs verify= (crc32c, md5, ...)",

@@ -180,8 +180,13 @@ struct bench_job_opts {
 	uint64_t number_ios;        /* number_ios=: I/Os per loop at most, not time_based (0: none) */
 	uint64_t startdelay_ns;     /* startdelay=, default unit s: the thread starts this late (0) */
 	uint64_t startdelay_max_ns; /* startdelay=a-b: each thread picks in [a, b]; 0: not a range */
-	uint64_t rate;              /* rate=: bytes/s per thread, all directions (0: none) */
-	uint64_t rate_iops;         /* rate_iops=: I/Os per second per thread (0: none) */
+	/*
+	 * rate=, rate_iops=, rate_min=, rate_iops_min=: per direction, read,
+	 * write, trim (fio's read,write[,trim] lists: one value sets all
+	 * three, "R," reads only, ",W" writes and trims); 0: none
+	 */
+	uint64_t rate[3];           /* rate=: bytes/s per thread and direction */
+	uint64_t rate_iops[3];      /* rate_iops=: I/Os per second per thread and direction */
 	bool rate_poisson;          /* rate_process=poisson (fio's): exponential gaps of the rate's mean (0: linear) */
 	uint64_t thinktime_ns;      /* thinktime=, default unit us: stall after thinktime_blocks I/Os (0) */
 	uint64_t thinktime_spin_ns; /* thinktime_spin=, default unit us: of the stall, spun not slept (0) */
@@ -232,9 +237,29 @@ struct bench_job_opts {
 	uint8_t mem_policy;         /* numa_mem_policy=: enum bench_mem_policy (none) */
 	uint64_t mem_nodes;         /* ... its nodes, bit N for node N (0..63) */
 	/* rate_min=, rate_iops_min=, rate_cycle= (fio's): the job fails below them */
-	uint64_t rate_min;          /* rate_min= / ratemin=: bytes/s per direction (0: none) */
-	uint64_t rate_iops_min;     /* rate_iops_min=: I/Os per second per direction (0: none) */
+	uint64_t rate_min[3];       /* rate_min= / ratemin=: bytes/s per direction (0: none) */
+	uint64_t rate_iops_min[3];  /* rate_iops_min=: I/Os per second per direction (0: none) */
 	uint32_t rate_cycle_ms;     /* rate_cycle= / ratecycle=: ms averaged over (1000) */
+	/*
+	 * latency_target= (fio's io_u.c lat_target_*()): the job searches the
+	 * deepest queue, up to iodepth, at which latency_percentile % of the
+	 * I/Os completed in each latency_window have a total latency (lat) of
+	 * at most the target; latency_target_ns 0: off, the depth is iodepth
+	 */
+	uint64_t latency_target_ns; /* latency_target=, default unit us (0: off) */
+	uint64_t latency_window_ns; /* latency_window=, default unit us (0) */
+	double latency_percentile;  /* latency_percentile=, 0..100 (100) */
+	bool latency_run;           /* latency_run=0|1: keep adjusting after the search (0) */
+	/*
+	 * iodepth_batch_complete_min= (iodepth_batch_complete=),
+	 * iodepth_batch_complete_max= (fio's): completions reaped at least
+	 * (when the queue is full; 0: never sleep, poll) and at most per
+	 * wait.  Neither given (batch_complete_set 0): every completion that
+	 * is ready is reaped at once, blkstack's default
+	 */
+	uint32_t iodepth_batch_complete_min; /* (1) */
+	uint32_t iodepth_batch_complete_max; /* (0: as _min, fio's) */
+	bool batch_complete_set;    /* either was given */
 	/*
 	 * fio's steady state (ss=, ss_dur=, ss_ramp=): once a second after
 	 * ss_ramp, the job's (its group's, with group_reporting) IOPS or

@@ -137,6 +137,30 @@ static unsigned int job_iodepth(const struct bench_job_result *j)
 	return j->opts && j->opts->iodepth ? j->opts->iodepth : 1;
 }
 
+/*
+ * fio's latency fields (stat.c): the target in ns, the window in us, the
+ * percentile, and the depth latency_target= found (iodepth without one)
+ */
+static uint64_t job_lat_target(const struct bench_job_result *j)
+{
+	return j->opts ? j->opts->latency_target_ns : 0;
+}
+
+static uint64_t job_lat_window(const struct bench_job_result *j)
+{
+	return j->opts ? j->opts->latency_window_ns / 1000 : 0;
+}
+
+static double job_lat_pct(const struct bench_job_result *j)
+{
+	return j->opts ? j->opts->latency_percentile : 100.0;
+}
+
+static unsigned int job_lat_depth(const struct bench_job_result *j)
+{
+	return j->latency_depth ? j->latency_depth : job_iodepth(j);
+}
+
 static int job_errno(const struct bench_job_result *j)
 {
 	return j->error < 0 ? -j->error : j->error;
@@ -448,6 +472,7 @@ static void job_add(struct bench_job_result *dst,
 	uint64_t ds, de, ss, se;
 	int d;
 
+	dst->latency_depth = src->latency_depth;	/* fio: the last thread's */
 	if (!dst->total_err)
 		dst->first_error = src->first_error;
 	dst->total_err += src->total_err;
@@ -857,8 +882,9 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 	fprintf(f, "     issued rwts: total=%llu,%llu,%llu,0 short=0,0,0,0 dropped=0,0,0,0\n",
 		(ull)j->dir[DDIR_READ].ios, (ull)j->dir[DDIR_WRITE].ios,
 		(ull)j->dir[DDIR_TRIM].ios);
-	fprintf(f, "     latency   : target=0, window=0, percentile=100.00%%, depth=%u\n",
-		job_iodepth(j));
+	fprintf(f, "     latency   : target=%llu, window=%llu, percentile=%.2f%%, depth=%u\n",
+		(ull)job_lat_target(j), (ull)job_lat_window(j),
+		job_lat_pct(j), job_lat_depth(j));
 	if (j->ss.on && j->opts) {
 		/* fio's show_ss_normal() */
 		char bw[32], bwd[32], iops[32];
@@ -1566,10 +1592,10 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 	jset(c, o, "latency_ns", json_lat_map(c, ld.ns, NR_LAT_NS));
 	jset(c, o, "latency_us", json_lat_map(c, ld.us, NR_LAT_US));
 	jset(c, o, "latency_ms", json_lat_map(c, ld.ms, NR_LAT_MS));
-	jint(c, o, "latency_depth", job_iodepth(j));
-	jint(c, o, "latency_target", 0);
-	jreal(c, o, "latency_percentile", 100.0);
-	jint(c, o, "latency_window", 0);
+	jint(c, o, "latency_depth", job_lat_depth(j));
+	jint(c, o, "latency_target", job_lat_target(j));
+	jreal(c, o, "latency_percentile", job_lat_pct(j));
+	jint(c, o, "latency_window", job_lat_window(j));
 	if (j->ss.on && j->opts)
 		jset(c, o, "steadystate", json_ss(c, j));
 	jset(c, o, "blkstack", json_blkstack(c, r, j));

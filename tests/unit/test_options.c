@@ -1515,7 +1515,7 @@ static void test_jobfile_all_problems(void **state)
 		"[global]\nioengine=rbd\nbs=4k\n"
 		"[a]\nrw=randread\nlockmem=1m\niodpeth=4\n"
 		"[b\nrate=1m\n"		/* a bad header: its lines skipped */
-		"[c]\nrw=read\nlatency_target=10ms\nverify_async=2\n");
+		"[c]\nrw=read\nmax_latency=10ms\nverify_async=2\n");
 	struct bench_opts o;
 	char want[2048];
 
@@ -1529,7 +1529,7 @@ static void test_jobfile_all_problems(void **state)
 		 "%1$s:6: option 'lockmem' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
 		 "%1$s:7: unknown option 'iodpeth' (did you mean 'iodepth'?)\n"
 		 "%1$s:8: bad section header '[b'\n"
-		 "%1$s:12: option 'latency_target' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
+		 "%1$s:12: option 'max_latency' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
 		 "%1$s:13: option 'verify_async' is a fio option that blkstack bench does not support: not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump, but no verify offload, saved verify state, trim verification or error dumps",
 		 path);
 	{
@@ -1661,11 +1661,54 @@ static void test_workload_options(void **state)
 	assert_int_equal(j.startdelay_ns, 100000000);
 	assert_int_equal(j.startdelay_max_ns, NS_PER_SEC);
 	assert_int_equal(set(&o, &j, "startdelay", "x-1"), -EINVAL);
+	/* rate=: fio's read,write[,trim] list; one value caps each */
 	assert_int_equal(set(&o, &j, "rate", "1m"), 0);
-	assert_int_equal(j.rate, 1 << 20);
+	assert_int_equal(j.rate[0], 1 << 20);
+	assert_int_equal(j.rate[1], 1 << 20);
+	assert_int_equal(j.rate[2], 1 << 20);
+	assert_int_equal(set(&o, &j, "rate", "1m,"), 0);	/* reads only */
+	assert_int_equal(j.rate[0], 1 << 20);
+	assert_int_equal(j.rate[1], 0);
+	assert_int_equal(j.rate[2], 0);
+	assert_int_equal(set(&o, &j, "rate", ",500k"), 0);	/* writes, trims */
+	assert_int_equal(j.rate[0], 0);
+	assert_int_equal(j.rate[1], 500 << 10);
+	assert_int_equal(j.rate[2], 500 << 10);
+	assert_int_equal(set(&o, &j, "rate", "1m,500k,"), 0);
+	assert_int_equal(j.rate[0], 1 << 20);
+	assert_int_equal(j.rate[1], 500 << 10);
+	assert_int_equal(j.rate[2], 0);
+	assert_int_equal(set(&o, &j, "rate", "1,2,3,4"), -EINVAL);
+	assert_int_equal(set(&o, &j, "rate", "1m,x"), -EINVAL);
+	assert_int_equal(set(&o, &j, "rate", "0"), 0);
 	assert_int_equal(set(&o, &j, "rate_iops", "500"), 0);
-	assert_int_equal(j.rate_iops, 500);
-	assert_int_equal(set(&o, &j, "rate_iops", "1k,2k"), -EOPNOTSUPP);
+	assert_int_equal(j.rate_iops[0], 500);
+	assert_int_equal(j.rate_iops[1], 500);
+	assert_int_equal(set(&o, &j, "rate_iops", "1k,2k"), 0);
+	assert_int_equal(j.rate_iops[0], 1024);
+	assert_int_equal(j.rate_iops[1], 2048);
+	assert_int_equal(j.rate_iops[2], 2048);
+	/* latency_target=, latency_window= (bare: us), latency_percentile= */
+	assert_int_equal(j.latency_target_ns, 0);
+	assert_true(j.latency_percentile == 100.0);
+	assert_int_equal(set(&o, &j, "latency_target", "500"), 0);
+	assert_int_equal(j.latency_target_ns, 500000);
+	assert_int_equal(set(&o, &j, "latency_window", "5000000"), 0);
+	assert_int_equal(j.latency_window_ns, 5 * NS_PER_SEC);
+	assert_int_equal(set(&o, &j, "latency_percentile", "99.9"), 0);
+	assert_true(j.latency_percentile > 99.89 && j.latency_percentile < 99.91);
+	assert_int_equal(set(&o, &j, "latency_percentile", "100.5"), -EINVAL);
+	assert_int_equal(set(&o, &j, "latency_percentile", "x"), -EINVAL);
+	assert_int_equal(set(&o, &j, "latency_run", "1"), 0);
+	assert_true(j.latency_run);
+	/* iodepth_batch_complete_min (iodepth_batch_complete), _max */
+	assert_false(j.batch_complete_set);
+	assert_int_equal(j.iodepth_batch_complete_min, 1);
+	assert_int_equal(set(&o, &j, "iodepth_batch_complete", "4"), 0);
+	assert_int_equal(j.iodepth_batch_complete_min, 4);
+	assert_true(j.batch_complete_set);
+	assert_int_equal(set(&o, &j, "iodepth_batch_complete_max", "8"), 0);
+	assert_int_equal(j.iodepth_batch_complete_max, 8);
 	assert_int_equal(set(&o, &j, "rate_process", "linear"), 0);
 	assert_int_equal(set(&o, &j, "rate_process", "poisson"), 0);
 	assert_true(j.rate_poisson);
@@ -1682,12 +1725,15 @@ static void test_workload_options(void **state)
 	/* rate_min (ratemin), rate_iops_min, rate_cycle */
 	assert_int_equal(j.rate_cycle_ms, 1000);
 	assert_int_equal(set(&o, &j, "ratemin", "1024"), 0);
-	assert_int_equal(j.rate_min, 1024);
+	assert_int_equal(j.rate_min[0], 1024);
+	assert_int_equal(j.rate_min[1], 1024);
 	assert_int_equal(set(&o, &j, "rate_iops_min", "50"), 0);
-	assert_int_equal(j.rate_iops_min, 50);
+	assert_int_equal(j.rate_iops_min[0], 50);
 	assert_int_equal(set(&o, &j, "ratecycle", "250"), 0);
 	assert_int_equal(j.rate_cycle_ms, 250);
-	assert_int_equal(set(&o, &j, "rate_min", "1m,2m"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "rate_min", "1m,2m"), 0);
+	assert_int_equal(j.rate_min[0], 1 << 20);
+	assert_int_equal(j.rate_min[1], 2 << 20);
 	/* CPU placement: fio's list, its mask, its policies */
 	assert_false(j.cpus_on);
 	assert_int_equal(set(&o, &j, "cpus_allowed", "0"), 0);
