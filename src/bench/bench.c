@@ -375,6 +375,14 @@ int bench_main(int argc, char **argv)
 		j->lat_log_on = j->bw_log_on = j->iops_log_on = false;
 		j->hist_log_on = false;
 	}
+	/* zonemode=zbd's zones live for one run: each cell's would be empty */
+	for (i = 0; o->matrix && i < o->nr_jobs; i++) {
+		if (o->jobs[i].zonemode != BENCH_ZONE_ZBD)
+			continue;
+		print_problems("zonemode=zbd: not with the matrix (each cell is a run of its own, its zones empty, so its read rows would read nothing); give rw= for one workload");
+		free(o);
+		return 1;
+	}
 	if (bench_pick_devs(o, err, sizeof(err))) {
 		print_problems(err);
 		free(o);

@@ -150,6 +150,8 @@ expect_error "a device smaller than a zone: fio's error" "file/device size 10485
 	bench --dev=ram --rw=write --size=1m --zonemode=zbd --zonesize=4m
 expect_error "bs above zonesize: fio's error" "I/O buflen exceeds zone size" \
 	bench --dev=ram --rw=write --size=4m --zonemode=zbd --zonesize=64k --bs=128k
+expect_error "zonemode=zbd in the matrix: refused (each cell's zones would be empty)" \
+	"zonemode=zbd: not with the matrix" bench --matrix --dev=ram --zonemode=zbd --zonesize=1m
 expect_error "zonemode=zbd with bssplit: not supported" "zonemode=zbd with bssplit= or bsrange=: not supported" \
 	bench --parse-only --rw=write --zonemode=zbd --zonesize=1m --bsrange=4k-64k
 
