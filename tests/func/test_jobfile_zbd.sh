@@ -126,6 +126,48 @@ read -r _ br bbad _ _ <<<"$(cat "$TMP"/b_lat.[1234].log | zcheck /dev/stdin $MiB
 check "random reads only of written data ($br reads, $bbad not), and the later writes at write pointers" \
 	test "$br" = 88 -a "$bbad" = 0
 
+# capacities below the zone: write 2 zones from the second, read them,
+# write at the pointers the first left, read beyond them: fio's offsets
+cat >"$TMP/wr2.fio" <<'EOF'
+[global]
+filename=${F}
+ioengine=psync
+zonemode=zbd
+zonesize=1m
+zonecapacity=640k
+bs=64k
+size=4m
+write_lat_log=${L}
+log_offset=1
+
+[w]
+rw=write
+offset=1m
+size=2m
+
+[r]
+stonewall
+rw=read
+
+[w2]
+stonewall
+rw=write
+io_size=1m
+
+[r2]
+stonewall
+rw=read
+read_beyond_wp=1
+EOF
+rm -f "$TMP"/[fb]_lat.*.log
+truncate -s 4m "$TMP/f.img" "$TMP/b.img"
+F=$TMP/f.img L=$TMP/f fio "$TMP/wr2.fio" --output-format=json >"$TMP/fio.json" 2>/dev/null
+F=$TMP/b.img L=$TMP/b "$BLKSTACK" bench "$TMP/wr2.fio" --output-format=json >"$TMP/blk.json" 2>"$TMP/blk.err"
+for k in 1 2 3 4; do
+	check "zonecapacity=640k, job $k of 4: fio's $(offs "$TMP/f_lat.$k.log" | wc -l) offsets" \
+		test -s "$TMP/b_lat.$k.log" -a "$(offs "$TMP/b_lat.$k.log")" = "$(offs "$TMP/f_lat.$k.log")"
+done
+
 # several threads on one device, queued I/O, one open zone each: every
 # byte written (fio's threads, sharing its open-zone counts, sometimes
 # find no zone and end early: its bytes are printed, not compared)
