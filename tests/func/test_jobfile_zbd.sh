@@ -168,6 +168,20 @@ for k in 1 2 3 4; do
 		test -s "$TMP/b_lat.$k.log" -a "$(offs "$TMP/b_lat.$k.log")" = "$(offs "$TMP/f_lat.$k.log")"
 done
 
+# queued I/O (libaio, iodepth=8; blkstack's uring): the same offsets, in
+# the order completions come, and the same resets
+rm -f "$TMP"/[fb]_lat.*.log
+truncate -s 8m "$TMP/f.img" "$TMP/b.img"
+zq="--name=x --ioengine=libaio --iodepth=8 --log_offset=1 --rw=write --zonemode=zbd --zonesize=1m --bs=64k --size=8m --loops=2 --zonecapacity=768k"
+# shellcheck disable=SC2086
+fio $zq --filename="$TMP/f.img" --write_lat_log="$TMP/f" >"$TMP/fio.txt" 2>&1
+# shellcheck disable=SC2086
+"$BLKSTACK" bench $zq --filename="$TMP/b.img" --write_lat_log="$TMP/b" >"$TMP/blk.txt" 2>&1
+check "iodepth=8 sequential writes: fio's $(wc -l <"$TMP/f_lat.1.log") offsets (sorted)" \
+	test -s "$TMP/b_lat.1.log" -a "$(offs "$TMP/b_lat.1.log" | sort)" = "$(offs "$TMP/f_lat.1.log" | sort)"
+check "iodepth=8 sequential writes: fio's $(resets "$TMP/fio.txt") zone resets" \
+	test "$(resets "$TMP/blk.txt")" = "$(resets "$TMP/fio.txt")"
+
 # several threads on one device, queued I/O, one open zone each: every
 # byte written (fio's threads, sharing its open-zone counts, sometimes
 # find no zone and end early: its bytes are printed, not compared)
