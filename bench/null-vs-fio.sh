@@ -9,6 +9,8 @@
 #
 # usage: bench/null-vs-fio.sh [runtime_s=3] [rounds=5]
 # env:   BLKSTACK=path/to/blkstack (default build/blkstack)
+#        BASE=path/to/another/blkstack: its instructions per I/O too, in the
+#        same run (a change that must not cost the plain path)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -86,6 +88,7 @@ cg_run() {
 	drv=$(incl null_queue_rq "$out")
 	cb=$(incl job_end_io "$out")
 	core=$((submit + plug + poll - drv - cb))
+	echo "$total $ios" >"$TMP/cg.raw"	# BASE's comparison below
 	printf '%-44s %10.0f %10.0f %10.0f\n' "$label" \
 		"$(calc "$total / $ios")" "$(calc "($core + $drv) / $ios")" "$(calc "$core / $ios")"
 }
@@ -94,6 +97,18 @@ printf '\n%-44s %10s %10s %10s\n' "instructions per I/O (callgrind)" "process" "
 cg_run "default"
 cg_run "gtod_reduce=1" --gtod_reduce=1
 cg_run "gtod_reduce=1 iostats=0" --gtod_reduce=1 --iostats=0
+if [ -n "${BASE:-}" ]; then
+	# the default row for BASE, then this binary's again, and their ratio
+	SELF=$BLKSTACK
+	BLKSTACK=$BASE
+	cg_run "default, BASE ($BASE)"
+	base=$(awk '{ printf "%.2f", $1 / $2 }' "$TMP/cg.raw")
+	BLKSTACK=$SELF
+	cg_run "default, this binary again"
+	self=$(awk '{ printf "%.2f", $1 / $2 }' "$TMP/cg.raw")
+	printf 'process instructions per I/O: %s, BASE %s: %.2f %%\n' "$self" "$base" \
+		"$(calc "($self - $base) * 100 / $base")"
+fi
 echo
 echo "process: everything, bench engine included (random map, job accounting)"
 echo "core+null: blk_submit + blk_finish_plug + blk_poll, null_queue_rq included, bench callback excluded"

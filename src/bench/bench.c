@@ -398,6 +398,15 @@ int bench_main(int argc, char **argv)
 		free(o);
 		return 0;
 	}
+	/* zonemode=zbd's zones live for one run: each cell's would be empty
+	 * (at the run, as the zone size is checked: --parse-only takes it) */
+	for (i = 0; o->matrix && i < o->nr_jobs; i++) {
+		if (o->jobs[i].zonemode != BENCH_ZONE_ZBD)
+			continue;
+		print_problems("zonemode=zbd: not with the matrix (each cell is a run of its own, its zones empty, so its read rows would read nothing); give rw= for one workload");
+		free(o);
+		return 1;
+	}
 	/* --plot: gnuplot and the directory are there before anything runs */
 	if (o->plot_dir[0] && bench_plot_check(o->plot_dir, err, sizeof(err))) {
 		fprintf(stderr, "blkstack bench: %s\n", err);

@@ -104,6 +104,7 @@ struct bench_job_result {
 	uint64_t verify_mismatches; /* of those, blocks that failed a check */
 	uint64_t verify_backlog_blocks; /* of verify_blocks, read back by verify_backlog= during the workload */
 	uint64_t verify_ns;        /* duration of the verify phase; in runtime_ns and dir[READ] */
+	uint64_t zone_resets;      /* zonemode=zbd: zones this thread reset (fio's nr_zone_resets) */
 	struct blk_wait_stats wait; /* what blk_wait() did (spins and sleeps summed over threads) */
 	/*
 	 * fio's logs and json+ bins of this thread (log.h), NULL when none

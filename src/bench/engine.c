@@ -36,6 +36,7 @@
 #include "clock.h"
 #include "log.h"
 #include "verify.h"
+#include "zbd.h"
 #include "blkstack/null.h"
 #include "blkstack/nvme.h"
 #include "blkstack/ram.h"
@@ -406,6 +407,14 @@ struct job_thread {
 	uint64_t zone_bytes;
 	uint64_t zone_first;         /* the first zone's start: offset= */
 	uint64_t zone_dev_end;       /* the device's size: past it, back to zone_first */
+	/*
+	 * zonemode=zbd (job_prep_zbd()): @zbdj.zbd is the device's zones
+	 * (NULL: off), @zbd_set them before job_setup(); @zbd_pos: the next
+	 * sequential byte of the region per direction (fio's last_pos)
+	 */
+	struct bench_zbd_job zbdj;
+	struct bench_zbd *zbd_set;
+	uint64_t zbd_pos[DDIR_NR];
 	/* rw=<pattern>:N (job_prep_mod()) */
 	int64_t seq_skip;            /* sequential: blocks skipped after each I/O */
 	uint32_t rand_seq_left;      /* random: I/Os still to follow the last in order */
@@ -1279,6 +1288,77 @@ static void job_buf_scramble(struct job_thread *td, struct io_u *u)
 }
 
 /*
+ * zonemode=zbd, as fio's fill_io_u(): the direction (a mixed job writes
+ * while no zone holds data), the offset as the job draws it (random, or
+ * sequential from where the last I/O of the direction ended), then
+ * zbd.c moves it: a write to its zone's write pointer, a read into data
+ * written.  No zone for it ends the job, as in fio; a sequential job
+ * past its region's end ends too, unless time_based or loops= start it
+ * again.
+ */
+static bool job_prep_zbd(struct job_thread *td, struct io_u *u)
+{
+	const struct bench_job_opts *o = td->o;
+	uint32_t len = o->bs;
+	uint64_t off;
+	int ddir, ret;
+
+	if (td->bytes_limit && td->bytes_issued >= td->bytes_limit)
+		return false;
+	ddir = bench_zbd_ddir(&td->zbdj, (int)job_pick_ddir(td));
+	if (td->random) {
+		off = td->offset + job_rand_block(td) * o->bs;
+	} else {
+		td->zbd_pos[ddir] = bench_zbd_seq_pos(&td->zbdj, ddir,
+						      td->offset + td->zbd_pos[ddir]) -
+				    td->offset;
+		if (td->zbd_pos[ddir] + o->bs > td->region_bytes) {
+			/*
+			 * Past the region (fio: the file is done): the loop
+			 * is over, what it had left forfeited, and the next
+			 * starts from the region's start; after the last, an
+			 * io_size= beyond the region starts it again, else
+			 * the job ends.  A loop that ends on its byte count
+			 * goes on where it was, as fio's.
+			 */
+			if (!o->time_based) {
+				uint64_t per = td->bytes_limit / o->loops;
+				uint64_t b = (td->bytes_issued + per - 1) / per * per;
+
+				if (b < td->bytes_limit)
+					td->bytes_issued = b;
+				else if (!o->io_size && !o->io_size_pct)
+					goto eof;
+				memset(td->zbd_pos, 0, sizeof(td->zbd_pos));
+			}
+			td->zbd_pos[ddir] = 0;
+		}
+		off = td->offset + td->zbd_pos[ddir];
+	}
+	ret = bench_zbd_adjust(&td->zbdj, ddir, &off, &len);
+	if (ret < 0) {
+		job_error(td, ret, "zonemode=zbd: %s", td->zbdj.err);
+		return false;
+	}
+	if (ret)
+		goto eof;
+	if (!td->random)
+		td->zbd_pos[ddir] = off + len - td->offset;
+	u->ddir = (uint8_t)ddir;
+	u->bio.bi_offset = off;
+	u->bio.bi_size = len;
+	u->iov.iov_len = len;
+	u->bio.bi_flags = 0;
+	u->bio.bi_op = ddir == DDIR_READ ? BLK_OP_READ : BLK_OP_WRITE;
+	u->bio.bi_vcnt = 1;
+	td->bytes_issued += len;
+	return true;
+eof:
+	td->stop = true;	/* what is in flight is drained */
+	return false;
+}
+
+/*
  * job_prep() for a job with verify=, rw=<pattern>:N, bssplit=, bsrange=
  * or several files: the verify phase, the next file, the offset
  * modifiers, the sizes, headers on writes.
@@ -1307,7 +1387,8 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 			job_buf_scramble(td, u);
 		return true;
 	}
-	if (td->o->rw_mod ? !job_prep_mod(td, u) :
+	if (td->zbdj.zbd ? !job_prep_zbd(td, u) :
+	    td->o->rw_mod ? !job_prep_mod(td, u) :
 	    td->random && td->dist ? !job_prep_dist(td, u) : !job_prep_io(td, u))
 		return false;
 	if (td->ba)	/* fio's io_u->offset = b * ba */
@@ -1829,6 +1910,7 @@ static double tv_s(struct timeval tv)
 static void job_measure_start(struct job_thread *td, uint64_t now)
 {
 	job_reset_stats(td);
+	td->zbdj.resets = 0;	/* fio: reset_io_stats() at the ramp's end */
 	td->measuring = true;
 	td->ramping = false;
 	td->t_measure = now;
@@ -2685,6 +2767,8 @@ static void *job_thread_fn(void *arg)
 	 */
 	job_measure_start(td, now);
 	td->ramping = o->ramp_time_ns != 0;
+	if (td->zbdj.zbd)
+		bench_zbd_job_start(&td->zbdj);
 	td->t_loop_end = now;
 
 	/* stopped by exitall before it started: fio runs none of it */
@@ -2725,6 +2809,7 @@ static void *job_thread_fn(void *arg)
 	}
 	td->res->runtime_ns = work_ns + verify_ns;
 	td->res->latency_depth = td->lat_qd;
+	td->res->zone_resets = td->zbdj.resets;
 	if (td->log)
 		bench_log_finish(td->log, window_end - td->t_measure);
 	td->res->window_start_ns = td->t_measure;
@@ -3386,6 +3471,24 @@ region_set:
 				 (unsigned long long)o->zoneskip, lbs);
 			return -EINVAL;
 		}
+	}
+	if (o->zonemode == BENCH_ZONE_ZBD) {
+		/* fio's zones: a job that writes works on whole zones */
+		uint64_t off = td->offset, len = td->region_bytes;
+
+		ret = bench_zbd_job_init(td->zbd_set, &td->zbdj, o, &off, &len,
+					 err, errlen);
+		if (ret)
+			return ret;
+		td->offset = off;
+		td->nr_blocks = len / o->bs;
+		td->region_bytes = td->nr_blocks * o->bs;
+		if (!td->nr_blocks) {
+			snprintf(err, errlen, "%s: zonemode=zbd: the region (%llu bytes) is smaller than bs=%u",
+				 o->name, (unsigned long long)len, o->bs);
+			return -EINVAL;
+		}
+		td->prep_hook = true;
 	}
 	switch (o->rw) {
 	case RW_READ:
@@ -4483,6 +4586,8 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 	struct blk_dev *dev = shared;
 	struct run_target *tg = NULL;
 	unsigned int nr_tg = 0, *file_tg = NULL, nr_files = 0, ft;
+	struct bench_zbd **zsets = NULL;	/* zonemode=zbd: a zone set per device */
+	unsigned int nr_zsets = 0;
 	bool per_file = run_uses_job_files(o, devname, shared);
 	struct blk_dev_info info;
 	struct dev_counters before, after;
@@ -4564,6 +4669,12 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 		goto out;
 	}
 	res->nr_jobs = nr_threads;
+	zsets = calloc(nr_threads, sizeof(*zsets));
+	if (!zsets) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory for %u job threads", nr_threads);
+		goto out;
+	}
 	/* fio's flows: one per flow_id that a job with flow= names */
 	memset(bench_flows, 0, sizeof(bench_flows));
 	{
@@ -4654,6 +4765,25 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 				}
 			}
 			job_reset_stats(&tds[t]);
+			if (o->jobs[i].zonemode == BENCH_ZONE_ZBD) {
+				/* fio: one zone set per file, the first job's */
+				unsigned int zi;
+
+				for (zi = 0; zi < nr_zsets &&
+					     zsets[zi]->dev != tds[t].dev; zi++)
+					;
+				if (zi == nr_zsets) {
+					ret = bench_zbd_new(tds[t].dev, ti->capacity,
+							    &o->jobs[i],
+							    per_file ? tg[file_tg[ft]].path :
+								       res->dev,
+							    &zsets[zi], err, errlen);
+					if (ret)
+						goto out;
+					nr_zsets++;
+				}
+				tds[t].zbd_set = zsets[zi];
+			}
 			ret = job_setup(&tds[t], &o->jobs[i], ti->capacity, lbs, t,
 					err, errlen);
 			if (ret)
@@ -4788,8 +4918,12 @@ out:
 		job_teardown(&tds[i]);
 	}
 	/* abandoned: threads' requests are in flight; the structures stay */
-	if (!res->abandoned)
+	if (!res->abandoned) {
 		free(tds);
+		for (i = 0; i < nr_zsets; i++)
+			bench_zbd_free(zsets[i]);
+		free(zsets);
+	}
 	if (per_file) {
 		for (i = 0; i < nr_tg && !res->abandoned; i++) {
 			struct stat st;

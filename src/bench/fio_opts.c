@@ -29,7 +29,7 @@
 #define R_VERIFY "not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump, but no verify offload, saved verify state, trim verification or error dumps"
 #define R_REPLAY "I/O log capture and replay are not implemented"
 #define R_PROC "process, priority and cgroup options are not implemented (jobs are threads of one process; its CPU and NUMA placement is: cpus_allowed, cpumask, numa_cpu_nodes, numa_mem_policy)"
-#define R_ZONE "zoned block devices are not emulated"
+#define R_ZONE "zoned block devices are not opened as such: zonemode=zbd emulates zones on any device, as fio does on a device that is not zoned"
 #define R_LOG "not implemented: blkstack writes fio's logs plain (no compression, priority 0), bw and iops windows from log_avg_msec"
 #define R_LOGENT "accepted and ignored: log buffers grow in 1 MiB chunks"
 #define R_REPORT "report formatting option not implemented (the report is fio's normal or JSON layout with fixed percentiles)"
@@ -140,17 +140,17 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "exec_prerun", NULL, NULL, FIO_REFUSED, R_PROC },
 	{ "exec_postrun", NULL, NULL, FIO_REFUSED, R_PROC },
 	{ "ioscheduler", NULL, NULL, FIO_MAPPED, R_ELEV },
-	{ "zonemode", NULL, NULL, FIO_MAPPED, "none and strided as fio's (zonesize, zonerange, zoneskip); zbd refused: zoned block devices are not emulated" },
+	{ "zonemode", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "zonesize", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "zonecapacity", NULL, NULL, FIO_REFUSED, R_ZONE },
+	{ "zonecapacity", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "zonerange", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "zoneskip", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "read_beyond_wp", NULL, NULL, FIO_REFUSED, R_ZONE },
-	{ "max_open_zones", NULL, NULL, FIO_REFUSED, R_ZONE },
-	{ "job_max_open_zones", NULL, NULL, FIO_REFUSED, R_ZONE },
-	{ "ignore_zone_limits", NULL, NULL, FIO_REFUSED, R_ZONE },
-	{ "zone_reset_threshold", NULL, NULL, FIO_REFUSED, R_ZONE },
-	{ "zone_reset_frequency", NULL, NULL, FIO_REFUSED, R_ZONE },
+	{ "read_beyond_wp", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "max_open_zones", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "job_max_open_zones", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "ignore_zone_limits", NULL, NULL, FIO_MAPPED, "accepted: zonemode=zbd's emulated zones have no device limits to ignore, as in fio" },
+	{ "zone_reset_threshold", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "zone_reset_frequency", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "lockmem", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "rwmixread", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "rwmixwrite", NULL, NULL, FIO_SUPPORTED, NULL },

@@ -256,9 +256,10 @@ static const struct opt_choice submit_mode_choices[] = {
 static const struct opt_choice zonemode_choices[] = {
 	{ "none", BENCH_ZONE_NONE },
 	{ "strided", BENCH_ZONE_STRIDED },
+	{ "zbd", BENCH_ZONE_ZBD },
 	{ NULL, 0 },
 };
-static const char *const zonemode_unsupported[] = { "zbd", NULL };
+static int apply_zone_frac(struct opt_ctx *c, uint64_t v);
 
 static const struct opt_choice randgen_choices[] = {
 	{ "tausworthe", 0 },
@@ -428,18 +429,38 @@ static const struct opt_def bench_opts_table[] = {
 	  .max = 1, .def = "1",
 	  .help = "0: a file of the job that does not exist is an error, not created (fio's)" },
 	{ .name = "zonemode", .type = OPT_CHOICE, JOBF(zonemode),
-	  .choices = zonemode_choices, .unsupported = zonemode_unsupported,
-	  .unsupported_why = "zbd needs a zoned block device: zoned block devices are not emulated",
-	  .help = "none, or strided (fio's, the default when zonesize= is given): zonesize bytes from each zone of zonerange bytes, then on by zonerange + zoneskip; zbd (a zoned block device) is not supported" },
+	  .choices = zonemode_choices,
+	  .help = "none; strided (fio's, the default when zonesize= is given): zonesize bytes from each zone of zonerange bytes, then on by zonerange + zoneskip; zbd: fio's zones emulated on a device that is not zoned, writes only at a zone's write pointer" },
 	{ .name = "zonesize", .type = OPT_SIZE, JOBF(zonesize), .max = UINT64_MAX,
 	  .def = "0", .flags = OPT_F_ALIGN512,
-	  .help = "zonemode=strided: bytes transferred in a zone before the job skips to the next (more than zonerange: the zone again, from its start)" },
+	  .help = "zonemode=strided: bytes transferred in a zone before the job skips to the next (more than zonerange: the zone again, from its start); zonemode=zbd: the size of the emulated zones (mandatory)" },
+	{ .name = "zonecapacity", .type = OPT_SIZE, JOBF(zonecapacity), .max = UINT64_MAX,
+	  .def = "0", .flags = OPT_F_ALIGN512,
+	  .help = "zonemode=zbd: bytes of each zone that can be written (0: zonesize)" },
 	{ .name = "zonerange", .type = OPT_SIZE, JOBF(zonerange), .max = UINT64_MAX,
 	  .def = "0", .flags = OPT_F_ALIGN512,
 	  .help = "zonemode=strided: the size of a zone (0: zonesize)" },
 	{ .name = "zoneskip", .type = OPT_SIZE, JOBF(zoneskip), .max = UINT64_MAX,
 	  .def = "0", .flags = OPT_F_ALIGN512,
 	  .help = "zonemode=strided: bytes skipped after each zone" },
+	{ .name = "read_beyond_wp", .type = OPT_BOOL, JOBF(read_beyond_wp), .max = 1,
+	  .def = "0",
+	  .help = "zonemode=zbd: 1: reads go where the offsets say; 0 (fio's default): only to data written, past an empty zone to one that holds some" },
+	{ .name = "max_open_zones", .type = OPT_UINT, JOBF(max_open_zones),
+	  .max = BENCH_ZBD_MAX_OPEN, .def = "0",
+	  .help = "zonemode=zbd: zones of the device written at once, every job together; a full zone closes and another opens (0: no limit)" },
+	{ .name = "job_max_open_zones", .type = OPT_UINT, JOBF(job_max_open_zones),
+	  .max = BENCH_ZBD_MAX_OPEN, .def = "0",
+	  .help = "zonemode=zbd: zones one thread writes at once (0: no limit; needs max_open_zones)" },
+	{ .name = "ignore_zone_limits", .type = OPT_BOOL, JOBF(ignore_zone_limits),
+	  .max = 1, .def = "0",
+	  .help = "zonemode=zbd: ignore the device's open-zone limit (accepted: emulated zones have none, as in fio)" },
+	{ .name = "zone_reset_threshold", .type = OPT_STR, JOBF(zrt_spec),
+	  .apply = apply_zone_frac, .def = "0", .metavar = "0..1",
+	  .help = "zonemode=zbd: with zone_reset_frequency, resets happen once this share of the region holds data" },
+	{ .name = "zone_reset_frequency", .type = OPT_STR, JOBF(zrf_spec),
+	  .apply = apply_zone_frac, .def = "0", .metavar = "0..1",
+	  .help = "zonemode=zbd: one write in 1/F resets its zone first (0: only full zones are reset)" },
 	{ .name = "random_generator", .type = OPT_CHOICE, JOBF(random_generator),
 	  .choices = randgen_choices, .def = "tausworthe",
 	  .help = "tausworthe, lfsr, tausworthe64: blkstack's own generator draws the offsets in every case (not fio's sequence); uniform random offsets are without repeats in a pass (the random map), as lfsr's are, and with lfsr the map stays on under norandommap (a note says so)" },
@@ -1921,6 +1942,27 @@ static int set_ddir_list(struct opt_ctx *c)
 	return 0;
 }
 
+/* zone_reset_threshold=, zone_reset_frequency=: fio's float from 0 to 1 */
+static int apply_zone_frac(struct opt_ctx *c, uint64_t unused)
+{
+	bool zrt = c->d->off == offsetof(struct bench_job_opts, zrt_spec);
+	char *end;
+	double v;
+
+	(void)unused;
+	v = strtod(c->val, &end);
+	if (end == c->val || *end || !(v >= 0.0 && v <= 1.0))
+		return val_err(c, -EINVAL, "a number from 0 to 1");
+	if (strlen(c->val) >= sizeof(c->j->zrt_spec))
+		return val_err(c, -EINVAL, "too long");
+	strcpy(zrt ? c->j->zrt_spec : c->j->zrf_spec, c->val);
+	if (zrt)
+		c->j->zone_reset_threshold = v;
+	else
+		c->j->zone_reset_frequency = v;
+	return 0;
+}
+
 static int apply_startdelay(struct opt_ctx *c, uint64_t unused)
 {
 	const char *dash = strchr(c->val, '-');
@@ -3113,6 +3155,41 @@ static int check_verify(struct bench_opts *o, struct bench_job_opts *j,
 	return 0;
 }
 
+/*
+ * zonemode=zbd: fio's emulated zones (engine.c, job_prep_zbd()) on plain
+ * jobs: one file per thread, one block size, reads and writes.  What
+ * fio checks when it sets the zones up (zonesize= given, zonecapacity=
+ * within it, the device at least a zone) is checked when the run opens
+ * its device, as fio does, so that --parse-only takes what fio's takes.
+ */
+static int check_zbd(struct bench_job_opts *j, char *err, size_t errlen)
+{
+	char name[SHOW_LEN];
+	const char *with = NULL;
+
+	if (j->bssplit_nr || j->bs_max)
+		with = "bssplit= or bsrange=";
+	else if (j->rw_mod)
+		with = "rw=<pattern>:N";
+	else if (j->ba)
+		with = "blockalign=";
+	else if (j->rand_dist != DIST_RANDOM)
+		with = "random_distribution=";
+	else if (j->nrfiles > 1 || strchr(j->filename, ':'))
+		with = "several files";
+	else if (j->rw == RW_TRIM || j->rw == RW_RANDTRIM)
+		with = "rw=trim (fio's zone resets by trim)";
+	else if (j->zoneskip)
+		with = "zoneskip=";
+	if (with) {
+		set_err(err, errlen,
+			"job '%s': zonemode=zbd with %s: not supported (emulated zones work on plain jobs: reads and writes, one file and one block size)",
+			show(name, j->name), with);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Checks that need more than one option, once everything is parsed. */
 /*
  * zonemode=, fio's rules (init.c fixup_options()): none with zonesize= is
@@ -3140,6 +3217,8 @@ static int check_zonemode(struct bench_job_opts *j, char *err, size_t errlen)
 	}
 	if (j->zonemode == BENCH_ZONE_UNSET)
 		j->zonemode = j->zonesize ? BENCH_ZONE_STRIDED : BENCH_ZONE_NONE;
+	if (j->zonemode == BENCH_ZONE_ZBD)
+		return check_zbd(j, err, errlen);
 	if (j->zonemode != BENCH_ZONE_STRIDED)
 		return 0;
 	if (!j->zonerange)

@@ -64,8 +64,11 @@ struct bench_dev_opts {
 	unsigned int nr_devs;
 };
 
-/* zonemode=: not given (strided if zonesize= is), none, strided */
-enum { BENCH_ZONE_UNSET = 0, BENCH_ZONE_NONE, BENCH_ZONE_STRIDED };
+/* zonemode=: not given (strided if zonesize= is), none, strided, zbd */
+enum { BENCH_ZONE_UNSET = 0, BENCH_ZONE_NONE, BENCH_ZONE_STRIDED, BENCH_ZONE_ZBD };
+
+/* fio's ZBD_MAX_OPEN_ZONES: the most max_open_zones= may be */
+#define BENCH_ZBD_MAX_OPEN 4096
 
 /* bench_job_opts.buf_given: the buffer options given (fio's fio_option_is_set()) */
 enum {
@@ -291,6 +294,21 @@ struct bench_job_opts {
 	 */
 	uint8_t zonemode;
 	uint64_t zonesize, zonerange, zoneskip;
+	/*
+	 * zonemode=zbd (fio's zone emulation on a device that is not zoned,
+	 * docs/bench.md): @zonecapacity bytes of each zone writable (0:
+	 * zonesize); @read_beyond_wp: reads go anywhere, not only to written
+	 * data; @max_open_zones: zones written at once on the device (0: no
+	 * limit), @job_max_open_zones: by one thread; @ignore_zone_limits:
+	 * accepted (emulated zones have no device limits);
+	 * @zone_reset_threshold (0..1 of the region written) and
+	 * @zone_reset_frequency (0..1: one write in 1/f resets its zone)
+	 */
+	uint64_t zonecapacity;
+	bool read_beyond_wp, ignore_zone_limits;
+	uint32_t max_open_zones, job_max_open_zones;
+	char zrt_spec[24], zrf_spec[24];
+	double zone_reset_threshold, zone_reset_frequency;
 	/*
 	 * exitall (fio's: any job with it makes every job's end stop
 	 * others), exit_what= BENCH_EXIT_* (which: its reporting group, the

@@ -476,6 +476,7 @@ static void job_add(struct bench_job_result *dst,
 	if (!dst->total_err)
 		dst->first_error = src->first_error;
 	dst->total_err += src->total_err;
+	dst->zone_resets += src->zone_resets;
 	for (d = 0; d < DDIR_NR; d++) {
 		/*
 		 * the span of the windows of the threads that did I/O in this
@@ -728,15 +729,18 @@ static uint64_t ss_mean(const struct bench_ss_result *ss, const uint64_t *v)
 static void text_dir(FILE *f, const struct bench_job_result *j, int d)
 {
 	const struct bench_dir_stats *s = &j->dir[d];
-	char iops[32], bw[32], bwd[32], io[32];
+	char iops[32], bw[32], bwd[32], io[32], zr[40] = "";
 	double rate = dir_bw(j, d);
 
-	fprintf(f, "  %s: IOPS=%s, BW=%s (%s)(%s/%llumsec)\n", ddir_lower[d],
+	/* fio's zbd_write_status(): every write line, zoned or not */
+	if (d == DDIR_WRITE)
+		snprintf(zr, sizeof(zr), "; %llu zone resets", (ull)j->zone_resets);
+	fprintf(f, "  %s: IOPS=%s, BW=%s (%s)(%s/%llumsec)%s\n", ddir_lower[d],
 		fmt_num(iops, sizeof(iops), dir_iops(j, d), false, ""),
 		fmt_num(bw, sizeof(bw), rate, true, "B/s"),
 		fmt_num(bwd, sizeof(bwd), rate, false, "B/s"),
 		fmt_num(io, sizeof(io), (double)s->bytes, true, "B"),
-		(ull)ns_to_ms(dir_runtime(j, d)));
+		(ull)ns_to_ms(dir_runtime(j, d)), zr);
 	if (!j->lat_valid)
 		return;
 	text_lat(f, "    slat", &s->slat);
@@ -1323,6 +1327,9 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 	jstr(c, o, "workload", r->workload);
 	jstr(c, o, "clocksource", r->clocksource);
 	jint(c, o, "threads", job_threads(j));
+	/* zonemode=zbd: fio's nr_zone_resets, which only its text prints */
+	if (j->opts && j->opts->zonemode == BENCH_ZONE_ZBD)
+		jint(c, o, "zone_resets", j->zone_resets);
 	jint(c, m, "read", st->merges[BLK_STAT_READ]);
 	jint(c, m, "write", st->merges[BLK_STAT_WRITE]);
 	jint(c, m, "trim", st->merges[BLK_STAT_DISCARD]);

@@ -337,8 +337,10 @@ expect_error "zonemode=strided without zonesize: refused as by fio" "zonemode=st
 	bench --parse-only --zonemode=strided
 expect_error "zonemode=none with zonesize: refused as by fio" "zonemode=none and zonesize= are not compatible" \
 	bench --parse-only --zonemode=none --zonesize=1m
-expect_error "zonemode=zbd: refused by value" "zonemode=zbd: a value blkstack bench does not support" \
-	bench --parse-only --zonemode=zbd
+# zonemode=zbd: fio's emulated zones (tests/func/test_jobfile_zbd.sh)
+expect_error "zonemode=zbd without zonesize: refused at the run, as by fio" \
+	"Specifying the zone size is mandatory for regular file/block device with --zonemode=zbd" \
+	bench --dev=ram --rw=write --size=1m --zonemode=zbd
 # exitall, exit_what: job a (25 I/Os at 250 a second: 0.1 s, so that b is
 # running, which fio's exit_what=stonewall needs) ends; b (time_based 2 s)
 # is stopped as fio stops it: exit_what=group only in a's reporting

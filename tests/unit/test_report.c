@@ -1285,14 +1285,19 @@ static void test_text_error(void **state)
 static void test_text_group_reporting(void **state)
 {
 	struct fixture *fx = fixture_two_threads(true);
-	char *t = capture_text(&fx->o, &fx->run), *p;
+	char *t, *p;
 
+	/* zonemode=zbd's resets: summed over the group, on the write line */
+	fx->jobs[0].zone_resets = 3;
+	fx->jobs[1].zone_resets = 4;
+	t = capture_text(&fx->o, &fx->run);
 	assert_contains(t, "mixed: (groupid=0, jobs=2): err= 0: dev=null, clocksource=cpu\n");
 	p = strstr(t, "mixed: (");
 	assert_null(strstr(p + 1, "mixed: ("));
 	/* 3000 reads, 1000 writes over the longest runtime (2 s) */
 	assert_contains(t, "  read: IOPS=1500, BW=6000KiB/s (6144kB/s)(11.7MiB/2000msec)\n");
-	assert_contains(t, "  write: IOPS=500, BW=2000KiB/s (2048kB/s)(4000KiB/2000msec)\n");
+	/* fio's zbd_write_status(): "; N zone resets" on every write line */
+	assert_contains(t, "  write: IOPS=500, BW=2000KiB/s (2048kB/s)(4000KiB/2000msec); 7 zone resets\n");
 	/* min, max and mean all at least 1 us: usec, min and max truncated */
 	assert_contains(t, "    clat (usec): min=1, max=2,");
 	assert_contains(t, "    clat (usec): min=3, max=3, avg=3.25,");
@@ -1728,7 +1733,7 @@ static void test_verify_report(void **state)
 	assert_contains(t, "  verify       : crc32c, 1000 blocks verified, 0 mismatches\n");
 	assert_contains(t, "  verify       : crc32c, 1000 blocks verified, 3 mismatches\n");
 	assert_contains(t, "  read: IOPS=2000, BW=8000KiB/s (8192kB/s)(4000KiB/500msec)\n");
-	assert_contains(t, "  write: IOPS=500, BW=2000KiB/s (2048kB/s)(4000KiB/2000msec)\n");
+	assert_contains(t, "  write: IOPS=500, BW=2000KiB/s (2048kB/s)(4000KiB/2000msec); 0 zone resets\n");
 	assert_contains(t, "run=500-500msec\n");
 	assert_contains(t, "run=2000-2000msec\n");
 	free(t);
