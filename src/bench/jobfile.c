@@ -10,8 +10,10 @@
  * later [global] changes only the jobs after it.  "include FILE" in a
  * section reads FILE's lines as options of that section (FILE relative to
  * the including file when it is not found as given; no sections in it).
- * In a value, "${VAR}" is replaced by the environment variable VAR, and
- * fio's keywords $ncpus, $pagesize and $mb_memory by their values.
+ * In a value, "${VAR}" is replaced by the environment variable VAR (by
+ * the empty string when VAR is not set, as fio's fio_option_dup_subs()
+ * does, with a note naming it), and fio's keywords $ncpus, $pagesize and
+ * $mb_memory by their values.
  *
  * Why not libinih: Debian's libinih is built with upstream's defaults, so
  * INI_ALLOW_NO_VALUE is off and it rejects the bare keys ("time_based")
@@ -140,16 +142,18 @@ static int append(char **buf, size_t *len, size_t *cap, const char *s,
 }
 
 /*
- * Replace each ${VAR} in @in by getenv(VAR).  fio substitutes an empty
- * string for an unset variable; here that is an error, since an empty value
- * would only fail later with a message that hides the cause.
+ * Replace each ${VAR} in @in by getenv(VAR).  An unset variable is the
+ * empty string, as in fio (HOWTO "Environment variables"); a note names
+ * it, and @unset gets its name (the first one) for the option's error
+ * should the value then be refused.
  */
-static int expand_env(struct jobfile *jf, const char *in, char **out)
+static int expand_env(struct jobfile *jf, const char *in, char **out,
+		      char *unset, size_t unset_len)
 {
 	size_t len = 0, cap = 0;
 	char *buf = NULL;
 	const char *p = in;
-	char shown[SHOW_LEN];
+	char shown[SHOW_LEN], shown2[SHOW_LEN];
 	int rc = 0;
 
 	rc = append(&buf, &len, &cap, "", 0);
@@ -181,10 +185,17 @@ static int expand_env(struct jobfile *jf, const char *in, char **out)
 		name[n] = '\0';
 		val = getenv(name);
 		if (!val) {
-			rc = jf_err(jf, -EINVAL,
-				    "environment variable '%s' is not set",
-				    show(shown, name));
-			break;
+			char note[PATH_SHOW_LEN + 2 * SHOW_LEN + 128];
+			char path[PATH_SHOW_LEN];
+
+			snprintf(note, sizeof(note),
+				 "%s:%u: environment variable '%s' is not set: '%s' has the empty string in its place, as in fio",
+				 show_max(path, sizeof(path), jf->path, PATH_SHOW_MAX),
+				 jf->lineno, show(shown, name), show(shown2, in));
+			bench_err_add(jf->o->notes, sizeof(jf->o->notes), note);
+			if (!unset[0])
+				snprintf(unset, unset_len, "%s", name);
+			val = "";
 		}
 		rc = append(&buf, &len, &cap, val, strlen(val));
 		p = end + 1;
@@ -357,6 +368,7 @@ static int option(struct jobfile *jf, char *line)
 {
 	char *eq = strchr(line, '='), *key, *val = NULL, *exp = NULL;
 	char msg[512], shown[SHOW_LEN], path[PATH_SHOW_LEN], at[BENCH_AT_LEN];
+	char unset[128] = "";
 	int rc;
 
 	if (eq) {
@@ -373,7 +385,7 @@ static int option(struct jobfile *jf, char *line)
 			      "option '%s' outside of a [section]",
 			      show(shown, key));
 	if (val && strstr(val, "${")) {
-		rc = expand_env(jf, val, &exp);
+		rc = expand_env(jf, val, &exp, unset, sizeof(unset));
 		if (rc)
 			return rc;
 		val = exp;
@@ -396,6 +408,10 @@ static int option(struct jobfile *jf, char *line)
 	rc = bench_set_option(jf->o, jf->cur, key, val, msg, sizeof(msg));
 	jf->o->parse_at = NULL;
 	free(exp);
+	if (rc && unset[0])
+		return jf_err(jf, -EINVAL,
+			      "%s (the environment variable '%s' is not set)",
+			      msg, show(shown, unset));
 	if (rc)
 		return jf_err(jf, -EINVAL, "%s", msg);
 	return 0;
