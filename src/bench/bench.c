@@ -399,6 +399,15 @@ int bench_main(int argc, char **argv)
 	print_notes(o->notes);
 	/* fio's --parse-only: everything checked, nothing runs */
 	if (o->parse_only) {
+		/* what a run refuses before it opens a job's files, too */
+		for (d = 0; d < o->dev.nr_devs; d++) {
+			if (bench_check_job_files(o, o->dev.devs[d], err,
+						  sizeof(err))) {
+				fprintf(stderr, "blkstack bench: %s\n", err);
+				free(o);
+				return 1;
+			}
+		}
 		free(o);
 		return 0;
 	}

@@ -3542,6 +3542,34 @@ static int job_fill_check(const struct bench_job_opts *j, const char *path,
 	return -EINVAL;
 }
 
+int bench_check_job_files(const struct bench_opts *o, const char *devname,
+			  char *err, size_t errlen)
+{
+	unsigned int i, k, f;
+	char path[4096];
+	int ret;
+
+	if (!run_uses_job_files(o, devname, NULL))
+		return 0;
+	for (i = 0; i < o->nr_jobs; i++) {
+		const struct bench_job_opts *j = &o->jobs[i];
+
+		for (k = 0; k < j->numjobs && j->fill_device; k++) {
+			for (f = 0; f < bench_job_nr_files(j); f++) {
+				if (bench_job_file(j, k, f, path, sizeof(path))) {
+					snprintf(err, errlen, "%s: the file name is longer than %zu bytes",
+						 j->name, sizeof(path) - 1);
+					return -ENAMETOOLONG;
+				}
+				ret = job_fill_check(j, path, err, errlen);
+				if (ret)
+					return ret;
+			}
+		}
+	}
+	return 0;
+}
+
 /*
  * What file @f of thread @k of job @j must hold when it is missing, as
  * fio lays it out: filesize=, else the thread's region with its share of
