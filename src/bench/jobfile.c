@@ -22,6 +22,7 @@
  * simpler than working around either.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,8 +212,134 @@ static int expand_env(struct jobfile *jf, const char *in, char **out,
 }
 
 /*
+ * The integer arithmetic fio hands to bc(1) once it has replaced a
+ * keyword (options.c bc_calc(), HOWTO "Reserved keywords": size=8*$mb_memory):
+ * + - * / % ^ and parentheses over whole numbers, bc's integer division.
+ * A recursive descent over @p; false on anything else or an overflow.
+ */
+struct calc {
+	const char *p;
+	bool ok;
+};
+
+static long long calc_sum(struct calc *c);
+
+static void calc_blank(struct calc *c)
+{
+	while (*c->p == ' ' || *c->p == '\t')
+		c->p++;
+}
+
+static long long calc_atom(struct calc *c)
+{
+	long long v = 0;
+
+	calc_blank(c);
+	if (*c->p == '-') {
+		c->p++;
+		v = calc_atom(c);
+		return __builtin_sub_overflow(0, v, &v) ? (c->ok = false, 0) : v;
+	}
+	if (*c->p == '(') {
+		c->p++;
+		v = calc_sum(c);
+		calc_blank(c);
+		if (*c->p++ != ')')
+			c->ok = false;
+		return v;
+	}
+	if (*c->p < '0' || *c->p > '9') {
+		c->ok = false;
+		return 0;
+	}
+	while (*c->p >= '0' && *c->p <= '9')
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, *c->p++ - '0', &v))
+			c->ok = false;
+	return v;
+}
+
+/* a ^ b, right to left as bc's; b a whole number from 0 */
+static long long calc_pow(struct calc *c)
+{
+	long long base = calc_atom(c), e, v = 1;
+
+	calc_blank(c);
+	if (*c->p != '^')
+		return base;
+	c->p++;
+	e = calc_pow(c);
+	if (e < 0)
+		c->ok = false;
+	while (c->ok && e-- > 0)
+		if (__builtin_mul_overflow(v, base, &v))
+			c->ok = false;
+	return v;
+}
+
+static long long calc_product(struct calc *c)
+{
+	long long v = calc_pow(c), r;
+	char op;
+
+	for (;;) {
+		calc_blank(c);
+		op = *c->p;
+		if (op != '*' && op != '/' && op != '%')
+			return v;
+		c->p++;
+		r = calc_pow(c);
+		if (op == '*' ? __builtin_mul_overflow(v, r, &v) :
+		    !r || (v == LLONG_MIN && r == -1))
+			c->ok = false;
+		else if (op == '/')
+			v /= r;
+		else if (op == '%')
+			v %= r;
+	}
+}
+
+static long long calc_sum(struct calc *c)
+{
+	long long v = calc_product(c), r;
+	char op;
+
+	for (;;) {
+		calc_blank(c);
+		op = *c->p;
+		if (op != '+' && op != '-')
+			return v;
+		c->p++;
+		r = calc_product(c);
+		if (op == '+' ? __builtin_add_overflow(v, r, &v) :
+		    __builtin_sub_overflow(v, r, &v))
+			c->ok = false;
+	}
+}
+
+/*
+ * @s holds an operator and is all arithmetic: its value in @s (which has
+ * room for it: a number is never longer than the sum that made it... but
+ * a short sum can make a long number, so @cap bytes).  Otherwise @s stays
+ * as it is, for its option to judge.
+ */
+static void calc_value(char *s, size_t cap)
+{
+	struct calc c = { .p = s, .ok = true };
+	long long v;
+
+	if (!strpbrk(s, "+-*/%^"))
+		return;
+	v = calc_sum(&c);
+	calc_blank(&c);
+	if (c.ok && !*c.p)
+		snprintf(s, cap, "%lld", v);
+}
+
+/*
  * fio's keywords in a value: $ncpus (CPUs online), $pagesize (bytes) and
- * $mb_memory (MiB of memory), replaced where they appear.
+ * $mb_memory (MiB of memory), replaced where they appear; a value with
+ * one replaced and arithmetic in it is then worked out, as fio has bc do.
  */
 static int expand_keywords(struct jobfile *jf, const char *in, char **out)
 {
@@ -220,6 +347,7 @@ static int expand_keywords(struct jobfile *jf, const char *in, char **out)
 	size_t len = 0, cap = 0, i;
 	const char *p = in;
 	char *buf = NULL, num[32];
+	bool replaced = false;
 	int rc;
 
 	rc = append(&buf, &len, &cap, "", 0);
@@ -241,10 +369,18 @@ static int expand_keywords(struct jobfile *jf, const char *in, char **out)
 				 (unsigned long long)sysconf(_SC_PAGESIZE) >> 20);
 		rc = append(&buf, &len, &cap, num, strlen(num));
 		p += strlen(words[i]);
+		replaced = true;
 	}
+	/* room for any 64-bit number */
+	if (!rc && replaced)
+		rc = append(&buf, &len, &cap, "                    ", 21);
 	if (rc) {
 		free(buf);
 		return jf_err(jf, rc, "out of memory");
+	}
+	if (replaced) {
+		buf[len - 21] = '\0';
+		calc_value(buf, cap);
 	}
 	*out = buf;
 	return 0;

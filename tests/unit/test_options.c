@@ -990,6 +990,34 @@ static void test_jobfile_env_unset_and_ignore_error(void **state)
 	assert_int_equal(o.jobs[1].ignore_nr[0], 1);
 }
 
+static void jobfile_error(const char *text, int want_rc, const char *want);
+
+/*
+ * fio's keywords with arithmetic (HOWTO "Reserved keywords"): worked out
+ * as fio has bc(1) do it, integers; without a keyword, or not all
+ * arithmetic, the value is left to its option.
+ */
+static void test_jobfile_keyword_math(void **state)
+{
+	const char *path = write_file("math.fio",
+		"[j]\nrw=read\nsize=2^2*($pagesize+$pagesize)/2\n"
+		"bs=$pagesize/2\noffset=$pagesize-1024\n");
+	long pg = sysconf(_SC_PAGESIZE);
+	struct bench_opts o;
+	int rc;
+
+	(void)state;
+	bench_opts_init(&o);
+	rc = bench_parse_jobfile(&o, path, NULL, errbuf, sizeof(errbuf));
+	assert_int_equal(rc, 0);
+	assert_int_equal(o.jobs[0].size, 4 * pg);
+	assert_int_equal(o.jobs[0].bs, pg / 2);
+	assert_int_equal(o.jobs[0].offset, pg - 1024);
+	/* bsrange=512-$pagesize is arithmetic to fio too (bc: -3584): refused */
+	jobfile_error("[k]\nrw=read\nbsrange=512-$pagesize\n", -EINVAL,
+		      ":3: bsrange=-3584: a block size is missing or too long");
+}
+
 static void test_jobfile_with_cli_global(void **state)
 {
 	const char *path = write_file("cli.fio",
@@ -1776,6 +1804,7 @@ int main(void)
 		cmocka_unit_test(test_cli_iodepth_batch_capped),
 		cmocka_unit_test(test_jobfile),
 		cmocka_unit_test(test_jobfile_env_unset_and_ignore_error),
+		cmocka_unit_test(test_jobfile_keyword_math),
 		cmocka_unit_test(test_jobfile_with_cli_global),
 		cmocka_unit_test(test_jobfile_errors),
 		cmocka_unit_test(test_fio_catalogue),
