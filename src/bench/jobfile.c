@@ -544,7 +544,8 @@ static int option(struct jobfile *jf, char *line)
 	rc = bench_set_option(jf->o, jf->cur, key, val, msg, sizeof(msg));
 	jf->o->parse_at = NULL;
 	free(exp);
-	if (rc && unset[0])
+	/* a bad value, not an option refused whatever its value */
+	if (rc == -EINVAL && unset[0])
 		return jf_err(jf, -EINVAL,
 			      "%s (the environment variable '%s' is not set)",
 			      msg, show(shown, unset));
