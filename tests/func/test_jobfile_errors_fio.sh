@@ -129,8 +129,10 @@ sed -e "s|^directory=.*|directory=$MNT|" -e 's|^runtime=100|runtime=2|' "$EX/eno
 	awk '/^\[punch_hole-raicer\]/ { skip = 1 } /^\[aio-dio-verifier\]/ { skip = 0 } !skip' >"$TMP/enospc.fio"
 for who in fio blk; do
 	rm -f "$MNT"/*
-	if [ $who = fio ]; then cmd=(fio); else cmd=("$BLKSTACK" bench); fi
-	timeout 60 "${cmd[@]}" --output-format=json "$TMP/enospc.fio" >"$TMP/enospc.$who.out" 2>"$TMP/enospc.$who.err"
+	if [ $who = fio ]; then cmd=(fio); else cmd=("$BIN" bench); fi
+	# in $TMP: fio leaves its verify state files in the current folder
+	(cd "$TMP" && timeout 60 "${cmd[@]}" --output-format=json "$TMP/enospc.fio" \
+		>"$TMP/enospc.$who.out" 2>"$TMP/enospc.$who.err")
 	rc=$?
 	sed -n '/^{/,$p' "$TMP/enospc.$who.out" >"$TMP/enospc.$who.json"
 	check "enospc-pressure $who: exit 0 ($rc; $(head -c 300 "$TMP/enospc.$who.err"))" test $rc -eq 0
