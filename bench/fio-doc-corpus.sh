@@ -120,6 +120,9 @@ judge() {
 	printf '%s\t%s\t%s\t%s\t%s\n' "$kind" "$name" "$f" "$b" "$why"
 }
 
+# one line each for the whole corpus in the commands list
+bench_show_cmd fio --parse-only EACH.fio
+bench_show_cmd "$BLKSTACK" bench --parse-only ${DEV:+--dev=$DEV} EACH.fio
 {
 	while IFS=$'\t' read -r line file vars; do
 		if [ -n "$vars" ]; then
