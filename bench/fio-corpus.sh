@@ -67,7 +67,7 @@ reasons() {
 				-e "s/^ioengine=([^:]*): not a fio engine.*/engine: not a fio 3.33 engine (\\1)/" \
 				-e "s/^option '([^']*)' is a fio option that blkstack bench does not support: an option of ioengine=.*, an engine blkstack refuses/engine's own option (of a refused engine)/" \
 				-e "s/^option '([^']*)' is a fio option that blkstack bench does not support: (.*)/option: \\2 (\\1)/" \
-				-e "s/^environment variable '.*' is not set/\${VAR} not set in the environment/" \
+				-e "s/^.* \(the environment variable '([^']*)' is not set\)$/value: \${VAR} not set in the environment: the value empty, as fio makes it (\1)/" \
 				-e "s/^unknown option '([^']*)'.*/unknown option (\\1)/" \
 				-e "s/^([a-z_]*)=[^:]*: (.*)/value: \\1= \\2/" |
 			awk -v n="$name" '{ print n "\t" $0 }'

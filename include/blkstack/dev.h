@@ -208,12 +208,15 @@ struct blk_dev_params {
  * @size: capacity in bytes when dev_size= is 0.
  * @create_size: bytes a missing uring file is created with when dev_size=
  *	is 0 (0: the file must exist).
+ * @create_empty: dev=uring: a missing file is created empty, not sized
+ *	to @create_size, which is the capacity all the same (blk_uring_config).
  * @nr_threads: threads that will submit; nr_hw_queues=0 gives one queue
  *	each (at most 256), and more threads than queues share them.
  */
 struct blk_dev_open_args {
 	uint64_t size;
 	uint64_t create_size;
+	bool create_empty;
 	unsigned int nr_threads;
 };
 

@@ -86,6 +86,11 @@ enum blk_uring_engine {
  *	(0: 512), raised to the file system's O_DIRECT alignment with @direct.
  *	name, ops, cmd_size and driver_data are set by the driver.
  * @path: a regular file or a block device.
+ * @create_empty: with @create_size, a missing (or empty) file is not
+ *	sized: it is created empty and the device's capacity is @create_size
+ *	all the same; writes make the file grow, and a read past its end
+ *	fails as any read that reaches the end of the file (fio's
+ *	create_on_open=1, which creates files when it opens them for I/O).
  * @create_size: bytes; a missing file is created with this size, an empty
  *	existing file is extended to it; 0: the file must exist and be
  *	non-empty.  An existing non-empty file keeps its size.
@@ -120,6 +125,7 @@ struct blk_uring_config {
 	struct blk_dev_config queue;
 	const char *path;
 	uint64_t create_size;
+	bool create_empty;
 	bool direct;
 	bool register_files;
 	bool fixed_buffers;

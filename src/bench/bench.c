@@ -310,6 +310,20 @@ static void print_problems(const char *err)
 		fprintf(stderr, "blkstack bench: %u problems; nothing ran\n", n);
 }
 
+/* What the run does differently from what the jobs asked: a line each. */
+static void print_notes(const char *notes)
+{
+	const char *p = notes;
+
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		int len = e ? (int)(e - p) : (int)strlen(p);
+
+		fprintf(stderr, "blkstack bench: note: %.*s\n", len, p);
+		p += len + (e ? 1 : 0);
+	}
+}
+
 /* Room for every problem of a long job file (bench_err_add() cuts). */
 #define BENCH_ERR_LEN 65536
 
@@ -345,6 +359,8 @@ int bench_main(int argc, char **argv)
 	bench_opts_init(o);
 	ret = bench_parse_args(o, argc, argv, perr, BENCH_ERR_LEN);
 	if (ret) {
+		/* the notes too: an unset ${VAR} may be a problem's cause */
+		print_notes(o->notes);
 		print_problems(perr);
 		fprintf(stderr, "Try 'blkstack bench --help'.\n");
 		free(perr);
@@ -382,19 +398,18 @@ int bench_main(int argc, char **argv)
 		free(o);
 		return 1;
 	}
-	if (o->notes[0]) {
-		const char *p = o->notes;
-
-		while (*p) {
-			const char *e = strchr(p, '\n');
-			int len = e ? (int)(e - p) : (int)strlen(p);
-
-			fprintf(stderr, "blkstack bench: note: %.*s\n", len, p);
-			p += len + (e ? 1 : 0);
-		}
-	}
+	print_notes(o->notes);
 	/* fio's --parse-only: everything checked, nothing runs */
 	if (o->parse_only) {
+		/* what a run refuses before it opens a job's files, too */
+		for (d = 0; d < o->dev.nr_devs; d++) {
+			if (bench_check_job_files(o, o->dev.devs[d], err,
+						  sizeof(err))) {
+				fprintf(stderr, "blkstack bench: %s\n", err);
+				free(o);
+				return 1;
+			}
+		}
 		free(o);
 		return 0;
 	}

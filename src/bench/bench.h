@@ -219,6 +219,16 @@ int bench_open(const struct bench_opts *o, const char *devname,
 void bench_run_result_free(struct bench_run_result *res);
 
 /**
+ * bench_check_job_files() - what a run on @devname refuses in the jobs'
+ * own files before it opens them, checked without opening them (for
+ * --parse-only): fill_device=1 on a regular file without size=.
+ * Return: 0; -EINVAL with @err naming the job, the file and where
+ * fill_device was set; -ENAMETOOLONG.  Context: any.
+ */
+int bench_check_job_files(const struct bench_opts *o, const char *devname,
+			  char *err, size_t errlen);
+
+/**
  * bench_fmt_bytes() - @v bytes in binary units: "16 GiB", "512 MiB",
  * "3.50 GiB" (two decimals unless whole).
  * Return: @buf.  Context: any.

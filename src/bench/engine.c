@@ -467,6 +467,7 @@ struct job_thread {
 	size_t buf_mem_len;
 	int buf_fd;                  /* mem=mmap*:FILE: its descriptor, or -1 */
 	bool buf_unlink;             /* ... created here: removed at the end */
+	const char *file_path;       /* the one file's path (error_dump), NULL: a device */
 };
 
 enum { BUFK_RANDOM, BUFK_ZERO, BUFK_PATTERN, BUFK_PCT };
@@ -1678,19 +1679,65 @@ static void job_reset_stats(struct job_thread *td)
 }
 
 /*
- * continue_on_error=, fio's td_non_fatal_error(): EIO or EILSEQ (fio's
- * non-fatal errors) of a class the option names (EILSEQ: verify; reads:
- * read; the others: write) are counted and the job goes on.  @err: -errno.
+ * error_dump=1: an error the job goes on past is printed as fio's
+ * __io_u_log_error() prints it (those that end the job are in its report).
  */
-static bool job_error_nonfatal(struct job_thread *td, enum bench_ddir ddir,
+static void __attribute__((noinline, cold))
+job_error_dump(const struct job_thread *td, const struct io_u *u, int err)
+{
+	const char *path = td->nr_files > 1 ? td->files[u->file].path :
+			   td->file_path;
+
+	fprintf(stderr,
+		"blkstack bench: job '%s': io_u error%s%s: %s: %s offset=%llu, buflen=%u\n",
+		td->o->name, path ? " on file " : "", path ? path : "",
+		strerror(-err),
+		u->ddir == DDIR_READ ? "read" : u->ddir == DDIR_WRITE ? "write" : "trim",
+		(unsigned long long)u->bio.bi_offset, u->bio.bi_size);
+}
+
+/*
+ * continue_on_error=, fio's td_non_fatal_error(): an error of a class the
+ * option names (EILSEQ: verify; reads: read; the others: write) that is
+ * on the class's ignore_error= list (by default EIO and EILSEQ, fio's
+ * non-fatal errors) is counted and the job goes on; with error_dump=1 it
+ * is printed too.  @err: -errno.
+ */
+static bool job_error_nonfatal(struct job_thread *td, const struct io_u *u,
 			       int err)
 {
-	unsigned int bit = err == -EILSEQ ? 4 : ddir == DDIR_READ ? 1 : 2;
+	enum bench_ddir ddir = (enum bench_ddir)u->ddir;
+	unsigned int type = err == -EILSEQ ? 2 : ddir == DDIR_READ ? 0 : 1;
+	const struct bench_job_opts *o = td->o;
+	unsigned int i, n = o->ignore_nr[type];
+	bool hit = !n && (err == -EIO || err == -EILSEQ);
 
-	if (!(td->o->continue_on_error & bit) || (err != -EIO && err != -EILSEQ))
+	if (!(o->continue_on_error & (1u << type)))
+		return false;
+	for (i = 0; i < n && !hit; i++)
+		hit = o->ignore_err[type][i] == -err;
+	if (!hit)
 		return false;
 	if (!td->res->total_err++)
 		td->res->first_error = -err;
+	if (o->error_dump)
+		job_error_dump(td, u, err);
+	return true;
+}
+
+/*
+ * A submission error that continue_on_error= takes: counted, the io_u
+ * back on the free list.  True: the job goes on.
+ */
+static bool __attribute__((noinline, cold))
+job_submit_nonfatal(struct job_thread *td, struct io_u *u, int err)
+{
+	if (!job_error_nonfatal(td, u, err))
+		return false;
+	td->res->dir[u->ddir].errors++;
+	u->next = td->free_list;
+	td->free_list = u;
+	td->nr_free++;
 	return true;
 }
 
@@ -1849,6 +1896,13 @@ static void job_reap(struct job_thread *td, uint64_t now)
 		enum bench_ddir ddir = (enum bench_ddir)u->ddir;
 
 		if (unlikely(u->bio.bi_status)) {
+			/* fio's order (io_completed(), then break_on_this_error()) */
+			if (td->o->continue_on_error &&
+			    job_error_nonfatal(td, u,
+					       blk_status_to_errno(u->bio.bi_status))) {
+				td->res->dir[ddir].errors++;
+				goto recycle;
+			}
 			if (td->o->fill_device &&
 			    u->bio.bi_status == BLK_STS_NOSPC) {
 				/* fio: the device is full, the job done */
@@ -1856,10 +1910,6 @@ static void job_reap(struct job_thread *td, uint64_t now)
 				goto recycle;
 			}
 			td->res->dir[ddir].errors++;
-			if (td->o->continue_on_error &&
-			    job_error_nonfatal(td, ddir,
-					       blk_status_to_errno(u->bio.bi_status)))
-				goto recycle;
 			job_error(td, blk_status_to_errno(u->bio.bi_status),
 				  "%s error at offset %llu, length %u%s%s: %s",
 				  ddir == DDIR_READ ? "read" :
@@ -2359,6 +2409,15 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 						td->retry = u;
 						break;
 					}
+					/*
+					 * fio's break_on_this_error(): an error
+					 * continue_on_error takes is counted and
+					 * the job goes on, past this block (after
+					 * the loop's reap and time checks)
+					 */
+					if (o->continue_on_error &&
+					    job_submit_nonfatal(td, u, ret))
+						break;
 					if (!u->vread)
 						td->bytes_issued -= o->bs;
 					/* the verify phase must not skip it */
@@ -4307,6 +4366,7 @@ struct run_target {
 	struct blk_dev_info info;
 	unsigned int nr_threads;
 	uint64_t create_size;      /* a missing file is created this big */
+	bool lay_out;              /* a job without create_on_open=1 uses it */
 	bool direct;
 	uint8_t dev_inline, dev_engine; /* the job's engine's (options.h) */
 	uint32_t dev_pool_threads;
@@ -4362,6 +4422,34 @@ static int job_fill_check(const struct bench_job_opts *j, const char *path,
 		 j->fill_device_at, j->fill_device_at[0] ? ": " : "", j->name, path,
 		 access(path, F_OK) ? "a file that does not exist" : "a regular file");
 	return -EINVAL;
+}
+
+int bench_check_job_files(const struct bench_opts *o, const char *devname,
+			  char *err, size_t errlen)
+{
+	unsigned int i, k, f;
+	char path[4096];
+	int ret;
+
+	if (!run_uses_job_files(o, devname, NULL))
+		return 0;
+	for (i = 0; i < o->nr_jobs; i++) {
+		const struct bench_job_opts *j = &o->jobs[i];
+
+		for (k = 0; k < j->numjobs && j->fill_device; k++) {
+			for (f = 0; f < bench_job_nr_files(j); f++) {
+				if (bench_job_file(j, k, f, path, sizeof(path))) {
+					snprintf(err, errlen, "%s: the file name is longer than %zu bytes",
+						 j->name, sizeof(path) - 1);
+					return -ENAMETOOLONG;
+				}
+				ret = job_fill_check(j, path, err, errlen);
+				if (ret)
+					return ret;
+			}
+		}
+	}
+	return 0;
 }
 
 /*
@@ -4482,6 +4570,7 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 				if (ret)
 					goto fail;
 				tg[x].unlink |= j->unlink;
+				tg[x].lay_out |= !j->create_on_open;
 				need = job_file_need(j, k, f, nf);
 				if (need > tg[x].create_size)
 					tg[x].create_size = need;
@@ -4520,8 +4609,20 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 		lbs = d.p.logical_block_size ? d.p.logical_block_size : 512;
 		qsize = tg[i].create_size % lbs ?
 			tg[i].create_size - tg[i].create_size % lbs : tg[i].create_size;
-		ret = bench_dev_open(&d, "uring", qsize, tg[i].create_size,
-				     tg[i].nr_threads, &tg[i].dev, msg, sizeof(msg));
+		if (tg[i].lay_out) {
+			ret = bench_dev_open(&d, "uring", qsize, tg[i].create_size,
+					     tg[i].nr_threads, &tg[i].dev, msg,
+					     sizeof(msg));
+		} else {
+			/* create_on_open=1: created empty, not laid out */
+			struct blk_dev_open_args a = {
+				.size = qsize, .create_size = tg[i].create_size,
+				.create_empty = true, .nr_threads = tg[i].nr_threads,
+			};
+
+			ret = blk_dev_open("uring", &d.p, &a, &tg[i].dev, msg,
+					   sizeof(msg));
+		}
 		if (ret) {
 			snprintf(err, errlen, "%s: %s", tg[i].path, msg);
 			break;
@@ -4741,6 +4842,7 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 				tds[t].flow = &bench_flows[f];
 			}
 			tds[t].dev = per_file ? tg[file_tg[ft]].dev : dev;
+			tds[t].file_path = per_file ? tg[file_tg[ft]].path : NULL;
 			tds[t].devname = res->dev;
 			tds[t].nr_files = 1;
 			if (nf > 1) {

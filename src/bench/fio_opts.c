@@ -26,7 +26,7 @@
 /* Reasons, one per kind of refusal. */
 #define R_FILES "file and file-system management: blkstack issues block requests to its own devices"
 #define R_WORKLOAD "a workload option blkstack bench does not implement yet"
-#define R_VERIFY "not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump, but no verify offload, saved verify state, trim verification or error dumps"
+#define R_VERIFY "not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump (verify_async in the job's thread), but no experimental verify, saved verify state or trim verification"
 #define R_REPLAY "I/O log capture and replay are not implemented"
 #define R_PROC "process, priority and cgroup options are not implemented (jobs are threads of one process; its CPU and NUMA placement is: cpus_allowed, cpumask, numa_cpu_nodes, numa_mem_policy)"
 #define R_ZONE "zoned block devices are not opened as such: zonemode=zbd emulates zones on any device, as fio does on a device that is not zoned"
@@ -41,6 +41,7 @@
 #define R_DISLAT "to disable_lat: no latency statistics at all (blkstack keeps slat, clat and lat together)"
 #define R_ELEV "to elevator= (none|mq-deadline)"
 #define R_ENGINE "to a blkstack driver: see the ioengine table"
+#define R_VASYNC "to verification in the job's thread (no offload threads; a note says so): the same blocks checked, the same errors"
 #define R_PROFILE "accepted with no effect, as fio takes it without --profile=; a note says so"
 
 static const struct fio_opt fio_opt_table[] = {
@@ -62,7 +63,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "randrepeat", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "randseed", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "norandommap", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "ignore_error", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "ignore_error", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "rw_sequencer", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "ioengine", NULL, NULL, FIO_MAPPED, R_ENGINE },
 	{ "iodepth", NULL, NULL, FIO_SUPPORTED, NULL },
@@ -115,7 +116,8 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "verify_pattern", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "verify_fatal", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "verify_dump", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "verify_async", NULL, NULL, FIO_REFUSED, R_VERIFY },
+	{ "verify_async", NULL, NULL, FIO_MAPPED, R_VASYNC },
+	{ "verify_async_cpus", NULL, NULL, FIO_MAPPED, R_VASYNC },
 	{ "verify_backlog", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "verify_backlog_batch", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "experimental_verify", NULL, NULL, FIO_REFUSED, R_VERIFY },
@@ -179,7 +181,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "write_hint", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "create_serialize", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "create_fsync", NULL, NULL, FIO_REFUSED, R_FILES },
-	{ "create_on_open", NULL, NULL, FIO_MAPPED, "0 only (files created before the jobs start); 1 is refused" },
+	{ "create_on_open", NULL, NULL, FIO_MAPPED, "1: a missing file is created empty, not laid out, as fio's; the file is opened (created) when the run sets up its devices, before the jobs start, not at the job's first I/O" },
 	{ "create_only", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "allow_file_create", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "allow_mounted_write", NULL, NULL, FIO_REFUSED, R_FILES },
@@ -246,7 +248,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "gtod_cpu", NULL, NULL, FIO_REFUSED, R_PROC },
 	{ "unified_rw_reporting", NULL, NULL, FIO_REFUSED, R_REPORT },
 	{ "continue_on_error", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "error_dump", NULL, NULL, FIO_REFUSED, R_VERIFY },
+	{ "error_dump", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "profile", NULL, NULL, FIO_REFUSED, R_PROC },
 	{ "cgroup", NULL, NULL, FIO_REFUSED, R_PROC },
 	{ "cgroup_nodelete", NULL, NULL, FIO_REFUSED, R_PROC },

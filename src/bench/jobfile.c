@@ -10,8 +10,10 @@
  * later [global] changes only the jobs after it.  "include FILE" in a
  * section reads FILE's lines as options of that section (FILE relative to
  * the including file when it is not found as given; no sections in it).
- * In a value, "${VAR}" is replaced by the environment variable VAR, and
- * fio's keywords $ncpus, $pagesize and $mb_memory by their values.
+ * In a value, "${VAR}" is replaced by the environment variable VAR (by
+ * the empty string when VAR is not set, as fio's fio_option_dup_subs()
+ * does, with a note naming it), and fio's keywords $ncpus, $pagesize and
+ * $mb_memory by their values.
  *
  * Why not libinih: Debian's libinih is built with upstream's defaults, so
  * INI_ALLOW_NO_VALUE is off and it rejects the bare keys ("time_based")
@@ -20,6 +22,7 @@
  * simpler than working around either.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,16 +143,18 @@ static int append(char **buf, size_t *len, size_t *cap, const char *s,
 }
 
 /*
- * Replace each ${VAR} in @in by getenv(VAR).  fio substitutes an empty
- * string for an unset variable; here that is an error, since an empty value
- * would only fail later with a message that hides the cause.
+ * Replace each ${VAR} in @in by getenv(VAR).  An unset variable is the
+ * empty string, as in fio (HOWTO "Environment variables"); a note names
+ * it, and @unset gets its name (the first one) for the option's error
+ * should the value then be refused.
  */
-static int expand_env(struct jobfile *jf, const char *in, char **out)
+static int expand_env(struct jobfile *jf, const char *in, char **out,
+		      char *unset, size_t unset_len)
 {
 	size_t len = 0, cap = 0;
 	char *buf = NULL;
 	const char *p = in;
-	char shown[SHOW_LEN];
+	char shown[SHOW_LEN], shown2[SHOW_LEN];
 	int rc = 0;
 
 	rc = append(&buf, &len, &cap, "", 0);
@@ -181,10 +186,17 @@ static int expand_env(struct jobfile *jf, const char *in, char **out)
 		name[n] = '\0';
 		val = getenv(name);
 		if (!val) {
-			rc = jf_err(jf, -EINVAL,
-				    "environment variable '%s' is not set",
-				    show(shown, name));
-			break;
+			char note[PATH_SHOW_LEN + 2 * SHOW_LEN + 128];
+			char path[PATH_SHOW_LEN];
+
+			snprintf(note, sizeof(note),
+				 "%s:%u: environment variable '%s' is not set: '%s' has the empty string in its place, as in fio",
+				 show_max(path, sizeof(path), jf->path, PATH_SHOW_MAX),
+				 jf->lineno, show(shown, name), show(shown2, in));
+			bench_err_add(jf->o->notes, sizeof(jf->o->notes), note);
+			if (!unset[0])
+				snprintf(unset, unset_len, "%s", name);
+			val = "";
 		}
 		rc = append(&buf, &len, &cap, val, strlen(val));
 		p = end + 1;
@@ -200,8 +212,134 @@ static int expand_env(struct jobfile *jf, const char *in, char **out)
 }
 
 /*
+ * The integer arithmetic fio hands to bc(1) once it has replaced a
+ * keyword (options.c bc_calc(), HOWTO "Reserved keywords": size=8*$mb_memory):
+ * + - * / % ^ and parentheses over whole numbers, bc's integer division.
+ * A recursive descent over @p; false on anything else or an overflow.
+ */
+struct calc {
+	const char *p;
+	bool ok;
+};
+
+static long long calc_sum(struct calc *c);
+
+static void calc_blank(struct calc *c)
+{
+	while (*c->p == ' ' || *c->p == '\t')
+		c->p++;
+}
+
+static long long calc_atom(struct calc *c)
+{
+	long long v = 0;
+
+	calc_blank(c);
+	if (*c->p == '-') {
+		c->p++;
+		v = calc_atom(c);
+		return __builtin_sub_overflow(0, v, &v) ? (c->ok = false, 0) : v;
+	}
+	if (*c->p == '(') {
+		c->p++;
+		v = calc_sum(c);
+		calc_blank(c);
+		if (*c->p++ != ')')
+			c->ok = false;
+		return v;
+	}
+	if (*c->p < '0' || *c->p > '9') {
+		c->ok = false;
+		return 0;
+	}
+	while (*c->p >= '0' && *c->p <= '9')
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, *c->p++ - '0', &v))
+			c->ok = false;
+	return v;
+}
+
+/* a ^ b, right to left as bc's; b a whole number from 0 */
+static long long calc_pow(struct calc *c)
+{
+	long long base = calc_atom(c), e, v = 1;
+
+	calc_blank(c);
+	if (*c->p != '^')
+		return base;
+	c->p++;
+	e = calc_pow(c);
+	if (e < 0)
+		c->ok = false;
+	while (c->ok && e-- > 0)
+		if (__builtin_mul_overflow(v, base, &v))
+			c->ok = false;
+	return v;
+}
+
+static long long calc_product(struct calc *c)
+{
+	long long v = calc_pow(c), r;
+	char op;
+
+	for (;;) {
+		calc_blank(c);
+		op = *c->p;
+		if (op != '*' && op != '/' && op != '%')
+			return v;
+		c->p++;
+		r = calc_pow(c);
+		if (op == '*' ? __builtin_mul_overflow(v, r, &v) :
+		    !r || (v == LLONG_MIN && r == -1))
+			c->ok = false;
+		else if (op == '/')
+			v /= r;
+		else if (op == '%')
+			v %= r;
+	}
+}
+
+static long long calc_sum(struct calc *c)
+{
+	long long v = calc_product(c), r;
+	char op;
+
+	for (;;) {
+		calc_blank(c);
+		op = *c->p;
+		if (op != '+' && op != '-')
+			return v;
+		c->p++;
+		r = calc_product(c);
+		if (op == '+' ? __builtin_add_overflow(v, r, &v) :
+		    __builtin_sub_overflow(v, r, &v))
+			c->ok = false;
+	}
+}
+
+/*
+ * @s holds an operator and is all arithmetic: its value in @s (which has
+ * room for it: a number is never longer than the sum that made it... but
+ * a short sum can make a long number, so @cap bytes).  Otherwise @s stays
+ * as it is, for its option to judge.
+ */
+static void calc_value(char *s, size_t cap)
+{
+	struct calc c = { .p = s, .ok = true };
+	long long v;
+
+	if (!strpbrk(s, "+-*/%^"))
+		return;
+	v = calc_sum(&c);
+	calc_blank(&c);
+	if (c.ok && !*c.p)
+		snprintf(s, cap, "%lld", v);
+}
+
+/*
  * fio's keywords in a value: $ncpus (CPUs online), $pagesize (bytes) and
- * $mb_memory (MiB of memory), replaced where they appear.
+ * $mb_memory (MiB of memory), replaced where they appear; a value with
+ * one replaced and arithmetic in it is then worked out, as fio has bc do.
  */
 static int expand_keywords(struct jobfile *jf, const char *in, char **out)
 {
@@ -209,6 +347,7 @@ static int expand_keywords(struct jobfile *jf, const char *in, char **out)
 	size_t len = 0, cap = 0, i;
 	const char *p = in;
 	char *buf = NULL, num[32];
+	bool replaced = false;
 	int rc;
 
 	rc = append(&buf, &len, &cap, "", 0);
@@ -230,10 +369,18 @@ static int expand_keywords(struct jobfile *jf, const char *in, char **out)
 				 (unsigned long long)sysconf(_SC_PAGESIZE) >> 20);
 		rc = append(&buf, &len, &cap, num, strlen(num));
 		p += strlen(words[i]);
+		replaced = true;
 	}
+	/* room for any 64-bit number */
+	if (!rc && replaced)
+		rc = append(&buf, &len, &cap, "                    ", 21);
 	if (rc) {
 		free(buf);
 		return jf_err(jf, rc, "out of memory");
+	}
+	if (replaced) {
+		buf[len - 21] = '\0';
+		calc_value(buf, cap);
 	}
 	*out = buf;
 	return 0;
@@ -357,6 +504,7 @@ static int option(struct jobfile *jf, char *line)
 {
 	char *eq = strchr(line, '='), *key, *val = NULL, *exp = NULL;
 	char msg[512], shown[SHOW_LEN], path[PATH_SHOW_LEN], at[BENCH_AT_LEN];
+	char unset[128] = "";
 	int rc;
 
 	if (eq) {
@@ -373,7 +521,7 @@ static int option(struct jobfile *jf, char *line)
 			      "option '%s' outside of a [section]",
 			      show(shown, key));
 	if (val && strstr(val, "${")) {
-		rc = expand_env(jf, val, &exp);
+		rc = expand_env(jf, val, &exp, unset, sizeof(unset));
 		if (rc)
 			return rc;
 		val = exp;
@@ -396,6 +544,11 @@ static int option(struct jobfile *jf, char *line)
 	rc = bench_set_option(jf->o, jf->cur, key, val, msg, sizeof(msg));
 	jf->o->parse_at = NULL;
 	free(exp);
+	/* a bad value, not an option refused whatever its value */
+	if (rc == -EINVAL && unset[0])
+		return jf_err(jf, -EINVAL,
+			      "%s (the environment variable '%s' is not set)",
+			      msg, show(shown, unset));
 	if (rc)
 		return jf_err(jf, -EINVAL, "%s", msg);
 	return 0;

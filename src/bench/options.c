@@ -208,6 +208,9 @@ static int apply_numa_cpu_nodes(struct opt_ctx *c, uint64_t v);
 static int apply_numa_mem_policy(struct opt_ctx *c, uint64_t v);
 static int apply_create_serialize(struct opt_ctx *c, uint64_t v);
 static int apply_fill_device(struct opt_ctx *c, uint64_t v);
+static int apply_ignore_error(struct opt_ctx *c, uint64_t v);
+static int apply_verify_async(struct opt_ctx *c, uint64_t v);
+static int apply_verify_async_cpus(struct opt_ctx *c, uint64_t v);
 static int apply_ss(struct opt_ctx *c, uint64_t v);
 static int apply_ss_dur(struct opt_ctx *c, uint64_t v);
 static int apply_buf_bool(struct opt_ctx *c, uint64_t v);
@@ -234,11 +237,6 @@ static const struct opt_choice fallocate_choices[] = {
 static const char *const fallocate_unsupported[] = {
 	"native", "posix", "keep", "1", NULL,
 };
-static const struct opt_choice off_choices[] = {
-	{ "0", 0 },
-	{ NULL, 0 },
-};
-static const char *const on_unsupported[] = { "1", NULL };
 /*
  * io_submit_mode=: both of fio's values.  offload buys, in fio, submission
  * at the rate's times whatever the device's completions do (a pool of
@@ -466,7 +464,14 @@ static const struct opt_def bench_opts_table[] = {
 	  .help = "tausworthe, lfsr, tausworthe64: blkstack's own generator draws the offsets in every case (not fio's sequence); uniform random offsets are without repeats in a pass (the random map), as lfsr's are, and with lfsr the map stays on under norandommap (a note says so)" },
 	{ .name = "continue_on_error", .type = OPT_CHOICE,
 	  JOBF(continue_on_error), .choices = coe_choices, .def = "none",
-	  .help = "errors that do not end the job (fio's): none, read, write, io (both), verify, all; 0 is none, 1 all.  Only EIO and EILSEQ (fio's non-fatal errors) are taken: the I/O is not counted, the job goes on; JSON total_err and first_error, text 'errors: total=N'" },
+	  .help = "errors that do not end the job (fio's): none, read, write, io (both), verify, all; 0 is none, 1 all.  EIO and EILSEQ (fio's non-fatal errors), or the class's ignore_error= list, are taken, at completion or at submission: the I/O is not counted, the job goes on; JSON total_err and first_error, text 'errors: total=N'" },
+	{ .name = "ignore_error", .type = OPT_STR, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .apply = apply_ignore_error,
+	  .metavar = "READ,WRITE,VERIFY",
+	  .help = "fio's: per class (reads, writes and trims, verify), ':'-separated errno names (EPERM..ERANGE, fio's list) or numbers the job goes on past; a class given replaces EIO:EILSEQ for it and turns its continue_on_error on (ignore_error=,ENOSPC)" },
+	{ .name = "error_dump", .type = OPT_BOOL, JOBF(error_dump), .max = 1,
+	  .def = "0",
+	  .help = "1: print every error, also those the job goes on past (fio's 'io_u error' line); 0: only those that end it" },
 	{ .name = "exitall", .type = OPT_BOOL, JOBF(exitall), .max = 1,
 	  .def = "0",
 	  .help = "1 in any job: as in fio, whenever a job's thread ends it stops the jobs exit_what= names (their I/O ends as at the end of a runtime; jobs not started yet run none)" },
@@ -489,10 +494,9 @@ static const struct opt_def bench_opts_table[] = {
 	  .where = OPT_IGNORED, .choices = fallocate_choices,
 	  .unsupported = fallocate_unsupported,
 	  .help = "how a missing file is created: none or truncate (the same here: ftruncate(2) to its size, sparse, nothing preallocated)" },
-	{ .name = "create_on_open", .type = OPT_CHOICE, .group = GRP_JOB,
-	  .where = OPT_IGNORED, .choices = off_choices,
-	  .unsupported = on_unsupported,
-	  .help = "0 (fio's default): files are created before the jobs start; 1 (each job creates its own as it opens them) is not supported" },
+	{ .name = "create_on_open", .type = OPT_BOOL, JOBF(create_on_open),
+	  .max = 1, .def = "0",
+	  .help = "1: a missing file is not laid out: it is created empty when it is opened (writes make it grow, a read past its end fails with EIO), as fio's; 0: created at its size (ftruncate(2), sparse) before the jobs start" },
 	/* fio's profiles' options: fio takes them in any job file and
 	 * ignores them without --profile= */
 #define PROFILE_OPT(n, prof) \
@@ -631,6 +635,13 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "verify_backlog_batch", .type = OPT_UINT,
 	  JOBF(verify_backlog_batch), .max = 1 << 24, .def = "0",
 	  .help = "of every verify_backlog blocks written, read back this many, the oldest (0: all); the rest wait for the verify phase" },
+	{ .name = "verify_async", .type = OPT_UINT, JOBF(verify_async),
+	  .max = 1 << 16, .def = "0", .apply = apply_verify_async,
+	  .help = "fio's verify offload threads: taken, but blocks are checked in the job's thread (a note says so); the blocks checked and the errors found are the same" },
+	{ .name = "verify_async_cpus", .type = OPT_STR, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .apply = apply_verify_async_cpus,
+	  .metavar = "CPUS",
+	  .help = "fio's CPUs of the verify offload threads: checked as cpus_allowed=, with no effect (no offload threads; noted)" },
 	{ .name = "verify_dump_dir", .type = OPT_STR, JOBF(verify_dump_dir),
 	  .metavar = "PATH", .def = ".",
 	  .help = "blkstack's: directory verify writes bad blocks to (at most 10 per thread)" },
@@ -2241,6 +2252,121 @@ static int apply_create_serialize(struct opt_ctx *c, uint64_t unused)
 	if (c->o && !strcmp(c->val, "0"))
 		bench_err_add(c->o->notes, sizeof(c->o->notes),
 			      "create_serialize=0: blkstack creates every job's files one after another before any job starts (fio's create_serialize=1); the I/O is the same, only where the file system puts the files' blocks may differ");
+	return 0;
+}
+
+/*
+ * fio's str2error(): the errno names ignore_error= takes, EPERM (1) to
+ * ERANGE (34) in Linux's order; other errors are given as numbers.
+ */
+static const char *const ignore_names[] = {
+	"EPERM", "ENOENT", "ESRCH", "EINTR", "EIO", "ENXIO", "E2BIG",
+	"ENOEXEC", "EBADF", "ECHILD", "EAGAIN", "ENOMEM", "EACCES", "EFAULT",
+	"ENOTBLK", "EBUSY", "EEXIST", "EXDEV", "ENODEV", "ENOTDIR", "EISDIR",
+	"EINVAL", "ENFILE", "EMFILE", "ENOTTY", "ETXTBSY", "EFBIG", "ENOSPC",
+	"ESPIPE", "EROFS", "EMLINK", "EPIPE", "EDOM", "ERANGE",
+};
+
+/*
+ * ignore_error=READ,WRITE,VERIFY (fio's str_ignore_error_cb()): each
+ * class a ':' list of errno names or numbers (a negative number is taken
+ * as positive; an empty name ends the list); a class with a list replaces
+ * fio's EIO:EILSEQ for it and sets its continue_on_error bit, an empty
+ * one is left as it was.
+ */
+static int apply_ignore_error(struct opt_ctx *c, uint64_t unused)
+{
+	char buf[1024], shown[SHOW_LEN], *p, *cls, *name;
+	unsigned int type = 0, n, i;
+
+	(void)unused;
+	if (strlen(c->val) >= sizeof(buf))
+		return val_err(c, -EINVAL, "too long, at most %zu characters",
+			       sizeof(buf) - 1);
+	snprintf(buf, sizeof(buf), "%s", c->val);
+	for (p = buf; p; type++) {
+		uint16_t errs[BENCH_IGNORE_MAX];
+
+		cls = strsep(&p, ",");
+		if (type >= 3)
+			return val_err(c, -EINVAL,
+				       "more than 3 classes, allowed READ,WRITE,VERIFY (each a ':' list of errors)");
+		n = 0;
+		while ((name = strsep(&cls, ":")) != NULL) {
+			long v = 0;
+			char *end;
+
+			while (*name == ' ' || *name == '\t')
+				name++;
+			end = name + strlen(name);
+			while (end > name && (end[-1] == ' ' || end[-1] == '\t'))
+				*--end = '\0';
+			if (!*name)
+				break;
+			if (name[0] == 'E') {
+				for (i = 0; i < ARRAY_SIZE(ignore_names); i++)
+					if (!strcmp(ignore_names[i], name))
+						v = i + 1;
+			} else {
+				errno = 0;
+				v = strtol(name, &end, 10);
+				if (errno || *end || v < -4095 || v > 4095)
+					v = 0;
+				if (v < 0)
+					v = -v;
+			}
+			if (!v)
+				return val_err(c, -EINVAL,
+					       "unknown error '%s' in the %s list: fio's names EPERM..ERANGE (errno 1..34), or an errno number 1..4095",
+					       show(shown, name),
+					       type == 0 ? "read" : type == 1 ? "write" : "verify");
+			if (n == BENCH_IGNORE_MAX)
+				return val_err(c, -EINVAL,
+					       "more than %d errors in the %s list",
+					       BENCH_IGNORE_MAX,
+					       type == 0 ? "read" : type == 1 ? "write" : "verify");
+			errs[n++] = (uint16_t)v;
+		}
+		if (!n || !c->j)
+			continue;
+		c->j->ignore_nr[type] = (uint8_t)n;
+		memcpy(c->j->ignore_err[type], errs, n * sizeof(errs[0]));
+		c->j->continue_on_error |= 1u << type;
+	}
+	return 0;
+}
+
+/* verify_async=N: the number, and a note that the job's thread checks. */
+static int apply_verify_async(struct opt_ctx *c, uint64_t v)
+{
+	char note[320];
+
+	store(c, v);
+	if (!v || !c->o)
+		return 0;
+	snprintf(note, sizeof(note),
+		 "verify_async=%" PRIu64 ": blkstack has no verify offload threads; each job's thread checks its blocks itself: the same blocks are checked, with the same results, only the CPU time of the checks falls on the job's thread",
+		 v);
+	bench_err_add(c->o->notes, sizeof(c->o->notes), note);
+	return 0;
+}
+
+/* verify_async_cpus=CPUS: a CPU list as cpus_allowed= takes; no effect. */
+static int apply_verify_async_cpus(struct opt_ctx *c, uint64_t unused)
+{
+	char why[128], note[320], shown[SHOW_LEN];
+	cpu_set_t set;
+
+	(void)unused;
+	if (parse_id_list(c->val, (unsigned long)cpus_configured(), NULL, "CPU",
+			  &set, why, sizeof(why)))
+		return val_err(c, -EINVAL, "%s", why);
+	if (c->o) {
+		snprintf(note, sizeof(note),
+			 "verify_async_cpus=%s: no effect: blkstack has no verify offload threads (the job's threads check, on the job's CPUs)",
+			 show(shown, c->val));
+		bench_err_add(c->o->notes, sizeof(c->o->notes), note);
+	}
 	return 0;
 }
 

@@ -322,6 +322,19 @@ struct bench_job_opts {
 	/* continue_on_error= (fio's): bit 0 read, 1 write, 2 verify errors
 	 * (EIO, EILSEQ) counted and the job going on; 0: none */
 	uint8_t continue_on_error;
+	/*
+	 * ignore_error= (fio's str_ignore_error_cb()): per class (0 read,
+	 * 1 write, 2 verify; "READ,WRITE,VERIFY" lists of errno names or
+	 * numbers separated by ':'), the errors that class goes on past; a
+	 * class given replaces fio's default of EIO and EILSEQ, and sets its
+	 * continue_on_error bit.  ignore_nr[c] 0: the default.
+	 */
+#define BENCH_IGNORE_MAX 16
+	uint8_t ignore_nr[3];
+	uint16_t ignore_err[3][BENCH_IGNORE_MAX]; /* positive errno values */
+	bool error_dump;            /* error_dump=0|1: each error the job goes on past is printed too (0) */
+	bool create_on_open;        /* create_on_open=0|1: a missing file is created empty when opened, not laid out (0) */
+	uint32_t verify_async;      /* verify_async=N (fio's offload threads): taken, verified in the job's thread (noted) */
 	bool fill_device;
 	char fill_device_at[BENCH_AT_LEN];
 	uint32_t ba;                /* blockalign= / ba=: random offsets' unit, bytes (0: the smallest bs) */

@@ -161,8 +161,15 @@ static unsigned int job_lat_depth(const struct bench_job_result *j)
 	return j->latency_depth ? j->latency_depth : job_iodepth(j);
 }
 
+/*
+ * The job's error as fio reports it (stat.c): the one that ended it, else
+ * under continue_on_error the first it went on past (the exit status
+ * stays 0 then, as fio's).
+ */
 static int job_errno(const struct bench_job_result *j)
 {
+	if (!j->error && j->opts && j->opts->continue_on_error)
+		return j->first_error;
 	return j->error < 0 ? -j->error : j->error;
 }
 
@@ -884,8 +891,9 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 		fprintf(f, " %s=%.1f%%%s", depth_keys[i], i == depth ? 100.0 : 0.0,
 			i == NR_DEPTHS - 1 ? "\n" : ",");
 	fprintf(f, "     issued rwts: total=%llu,%llu,%llu,0 short=0,0,0,0 dropped=0,0,0,0\n",
-		(ull)j->dir[DDIR_READ].ios, (ull)j->dir[DDIR_WRITE].ios,
-		(ull)j->dir[DDIR_TRIM].ios);
+		(ull)(j->dir[DDIR_READ].ios + j->dir[DDIR_READ].errors),
+		(ull)(j->dir[DDIR_WRITE].ios + j->dir[DDIR_WRITE].errors),
+		(ull)(j->dir[DDIR_TRIM].ios + j->dir[DDIR_TRIM].errors));
 	fprintf(f, "     latency   : target=%llu, window=%llu, percentile=%.2f%%, depth=%u\n",
 		(ull)job_lat_target(j), (ull)job_lat_window(j),
 		job_lat_pct(j), job_lat_depth(j));
@@ -1182,7 +1190,8 @@ static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
 	jint(c, o, "bw", bw_kib);
 	jreal(c, o, "iops", iops);
 	jint(c, o, "runtime", active ? ns_to_ms(dir_runtime(j, d)) : 0);
-	jint(c, o, "total_ios", s->ios);
+	/* fio's total_ios: the I/Os issued, those that failed too */
+	jint(c, o, "total_ios", s->ios + s->errors);
 	jint(c, o, "short_ios", 0);
 	jint(c, o, "drop_ios", 0);
 	jset(c, o, "slat_ns", json_lat(c, &s->slat, j->lat_valid, false));

@@ -628,6 +628,7 @@ static int uring_create(const struct blk_driver *drv,
 	}
 	uc.path = p->filename;
 	uc.create_size = p->dev_size ? p->dev_size : a->create_size;
+	uc.create_empty = a->create_empty && !p->dev_size;
 	uc.direct = p->direct;
 	uc.register_files = p->registerfiles;
 	uc.fixed_buffers = p->fixedbufs;

@@ -3,8 +3,8 @@
 # beside fio doing the same: allow_file_create=0 refuses a missing file,
 # unlink=1 removes the job's files after the run, fallocate=none|truncate
 # create a sparse file, create_serialize=0 is taken with a note, and the
-# values blkstack cannot honour (fallocate=native, create_on_open=1) are
-# refused by name.  fill_device=1 ends a write at ENOSPC as fio's does
+# values blkstack cannot honour (fallocate=native) are refused by name
+# (create_on_open=1: test_jobfile_errors_fio.sh).  fill_device=1 ends a write at ENOSPC as fio's does
 # (a 4 MiB tmpfs, as root) and is refused on a regular file without size=.
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -54,8 +54,6 @@ for v in none truncate; do
 done
 expect_error "fallocate=native: refused by value" "fallocate=native: a value blkstack bench does not support, allowed none\\|truncate\\|0" \
 	bench --parse-only --fallocate=native
-expect_error "create_on_open=1: refused by value" "create_on_open=1: a value blkstack bench does not support" \
-	bench --parse-only --create_on_open=1
 "$BLKSTACK" bench --parse-only --create_on_open=0 --create_serialize=1 >/dev/null 2>"$TMP/cs.err"
 check "create_on_open=0, create_serialize=1: taken, no note" bash -c '[ $? = 0 ] && ! grep -q create_serialize "$1"' _ "$TMP/cs.err"
 "$BLKSTACK" bench --parse-only --create_serialize=0 >/dev/null 2>"$TMP/cs.err"

@@ -955,6 +955,69 @@ static void test_jobfile(void **state)
 	unsetenv("BLK_TEST_RUNTIME");
 }
 
+/*
+ * fio's unset ${VAR}: the empty string, a note naming it; and
+ * ignore_error='s classes, each replacing fio's EIO:EILSEQ and turning
+ * its continue_on_error bit on.
+ */
+static void test_jobfile_env_unset_and_ignore_error(void **state)
+{
+	const char *path = write_file("env.fio",
+		"[j]\nrw=read\nfilename=a${BLK_TEST_UNSET_VAR}b\n"
+		"continue_on_error=read\nignore_error=,ENOSPC:5:-28: EIO ,\n"
+		"[k]\nrw=read\nignore_error=EIO\ncontinue_on_error=none\n");
+	struct bench_opts o;
+	int rc;
+
+	(void)state;
+	unsetenv("BLK_TEST_UNSET_VAR");
+	bench_opts_init(&o);
+	rc = bench_parse_jobfile(&o, path, NULL, errbuf, sizeof(errbuf));
+	assert_int_equal(rc, 0);
+	assert_string_equal(o.jobs[0].filename, "ab");
+	assert_non_null(strstr(o.notes, "env.fio:3: environment variable 'BLK_TEST_UNSET_VAR' is not set: 'a${BLK_TEST_UNSET_VAR}b' has the empty string in its place, as in fio"));
+	/* read as given, write from ignore_error, verify untouched */
+	assert_int_equal(o.jobs[0].continue_on_error, 1 | 2);
+	assert_int_equal(o.jobs[0].ignore_nr[0], 0);
+	assert_int_equal(o.jobs[0].ignore_nr[1], 4);
+	assert_int_equal(o.jobs[0].ignore_err[1][0], ENOSPC);
+	assert_int_equal(o.jobs[0].ignore_err[1][1], EIO);
+	assert_int_equal(o.jobs[0].ignore_err[1][2], ENOSPC);
+	assert_int_equal(o.jobs[0].ignore_err[1][3], EIO);
+	assert_int_equal(o.jobs[0].ignore_nr[2], 0);
+	/* a later continue_on_error= sets the classes again, as in fio */
+	assert_int_equal(o.jobs[1].continue_on_error, 0);
+	assert_int_equal(o.jobs[1].ignore_nr[0], 1);
+}
+
+static void jobfile_error(const char *text, int want_rc, const char *want);
+
+/*
+ * fio's keywords with arithmetic (HOWTO "Reserved keywords"): worked out
+ * as fio has bc(1) do it, integers; without a keyword, or not all
+ * arithmetic, the value is left to its option.
+ */
+static void test_jobfile_keyword_math(void **state)
+{
+	const char *path = write_file("math.fio",
+		"[j]\nrw=read\nsize=2^2*($pagesize+$pagesize)/2\n"
+		"bs=$pagesize/2\noffset=$pagesize-1024\n");
+	long pg = sysconf(_SC_PAGESIZE);
+	struct bench_opts o;
+	int rc;
+
+	(void)state;
+	bench_opts_init(&o);
+	rc = bench_parse_jobfile(&o, path, NULL, errbuf, sizeof(errbuf));
+	assert_int_equal(rc, 0);
+	assert_int_equal(o.jobs[0].size, 4 * pg);
+	assert_int_equal(o.jobs[0].bs, pg / 2);
+	assert_int_equal(o.jobs[0].offset, pg - 1024);
+	/* bsrange=512-$pagesize is arithmetic to fio too (bc: -3584): refused */
+	jobfile_error("[k]\nrw=read\nbsrange=512-$pagesize\n", -EINVAL,
+		      ":3: bsrange=-3584: a block size is missing or too long");
+}
+
 static void test_jobfile_with_cli_global(void **state)
 {
 	const char *path = write_file("cli.fio",
@@ -1030,8 +1093,9 @@ static void test_jobfile_errors(void **state)
 	jobfile_error("[j]\ninclude\n", -EINVAL, ":2: include: no file name");
 	jobfile_error("[j]\ninclude /nonexistent/x.fio\n", -EINVAL,
 		      ":2: include /nonexistent/x.fio: No such file or directory");
+	/* fio: an unset variable is the empty string; the value's error names it */
 	jobfile_error("[j]\niodepth=${BLK_TEST_UNSET_VAR}\n", -EINVAL,
-		      ":2: environment variable 'BLK_TEST_UNSET_VAR' is not set");
+		      ":2: option 'iodepth' needs a value: a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536 (the environment variable 'BLK_TEST_UNSET_VAR' is not set)");
 	jobfile_error("[j]\niodepth=${BLK_TEST\n", -EINVAL,
 		      ":2: unterminated '${' in '${BLK_TEST'");
 	jobfile_error("iodepth=4\n[j]\n", -EINVAL,
@@ -1089,7 +1153,7 @@ static void test_jobfile_bytes(void **state)
 	jobfile_error("[j\x07\n", -EINVAL, ":1: bad section header '[j\\x07'");
 	jobfile_error("[j]\nfoo\x08=1\n", -EINVAL, ":2: unknown option 'foo\\x08'");
 	jobfile_error("[j]\niodepth=${\x1b}\n", -EINVAL,
-		      ":2: environment variable '\\x1b' is not set");
+		      ":2: option 'iodepth' needs a value: a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536 (the environment variable '\\x1b' is not set)");
 	jobfile_error("[j\x1b]\nrw=read\n", -EINVAL,
 		      ":1: section name 'j\\x1b': control characters are not allowed");
 
@@ -1263,8 +1327,10 @@ static void test_verify_options(void **state)
 	assert_int_equal(set(&o, &j, "verify_backlog_batch", "8"), 0);
 	assert_int_equal(j.verify_backlog_batch, 8);
 
+	/* verify_async: taken, the job's thread verifies */
+	assert_int_equal(set(&o, &j, "verify_async", "2"), 0);
+	assert_int_equal(j.verify_async, 2);
 	/* the rest of fio's verify family stays unsupported */
-	assert_int_equal(set(&o, &j, "verify_async", "2"), -EOPNOTSUPP);
 	assert_int_equal(set(&o, &j, "verify_state_save", "1"), -EOPNOTSUPP);
 	assert_int_equal(set(&o, &j, "trim_verify_zero", "1"), -EOPNOTSUPP);
 }
@@ -1515,7 +1581,7 @@ static void test_jobfile_all_problems(void **state)
 		"[global]\nioengine=rbd\nbs=4k\n"
 		"[a]\nrw=randread\nlockmem=1m\niodpeth=4\n"
 		"[b\nrate=1m\n"		/* a bad header: its lines skipped */
-		"[c]\nrw=read\nmax_latency=10ms\nverify_async=2\n");
+		"[c]\nrw=read\nmax_latency=10ms\nverify_state_save=1\n");
 	struct bench_opts o;
 	char want[2048];
 
@@ -1530,7 +1596,7 @@ static void test_jobfile_all_problems(void **state)
 		 "%1$s:7: unknown option 'iodpeth' (did you mean 'iodepth'?)\n"
 		 "%1$s:8: bad section header '[b'\n"
 		 "%1$s:12: option 'max_latency' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
-		 "%1$s:13: option 'verify_async' is a fio option that blkstack bench does not support: not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump, but no verify offload, saved verify state, trim verification or error dumps",
+		 "%1$s:13: option 'verify_state_save' is a fio option that blkstack bench does not support: not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump (verify_async in the job's thread), but no experimental verify, saved verify state or trim verification",
 		 path);
 	{
 		static char big[4096];
@@ -1860,6 +1926,8 @@ int main(void)
 		cmocka_unit_test(test_cli_errors),
 		cmocka_unit_test(test_cli_iodepth_batch_capped),
 		cmocka_unit_test(test_jobfile),
+		cmocka_unit_test(test_jobfile_env_unset_and_ignore_error),
+		cmocka_unit_test(test_jobfile_keyword_math),
 		cmocka_unit_test(test_jobfile_with_cli_global),
 		cmocka_unit_test(test_jobfile_errors),
 		cmocka_unit_test(test_fio_catalogue),

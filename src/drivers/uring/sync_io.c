@@ -110,7 +110,8 @@ static blk_status_t sync_rw(struct uring_dev *ud, struct request *rq)
 		}
 		if (unlikely(r == 0))
 			/* end of file inside the device: an error, not zeros */
-			return BLK_STS_IOERR;
+			return wr ? BLK_STS_IOERR :
+			       uring_eof(ud, rq, (uint32_t)(rq->data_len - left));
 		off += (uint64_t)r;
 		left -= (uint64_t)r < left ? (uint64_t)r : left;
 		iov_advance(&iov, &cnt, (size_t)r);
@@ -120,6 +121,19 @@ static blk_status_t sync_rw(struct uring_dev *ud, struct request *rq)
 			if (errno != EINTR)
 				return uring_errno_status(ud, rq, -errno);
 	}
+	return BLK_STS_OK;
+}
+
+blk_status_t uring_eof(struct uring_dev *ud, struct request *rq, uint32_t done)
+{
+	struct uring_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	unsigned int i, n;
+
+	if (!ud->cfg.create_empty || rq->op != BLK_OP_READ)
+		return BLK_STS_IOERR;
+	n = uring_build_iov(rq, cmd, done);
+	for (i = 0; i < n; i++)
+		memset(cmd->iov[i].iov_base, 0, cmd->iov[i].iov_len);
 	return BLK_STS_OK;
 }
 

@@ -361,7 +361,7 @@ static void uring_complete(struct uring_queue *q, struct request *rq, int res)
 	if (rq->op <= BLK_OP_WRITE) {
 		if (unlikely(res == 0)) {
 			/* end of file inside the device: an error, not zeros */
-			blk_mq_complete_request(rq, BLK_STS_IOERR);
+			blk_mq_complete_request(rq, uring_eof(ud, rq, cmd->done));
 			return;
 		}
 		cmd->done += (uint32_t)res;
@@ -817,7 +817,10 @@ static int uring_open(struct uring_dev *ud, uint64_t *capacity, char *err,
 			lbs = (uint32_t)ssz;
 		*capacity = bytes;
 	} else if (S_ISREG(st.st_mode)) {
-		if (st.st_size == 0 && c->create_size) {
+		if (st.st_size == 0 && c->create_size && c->create_empty) {
+			/* fio's create_on_open: writes make the file grow */
+			st.st_size = (off_t)c->create_size;
+		} else if (st.st_size == 0 && c->create_size) {
 			if (ftruncate(ud->fd, (off_t)c->create_size)) {
 				ret = -errno;
 				snprintf(err, errlen, "filename=%s: cannot size it to %llu bytes: %s",

@@ -119,10 +119,21 @@ static inline unsigned int uring_build_iov(struct request *rq,
  * left alone); no engine state.
  *
  * Return: BLK_STS_OK; BLK_STS_IOERR for a read that reaches the end of
- * the file (never zeros); otherwise uring_errno_status() of the error.
+ * the file (never zeros, except on a create_empty file: uring_eof());
+ * otherwise uring_errno_status() of the error.
  * Context: any thread, blocking; concurrently with other requests.
  */
 blk_status_t uring_sync_rq(struct uring_dev *ud, struct request *rq);
+
+/**
+ * uring_eof() - a read of @rq met the end of the file after @done bytes.
+ * On a create_empty file (fio's create_on_open) the rest of the device
+ * is what was not written yet: its bytes are zeros, as a hole's.
+ * Return: BLK_STS_OK with the buffers' rest zeroed on a create_empty
+ * file; BLK_STS_IOERR otherwise.  Uses cmd's iovec array as scratch.
+ * Context: the request's completion, any thread.
+ */
+blk_status_t uring_eof(struct uring_dev *ud, struct request *rq, uint32_t done);
 
 /**
  * uring_errno_status() - the blk_status_t of a failed system call or CQE.
