@@ -363,7 +363,7 @@ enum bench_mem_policy {
 #define BENCH_MAX_JOBS 64
 /* files of one job thread (nrfiles=, filename=a:b): each is a device */
 #define BENCH_MAX_FILES 256
-#define BENCH_MAX_OPTS 224	/* bench's options and the registry's */
+#define BENCH_MAX_OPTS 288	/* bench's options and the registry's */
 
 /* --count_instructions: how instructions per I/O are counted */
 enum bench_count_insn {
