@@ -98,9 +98,40 @@ if ! cmp -s <(awk '$2 == "ok"' "$TMP/ram.list") <(awk '$2 == "ok"' "$TMP/files.l
 	echo "  accepted one way only: $(diff <(awk '$2 == "ok" { print $1 }' "$TMP/ram.list") \
 		<(awk '$2 == "ok" { print $1 }' "$TMP/files.list") | sed -n 's/^[<>] //p' | tr '\n' ' ')"
 fi
+
+# fio's own verdict on each file (--parse-only, nothing runs), and which
+# files blkstack refuses for an engine it cannot run: the files left are
+# those a user could point at blkstack's media
+mkdir -p "$TMP/fio"
+bench_show_cmd fio --parse-only "$CORPUS/EACH.fio"
+for f in "$CORPUS"/*.fio; do
+	name=$(basename "$f")
+	if (cd "$TMP/fio" && fio --parse-only "$f") >/dev/null 2>&1; then
+		echo "$name ok"
+	else
+		echo "$name refused"
+	fi
+done >"$TMP/fio.list"
+reasons "$TMP/files" | sort -u >"$TMP/reasons"
+reasons "$TMP/ram" | sort -u >"$TMP/reasons.ram"
+engine_files() { awk -F'\t' '$2 ~ /^engine/ { print $1 }' "$@" | sort -u; }
+fio_ok=$(awk '$2 == "ok" { print $1 }' "$TMP/fio.list" | sort)
+applies=$(comm -23 <(echo "$fio_ok") <(engine_files "$TMP/reasons" "$TMP/reasons.ram"))
+n_fio=$(echo "$fio_ok" | grep -c . || true)
+n_app=$(echo "$applies" | grep -c . || true)
+echo "fio 3.33 (--parse-only) accepts $n_fio of $total; of those, $n_app name no engine blkstack cannot run:"
+for mode in ram files; do
+	got=$(comm -12 <(echo "$applies") <(awk '$2 == "ok" { print $1 }' "$TMP/$mode.list" | sort) | grep -c . || true)
+	printf "  %-34s %s of %s (%s %%)\n" "$(if [ $mode = ram ]; then echo "with --dev=ram"; else echo "on files"; fi)" "$got" "$n_app" \
+		"$(awk -v a="$got" -v b="$n_app" 'BEGIN { printf "%.0f", b ? 100 * a / b : 0 }')"
+	miss=$(comm -23 <(echo "$applies") <(awk '$2 == "ok" { print $1 }' "$TMP/$mode.list" | sort) | tr '\n' ' ')
+	[ -z "$miss" ] || echo "    refused by blkstack only: $miss"
+done
+echo "  refused by fio too: $(awk '$2 != "ok" { print $1 }' "$TMP/fio.list" | sort |
+	comm -12 - <(awk '$2 != "ok" { print $1 }' "$TMP/files.list" | sort) |
+	comm -23 - <(engine_files "$TMP/reasons") | tr '\n' ' ')(their engines apart)"
 echo
 echo "refused on files, by reason: files it refuses, files it alone refuses, reason"
-reasons "$TMP/files" | sort -u >"$TMP/reasons"
 # group each reason's detail (the option or engine name) under its kind
 awk -F'\t' '
 	{
