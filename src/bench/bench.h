@@ -109,7 +109,19 @@ struct bench_job_result {
 	 * r->jobs[], freed by bench_run_result_free(); NULL when off) */
 	struct blk_stage_stats *stages;
 	struct bench_ss_result ss; /* ss_dur=: steady state */
+	/*
+	 * fio's "IO depths", "submit" and "complete" counts of the measured
+	 * window (its io_u_map, io_u_submit, io_u_complete), in fio's seven
+	 * buckets (BENCH_DEPTH_NR): I/Os by the number in flight once their
+	 * batch was submitted (1, 2-3, 4-7, 8-15, 16-31, 32-63, >=64);
+	 * submitted batches by their I/Os, and reaps by the I/Os they
+	 * completed (0, 1-4, 5-8, 9-16, 17-32, 33-64, >64)
+	 */
+	uint64_t depth_map[7];
+	uint64_t submit_map[7];
+	uint64_t complete_map[7];
 };
+#define BENCH_DEPTH_NR 7
 
 /*
  * Set (to the signal number) by SIGINT/SIGTERM while `blkstack bench` runs:

@@ -310,6 +310,13 @@ struct job_thread {
 	bool measuring;              /* completions are counted */
 	bool ramping;                /* in ramp_time: counted, reset when it ends */
 	bool lat;                    /* latency timestamps */
+	/*
+	 * Some of slat, clat, lat are off (disable_slat=, disable_clat=,
+	 * disable_lat=; not all three: then lat is false): job_account()
+	 * checks each, off its path when all are kept
+	 */
+	bool lat_some;
+	bool no_slat, no_clat, no_tlat;
 	bool stop;
 	bool interrupted;            /* stopped by SIGINT/SIGTERM (bench_interrupted) */
 	bool abandoned;              /* requests still in flight at the stop deadline */
@@ -574,13 +581,47 @@ job_files_reap(struct job_thread *td, bool wait, uint64_t timeout_ns)
 	return blk_wait(most, timeout_ns);
 }
 
-/* blk_poll(), or blk_wait() with @wait, on the thread's ctx (or files). */
+/*
+ * fio's depth buckets (its io_u_mark_depth()): 1, 2-3, 4-7, 8-15, 16-31,
+ * 32-63, >=64 I/Os in flight.
+ */
+static inline unsigned int depth_bucket(unsigned int depth)
+{
+	unsigned int b = 31 - (unsigned int)__builtin_clz(depth | 1);
+
+	return b < 6 ? b : 6;
+}
+
+/*
+ * fio's submit and complete buckets (its __io_u_mark_map()): 0, 1-4,
+ * 5-8, 9-16, 17-32, 33-64, >64 I/Os.
+ */
+static inline unsigned int batch_bucket(unsigned int n)
+{
+	unsigned int b;
+
+	if (n <= 4)
+		return n != 0;
+	b = 32 - (unsigned int)__builtin_clz(n - 1) - 1; /* ceil(log2 n) - 1 */
+	return b < 6 ? b : 6;
+}
+
+/*
+ * blk_poll(), or blk_wait() with @wait, on the thread's ctx (or files);
+ * a reap that completed any counts in fio's "complete" buckets.
+ */
 static inline int job_reap_wait(struct job_thread *td, bool wait,
 				uint64_t timeout_ns)
 {
+	int n;
+
 	if (unlikely(td->nr_files > 1))
-		return job_files_reap(td, wait, timeout_ns);
-	return wait ? blk_wait(td->ctx, timeout_ns) : blk_poll(td->ctx);
+		n = job_files_reap(td, wait, timeout_ns);
+	else
+		n = wait ? blk_wait(td->ctx, timeout_ns) : blk_poll(td->ctx);
+	if (n > 0)
+		td->res->complete_map[batch_bucket((unsigned int)n)]++;
+	return n;
 }
 
 /* Mark block @b used; keep the summary of full words. */
@@ -1363,6 +1404,19 @@ static uint64_t plot_window_ns(const struct bench_job_opts *j)
 	return ns / 1000000ull * 1000000ull;
 }
 
+/* disable_slat=, disable_clat=, disable_lat=: the histograms kept. */
+static void __attribute__((noinline))
+job_account_some(struct job_thread *td, struct bench_dir_stats *ds,
+		 uint64_t n, uint64_t start, uint64_t issue, uint64_t now)
+{
+	if (!td->no_slat)
+		blk_hist_add_n(&ds->slat, issue - start, n);
+	if (!td->no_clat)
+		blk_hist_add_n(&ds->clat, now - issue, n);
+	if (!td->no_tlat)
+		blk_hist_add_n(&ds->lat, now - start, n);
+}
+
 /* Account one run of I/Os that share their timestamps. */
 static inline void job_account(struct job_thread *td, enum bench_ddir ddir,
 			       uint64_t n, uint64_t start, uint64_t issue,
@@ -1370,6 +1424,10 @@ static inline void job_account(struct job_thread *td, enum bench_ddir ddir,
 {
 	struct bench_dir_stats *ds = &td->res->dir[ddir];
 
+	if (unlikely(td->lat_some)) {
+		job_account_some(td, ds, n, start, issue, now);
+		return;
+	}
 	blk_hist_add_n(&ds->slat, issue - start, n);
 	blk_hist_add_n(&ds->clat, now - issue, n);
 	blk_hist_add_n(&ds->lat, now - start, n);
@@ -1387,6 +1445,9 @@ static void job_reset_stats(struct job_thread *td)
 		blk_hist_init(&ds->clat);
 		blk_hist_init(&ds->lat);
 	}
+	memset(td->res->depth_map, 0, sizeof(td->res->depth_map));
+	memset(td->res->submit_map, 0, sizeof(td->res->submit_map));
+	memset(td->res->complete_map, 0, sizeof(td->res->complete_map));
 }
 
 /*
@@ -1790,6 +1851,12 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 				for (i = 0; i < n; i++)
 					td->batch[i]->issue_ns = t1;
 			}
+			/* fio's IO depths and submit counts */
+			if (n) {
+				td->res->depth_map[depth_bucket(o->iodepth -
+								td->nr_free)] += n;
+				td->res->submit_map[batch_bucket(n)]++;
+			}
 		}
 		/*
 		 * reap: with nothing more to submit, wait for the device
@@ -2054,7 +2121,6 @@ static int job_place(struct job_thread *td)
 	}
 	return 0;
 }
-
 
 /*
  * fio's fio_terminate_threads() at a thread's end: with exitall in any
@@ -2504,7 +2570,13 @@ region_set:
 		td->prep_hook = true;
 		td->seq_skip = o->rw_mod / (int64_t)o->bs;
 	}
-	td->lat = !o->gtod_reduce && !o->disable_lat;
+	/* stats=0: the job is left out of the report, so no timestamps */
+	td->lat = !o->gtod_reduce && !o->stats_off &&
+		  !(o->disable_lat && o->disable_clat && o->disable_slat);
+	td->no_slat = o->disable_slat;
+	td->no_clat = o->disable_clat;
+	td->no_tlat = o->disable_lat;
+	td->lat_some = td->lat && (td->no_slat || td->no_clat || td->no_tlat);
 	td->res->lat_valid = td->lat;
 	if (o->verify != VERIFY_NONE) {
 		/*
