@@ -241,7 +241,12 @@ static int matrix_run(const struct bench_opts *o, int argc, char **argv,
 		fprintf(stderr, "blkstack bench: %s\n", err);
 		*failed = true;
 	}
-	if (o->output_format != OUT_NORMAL) {
+	if (o->output_format == OUT_TERSE) {
+		/* fio's terse: one line per entry, cell after cell */
+		for (i = 0; i < nr_cells; i++)
+			if (runs[i].jobs)
+				bench_report_terse(out, o, &runs[i]);
+	} else if (o->output_format != OUT_NORMAL) {
 		for (i = 0; i < nr_cells; i++)
 			if (runs[i].jobs)
 				ran[nr_ran++] = runs[i];
@@ -486,8 +491,11 @@ int bench_main(int argc, char **argv)
 			}
 			if (o->output_format == OUT_NORMAL)
 				bench_report_text(out, o, &runs[d]);
+			else if (o->output_format == OUT_TERSE)
+				bench_report_terse(out, o, &runs[d]);
 		}
-		if (o->output_format != OUT_NORMAL)
+		if (o->output_format == OUT_JSON ||
+		    o->output_format == OUT_JSON_PLUS)
 			ret = bench_report_json(out, o, runs, nr_runs);
 	}
 	if (o->lock_stats && o->output_format != OUT_JSON && !ret) {

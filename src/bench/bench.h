@@ -354,6 +354,17 @@ void bench_report_text(FILE *f, const struct bench_opts *o,
 		       const struct bench_run_result *r);
 
 /**
+ * bench_report_terse() - fio's terse output (--output-format=terse,
+ * --minimal) for one run: a line per report entry, fio's semicolon
+ * fields of @o->terse_version (3, 4 with trim, 5 with the bw and iops
+ * samples), group_reporting, stats= and unified_rw_reporting= honoured;
+ * the run's disk stats at the end of each line (disk_util=).
+ * Context: the main thread.
+ */
+void bench_report_terse(FILE *f, const struct bench_opts *o,
+			const struct bench_run_result *r);
+
+/**
  * bench_report_json() - fio's JSON layout for all runs: one document with
  * "fio version", "timestamp", "time", "global options" and "jobs", each
  * job with read/write/trim objects in fio's field names plus a "blkstack"

@@ -737,7 +737,7 @@ static void opts_ready(void)
 
 /* fio command-line switches with no blkstack equivalent. */
 static const char *const fio_cli_unsupported[] = {
-	"minimal", "terse-version", "append-terse", "eta-newline",
+	"append-terse", "eta-newline",
 	"eta-interval", "status-interval", "readonly",
 	"client", "server", "daemonize", "showcmd", "cmdhelp",
 	"enghelp", "debug", "max-jobs", "warnings-fatal", "bandwidth-log",
@@ -752,8 +752,11 @@ static const struct cli_opt {
 	const char *metavar;	/* NULL: takes no value */
 	const char *help;
 } cli_opts[] = {
-	{ "output-format", "normal|json|json+",
-	  "report format (default normal; json+ adds fio's clat bins; terse is not supported)" },
+	{ "output-format", "normal|json|json+|terse",
+	  "report format (default normal; json+ adds fio's clat bins; terse: fio's semicolon lines; one format, not fio's comma lists)" },
+	{ "minimal", NULL, "--output-format=terse, as fio's" },
+	{ "terse-version", "3|4|5",
+	  "fields of the terse lines, fio's versions: 3 (default), 4 adds trim, 5 the bw and iops samples" },
 	{ "output", "FILE", "write the report to FILE (default stdout)" },
 	{ "plot", "DIR",
 	  "draw SVG pictures into DIR with gnuplot: latency histogram and CDF, IOPS and latency over time per job thread; the matrix as grouped bars" },
@@ -2899,6 +2902,7 @@ void bench_opts_init(struct bench_opts *o)
 	}
 	/* nr_devs stays 0: the caller picks null,ram for the matrix. */
 	o->output_format = OUT_NORMAL;
+	o->terse_version = 3;
 }
 
 /*
@@ -3326,6 +3330,8 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 			o->help = true;
 		else if (!strcmp(name, "parse-only"))
 			o->parse_only = true;
+		else if (!strcmp(name, "minimal"))
+			o->output_format = OUT_TERSE;
 		else if (!strcmp(name, "fio-options"))
 			o->fio_table = true;
 		else
@@ -3374,15 +3380,31 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 			o->output_format = OUT_JSON;
 		} else if (!strcmp(val, "json+")) {
 			o->output_format = OUT_JSON_PLUS;
-		} else if (!strcmp(val, "terse") ||
-			   strchr(val, ',')) {
+		} else if (!strcmp(val, "terse")) {
+			o->output_format = OUT_TERSE;
+		} else if (strchr(val, ',')) {
 			set_err(err, errlen,
-				"output-format=%s: a fio format that blkstack bench does not support, allowed normal|json|json+",
+				"output-format=%s: fio's list of several formats is not supported (one report a run), allowed normal|json|json+|terse",
 				show(shown, val));
 			return -EINVAL;
 		} else {
 			set_err(err, errlen,
-				"output-format=%s: bad value, allowed normal|json|json+",
+				"output-format=%s: bad value, allowed normal|json|json+|terse",
+				show(shown, val));
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "terse-version")) {
+		if (!strcmp(val, "3") || !strcmp(val, "4") || !strcmp(val, "5")) {
+			o->terse_version = (unsigned int)(val[0] - '0');
+		} else if (!strcmp(val, "2")) {
+			set_err(err, errlen,
+				"terse-version=2: fio's old layout (no version field, no disk stats) is not supported, allowed 3|4|5");
+			return -EINVAL;
+		} else {
+			set_err(err, errlen,
+				"terse-version=%s: bad value, allowed 3|4|5",
 				show(shown, val));
 			return -EINVAL;
 		}

@@ -39,7 +39,7 @@ enum bench_output_format {
 	OUT_NORMAL = 0,
 	OUT_JSON,
 	OUT_JSON_PLUS,  /* json+: json with fio's clat bins */
-	OUT_TERSE_UNSUPPORTED, /* never stored: terse is rejected */
+	OUT_TERSE,      /* terse (--minimal): fio's semicolon lines, terse_version 3..5 */
 };
 
 enum bench_clocksource {
@@ -311,7 +311,8 @@ struct bench_opts {
 	struct bench_dev_opts dev;
 	struct bench_job_opts jobs[BENCH_MAX_JOBS]; /* [0, nr_jobs) are set */
 	unsigned int nr_jobs;
-	enum bench_output_format output_format; /* --output-format=normal|json */
+	enum bench_output_format output_format; /* --output-format=normal|json|json+|terse */
+	unsigned int terse_version; /* --terse-version=3|4|5 (3, fio's default) */
 	char output[256];           /* --output=FILE, "" for stdout */
 	char plot_dir[1024];        /* --plot=DIR: SVG pictures drawn by gnuplot (plot.h), "" for none */
 	bool matrix;                /* --matrix or no workload given */

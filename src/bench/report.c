@@ -83,10 +83,19 @@ static const char *const batch_keys[NR_DEPTHS] = {
 };
 
 struct lat_dist {
-	double ns[NR_LAT_NS]; /* percent of I/Os */
+	double ns[NR_LAT_NS]; /* percent of I/Os; one with any at least 0.01 */
 	double us[NR_LAT_US];
 	double ms[NR_LAT_MS];
+	double ns_all;        /* the nsec buckets together, percent */
 };
+
+/* fio's stat_calc_lat(): a bucket that has any is at least 0.01 % */
+static double lat_pct(double cnt, double total)
+{
+	double p = cnt * 100.0 / total;
+
+	return cnt > 0 && p < 0.01 ? 0.01 : p;
+}
 
 /*
  * One entry of a report: a job thread as the engine left it, or the sum of
@@ -477,12 +486,14 @@ static void job_lat_dist(const struct bench_job_result *j, struct lat_dist *ld)
 		total += cnt[i];
 	if (!total)
 		return;
-	for (i = 0; i < NR_LAT_NS; i++)
-		ld->ns[i] = cnt[i] * 100.0 / total;
+	for (i = 0; i < NR_LAT_NS; i++) {
+		ld->ns[i] = lat_pct(cnt[i], total);
+		ld->ns_all += cnt[i] * 100.0 / total;
+	}
 	for (i = 0; i < NR_LAT_US; i++)
-		ld->us[i] = cnt[NR_LAT_NS + i] * 100.0 / total;
+		ld->us[i] = lat_pct(cnt[NR_LAT_NS + i], total);
 	for (i = 0; i < NR_LAT_MS; i++)
-		ld->ms[i] = cnt[NR_LAT_NS + NR_LAT_US + i] * 100.0 / total;
+		ld->ms[i] = lat_pct(cnt[NR_LAT_NS + NR_LAT_US + i], total);
 }
 
 /*
@@ -1240,6 +1251,153 @@ out:
 	if (r->has_insn)
 		fprintf(f, "  %s: instructions per I/O: %.1f (user space, the whole process during the run, perf_event_open)\n",
 			r->dev, run_insn_per_io(r));
+	rep_free(&rep);
+}
+
+/* ---- terse ---- */
+
+/* min, max, mean, stddev in us, as fio's show_ddir_status_terse() */
+static void terse_lat(FILE *f, const struct blk_hist *h, bool valid)
+{
+	if (valid && h->count)
+		fprintf(f, ";%llu;%llu;%f;%f", (ull)(hist_min(h) / 1000),
+			(ull)(h->max / 1000), blk_hist_mean(h) / 1000.0,
+			blk_hist_stddev(h) / 1000.0);
+	else
+		fprintf(f, ";%llu;%llu;%f;%f", 0ull, 0ull, 0.0, 0.0);
+}
+
+/*
+ * One direction of a terse line (fio's show_ddir_status_terse()): KiB,
+ * KiB/s, IOPS, runtime ms; slat, clat; 20 percentile fields of lat (with
+ * lat_percentiles) or clat ("P%=us", "0%=0" past the list); lat; bw
+ * min, max, agg %, mean, dev (KiB/s; version 5: samples, and iops min,
+ * max, mean, dev, samples).  The bw and iops figures are the JSON's: one
+ * sample over the whole runtime.
+ */
+static void terse_dir(FILE *f, const struct rep *rep,
+		      const struct bench_job_result *j, int d, bool mixed,
+		      unsigned int ver)
+{
+	const struct bench_dir_stats *s = &j->dir[d];
+	uint64_t runt = s->ios ? ns_to_ms(dir_runtime(j, d)) : 0;
+	uint64_t bw = 0, iops = 0;
+	const struct blk_hist *ph = NULL;
+	unsigned int i, nr = 0, prec;
+	const double *pcts = job_pcts(j, &nr, &prec);
+	struct group_dir g;
+	double kib = dir_bw(j, d) / 1024.0, agg;
+
+	if (runt) {
+		bw = 1000 * s->bytes / runt / 1024;
+		iops = 1000 * s->ios / runt;
+	}
+	fprintf(f, ";%llu;%llu;%llu;%llu", (ull)(s->bytes >> 10), (ull)bw,
+		(ull)iops, (ull)runt);
+	terse_lat(f, &s->slat, j->lat_valid);
+	terse_lat(f, &s->clat, j->lat_valid);
+	if (job_pct_on(j, PCT_LAT))
+		ph = &s->lat;
+	else if (job_pct_on(j, PCT_CLAT))
+		ph = &s->clat;
+	for (i = 0; i < BENCH_PCT_MAX; i++) {
+		/* fio lists the percentiles, of 0 without samples */
+		if (!ph || i >= nr)
+			fputs(";0%=0", f);
+		else
+			fprintf(f, ";%f%%=%llu", pcts[i],
+				(ull)(j->lat_valid && ph->count ?
+				      blk_hist_percentile(ph, pcts[i]) / 1000 : 0));
+	}
+	terse_lat(f, &s->lat, j->lat_valid);
+	if (mixed)
+		group_mixed_stats(rep, j->groupid, &g);
+	else
+		group_dir_stats(rep, j->groupid, d, &g);
+	agg = group_agg_bw(&g) / 1024.0;
+	if (s->ios)
+		fprintf(f, ";%llu;%llu;%f%%;%f;%f", (ull)kib, (ull)kib,
+			agg > 0 && kib * 100.0 / agg < 100.0 ? kib * 100.0 / agg : 100.0,
+			kib, 0.0);
+	else
+		fprintf(f, ";%llu;%llu;%f%%;%f;%f", 0ull, 0ull, 0.0, 0.0, 0.0);
+	if (ver == 5) {
+		double io = dir_iops(j, d);
+
+		fprintf(f, ";%u", s->ios ? 1u : 0u);
+		if (s->ios)
+			fprintf(f, ";%llu;%llu;%f;%f;%u", (ull)llround(io),
+				(ull)llround(io), io, 0.0, 1u);
+		else
+			fprintf(f, ";%llu;%llu;%f;%f;%u", 0ull, 0ull, 0.0, 0.0, 0u);
+	}
+}
+
+void bench_report_terse(FILE *f, const struct bench_opts *o,
+			const struct bench_run_result *r)
+{
+	const struct blk_disk_stats *st = &r->disk;
+	unsigned int ver = o && o->terse_version ? o->terse_version : 3;
+	struct rep rep;
+	unsigned int i, k;
+
+	if (rep_build(&rep, r)) {
+		fprintf(f, "%s: out of memory for the report\n", r->dev);
+		return;
+	}
+	for (i = 0; i < rep.nr; i++) {
+		const struct bench_job_result *j = rep.ents[i].j;
+		double thread_s = (double)rep.ents[i].thread_ns / 1e9;
+		unsigned int unified = job_unified(j);
+		double dist[NR_DEPTHS];
+		struct lat_dist ld;
+
+		fprintf(f, "%u;blkstack-%s;%s;%u;%d", ver, BLKSTACK_VERSION,
+			j->name, j->groupid, job_errno(j));
+		if (unified == BENCH_UNIFIED_NONE || unified == BENCH_UNIFIED_BOTH) {
+			terse_dir(f, &rep, j, DDIR_READ, false, ver);
+			terse_dir(f, &rep, j, DDIR_WRITE, false, ver);
+			if (ver >= 4)
+				terse_dir(f, &rep, j, DDIR_TRIM, false, ver);
+		}
+		if (unified != BENCH_UNIFIED_NONE) {
+			struct bench_job_result *m = malloc(sizeof(*m));
+
+			if (!m) {
+				fprintf(f, "\n%s: out of memory for the report\n",
+					r->dev);
+				break;
+			}
+			job_mixed(m, j);
+			terse_dir(f, &rep, m, 0, true, ver);
+			free(m);
+		}
+		fprintf(f, ";%f%%;%f%%;%llu;%llu;%llu",
+			safe_div(j->usr_cpu_s * 100.0, thread_s),
+			safe_div(j->sys_cpu_s * 100.0, thread_s),
+			(ull)j->ctx_switches, (ull)j->majf, (ull)j->minf);
+		depth_dist(j->depth_map, dist);
+		for (k = 0; k < NR_DEPTHS; k++)
+			fprintf(f, ";%3.1f%%", dist[k]);
+		/* fio keeps terse's fields: the nsec buckets go in the first usec one */
+		job_lat_dist(j, &ld);
+		for (k = 0; k < NR_LAT_US; k++)
+			fprintf(f, ";%3.2f%%", ld.us[k] + (k ? 0.0 : ld.ns_all));
+		for (k = 0; k < NR_LAT_MS; k++)
+			fprintf(f, ";%3.2f%%", ld.ms[k]);
+		if (run_disk_util(r))
+			fprintf(f, ";%s;%llu;%llu;%llu;%llu;%llu;%llu;%llu;%3.2f%%",
+				r->dev, (ull)st->ios[BLK_STAT_READ],
+				(ull)st->ios[BLK_STAT_WRITE],
+				(ull)st->merges[BLK_STAT_READ],
+				(ull)st->merges[BLK_STAT_WRITE],
+				(ull)st->ticks_ms[BLK_STAT_READ],
+				(ull)st->ticks_ms[BLK_STAT_WRITE],
+				(ull)disk_in_queue(st), disk_util(r));
+		if (j->opts && j->opts->continue_on_error)
+			fprintf(f, ";%llu;%d", (ull)j->total_err, j->first_error);
+		fputc('\n', f);
+	}
 	rep_free(&rep);
 }
 

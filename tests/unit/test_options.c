@@ -893,14 +893,15 @@ static void test_cli_errors(void **state)
 		{ "--foo=1", "unknown option 'foo'" },
 		{ "--file_append=1",
 		  "option 'file_append' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices" },
-		{ "--output-format=terse", NULL },
+		{ "--output-format=normal,json", NULL },
+		{ "--terse-version=2", NULL },
+		{ "--terse-version=6", "terse-version=6: bad value, allowed 3|4|5" },
 		{ "--output-format=xml", NULL },
 		{ "--eta=sometimes", NULL },
-		{ "--minimal", NULL },
 		{ "--output=", "option 'output' needs a value (FILE)" },
 		{ "--eta=", "option 'eta' needs a value, allowed auto|always|never" },
 		{ "--output-format",
-		  "option 'output-format' needs a value, allowed normal|json|json+" },
+		  "option 'output-format' needs a value, allowed normal|json|json+|terse" },
 		{ "--name=", "option 'name' needs a value: text, at most 63 characters" },
 		{ "--matrix=1", "option 'matrix' takes no value" },
 		{ "--help=1", "option 'help' takes no value" },
@@ -925,11 +926,23 @@ static void test_cli_errors(void **state)
 			assert_string_equal(errbuf, cases[i].msg);
 	}
 	{
-		const char *argv[] = { "bench", "--output-format=terse" };
+		const char *argv[] = { "bench", "--output-format=json,normal" };
 
 		assert_int_equal(parse(&o, 2, argv), -EINVAL);
-		assert_non_null(strstr(errbuf, "not support"));
-		assert_non_null(strstr(errbuf, "normal|json"));
+		assert_non_null(strstr(errbuf, "not supported"));
+		assert_non_null(strstr(errbuf, "normal|json|json+|terse"));
+	}
+	{
+		/* fio's terse: --output-format=terse or --minimal, version 3 */
+		const char *a1[] = { "bench", "--output-format=terse" };
+		const char *a2[] = { "bench", "--minimal", "--terse-version=5" };
+
+		assert_int_equal(parse(&o, 2, a1), 0);
+		assert_int_equal(o.output_format, OUT_TERSE);
+		assert_int_equal(o.terse_version, 3);
+		assert_int_equal(parse(&o, 3, a2), 0);
+		assert_int_equal(o.output_format, OUT_TERSE);
+		assert_int_equal(o.terse_version, 5);
 	}
 	{
 		/* --help with a value fails even before a bad option. */
