@@ -46,6 +46,17 @@ struct bench_dir_stats {
 	struct blk_hist lat;  /* total: prep -> reaped, ns */
 };
 
+/*
+ * Samples of a rate, as fio's io_stat keeps them (add_stat_sample()):
+ * count, min, max, and Welford's running mean and sum of squared
+ * deviations (stddev = sqrt(m2 / (n - 1))).
+ */
+struct bench_sample_stat {
+	uint64_t n;
+	uint64_t min, max;
+	double mean, m2;
+};
+
 /* One job thread's results (numjobs expands a job into threads). */
 /*
  * fio's steady state (ss=, ss_dur=) of a job thread's unit: the thread, or
@@ -120,6 +131,13 @@ struct bench_job_result {
 	uint64_t depth_map[7];
 	uint64_t submit_map[7];
 	uint64_t complete_map[7];
+	/*
+	 * fio's bw and iops samples: per direction, the rate of each window
+	 * of bwavgtime= (KiB/s) and iopsavgtime= (I/Os per second) of the
+	 * measured window in which the direction did I/O
+	 */
+	struct bench_sample_stat bw_samples[DDIR_NR];
+	struct bench_sample_stat iops_samples[DDIR_NR];
 };
 #define BENCH_DEPTH_NR 7
 

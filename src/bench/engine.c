@@ -317,6 +317,14 @@ struct job_thread {
 	 */
 	bool lat_some;
 	bool no_slat, no_clat, no_tlat;
+	/*
+	 * fio's bw and iops samples (job_sample()): the next time check at
+	 * which a window may be due (UINT64_MAX: none while not measuring),
+	 * each window's start and the counts at its start
+	 */
+	uint64_t sample_next;
+	uint64_t bw_t, iops_t;
+	uint64_t bw_bytes0[DDIR_NR], iops_ios0[DDIR_NR];
 	bool stop;
 	bool interrupted;            /* stopped by SIGINT/SIGTERM (bench_interrupted) */
 	bool abandoned;              /* requests still in flight at the stop deadline */
@@ -1446,6 +1454,8 @@ static void job_reset_stats(struct job_thread *td)
 		blk_hist_init(&ds->lat);
 	}
 	memset(td->res->depth_map, 0, sizeof(td->res->depth_map));
+	memset(td->res->bw_samples, 0, sizeof(td->res->bw_samples));
+	memset(td->res->iops_samples, 0, sizeof(td->res->iops_samples));
 	memset(td->res->submit_map, 0, sizeof(td->res->submit_map));
 	memset(td->res->complete_map, 0, sizeof(td->res->complete_map));
 }
@@ -1550,7 +1560,73 @@ static void job_measure_start(struct job_thread *td, uint64_t now)
 	td->measuring = true;
 	td->ramping = false;
 	td->t_measure = now;
+	/* the sample windows start with the measured one, counts at 0 */
+	td->bw_t = td->iops_t = now;
+	memset(td->bw_bytes0, 0, sizeof(td->bw_bytes0));
+	memset(td->iops_ios0, 0, sizeof(td->iops_ios0));
+	td->sample_next = now;
 	getrusage(RUSAGE_THREAD, &td->ru_start);
+}
+
+/* fio's add_stat_sample(): Welford's running mean and squares. */
+static void sample_add(struct bench_sample_stat *s, uint64_t v)
+{
+	double delta = (double)v - s->mean;
+
+	if (!s->n || v < s->min)
+		s->min = v;
+	if (!s->n || v > s->max)
+		s->max = v;
+	s->n++;
+	s->mean += delta / (double)s->n;
+	s->m2 += delta * ((double)v - s->mean);
+}
+
+/*
+ * fio's __add_samples(): once a window of @avg_ms has passed (less fio's
+ * 1 ms slack), each direction that did I/O in it gets a sample of its
+ * rate over the window, in fio's integers (KiB/s for bytes); the next
+ * window starts now.  Return: when the next window ends, bench ns.
+ */
+static uint64_t job_sample_one(struct job_thread *td, uint64_t now,
+			       uint64_t *t, uint32_t avg_ms, uint64_t *base,
+			       bool bytes, struct bench_sample_stat *stat)
+{
+	uint64_t spent = (now - *t) / 1000000, avg = avg_ms ? avg_ms : 500;
+	unsigned int d;
+
+	if (spent < avg && avg - spent > 1)
+		return *t + avg * 1000000;
+	for (d = 0; d < DDIR_NR; d++) {
+		uint64_t cur = bytes ? td->res->dir[d].bytes : td->res->dir[d].ios;
+		uint64_t delta = cur - base[d];
+
+		if (!delta)
+			continue;
+		sample_add(&stat[d], !spent ? 0 : bytes ?
+			   delta * 1000 / spent / 1024 : delta * 1000 / spent);
+		base[d] = cur;
+	}
+	*t = now;
+	return now + avg * 1000000;
+}
+
+/* The loop's time checks, once a sample window is due. */
+static void __attribute__((noinline)) job_sample(struct job_thread *td,
+						 uint64_t now)
+{
+	uint64_t a, b;
+
+	if (!td->measuring || td->ramping) {
+		td->sample_next = UINT64_MAX;
+		return;
+	}
+	a = job_sample_one(td, now, &td->bw_t, td->o->bw_avg_ms,
+			   td->bw_bytes0, true, td->res->bw_samples);
+	b = job_sample_one(td, now, &td->iops_t, td->o->iops_avg_ms,
+			   td->iops_ios0, false, td->res->iops_samples);
+	/* fio's 1 ms slack: a window may close 1 ms early */
+	td->sample_next = (a < b ? a : b) - 1000000;
 }
 
 static void job_publish_progress(struct job_thread *td)
@@ -1898,6 +1974,8 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 			}
 			if (runtime_end && now >= runtime_end)
 				break;
+			if (unlikely(now >= td->sample_next))
+				job_sample(td, now);
 			if (unlikely(atomic_load_explicit(&td->terminate,
 							  memory_order_relaxed))) {
 				td->terminated = true;	/* exitall */

@@ -274,6 +274,8 @@ struct bench_job_opts {
 	bool disable_slat;          /* disable_slat=0|1: no submission latency (0) */
 	bool disable_bw;            /* disable_bw_measurement= / disable_bw=0|1: no per-I/O bandwidth log entries (0) */
 	bool disk_util_off;         /* disk_util=0: no disk stats of the device in the report (fio's default 1) */
+	uint32_t bw_avg_ms;         /* bwavgtime=, ms: the bw samples' window (500; 0: 500) */
+	uint32_t iops_avg_ms;       /* iopsavgtime=, ms: the iops samples' window (500; 0: 500) */
 };
 
 /* unified_rw_reporting= (fio's): each direction, their sum ("mixed"), or both */

@@ -514,6 +514,56 @@ static void depth_dist(const uint64_t *map, double *pct)
 	}
 }
 
+/*
+ * fio's sum_stat(..., pure_sum): a group's (or the directions') samples
+ * added as fio adds them, min to min, max to max, mean to mean, the
+ * counts and squares too: the group's rate as the sum of its members'.
+ */
+static void sample_sum(struct bench_sample_stat *dst,
+		       const struct bench_sample_stat *src)
+{
+	if (!src->n)
+		return;
+	if (!dst->n) {
+		*dst = *src;
+		return;
+	}
+	dst->min += src->min;
+	dst->max += src->max;
+	dst->n += src->n;
+	dst->mean += src->mean;
+	dst->m2 += src->m2;
+}
+
+/* fio's calc_lat() of samples: min, max, mean, stddev; false for none */
+static bool sample_calc(const struct bench_sample_stat *s, uint64_t *min,
+			uint64_t *max, double *mean, double *dev)
+{
+	if (!s->n) {
+		*min = *max = 0;
+		*mean = *dev = 0.0;
+		return false;
+	}
+	*min = s->min;
+	*max = s->max;
+	*mean = s->mean;
+	*dev = s->n > 1 ? sqrt(s->m2 / (double)(s->n - 1)) : 0.0;
+	return true;
+}
+
+/* fio's convert_agg_kbytes_percent(): @mean KiB/s of the group's @agg B/s */
+static double agg_pct(double agg, double mean)
+{
+	double p = 100.0;
+
+	if (agg > 1024) {
+		p = (double)(int64_t)mean * 100.0 / (agg / 1024.0);
+		if (p > 100.0)
+			p = 100.0;
+	}
+	return p;
+}
+
 /* ---- entries: job threads, or group_reporting sums ---- */
 
 /*
@@ -564,6 +614,8 @@ static void job_add(struct bench_job_result *dst,
 		hist_merge(&dst->dir[d].slat, &src->dir[d].slat);
 		hist_merge(&dst->dir[d].clat, &src->dir[d].clat);
 		hist_merge(&dst->dir[d].lat, &src->dir[d].lat);
+		sample_sum(&dst->bw_samples[d], &src->bw_samples[d]);
+		sample_sum(&dst->iops_samples[d], &src->iops_samples[d]);
 	}
 	/* likewise for the whole window, over the threads that did any I/O */
 	job_window(dst, &ds, &de);
@@ -724,6 +776,45 @@ static void group_dir_stats(const struct rep *rep, unsigned int groupid, int d,
 	}
 }
 
+/*
+ * The group's directions summed (unified_rw_reporting=): each entry's
+ * bytes over its whole window, the group's over the span of theirs.
+ */
+static void group_mixed_stats(const struct rep *rep, unsigned int groupid,
+			      struct group_dir *g)
+{
+	unsigned int i;
+	int d;
+
+	memset(g, 0, sizeof(*g));
+	for (i = 0; i < rep->nr; i++) {
+		const struct bench_job_result *j = rep->ents[i].j;
+		uint64_t ws, we, bytes = 0, ios = 0;
+		double bw;
+
+		for (d = 0; d < DDIR_NR; d++) {
+			bytes += j->dir[d].bytes;
+			ios += j->dir[d].ios;
+		}
+		if (j->groupid != groupid || !ios)
+			continue;
+		job_window(j, &ws, &we);
+		bw = safe_div((double)bytes, (double)(we - ws) / 1e9);
+		window_merge(g->any, true, &g->span_start, &g->span_end, ws, we);
+		g->bytes += bytes;
+		g->ios += ios;
+		if (!g->any || we - ws < g->min_run_ns)
+			g->min_run_ns = we - ws;
+		if (!g->any || we - ws > g->max_run_ns)
+			g->max_run_ns = we - ws;
+		if (!g->any || bw < g->min_bw)
+			g->min_bw = bw;
+		if (!g->any || bw > g->max_bw)
+			g->max_bw = bw;
+		g->any = true;
+	}
+}
+
 static double group_agg_bw(const struct group_dir *g)
 {
 	return safe_div((double)g->bytes,
@@ -815,9 +906,50 @@ static uint64_t ss_mean(const struct bench_ss_result *ss, const uint64_t *v)
 }
 
 /* @name: the direction's, or "mixed" for unified_rw_reporting's sum */
-static void text_dir(FILE *f, const struct bench_job_result *j, int d,
-		     const char *name)
+/*
+ * fio's "   bw (  KiB/s): min=..." and "   iops        : min=..." lines
+ * of a direction's samples; @agg: the group's bandwidth (B/s) for per=.
+ */
+static void text_samples(FILE *f, const struct bench_job_result *j, int d,
+			 double agg)
 {
+	const struct bench_job_opts *o = j->opts;
+	bool bits = o && o->unit_base == 1;
+	double kb = o && o->kb_base == 1000 ? 1000.0 : 1024.0;
+	const char *unit = bits ? "kbit" : kb == 1024.0 ? "KiB" : "kB";
+	double mean, dev, mn, mx, per;
+	uint64_t a, b;
+
+	if (sample_calc(&j->bw_samples[d], &a, &b, &mean, &dev)) {
+		per = agg_pct(agg, mean);
+		mn = (double)a;
+		mx = (double)b;
+		if (bits) {
+			mn *= 8.0;
+			mx *= 8.0;
+			mean *= 8.0;
+			dev *= 8.0;
+		}
+		if (mean > kb * kb) {
+			mn /= kb;
+			mx /= kb;
+			mean /= kb;
+			dev /= kb;
+			unit = bits ? "Mibit" : "MiB";
+		}
+		fprintf(f, "   bw (%5s/s): min=%5llu, max=%5llu, per=%3.2f%%, avg=%5.02f, stdev=%5.02f, samples=%llu\n",
+			unit, (ull)mn, (ull)mx, per, mean, dev,
+			(ull)j->bw_samples[d].n);
+	}
+	if (sample_calc(&j->iops_samples[d], &a, &b, &mean, &dev))
+		fprintf(f, "   iops        : min=%5llu, max=%5llu, avg=%5.02f, stdev=%5.02f, samples=%llu\n",
+			(ull)a, (ull)b, mean, dev, (ull)j->iops_samples[d].n);
+}
+
+static void text_dir(FILE *f, const struct rep *rep,
+		     const struct bench_job_result *j, int d, const char *name)
+{
+	struct group_dir g;
 	const struct bench_dir_stats *s = &j->dir[d];
 	char iops[32], bw[32], bwd[32], io[32];
 	double rate = dir_bw(j, d);
@@ -829,18 +961,23 @@ static void text_dir(FILE *f, const struct bench_job_result *j, int d,
 		fmt_rate(bwd, sizeof(bwd), rate, false, j->opts),
 		fmt_num_sig(io, sizeof(io), (double)s->bytes, true, "B", sig),
 		(ull)ns_to_ms(dir_runtime(j, d)));
-	if (!j->lat_valid)
-		return;
-	text_lat(f, "    slat", &s->slat);
-	text_lat(f, "    clat", &s->clat);
-	text_lat(f, "     lat", &s->lat);
-	/* fio's order: slat, clat, lat */
-	if (job_pct_on(j, PCT_SLAT))
-		text_percentiles(f, &s->slat, "slat", j);
-	if (job_pct_on(j, PCT_CLAT))
-		text_percentiles(f, &s->clat, "clat", j);
-	if (job_pct_on(j, PCT_LAT))
-		text_percentiles(f, &s->lat, "lat", j);
+	if (j->lat_valid) {
+		text_lat(f, "    slat", &s->slat);
+		text_lat(f, "    clat", &s->clat);
+		text_lat(f, "     lat", &s->lat);
+		/* fio's order: slat, clat, lat */
+		if (job_pct_on(j, PCT_SLAT))
+			text_percentiles(f, &s->slat, "slat", j);
+		if (job_pct_on(j, PCT_CLAT))
+			text_percentiles(f, &s->clat, "clat", j);
+		if (job_pct_on(j, PCT_LAT))
+			text_percentiles(f, &s->lat, "lat", j);
+	}
+	if (!strcmp(name, "mixed"))
+		group_mixed_stats(rep, j->groupid, &g);
+	else
+		group_dir_stats(rep, j->groupid, d, &g);
+	text_samples(f, j, d, group_agg_bw(&g));
 }
 
 /*
@@ -859,6 +996,8 @@ static void job_mixed(struct bench_job_result *m,
 
 	memcpy(m, j, sizeof(*m));
 	memset(m->dir, 0, sizeof(m->dir));
+	memset(m->bw_samples, 0, sizeof(m->bw_samples));
+	memset(m->iops_samples, 0, sizeof(m->iops_samples));
 	blk_hist_init(&md->slat);
 	blk_hist_init(&md->clat);
 	blk_hist_init(&md->lat);
@@ -880,6 +1019,8 @@ static void job_mixed(struct bench_job_result *m,
 		hist_merge(&md->slat, &s->slat);
 		hist_merge(&md->clat, &s->clat);
 		hist_merge(&md->lat, &s->lat);
+		sample_sum(&m->bw_samples[0], &j->bw_samples[d]);
+		sample_sum(&m->iops_samples[0], &j->iops_samples[d]);
 	}
 	md->start_ns = s0;
 	md->runtime_ns = e0 - s0;
@@ -985,7 +1126,7 @@ static void text_stages(FILE *f, const struct bench_run_result *r,
 }
 
 static void text_job(FILE *f, const struct bench_run_result *r,
-		     const struct rep_ent *e)
+		     const struct rep *rep, const struct rep_ent *e)
 {
 	const struct bench_job_result *j = e->j;
 	double thread_s = (double)e->thread_ns / 1e9;
@@ -1006,14 +1147,14 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 	if (job_unified(j) != BENCH_UNIFIED_MIXED)
 		for (d = 0; d < DDIR_NR; d++)
 			if (j->dir[d].ios)
-				text_dir(f, j, d, ddir_lower[d]);
+				text_dir(f, rep, j, d, ddir_lower[d]);
 	if (job_unified(j) != BENCH_UNIFIED_NONE) {
 		struct bench_job_result *m = malloc(sizeof(*m));
 
 		if (m) {
 			job_mixed(m, j);
 			if (m->dir[0].ios)
-				text_dir(f, m, 0, "mixed");
+				text_dir(f, rep, m, 0, "mixed");
 			free(m);
 		} else {
 			fputs("  mixed: out of memory for the report\n", f);
@@ -1071,45 +1212,6 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 			(ull)j->verify_blocks, (ull)j->verify_mismatches);
 	text_stages(f, r, e);
 	fputc('\n', f);
-}
-
-/*
- * The group's directions summed (unified_rw_reporting=): each entry's
- * bytes over its whole window, the group's over the span of theirs.
- */
-static void group_mixed_stats(const struct rep *rep, unsigned int groupid,
-			      struct group_dir *g)
-{
-	unsigned int i;
-	int d;
-
-	memset(g, 0, sizeof(*g));
-	for (i = 0; i < rep->nr; i++) {
-		const struct bench_job_result *j = rep->ents[i].j;
-		uint64_t ws, we, bytes = 0, ios = 0;
-		double bw;
-
-		for (d = 0; d < DDIR_NR; d++) {
-			bytes += j->dir[d].bytes;
-			ios += j->dir[d].ios;
-		}
-		if (j->groupid != groupid || !ios)
-			continue;
-		job_window(j, &ws, &we);
-		bw = safe_div((double)bytes, (double)(we - ws) / 1e9);
-		window_merge(g->any, true, &g->span_start, &g->span_end, ws, we);
-		g->bytes += bytes;
-		g->ios += ios;
-		if (!g->any || we - ws < g->min_run_ns)
-			g->min_run_ns = we - ws;
-		if (!g->any || we - ws > g->max_run_ns)
-			g->max_run_ns = we - ws;
-		if (!g->any || bw < g->min_bw)
-			g->min_bw = bw;
-		if (!g->any || bw > g->max_bw)
-			g->max_bw = bw;
-		g->any = true;
-	}
 }
 
 static void text_group_line(FILE *f, const char *name,
@@ -1217,7 +1319,7 @@ void bench_report_text(FILE *f, const struct bench_opts *o,
 		return;
 	}
 	for (i = 0; i < rep.nr; i++)
-		text_job(f, r, &rep.ents[i]);
+		text_job(f, r, &rep, &rep.ents[i]);
 	/* one run status block per stonewall group, in order of appearance */
 	for (i = 0; i < rep.nr; i++) {
 		unsigned int gid = rep.ents[i].j->groupid;
@@ -1271,9 +1373,8 @@ static void terse_lat(FILE *f, const struct blk_hist *h, bool valid)
  * One direction of a terse line (fio's show_ddir_status_terse()): KiB,
  * KiB/s, IOPS, runtime ms; slat, clat; 20 percentile fields of lat (with
  * lat_percentiles) or clat ("P%=us", "0%=0" past the list); lat; bw
- * min, max, agg %, mean, dev (KiB/s; version 5: samples, and iops min,
- * max, mean, dev, samples).  The bw and iops figures are the JSON's: one
- * sample over the whole runtime.
+ * min, max, agg %, mean, dev of the samples (KiB/s; version 5: their
+ * count, and iops min, max, mean, dev, samples).
  */
 static void terse_dir(FILE *f, const struct rep *rep,
 		      const struct bench_job_result *j, int d, bool mixed,
@@ -1286,7 +1387,8 @@ static void terse_dir(FILE *f, const struct rep *rep,
 	unsigned int i, nr = 0, prec;
 	const double *pcts = job_pcts(j, &nr, &prec);
 	struct group_dir g;
-	double kib = dir_bw(j, d) / 1024.0, agg;
+	uint64_t mn, mx;
+	double mean, dev, agg;
 
 	if (runt) {
 		bw = 1000 * s->bytes / runt / 1024;
@@ -1314,22 +1416,17 @@ static void terse_dir(FILE *f, const struct rep *rep,
 		group_mixed_stats(rep, j->groupid, &g);
 	else
 		group_dir_stats(rep, j->groupid, d, &g);
-	agg = group_agg_bw(&g) / 1024.0;
-	if (s->ios)
-		fprintf(f, ";%llu;%llu;%f%%;%f;%f", (ull)kib, (ull)kib,
-			agg > 0 && kib * 100.0 / agg < 100.0 ? kib * 100.0 / agg : 100.0,
-			kib, 0.0);
+	agg = group_agg_bw(&g);
+	if (sample_calc(&j->bw_samples[d], &mn, &mx, &mean, &dev))
+		fprintf(f, ";%llu;%llu;%f%%;%f;%f", (ull)mn, (ull)mx,
+			agg_pct(agg, mean), mean, dev);
 	else
 		fprintf(f, ";%llu;%llu;%f%%;%f;%f", 0ull, 0ull, 0.0, 0.0, 0.0);
 	if (ver == 5) {
-		double io = dir_iops(j, d);
-
-		fprintf(f, ";%u", s->ios ? 1u : 0u);
-		if (s->ios)
-			fprintf(f, ";%llu;%llu;%f;%f;%u", (ull)llround(io),
-				(ull)llround(io), io, 0.0, 1u);
-		else
-			fprintf(f, ";%llu;%llu;%f;%f;%u", 0ull, 0ull, 0.0, 0.0, 0u);
+		fprintf(f, ";%llu", (ull)j->bw_samples[d].n);
+		sample_calc(&j->iops_samples[d], &mn, &mx, &mean, &dev);
+		fprintf(f, ";%llu;%llu;%f;%f;%llu", (ull)mn, (ull)mx, mean, dev,
+			(ull)j->iops_samples[d].n);
 	}
 }
 
@@ -1610,24 +1707,29 @@ static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
 	jset(c, o, "lat_ns", json_lat(c, &s->lat, j->lat_valid,
 				      job_pct_on(j, PCT_LAT), j));
 	/*
-	 * fio derives bw_* and iops_* from per-interval samples
-	 * (bwavgtime/iopsavgtime).  The engine keeps no interval log, so each
-	 * direction is one sample over the whole runtime: min = max = mean =
-	 * the overall rate, deviation 0, one sample (none without I/O).
-	 * bw_agg is, as in fio, this entry's share of its group's aggregate
-	 * bandwidth, in percent.
+	 * fio's bw_* (KiB/s) and iops_* from the samples of each
+	 * bwavgtime/iopsavgtime window (job_sample()); all 0 without any (a
+	 * run shorter than one window).  bw_agg is, as in fio, the mean's
+	 * share of its group's aggregate bandwidth, in percent.
 	 */
-	jint(c, o, "bw_min", bw_kib);
-	jint(c, o, "bw_max", bw_kib);
-	jreal(c, o, "bw_agg", active ? safe_div(bw * 100.0, group_agg_bw(&g)) : 0.0);
-	jreal(c, o, "bw_mean", bw / 1024.0);
-	jreal(c, o, "bw_dev", 0.0);
-	jint(c, o, "bw_samples", active ? 1 : 0);
-	jint(c, o, "iops_min", (uint64_t)llround(iops));
-	jint(c, o, "iops_max", (uint64_t)llround(iops));
-	jreal(c, o, "iops_mean", iops);
-	jreal(c, o, "iops_stddev", 0.0);
-	jint(c, o, "iops_samples", active ? 1 : 0);
+	{
+		uint64_t mn, mx;
+		double mean, dev;
+		bool any = sample_calc(&j->bw_samples[d], &mn, &mx, &mean, &dev);
+
+		jint(c, o, "bw_min", mn);
+		jint(c, o, "bw_max", mx);
+		jreal(c, o, "bw_agg", any ? agg_pct(group_agg_bw(&g), mean) : 0.0);
+		jreal(c, o, "bw_mean", mean);
+		jreal(c, o, "bw_dev", dev);
+		jint(c, o, "bw_samples", j->bw_samples[d].n);
+		sample_calc(&j->iops_samples[d], &mn, &mx, &mean, &dev);
+		jint(c, o, "iops_min", mn);
+		jint(c, o, "iops_max", mx);
+		jreal(c, o, "iops_mean", mean);
+		jreal(c, o, "iops_stddev", dev);
+		jint(c, o, "iops_samples", j->iops_samples[d].n);
+	}
 	return o;
 }
 

@@ -107,6 +107,21 @@ OPTS
 		--percentile_list=50:99.9 --unit_base=1 --disk_util=0 >"$TMP/t.txt"
 	check "text: mixed line, MIXED group line, lat percentiles at the list, bits, no disk stats" \
 		bash -c "grep -q '^  mixed: IOPS=' '$TMP/t.txt' && grep -q '^  MIXED: bw=.*bit/s' '$TMP/t.txt' && grep -q '^    lat percentiles' '$TMP/t.txt' && grep -q '| 50.0th=\[.*99.9th=\[' '$TMP/t.txt' && grep -q '^     submit    : 0=' '$TMP/t.txt' && ! grep -q 'Disk stats' '$TMP/t.txt'"
+	# bw and iops samples, one per 500 ms window (fio's bwavgtime,
+	# iopsavgtime): as many as fio's for the same 1.2 s, and consistent
+	set -- --name=s --ioengine=null --size=16m --bs=4k --rw=randread --iodepth=8 \
+		--runtime=1200ms --time_based --output-format=json
+	fio "$@" >"$TMP/fs.json" 2>/dev/null
+	"$BLKSTACK" bench "$@" >"$TMP/bs.json"
+	check "bw_samples, iops_samples: fio's count for 1.2 s ($(jq .jobs[0].read.bw_samples "$TMP/fs.json"))" \
+		test "$(jq -c '.jobs[0].read | [.bw_samples, .iops_samples]' "$TMP/fs.json")" = \
+		"$(jq -c '.jobs[0].read | [.bw_samples, .iops_samples]' "$TMP/bs.json")"
+	check "samples: min <= mean <= max, KiB/s = 4 x IOPS (bs=4k) within 1 %, bw_agg in (0, 100]" \
+		jq -e '.jobs[0].read | .bw_samples == 2 and .bw_min <= .bw_mean and .bw_mean <= .bw_max and .iops_min <= .iops_mean and .iops_mean <= .iops_max and ((.bw_mean - 4 * .iops_mean) | fabs) <= .bw_mean / 100 and .bw_agg > 0 and .bw_agg <= 100 and .bw_dev >= 0' "$TMP/bs.json"
+	"$BLKSTACK" bench --name=s --ioengine=null --size=16m --rw=read --runtime=1200ms \
+		--time_based --bwavgtime=200 --iopsavgtime=1000 --output-format=json >"$TMP/bw.json"
+	check "bwavgtime=200: 5 or 6 bw samples in 1.2 s; iopsavgtime=1000: 1" \
+		jq -e '.jobs[0].read | (.bw_samples == 5 or .bw_samples == 6) and .iops_samples == 1' "$TMP/bw.json"
 	"$BLKSTACK" bench --name=t --ioengine=null --size=16m --rw=read --runtime=50ms \
 		--time_based --stats=0 --output-format=json >"$TMP/s.json"
 	check "stats=0: the job is left out of the report" jq -e '.jobs == []' "$TMP/s.json"

@@ -158,6 +158,11 @@ static struct fixture *fixture_one(void)
 	j->submit_map[4] = 40;
 	j->complete_map[1] = 990;
 	j->complete_map[6] = 10;
+	/* four 500 ms samples: 1900, 2100, 2000, 2000 KiB/s (475 .. 525 IOPS) */
+	j->bw_samples[DDIR_READ] = (struct bench_sample_stat){
+		.n = 4, .min = 1900, .max = 2100, .mean = 2000.0, .m2 = 20000.0 };
+	j->iops_samples[DDIR_READ] = (struct bench_sample_stat){
+		.n = 4, .min = 475, .max = 525, .mean = 500.0, .m2 = 1250.0 };
 	j->runtime_ns = 2 * NS_PER_SEC;
 	j->usr_cpu_s = 1.0;
 	j->sys_cpu_s = 0.25;
@@ -427,17 +432,21 @@ static void test_json_job_fields(void **state)
 	assert_int_equal(jgeti(jget(rd, "total_ios", NULL)), 1000);
 	assert_int_equal(jgeti(jget(rd, "short_ios", NULL)), 0);
 	assert_int_equal(jgeti(jget(rd, "drop_ios", NULL)), 0);
-	assert_int_equal(jgeti(jget(rd, "bw_min", NULL)), 2000);
-	assert_int_equal(jgeti(jget(rd, "bw_max", NULL)), 2000);
+	/* fio's bw_* and iops_* from the samples: stddev over n - 1 */
+	assert_int_equal(jgeti(jget(rd, "bw_min", NULL)), 1900);
+	assert_int_equal(jgeti(jget(rd, "bw_max", NULL)), 2100);
 	assert_close(jgetr(jget(rd, "bw_agg", NULL)), 100.0);
 	assert_close(jgetr(jget(rd, "bw_mean", NULL)), 2000.0);
-	assert_close(jgetr(jget(rd, "bw_dev", NULL)), 0.0);
-	assert_int_equal(jgeti(jget(rd, "bw_samples", NULL)), 1);
-	assert_int_equal(jgeti(jget(rd, "iops_min", NULL)), 500);
-	assert_int_equal(jgeti(jget(rd, "iops_max", NULL)), 500);
+	assert_close(jgetr(jget(rd, "bw_dev", NULL)), sqrt(20000.0 / 3));
+	assert_int_equal(jgeti(jget(rd, "bw_samples", NULL)), 4);
+	assert_int_equal(jgeti(jget(rd, "iops_min", NULL)), 475);
+	assert_int_equal(jgeti(jget(rd, "iops_max", NULL)), 525);
 	assert_close(jgetr(jget(rd, "iops_mean", NULL)), 500.0);
-	assert_close(jgetr(jget(rd, "iops_stddev", NULL)), 0.0);
-	assert_int_equal(jgeti(jget(rd, "iops_samples", NULL)), 1);
+	assert_close(jgetr(jget(rd, "iops_stddev", NULL)), sqrt(1250.0 / 3));
+	assert_int_equal(jgeti(jget(rd, "iops_samples", NULL)), 4);
+	/* a direction without samples: all 0, as fio's */
+	assert_int_equal(jgeti(jget(job, "write", "bw_samples", NULL)), 0);
+	assert_close(jgetr(jget(job, "write", "bw_agg", NULL)), 0.0);
 
 	/* latencies in ns, exact min/max/mean, N */
 	assert_int_equal(jgeti(jget(rd, "slat_ns", "min", NULL)), 20);
@@ -668,6 +677,12 @@ static struct fixture *fixture_two_threads(bool group_reporting)
 		j->depth_map[2] = 1000 * (t + 1) + 500;
 		j->submit_map[1] = 100;
 		j->complete_map[1] = 100;
+		/* each thread's reads at 4000 KiB/s, writes at 2000 / (t + 1) */
+		j->bw_samples[DDIR_READ] = (struct bench_sample_stat){
+			.n = t + 1, .min = 4000, .max = 4000, .mean = 4000.0 };
+		j->bw_samples[DDIR_WRITE] = (struct bench_sample_stat){
+			.n = t + 1, .min = 2000 / (t + 1), .max = 2000 / (t + 1),
+			.mean = 2000.0 / (t + 1) };
 		j->runtime_ns = (t + 1) * NS_PER_SEC; /* 1 s and 2 s */
 		j->usr_cpu_s = 0.5;
 		j->sys_cpu_s = 0.25;
@@ -987,6 +1002,9 @@ static void test_text_basic(void **state)
 	assert_contains(t, "], 20.00th=[");
 	assert_contains(t, "],\n     | 30.00th=[");
 	assert_contains(t, "     | 99.99th=[");
+	/* fio's sample lines, after the percentiles */
+	assert_contains(t, "]\n   bw (  KiB/s): min= 1900, max= 2100, per=100.00%, avg=2000.00, stdev=81.65, samples=4\n"
+			   "   iops        : min=  475, max=  525, avg=500.00, stdev=20.41, samples=4\n");
 	assert_contains(t, "  cpu          : usr=50.00%, sys=12.50%, ctx=42, majf=1, minf=30\n");
 	assert_contains(t, "  IO depths    : 1=0.0%, 2=0.0%, 4=0.0%, 8=0.0%, 16=0.0%, 32=100.0%, >=64=0.0%\n");
 	assert_contains(t, "     submit    : 0=0.0%, 4=0.0%, 8=0.0%, 16=0.0%, 32=100.0%, 64=0.0%, >=64=0.0%\n");
