@@ -759,7 +759,7 @@ static const struct cli_opt {
 	const char *help;
 } cli_opts[] = {
 	{ "output-format", "normal|json|json+|terse",
-	  "report format (default normal; json+ adds fio's clat bins; terse: fio's semicolon lines; one format, not fio's comma lists)" },
+	  "report format (default normal; json+ adds fio's clat bins; terse: fio's semicolon lines; fio's comma list writes each: terse, JSON, normal)" },
 	{ "minimal", NULL, "--output-format=terse, as fio's" },
 	{ "terse-version", "3|4|5",
 	  "fields of the terse lines, fio's versions: 3 (default), 4 adds trim, 5 the bw and iops samples" },
@@ -2908,6 +2908,7 @@ void bench_opts_init(struct bench_opts *o)
 	}
 	/* nr_devs stays 0: the caller picks null,ram for the matrix. */
 	o->output_format = OUT_NORMAL;
+	o->out_mask = BENCH_OUT_NORMAL;
 	o->terse_version = 3;
 }
 
@@ -3336,8 +3337,10 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 			o->help = true;
 		else if (!strcmp(name, "parse-only"))
 			o->parse_only = true;
-		else if (!strcmp(name, "minimal"))
+		else if (!strcmp(name, "minimal")) {
 			o->output_format = OUT_TERSE;
+			o->out_mask = BENCH_OUT_TERSE;
+		}
 		else if (!strcmp(name, "fio-options"))
 			o->fio_table = true;
 		else
@@ -3380,25 +3383,37 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 		return -EINVAL;
 	}
 	if (!strcmp(name, "output-format")) {
-		if (!strcmp(val, "normal")) {
-			o->output_format = OUT_NORMAL;
-		} else if (!strcmp(val, "json")) {
-			o->output_format = OUT_JSON;
-		} else if (!strcmp(val, "json+")) {
-			o->output_format = OUT_JSON_PLUS;
-		} else if (!strcmp(val, "terse")) {
-			o->output_format = OUT_TERSE;
-		} else if (strchr(val, ',')) {
-			set_err(err, errlen,
-				"output-format=%s: fio's list of several formats is not supported (one report a run), allowed normal|json|json+|terse",
-				show(shown, val));
-			return -EINVAL;
-		} else {
-			set_err(err, errlen,
-				"output-format=%s: bad value, allowed normal|json|json+|terse",
-				show(shown, val));
-			return -EINVAL;
+		/* fio's comma list: each report, in fio's order */
+		unsigned int mask = 0;
+		bool plus = false;
+		const char *p = val;
+
+		for (;;) {
+			size_t len = strcspn(p, ",");
+
+			if (len == 6 && !strncmp(p, "normal", 6)) {
+				mask |= BENCH_OUT_NORMAL;
+			} else if (len == 4 && !strncmp(p, "json", 4)) {
+				mask |= BENCH_OUT_JSON;
+			} else if (len == 5 && !strncmp(p, "json+", 5)) {
+				mask |= BENCH_OUT_JSON;
+				plus = true;
+			} else if (len == 5 && !strncmp(p, "terse", 5)) {
+				mask |= BENCH_OUT_TERSE;
+			} else {
+				set_err(err, errlen,
+					"output-format=%s: bad value, allowed normal|json|json+|terse, or a comma list of them",
+					show(shown, val));
+				return -EINVAL;
+			}
+			if (!p[len])
+				break;
+			p += len + 1;
 		}
+		o->out_mask = mask;
+		o->output_format = (mask & BENCH_OUT_JSON) ?
+			(plus ? OUT_JSON_PLUS : OUT_JSON) :
+			(mask & BENCH_OUT_TERSE) ? OUT_TERSE : OUT_NORMAL;
 		return 0;
 	}
 	if (!strcmp(name, "terse-version")) {

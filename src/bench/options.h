@@ -42,6 +42,10 @@ enum bench_output_format {
 	OUT_TERSE,      /* terse (--minimal): fio's semicolon lines, terse_version 3..5 */
 };
 
+#define BENCH_OUT_NORMAL 1u
+#define BENCH_OUT_JSON 2u	/* json or json+ (output_format says which) */
+#define BENCH_OUT_TERSE 4u
+
 enum bench_clocksource {
 	CLK_AUTO = 0,   /* cpu when the TSC is invariant, else clock_gettime */
 	CLK_GETTIME,    /* clock_gettime */
@@ -315,6 +319,13 @@ struct bench_opts {
 	unsigned int nr_jobs;
 	enum bench_output_format output_format; /* --output-format=normal|json|json+|terse */
 	unsigned int terse_version; /* --terse-version=3|4|5 (3, fio's default) */
+	/*
+	 * The reports written, BENCH_OUT_* bits: fio's comma list
+	 * (--output-format=normal,json), written in fio's order: terse,
+	 * JSON, normal.  @output_format is then the list's JSON (json+ over
+	 * json), else terse, else normal.
+	 */
+	unsigned int out_mask;
 	char output[256];           /* --output=FILE, "" for stdout */
 	char plot_dir[1024];        /* --plot=DIR: SVG pictures drawn by gnuplot (plot.h), "" for none */
 	bool matrix;                /* --matrix or no workload given */

@@ -73,4 +73,11 @@ else
 fi
 expect_error "terse-version=2: refused with why" "fio's old layout" \
 	bench --minimal --terse-version=2
+# fio's comma list: terse, JSON, normal, in fio's order, in one output
+"$BLKSTACK" bench "${J[@]}" --rw=read --size=16m --output-format=normal,json,terse >"$TMP/all.txt"
+check "--output-format=normal,json,terse: the terse line first" grep -q '^3;blkstack-' <(head -1 "$TMP/all.txt")
+check "... then the JSON document, whole" \
+	bash -c "sed -n '2,/^}/p' '$TMP/all.txt' | jq -e '.jobs[0].read.total_ios == 4096'"
+check "... then the normal report" \
+	bash -c "sed -n '/^}/,\$p' '$TMP/all.txt' | grep -q '^t: (groupid=0, jobs=1)'"
 finish

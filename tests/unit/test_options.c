@@ -893,7 +893,8 @@ static void test_cli_errors(void **state)
 		{ "--foo=1", "unknown option 'foo'" },
 		{ "--file_append=1",
 		  "option 'file_append' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices" },
-		{ "--output-format=normal,json", NULL },
+		{ "--output-format=normal,xml",
+		  "output-format=normal,xml: bad value, allowed normal|json|json+|terse, or a comma list of them" },
 		{ "--terse-version=2", NULL },
 		{ "--terse-version=6", "terse-version=6: bad value, allowed 3|4|5" },
 		{ "--output-format=xml", NULL },
@@ -926,11 +927,15 @@ static void test_cli_errors(void **state)
 			assert_string_equal(errbuf, cases[i].msg);
 	}
 	{
-		const char *argv[] = { "bench", "--output-format=json,normal" };
+		/* fio's comma list: every report asked, json+ over json */
+		const char *argv[] = { "bench", "--output-format=normal,json+,terse" };
+		const char *a2[] = { "bench", "--output-format=json" };
 
-		assert_int_equal(parse(&o, 2, argv), -EINVAL);
-		assert_non_null(strstr(errbuf, "not supported"));
-		assert_non_null(strstr(errbuf, "normal|json|json+|terse"));
+		assert_int_equal(parse(&o, 2, argv), 0);
+		assert_int_equal(o.out_mask, BENCH_OUT_NORMAL | BENCH_OUT_JSON | BENCH_OUT_TERSE);
+		assert_int_equal(o.output_format, OUT_JSON_PLUS);
+		assert_int_equal(parse(&o, 2, a2), 0);
+		assert_int_equal(o.out_mask, BENCH_OUT_JSON);
 	}
 	{
 		/* fio's terse: --output-format=terse or --minimal, version 3 */
