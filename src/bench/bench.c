@@ -243,12 +243,19 @@ static int matrix_run(const struct bench_opts *o, int argc, char **argv,
 		fprintf(stderr, "blkstack bench: %s\n", err);
 		*failed = true;
 	}
-	if (o->output_format != OUT_NORMAL) {
+	/* fio's order: terse, JSON, normal */
+	if (o->out_mask & BENCH_OUT_TERSE)
+		/* fio's terse: one line per entry, cell after cell */
+		for (i = 0; i < nr_cells; i++)
+			if (runs[i].jobs)
+				bench_report_terse(out, o, &runs[i]);
+	if (o->out_mask & BENCH_OUT_JSON) {
 		for (i = 0; i < nr_cells; i++)
 			if (runs[i].jobs)
 				ran[nr_ran++] = runs[i];
 		ret = bench_report_json_layout(out, o, ran, nr_ran, lay, nd);
-	} else {
+	}
+	if (o->out_mask & BENCH_OUT_NORMAL) {
 		bench_report_layout(out, lay, nd);
 		fputc('\n', out);
 		bench_report_matrix(out, runs, NR_MATRIX_ROWS, nd);
@@ -510,11 +517,20 @@ int bench_main(int argc, char **argv)
 				err_printed = true;
 				failed = true;
 			}
-			if (o->output_format == OUT_NORMAL)
+			/* normal alone: each device's as soon as it is done */
+			if (o->out_mask == BENCH_OUT_NORMAL)
 				bench_report_text(out, o, &runs[d]);
 		}
-		if (o->output_format != OUT_NORMAL)
+		/* fio's order: terse, JSON, normal */
+		if (o->out_mask & BENCH_OUT_TERSE)
+			for (d = 0; d < nr_runs; d++)
+				bench_report_terse(out, o, &runs[d]);
+		if (o->out_mask & BENCH_OUT_JSON)
 			ret = bench_report_json(out, o, runs, nr_runs);
+		if (o->out_mask != BENCH_OUT_NORMAL &&
+		    (o->out_mask & BENCH_OUT_NORMAL))
+			for (d = 0; d < nr_runs; d++)
+				bench_report_text(out, o, &runs[d]);
 	}
 	if (o->lock_stats && o->output_format != OUT_JSON && !ret) {
 		fputc('\n', out);

@@ -46,6 +46,17 @@ struct bench_dir_stats {
 	struct blk_hist lat;  /* total: prep -> reaped, ns */
 };
 
+/*
+ * Samples of a rate, as fio's io_stat keeps them (add_stat_sample()):
+ * count, min, max, and Welford's running mean and sum of squared
+ * deviations (stddev = sqrt(m2 / (n - 1))).
+ */
+struct bench_sample_stat {
+	uint64_t n;
+	uint64_t min, max;
+	double mean, m2;
+};
+
 /* One job thread's results (numjobs expands a job into threads). */
 /*
  * fio's steady state (ss=, ss_dur=) of a job thread's unit: the thread, or
@@ -115,7 +126,26 @@ struct bench_job_result {
 	 * r->jobs[], freed by bench_run_result_free(); NULL when off) */
 	struct blk_stage_stats *stages;
 	struct bench_ss_result ss; /* ss_dur=: steady state */
+	/*
+	 * fio's "IO depths", "submit" and "complete" counts of the measured
+	 * window (its io_u_map, io_u_submit, io_u_complete), in fio's seven
+	 * buckets (BENCH_DEPTH_NR): I/Os by the number in flight once their
+	 * batch was submitted (1, 2-3, 4-7, 8-15, 16-31, 32-63, >=64);
+	 * submitted batches by their I/Os, and reaps by the I/Os they
+	 * completed (0, 1-4, 5-8, 9-16, 17-32, 33-64, >64)
+	 */
+	uint64_t depth_map[7];
+	uint64_t submit_map[7];
+	uint64_t complete_map[7];
+	/*
+	 * fio's bw and iops samples: per direction, the rate of each window
+	 * of bwavgtime= (KiB/s) and iopsavgtime= (I/Os per second) of the
+	 * measured window in which the direction did I/O
+	 */
+	struct bench_sample_stat bw_samples[DDIR_NR];
+	struct bench_sample_stat iops_samples[DDIR_NR];
 };
+#define BENCH_DEPTH_NR 7
 
 /*
  * Set (to the signal number) by SIGINT/SIGTERM while `blkstack bench` runs:
@@ -373,6 +403,17 @@ double bench_machine_busy_s(void);
  */
 void bench_report_text(FILE *f, const struct bench_opts *o,
 		       const struct bench_run_result *r);
+
+/**
+ * bench_report_terse() - fio's terse output (--output-format=terse,
+ * --minimal) for one run: a line per report entry, fio's semicolon
+ * fields of @o->terse_version (3, 4 with trim, 5 with the bw and iops
+ * samples), group_reporting, stats= and unified_rw_reporting= honoured;
+ * the run's disk stats at the end of each line (disk_util=).
+ * Context: the main thread.
+ */
+void bench_report_terse(FILE *f, const struct bench_opts *o,
+			const struct bench_run_result *r);
 
 /**
  * bench_report_json() - fio's JSON layout for all runs: one document with

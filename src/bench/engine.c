@@ -313,6 +313,21 @@ struct job_thread {
 	bool measuring;              /* completions are counted */
 	bool ramping;                /* in ramp_time: counted, reset when it ends */
 	bool lat;                    /* latency timestamps */
+	/*
+	 * Some of slat, clat, lat are off (disable_slat=, disable_clat=,
+	 * disable_lat=; not all three: then lat is false): job_account()
+	 * checks each, off its path when all are kept
+	 */
+	bool lat_some;
+	bool no_slat, no_clat, no_tlat;
+	/*
+	 * fio's bw and iops samples (job_sample()): the next time check at
+	 * which a window may be due (UINT64_MAX: none while not measuring),
+	 * each window's start and the counts at its start
+	 */
+	uint64_t sample_next;
+	uint64_t bw_t, iops_t;
+	uint64_t bw_bytes0[DDIR_NR], iops_ios0[DDIR_NR];
 	bool stop;
 	bool interrupted;            /* stopped by SIGINT/SIGTERM (bench_interrupted) */
 	bool abandoned;              /* requests still in flight at the stop deadline */
@@ -639,13 +654,47 @@ job_files_reap(struct job_thread *td, bool wait, uint64_t timeout_ns)
 	return blk_wait(most, timeout_ns);
 }
 
-/* blk_poll(), or blk_wait() with @wait, on the thread's ctx (or files). */
+/*
+ * fio's depth buckets (its io_u_mark_depth()): 1, 2-3, 4-7, 8-15, 16-31,
+ * 32-63, >=64 I/Os in flight.
+ */
+static inline unsigned int depth_bucket(unsigned int depth)
+{
+	unsigned int b = 31 - (unsigned int)__builtin_clz(depth | 1);
+
+	return b < 6 ? b : 6;
+}
+
+/*
+ * fio's submit and complete buckets (its __io_u_mark_map()): 0, 1-4,
+ * 5-8, 9-16, 17-32, 33-64, >64 I/Os.
+ */
+static inline unsigned int batch_bucket(unsigned int n)
+{
+	unsigned int b;
+
+	if (n <= 4)
+		return n != 0;
+	b = 32 - (unsigned int)__builtin_clz(n - 1) - 1; /* ceil(log2 n) - 1 */
+	return b < 6 ? b : 6;
+}
+
+/*
+ * blk_poll(), or blk_wait() with @wait, on the thread's ctx (or files);
+ * a reap that completed any counts in fio's "complete" buckets.
+ */
 static inline int job_reap_wait(struct job_thread *td, bool wait,
 				uint64_t timeout_ns)
 {
+	int n;
+
 	if (unlikely(td->nr_files > 1))
-		return job_files_reap(td, wait, timeout_ns);
-	return wait ? blk_wait(td->ctx, timeout_ns) : blk_poll(td->ctx);
+		n = job_files_reap(td, wait, timeout_ns);
+	else
+		n = wait ? blk_wait(td->ctx, timeout_ns) : blk_poll(td->ctx);
+	if (n > 0)
+		td->res->complete_map[batch_bucket((unsigned int)n)]++;
+	return n;
 }
 
 /* Mark block @b used; keep the summary of full words. */
@@ -1652,6 +1701,19 @@ static uint64_t plot_window_ns(const struct bench_job_opts *j)
 	return ns / 1000000ull * 1000000ull;
 }
 
+/* disable_slat=, disable_clat=, disable_lat=: the histograms kept. */
+static void __attribute__((noinline))
+job_account_some(struct job_thread *td, struct bench_dir_stats *ds,
+		 uint64_t n, uint64_t start, uint64_t issue, uint64_t now)
+{
+	if (!td->no_slat)
+		blk_hist_add_n(&ds->slat, issue - start, n);
+	if (!td->no_clat)
+		blk_hist_add_n(&ds->clat, now - issue, n);
+	if (!td->no_tlat)
+		blk_hist_add_n(&ds->lat, now - start, n);
+}
+
 /* Account one run of I/Os that share their timestamps. */
 static inline void job_account(struct job_thread *td, enum bench_ddir ddir,
 			       uint64_t n, uint64_t start, uint64_t issue,
@@ -1659,6 +1721,10 @@ static inline void job_account(struct job_thread *td, enum bench_ddir ddir,
 {
 	struct bench_dir_stats *ds = &td->res->dir[ddir];
 
+	if (unlikely(td->lat_some)) {
+		job_account_some(td, ds, n, start, issue, now);
+		return;
+	}
 	blk_hist_add_n(&ds->slat, issue - start, n);
 	blk_hist_add_n(&ds->clat, now - issue, n);
 	blk_hist_add_n(&ds->lat, now - start, n);
@@ -1676,6 +1742,11 @@ static void job_reset_stats(struct job_thread *td)
 		blk_hist_init(&ds->clat);
 		blk_hist_init(&ds->lat);
 	}
+	memset(td->res->depth_map, 0, sizeof(td->res->depth_map));
+	memset(td->res->bw_samples, 0, sizeof(td->res->bw_samples));
+	memset(td->res->iops_samples, 0, sizeof(td->res->iops_samples));
+	memset(td->res->submit_map, 0, sizeof(td->res->submit_map));
+	memset(td->res->complete_map, 0, sizeof(td->res->complete_map));
 }
 
 /*
@@ -1964,10 +2035,76 @@ static void job_measure_start(struct job_thread *td, uint64_t now)
 	td->measuring = true;
 	td->ramping = false;
 	td->t_measure = now;
+	/* the sample windows start with the measured one, counts at 0 */
+	td->bw_t = td->iops_t = now;
+	memset(td->bw_bytes0, 0, sizeof(td->bw_bytes0));
+	memset(td->iops_ios0, 0, sizeof(td->iops_ios0));
+	td->sample_next = now;
 	getrusage(RUSAGE_THREAD, &td->ru_start);
 	/* fio's reset_all_stats(): the search starts again, unless found */
 	if (td->lat_target && !td->lat_end_run)
 		job_lat_init(td, now);
+}
+
+/* fio's add_stat_sample(): Welford's running mean and squares. */
+static void sample_add(struct bench_sample_stat *s, uint64_t v)
+{
+	double delta = (double)v - s->mean;
+
+	if (!s->n || v < s->min)
+		s->min = v;
+	if (!s->n || v > s->max)
+		s->max = v;
+	s->n++;
+	s->mean += delta / (double)s->n;
+	s->m2 += delta * ((double)v - s->mean);
+}
+
+/*
+ * fio's __add_samples(): once a window of @avg_ms has passed (less fio's
+ * 1 ms slack), each direction that did I/O in it gets a sample of its
+ * rate over the window, in fio's integers (KiB/s for bytes); the next
+ * window starts now.  Return: when the next window ends, bench ns.
+ */
+static uint64_t job_sample_one(struct job_thread *td, uint64_t now,
+			       uint64_t *t, uint32_t avg_ms, uint64_t *base,
+			       bool bytes, struct bench_sample_stat *stat)
+{
+	uint64_t spent = (now - *t) / 1000000, avg = avg_ms ? avg_ms : 500;
+	unsigned int d;
+
+	if (spent < avg && avg - spent > 1)
+		return *t + avg * 1000000;
+	for (d = 0; d < DDIR_NR; d++) {
+		uint64_t cur = bytes ? td->res->dir[d].bytes : td->res->dir[d].ios;
+		uint64_t delta = cur - base[d];
+
+		if (!delta)
+			continue;
+		sample_add(&stat[d], !spent ? 0 : bytes ?
+			   delta * 1000 / spent / 1024 : delta * 1000 / spent);
+		base[d] = cur;
+	}
+	*t = now;
+	return now + avg * 1000000;
+}
+
+/* The loop's time checks, once a sample window is due. */
+static void __attribute__((noinline)) job_sample(struct job_thread *td,
+						 uint64_t now)
+{
+	uint64_t a, b;
+
+	if (!td->measuring || td->ramping) {
+		td->sample_next = UINT64_MAX;
+		return;
+	}
+	a = job_sample_one(td, now, &td->bw_t, td->o->bw_avg_ms,
+			   td->bw_bytes0, true, td->res->bw_samples);
+	b = job_sample_one(td, now, &td->iops_t, td->o->iops_avg_ms,
+			   td->iops_ios0, false, td->res->iops_samples);
+	/* fio's 1 ms slack: a window may close 1 ms early */
+	td->sample_next = (a < b ? a : b) - 1000000;
 }
 
 static void job_publish_progress(struct job_thread *td)
@@ -2445,6 +2582,12 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 				for (i = 0; i < n; i++)
 					td->batch[i]->issue_ns = t1;
 			}
+			/* fio's IO depths and submit counts */
+			if (n) {
+				td->res->depth_map[depth_bucket(o->iodepth -
+								td->nr_free)] += n;
+				td->res->submit_map[batch_bucket(n)]++;
+			}
 		}
 		/*
 		 * reap: with nothing more to submit, wait for the device
@@ -2486,6 +2629,8 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 			}
 			if (runtime_end && now >= runtime_end)
 				break;
+			if (unlikely(now >= td->sample_next))
+				job_sample(td, now);
 			if (unlikely(atomic_load_explicit(&td->terminate,
 							  memory_order_relaxed))) {
 				td->terminated = true;	/* exitall */
@@ -2714,7 +2859,6 @@ static int job_place(struct job_thread *td)
 	}
 	return 0;
 }
-
 
 /*
  * fio's fio_terminate_threads() at a thread's end: with exitall in any
@@ -3429,7 +3573,13 @@ region_set:
 		td->prep_hook = true;
 		td->seq_skip = o->rw_mod / (int64_t)o->bs;
 	}
-	td->lat = !o->gtod_reduce && !o->disable_lat;
+	/* stats=0: the job is left out of the report, so no timestamps */
+	td->lat = !o->gtod_reduce && !o->stats_off &&
+		  !(o->disable_lat && o->disable_clat && o->disable_slat);
+	td->no_slat = o->disable_slat;
+	td->no_clat = o->disable_clat;
+	td->no_tlat = o->disable_lat;
+	td->lat_some = td->lat && (td->no_slat || td->no_clat || td->no_tlat);
 	td->res->lat_valid = td->lat;
 	if (o->verify != VERIFY_NONE) {
 		/*

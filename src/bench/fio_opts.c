@@ -32,13 +32,11 @@
 #define R_ZONE "zoned block devices are not opened as such: zonemode=zbd emulates zones on any device, as fio does on a device that is not zoned"
 #define R_LOG "not implemented: blkstack writes fio's logs plain (no compression, priority 0), bw and iops windows from log_avg_msec"
 #define R_LOGENT "accepted and ignored: log buffers grow in 1 MiB chunks"
-#define R_REPORT "report formatting option not implemented (the report is fio's normal or JSON layout with fixed percentiles)"
 #define R_ENGOPT NULL	/* fio_opt_why(): an option of an engine blkstack lacks */
 
 /* Mapped: what the option becomes. */
 #define R_TEXT "accepted as text; it has no effect on the I/O"
 #define R_THREAD "accepted: blkstack's jobs always run as threads"
-#define R_DISLAT "to disable_lat: no latency statistics at all (blkstack keeps slat, clat and lat together)"
 #define R_ELEV "to elevator= (none|mq-deadline)"
 #define R_ENGINE "to a blkstack driver: see the ioengine table"
 #define R_VASYNC "to verification in the job's thread (no offload threads; a note says so): the same blocks checked, the same errors"
@@ -203,10 +201,10 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "thread", NULL, NULL, FIO_MAPPED, R_THREAD },
 	{ "per_job_logs", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "write_bw_log", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "bwavgtime", NULL, NULL, FIO_REFUSED, R_LOG },
+	{ "bwavgtime", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "write_lat_log", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "write_iops_log", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "iopsavgtime", NULL, NULL, FIO_REFUSED, R_LOG },
+	{ "iopsavgtime", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "log_entries", NULL, NULL, FIO_MAPPED, R_LOGENT },
 	{ "log_avg_msec", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "log_hist_msec", NULL, NULL, FIO_SUPPORTED, NULL },
@@ -221,9 +219,9 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "log_unix_epoch", NULL, NULL, FIO_REFUSED, R_LOG },
 	{ "log_alternate_epoch", NULL, NULL, FIO_REFUSED, R_LOG },
 	{ "log_alternate_epoch_clock_id", NULL, NULL, FIO_REFUSED, R_LOG },
-	{ "block_error_percentiles", NULL, NULL, FIO_REFUSED, R_REPORT },
+	{ "block_error_percentiles", NULL, NULL, FIO_REFUSED, "not implemented: fio's per-block trim counts and trim/write failure states (its \"block lifetime percentiles\" of a trim job on one file) are not kept" },
 	{ "group_reporting", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "stats", NULL, NULL, FIO_REFUSED, R_REPORT },
+	{ "stats", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "zero_buffers", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "refill_buffers", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "scramble_buffers", NULL, NULL, FIO_MAPPED, "as fio (on by default for writes), with the write's sequence number where fio puts its start time in each 512 bytes" },
@@ -234,19 +232,19 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "dedupe_mode", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "dedupe_working_set_percentage", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "dedupe_global", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "clat_percentiles", NULL, NULL, FIO_REFUSED, R_REPORT },
-	{ "lat_percentiles", NULL, NULL, FIO_REFUSED, R_REPORT },
-	{ "slat_percentiles", NULL, NULL, FIO_REFUSED, R_REPORT },
-	{ "percentile_list", NULL, NULL, FIO_REFUSED, R_REPORT },
-	{ "significant_figures", NULL, NULL, FIO_REFUSED, R_REPORT },
-	{ "disk_util", NULL, NULL, FIO_REFUSED, R_REPORT },
+	{ "clat_percentiles", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "lat_percentiles", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "slat_percentiles", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "percentile_list", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "significant_figures", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "disk_util", NULL, NULL, FIO_MAPPED, "to the disk stats of blkstack's own device (its I/Os, merges, ticks, in_queue, util; fio's are the kernel's disks under the job's files): disk_util=0 leaves them out" },
 	{ "gtod_reduce", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "disable_lat", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "disable_clat", NULL, NULL, FIO_MAPPED, R_DISLAT },
-	{ "disable_slat", NULL, NULL, FIO_MAPPED, R_DISLAT },
-	{ "disable_bw_measurement", "disable_bw", NULL, FIO_REFUSED, R_REPORT },
+	{ "disable_clat", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "disable_slat", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "disable_bw_measurement", "disable_bw", NULL, FIO_SUPPORTED, NULL },
 	{ "gtod_cpu", NULL, NULL, FIO_REFUSED, R_PROC },
-	{ "unified_rw_reporting", NULL, NULL, FIO_REFUSED, R_REPORT },
+	{ "unified_rw_reporting", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "continue_on_error", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "error_dump", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "profile", NULL, NULL, FIO_REFUSED, R_PROC },
@@ -256,7 +254,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "uid", NULL, NULL, FIO_REFUSED, R_PROC },
 	{ "gid", NULL, NULL, FIO_REFUSED, R_PROC },
 	{ "kb_base", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "unit_base", NULL, NULL, FIO_REFUSED, R_REPORT },
+	{ "unit_base", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "hugepage-size", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "flow_id", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "flow", NULL, NULL, FIO_SUPPORTED, NULL },

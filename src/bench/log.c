@@ -575,7 +575,12 @@ static int write_one(const struct bench_log *l, enum log_kind k,
 	}
 	out->f = f;
 	out->used = 0;
-	write_entries(out, l, k);
+	/*
+	 * disable_bw_measurement=1: as in fio 3.33, a per-I/O bandwidth log
+	 * (no log_avg_msec=) is written with no entries
+	 */
+	if (!(k == LOG_BW && l->j->disable_bw && !l->j->log_avg_msec))
+		write_entries(out, l, k);
 	out_flush(out);
 	if (ferror(f))
 		ret = -EIO;

@@ -226,6 +226,29 @@ static const struct opt_choice dedupe_mode_choices[] = {
 static int apply_latency_percentile(struct opt_ctx *c, uint64_t v);
 static int parse_number(struct opt_ctx *c, uint64_t *v);
 static int apply_batch_complete(struct opt_ctx *c, uint64_t v);
+static int apply_percentile_list(struct opt_ctx *c, uint64_t v);
+static int apply_inverted(struct opt_ctx *c, uint64_t v);
+
+static const struct opt_choice unified_choices[] = {
+	{ "none", BENCH_UNIFIED_NONE },
+	{ "mixed", BENCH_UNIFIED_MIXED },
+	{ "both", BENCH_UNIFIED_BOTH },
+	{ NULL, 0 },
+};
+/* fio's former boolean spellings, and 2 for both */
+static const struct opt_choice unified_hidden[] = {
+	{ "0", BENCH_UNIFIED_NONE },
+	{ "1", BENCH_UNIFIED_MIXED },
+	{ "2", BENCH_UNIFIED_BOTH },
+	{ NULL, 0 },
+};
+/* unit_base=: fio's 0 (auto: bytes for every engine blkstack maps), 8, 1 */
+static const struct opt_choice unit_base_choices[] = {
+	{ "0", 0 },
+	{ "8", 8 },
+	{ "1", 1 },
+	{ NULL, 0 },
+};
 
 /* fallocate=: what blkstack does to a file it creates is fio's none/truncate */
 static const struct opt_choice fallocate_choices[] = {
@@ -586,12 +609,53 @@ static const struct opt_def bench_opts_table[] = {
 	  .help = "run the workload this many times" },
 	{ .name = "gtod_reduce", .type = OPT_BOOL, JOBF(gtod_reduce), .max = 1,
 	  .def = "0", .help = "no per-request timestamps, so no latencies" },
-	{ .name = "disable_lat", .alias = { "disable_clat", "disable_slat" },
-	  .type = OPT_BOOL, JOBF(disable_lat), .max = 1, .def = "0",
-	  .help = "keep no latency statistics" },
+	{ .name = "disable_lat", .type = OPT_BOOL, JOBF(disable_lat), .max = 1,
+	  .def = "0", .help = "keep no total latency (lat); with disable_clat and disable_slat no timestamps at all" },
+	{ .name = "disable_clat", .type = OPT_BOOL, JOBF(disable_clat), .max = 1,
+	  .def = "0", .help = "keep no completion latency (clat), nor fio's latency distribution" },
+	{ .name = "disable_slat", .type = OPT_BOOL, JOBF(disable_slat), .max = 1,
+	  .def = "0", .help = "keep no submission latency (slat)" },
+	{ .name = "disable_bw_measurement", .alias = { "disable_bw" },
+	  .type = OPT_BOOL, JOBF(disable_bw), .max = 1, .def = "0",
+	  .help = "no per-I/O entries in write_bw_log (without log_avg_msec), as in fio 3.33" },
 	{ .name = "group_reporting", .type = OPT_BOOL, JOBF(group_reporting),
 	  .max = 1, .def = "0",
 	  .help = "report the threads of a job as one" },
+	{ .name = "clat_percentiles", .type = OPT_BOOL, JOBF(clat_pct_off),
+	  .max = 1, .def = "1", .apply = apply_inverted,
+	  .help = "list completion latency percentiles (clat_ns.percentile)" },
+	{ .name = "lat_percentiles", .type = OPT_BOOL, JOBF(lat_percentiles),
+	  .max = 1, .def = "0",
+	  .help = "list total latency percentiles (lat_ns.percentile)" },
+	{ .name = "slat_percentiles", .type = OPT_BOOL, JOBF(slat_percentiles),
+	  .max = 1, .def = "0",
+	  .help = "list submission latency percentiles (slat_ns.percentile)" },
+	{ .name = "percentile_list", .type = OPT_STR, JOBF(percentile_list),
+	  .apply = apply_percentile_list,
+	  .def = "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99",
+	  .metavar = "P[:P...]",
+	  .help = "the percentiles listed, fio's colon list of up to 20, each in (0, 100]" },
+	{ .name = "significant_figures", .type = OPT_UINT, JOBF(sig_figs),
+	  .min = 1, .max = 10, .def = "4",
+	  .help = "significant figures of the normal output's rates and sizes" },
+	{ .name = "unified_rw_reporting", .type = OPT_CHOICE, JOBF(unified_rw),
+	  .choices = unified_choices, .hidden = unified_hidden, .def = "none",
+	  .help = "none: each direction; mixed: the directions summed as one, \"mixed\"; both: each, then mixed" },
+	{ .name = "unit_base", .type = OPT_CHOICE, JOBF(unit_base),
+	  .choices = unit_base_choices, .def = "0",
+	  .help = "the normal output's rates: 0 or 8 in bytes (B/s), 1 in bits (bit/s)" },
+	{ .name = "stats", .type = OPT_BOOL, JOBF(stats_off), .max = 1,
+	  .def = "1", .apply = apply_inverted,
+	  .help = "0: the job runs but keeps no statistics and is left out of the report" },
+	{ .name = "bwavgtime", .type = OPT_UINT, JOBF(bw_avg_ms),
+	  .min = 1, .max = 86400000, .def = "500",
+	  .help = "ms: the window of each bandwidth sample (bw_min, bw_max, bw_mean, bw_dev, bw_samples)" },
+	{ .name = "iopsavgtime", .type = OPT_UINT, JOBF(iops_avg_ms),
+	  .min = 1, .max = 86400000, .def = "500",
+	  .help = "ms: the window of each IOPS sample (iops_min, iops_max, iops_mean, iops_stddev, iops_samples)" },
+	{ .name = "disk_util", .type = OPT_BOOL, JOBF(disk_util_off), .max = 1,
+	  .def = "1", .apply = apply_inverted,
+	  .help = "the device's disk stats (blkstack's own device: its I/Os, merges, ticks, util) in the report" },
 	{ .name = "clocksource", .type = OPT_CHOICE, JOBF(clocksource),
 	  .choices = clock_choices, .unsupported = clock_unsupported,
 	  .help = "timestamp clock (default: cpu when the TSC is invariant, else clock_gettime)" },
@@ -797,7 +861,7 @@ static void opts_ready(void)
 
 /* fio command-line switches with no blkstack equivalent. */
 static const char *const fio_cli_unsupported[] = {
-	"minimal", "terse-version", "append-terse", "eta-newline",
+	"append-terse", "eta-newline",
 	"eta-interval", "status-interval", "readonly",
 	"client", "server", "daemonize", "showcmd", "cmdhelp",
 	"enghelp", "debug", "max-jobs", "warnings-fatal", "bandwidth-log",
@@ -812,8 +876,11 @@ static const struct cli_opt {
 	const char *metavar;	/* NULL: takes no value */
 	const char *help;
 } cli_opts[] = {
-	{ "output-format", "normal|json|json+",
-	  "report format (default normal; json+ adds fio's clat bins; terse is not supported)" },
+	{ "output-format", "normal|json|json+|terse",
+	  "report format (default normal; json+ adds fio's clat bins; terse: fio's semicolon lines; fio's comma list writes each: terse, JSON, normal)" },
+	{ "minimal", NULL, "--output-format=terse, as fio's" },
+	{ "terse-version", "3|4|5",
+	  "fields of the terse lines, fio's versions: 3 (default), 4 adds trim, 5 the bw and iops samples" },
 	{ "output", "FILE", "write the report to FILE (default stdout)" },
 	{ "plot", "DIR",
 	  "draw SVG pictures into DIR with gnuplot: latency histogram and CDF, IOPS and latency over time per job thread; the matrix as grouped bars" },
@@ -1868,6 +1935,72 @@ static int apply_ss(struct opt_ctx *c, uint64_t unused)
 	c->j->ss_slope = k >= 2;
 	c->j->ss_pct = pct;
 	c->j->ss_limit = v;
+	return 0;
+}
+
+/* A boolean whose fio default is 1, kept as its *_off field (options.h). */
+static int apply_inverted(struct opt_ctx *c, uint64_t v)
+{
+	*(bool *)field(c) = !v;
+	return 0;
+}
+
+/*
+ * percentile_list=: fio's colon list of up to 20 percentiles, each in
+ * (0, 100], listed in ascending order as fio sorts them.  fio stops at an
+ * entry of 0 (its list ends at the first 0.0), so 0 is refused here rather
+ * than cutting the list short unseen.  The text output's labels have as
+ * many decimals as the entry with the most (fio's percentile_precision).
+ */
+static int apply_percentile_list(struct opt_ctx *c, uint64_t unused)
+{
+	struct bench_job_opts *j = c->j;
+	double v[BENCH_PCT_MAX];
+	unsigned int nr = 0, prec = 0, i, k;
+	const char *p = c->val;
+
+	(void)unused;
+	if (strlen(c->val) >= sizeof(j->percentile_list))
+		return val_err(c, -EINVAL, "too long (at most %zu characters)",
+			       sizeof(j->percentile_list) - 1);
+	for (;;) {
+		size_t len = strcspn(p, ":");
+		const char *dot;
+		char num[64], *end;
+		double x;
+
+		if (!len || len >= sizeof(num))
+			return val_err(c, -EINVAL,
+				       "entry %u is empty or too long: a colon list of percentiles, 1:50:99.9",
+				       nr + 1);
+		if (nr == BENCH_PCT_MAX)
+			return val_err(c, -EINVAL,
+				       "more than %d percentiles (fio's limit)",
+				       BENCH_PCT_MAX);
+		memcpy(num, p, len);
+		num[len] = '\0';
+		x = strtod(num, &end);
+		if (end == num || *end || !(x > 0.0) || x > 100.0)
+			return val_err(c, -EINVAL,
+				       "entry %u (%s) is not a percentile in (0, 100]",
+				       nr + 1, num);
+		dot = strchr(num, '.');
+		if (dot && strspn(dot + 1, "0123456789") > prec)
+			prec = (unsigned int)strspn(dot + 1, "0123456789");
+		/* insertion sort: at most 20 */
+		for (i = nr; i > 0 && v[i - 1] > x; i--)
+			v[i] = v[i - 1];
+		v[i] = x;
+		nr++;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	for (k = 0; k < nr; k++)
+		j->pct[k] = v[k];
+	j->pct_nr = nr;
+	j->pct_precision = prec;
+	strcpy(j->percentile_list, c->val);
 	return 0;
 }
 
@@ -3197,6 +3330,8 @@ void bench_opts_init(struct bench_opts *o)
 	}
 	/* nr_devs stays 0: the caller picks null,ram for the matrix. */
 	o->output_format = OUT_NORMAL;
+	o->out_mask = BENCH_OUT_NORMAL;
+	o->terse_version = 3;
 }
 
 /*
@@ -3497,15 +3632,19 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 			return -EINVAL;
 		}
 		if ((j->lat_log_on || j->bw_log_on || j->iops_log_on ||
-		     j->hist_log_on) && (j->gtod_reduce || j->disable_lat)) {
+		     j->hist_log_on) && (j->gtod_reduce ||
+					 (j->disable_lat && j->disable_clat &&
+					  j->disable_slat))) {
 			set_err(err, errlen,
-				"job '%s': %s: the logs need the I/Os' timestamps, which %s=1 turns off (allowed: %s=0)",
+				"job '%s': %s: the logs need the I/Os' timestamps, which %s turns off (allowed: %s)",
 				show(name, j->name),
 				j->lat_log_on ? "write_lat_log" :
 				j->bw_log_on ? "write_bw_log" :
 				j->iops_log_on ? "write_iops_log" : "write_hist_log",
-				j->gtod_reduce ? "gtod_reduce" : "disable_lat",
-				j->gtod_reduce ? "gtod_reduce" : "disable_lat");
+				j->gtod_reduce ? "gtod_reduce=1" :
+				"disable_lat=1 with disable_clat=1 and disable_slat=1",
+				j->gtod_reduce ? "gtod_reduce=0" :
+				"one of them =0");
 			return -EINVAL;
 		}
 		if (check_zonemode(j, err, errlen))
@@ -3565,6 +3704,15 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 			set_err(err, errlen,
 				"job '%s': ss=, ss_dur= and ss_ramp= differ from job '%s''s in its group_reporting group: fio rejects that (they must be consistent within reporting groups)",
 				show(name, j->name), o->jobs[ss_group].name);
+			return -EINVAL;
+		}
+		/* fio's verify_per_group_options(): one lat_percentiles a group */
+		if (!j->stats_off && j->lat_percentiles !=
+				o->jobs[ss_group].lat_percentiles) {
+			set_err(err, errlen,
+				"job '%s': lat_percentiles=%d differs from job '%s''s in its group: fio rejects that (it must be the same within a group)",
+				show(name, j->name), j->lat_percentiles,
+				o->jobs[ss_group].name);
 			return -EINVAL;
 		}
 		if (j->ss_dur_ns && j->ss_slope && j->ss_dur_ns < 2 * NSEC_PER_SEC) {
@@ -3688,6 +3836,10 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 			o->help = true;
 		else if (!strcmp(name, "parse-only"))
 			o->parse_only = true;
+		else if (!strcmp(name, "minimal")) {
+			o->output_format = OUT_TERSE;
+			o->out_mask = BENCH_OUT_TERSE;
+		}
 		else if (!strcmp(name, "fio-options"))
 			o->fio_table = true;
 		else
@@ -3730,21 +3882,49 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 		return -EINVAL;
 	}
 	if (!strcmp(name, "output-format")) {
-		if (!strcmp(val, "normal")) {
-			o->output_format = OUT_NORMAL;
-		} else if (!strcmp(val, "json")) {
-			o->output_format = OUT_JSON;
-		} else if (!strcmp(val, "json+")) {
-			o->output_format = OUT_JSON_PLUS;
-		} else if (!strcmp(val, "terse") ||
-			   strchr(val, ',')) {
+		/* fio's comma list: each report, in fio's order */
+		unsigned int mask = 0;
+		bool plus = false;
+		const char *p = val;
+
+		for (;;) {
+			size_t len = strcspn(p, ",");
+
+			if (len == 6 && !strncmp(p, "normal", 6)) {
+				mask |= BENCH_OUT_NORMAL;
+			} else if (len == 4 && !strncmp(p, "json", 4)) {
+				mask |= BENCH_OUT_JSON;
+			} else if (len == 5 && !strncmp(p, "json+", 5)) {
+				mask |= BENCH_OUT_JSON;
+				plus = true;
+			} else if (len == 5 && !strncmp(p, "terse", 5)) {
+				mask |= BENCH_OUT_TERSE;
+			} else {
+				set_err(err, errlen,
+					"output-format=%s: bad value, allowed normal|json|json+|terse, or a comma list of them",
+					show(shown, val));
+				return -EINVAL;
+			}
+			if (!p[len])
+				break;
+			p += len + 1;
+		}
+		o->out_mask = mask;
+		o->output_format = (mask & BENCH_OUT_JSON) ?
+			(plus ? OUT_JSON_PLUS : OUT_JSON) :
+			(mask & BENCH_OUT_TERSE) ? OUT_TERSE : OUT_NORMAL;
+		return 0;
+	}
+	if (!strcmp(name, "terse-version")) {
+		if (!strcmp(val, "3") || !strcmp(val, "4") || !strcmp(val, "5")) {
+			o->terse_version = (unsigned int)(val[0] - '0');
+		} else if (!strcmp(val, "2")) {
 			set_err(err, errlen,
-				"output-format=%s: a fio format that blkstack bench does not support, allowed normal|json|json+",
-				show(shown, val));
+				"terse-version=2: fio's old layout (no version field, no disk stats) is not supported, allowed 3|4|5");
 			return -EINVAL;
 		} else {
 			set_err(err, errlen,
-				"output-format=%s: bad value, allowed normal|json|json+",
+				"terse-version=%s: bad value, allowed 3|4|5",
 				show(shown, val));
 			return -EINVAL;
 		}

@@ -39,8 +39,12 @@ enum bench_output_format {
 	OUT_NORMAL = 0,
 	OUT_JSON,
 	OUT_JSON_PLUS,  /* json+: json with fio's clat bins */
-	OUT_TERSE_UNSUPPORTED, /* never stored: terse is rejected */
+	OUT_TERSE,      /* terse (--minimal): fio's semicolon lines, terse_version 3..5 */
 };
+
+#define BENCH_OUT_NORMAL 1u
+#define BENCH_OUT_JSON 2u	/* json or json+ (output_format says which) */
+#define BENCH_OUT_TERSE 4u
 
 enum bench_clocksource {
 	CLK_AUTO = 0,   /* cpu when the TSC is invariant, else clock_gettime */
@@ -109,7 +113,7 @@ struct bench_job_opts {
 	uint64_t randseed;          /* randseed= (fio's default seed) */
 	uint32_t loops;             /* loops=, 1.. (1) */
 	bool gtod_reduce;           /* gtod_reduce=0|1 (0): no latency timestamps */
-	bool disable_lat;           /* disable_lat, disable_clat, disable_slat (0) */
+	bool disable_lat;           /* disable_lat=0|1: no total latency (lat) (0) */
 	bool group_reporting;       /* group_reporting (0) */
 	enum bench_clocksource clocksource; /* clocksource=clock_gettime|cpu (auto) */
 	uint32_t stonewall;         /* stonewall / wait_for_previous: start after earlier jobs end */
@@ -342,7 +346,35 @@ struct bench_job_opts {
 	uint32_t flow;              /* flow=, 0..1000: this job's weight (0: not in a flow) */
 	uint32_t flow_id;           /* flow_id=: the flow (0) */
 	uint64_t flow_sleep_ns;     /* flow_sleep=, default unit us: held back, wait for the I/Os in flight, then sleep this (0: retry at once) */
+	/*
+	 * fio's report options (docs/bench.md, "Output"): which latency
+	 * percentiles are listed, at which percentiles, numbers' digits and
+	 * units, directions summed, and which statistics are kept.  Zero is
+	 * fio's default in each (so results built from zeroed options
+	 * report as fio would): fio's 1s are kept inverted (*_off)
+	 */
+	bool clat_pct_off;          /* clat_percentiles=0 (fio's default 1) */
+	bool lat_percentiles;       /* lat_percentiles=0|1 (0) */
+	bool slat_percentiles;      /* slat_percentiles=0|1 (0) */
+	char percentile_list[256];  /* percentile_list= as given (fio's default list) */
+#define BENCH_PCT_MAX 20
+	double pct[BENCH_PCT_MAX];  /* ... parsed, ascending, each in (0, 100] */
+	uint32_t pct_nr;            /* ... how many (17; 0: fio's default list) */
+	uint32_t pct_precision;     /* ... most decimals of an entry: the text's (2) */
+	uint32_t sig_figs;          /* significant_figures=, 1..10: the text's numbers (4; 0: 4) */
+	uint32_t unified_rw;        /* unified_rw_reporting=: BENCH_UNIFIED_* (none) */
+	uint32_t unit_base;         /* unit_base=0|8|1: 1 the text's rates in bits (0: bytes) */
+	bool stats_off;             /* stats=0: the job is left out of the report (fio's default 1) */
+	bool disable_clat;          /* disable_clat=0|1: no completion latency (0) */
+	bool disable_slat;          /* disable_slat=0|1: no submission latency (0) */
+	bool disable_bw;            /* disable_bw_measurement= / disable_bw=0|1: no per-I/O bandwidth log entries (0) */
+	bool disk_util_off;         /* disk_util=0: no disk stats of the device in the report (fio's default 1) */
+	uint32_t bw_avg_ms;         /* bwavgtime=, ms: the bw samples' window (500; 0: 500) */
+	uint32_t iops_avg_ms;       /* iopsavgtime=, ms: the iops samples' window (500; 0: 500) */
 };
+
+/* unified_rw_reporting= (fio's): each direction, their sum ("mixed"), or both */
+enum { BENCH_UNIFIED_NONE = 0, BENCH_UNIFIED_MIXED, BENCH_UNIFIED_BOTH };
 
 /* cpus_allowed_policy=: how a job's threads share its CPUs (fio's) */
 enum bench_cpus_policy {
@@ -376,7 +408,15 @@ struct bench_opts {
 	struct bench_dev_opts dev;
 	struct bench_job_opts jobs[BENCH_MAX_JOBS]; /* [0, nr_jobs) are set */
 	unsigned int nr_jobs;
-	enum bench_output_format output_format; /* --output-format=normal|json */
+	enum bench_output_format output_format; /* --output-format=normal|json|json+|terse */
+	unsigned int terse_version; /* --terse-version=3|4|5 (3, fio's default) */
+	/*
+	 * The reports written, BENCH_OUT_* bits: fio's comma list
+	 * (--output-format=normal,json), written in fio's order: terse,
+	 * JSON, normal.  @output_format is then the list's JSON (json+ over
+	 * json), else terse, else normal.
+	 */
+	unsigned int out_mask;
 	char output[256];           /* --output=FILE, "" for stdout */
 	char plot_dir[1024];        /* --plot=DIR: SVG pictures drawn by gnuplot (plot.h), "" for none */
 	bool matrix;                /* --matrix or no workload given */

@@ -51,6 +51,9 @@ static const double clat_pcts[] = {
 	95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
 };
 #define NR_PCTS (sizeof(clat_pcts) / sizeof(clat_pcts[0]))
+/* the same as options.c's default of percentile_list= */
+#define DEFAULT_PCT_LIST "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"
+
 
 static const char *const ddir_lower[DDIR_NR] = { "read", "write", "trim" };
 static const char *const ddir_upper[DDIR_NR] = { "READ", "WRITE", "TRIM" };
@@ -70,17 +73,29 @@ static const uint64_t lat_bounds[NR_LAT_MS - 1] = {
 	2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000,
 };
 
-/* fio's IO depth buckets */
-#define NR_DEPTHS 7
+/* fio's IO depth buckets, and its submit and complete buckets */
+#define NR_DEPTHS BENCH_DEPTH_NR
 static const char *const depth_keys[NR_DEPTHS] = {
 	"1", "2", "4", "8", "16", "32", ">=64",
 };
+static const char *const batch_keys[NR_DEPTHS] = {
+	"0", "4", "8", "16", "32", "64", ">=64",
+};
 
 struct lat_dist {
-	double ns[NR_LAT_NS]; /* percent of I/Os */
+	double ns[NR_LAT_NS]; /* percent of I/Os; one with any at least 0.01 */
 	double us[NR_LAT_US];
 	double ms[NR_LAT_MS];
+	double ns_all;        /* the nsec buckets together, percent */
 };
+
+/* fio's stat_calc_lat(): a bucket that has any is at least 0.01 % */
+static double lat_pct(double cnt, double total)
+{
+	double p = cnt * 100.0 / total;
+
+	return cnt > 0 && p < 0.01 ? 0.01 : p;
+}
 
 /*
  * One entry of a report: a job thread as the engine left it, or the sum of
@@ -125,6 +140,48 @@ static uint64_t ns_to_ms(uint64_t ns)
 static uint64_t hist_min(const struct blk_hist *h)
 {
 	return h->count ? h->min : 0;
+}
+
+/*
+ * The entry's percentile list (percentile_list=) and the decimals of its
+ * text labels; fio's default list for results built without options.
+ */
+static const double *job_pcts(const struct bench_job_result *j,
+			      unsigned int *nr, unsigned int *prec)
+{
+	if (j && j->opts && j->opts->pct_nr) {
+		*nr = j->opts->pct_nr;
+		*prec = j->opts->pct_precision;
+		return j->opts->pct;
+	}
+	*nr = NR_PCTS;
+	*prec = 2;
+	return clat_pcts;
+}
+
+/* Which latencies list percentiles: fio's, and none of one it disabled. */
+enum { PCT_SLAT, PCT_CLAT, PCT_LAT };
+
+static bool job_pct_on(const struct bench_job_result *j, int kind)
+{
+	const struct bench_job_opts *o = j ? j->opts : NULL;
+
+	if (!o)
+		return kind == PCT_CLAT;
+	switch (kind) {
+	case PCT_SLAT:
+		return o->slat_percentiles && !o->disable_slat;
+	case PCT_CLAT:
+		return !o->clat_pct_off && !o->disable_clat;
+	default:
+		return o->lat_percentiles && !o->disable_lat;
+	}
+}
+
+/* unified_rw_reporting= of an entry (BENCH_UNIFIED_*) */
+static unsigned int job_unified(const struct bench_job_result *j)
+{
+	return j->opts ? j->opts->unified_rw : BENCH_UNIFIED_NONE;
 }
 
 static unsigned int job_threads(const struct bench_job_result *j)
@@ -246,22 +303,24 @@ static void hist_merge(struct blk_hist *dst, const struct blk_hist *src)
 }
 
 /*
- * fmt_num() - fio-style number with at most four significant characters:
- * "4512k", "17.2Gi", "410k".  @binary selects powers of 1024 (KiB, MiB)
- * over powers of 1000 (k, M); @unit is appended ("B/s", "B" or "").
+ * fmt_num_sig() - fio-style number (its num2str()) with at most @sig
+ * digits, the decimal point counted: "4512k", "17.2Gi", "410k" at 4.
+ * @binary selects powers of 1024 (KiB, MiB) over powers of 1000 (k, M);
+ * @unit is appended ("B/s", "B" or "").
  */
-static const char *fmt_num(char *buf, size_t len, double v, bool binary,
-			   const char *unit)
+static const char *fmt_num_sig(char *buf, size_t len, double v, bool binary,
+			       const char *unit, unsigned int sig)
 {
 	static const char *const bin[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
 	static const char *const dec[] = { "", "k", "M", "G", "T", "P", "E" };
 	double base = binary ? 1024.0 : 1000.0;
-	unsigned int k = 0;
+	double top = pow(10.0, sig) - 0.5;
+	unsigned int k = 0, digits;
 	int prec;
 
 	if (!(v >= 0) || isinf(v))
 		v = 0;
-	while (v >= 9999.5 && k < 6) {
+	while (v >= top && k < 6) {
 		v /= base;
 		k++;
 	}
@@ -269,14 +328,40 @@ static const char *fmt_num(char *buf, size_t len, double v, bool binary,
 		snprintf(buf, len, "%.0f%s", v, unit);
 		return buf;
 	}
-	if (v < 9.995)
-		prec = 2;
-	else if (v < 99.95)
-		prec = 1;
-	else
+	/* decimals: what the integer part leaves of @sig, less the point */
+	for (digits = 1, prec = (int)sig - 2; prec > 0 &&
+	     v >= pow(10.0, digits) - 0.5 * pow(10.0, -prec); digits++)
+		prec--;
+	if (prec < 0)
 		prec = 0;
 	snprintf(buf, len, "%.*f%s%s", prec, v, binary ? bin[k] : dec[k], unit);
 	return buf;
+}
+
+/* fmt_num_sig() at fio's default significant_figures=4 */
+static const char *fmt_num(char *buf, size_t len, double v, bool binary,
+			   const char *unit)
+{
+	return fmt_num_sig(buf, len, v, binary, unit, 4);
+}
+
+/* significant_figures= of an entry (fio's default 4 without options) */
+static unsigned int job_sig(const struct bench_job_opts *o)
+{
+	return o && o->sig_figs ? o->sig_figs : 4;
+}
+
+/*
+ * A rate of the normal output in bytes per second: in B/s, or with
+ * unit_base=1 in bit/s, at the entry's significant_figures.
+ */
+static const char *fmt_rate(char *buf, size_t len, double bps, bool binary,
+			    const struct bench_job_opts *o)
+{
+	if (o && o->unit_base == 1)
+		return fmt_num_sig(buf, len, bps * 8.0, binary, "bit/s",
+				   job_sig(o));
+	return fmt_num_sig(buf, len, bps, binary, "B/s", job_sig(o));
 }
 
 /* fio's size/time strings for "job options" */
@@ -432,21 +517,82 @@ static void job_lat_dist(const struct bench_job_result *j, struct lat_dist *ld)
 		total += cnt[i];
 	if (!total)
 		return;
-	for (i = 0; i < NR_LAT_NS; i++)
-		ld->ns[i] = cnt[i] * 100.0 / total;
+	for (i = 0; i < NR_LAT_NS; i++) {
+		ld->ns[i] = lat_pct(cnt[i], total);
+		ld->ns_all += cnt[i] * 100.0 / total;
+	}
 	for (i = 0; i < NR_LAT_US; i++)
-		ld->us[i] = cnt[NR_LAT_NS + i] * 100.0 / total;
+		ld->us[i] = lat_pct(cnt[NR_LAT_NS + i], total);
 	for (i = 0; i < NR_LAT_MS; i++)
-		ld->ms[i] = cnt[NR_LAT_NS + NR_LAT_US + i] * 100.0 / total;
+		ld->ms[i] = lat_pct(cnt[NR_LAT_NS + NR_LAT_US + i], total);
 }
 
-static unsigned int depth_index(unsigned int depth)
+/*
+ * fio's stat_calc_dist(): each bucket in percent of the map's total, and
+ * a bucket that has any at least 0.1 %.
+ */
+static void depth_dist(const uint64_t *map, double *pct)
 {
-	unsigned int i = 0;
+	uint64_t total = 0;
+	unsigned int i;
 
-	while (i < NR_DEPTHS - 1 && depth >= (2u << i))
-		i++;
-	return i;
+	for (i = 0; i < NR_DEPTHS; i++)
+		total += map[i];
+	for (i = 0; i < NR_DEPTHS; i++) {
+		pct[i] = total ? (double)map[i] * 100.0 / (double)total : 0.0;
+		if (map[i] && pct[i] < 0.1)
+			pct[i] = 0.1;
+	}
+}
+
+/*
+ * fio's sum_stat(..., pure_sum): a group's (or the directions') samples
+ * added as fio adds them, min to min, max to max, mean to mean, the
+ * counts and squares too: the group's rate as the sum of its members'.
+ */
+static void sample_sum(struct bench_sample_stat *dst,
+		       const struct bench_sample_stat *src)
+{
+	if (!src->n)
+		return;
+	if (!dst->n) {
+		*dst = *src;
+		return;
+	}
+	dst->min += src->min;
+	dst->max += src->max;
+	dst->n += src->n;
+	dst->mean += src->mean;
+	dst->m2 += src->m2;
+}
+
+/* fio's calc_lat() of samples: min, max, mean, stddev; false for none */
+static bool sample_calc(const struct bench_sample_stat *s, uint64_t *min,
+			uint64_t *max, double *mean, double *dev)
+{
+	if (!s->n) {
+		*min = *max = 0;
+		*mean = *dev = 0.0;
+		return false;
+	}
+	*min = s->min;
+	*max = s->max;
+	*mean = s->mean;
+	*dev = s->n > 1 ? sqrt(s->m2 / (double)(s->n - 1)) : 0.0;
+	return true;
+}
+
+/* fio's convert_agg_kbytes_percent(): @mean KiB/s of the group's @agg B/s */
+static double agg_pct(double agg, double mean)
+{
+	double p = 100.0;
+
+	if (agg > 1024) {
+		p = (double)(int64_t)mean * 100.0 / (agg / 1024.0);
+		if (p > 100.0)
+			p = 100.0;
+	}
+	return p;
 }
 
 /* ---- entries: job threads, or group_reporting sums ---- */
@@ -501,6 +647,8 @@ static void job_add(struct bench_job_result *dst,
 		hist_merge(&dst->dir[d].slat, &src->dir[d].slat);
 		hist_merge(&dst->dir[d].clat, &src->dir[d].clat);
 		hist_merge(&dst->dir[d].lat, &src->dir[d].lat);
+		sample_sum(&dst->bw_samples[d], &src->bw_samples[d]);
+		sample_sum(&dst->iops_samples[d], &src->iops_samples[d]);
 	}
 	/* likewise for the whole window, over the threads that did any I/O */
 	job_window(dst, &ds, &de);
@@ -533,6 +681,11 @@ static void job_add(struct bench_job_result *dst,
 	dst->wait.chose_spin += src->wait.chose_spin;
 	dst->wait.contended += src->wait.contended;
 	dst->nr_threads += job_threads(src);
+	for (d = 0; d < NR_DEPTHS; d++) {
+		dst->depth_map[d] += src->depth_map[d];
+		dst->submit_map[d] += src->submit_map[d];
+		dst->complete_map[d] += src->complete_map[d];
+	}
 }
 
 static void rep_free(struct rep *rep)
@@ -578,6 +731,9 @@ static int rep_build(struct rep *rep, const struct bench_run_result *r)
 		const struct bench_job_result *j = &r->jobs[i];
 		struct rep_ent *e;
 
+		/* stats=0: fio leaves the job out of its report */
+		if (j->opts && j->opts->stats_off)
+			continue;
 		if (!group_reporting_of(r, j)) {
 			e = &rep->ents[rep->nr++];
 			e->j = j;
@@ -653,6 +809,45 @@ static void group_dir_stats(const struct rep *rep, unsigned int groupid, int d,
 	}
 }
 
+/*
+ * The group's directions summed (unified_rw_reporting=): each entry's
+ * bytes over its whole window, the group's over the span of theirs.
+ */
+static void group_mixed_stats(const struct rep *rep, unsigned int groupid,
+			      struct group_dir *g)
+{
+	unsigned int i;
+	int d;
+
+	memset(g, 0, sizeof(*g));
+	for (i = 0; i < rep->nr; i++) {
+		const struct bench_job_result *j = rep->ents[i].j;
+		uint64_t ws, we, bytes = 0, ios = 0;
+		double bw;
+
+		for (d = 0; d < DDIR_NR; d++) {
+			bytes += j->dir[d].bytes;
+			ios += j->dir[d].ios;
+		}
+		if (j->groupid != groupid || !ios)
+			continue;
+		job_window(j, &ws, &we);
+		bw = safe_div((double)bytes, (double)(we - ws) / 1e9);
+		window_merge(g->any, true, &g->span_start, &g->span_end, ws, we);
+		g->bytes += bytes;
+		g->ios += ios;
+		if (!g->any || we - ws < g->min_run_ns)
+			g->min_run_ns = we - ws;
+		if (!g->any || we - ws > g->max_run_ns)
+			g->max_run_ns = we - ws;
+		if (!g->any || bw < g->min_bw)
+			g->min_bw = bw;
+		if (!g->any || bw > g->max_bw)
+			g->max_bw = bw;
+		g->any = true;
+	}
+}
+
 static double group_agg_bw(const struct group_dir *g)
 {
 	return safe_div((double)g->bytes,
@@ -682,17 +877,24 @@ static void text_lat(FILE *f, const char *label, const struct blk_hist *h)
 /* fio's minimum width of a percentile value: "[  123]" */
 #define PCT_MIN_WIDTH 5
 
-static void text_percentiles(FILE *f, const struct blk_hist *h)
+/*
+ * "    clat percentiles (nsec):" and its lines (@label: slat, clat, lat),
+ * at the entry's percentile_list=, the labels with its precision.
+ */
+static void text_percentiles(FILE *f, const struct blk_hist *h,
+			     const char *label,
+			     const struct bench_job_result *j)
 {
-	uint64_t v[NR_PCTS], minv = UINT64_MAX, maxv = 0;
-	unsigned int i, per_line;
+	uint64_t v[BENCH_PCT_MAX], minv = UINT64_MAX, maxv = 0;
+	unsigned int i, per_line, nr, prec;
+	const double *pcts = job_pcts(j, &nr, &prec);
 	struct lat_unit u;
 	int width;
 
 	if (!h->count)
 		return;
-	for (i = 0; i < NR_PCTS; i++) {
-		v[i] = blk_hist_percentile(h, clat_pcts[i]);
+	for (i = 0; i < nr; i++) {
+		v[i] = blk_hist_percentile(h, pcts[i]);
 		if (v[i] < minv)
 			minv = v[i];
 		if (v[i] > maxv)
@@ -703,17 +905,20 @@ static void text_percentiles(FILE *f, const struct blk_hist *h)
 	width = snprintf(NULL, 0, "%llu", (ull)lat_in_unit(maxv, u));
 	if (width < PCT_MIN_WIDTH)
 		width = PCT_MIN_WIDTH;
-	/* fio's wrapping: four a line at width 5 or 6, fewer when wider */
-	per_line = (80 - 7) / (2 + 10 + (unsigned int)width);
+	/*
+	 * fio's wrapping: four a line at width 5 or 6 with two decimals,
+	 * fewer when wider
+	 */
+	per_line = (80 - 7) / (prec + 10 + (unsigned int)width);
 	if (!per_line)
 		per_line = 1;
-	fprintf(f, "    clat percentiles (%s):\n", u.name);
-	for (i = 0; i < NR_PCTS; i++) {
+	fprintf(f, "    %s percentiles (%s):\n", label, u.name);
+	for (i = 0; i < nr; i++) {
 		if (!(i % per_line))
 			fputs("     |", f);
-		fprintf(f, " %5.2fth=[%*llu]", clat_pcts[i], width,
-			(ull)lat_in_unit(v[i], u));
-		if (i == NR_PCTS - 1)
+		fprintf(f, " %*.*fth=[%*llu]", (int)prec + 3, (int)prec, pcts[i],
+			width, (ull)lat_in_unit(v[i], u));
+		if (i == nr - 1)
 			fputc('\n', f);
 		else if (i % per_line == per_line - 1)
 			fputs(",\n", f);
@@ -733,27 +938,130 @@ static uint64_t ss_mean(const struct bench_ss_result *ss, const uint64_t *v)
 	return ss->dur_s ? sum / ss->dur_s : 0;
 }
 
-static void text_dir(FILE *f, const struct bench_job_result *j, int d)
+/* @name: the direction's, or "mixed" for unified_rw_reporting's sum */
+/*
+ * fio's "   bw (  KiB/s): min=..." and "   iops        : min=..." lines
+ * of a direction's samples; @agg: the group's bandwidth (B/s) for per=.
+ */
+static void text_samples(FILE *f, const struct bench_job_result *j, int d,
+			 double agg)
 {
+	const struct bench_job_opts *o = j->opts;
+	bool bits = o && o->unit_base == 1;
+	double kb = o && o->kb_base == 1000 ? 1000.0 : 1024.0;
+	const char *unit = bits ? "kbit" : kb == 1024.0 ? "KiB" : "kB";
+	double mean, dev, mn, mx, per;
+	uint64_t a, b;
+
+	if (sample_calc(&j->bw_samples[d], &a, &b, &mean, &dev)) {
+		per = agg_pct(agg, mean);
+		mn = (double)a;
+		mx = (double)b;
+		if (bits) {
+			mn *= 8.0;
+			mx *= 8.0;
+			mean *= 8.0;
+			dev *= 8.0;
+		}
+		if (mean > kb * kb) {
+			mn /= kb;
+			mx /= kb;
+			mean /= kb;
+			dev /= kb;
+			unit = bits ? "Mibit" : "MiB";
+		}
+		fprintf(f, "   bw (%5s/s): min=%5llu, max=%5llu, per=%3.2f%%, avg=%5.02f, stdev=%5.02f, samples=%llu\n",
+			unit, (ull)mn, (ull)mx, per, mean, dev,
+			(ull)j->bw_samples[d].n);
+	}
+	if (sample_calc(&j->iops_samples[d], &a, &b, &mean, &dev))
+		fprintf(f, "   iops        : min=%5llu, max=%5llu, avg=%5.02f, stdev=%5.02f, samples=%llu\n",
+			(ull)a, (ull)b, mean, dev, (ull)j->iops_samples[d].n);
+}
+
+static void text_dir(FILE *f, const struct rep *rep,
+		     const struct bench_job_result *j, int d, const char *name)
+{
+	struct group_dir g;
 	const struct bench_dir_stats *s = &j->dir[d];
 	char iops[32], bw[32], bwd[32], io[32], zr[40] = "";
 	double rate = dir_bw(j, d);
+	unsigned int sig = job_sig(j->opts);
 
 	/* fio's zbd_write_status(): every write line, zoned or not */
 	if (d == DDIR_WRITE)
 		snprintf(zr, sizeof(zr), "; %llu zone resets", (ull)j->zone_resets);
-	fprintf(f, "  %s: IOPS=%s, BW=%s (%s)(%s/%llumsec)%s\n", ddir_lower[d],
-		fmt_num(iops, sizeof(iops), dir_iops(j, d), false, ""),
-		fmt_num(bw, sizeof(bw), rate, true, "B/s"),
-		fmt_num(bwd, sizeof(bwd), rate, false, "B/s"),
-		fmt_num(io, sizeof(io), (double)s->bytes, true, "B"),
+	fprintf(f, "  %s: IOPS=%s, BW=%s (%s)(%s/%llumsec)%s\n", name,
+		fmt_num_sig(iops, sizeof(iops), dir_iops(j, d), false, "", sig),
+		fmt_rate(bw, sizeof(bw), rate, true, j->opts),
+		fmt_rate(bwd, sizeof(bwd), rate, false, j->opts),
+		fmt_num_sig(io, sizeof(io), (double)s->bytes, true, "B", sig),
 		(ull)ns_to_ms(dir_runtime(j, d)), zr);
-	if (!j->lat_valid)
-		return;
-	text_lat(f, "    slat", &s->slat);
-	text_lat(f, "    clat", &s->clat);
-	text_lat(f, "     lat", &s->lat);
-	text_percentiles(f, &s->clat);
+	if (j->lat_valid) {
+		text_lat(f, "    slat", &s->slat);
+		text_lat(f, "    clat", &s->clat);
+		text_lat(f, "     lat", &s->lat);
+		/* fio's order: slat, clat, lat */
+		if (job_pct_on(j, PCT_SLAT))
+			text_percentiles(f, &s->slat, "slat", j);
+		if (job_pct_on(j, PCT_CLAT))
+			text_percentiles(f, &s->clat, "clat", j);
+		if (job_pct_on(j, PCT_LAT))
+			text_percentiles(f, &s->lat, "lat", j);
+	}
+	if (!strcmp(name, "mixed"))
+		group_mixed_stats(rep, j->groupid, &g);
+	else
+		group_dir_stats(rep, j->groupid, d, &g);
+	text_samples(f, j, d, group_agg_bw(&g));
+}
+
+/*
+ * unified_rw_reporting=mixed|both: @j's directions summed into @m's
+ * first (fio's sum_thread_stats() into index 0): I/Os, bytes and
+ * histograms added, the runtime the longest direction's.  The others are
+ * left empty.  @m is heap memory of the caller's (histograms are large).
+ */
+static void job_mixed(struct bench_job_result *m,
+		      const struct bench_job_result *j)
+{
+	struct bench_dir_stats *md = &m->dir[0];
+	uint64_t s0 = 0, e0 = 0;
+	bool any = false;
+	int d;
+
+	memcpy(m, j, sizeof(*m));
+	memset(m->dir, 0, sizeof(m->dir));
+	memset(m->bw_samples, 0, sizeof(m->bw_samples));
+	memset(m->iops_samples, 0, sizeof(m->iops_samples));
+	blk_hist_init(&md->slat);
+	blk_hist_init(&md->clat);
+	blk_hist_init(&md->lat);
+	for (d = 0; d < DDIR_NR; d++) {
+		const struct bench_dir_stats *s = &j->dir[d];
+		uint64_t ws, we;
+
+		if (!s->ios)
+			continue;
+		dir_window(j, d, &ws, &we);
+		if (!any || we - ws > e0 - s0) {
+			s0 = ws;
+			e0 = we;
+		}
+		any = true;
+		md->ios += s->ios;
+		md->bytes += s->bytes;
+		md->errors += s->errors;
+		hist_merge(&md->slat, &s->slat);
+		hist_merge(&md->clat, &s->clat);
+		hist_merge(&md->lat, &s->lat);
+		sample_sum(&m->bw_samples[0], &j->bw_samples[d]);
+		sample_sum(&m->iops_samples[0], &j->iops_samples[d]);
+	}
+	md->start_ns = s0;
+	md->runtime_ns = e0 - s0;
+	if (!any)
+		md->runtime_ns = j->runtime_ns;
 }
 
 /* "  lat (usec)   : 2=0.01%, 4=12.50%, ...", five a line, as fio wraps */
@@ -854,12 +1162,13 @@ static void text_stages(FILE *f, const struct bench_run_result *r,
 }
 
 static void text_job(FILE *f, const struct bench_run_result *r,
-		     const struct rep_ent *e)
+		     const struct rep *rep, const struct rep_ent *e)
 {
 	const struct bench_job_result *j = e->j;
 	double thread_s = (double)e->thread_ns / 1e9;
-	unsigned int i, depth = depth_index(job_iodepth(j));
+	double dist[NR_DEPTHS];
 	struct lat_dist ld;
+	unsigned int i;
 	int d;
 
 	fprintf(f, "%s: (groupid=%u, jobs=%u): err=%2d: dev=%s", j->name,
@@ -871,9 +1180,22 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 	if (j->error)
 		fprintf(f, "  error: %s\n",
 			j->errmsg[0] ? j->errmsg : strerror(job_errno(j)));
-	for (d = 0; d < DDIR_NR; d++)
-		if (j->dir[d].ios)
-			text_dir(f, j, d);
+	if (job_unified(j) != BENCH_UNIFIED_MIXED)
+		for (d = 0; d < DDIR_NR; d++)
+			if (j->dir[d].ios)
+				text_dir(f, rep, j, d, ddir_lower[d]);
+	if (job_unified(j) != BENCH_UNIFIED_NONE) {
+		struct bench_job_result *m = malloc(sizeof(*m));
+
+		if (m) {
+			job_mixed(m, j);
+			if (m->dir[0].ios)
+				text_dir(f, rep, m, 0, "mixed");
+			free(m);
+		} else {
+			fputs("  mixed: out of memory for the report\n", f);
+		}
+	}
 	job_lat_dist(j, &ld);
 	text_lat_dist(f, "nsec", ld.ns, NR_LAT_NS);
 	text_lat_dist(f, "usec", ld.us, NR_LAT_US);
@@ -886,9 +1208,20 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 		safe_div(j->usr_cpu_s * 100.0, thread_s),
 		safe_div(j->sys_cpu_s * 100.0, thread_s),
 		(ull)j->ctx_switches, (ull)j->majf, (ull)j->minf);
+	depth_dist(j->depth_map, dist);
 	fputs("  IO depths    :", f);
 	for (i = 0; i < NR_DEPTHS; i++)
-		fprintf(f, " %s=%.1f%%%s", depth_keys[i], i == depth ? 100.0 : 0.0,
+		fprintf(f, " %s=%.1f%%%s", depth_keys[i], dist[i],
+			i == NR_DEPTHS - 1 ? "\n" : ",");
+	depth_dist(j->submit_map, dist);
+	fputs("     submit    :", f);
+	for (i = 0; i < NR_DEPTHS; i++)
+		fprintf(f, " %s=%.1f%%%s", batch_keys[i], dist[i],
+			i == NR_DEPTHS - 1 ? "\n" : ",");
+	depth_dist(j->complete_map, dist);
+	fputs("     complete  :", f);
+	for (i = 0; i < NR_DEPTHS; i++)
+		fprintf(f, " %s=%.1f%%%s", batch_keys[i], dist[i],
 			i == NR_DEPTHS - 1 ? "\n" : ",");
 	fprintf(f, "     issued rwts: total=%llu,%llu,%llu,0 short=0,0,0,0 dropped=0,0,0,0\n",
 		(ull)(j->dir[DDIR_READ].ios + j->dir[DDIR_READ].errors),
@@ -919,31 +1252,59 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 	fputc('\n', f);
 }
 
-static void text_group(FILE *f, const struct rep *rep, unsigned int groupid)
+static void text_group_line(FILE *f, const char *name,
+			    const struct group_dir *g,
+			    const struct bench_job_opts *o)
 {
 	char a[32], b[32], c[32], e[32], g1[32], g2[32], i1[32], i2[32];
+	unsigned int sig = job_sig(o);
+	double agg = group_agg_bw(g);
+
+	fprintf(f, "%7s: bw=%s (%s), %s-%s (%s-%s), io=%s (%s), run=%llu-%llumsec\n",
+		name,
+		fmt_rate(a, sizeof(a), agg, true, o),
+		fmt_rate(b, sizeof(b), agg, false, o),
+		fmt_rate(c, sizeof(c), g->min_bw, true, o),
+		fmt_rate(e, sizeof(e), g->max_bw, true, o),
+		fmt_rate(g1, sizeof(g1), g->min_bw, false, o),
+		fmt_rate(g2, sizeof(g2), g->max_bw, false, o),
+		fmt_num_sig(i1, sizeof(i1), (double)g->bytes, true, "B", sig),
+		fmt_num_sig(i2, sizeof(i2), (double)g->bytes, false, "B", sig),
+		(ull)ns_to_ms(g->min_run_ns), (ull)ns_to_ms(g->max_run_ns));
+}
+
+/*
+ * The group's report options are its first entry's, as fio takes them
+ * from the group's job (significant_figures, unit_base); the directions
+ * are summed when any entry asks (fio ORs unified_rw_reporting).
+ */
+static void text_group(FILE *f, const struct rep *rep, unsigned int groupid)
+{
+	const struct bench_job_opts *o = NULL;
+	unsigned int i, unified = BENCH_UNIFIED_NONE;
 	struct group_dir g;
 	int d;
 
-	fprintf(f, "Run status group %u (all jobs):\n", groupid);
-	for (d = 0; d < DDIR_NR; d++) {
-		double agg;
+	for (i = 0; i < rep->nr; i++) {
+		const struct bench_job_result *j = rep->ents[i].j;
 
-		group_dir_stats(rep, groupid, d, &g);
-		if (!g.any)
+		if (j->groupid != groupid)
 			continue;
-		agg = group_agg_bw(&g);
-		fprintf(f, "%7s: bw=%s (%s), %s-%s (%s-%s), io=%s (%s), run=%llu-%llumsec\n",
-			ddir_upper[d],
-			fmt_num(a, sizeof(a), agg, true, "B/s"),
-			fmt_num(b, sizeof(b), agg, false, "B/s"),
-			fmt_num(c, sizeof(c), g.min_bw, true, "B/s"),
-			fmt_num(e, sizeof(e), g.max_bw, true, "B/s"),
-			fmt_num(g1, sizeof(g1), g.min_bw, false, "B/s"),
-			fmt_num(g2, sizeof(g2), g.max_bw, false, "B/s"),
-			fmt_num(i1, sizeof(i1), (double)g.bytes, true, "B"),
-			fmt_num(i2, sizeof(i2), (double)g.bytes, false, "B"),
-			(ull)ns_to_ms(g.min_run_ns), (ull)ns_to_ms(g.max_run_ns));
+		if (!o)
+			o = j->opts;
+		unified |= job_unified(j);
+	}
+	fprintf(f, "Run status group %u (all jobs):\n", groupid);
+	if (unified != BENCH_UNIFIED_MIXED)
+		for (d = 0; d < DDIR_NR; d++) {
+			group_dir_stats(rep, groupid, d, &g);
+			if (g.any)
+				text_group_line(f, ddir_upper[d], &g, o);
+		}
+	if (unified != BENCH_UNIFIED_NONE) {
+		group_mixed_stats(rep, groupid, &g);
+		if (g.any)
+			text_group_line(f, "MIXED", &g, o);
 	}
 }
 
@@ -959,6 +1320,21 @@ static uint64_t disk_in_queue(const struct blk_disk_stats *st)
 	for (i = 0; i < BLK_STAT_NR_DIRS; i++)
 		q += st->ticks_ms[i];
 	return q;
+}
+
+/*
+ * disk_util=: the device's disk stats are reported unless every job of
+ * the run set disk_util=0 (fio reports the disks of the jobs that keep
+ * it; blkstack's jobs of a run share one device).
+ */
+static bool run_disk_util(const struct bench_run_result *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->nr_jobs; i++)
+		if (!r->jobs[i].opts || !r->jobs[i].opts->disk_util_off)
+			return true;
+	return !r->nr_jobs;
 }
 
 static double disk_util(const struct bench_run_result *r)
@@ -981,7 +1357,7 @@ void bench_report_text(FILE *f, const struct bench_opts *o,
 		return;
 	}
 	for (i = 0; i < rep.nr; i++)
-		text_job(f, r, &rep.ents[i]);
+		text_job(f, r, &rep, &rep.ents[i]);
 	/* one run status block per stonewall group, in order of appearance */
 	for (i = 0; i < rep.nr; i++) {
 		unsigned int gid = rep.ents[i].j->groupid;
@@ -992,6 +1368,8 @@ void bench_report_text(FILE *f, const struct bench_opts *o,
 		if (k == i)
 			text_group(f, &rep, gid);
 	}
+	if (!run_disk_util(r))
+		goto out;
 	fprintf(f, "\nDisk stats (read/write):\n");
 	fprintf(f, "  %s: ios=%llu/%llu, merge=%llu/%llu, ticks=%llu/%llu, in_queue=%llu, util=%.2f%%",
 		r->dev, (ull)st->ios[BLK_STAT_READ], (ull)st->ios[BLK_STAT_WRITE],
@@ -1009,9 +1387,152 @@ void bench_report_text(FILE *f, const struct bench_opts *o,
 		r->dev, (ull)st->requeues, (ull)st->timeouts,
 		(ull)st->queue_runs, (ull)st->errors,
 		r->core_lat_mean_ns / 1000.0);
+out:
 	if (r->has_insn)
 		fprintf(f, "  %s: instructions per I/O: %.1f (user space, the whole process during the run, perf_event_open)\n",
 			r->dev, run_insn_per_io(r));
+	rep_free(&rep);
+}
+
+/* ---- terse ---- */
+
+/* min, max, mean, stddev in us, as fio's show_ddir_status_terse() */
+static void terse_lat(FILE *f, const struct blk_hist *h, bool valid)
+{
+	if (valid && h->count)
+		fprintf(f, ";%llu;%llu;%f;%f", (ull)(hist_min(h) / 1000),
+			(ull)(h->max / 1000), blk_hist_mean(h) / 1000.0,
+			blk_hist_stddev(h) / 1000.0);
+	else
+		fprintf(f, ";%llu;%llu;%f;%f", 0ull, 0ull, 0.0, 0.0);
+}
+
+/*
+ * One direction of a terse line (fio's show_ddir_status_terse()): KiB,
+ * KiB/s, IOPS, runtime ms; slat, clat; 20 percentile fields of lat (with
+ * lat_percentiles) or clat ("P%=us", "0%=0" past the list); lat; bw
+ * min, max, agg %, mean, dev of the samples (KiB/s; version 5: their
+ * count, and iops min, max, mean, dev, samples).
+ */
+static void terse_dir(FILE *f, const struct rep *rep,
+		      const struct bench_job_result *j, int d, bool mixed,
+		      unsigned int ver)
+{
+	const struct bench_dir_stats *s = &j->dir[d];
+	uint64_t runt = s->ios ? ns_to_ms(dir_runtime(j, d)) : 0;
+	uint64_t bw = 0, iops = 0;
+	const struct blk_hist *ph = NULL;
+	unsigned int i, nr = 0, prec;
+	const double *pcts = job_pcts(j, &nr, &prec);
+	struct group_dir g;
+	uint64_t mn, mx;
+	double mean, dev, agg;
+
+	if (runt) {
+		bw = 1000 * s->bytes / runt / 1024;
+		iops = 1000 * s->ios / runt;
+	}
+	fprintf(f, ";%llu;%llu;%llu;%llu", (ull)(s->bytes >> 10), (ull)bw,
+		(ull)iops, (ull)runt);
+	terse_lat(f, &s->slat, j->lat_valid);
+	terse_lat(f, &s->clat, j->lat_valid);
+	if (job_pct_on(j, PCT_LAT))
+		ph = &s->lat;
+	else if (job_pct_on(j, PCT_CLAT))
+		ph = &s->clat;
+	for (i = 0; i < BENCH_PCT_MAX; i++) {
+		/* fio lists the percentiles, of 0 without samples */
+		if (!ph || i >= nr)
+			fputs(";0%=0", f);
+		else
+			fprintf(f, ";%f%%=%llu", pcts[i],
+				(ull)(j->lat_valid && ph->count ?
+				      blk_hist_percentile(ph, pcts[i]) / 1000 : 0));
+	}
+	terse_lat(f, &s->lat, j->lat_valid);
+	if (mixed)
+		group_mixed_stats(rep, j->groupid, &g);
+	else
+		group_dir_stats(rep, j->groupid, d, &g);
+	agg = group_agg_bw(&g);
+	if (sample_calc(&j->bw_samples[d], &mn, &mx, &mean, &dev))
+		fprintf(f, ";%llu;%llu;%f%%;%f;%f", (ull)mn, (ull)mx,
+			agg_pct(agg, mean), mean, dev);
+	else
+		fprintf(f, ";%llu;%llu;%f%%;%f;%f", 0ull, 0ull, 0.0, 0.0, 0.0);
+	if (ver == 5) {
+		fprintf(f, ";%llu", (ull)j->bw_samples[d].n);
+		sample_calc(&j->iops_samples[d], &mn, &mx, &mean, &dev);
+		fprintf(f, ";%llu;%llu;%f;%f;%llu", (ull)mn, (ull)mx, mean, dev,
+			(ull)j->iops_samples[d].n);
+	}
+}
+
+void bench_report_terse(FILE *f, const struct bench_opts *o,
+			const struct bench_run_result *r)
+{
+	const struct blk_disk_stats *st = &r->disk;
+	unsigned int ver = o && o->terse_version ? o->terse_version : 3;
+	struct rep rep;
+	unsigned int i, k;
+
+	if (rep_build(&rep, r)) {
+		fprintf(f, "%s: out of memory for the report\n", r->dev);
+		return;
+	}
+	for (i = 0; i < rep.nr; i++) {
+		const struct bench_job_result *j = rep.ents[i].j;
+		double thread_s = (double)rep.ents[i].thread_ns / 1e9;
+		unsigned int unified = job_unified(j);
+		double dist[NR_DEPTHS];
+		struct lat_dist ld;
+
+		fprintf(f, "%u;blkstack-%s;%s;%u;%d", ver, BLKSTACK_VERSION,
+			j->name, j->groupid, job_errno(j));
+		if (unified == BENCH_UNIFIED_NONE || unified == BENCH_UNIFIED_BOTH) {
+			terse_dir(f, &rep, j, DDIR_READ, false, ver);
+			terse_dir(f, &rep, j, DDIR_WRITE, false, ver);
+			if (ver >= 4)
+				terse_dir(f, &rep, j, DDIR_TRIM, false, ver);
+		}
+		if (unified != BENCH_UNIFIED_NONE) {
+			struct bench_job_result *m = malloc(sizeof(*m));
+
+			if (!m) {
+				fprintf(f, "\n%s: out of memory for the report\n",
+					r->dev);
+				break;
+			}
+			job_mixed(m, j);
+			terse_dir(f, &rep, m, 0, true, ver);
+			free(m);
+		}
+		fprintf(f, ";%f%%;%f%%;%llu;%llu;%llu",
+			safe_div(j->usr_cpu_s * 100.0, thread_s),
+			safe_div(j->sys_cpu_s * 100.0, thread_s),
+			(ull)j->ctx_switches, (ull)j->majf, (ull)j->minf);
+		depth_dist(j->depth_map, dist);
+		for (k = 0; k < NR_DEPTHS; k++)
+			fprintf(f, ";%3.1f%%", dist[k]);
+		/* fio keeps terse's fields: the nsec buckets go in the first usec one */
+		job_lat_dist(j, &ld);
+		for (k = 0; k < NR_LAT_US; k++)
+			fprintf(f, ";%3.2f%%", ld.us[k] + (k ? 0.0 : ld.ns_all));
+		for (k = 0; k < NR_LAT_MS; k++)
+			fprintf(f, ";%3.2f%%", ld.ms[k]);
+		if (run_disk_util(r))
+			fprintf(f, ";%s;%llu;%llu;%llu;%llu;%llu;%llu;%llu;%3.2f%%",
+				r->dev, (ull)st->ios[BLK_STAT_READ],
+				(ull)st->ios[BLK_STAT_WRITE],
+				(ull)st->merges[BLK_STAT_READ],
+				(ull)st->merges[BLK_STAT_WRITE],
+				(ull)st->ticks_ms[BLK_STAT_READ],
+				(ull)st->ticks_ms[BLK_STAT_WRITE],
+				(ull)disk_in_queue(st), disk_util(r));
+		if (j->opts && j->opts->continue_on_error)
+			fprintf(f, ";%llu;%d", (ull)j->total_err, j->first_error);
+		fputc('\n', f);
+	}
 	rep_free(&rep);
 }
 
@@ -1102,13 +1623,17 @@ static json_t *json_ss(struct jctx *c, const struct bench_job_result *j)
 	return o;
 }
 
-/* {"min","max","mean","stddev","N"} (+ "percentile" for clat), in ns */
+/*
+ * {"min","max","mean","stddev","N"} in ns, and with @pct "percentile" at
+ * @j's percentile_list= (fio's keys: "%f" of each)
+ */
 static json_t *json_lat(struct jctx *c, const struct blk_hist *h, bool valid,
-			bool pct)
+			bool pct, const struct bench_job_result *j)
 {
 	json_t *o = json_object(), *p;
 	bool have = valid && h && h->count;
-	unsigned int i;
+	unsigned int i, nr, prec;
+	const double *pcts = job_pcts(j, &nr, &prec);
 	char key[32];
 
 	jint(c, o, "min", have ? hist_min(h) : 0);
@@ -1119,9 +1644,9 @@ static json_t *json_lat(struct jctx *c, const struct blk_hist *h, bool valid,
 	/* fio leaves "percentile" out when there are no samples */
 	if (pct && have) {
 		p = json_object();
-		for (i = 0; i < NR_PCTS; i++) {
-			snprintf(key, sizeof(key), "%f", clat_pcts[i]);
-			jint(c, p, key, blk_hist_percentile(h, clat_pcts[i]));
+		for (i = 0; i < nr; i++) {
+			snprintf(key, sizeof(key), "%f", pcts[i]);
+			jint(c, p, key, blk_hist_percentile(h, pcts[i]));
 		}
 		jset(c, o, "percentile", p);
 	}
@@ -1172,10 +1697,15 @@ static json_t *json_bins(struct jctx *c, const struct bench_run_result *r,
 	return o;
 }
 
+/*
+ * Direction @d of @j: @j is the entry @e's own, or with
+ * unified_rw_reporting= its directions summed (job_mixed(), d 0), whose
+ * object has no json+ bins (the engine keeps them per direction)
+ */
 static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
-			const struct rep *rep, const struct rep_ent *e, int d)
+			const struct rep *rep, const struct rep_ent *e,
+			const struct bench_job_result *j, int d)
 {
-	const struct bench_job_result *j = e->j;
 	const struct bench_dir_stats *s = &j->dir[d];
 	json_t *o = json_object();
 	double bw = dir_bw(j, d), iops = dir_iops(j, d);
@@ -1183,7 +1713,10 @@ static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
 	struct group_dir g;
 	bool active = s->ios != 0;
 
-	group_dir_stats(rep, j->groupid, d, &g);
+	if (j != e->j)
+		group_mixed_stats(rep, j->groupid, &g);
+	else
+		group_dir_stats(rep, j->groupid, d, &g);
 	jint(c, o, "io_bytes", s->bytes);
 	jint(c, o, "io_kbytes", s->bytes / 1024);
 	jint(c, o, "bw_bytes", (uint64_t)bw);
@@ -1194,12 +1727,15 @@ static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
 	jint(c, o, "total_ios", s->ios + s->errors);
 	jint(c, o, "short_ios", 0);
 	jint(c, o, "drop_ios", 0);
-	jset(c, o, "slat_ns", json_lat(c, &s->slat, j->lat_valid, false));
+	jset(c, o, "slat_ns", json_lat(c, &s->slat, j->lat_valid,
+				       job_pct_on(j, PCT_SLAT), j));
 	{
-		json_t *clat = json_lat(c, &s->clat, j->lat_valid, true);
+		json_t *clat = json_lat(c, &s->clat, j->lat_valid,
+					job_pct_on(j, PCT_CLAT), j);
 
 		/* json+: fio leaves "bins" out of a direction without I/O */
-		if (c->plus && j->lat_valid && s->clat.count) {
+		if (c->plus && j == e->j && j->lat_valid && s->clat.count &&
+		    job_pct_on(j, PCT_CLAT)) {
 			json_t *bins = json_bins(c, r, e, d);
 
 			if (bins)
@@ -1207,26 +1743,32 @@ static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
 		}
 		jset(c, o, "clat_ns", clat);
 	}
-	jset(c, o, "lat_ns", json_lat(c, &s->lat, j->lat_valid, false));
+	jset(c, o, "lat_ns", json_lat(c, &s->lat, j->lat_valid,
+				      job_pct_on(j, PCT_LAT), j));
 	/*
-	 * fio derives bw_* and iops_* from per-interval samples
-	 * (bwavgtime/iopsavgtime).  The engine keeps no interval log, so each
-	 * direction is one sample over the whole runtime: min = max = mean =
-	 * the overall rate, deviation 0, one sample (none without I/O).
-	 * bw_agg is, as in fio, this entry's share of its group's aggregate
-	 * bandwidth, in percent.
+	 * fio's bw_* (KiB/s) and iops_* from the samples of each
+	 * bwavgtime/iopsavgtime window (job_sample()); all 0 without any (a
+	 * run shorter than one window).  bw_agg is, as in fio, the mean's
+	 * share of its group's aggregate bandwidth, in percent.
 	 */
-	jint(c, o, "bw_min", bw_kib);
-	jint(c, o, "bw_max", bw_kib);
-	jreal(c, o, "bw_agg", active ? safe_div(bw * 100.0, group_agg_bw(&g)) : 0.0);
-	jreal(c, o, "bw_mean", bw / 1024.0);
-	jreal(c, o, "bw_dev", 0.0);
-	jint(c, o, "bw_samples", active ? 1 : 0);
-	jint(c, o, "iops_min", (uint64_t)llround(iops));
-	jint(c, o, "iops_max", (uint64_t)llround(iops));
-	jreal(c, o, "iops_mean", iops);
-	jreal(c, o, "iops_stddev", 0.0);
-	jint(c, o, "iops_samples", active ? 1 : 0);
+	{
+		uint64_t mn, mx;
+		double mean, dev;
+		bool any = sample_calc(&j->bw_samples[d], &mn, &mx, &mean, &dev);
+
+		jint(c, o, "bw_min", mn);
+		jint(c, o, "bw_max", mx);
+		jreal(c, o, "bw_agg", any ? agg_pct(group_agg_bw(&g), mean) : 0.0);
+		jreal(c, o, "bw_mean", mean);
+		jreal(c, o, "bw_dev", dev);
+		jint(c, o, "bw_samples", j->bw_samples[d].n);
+		sample_calc(&j->iops_samples[d], &mn, &mx, &mean, &dev);
+		jint(c, o, "iops_min", mn);
+		jint(c, o, "iops_max", mx);
+		jreal(c, o, "iops_mean", mean);
+		jreal(c, o, "iops_stddev", dev);
+		jint(c, o, "iops_samples", j->iops_samples[d].n);
+	}
 	return o;
 }
 
@@ -1281,6 +1823,32 @@ static json_t *json_job_opts(struct jctx *c, const struct bench_job_result *j)
 		jstr(c, o, "gtod_reduce", "1");
 	if (jo->disable_lat)
 		jstr(c, o, "disable_lat", "1");
+	if (jo->disable_clat)
+		jstr(c, o, "disable_clat", "1");
+	if (jo->disable_slat)
+		jstr(c, o, "disable_slat", "1");
+	if (jo->disable_bw)
+		jstr(c, o, "disable_bw_measurement", "1");
+	if (jo->clat_pct_off)
+		jstr(c, o, "clat_percentiles", "0");
+	if (jo->lat_percentiles)
+		jstr(c, o, "lat_percentiles", "1");
+	if (jo->slat_percentiles)
+		jstr(c, o, "slat_percentiles", "1");
+	if (jo->percentile_list[0] &&
+	    strcmp(jo->percentile_list, DEFAULT_PCT_LIST))
+		jstr(c, o, "percentile_list", jo->percentile_list);
+	if (jo->sig_figs && jo->sig_figs != 4)
+		jstrf(c, o, "significant_figures", jo->sig_figs);
+	if (jo->unified_rw)
+		jstr(c, o, "unified_rw_reporting",
+		     jo->unified_rw == BENCH_UNIFIED_MIXED ? "mixed" : "both");
+	if (jo->unit_base)
+		jstrf(c, o, "unit_base", jo->unit_base);
+	if (jo->stats_off)
+		jstr(c, o, "stats", "0");
+	if (jo->disk_util_off)
+		jstr(c, o, "disk_util", "0");
 	if (jo->group_reporting)
 		jstr(c, o, "group_reporting", "1");
 	if (jo->clocksource == CLK_GETTIME)
@@ -1571,7 +2139,8 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 {
 	const struct bench_job_result *j = e->j;
 	double thread_s = (double)e->thread_ns / 1e9;
-	unsigned int i, depth = depth_index(job_iodepth(j));
+	double dist[NR_DEPTHS];
+	unsigned int i;
 	json_t *o = json_object(), *sync, *dl;
 	struct lat_dist ld;
 	int d;
@@ -1587,23 +2156,48 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 	jint(c, o, "eta", 0);
 	jint(c, o, "elapsed", (r->wall_ns + NSEC_PER_SEC / 2) / NSEC_PER_SEC);
 	jset(c, o, "job options", json_job_opts(c, j));
-	for (d = 0; d < DDIR_NR; d++)
-		jset(c, o, ddir_lower[d], json_dir(c, r, rep, e, d));
-	sync = json_object();
-	jint(c, sync, "total_ios", 0);
-	jset(c, sync, "lat_ns", json_lat(c, NULL, false, false));
-	jset(c, o, "sync", sync);
+	if (job_unified(j) != BENCH_UNIFIED_MIXED) {
+		for (d = 0; d < DDIR_NR; d++)
+			jset(c, o, ddir_lower[d], json_dir(c, r, rep, e, j, d));
+		sync = json_object();
+		jint(c, sync, "total_ios", 0);
+		jset(c, sync, "lat_ns", json_lat(c, NULL, false, false, j));
+		jset(c, o, "sync", sync);
+	}
+	/* fio's "mixed": in place of the directions, or after them (both) */
+	if (job_unified(j) != BENCH_UNIFIED_NONE) {
+		struct bench_job_result *m = malloc(sizeof(*m));
+
+		if (m) {
+			job_mixed(m, j);
+			jset(c, o, "mixed", json_dir(c, r, rep, e, m, 0));
+			free(m);
+		} else {
+			c->oom = true;
+		}
+	}
 	jint(c, o, "job_runtime", ns_to_ms(e->thread_ns));
 	jreal(c, o, "usr_cpu", safe_div(j->usr_cpu_s * 100.0, thread_s));
 	jreal(c, o, "sys_cpu", safe_div(j->sys_cpu_s * 100.0, thread_s));
 	jint(c, o, "ctx", j->ctx_switches);
 	jint(c, o, "majf", j->majf);
 	jint(c, o, "minf", j->minf);
-	/* every I/O was issued at the job's iodepth */
+	/* fio's IO depths, submit and complete, from the engine's counts */
+	depth_dist(j->depth_map, dist);
 	dl = json_object();
 	for (i = 0; i < NR_DEPTHS; i++)
-		jreal(c, dl, depth_keys[i], i == depth ? 100.0 : 0.0);
+		jreal(c, dl, depth_keys[i], dist[i]);
 	jset(c, o, "iodepth_level", dl);
+	depth_dist(j->submit_map, dist);
+	dl = json_object();
+	for (i = 0; i < NR_DEPTHS; i++)
+		jreal(c, dl, batch_keys[i], dist[i]);
+	jset(c, o, "iodepth_submit", dl);
+	depth_dist(j->complete_map, dist);
+	dl = json_object();
+	for (i = 0; i < NR_DEPTHS; i++)
+		jreal(c, dl, batch_keys[i], dist[i]);
+	jset(c, o, "iodepth_complete", dl);
 	job_lat_dist(j, &ld);
 	jset(c, o, "latency_ns", json_lat_map(c, ld.ns, NR_LAT_NS));
 	jset(c, o, "latency_us", json_lat_map(c, ld.us, NR_LAT_US));
@@ -1779,7 +2373,8 @@ int bench_report_json_layout(FILE *f, const struct bench_opts *o,
 		}
 		for (i = 0; i < rep.nr; i++)
 			jappend(&c, jobs, json_job(&c, &runs[n], &rep, &rep.ents[i]));
-		jappend(&c, du, json_disk_util(&c, &runs[n]));
+		if (run_disk_util(&runs[n]))
+			jappend(&c, du, json_disk_util(&c, &runs[n]));
 		rep_free(&rep);
 	}
 	json_decref(jobs);

@@ -42,7 +42,7 @@ for v in 0 257; do
 	expect_error "pool_threads=$v: the range" "pool_threads=$v: out of range, allowed 1\.\.256$" \
 		bench --dev=uring --pool_threads=$v
 done
-expect_error "terse output unsupported" "terse" bench --output-format=terse
+expect_error "output-format: a bad entry in the list" "output-format=normal,xml: bad value" bench --output-format=normal,xml
 expect_error "size past the device" "past the end" bench --dev=null --dev_size=1M --size=2M --rw=read
 expect_error "injected I/O error fails the run with its offset" \
 	"read error at offset [0-9]+, length 4096: IOERR" \

@@ -85,6 +85,73 @@ static int set(struct bench_opts *o, struct bench_job_opts *j,
 	return bench_set_option(o, j, name, val, errbuf, sizeof(errbuf));
 }
 
+/*
+ * fio's report options: percentile_list= sorted with its precision, its
+ * limits (20 entries, (0, 100]) named in the errors; the inverted
+ * booleans; unified_rw_reporting='s old spellings.
+ */
+static void test_report_options(void **state)
+{
+	struct bench_opts o;
+	struct bench_job_opts j;
+
+	(void)state;
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+	/* fio's default list */
+	assert_int_equal(j.pct_nr, 17);
+	assert_int_equal(j.pct_precision, 2);
+	assert_true(j.pct[0] == 1.0 && j.pct[16] == 99.99);
+	assert_false(j.clat_pct_off);
+	assert_false(j.stats_off);
+	assert_false(j.disk_util_off);
+	assert_int_equal(j.sig_figs, 4);
+	assert_int_equal(j.unified_rw, BENCH_UNIFIED_NONE);
+
+	assert_int_equal(set(&o, &j, "percentile_list", "99.999:50:5"), 0);
+	assert_int_equal(j.pct_nr, 3);
+	assert_true(j.pct[0] == 5.0 && j.pct[1] == 50.0 && j.pct[2] == 99.999);
+	assert_int_equal(j.pct_precision, 3);
+	assert_string_equal(j.percentile_list, "99.999:50:5");
+	assert_int_equal(set(&o, &j, "percentile_list", "50"), 0);
+	assert_int_equal(j.pct_nr, 1);
+	assert_int_equal(j.pct_precision, 0);
+	assert_int_equal(set(&o, &j, "percentile_list",
+			     "1:2:3:4:5:6:7:8:9:10:11:12:13:14:15:16:17:18:19:20"), 0);
+	assert_int_equal(j.pct_nr, 20);
+	assert_int_equal(set(&o, &j, "percentile_list",
+			     "1:2:3:4:5:6:7:8:9:10:11:12:13:14:15:16:17:18:19:20:21"),
+			 -EINVAL);
+	assert_non_null(strstr(errbuf, "more than 20"));
+	assert_int_equal(j.pct_nr, 20); /* unchanged on error */
+	assert_int_equal(set(&o, &j, "percentile_list", "50:100.5"), -EINVAL);
+	assert_non_null(strstr(errbuf, "(0, 100]"));
+	assert_int_equal(set(&o, &j, "percentile_list", "0:50"), -EINVAL);
+	assert_int_equal(set(&o, &j, "percentile_list", "50::90"), -EINVAL);
+	assert_non_null(strstr(errbuf, "entry 2"));
+	assert_int_equal(set(&o, &j, "percentile_list", "fifty"), -EINVAL);
+
+	assert_int_equal(set(&o, &j, "clat_percentiles", "0"), 0);
+	assert_true(j.clat_pct_off);
+	assert_int_equal(set(&o, &j, "stats", "0"), 0);
+	assert_true(j.stats_off);
+	assert_int_equal(set(&o, &j, "disk_util", "0"), 0);
+	assert_true(j.disk_util_off);
+	assert_int_equal(set(&o, &j, "disk_util", "1"), 0);
+	assert_false(j.disk_util_off);
+	assert_int_equal(set(&o, &j, "unified_rw_reporting", "1"), 0);
+	assert_int_equal(j.unified_rw, BENCH_UNIFIED_MIXED);
+	assert_int_equal(set(&o, &j, "unified_rw_reporting", "both"), 0);
+	assert_int_equal(j.unified_rw, BENCH_UNIFIED_BOTH);
+	assert_int_equal(set(&o, &j, "unified_rw_reporting", "sum"), -EINVAL);
+	assert_int_equal(set(&o, &j, "significant_figures", "11"), -EINVAL);
+	assert_int_equal(set(&o, &j, "significant_figures", "6"), 0);
+	assert_int_equal(j.sig_figs, 6);
+	assert_int_equal(set(&o, &j, "unit_base", "1"), 0);
+	assert_int_equal(j.unit_base, 1);
+	assert_int_equal(set(&o, &j, "unit_base", "2"), -EINVAL);
+}
+
 static void test_defaults(void **state)
 {
 	struct bench_opts o;
@@ -262,7 +329,12 @@ static void test_set_values(void **state)
 	assert_int_equal(set(&o, &j, "clocksource", "cpu"), 0);
 	assert_int_equal(j.clocksource, CLK_CPU);
 	assert_int_equal(set(&o, &j, "disable_clat", NULL), 0);
-	assert_true(j.disable_lat);
+	assert_true(j.disable_clat);
+	assert_false(j.disable_lat);
+	assert_int_equal(set(&o, &j, "disable_slat", "1"), 0);
+	assert_true(j.disable_slat);
+	assert_int_equal(set(&o, &j, "disable_bw", "1"), 0);
+	assert_true(j.disable_bw);
 	assert_int_equal(set(&o, &j, "wait_for_previous", NULL), 0);
 	assert_int_equal(j.stonewall, 1);
 	assert_int_equal(set(&o, &j, "name", "seqread"), 0);
@@ -821,14 +893,16 @@ static void test_cli_errors(void **state)
 		{ "--foo=1", "unknown option 'foo'" },
 		{ "--file_append=1",
 		  "option 'file_append' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices" },
-		{ "--output-format=terse", NULL },
+		{ "--output-format=normal,xml",
+		  "output-format=normal,xml: bad value, allowed normal|json|json+|terse, or a comma list of them" },
+		{ "--terse-version=2", NULL },
+		{ "--terse-version=6", "terse-version=6: bad value, allowed 3|4|5" },
 		{ "--output-format=xml", NULL },
 		{ "--eta=sometimes", NULL },
-		{ "--minimal", NULL },
 		{ "--output=", "option 'output' needs a value (FILE)" },
 		{ "--eta=", "option 'eta' needs a value, allowed auto|always|never" },
 		{ "--output-format",
-		  "option 'output-format' needs a value, allowed normal|json|json+" },
+		  "option 'output-format' needs a value, allowed normal|json|json+|terse" },
 		{ "--name=", "option 'name' needs a value: text, at most 63 characters" },
 		{ "--matrix=1", "option 'matrix' takes no value" },
 		{ "--help=1", "option 'help' takes no value" },
@@ -853,11 +927,27 @@ static void test_cli_errors(void **state)
 			assert_string_equal(errbuf, cases[i].msg);
 	}
 	{
-		const char *argv[] = { "bench", "--output-format=terse" };
+		/* fio's comma list: every report asked, json+ over json */
+		const char *argv[] = { "bench", "--output-format=normal,json+,terse" };
+		const char *a2[] = { "bench", "--output-format=json" };
 
-		assert_int_equal(parse(&o, 2, argv), -EINVAL);
-		assert_non_null(strstr(errbuf, "not support"));
-		assert_non_null(strstr(errbuf, "normal|json"));
+		assert_int_equal(parse(&o, 2, argv), 0);
+		assert_int_equal(o.out_mask, BENCH_OUT_NORMAL | BENCH_OUT_JSON | BENCH_OUT_TERSE);
+		assert_int_equal(o.output_format, OUT_JSON_PLUS);
+		assert_int_equal(parse(&o, 2, a2), 0);
+		assert_int_equal(o.out_mask, BENCH_OUT_JSON);
+	}
+	{
+		/* fio's terse: --output-format=terse or --minimal, version 3 */
+		const char *a1[] = { "bench", "--output-format=terse" };
+		const char *a2[] = { "bench", "--minimal", "--terse-version=5" };
+
+		assert_int_equal(parse(&o, 2, a1), 0);
+		assert_int_equal(o.output_format, OUT_TERSE);
+		assert_int_equal(o.terse_version, 3);
+		assert_int_equal(parse(&o, 3, a2), 0);
+		assert_int_equal(o.output_format, OUT_TERSE);
+		assert_int_equal(o.terse_version, 5);
 	}
 	{
 		/* --help with a value fails even before a bad option. */
@@ -1944,6 +2034,7 @@ int main(void)
 		cmocka_unit_test(test_verify_cli_checks),
 		cmocka_unit_test(test_verify_method_checks),
 		cmocka_unit_test(test_buffer_options),
+		cmocka_unit_test(test_report_options),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -152,6 +152,17 @@ static struct fixture *fixture_one(void)
 	j = &fx->jobs[0];
 	job_init(j, &fx->o.jobs[0], 0);
 	fill_dir(&j->dir[DDIR_READ], 1000, 500);
+	/* the engine's counts: 1000 I/Os at depth 32, in 40 batches of 25
+	 * submitted, reaped 990 times by one and 10 times by 100 */
+	j->depth_map[5] = 1000;
+	j->submit_map[4] = 40;
+	j->complete_map[1] = 990;
+	j->complete_map[6] = 10;
+	/* four 500 ms samples: 1900, 2100, 2000, 2000 KiB/s (475 .. 525 IOPS) */
+	j->bw_samples[DDIR_READ] = (struct bench_sample_stat){
+		.n = 4, .min = 1900, .max = 2100, .mean = 2000.0, .m2 = 20000.0 };
+	j->iops_samples[DDIR_READ] = (struct bench_sample_stat){
+		.n = 4, .min = 475, .max = 525, .mean = 500.0, .m2 = 1250.0 };
 	j->runtime_ns = 2 * NS_PER_SEC;
 	j->usr_cpu_s = 1.0;
 	j->sys_cpu_s = 0.25;
@@ -421,17 +432,21 @@ static void test_json_job_fields(void **state)
 	assert_int_equal(jgeti(jget(rd, "total_ios", NULL)), 1000);
 	assert_int_equal(jgeti(jget(rd, "short_ios", NULL)), 0);
 	assert_int_equal(jgeti(jget(rd, "drop_ios", NULL)), 0);
-	assert_int_equal(jgeti(jget(rd, "bw_min", NULL)), 2000);
-	assert_int_equal(jgeti(jget(rd, "bw_max", NULL)), 2000);
+	/* fio's bw_* and iops_* from the samples: stddev over n - 1 */
+	assert_int_equal(jgeti(jget(rd, "bw_min", NULL)), 1900);
+	assert_int_equal(jgeti(jget(rd, "bw_max", NULL)), 2100);
 	assert_close(jgetr(jget(rd, "bw_agg", NULL)), 100.0);
 	assert_close(jgetr(jget(rd, "bw_mean", NULL)), 2000.0);
-	assert_close(jgetr(jget(rd, "bw_dev", NULL)), 0.0);
-	assert_int_equal(jgeti(jget(rd, "bw_samples", NULL)), 1);
-	assert_int_equal(jgeti(jget(rd, "iops_min", NULL)), 500);
-	assert_int_equal(jgeti(jget(rd, "iops_max", NULL)), 500);
+	assert_close(jgetr(jget(rd, "bw_dev", NULL)), sqrt(20000.0 / 3));
+	assert_int_equal(jgeti(jget(rd, "bw_samples", NULL)), 4);
+	assert_int_equal(jgeti(jget(rd, "iops_min", NULL)), 475);
+	assert_int_equal(jgeti(jget(rd, "iops_max", NULL)), 525);
 	assert_close(jgetr(jget(rd, "iops_mean", NULL)), 500.0);
-	assert_close(jgetr(jget(rd, "iops_stddev", NULL)), 0.0);
-	assert_int_equal(jgeti(jget(rd, "iops_samples", NULL)), 1);
+	assert_close(jgetr(jget(rd, "iops_stddev", NULL)), sqrt(1250.0 / 3));
+	assert_int_equal(jgeti(jget(rd, "iops_samples", NULL)), 4);
+	/* a direction without samples: all 0, as fio's */
+	assert_int_equal(jgeti(jget(job, "write", "bw_samples", NULL)), 0);
+	assert_close(jgetr(jget(job, "write", "bw_agg", NULL)), 0.0);
 
 	/* latencies in ns, exact min/max/mean, N */
 	assert_int_equal(jgeti(jget(rd, "slat_ns", "min", NULL)), 20);
@@ -478,10 +493,14 @@ static void test_json_job_fields(void **state)
 	assert_int_equal(jgeti(jget(job, "majf", NULL)), 1);
 	assert_int_equal(jgeti(jget(job, "minf", NULL)), 30);
 
-	/* iodepth=32 */
+	/* fio's depth maps from the engine's counts, in percent */
 	assert_close(jgetr(jget(job, "iodepth_level", "32", NULL)), 100.0);
 	assert_close(jgetr(jget(job, "iodepth_level", "1", NULL)), 0.0);
 	assert_close(jgetr(jget(job, "iodepth_level", ">=64", NULL)), 0.0);
+	assert_close(jgetr(jget(job, "iodepth_submit", "32", NULL)), 100.0);
+	assert_close(jgetr(jget(job, "iodepth_submit", "0", NULL)), 0.0);
+	assert_close(jgetr(jget(job, "iodepth_complete", "4", NULL)), 99.0);
+	assert_close(jgetr(jget(job, "iodepth_complete", ">=64", NULL)), 1.0);
 
 	/* blkstack's own object */
 	bk = jget(job, "blkstack", NULL);
@@ -655,6 +674,15 @@ static struct fixture *fixture_two_threads(bool group_reporting)
 		job_init(j, &fx->o.jobs[0], t);
 		fill_dir(&j->dir[DDIR_READ], 1000 * (t + 1), 1000);
 		fill_dir(&j->dir[DDIR_WRITE], 500, 3000);
+		j->depth_map[2] = 1000 * (t + 1) + 500;
+		j->submit_map[1] = 100;
+		j->complete_map[1] = 100;
+		/* each thread's reads at 4000 KiB/s, writes at 2000 / (t + 1) */
+		j->bw_samples[DDIR_READ] = (struct bench_sample_stat){
+			.n = t + 1, .min = 4000, .max = 4000, .mean = 4000.0 };
+		j->bw_samples[DDIR_WRITE] = (struct bench_sample_stat){
+			.n = t + 1, .min = 2000 / (t + 1), .max = 2000 / (t + 1),
+			.mean = 2000.0 / (t + 1) };
 		j->runtime_ns = (t + 1) * NS_PER_SEC; /* 1 s and 2 s */
 		j->usr_cpu_s = 0.5;
 		j->sys_cpu_s = 0.25;
@@ -663,6 +691,140 @@ static struct fixture *fixture_two_threads(bool group_reporting)
 	}
 	run_init(&fx->run, "null", "", fx->jobs, 2);
 	return fx;
+}
+
+/*
+ * percentile_list=, lat_percentiles=, slat_percentiles=,
+ * clat_percentiles=0 and disable_lat=: which latency objects list
+ * percentiles, under fio's "%f" keys of the list; the text's blocks.
+ */
+static void test_report_percentile_options(void **state)
+{
+	struct fixture *fx = fixture_two_threads(true);
+	struct bench_job_opts *jo = &fx->o.jobs[0];
+	json_t *root, *rd, *pct;
+	char *t;
+
+	(void)state;
+	jo->pct[0] = 50.0;
+	jo->pct[1] = 99.5;
+	jo->pct_nr = 2;
+	jo->pct_precision = 1;
+	jo->lat_percentiles = true;
+	jo->slat_percentiles = true;
+	root = capture_json(&fx->o, &fx->run, 1);
+	rd = jget(json_array_get(jget(root, "jobs", NULL), 0), "read", NULL);
+	pct = jget(rd, "lat_ns", "percentile", NULL);
+	assert_int_equal(json_object_size(pct), 2);
+	/* reads' lat is clat + 20: 1000..1999 and 1000..2999 */
+	assert_true(jgeti(jget(pct, "50.000000", NULL)) > 1000);
+	assert_true(jgeti(jget(pct, "99.500000", NULL)) > 2900);
+	assert_int_equal(json_object_size(jget(rd, "clat_ns", "percentile", NULL)), 2);
+	assert_int_equal(jgeti(jget(rd, "slat_ns", "percentile", "50.000000", NULL)), 20);
+	assert_null(json_object_get(jget(rd, "clat_ns", "percentile", NULL),
+				    "1.000000"));
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "    slat percentiles (nsec):\n     | 50.0th=[   20], 99.5th=[   20]\n");
+	assert_contains(t, "    clat percentiles (");
+	assert_contains(t, "     lat (usec): min=1, max=3");
+	assert_contains(t, "    lat percentiles (");
+	free(t);
+
+	/* clat_percentiles=0, and lat_percentiles under disable_lat: none */
+	jo->clat_pct_off = true;
+	jo->disable_lat = true;
+	root = capture_json(&fx->o, &fx->run, 1);
+	rd = jget(json_array_get(jget(root, "jobs", NULL), 0), "read", NULL);
+	assert_null(json_object_get(jget(rd, "clat_ns", NULL), "percentile"));
+	assert_null(json_object_get(jget(rd, "lat_ns", NULL), "percentile"));
+	assert_non_null(json_object_get(jget(rd, "slat_ns", NULL), "percentile"));
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	assert_not_contains(t, "clat percentiles");
+	assert_not_contains(t, "    lat percentiles");
+	free(t);
+	fixture_free(fx);
+}
+
+/*
+ * unified_rw_reporting=: "mixed" sums the directions (I/Os, bytes,
+ * latencies) in place of read/write/trim/sync, or after them with both;
+ * the text's "mixed:" and "MIXED:" lines; significant_figures= and
+ * unit_base=1 in the text.
+ */
+static void test_report_unified(void **state)
+{
+	struct fixture *fx = fixture_two_threads(true);
+	struct bench_job_opts *jo = &fx->o.jobs[0];
+	json_t *root, *job, *mx;
+	char *t;
+
+	(void)state;
+	jo->unified_rw = BENCH_UNIFIED_MIXED;
+	root = capture_json(&fx->o, &fx->run, 1);
+	job = json_array_get(jget(root, "jobs", NULL), 0);
+	assert_null(json_object_get(job, "read"));
+	assert_null(json_object_get(job, "write"));
+	assert_null(json_object_get(job, "sync"));
+	mx = jget(job, "mixed", NULL);
+	assert_int_equal(jgeti(jget(mx, "total_ios", NULL)), 4000);
+	assert_int_equal(jgeti(jget(mx, "io_bytes", NULL)), 4000 * 4096);
+	assert_int_equal(jgeti(jget(mx, "clat_ns", "N", NULL)), 4000);
+	assert_int_equal(jgeti(jget(mx, "clat_ns", "max", NULL)), 3499);
+	assert_int_equal(jgeti(jget(mx, "runtime", NULL)), 2000);
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	assert_contains(t, "  mixed: IOPS=2000, BW=8000KiB/s (8192kB/s)(15.6MiB/2000msec)\n");
+	assert_not_contains(t, "  read:");
+	assert_contains(t, "  MIXED: bw=8000KiB/s");
+	assert_not_contains(t, "   READ:");
+	free(t);
+
+	jo->unified_rw = BENCH_UNIFIED_BOTH;
+	jo->sig_figs = 6;
+	jo->unit_base = 1;
+	root = capture_json(&fx->o, &fx->run, 1);
+	job = json_array_get(jget(root, "jobs", NULL), 0);
+	assert_int_equal(jgeti(jget(job, "read", "total_ios", NULL)), 3000);
+	assert_int_equal(jgeti(jget(job, "mixed", "total_ios", NULL)), 4000);
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	/* 6000 KiB/s = 49152000 bit/s: 48000 Kibit/s, 49152 kbit/s */
+	assert_contains(t, "  read: IOPS=1500, BW=48000Kibit/s (49152kbit/s)(12000KiB/2000msec)\n");
+	assert_contains(t, "  mixed: IOPS=2000, BW=64000Kibit/s");
+	assert_contains(t, "   READ: bw=48000Kibit/s");
+	assert_contains(t, "  MIXED: bw=64000Kibit/s");
+	free(t);
+	fixture_free(fx);
+}
+
+/* stats=0 leaves the job out; disk_util=0 the device's disk stats. */
+static void test_report_stats_disk_util(void **state)
+{
+	struct fixture *fx = fixture_two_threads(false);
+	json_t *root;
+	char *t;
+
+	(void)state;
+	fx->o.jobs[0].disk_util_off = true;
+	root = capture_json(&fx->o, &fx->run, 1);
+	assert_int_equal(json_array_size(jget(root, "jobs", NULL)), 2);
+	assert_int_equal(json_array_size(jget(root, "disk_util", NULL)), 0);
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	assert_not_contains(t, "Disk stats");
+	assert_contains(t, "Run status group 0");
+	free(t);
+
+	fx->o.jobs[0].stats_off = true;
+	root = capture_json(&fx->o, &fx->run, 1);
+	assert_int_equal(json_array_size(jget(root, "jobs", NULL)), 0);
+	json_decref(root);
+	t = capture_text(&fx->o, &fx->run);
+	assert_not_contains(t, "mixed: (groupid");
+	free(t);
+	fixture_free(fx);
 }
 
 static void test_json_group_reporting(void **state)
@@ -840,8 +1002,13 @@ static void test_text_basic(void **state)
 	assert_contains(t, "], 20.00th=[");
 	assert_contains(t, "],\n     | 30.00th=[");
 	assert_contains(t, "     | 99.99th=[");
+	/* fio's sample lines, after the percentiles */
+	assert_contains(t, "]\n   bw (  KiB/s): min= 1900, max= 2100, per=100.00%, avg=2000.00, stdev=81.65, samples=4\n"
+			   "   iops        : min=  475, max=  525, avg=500.00, stdev=20.41, samples=4\n");
 	assert_contains(t, "  cpu          : usr=50.00%, sys=12.50%, ctx=42, majf=1, minf=30\n");
 	assert_contains(t, "  IO depths    : 1=0.0%, 2=0.0%, 4=0.0%, 8=0.0%, 16=0.0%, 32=100.0%, >=64=0.0%\n");
+	assert_contains(t, "     submit    : 0=0.0%, 4=0.0%, 8=0.0%, 16=0.0%, 32=100.0%, 64=0.0%, >=64=0.0%\n");
+	assert_contains(t, "     complete  : 0=0.0%, 4=99.0%, 8=0.0%, 16=0.0%, 32=0.0%, 64=0.0%, >=64=1.0%\n");
 	assert_contains(t, "     issued rwts: total=1000,0,0,0");
 	assert_contains(t, "  lat (nsec)   : ");
 	assert_contains(t, "Run status group 0 (all jobs):\n");
@@ -1870,6 +2037,9 @@ int main(void)
 		cmocka_unit_test(test_matrix),
 		cmocka_unit_test(test_matrix_layout),
 		cmocka_unit_test(test_verify_report),
+		cmocka_unit_test(test_report_percentile_options),
+		cmocka_unit_test(test_report_unified),
+		cmocka_unit_test(test_report_stats_disk_util),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
