@@ -458,6 +458,7 @@ int bench_main(int argc, char **argv)
 			return 1;
 		}
 	}
+	o->status_out = out;
 
 	if (o->count_insn == BENCH_INSN_CALLGRIND) {
 		ret = bench_insn_callgrind(o, argc, argv, out);

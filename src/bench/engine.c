@@ -337,6 +337,15 @@ struct job_thread {
 	struct job_progress progress;
 	/* the loop's time checks call job_tick_slow(): rate_min or ss= */
 	bool tick_slow;
+	/*
+	 * --status-interval: the main thread asks for a copy of the results
+	 * so far (snap_req one more than snap_ack); the thread makes it into
+	 * @snap at its next time check and acknowledges (job_snapshot())
+	 */
+	_Atomic unsigned int snap_req;
+	_Atomic unsigned int snap_ack;
+	struct bench_job_result *snap;
+	pthread_mutex_t snap_mu;     /* @snap: a late copy may meet the reader */
 	uint64_t ios_done[DDIR_NR];  /* progress, thread-local */
 	uint64_t bytes_done[DDIR_NR];
 	uint64_t offset;             /* region start: offset + jobnum * offset_increment */
@@ -2468,11 +2477,51 @@ static bool __attribute__((noinline)) job_rate_min_fail(struct job_thread *td,
  * steady state sampler (wait_group()) sees this second's I/Os, not those
  * of 1024 loops ago.  True: stop the job.
  */
+/*
+ * --status-interval: a copy of the thread's results as they stand at
+ * @now, its window ending now, for the main thread's interim report; no
+ * logs nor stage statistics (the thread keeps writing those).
+ */
+static void __attribute__((noinline))
+job_snapshot(struct job_thread *td, uint64_t now)
+{
+	struct bench_job_result *s = td->snap;
+	struct rusage ru;
+	int d;
+
+	pthread_mutex_lock(&td->snap_mu);
+	memcpy(s, td->res, sizeof(*s));
+	s->log = NULL;
+	s->stages = NULL;
+	if (now < td->t_measure)
+		now = td->t_measure;
+	for (d = 0; d < DDIR_NR; d++) {
+		s->dir[d].runtime_ns = now - td->t_measure;
+		s->dir[d].start_ns = td->t_measure;
+	}
+	s->runtime_ns = now - td->t_measure;
+	s->window_start_ns = td->t_measure;
+	s->window_end_ns = now;
+	s->latency_depth = td->lat_qd;
+	s->zone_resets = td->zbdj.resets;
+	getrusage(RUSAGE_THREAD, &ru);
+	s->usr_cpu_s = tv_s(ru.ru_utime) - tv_s(td->ru_start.ru_utime);
+	s->sys_cpu_s = tv_s(ru.ru_stime) - tv_s(td->ru_start.ru_stime);
+	pthread_mutex_unlock(&td->snap_mu);
+	atomic_store_explicit(&td->snap_ack,
+			      atomic_load_explicit(&td->snap_req, memory_order_acquire),
+			      memory_order_release);
+}
+
 static bool job_tick_slow(struct job_thread *td, uint64_t now,
 			  uint64_t *runtime_end)
 {
 	if (td->o->ss_dur_ns)
 		job_publish_progress(td);
+	if (td->snap &&
+	    atomic_load_explicit(&td->snap_req, memory_order_acquire) !=
+	    atomic_load_explicit(&td->snap_ack, memory_order_relaxed))
+		job_snapshot(td, now);
 	if (td->lat_target) {
 		if (td->lat_restart) {
 			/* the found depth's window: the runtime from now */
@@ -3566,7 +3615,8 @@ region_set:
 	for (d = 0; d < DDIR_NR; d++)
 		td->rate_min_on |= o->rate_min[d] || o->rate_iops_min[d];
 	td->paced = td->rate_on || o->thinktime_ns || o->flow || td->lat_target;
-	td->tick_slow = td->rate_min_on || o->ss_dur_ns || td->lat_target;
+	td->tick_slow = td->rate_min_on || o->ss_dur_ns || td->lat_target ||
+			td->snap;
 	if (td->var_bs)
 		td->prep_hook = true;
 	if (o->rw_mod) {
@@ -3851,6 +3901,10 @@ static void job_teardown(struct job_thread *td)
 {
 	unsigned int i;
 
+	if (td->snap)
+		pthread_mutex_destroy(&td->snap_mu);
+	free(td->snap);
+	td->snap = NULL;
 	if (td->abandoned)
 		return; /* the device may still write into these buffers */
 	/* several files: the fields hold one file's maps, files[] all */
@@ -4165,11 +4219,94 @@ static void ss_finish(struct job_thread *tds, struct ss_unit *units,
 	free(units);
 }
 
+/*
+ * --status-interval: the report so far.  Each running thread of the
+ * group (@tds, @n) is asked for a copy of its results and given up to
+ * 200 ms to make it at its next time check (a thread in a verify phase,
+ * a startdelay or a wait_for makes none: its last copy shows, or nothing);
+ * a finished thread shows its results, the jobs of earlier groups theirs.
+ * @res: the run's results, its first @nr_jobs jobs started.  Printed as
+ * the run's report is, in each --output-format, to o->status_out.
+ */
+static void status_report(const struct bench_opts *o, struct job_thread *tds,
+			  unsigned int n, struct bench_run_result *res,
+			  unsigned int nr_jobs, uint64_t t0)
+{
+	struct bench_run_result *sr = malloc(sizeof(*sr));
+	struct bench_job_result *jobs = calloc(nr_jobs, sizeof(*jobs));
+	unsigned int i, pending;
+	uint64_t deadline = bench_gettime_ns() + 200000000ull;
+	FILE *out = o->status_out ? o->status_out : stdout;
+
+	if (!sr || !jobs)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (tds[i].snap && !atomic_load(&tds[i].progress.done))
+			atomic_fetch_add_explicit(&tds[i].snap_req, 1,
+						  memory_order_release);
+	do {
+		pending = 0;
+		for (i = 0; i < n; i++)
+			if (tds[i].snap && !atomic_load(&tds[i].progress.done) &&
+			    atomic_load_explicit(&tds[i].snap_req, memory_order_relaxed) !=
+			    atomic_load_explicit(&tds[i].snap_ack, memory_order_acquire))
+				pending++;
+		if (pending)
+			usleep(1000);
+	} while (pending && bench_gettime_ns() < deadline);
+	memcpy(jobs, res->jobs, (size_t)(nr_jobs - n) * sizeof(*jobs));
+	for (i = 0; i < n; i++) {
+		struct bench_job_result *j = &jobs[nr_jobs - n + i];
+
+		if (atomic_load(&tds[i].progress.done)) {
+			*j = *tds[i].res;
+		} else if (tds[i].snap &&
+			   atomic_load_explicit(&tds[i].snap_ack, memory_order_acquire)) {
+			/* a copy asked for earlier may be being made now */
+			pthread_mutex_lock(&tds[i].snap_mu);
+			*j = *tds[i].snap;
+			pthread_mutex_unlock(&tds[i].snap_mu);
+		} else {
+			/* nothing yet: the job's name and place, no I/O */
+			memcpy(j->name, tds[i].res->name, sizeof(j->name));
+			j->opts = tds[i].res->opts;
+			j->groupid = tds[i].res->groupid;
+			j->jobnum = tds[i].res->jobnum;
+			j->nr_threads = 1;
+			for (int d = 0; d < DDIR_NR; d++) {
+				blk_hist_init(&j->dir[d].slat);
+				blk_hist_init(&j->dir[d].clat);
+				blk_hist_init(&j->dir[d].lat);
+			}
+		}
+	}
+	*sr = *res;
+	sr->jobs = jobs;
+	sr->nr_jobs = nr_jobs;
+	sr->wall_ns = bench_gettime_ns() - t0;
+	if (o->out_mask & BENCH_OUT_TERSE)
+		bench_report_terse(out, o, sr);
+	if (o->out_mask & BENCH_OUT_JSON)
+		bench_report_json(out, o, sr, 1);
+	if (o->out_mask & BENCH_OUT_NORMAL)
+		bench_report_text(out, o, sr);
+	fflush(out);
+out:
+	free(jobs);
+	free(sr);
+}
+
 /* Wait for a group's threads, printing progress once a second. */
 static void wait_group(const struct bench_opts *o, struct job_thread *tds,
-		       unsigned int n, uint64_t total_ns)
+		       unsigned int n, uint64_t total_ns,
+		       struct bench_run_result *res, unsigned int nr_jobs,
+		       uint64_t t0)
 {
 	uint64_t start = bench_gettime_ns(), last = start;
+	/* the run's intervals go on across groups: the next one from t0 */
+	uint64_t status_next = o->status_interval_ns ?
+		t0 + ((start - t0) / o->status_interval_ns + 1) *
+		o->status_interval_ns : UINT64_MAX;
 	uint64_t prev_ios[DDIR_NR] = { 0 }, prev_bytes[DDIR_NR] = { 0 };
 	bool tty = o->eta_always || (!o->quiet_progress && isatty(2));
 	bool printed = false;
@@ -4193,6 +4330,11 @@ static void wait_group(const struct bench_opts *o, struct job_thread *tds,
 				ss_poll(tds, &units[i], t);
 		}
 		now = bench_gettime_ns();
+		if (now >= status_next) {
+			status_report(o, tds, n, res, nr_jobs, t0);
+			while (status_next <= now)
+				status_next += o->status_interval_ns;
+		}
 		/* a progress line only for runs longer than 2 s */
 		if (tty && now - last >= 1000000000ull &&
 		    now - start > 2000000000ull) {
@@ -4981,6 +5123,12 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 			r->jobnum = k;
 			r->nr_threads = 1;
 			tds[t].res = r;
+			/* no copy (ENOMEM): the interim reports show the thread empty */
+			if (o->status_interval_ns) {
+				tds[t].snap = calloc(1, sizeof(*tds[t].snap));
+				if (tds[t].snap)
+					pthread_mutex_init(&tds[t].snap_mu, NULL);
+			}
 			tds[t].all = tds;
 			tds[t].nr_all = res->nr_jobs;
 			tds[t].exitall_any = exitall_any;
@@ -5137,7 +5285,8 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 			}
 		}
 		stop_signals_restore(&sigs);
-		wait_group(o, tds + first, gthreads, total_ns);
+		wait_group(o, tds + first, gthreads, total_ns, res,
+			   first + gthreads, t0);
 		for (i = 0; i < gthreads; i++)
 			pthread_join(tds[first + i].thread, NULL);
 		pthread_barrier_destroy(&barrier);

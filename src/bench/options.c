@@ -862,7 +862,7 @@ static void opts_ready(void)
 /* fio command-line switches with no blkstack equivalent. */
 static const char *const fio_cli_unsupported[] = {
 	"append-terse", "eta-newline",
-	"eta-interval", "status-interval", "readonly",
+	"eta-interval", "readonly",
 	"client", "server", "daemonize", "showcmd", "cmdhelp",
 	"enghelp", "debug", "max-jobs", "warnings-fatal", "bandwidth-log",
 	"latency-log", "trigger", "trigger-file", "trigger-timeout",
@@ -886,6 +886,8 @@ static const struct cli_opt {
 	  "draw SVG pictures into DIR with gnuplot: latency histogram and CDF, IOPS and latency over time per job thread; the matrix as grouped bars" },
 	{ "eta", "auto|always|never",
 	  "progress line: auto shows it on a terminal (default auto)" },
+	{ "status-interval", "TIME",
+	  "the report so far (each --output-format) every TIME, s without a unit, as fio's; 0: none (default)" },
 	{ "parse-only", NULL,
 	  "check the options and job files, list every problem, run nothing" },
 	{ "section", "NAME",
@@ -3913,6 +3915,19 @@ static int parse_cli_opt(struct bench_opts *o, const char *name,
 		o->output_format = (mask & BENCH_OUT_JSON) ?
 			(plus ? OUT_JSON_PLUS : OUT_JSON) :
 			(mask & BENCH_OUT_TERSE) ? OUT_TERSE : OUT_NORMAL;
+		return 0;
+	}
+	if (!strcmp(name, "status-interval")) {
+		uint64_t ns;
+
+		if (bench_parse_time(val, NSEC_PER_SEC, &ns) ||
+		    (ns && ns < NSEC_PER_MSEC) || ns > 24 * 3600 * NSEC_PER_SEC) {
+			set_err(err, errlen,
+				"status-interval=%s: not a time, allowed 0 or 1ms..24h (s without a unit)",
+				show(shown, val));
+			return -EINVAL;
+		}
+		o->status_interval_ns = ns;
 		return 0;
 	}
 	if (!strcmp(name, "terse-version")) {

@@ -411,6 +411,13 @@ struct bench_opts {
 	enum bench_output_format output_format; /* --output-format=normal|json|json+|terse */
 	unsigned int terse_version; /* --terse-version=3|4|5 (3, fio's default) */
 	/*
+	 * --status-interval=TIME: the report so far every TIME (fio's), ns;
+	 * 0: none.  status_out: where it goes (the run's report stream,
+	 * set by bench_main())
+	 */
+	uint64_t status_interval_ns;
+	FILE *status_out;
+	/*
 	 * The reports written, BENCH_OUT_* bits: fio's comma list
 	 * (--output-format=normal,json), written in fio's order: terse,
 	 * JSON, normal.  @output_format is then the list's JSON (json+ over
