@@ -5,7 +5,8 @@
 # benchmark read 1.12x fio on one machine and 0.22x on another.
 #   - static: each bench/*.sh sources bench/lib.sh, calls
 #     bench_machine_start before bench_machine_end, and runs something
-#     through bench_cmd/bench_exec; so a new script without the block fails;
+#     through bench_cmd/bench_exec (or lists the one it runs per file of a
+#     corpus with bench_show_cmd); so a new script without the block fails;
 #   - shellcheck -x over bench/*.sh, where shellcheck is installed;
 #   - bench/lib.sh itself: the fields hold this machine's values, each
 #     command line is listed once and re-runs to the same arguments,
@@ -35,7 +36,9 @@ for f in "$ROOT"/bench/*.sh; do
 	[ -n "$a" ] || why+=" no bench_machine_start;"
 	[ -n "$b" ] || why+=" no bench_machine_end;"
 	[ -z "$a" ] || [ -z "$b" ] || [ "$a" -lt "$b" ] || why+=" bench_machine_end before bench_machine_start;"
-	grep -Eq '(^|[[:space:]($])bench_(cmd|exec) ' "$f" || why+=" no command run through bench_cmd/bench_exec;"
+	# bench_show_cmd: one line for a command run per file of a corpus
+	grep -Eq '(^|[[:space:]($])bench_(cmd|exec|show_cmd) ' "$f" ||
+		why+=" no command run through bench_cmd/bench_exec (or listed by bench_show_cmd);"
 	if [[ " ${PENDING[*]} " == *" $s "* ]]; then
 		if [ -z "$why" ]; then
 			fail "bench/$s: has the machine block now: take it off PENDING in $0 (and its note in docs/bench.md)"

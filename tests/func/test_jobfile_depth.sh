@@ -91,8 +91,10 @@ check "latency grows 20 us a request: a 100 us target finds depth $bd (3..5), no
 "$BLKSTACK" bench --dev=null --spin_nsec=20us --name=x --rw=randread --size=16m \
 	--iodepth=32 --latency_target=100us --latency_window=50ms --latency_percentile=90 \
 	--runtime=5 --time_based >"$TMP/text" 2>&1
+# the line's form (the depth's value is checked above: a second run under
+# load found 2 once, its own search)
 check "text: fio's latency line with the depth found" \
-	grep -qE "^     latency   : target=100000, window=50000, percentile=90.00%, depth=[345]$" "$TMP/text"
+	grep -qE "^     latency   : target=100000, window=50000, percentile=90.00%, depth=([1-9]|[12][0-9]|3[0-2])$" "$TMP/text"
 "$BLKSTACK" bench --dev=null --name=x --rw=randread --size=1m --iodepth=8 --output-format=json >"$TMP/plain.json"
 check "without latency_target: depth is iodepth, target 0, 100 %" \
 	jq_true '.jobs[0].latency_depth == 8 and .jobs[0].latency_target == 0 and .jobs[0].latency_percentile == 100' "$TMP/plain.json"
