@@ -123,6 +123,55 @@ bool bench_dev_on_null(const struct bench_dev_opts *d, const char *devname)
 	return lower && !strcmp(lower, "null") && !d->p.memory_backed;
 }
 
+/* The job trims blocks it wrote: trim_percentage= and trim_backlog=. */
+static bool job_trim_verify(const struct bench_job_opts *j)
+{
+	return j->verify != VERIFY_NONE && j->do_verify && !j->verify_only &&
+	       j->trim_percentage && j->trim_backlog &&
+	       bench_rw_writes(j->rw);
+}
+
+/*
+ * Trim verification needs a device that discards; trim_verify_zero=1 one
+ * whose discarded blocks read back zeros.  ram, and null storing data,
+ * zero on discard (page_store's ps_zero()); uring punches a hole in a file
+ * (zeros by POSIX's fallocate semantics) but issues BLKDISCARD to a block
+ * device, which promises nothing; nvme, scsi and iscsi depend on their
+ * target.  Where zeros are not promised, a note says so and the run goes
+ * on, as fio's does.
+ */
+static int trim_verify_dev(const struct bench_opts *o,
+			   const struct bench_job_opts *j, const char *devname,
+			   const struct blk_dev_info *info, char *err,
+			   size_t errlen)
+{
+	const char *path = j->filename[0] ? j->filename : o->dev.p.filename;
+	struct stat sb;
+	bool zeroes;
+
+	if (!info->can_discard) {
+		snprintf(err, errlen,
+			 "%s: trim_percentage=%u: the %s device does not discard; use dev=ram, dev=uring or dev=null",
+			 j->name, j->trim_percentage, devname);
+		return -EINVAL;
+	}
+	if (!j->trim_verify_zero)
+		return 0;
+	if (!strcmp(devname, "ram"))
+		zeroes = true;
+	else if (!strcmp(devname, "null"))
+		zeroes = !o->dev.p.discard_keeps_data;
+	else if (!strcmp(devname, "uring"))
+		zeroes = !path[0] || stat(path, &sb) || !S_ISBLK(sb.st_mode);
+	else
+		zeroes = false;
+	if (!zeroes)
+		fprintf(stderr,
+			"blkstack bench: note: %s: trim_verify_zero=1 on the %s device%s%s: its discard does not promise zeros, so a trimmed block may fail the check without a fault; trim_verify_zero=0 skips it\n",
+			j->name, devname, path[0] ? " " : "", path);
+	return 0;
+}
+
 /*
  * Devices come from the registry (include/blkstack/dev.h): the device
  * options are its parameters, the sizes and threads are the run's.
@@ -444,6 +493,14 @@ struct job_thread {
 	uint64_t backlog_since;      /* writes noted since the last read-back began */
 	uint64_t backlog_due;        /* read-backs job_prep_hooked() still issues */
 	uint64_t backlog_skip;       /* then left to the verify phase (batch < backlog) */
+	/* trim_percentage=, trim_backlog= (fio's trim verification) */
+	uint64_t *trimq;             /* a ring of written blocks queued to be trimmed */
+	uint64_t trimq_cap;          /* trim_backlog + iodepth */
+	uint64_t trimq_head, trimq_nr;
+	uint64_t trim_since;         /* blocks written since the last trim round began */
+	uint64_t trim_due;           /* trims job_prep_hooked() still issues this round */
+	uint64_t *trimmed;           /* trim_verify_zero: blocks trimmed, not written since */
+	struct rng trng;             /* trim_percentage's draws */
 	/*
 	 * Write buffers (job_buf_*()): what a fill writes (@buf_kind), and
 	 * whether each write is filled afresh (refill_buffers) or scrambled
@@ -1111,6 +1168,37 @@ static bool job_prep_backlog(struct job_thread *td, struct io_u *u)
 	return true;
 }
 
+/*
+ * trim_backlog=: trim the oldest block queued by trim_percentage.  With
+ * trim_verify_zero=1 it stays in the written map and is marked trimmed:
+ * the verify phase reads it back and checks that it is zeros (fio's
+ * IP_F_TRIMMED); with 0 it leaves the written map, and is not read back
+ * (fio's get_next_trim() drops it from its verify list).  The trim is not
+ * the workload's: bytes_issued does not count it.
+ */
+static bool job_prep_trim(struct job_thread *td, struct io_u *u)
+{
+	uint64_t b = td->trimq[td->trimq_head], bit = 1ull << (b & 63);
+
+	td->trimq_head = (td->trimq_head + 1) % td->trimq_cap;
+	td->trimq_nr--;
+	td->trim_due--;
+	if (td->trimmed) {
+		td->trimmed[b >> 6] |= bit;
+	} else if (td->written[b >> 6] & bit) {
+		td->written[b >> 6] &= ~bit;
+		td->written_blocks--;
+	}
+	td->res->verify_trims++;
+	u->ddir = DDIR_TRIM;
+	u->bio.bi_offset = td->offset + b * td->o->bs;
+	u->bio.bi_size = td->o->bs;
+	u->bio.bi_flags = 0;
+	u->bio.bi_op = BLK_OP_DISCARD;
+	u->bio.bi_vcnt = 0;
+	return true;
+}
+
 /* The verify phase over several files: each file's blocks in turn. */
 static bool job_prep_verify_files(struct job_thread *td, struct io_u *u)
 {
@@ -1373,6 +1461,8 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 					  job_prep_verify(td, u);
 	if (td->backlog_due)
 		return job_prep_backlog(td, u);
+	if (td->trim_due)
+		return job_prep_trim(td, u);
 	if (td->nr_files > 1) {
 		/* the first I/O goes to the first file, each next to the next */
 		if (td->file_switch)
@@ -1564,6 +1654,67 @@ static void job_backlog_add(struct job_thread *td, uint64_t b)
 }
 
 /*
+ * trim_percentage=: a write completed; queue its block to be trimmed with
+ * that chance (fio's io_u_should_trim()).  Every trim_backlog writes, the
+ * queued blocks are due, oldest first (trim_backlog_batch: that many; the
+ * rest wait for the next round).  A block written again is no longer
+ * trimmed; a full ring (trim_backlog plus the writes in flight) leaves the
+ * block untrimmed, to the verify phase.
+ */
+static void job_trim_add(struct job_thread *td, uint64_t b)
+{
+	const struct bench_job_opts *o = td->o;
+
+	if (td->trimmed)
+		td->trimmed[b >> 6] &= ~(1ull << (b & 63));
+	if (td->trimq_nr < td->trimq_cap &&
+	    rng_next(&td->trng) % 100 < o->trim_percentage) {
+		td->trimq[(td->trimq_head + td->trimq_nr) % td->trimq_cap] = b;
+		td->trimq_nr++;
+	}
+	if (++td->trim_since < o->trim_backlog || td->trim_due)
+		return;
+	td->trim_since = 0;
+	td->trim_due = o->trim_backlog_batch &&
+		       o->trim_backlog_batch < td->trimq_nr ?
+		       o->trim_backlog_batch : td->trimq_nr;
+}
+
+/*
+ * trim_verify_zero=1: a block read back that was trimmed must be zeros
+ * (fio's verify_trimmed_io_u(), and its message).  Return: true when @u
+ * was such a block (checked here), false for a block to check as written.
+ */
+static bool job_trimmed_check(struct job_thread *td, const struct io_u *u)
+{
+	uint64_t b = (u->bio.bi_offset - td->offset) / td->o->bs;
+	const uint8_t *p = u->iov.iov_base;
+	uint32_t i;
+
+	if (!(td->trimmed[b >> 6] & (1ull << (b & 63))))
+		return false;
+	td->res->verify_trim_zero++;
+	for (i = 0; i < u->bio.bi_size && !p[i]; i++)
+		;
+	if (i == u->bio.bi_size)
+		return true;
+	if (!td->res->verify_mismatches++ ||
+	    u->bio.bi_offset < td->verify_first_bad)
+		td->verify_first_bad = u->bio.bi_offset;
+	if (td->o->verify_fatal)
+		job_error(td, -EILSEQ,
+			  "trim: verify failed at offset %" PRIu64 "; verify_fatal=1 ends the job",
+			  (uint64_t)u->bio.bi_offset);
+	if (td->verify_msgs < VERIFY_MAX_MSGS) {
+		td->verify_msgs++;
+		fprintf(stderr,
+			"trim: verify failed at %s offset %" PRIu64 ", length %u, block offset %u: a trimmed block is not zeros (trim_verify_zero=1)\n",
+			td->devname, (uint64_t)u->bio.bi_offset, u->bio.bi_size, i);
+	}
+	return true;
+}
+
+/*
  * verify=, before job_reap() accounts a completion list: note the writes
  * done, check the reads.  It works outside the measured window too.  The
  * list comes newest first; it is turned round so that blocks are checked,
@@ -1599,12 +1750,16 @@ job_verify_reaped(struct job_thread *td, struct io_u *u)
 			}
 			if (td->backlog && !td->verify_phase)
 				job_backlog_add(td, b);
+			if (td->trimq && !td->verify_phase)
+				job_trim_add(td, b);
 		} else if (u->ddir == DDIR_READ && (td->check_reads || u->vread)) {
 			/* verify_fatal=1: the reads drained after it go unchecked */
 			if (td->o->verify_fatal && td->res->verify_mismatches)
 				continue;
 			td->res->verify_blocks++;
 			td->res->verify_backlog_blocks += u->vread;
+			if (td->trimmed && job_trimmed_check(td, u))
+				continue;
 			if (unlikely(bench_verify_check(&td->vspec, u->iov.iov_base,
 							u->bio.bi_size,
 							u->bio.bi_offset, &vr)))
@@ -3453,6 +3608,17 @@ region_set:
 			td->written = calloc((td->nr_blocks + 63) / 64, 8);
 			if (!td->written)
 				goto nomem;
+			if (o->trim_percentage && o->trim_backlog) {
+				td->trimq_cap = o->trim_backlog + o->iodepth;
+				td->trimq = calloc(td->trimq_cap, 8);
+				if (!td->trimq)
+					goto nomem;
+				if (o->trim_verify_zero) {
+					td->trimmed = calloc((td->nr_blocks + 63) / 64, 8);
+					if (!td->trimmed)
+						goto nomem;
+				}
+			}
 			if (o->verify_backlog) {
 				td->backlog_cap = o->verify_backlog + o->iodepth;
 				td->backlog = calloc(td->backlog_cap, 8);
@@ -3461,11 +3627,15 @@ region_set:
 			}
 		}
 		td->verify_after = td->written || o->verify_only;
-		td->prep_hook = td->fill_writes || td->backlog || o->rw_mod ||
+		td->prep_hook = td->fill_writes || td->backlog || td->trimq ||
+				o->rw_mod ||
 				td->var_bs;
 		td->reap_hook = td->written || td->check_reads;
 		rng_seed(&td->vrng, (o->randrepeat ? o->randseed :
 				     bench_gettime_ns()) ^ 0x76657269667931ull ^
+			 ((uint64_t)seed_idx << 32));
+		rng_seed(&td->trng, (o->randrepeat ? o->randseed :
+				     bench_gettime_ns()) ^ 0x7472696d76657269ull ^
 			 ((uint64_t)seed_idx << 32));
 	}
 	if (td->lat_target)
@@ -3717,6 +3887,8 @@ static void job_teardown(struct job_thread *td)
 	free(td->files);
 	free(td->written);
 	free(td->backlog);
+	free(td->trimq);
+	free(td->trimmed);
 	free(td->ios);
 	free(td->batch);
 	job_buf_free(td);
@@ -4750,6 +4922,12 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 				 bench_verify_name(o->jobs[i].verify), devname);
 			ret = -EINVAL;
 			goto out;
+		}
+		if (job_trim_verify(&o->jobs[i])) {
+			ret = trim_verify_dev(o, &o->jobs[i], devname, &info,
+					      err, errlen);
+			if (ret)
+				goto out;
 		}
 		/* NVMe commands are bounded by MDTS; the core does not split bios */
 		if (!strcmp(devname, "nvme") &&
