@@ -11,6 +11,7 @@
  * so accounting costs per batch, not per I/O.  gtod_reduce=1 turns all of
  * it off.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -31,6 +32,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <isa-l/crc.h>
 
 #include "bench.h"
 #include "clock.h"
@@ -2728,6 +2731,152 @@ static void job_verify_phase(struct job_thread *td)
 	td->verify_phase = false;
 }
 
+/*
+ * verify_state_save= / verify_state_load=: blkstack's state file (not
+ * fio's, whose state is the last completions of a replayed sequence):
+ * this header, then the thread's map of blocks written, one bit per block
+ * from the region's first, in 64-bit little-endian words.  @crc32c is the
+ * CRC-32C (ISA-L crc32_iscsi, from ~0) of the header up to it and of the
+ * map.  Named as fio names its own, in the working directory:
+ * local-<job name, '/' as '.'>-<thread index in the run>-verify.state.
+ */
+struct job_vstate {
+	char magic[8];		/* "BLKVSTAT" */
+	uint32_t version;	/* 1 */
+	uint32_t bs;		/* block size, bytes */
+	uint64_t offset;	/* device offset of block 0, bytes */
+	uint64_t nr_blocks;	/* bits in the map */
+	uint64_t written;	/* bits set */
+	uint64_t numberio;	/* writes issued */
+	uint32_t crc32c;
+	uint32_t rsvd;		/* 0 */
+};
+
+_Static_assert(sizeof(struct job_vstate) == 56, "an on-disk format");
+
+static void job_state_path(const struct job_thread *td, char *path,
+			   size_t len)
+{
+	char name[256];
+	size_t i;
+
+	snprintf(name, sizeof(name), "%s", td->o->name);
+	for (i = 0; name[i]; i++)
+		if (name[i] == '/')
+			name[i] = '.';
+	snprintf(path, len, "local-%s-%u-verify.state", name, td->thread_idx);
+}
+
+static uint32_t job_state_crc(const struct job_vstate *h, const uint64_t *map,
+			      uint64_t words)
+{
+	uint32_t crc = crc32_iscsi((unsigned char *)h,
+				   offsetof(struct job_vstate, crc32c), ~0u);
+
+	return ~crc32_iscsi((unsigned char *)map, (int)(words * 8), crc);
+}
+
+/* When the writes end: the map of blocks written, for a later verify_only. */
+static void job_state_save(struct job_thread *td)
+{
+	uint64_t words = (td->nr_blocks + 63) / 64, i;
+	struct job_vstate h = { .magic = "BLKVSTAT" };
+	char path[512], tmp[520];
+	uint64_t *map = NULL;
+	FILE *f;
+	int err = 0;
+
+	job_state_path(td, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	h.version = htole32(1);
+	h.bs = htole32(td->o->bs);
+	h.offset = htole64(td->offset);
+	h.nr_blocks = htole64(td->nr_blocks);
+	h.written = htole64(td->written_blocks);
+	h.numberio = htole64(td->numberio);
+	map = malloc(words * 8);
+	if (!map) {
+		job_error(td, -ENOMEM, "verify_state_save: out of memory");
+		return;
+	}
+	for (i = 0; i < words; i++)
+		map[i] = htole64(td->written[i]);
+	h.crc32c = htole32(job_state_crc(&h, map, words));
+	f = fopen(tmp, "w");
+	if (!f ||
+	    fwrite(&h, sizeof(h), 1, f) != 1 ||
+	    fwrite(map, 8, words, f) != words)
+		err = -errno;
+	if (f && fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	free(map);
+	if (err) {
+		unlink(tmp);
+		job_error(td, err ? err : -EIO, "verify_state_save: %s: %s",
+			  path, strerror(err ? -err : EIO));
+	}
+}
+
+/* verify_only with verify_state_load=1: the blocks to read back. */
+static int job_state_load(struct job_thread *td, char *err, size_t errlen)
+{
+	uint64_t words = (td->nr_blocks + 63) / 64, i, nr = 0;
+	struct job_vstate h;
+	char path[512];
+	const char *why = NULL;
+	FILE *f;
+	int ret = -EINVAL;
+
+	job_state_path(td, path, sizeof(path));
+	td->written = calloc(words ? words : 1, 8);
+	if (!td->written) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, errlen,
+			 "%s: verify_state_load=1: %s: %s (a write run with verify_state_save=1 and this job's name and thread writes it)",
+			 td->o->name, path, strerror(errno));
+		return ret;
+	}
+	if (fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, "BLKVSTAT", 8))
+		why = "not a blkstack verify state file (magic \"BLKVSTAT\")";
+	else if (le32toh(h.version) != 1)
+		why = "version: only 1 is known";
+	else if (le32toh(h.bs) != td->o->bs)
+		why = "bs: the state's differs from this job's";
+	else if (le64toh(h.offset) != td->offset)
+		why = "offset: the state's region starts elsewhere than this job's";
+	else if (le64toh(h.nr_blocks) != td->nr_blocks)
+		why = "size: the state's region has another number of blocks than this job's";
+	else if (fread(td->written, 8, words, f) != words)
+		why = "the map of blocks is short";
+	else if (job_state_crc(&h, td->written, words) != le32toh(h.crc32c))
+		why = "crc32c: the file is damaged";
+	fclose(f);
+	if (why) {
+		snprintf(err, errlen, "%s: verify_state_load=1: %s: %s",
+			 td->o->name, path, why);
+		return ret;
+	}
+	for (i = 0; i < words; i++) {
+		td->written[i] = le64toh(td->written[i]);
+		nr += (uint64_t)__builtin_popcountll(td->written[i]);
+	}
+	if (nr != le64toh(h.written)) {
+		snprintf(err, errlen,
+			 "%s: verify_state_load=1: %s: written: %" PRIu64 " blocks in the header, %" PRIu64 " in the map",
+			 td->o->name, path, (uint64_t)le64toh(h.written), nr);
+		return ret;
+	}
+	td->written_blocks = nr;
+	return 0;
+}
+
 /* After the job: one error naming the first bad block, and the rest. */
 static void job_verify_finish(struct job_thread *td)
 {
@@ -2998,6 +3147,9 @@ static void *job_thread_fn(void *arg)
 	}
 	work_ns = td->t_loop_end - td->t_measure;
 	window_end = td->t_loop_end;
+	/* fio saves when the writes end, however they end */
+	if (o->verify_state_save && td->written && !o->verify_only)
+		job_state_save(td);
 	if (td->verify_after && !td->res->error && !td->interrupted &&
 	    !td->terminated) {
 		verify_start = bench_now_ns();
@@ -3604,7 +3756,7 @@ region_set:
 		/* fio's verify=null writes the buffers as they are */
 		td->fill_writes = writes && o->verify != VERIFY_NULL;
 		td->check_reads = !writes && !o->verify_only;
-		if (writes && o->do_verify) {
+		if (writes && (o->do_verify || o->verify_state_save)) {
 			td->written = calloc((td->nr_blocks + 63) / 64, 8);
 			if (!td->written)
 				goto nomem;
@@ -3626,7 +3778,13 @@ region_set:
 					goto nomem;
 			}
 		}
-		td->verify_after = td->written || o->verify_only;
+		if (o->verify_state_load) {
+			ret = job_state_load(td, err, errlen);
+			if (ret)
+				return ret;
+		}
+		td->verify_after = (td->written && o->do_verify) ||
+				   o->verify_only;
 		td->prep_hook = td->fill_writes || td->backlog || td->trimq ||
 				o->rw_mod ||
 				td->var_bs;

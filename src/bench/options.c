@@ -648,6 +648,12 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "trim_backlog_batch", .type = OPT_UINT,
 	  JOBF(trim_backlog_batch), .max = 1 << 24, .def = "0",
 	  .help = "blocks trimmed each time (0: every block queued); the rest wait for the next time" },
+	{ .name = "verify_state_save", .type = OPT_BOOL,
+	  JOBF(verify_state_save), .max = 1, .def = "0",
+	  .help = "with verify on a write job: when the writes end (done, runtime, or SIGINT/SIGTERM), write the blocks written to local-NAME-THREAD-verify.state in the working directory (0: nothing; fio's default is 1)" },
+	{ .name = "verify_state_load", .type = OPT_BOOL,
+	  JOBF(verify_state_load), .max = 1, .def = "0",
+	  .help = "with verify_only: read back and check only the blocks of the state file an earlier run's verify_state_save=1 wrote" },
 	{ .name = "experimental_verify", .type = OPT_BOOL,
 	  JOBF(experimental_verify), .max = 1, .def = "0",
 	  .apply = apply_experimental_verify,
@@ -3302,6 +3308,23 @@ static int check_verify(struct bench_opts *o, struct bench_job_opts *j,
 			"job '%s': verify_backlog_batch=%" PRIu64 " past verify_backlog=%" PRIu64 ": fio then checks some blocks twice, which blkstack bench does not do",
 			show(name, j->name), j->verify_backlog_batch,
 			j->verify_backlog);
+		return -EINVAL;
+	}
+	if ((j->verify_state_save || j->verify_state_load) &&
+	    (j->verify_backlog || (j->trim_percentage && j->trim_backlog) ||
+	     bench_job_nr_files(j) > 1)) {
+		set_err(err, errlen,
+			"job '%s': verify_state_save/verify_state_load with %s: not supported (the state is the map of blocks written and not checked or trimmed yet, of one file)",
+			show(name, j->name),
+			j->verify_backlog ? "verify_backlog=" :
+			bench_job_nr_files(j) > 1 ? "several files" :
+						   "trim_percentage=");
+		return -EINVAL;
+	}
+	if (j->verify_state_load && !j->verify_only) {
+		set_err(err, errlen,
+			"job '%s': verify_state_load=1 needs verify_only=1: blkstack loads the state to check what an earlier run wrote, and nothing else",
+			show(name, j->name));
 		return -EINVAL;
 	}
 	if (j->trim_percentage && j->trim_backlog && j->verify_backlog) {

@@ -135,6 +135,8 @@ struct bench_job_opts {
 	uint64_t trim_backlog;      /* trim_backlog=N: trim the queued blocks every N blocks written (0: never) */
 	uint64_t trim_backlog_batch; /* trim_backlog_batch=: blocks trimmed each time (0: all queued) */
 	bool experimental_verify;   /* experimental_verify=0|1: taken, noted (the written map is kept) */
+	bool verify_state_save;     /* verify_state_save=0|1: write the map of written blocks at the end of the writes (0; fio's default is 1) */
+	bool verify_state_load;     /* verify_state_load=0|1: verify_only reads back the blocks of the saved map only (0) */
 	/*
 	 * What writes carry and where the I/O buffers come from (fio's
 	 * zero_buffers, refill_buffers, scramble_buffers, buffer_pattern,
