@@ -2843,7 +2843,12 @@ static int job_state_load(struct job_thread *td, char *err, size_t errlen)
 			 td->o->name, path, strerror(errno));
 		return ret;
 	}
-	if (fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, "BLKVSTAT", 8))
+	if (fread(&h, sizeof(h), 1, f) != 1)
+		why = "shorter than a blkstack verify state header (56 bytes)";
+	else if (!memcmp(h.magic, "\3\0\0\0\0\0\0\0", 8))
+		/* fio's struct verify_state_hdr: version 3 (VSTATE_HDR_VERSION) */
+		why = "fio's verify state (version 3), not blkstack's: fio's is where its replayed sequence of offsets stopped, and blkstack neither replays fio's sequences nor reads fio's blocks; write the blocks with blkstack and verify_state_save=1";
+	else if (memcmp(h.magic, "BLKVSTAT", 8))
 		why = "not a blkstack verify state file (magic \"BLKVSTAT\")";
 	else if (le32toh(h.version) != 1)
 		why = "version: only 1 is known";

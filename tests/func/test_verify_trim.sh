@@ -78,6 +78,14 @@ if [ "$(id -u)" = 0 ] && command -v fio >/dev/null && command -v losetup >/dev/n
 			--rw=write $TRIM --output-format=json >b.json
 		check "fio: trimwrite with trim verification passes" jq_true \
 			'.jobs[0].error == 0 and .jobs[0].read.total_ios == 256' f.json
+		# fio saved its state (verify_state_save=1 is fio's default)
+		if [ -s local-t-0-verify.state ]; then
+			expect_error "fio's state file: named as such" "local-t-0-verify.state: fio's verify state \\(version 3\\), not blkstack's" \
+				bench --name=t --dev=uring --filename="$TMP/b.img" --size=1M --bs=4k \
+				--rw=read --verify=md5 --verify_only=1 --verify_state_load=1
+		else
+			fail "fio left no local-t-0-verify.state"
+		fi
 		check "blkstack: trims = fio's trims - fio's workload trims, reads the same" \
 			test "$(jq '.jobs[0] | [.trim.total_ios, .read.total_ios, .error]' b.json | tr -d ' \n')" = \
 			"$(jq '.jobs[0] | [.trim.total_ios - .write.total_ios, .read.total_ios, .error]' f.json | tr -d ' \n')"
