@@ -140,6 +140,7 @@ struct blk_dev_params {
 	uint64_t fail_every;        /* fail_every=N, 0 off */
 	uint64_t timeout_every;     /* timeout_every=N, 0 off */
 	uint64_t requeue_every;     /* requeue_every=N, 0 off */
+	bool discard_keeps_data;    /* discard_keeps_data=0|1: discard leaves the data (0) */
 	/* nvme */
 	uint32_t nvme_queues;       /* nvme_queues=, 0..256 (0: as nr_hw_queues) */
 	uint32_t nvme_qd;           /* nvme_qd=, 2..65536 (1024) */

@@ -35,6 +35,9 @@ enum blk_null_irqmode {
  *	timeout handler fails it with BLK_STS_TIMEOUT.
  * @requeue_every: answer BLK_STS_RESOURCE to every Nth request, once per
  *	request (0: never).
+ * @discard_keeps_data: with @memory_backed, DISCARD completes without
+ *	touching the data (a device whose discard does not zero: a fault to
+ *	test that trimmed blocks are checked); WRITE_ZEROES still zeroes.
  */
 struct blk_null_config {
 	struct blk_dev_config queue;
@@ -45,6 +48,7 @@ struct blk_null_config {
 	uint64_t fail_every;
 	uint64_t timeout_every;
 	uint64_t requeue_every;
+	bool discard_keeps_data;
 };
 
 /**

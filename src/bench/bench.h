@@ -114,6 +114,8 @@ struct bench_job_result {
 	uint64_t verify_blocks;    /* blocks checked (verify phase, or every read of a read job) */
 	uint64_t verify_mismatches; /* of those, blocks that failed a check */
 	uint64_t verify_backlog_blocks; /* of verify_blocks, read back by verify_backlog= during the workload */
+	uint64_t verify_trims;     /* blocks trimmed by trim_percentage=/trim_backlog= (trim verification) */
+	uint64_t verify_trim_zero; /* of verify_blocks, trimmed ones checked for zeros (trim_verify_zero=1) */
 	uint64_t verify_ns;        /* duration of the verify phase; in runtime_ns and dir[READ] */
 	uint64_t zone_resets;      /* zonemode=zbd: zones this thread reset (fio's nr_zone_resets) */
 	struct blk_wait_stats wait; /* what blk_wait() did (spins and sleeps summed over threads) */

@@ -11,6 +11,7 @@
  * so accounting costs per batch, not per I/O.  gtod_reduce=1 turns all of
  * it off.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -31,6 +32,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <isa-l/crc.h>
 
 #include "bench.h"
 #include "clock.h"
@@ -121,6 +124,55 @@ bool bench_dev_on_null(const struct bench_dev_opts *d, const char *devname)
 	    blk_dev_lower(drv, &d->p, &lower, err, sizeof(err)))
 		return false;
 	return lower && !strcmp(lower, "null") && !d->p.memory_backed;
+}
+
+/* The job trims blocks it wrote: trim_percentage= and trim_backlog=. */
+static bool job_trim_verify(const struct bench_job_opts *j)
+{
+	return j->verify != VERIFY_NONE && j->do_verify && !j->verify_only &&
+	       j->trim_percentage && j->trim_backlog &&
+	       bench_rw_writes(j->rw);
+}
+
+/*
+ * Trim verification needs a device that discards; trim_verify_zero=1 one
+ * whose discarded blocks read back zeros.  ram, and null storing data,
+ * zero on discard (page_store's ps_zero()); uring punches a hole in a file
+ * (zeros by POSIX's fallocate semantics) but issues BLKDISCARD to a block
+ * device, which promises nothing; nvme, scsi and iscsi depend on their
+ * target.  Where zeros are not promised, a note says so and the run goes
+ * on, as fio's does.
+ */
+static int trim_verify_dev(const struct bench_opts *o,
+			   const struct bench_job_opts *j, const char *devname,
+			   const struct blk_dev_info *info, char *err,
+			   size_t errlen)
+{
+	const char *path = j->filename[0] ? j->filename : o->dev.p.filename;
+	struct stat sb;
+	bool zeroes;
+
+	if (!info->can_discard) {
+		snprintf(err, errlen,
+			 "%s: trim_percentage=%u: the %s device does not discard; use dev=ram, dev=uring or dev=null",
+			 j->name, j->trim_percentage, devname);
+		return -EINVAL;
+	}
+	if (!j->trim_verify_zero)
+		return 0;
+	if (!strcmp(devname, "ram"))
+		zeroes = true;
+	else if (!strcmp(devname, "null"))
+		zeroes = !o->dev.p.discard_keeps_data;
+	else if (!strcmp(devname, "uring"))
+		zeroes = !path[0] || stat(path, &sb) || !S_ISBLK(sb.st_mode);
+	else
+		zeroes = false;
+	if (!zeroes)
+		fprintf(stderr,
+			"blkstack bench: note: %s: trim_verify_zero=1 on the %s device%s%s: its discard does not promise zeros, so a trimmed block may fail the check without a fault; trim_verify_zero=0 skips it\n",
+			j->name, devname, path[0] ? " " : "", path);
+	return 0;
 }
 
 /*
@@ -468,6 +520,14 @@ struct job_thread {
 	uint64_t backlog_since;      /* writes noted since the last read-back began */
 	uint64_t backlog_due;        /* read-backs job_prep_hooked() still issues */
 	uint64_t backlog_skip;       /* then left to the verify phase (batch < backlog) */
+	/* trim_percentage=, trim_backlog= (fio's trim verification) */
+	uint64_t *trimq;             /* a ring of written blocks queued to be trimmed */
+	uint64_t trimq_cap;          /* trim_backlog + iodepth */
+	uint64_t trimq_head, trimq_nr;
+	uint64_t trim_since;         /* blocks written since the last trim round began */
+	uint64_t trim_due;           /* trims job_prep_hooked() still issues this round */
+	uint64_t *trimmed;           /* trim_verify_zero: blocks trimmed, not written since */
+	struct rng trng;             /* trim_percentage's draws */
 	/*
 	 * Write buffers (job_buf_*()): what a fill writes (@buf_kind), and
 	 * whether each write is filled afresh (refill_buffers) or scrambled
@@ -1169,6 +1229,37 @@ static bool job_prep_backlog(struct job_thread *td, struct io_u *u)
 	return true;
 }
 
+/*
+ * trim_backlog=: trim the oldest block queued by trim_percentage.  With
+ * trim_verify_zero=1 it stays in the written map and is marked trimmed:
+ * the verify phase reads it back and checks that it is zeros (fio's
+ * IP_F_TRIMMED); with 0 it leaves the written map, and is not read back
+ * (fio's get_next_trim() drops it from its verify list).  The trim is not
+ * the workload's: bytes_issued does not count it.
+ */
+static bool job_prep_trim(struct job_thread *td, struct io_u *u)
+{
+	uint64_t b = td->trimq[td->trimq_head], bit = 1ull << (b & 63);
+
+	td->trimq_head = (td->trimq_head + 1) % td->trimq_cap;
+	td->trimq_nr--;
+	td->trim_due--;
+	if (td->trimmed) {
+		td->trimmed[b >> 6] |= bit;
+	} else if (td->written[b >> 6] & bit) {
+		td->written[b >> 6] &= ~bit;
+		td->written_blocks--;
+	}
+	td->res->verify_trims++;
+	u->ddir = DDIR_TRIM;
+	u->bio.bi_offset = td->offset + b * td->o->bs;
+	u->bio.bi_size = td->o->bs;
+	u->bio.bi_flags = 0;
+	u->bio.bi_op = BLK_OP_DISCARD;
+	u->bio.bi_vcnt = 0;
+	return true;
+}
+
 /* The verify phase over several files: each file's blocks in turn. */
 static bool job_prep_verify_files(struct job_thread *td, struct io_u *u)
 {
@@ -1431,6 +1522,8 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 					  job_prep_verify(td, u);
 	if (td->backlog_due)
 		return job_prep_backlog(td, u);
+	if (td->trim_due)
+		return job_prep_trim(td, u);
 	if (td->nr_files > 1) {
 		/* the first I/O goes to the first file, each next to the next */
 		if (td->file_switch)
@@ -1622,6 +1715,67 @@ static void job_backlog_add(struct job_thread *td, uint64_t b)
 }
 
 /*
+ * trim_percentage=: a write completed; queue its block to be trimmed with
+ * that chance (fio's io_u_should_trim()).  Every trim_backlog writes, the
+ * queued blocks are due, oldest first (trim_backlog_batch: that many; the
+ * rest wait for the next round).  A block written again is no longer
+ * trimmed; a full ring (trim_backlog plus the writes in flight) leaves the
+ * block untrimmed, to the verify phase.
+ */
+static void job_trim_add(struct job_thread *td, uint64_t b)
+{
+	const struct bench_job_opts *o = td->o;
+
+	if (td->trimmed)
+		td->trimmed[b >> 6] &= ~(1ull << (b & 63));
+	if (td->trimq_nr < td->trimq_cap &&
+	    rng_next(&td->trng) % 100 < o->trim_percentage) {
+		td->trimq[(td->trimq_head + td->trimq_nr) % td->trimq_cap] = b;
+		td->trimq_nr++;
+	}
+	if (++td->trim_since < o->trim_backlog || td->trim_due)
+		return;
+	td->trim_since = 0;
+	td->trim_due = o->trim_backlog_batch &&
+		       o->trim_backlog_batch < td->trimq_nr ?
+		       o->trim_backlog_batch : td->trimq_nr;
+}
+
+/*
+ * trim_verify_zero=1: a block read back that was trimmed must be zeros
+ * (fio's verify_trimmed_io_u(), and its message).  Return: true when @u
+ * was such a block (checked here), false for a block to check as written.
+ */
+static bool job_trimmed_check(struct job_thread *td, const struct io_u *u)
+{
+	uint64_t b = (u->bio.bi_offset - td->offset) / td->o->bs;
+	const uint8_t *p = u->iov.iov_base;
+	uint32_t i;
+
+	if (!(td->trimmed[b >> 6] & (1ull << (b & 63))))
+		return false;
+	td->res->verify_trim_zero++;
+	for (i = 0; i < u->bio.bi_size && !p[i]; i++)
+		;
+	if (i == u->bio.bi_size)
+		return true;
+	if (!td->res->verify_mismatches++ ||
+	    u->bio.bi_offset < td->verify_first_bad)
+		td->verify_first_bad = u->bio.bi_offset;
+	if (td->o->verify_fatal)
+		job_error(td, -EILSEQ,
+			  "trim: verify failed at offset %" PRIu64 "; verify_fatal=1 ends the job",
+			  (uint64_t)u->bio.bi_offset);
+	if (td->verify_msgs < VERIFY_MAX_MSGS) {
+		td->verify_msgs++;
+		fprintf(stderr,
+			"trim: verify failed at %s offset %" PRIu64 ", length %u, block offset %u: a trimmed block is not zeros (trim_verify_zero=1)\n",
+			td->devname, (uint64_t)u->bio.bi_offset, u->bio.bi_size, i);
+	}
+	return true;
+}
+
+/*
  * verify=, before job_reap() accounts a completion list: note the writes
  * done, check the reads.  It works outside the measured window too.  The
  * list comes newest first; it is turned round so that blocks are checked,
@@ -1657,12 +1811,16 @@ job_verify_reaped(struct job_thread *td, struct io_u *u)
 			}
 			if (td->backlog && !td->verify_phase)
 				job_backlog_add(td, b);
+			if (td->trimq && !td->verify_phase)
+				job_trim_add(td, b);
 		} else if (u->ddir == DDIR_READ && (td->check_reads || u->vread)) {
 			/* verify_fatal=1: the reads drained after it go unchecked */
 			if (td->o->verify_fatal && td->res->verify_mismatches)
 				continue;
 			td->res->verify_blocks++;
 			td->res->verify_backlog_blocks += u->vread;
+			if (td->trimmed && job_trimmed_check(td, u))
+				continue;
 			if (unlikely(bench_verify_check(&td->vspec, u->iov.iov_base,
 							u->bio.bi_size,
 							u->bio.bi_offset, &vr)))
@@ -2767,6 +2925,157 @@ static void job_verify_phase(struct job_thread *td)
 	td->verify_phase = false;
 }
 
+/*
+ * verify_state_save= / verify_state_load=: blkstack's state file (not
+ * fio's, whose state is the last completions of a replayed sequence):
+ * this header, then the thread's map of blocks written, one bit per block
+ * from the region's first, in 64-bit little-endian words.  @crc32c is the
+ * CRC-32C (ISA-L crc32_iscsi, from ~0) of the header up to it and of the
+ * map.  Named as fio names its own, in the working directory:
+ * local-<job name, '/' as '.'>-<thread index in the run>-verify.state.
+ */
+struct job_vstate {
+	char magic[8];		/* "BLKVSTAT" */
+	uint32_t version;	/* 1 */
+	uint32_t bs;		/* block size, bytes */
+	uint64_t offset;	/* device offset of block 0, bytes */
+	uint64_t nr_blocks;	/* bits in the map */
+	uint64_t written;	/* bits set */
+	uint64_t numberio;	/* writes issued */
+	uint32_t crc32c;
+	uint32_t rsvd;		/* 0 */
+};
+
+_Static_assert(sizeof(struct job_vstate) == 56, "an on-disk format");
+
+static void job_state_path(const struct job_thread *td, char *path,
+			   size_t len)
+{
+	char name[256];
+	size_t i;
+
+	snprintf(name, sizeof(name), "%s", td->o->name);
+	for (i = 0; name[i]; i++)
+		if (name[i] == '/')
+			name[i] = '.';
+	snprintf(path, len, "local-%s-%u-verify.state", name, td->thread_idx);
+}
+
+static uint32_t job_state_crc(const struct job_vstate *h, const uint64_t *map,
+			      uint64_t words)
+{
+	uint32_t crc = crc32_iscsi((unsigned char *)h,
+				   offsetof(struct job_vstate, crc32c), ~0u);
+
+	return ~crc32_iscsi((unsigned char *)map, (int)(words * 8), crc);
+}
+
+/* When the writes end: the map of blocks written, for a later verify_only. */
+static void job_state_save(struct job_thread *td)
+{
+	uint64_t words = (td->nr_blocks + 63) / 64, i;
+	struct job_vstate h = { .magic = "BLKVSTAT" };
+	char path[512], tmp[520];
+	uint64_t *map = NULL;
+	FILE *f;
+	int err = 0;
+
+	job_state_path(td, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	h.version = htole32(1);
+	h.bs = htole32(td->o->bs);
+	h.offset = htole64(td->offset);
+	h.nr_blocks = htole64(td->nr_blocks);
+	h.written = htole64(td->written_blocks);
+	h.numberio = htole64(td->numberio);
+	map = malloc(words * 8);
+	if (!map) {
+		job_error(td, -ENOMEM, "verify_state_save: out of memory");
+		return;
+	}
+	for (i = 0; i < words; i++)
+		map[i] = htole64(td->written[i]);
+	h.crc32c = htole32(job_state_crc(&h, map, words));
+	f = fopen(tmp, "w");
+	if (!f ||
+	    fwrite(&h, sizeof(h), 1, f) != 1 ||
+	    fwrite(map, 8, words, f) != words)
+		err = -errno;
+	if (f && fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	free(map);
+	if (err) {
+		unlink(tmp);
+		job_error(td, err ? err : -EIO, "verify_state_save: %s: %s",
+			  path, strerror(err ? -err : EIO));
+	}
+}
+
+/* verify_only with verify_state_load=1: the blocks to read back. */
+static int job_state_load(struct job_thread *td, char *err, size_t errlen)
+{
+	uint64_t words = (td->nr_blocks + 63) / 64, i, nr = 0;
+	struct job_vstate h;
+	char path[512];
+	const char *why = NULL;
+	FILE *f;
+	int ret = -EINVAL;
+
+	job_state_path(td, path, sizeof(path));
+	td->written = calloc(words ? words : 1, 8);
+	if (!td->written) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, errlen,
+			 "%s: verify_state_load=1: %s: %s (a write run with verify_state_save=1 and this job's name and thread writes it)",
+			 td->o->name, path, strerror(errno));
+		return ret;
+	}
+	if (fread(&h, sizeof(h), 1, f) != 1)
+		why = "shorter than a blkstack verify state header (56 bytes)";
+	else if (!memcmp(h.magic, "\3\0\0\0\0\0\0\0", 8))
+		/* fio's struct verify_state_hdr: version 3 (VSTATE_HDR_VERSION) */
+		why = "fio's verify state (version 3), not blkstack's: fio's is where its replayed sequence of offsets stopped, and blkstack neither replays fio's sequences nor reads fio's blocks; write the blocks with blkstack and verify_state_save=1";
+	else if (memcmp(h.magic, "BLKVSTAT", 8))
+		why = "not a blkstack verify state file (magic \"BLKVSTAT\")";
+	else if (le32toh(h.version) != 1)
+		why = "version: only 1 is known";
+	else if (le32toh(h.bs) != td->o->bs)
+		why = "bs: the state's differs from this job's";
+	else if (le64toh(h.offset) != td->offset)
+		why = "offset: the state's region starts elsewhere than this job's";
+	else if (le64toh(h.nr_blocks) != td->nr_blocks)
+		why = "size: the state's region has another number of blocks than this job's";
+	else if (fread(td->written, 8, words, f) != words)
+		why = "the map of blocks is short";
+	else if (job_state_crc(&h, td->written, words) != le32toh(h.crc32c))
+		why = "crc32c: the file is damaged";
+	fclose(f);
+	if (why) {
+		snprintf(err, errlen, "%s: verify_state_load=1: %s: %s",
+			 td->o->name, path, why);
+		return ret;
+	}
+	for (i = 0; i < words; i++) {
+		td->written[i] = le64toh(td->written[i]);
+		nr += (uint64_t)__builtin_popcountll(td->written[i]);
+	}
+	if (nr != le64toh(h.written)) {
+		snprintf(err, errlen,
+			 "%s: verify_state_load=1: %s: written: %" PRIu64 " blocks in the header, %" PRIu64 " in the map",
+			 td->o->name, path, (uint64_t)le64toh(h.written), nr);
+		return ret;
+	}
+	td->written_blocks = nr;
+	return 0;
+}
+
 /* After the job: one error naming the first bad block, and the rest. */
 static void job_verify_finish(struct job_thread *td)
 {
@@ -3036,6 +3345,9 @@ static void *job_thread_fn(void *arg)
 	}
 	work_ns = td->t_loop_end - td->t_measure;
 	window_end = td->t_loop_end;
+	/* fio saves when the writes end, however they end */
+	if (o->verify_state_save && td->written && !o->verify_only)
+		job_state_save(td);
 	if (td->verify_after && !td->res->error && !td->interrupted &&
 	    !td->terminated) {
 		verify_start = bench_now_ns();
@@ -3649,10 +3961,21 @@ region_set:
 		/* fio's verify=null writes the buffers as they are */
 		td->fill_writes = writes && o->verify != VERIFY_NULL;
 		td->check_reads = !writes && !o->verify_only;
-		if (writes && o->do_verify) {
+		if (writes && (o->do_verify || o->verify_state_save)) {
 			td->written = calloc((td->nr_blocks + 63) / 64, 8);
 			if (!td->written)
 				goto nomem;
+			if (o->trim_percentage && o->trim_backlog) {
+				td->trimq_cap = o->trim_backlog + o->iodepth;
+				td->trimq = calloc(td->trimq_cap, 8);
+				if (!td->trimq)
+					goto nomem;
+				if (o->trim_verify_zero) {
+					td->trimmed = calloc((td->nr_blocks + 63) / 64, 8);
+					if (!td->trimmed)
+						goto nomem;
+				}
+			}
 			if (o->verify_backlog) {
 				td->backlog_cap = o->verify_backlog + o->iodepth;
 				td->backlog = calloc(td->backlog_cap, 8);
@@ -3660,12 +3983,22 @@ region_set:
 					goto nomem;
 			}
 		}
-		td->verify_after = td->written || o->verify_only;
-		td->prep_hook = td->fill_writes || td->backlog || o->rw_mod ||
+		if (o->verify_state_load) {
+			ret = job_state_load(td, err, errlen);
+			if (ret)
+				return ret;
+		}
+		td->verify_after = (td->written && o->do_verify) ||
+				   o->verify_only;
+		td->prep_hook = td->fill_writes || td->backlog || td->trimq ||
+				o->rw_mod ||
 				td->var_bs;
 		td->reap_hook = td->written || td->check_reads;
 		rng_seed(&td->vrng, (o->randrepeat ? o->randseed :
 				     bench_gettime_ns()) ^ 0x76657269667931ull ^
+			 ((uint64_t)seed_idx << 32));
+		rng_seed(&td->trng, (o->randrepeat ? o->randseed :
+				     bench_gettime_ns()) ^ 0x7472696d76657269ull ^
 			 ((uint64_t)seed_idx << 32));
 	}
 	if (td->lat_target)
@@ -3921,6 +4254,8 @@ static void job_teardown(struct job_thread *td)
 	free(td->files);
 	free(td->written);
 	free(td->backlog);
+	free(td->trimq);
+	free(td->trimmed);
 	free(td->ios);
 	free(td->batch);
 	job_buf_free(td);
@@ -5042,6 +5377,12 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 				 bench_verify_name(o->jobs[i].verify), devname);
 			ret = -EINVAL;
 			goto out;
+		}
+		if (job_trim_verify(&o->jobs[i])) {
+			ret = trim_verify_dev(o, &o->jobs[i], devname, &info,
+					      err, errlen);
+			if (ret)
+				goto out;
 		}
 		/* NVMe commands are bounded by MDTS; the core does not split bios */
 		if (!strcmp(devname, "nvme") &&

@@ -26,7 +26,6 @@
 /* Reasons, one per kind of refusal. */
 #define R_FILES "file and file-system management: blkstack issues block requests to its own devices"
 #define R_WORKLOAD "a workload option blkstack bench does not implement yet"
-#define R_VERIFY "not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump (verify_async in the job's thread), but no experimental verify, saved verify state or trim verification"
 #define R_REPLAY "I/O log capture and replay are not implemented"
 #define R_PROC "process, priority and cgroup options are not implemented (jobs are threads of one process; its CPU and NUMA placement is: cpus_allowed, cpumask, numa_cpu_nodes, numa_mem_policy)"
 #define R_ZONE "zoned block devices are not opened as such: zonemode=zbd emulates zones on any device, as fio does on a device that is not zoned"
@@ -39,6 +38,8 @@
 #define R_THREAD "accepted: blkstack's jobs always run as threads"
 #define R_ELEV "to elevator= (none|mq-deadline)"
 #define R_ENGINE "to a blkstack driver: see the ioengine table"
+#define R_EXPVERIFY "to blkstack's verify: the blocks in its map of written blocks (one bit per block, no log of offsets), read back in offset order, the blocks fio's replay of the random sequence reads; a note says so"
+#define R_VSTATE "blkstack's own state file (its map of blocks written; docs/bench.md), not fio's format: saved only with verify_state_save=1 (fio saves by default), loaded by verify_only jobs"
 #define R_VASYNC "to verification in the job's thread (no offload threads; a note says so): the same blocks checked, the same errors"
 #define R_PROFILE "accepted with no effect, as fio takes it without --profile=; a note says so"
 
@@ -118,13 +119,13 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "verify_async_cpus", NULL, NULL, FIO_MAPPED, R_VASYNC },
 	{ "verify_backlog", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "verify_backlog_batch", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "experimental_verify", NULL, NULL, FIO_REFUSED, R_VERIFY },
-	{ "verify_state_load", NULL, NULL, FIO_REFUSED, R_VERIFY },
-	{ "verify_state_save", NULL, NULL, FIO_REFUSED, R_VERIFY },
-	{ "trim_percentage", NULL, NULL, FIO_REFUSED, R_VERIFY },
-	{ "trim_verify_zero", NULL, NULL, FIO_REFUSED, R_VERIFY },
-	{ "trim_backlog", NULL, NULL, FIO_REFUSED, R_VERIFY },
-	{ "trim_backlog_batch", NULL, NULL, FIO_REFUSED, R_VERIFY },
+	{ "experimental_verify", NULL, NULL, FIO_MAPPED, R_EXPVERIFY },
+	{ "verify_state_load", NULL, NULL, FIO_MAPPED, R_VSTATE },
+	{ "verify_state_save", NULL, NULL, FIO_MAPPED, R_VSTATE },
+	{ "trim_percentage", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "trim_verify_zero", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "trim_backlog", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "trim_backlog_batch", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "write_iolog", NULL, NULL, FIO_REFUSED, R_REPLAY },
 	{ "read_iolog", NULL, NULL, FIO_REFUSED, R_REPLAY },
 	{ "read_iolog_chunked", NULL, NULL, FIO_REFUSED, R_REPLAY },

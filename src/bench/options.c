@@ -210,6 +210,7 @@ static int apply_create_serialize(struct opt_ctx *c, uint64_t v);
 static int apply_fill_device(struct opt_ctx *c, uint64_t v);
 static int apply_ignore_error(struct opt_ctx *c, uint64_t v);
 static int apply_verify_async(struct opt_ctx *c, uint64_t v);
+static int apply_experimental_verify(struct opt_ctx *c, uint64_t v);
 static int apply_verify_async_cpus(struct opt_ctx *c, uint64_t v);
 static int apply_ss(struct opt_ctx *c, uint64_t v);
 static int apply_ss_dur(struct opt_ctx *c, uint64_t v);
@@ -699,6 +700,28 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "verify_backlog_batch", .type = OPT_UINT,
 	  JOBF(verify_backlog_batch), .max = 1 << 24, .def = "0",
 	  .help = "of every verify_backlog blocks written, read back this many, the oldest (0: all); the rest wait for the verify phase" },
+	{ .name = "trim_percentage", .type = OPT_UINT, JOBF(trim_percentage),
+	  .max = 100, .def = "0",
+	  .help = "with verify and do_verify: this share of the blocks written is queued to be trimmed (discarded) after the write, by trim_backlog" },
+	{ .name = "trim_verify_zero", .type = OPT_BOOL, JOBF(trim_verify_zero),
+	  .max = 1, .def = "1",
+	  .help = "a trimmed block is read back and must be zeros (0: it is not read back)" },
+	{ .name = "trim_backlog", .type = OPT_UINT, JOBF(trim_backlog),
+	  .max = 1 << 24, .def = "0",
+	  .help = "every this many blocks written, trim the blocks queued by trim_percentage, oldest first (0: no trims)" },
+	{ .name = "trim_backlog_batch", .type = OPT_UINT,
+	  JOBF(trim_backlog_batch), .max = 1 << 24, .def = "0",
+	  .help = "blocks trimmed each time (0: every block queued); the rest wait for the next time" },
+	{ .name = "verify_state_save", .type = OPT_BOOL,
+	  JOBF(verify_state_save), .max = 1, .def = "0",
+	  .help = "with verify on a write job: when the writes end (done, runtime, or SIGINT/SIGTERM), write the blocks written to local-NAME-THREAD-verify.state in the working directory (0: nothing; fio's default is 1)" },
+	{ .name = "verify_state_load", .type = OPT_BOOL,
+	  JOBF(verify_state_load), .max = 1, .def = "0",
+	  .help = "with verify_only: read back and check only the blocks of the state file an earlier run's verify_state_save=1 wrote" },
+	{ .name = "experimental_verify", .type = OPT_BOOL,
+	  JOBF(experimental_verify), .max = 1, .def = "0",
+	  .apply = apply_experimental_verify,
+	  .help = "fio's verify by replaying the offsets: taken; blkstack checks the blocks its map of written blocks holds, the same blocks (a note says so)" },
 	{ .name = "verify_async", .type = OPT_UINT, JOBF(verify_async),
 	  .max = 1 << 16, .def = "0", .apply = apply_verify_async,
 	  .help = "fio's verify offload threads: taken, but blocks are checked in the job's thread (a note says so); the blocks checked and the errors found are the same" },
@@ -2486,6 +2509,21 @@ static int apply_verify_async(struct opt_ctx *c, uint64_t v)
 	return 0;
 }
 
+/*
+ * experimental_verify=1: fio then keeps no log of the offsets written and
+ * replays the job's random sequence to find them.  blkstack never logs
+ * offsets either: one bit per block written, read back in offset order.
+ */
+static int apply_experimental_verify(struct opt_ctx *c, uint64_t v)
+{
+	store(c, v);
+	if (!v || !c->o)
+		return 0;
+	bench_err_add(c->o->notes, sizeof(c->o->notes),
+		      "experimental_verify=1: blkstack does not replay the random sequence; it reads back the blocks its map of written blocks (one bit per block, no log of offsets) holds, in offset order: the same blocks fio's replay reads, in another order");
+	return 0;
+}
+
 /* verify_async_cpus=CPUS: a CPU list as cpus_allowed= takes; no effect. */
 static int apply_verify_async_cpus(struct opt_ctx *c, uint64_t unused)
 {
@@ -3407,6 +3445,43 @@ static int check_verify(struct bench_opts *o, struct bench_job_opts *j,
 			"job '%s': verify_backlog_batch=%" PRIu64 " past verify_backlog=%" PRIu64 ": fio then checks some blocks twice, which blkstack bench does not do",
 			show(name, j->name), j->verify_backlog_batch,
 			j->verify_backlog);
+		return -EINVAL;
+	}
+	if ((j->verify_state_save || j->verify_state_load) &&
+	    (j->verify_backlog || (j->trim_percentage && j->trim_backlog) ||
+	     bench_job_nr_files(j) > 1)) {
+		set_err(err, errlen,
+			"job '%s': verify_state_save/verify_state_load with %s: not supported (the state is the map of blocks written and not checked or trimmed yet, of one file)",
+			show(name, j->name),
+			j->verify_backlog ? "verify_backlog=" :
+			bench_job_nr_files(j) > 1 ? "several files" :
+						   "trim_percentage=");
+		return -EINVAL;
+	}
+	if (j->verify_state_load && !j->verify_only) {
+		set_err(err, errlen,
+			"job '%s': verify_state_load=1 needs verify_only=1: blkstack loads the state to check what an earlier run wrote, and nothing else",
+			show(name, j->name));
+		return -EINVAL;
+	}
+	if (j->trim_percentage && j->trim_backlog && j->verify_backlog) {
+		set_err(err, errlen,
+			"job '%s': trim_percentage= with verify_backlog=: not supported (a block could be read back while its trim is in flight); use one of them",
+			show(name, j->name));
+		return -EINVAL;
+	}
+	if (j->trim_percentage && j->trim_backlog &&
+	    bench_job_nr_files(j) > 1) {
+		set_err(err, errlen,
+			"job '%s': trim_percentage= with several files is not supported (one file per thread)",
+			show(name, j->name));
+		return -EINVAL;
+	}
+	if (j->trim_percentage && j->trim_backlog &&
+	    j->zonemode == BENCH_ZONE_ZBD) {
+		set_err(err, errlen,
+			"job '%s': trim_percentage= with zonemode=zbd is not supported (a trim inside a zone is not a zone reset)",
+			show(name, j->name));
 		return -EINVAL;
 	}
 	if (j->verify_backlog && bench_job_nr_files(j) > 1) {

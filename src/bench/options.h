@@ -133,6 +133,14 @@ struct bench_job_opts {
 	uint8_t verify_dump;        /* 0: not given (bad blocks written out), 1: verify_dump=0 (none), 2: =1 (and the expected data) */
 	uint64_t verify_backlog;    /* verify_backlog=N: read back the writes every N blocks written (0: after the workload) */
 	uint64_t verify_backlog_batch; /* verify_backlog_batch=: blocks read back each time (0: verify_backlog) */
+	/* trim verification (fio's trim_*; engine.c job_prep_trim()) */
+	uint32_t trim_percentage;   /* trim_percentage=: share of verified writes trimmed after writing (0) */
+	bool trim_verify_zero;      /* trim_verify_zero=0|1: a trimmed block must read back zeros (1) */
+	uint64_t trim_backlog;      /* trim_backlog=N: trim the queued blocks every N blocks written (0: never) */
+	uint64_t trim_backlog_batch; /* trim_backlog_batch=: blocks trimmed each time (0: all queued) */
+	bool experimental_verify;   /* experimental_verify=0|1: taken, noted (the written map is kept) */
+	bool verify_state_save;     /* verify_state_save=0|1: write the map of written blocks at the end of the writes (0; fio's default is 1) */
+	bool verify_state_load;     /* verify_state_load=0|1: verify_only reads back the blocks of the saved map only (0) */
 	/*
 	 * What writes carry and where the I/O buffers come from (fio's
 	 * zero_buffers, refill_buffers, scramble_buffers, buffer_pattern,

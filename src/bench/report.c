@@ -673,6 +673,8 @@ static void job_add(struct bench_job_result *dst,
 	dst->verify_blocks += src->verify_blocks;
 	dst->verify_mismatches += src->verify_mismatches;
 	dst->verify_backlog_blocks += src->verify_backlog_blocks;
+	dst->verify_trims += src->verify_trims;
+	dst->verify_trim_zero += src->verify_trim_zero;
 	if (src->verify_ns > dst->verify_ns)
 		dst->verify_ns = src->verify_ns;
 	dst->wait.spins += src->wait.spins;
@@ -1248,6 +1250,10 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 		fprintf(f, "  verify       : %s, %llu blocks verified, %llu mismatches\n",
 			bench_verify_name(j->verify_method),
 			(ull)j->verify_blocks, (ull)j->verify_mismatches);
+	if (j->verify_trims)
+		fprintf(f, "  verify trim  : %llu blocks trimmed, %llu of them read back and checked for zeros\n",
+			(ull)j->verify_trims,
+			(ull)(j->verify_trim_zero));
 	text_stages(f, r, e);
 	fputc('\n', f);
 }
@@ -2076,6 +2082,10 @@ static json_t *json_blkstack(struct jctx *c, const struct bench_run_result *r,
 		jint(c, v, "mismatches", j->verify_mismatches);
 		if (j->verify_backlog_blocks)
 			jint(c, v, "backlog_blocks", j->verify_backlog_blocks);
+		if (j->verify_trims) {
+			jint(c, v, "trimmed_blocks", j->verify_trims);
+			jint(c, v, "trimmed_zero_checked", j->verify_trim_zero);
+		}
 		jset(c, o, "verify", v);
 	}
 	return o;

@@ -332,6 +332,9 @@ static const struct blk_opt_desc null_opts[] = {
 	{ .name = "requeue_every", .type = BLK_OPT_UINT, P(requeue_every),
 	  .max = UINT64_MAX, .def = "0",
 	  .help = "every Nth request is answered busy once and requeued; 0: off" },
+	{ .name = "discard_keeps_data", .type = BLK_OPT_BOOL,
+	  P(discard_keeps_data), .max = 1, .def = "0",
+	  .help = "with memory_backed=1: a discard completes and leaves the data (a device whose discard promises no zeros; a fault for trim_verify_zero); 0: discard zeroes" },
 };
 
 static const struct blk_opt_choice scsi_lld_choices[] = {
@@ -589,6 +592,7 @@ static int null_create(const struct blk_driver *drv,
 	nc.fail_every = p->fail_every;
 	nc.timeout_every = p->timeout_every;
 	nc.requeue_every = p->requeue_every;
+	nc.discard_keeps_data = p->discard_keeps_data;
 	return blk_null_create(&nc, dev);
 }
 

@@ -364,8 +364,7 @@ expect_error "plain null cannot verify" \
 	"^blkstack bench: verify=crc32c: the null device does not store data; use dev=ram, dev=uring, or null with memory_backed=1$" \
 	bench --dev=null --rw=write --size=1M --verify=crc32c
 # verify_async: taken (the job's thread checks), tests/func/test_jobfile_errors_fio.sh
-expect_error "verify_state_save unsupported" "option 'verify_state_save' is a fio option that blkstack bench does not support" \
-	bench --dev=ram --rw=write --verify=crc32c --verify_state_save=1
+# trim_*, verify_state_*, experimental_verify: tests/func/test_verify_trim.sh
 expect_error "verify_only without verify" "verify_only=1 needs verify= \\(crc32c, md5, \.\.\.\)" \
 	bench --dev=ram --rw=read --verify_only
 expect_error "offset_increment past the device" "offset_increment.*past the end" \

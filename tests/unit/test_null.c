@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -242,6 +243,60 @@ static void test_memory_backed_roundtrip(void **state)
 	blk_dev_close(dev);
 }
 
+/* memory_backed: a discard zeroes; with discard_keeps_data it leaves the data. */
+static void discard_and_read(bool keeps, char *r)
+{
+	struct blk_null_config c = cfg();
+	struct blk_mq_ctx *ctx;
+	struct blk_dev *dev;
+	struct blk_bio b;
+	struct iovec iov;
+	static char w[4096];
+
+	c.memory_backed = true;
+	c.discard_keeps_data = keeps;
+	assert_int_equal(blk_null_create(&c, &dev), 0);
+	assert_int_equal(blk_ctx_attach(dev, &ctx), 0);
+	memset(w, 0x5a, sizeof(w));
+	memset(&b, 0, sizeof(b));
+	iov.iov_base = w;
+	iov.iov_len = sizeof(w);
+	b.bi_op = BLK_OP_WRITE;
+	b.bi_offset = 8192;
+	b.bi_size = sizeof(w);
+	b.bi_vcnt = 1;
+	b.bi_io_vec = &iov;
+	b.bi_end_io = end_io;
+	assert_int_equal(blk_submit(ctx, &b), 0);
+	assert_int_equal(blk_drain(ctx, 0), 0);
+	b.bi_op = BLK_OP_DISCARD;
+	b.bi_vcnt = 0;
+	b.bi_io_vec = NULL;
+	assert_int_equal(blk_submit(ctx, &b), 0);
+	assert_int_equal(blk_drain(ctx, 0), 0);
+	assert_int_equal(b.bi_status, BLK_STS_OK);
+	iov.iov_base = r;
+	b.bi_op = BLK_OP_READ;
+	b.bi_vcnt = 1;
+	b.bi_io_vec = &iov;
+	assert_int_equal(blk_submit(ctx, &b), 0);
+	assert_int_equal(blk_drain(ctx, 0), 0);
+	blk_ctx_detach(ctx);
+	blk_dev_close(dev);
+}
+
+static void test_discard_keeps_data(void **state)
+{
+	static char r[4096], zero[4096], w[4096];
+
+	memset(w, 0x5a, sizeof(w));
+	memset(r, 0xff, sizeof(r));
+	discard_and_read(false, r);
+	assert_memory_equal(r, zero, sizeof(r));
+	discard_and_read(true, r);
+	assert_memory_equal(r, w, sizeof(r));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_requeue_every),
 		cmocka_unit_test(test_memory_backed),
 		cmocka_unit_test(test_memory_backed_roundtrip),
+		cmocka_unit_test(test_discard_keeps_data),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

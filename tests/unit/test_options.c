@@ -1420,9 +1420,24 @@ static void test_verify_options(void **state)
 	/* verify_async: taken, the job's thread verifies */
 	assert_int_equal(set(&o, &j, "verify_async", "2"), 0);
 	assert_int_equal(j.verify_async, 2);
-	/* the rest of fio's verify family stays unsupported */
-	assert_int_equal(set(&o, &j, "verify_state_save", "1"), -EOPNOTSUPP);
-	assert_int_equal(set(&o, &j, "trim_verify_zero", "1"), -EOPNOTSUPP);
+	/* trim verification, saved state, experimental_verify (fio's defaults) */
+	assert_int_equal(j.trim_verify_zero, 1);
+	assert_int_equal(j.verify_state_save, 0);
+	assert_int_equal(set(&o, &j, "trim_percentage", "50"), 0);
+	assert_int_equal(j.trim_percentage, 50);
+	assert_int_equal(set(&o, &j, "trim_percentage", "101"), -EINVAL);
+	assert_int_equal(set(&o, &j, "trim_backlog", "16"), 0);
+	assert_int_equal(j.trim_backlog, 16);
+	assert_int_equal(set(&o, &j, "trim_backlog_batch", "4"), 0);
+	assert_int_equal(j.trim_backlog_batch, 4);
+	assert_int_equal(set(&o, &j, "trim_verify_zero", "0"), 0);
+	assert_int_equal(j.trim_verify_zero, 0);
+	assert_int_equal(set(&o, &j, "verify_state_save", "1"), 0);
+	assert_int_equal(j.verify_state_save, 1);
+	assert_int_equal(set(&o, &j, "verify_state_load", "1"), 0);
+	assert_int_equal(j.verify_state_load, 1);
+	assert_int_equal(set(&o, &j, "experimental_verify", "1"), 0);
+	assert_int_equal(j.experimental_verify, 1);
 }
 
 static void test_verify_cli_checks(void **state)
@@ -1671,7 +1686,7 @@ static void test_jobfile_all_problems(void **state)
 		"[global]\nioengine=rbd\nbs=4k\n"
 		"[a]\nrw=randread\nlockmem=1m\niodpeth=4\n"
 		"[b\nrate=1m\n"		/* a bad header: its lines skipped */
-		"[c]\nrw=read\nmax_latency=10ms\nverify_state_save=1\n");
+		"[c]\nrw=read\nmax_latency=10ms\nexec_prerun=true\n");
 	struct bench_opts o;
 	char want[2048];
 
@@ -1686,7 +1701,7 @@ static void test_jobfile_all_problems(void **state)
 		 "%1$s:7: unknown option 'iodpeth' (did you mean 'iodepth'?)\n"
 		 "%1$s:8: bad section header '[b'\n"
 		 "%1$s:12: option 'max_latency' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
-		 "%1$s:13: option 'verify_state_save' is a fio option that blkstack bench does not support: not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump (verify_async in the job's thread), but no experimental verify, saved verify state or trim verification",
+		 "%1$s:13: option 'exec_prerun' is a fio option that blkstack bench does not support: process, priority and cgroup options are not implemented (jobs are threads of one process; its CPU and NUMA placement is: cpus_allowed, cpumask, numa_cpu_nodes, numa_mem_policy)",
 		 path);
 	{
 		static char big[4096];

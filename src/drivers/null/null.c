@@ -85,6 +85,9 @@ static blk_status_t null_handle_data(struct null_dev *nd, struct request *rq)
 	case BLK_OP_WRITE:
 		return ps_rq_rw(&nd->ps, rq) ? BLK_STS_NOSPC : BLK_STS_OK;
 	case BLK_OP_DISCARD:
+		if (nd->cfg.discard_keeps_data)
+			return BLK_STS_OK;
+		/* fallthrough */
 	case BLK_OP_WRITE_ZEROES:
 		ps_zero(&nd->ps, rq->offset, rq->data_len);
 		return BLK_STS_OK;
