@@ -572,8 +572,9 @@ static void write_entries(struct out *f, const struct bench_log *l,
 			 * as 0x%04x with log_prio=1, else 1 for class RT
 			 */
 			uint64_t v[6] = { r->t_ms, io_value(k, r), r->ddir, r->bs,
-					  off ? r->offset : 0,
-					  IOPRIO_PRIO_CLASS(r->prio) == IOPRIO_CLASS_RT };
+					  r->offset, 0 };
+
+			v[off ? 5 : 4] = IOPRIO_PRIO_CLASS(r->prio) == IOPRIO_CLASS_RT;
 
 			if (l->j->log_prio) {
 				put_line_hex(f, v, off ? 5 : 4, r->prio);
