@@ -6,7 +6,7 @@
  * write-zeroes go to drivers that may not take multi-range commands.
  * Requests with different FUA flags never merge: FUA applies to a whole
  * request.  Nor do requests of different I/O priorities (Linux's
- * blk_rq_merge_ok() and attempt_merge() compare rq->ioprio since 5.19):
+ * blk_rq_merge_ok() and attempt_merge() compare rq->ioprio):
  * a merged request could carry only one of them.
  */
 #include "blk-mq.h"
