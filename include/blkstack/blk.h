@@ -88,6 +88,23 @@ enum blk_op {
 /* bio flags (bi_flags) */
 #define BLK_BIO_FUA (1u << 0) /* write through: durable on completion */
 
+/*
+ * I/O priorities, Linux's (include/uapi/linux/ioprio.h): a 16-bit value,
+ * the class in bits 13-15, the level (0 highest .. 7 lowest) in bits 0-2.
+ * 0 (class NONE) means "no priority of its own": the kernel then uses the
+ * submitting task's.
+ */
+#define IOPRIO_CLASS_SHIFT 13
+#define IOPRIO_CLASS_NONE 0
+#define IOPRIO_CLASS_RT 1   /* real time: served first */
+#define IOPRIO_CLASS_BE 2   /* best effort: the default class */
+#define IOPRIO_CLASS_IDLE 3 /* only when nothing else waits */
+#define IOPRIO_NR_LEVELS 8
+#define IOPRIO_PRIO_VALUE(class, level) \
+	((uint16_t)(((class) << IOPRIO_CLASS_SHIFT) | ((level) & 7)))
+#define IOPRIO_PRIO_CLASS(ioprio) ((unsigned int)(ioprio) >> IOPRIO_CLASS_SHIFT)
+#define IOPRIO_PRIO_LEVEL(ioprio) ((unsigned int)(ioprio) & 7)
+
 /**
  * struct blk_bio - one I/O as the consumer submits it.
  * @bi_next: owned by the core while the bio is in flight (request chain).
@@ -97,6 +114,11 @@ enum blk_op {
  * @bi_flags: BLK_BIO_* flags.
  * @bi_status: set by the core before @bi_end_io is called.
  * @bi_vcnt: number of entries in @bi_io_vec (READ and WRITE only).
+ * @bi_ioprio: I/O priority, IOPRIO_PRIO_VALUE(class, level); 0: none.
+ *	Requests take it from their first bio; bios of different priorities
+ *	never merge (Linux's blk_rq_merge_ok()).  The uring driver passes it
+ *	to the kernel in the SQE; the other drivers and the elevators carry
+ *	it without acting on it (docs/design/block-core.md).
  * @bi_native_status: set by the core with @bi_status: the device's own
  *	status when the request failed, 0 on success.  NVMe: the status field
  *	(SCT << 8 | SC, blkstack/nvme_spec.h NVME_SF_*).  Protocol exports map
@@ -118,6 +140,7 @@ struct blk_bio {
 	uint8_t bi_flags;
 	blk_status_t bi_status;
 	uint16_t bi_vcnt;
+	uint16_t bi_ioprio;
 	uint32_t bi_native_status;
 	const struct iovec *bi_io_vec;
 	void (*bi_end_io)(struct blk_bio *bio);

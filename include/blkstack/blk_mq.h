@@ -78,6 +78,7 @@ struct request {
 	uint32_t native_status;
 	uint32_t bio_done;             /* (core) bytes of the first bio ended
 					* by blk_mq_update_request() */
+	uint16_t ioprio;               /* (core) bi_ioprio of the first bio */
 	void *elv_priv[4];             /* elevator private */
 } __attribute__((aligned(64)));
 

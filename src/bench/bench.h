@@ -57,6 +57,20 @@ struct bench_sample_stat {
 	double mean, m2;
 };
 
+/*
+ * fio 3.33's per-priority completion latencies (stat.c clat_prio): per
+ * read and write, the job's own priority first, then each priority
+ * cmdprio_percentage= or cmdprio_bssplit= gives, in the order fio's
+ * engines/cmdprio.c lists them.  Only for jobs with either option, as in
+ * fio; the report shows them when two or more had I/Os.
+ */
+#define BENCH_PRIO_MAX 17
+struct bench_prio_stats {
+	unsigned int nr[2];
+	uint16_t val[2][BENCH_PRIO_MAX];	/* IOPRIO_PRIO_VALUE */
+	struct blk_hist clat[2][BENCH_PRIO_MAX];	/* ns (lat with lat_percentiles) */
+};
+
 /* One job thread's results (numjobs expands a job into threads). */
 /*
  * fio's steady state (ss=, ss_dur=) of a job thread's unit: the thread, or
@@ -127,6 +141,8 @@ struct bench_job_result {
 	/* stage_timers=1: the thread's ctxs' stage statistics (owned by
 	 * r->jobs[], freed by bench_run_result_free(); NULL when off) */
 	struct blk_stage_stats *stages;
+	/* cmdprio: per-priority clat (owned like @stages; NULL when off) */
+	struct bench_prio_stats *prio;
 	struct bench_ss_result ss; /* ss_dur=: steady state */
 	/*
 	 * fio's "IO depths", "submit" and "complete" counts of the measured

@@ -503,6 +503,17 @@ struct job_thread {
 	bool reap_hook;              /* job_reap() calls job_verify_reaped() first */
 	bool verify_after;           /* a verify phase follows the workload */
 	struct bench_log *log;       /* fio's logs, json+ bins (reap_hook): NULL when off */
+	/*
+	 * I/O priorities (options.h): @ioprio, the job's own, is every
+	 * io_u's bi_ioprio; with @cmdprio (1 cmdprio_percentage, 2
+	 * cmdprio_bssplit) job_prep() draws each read's and write's anew
+	 * (prep_hook) and job_reap() adds its clat to @prio (reap_hook)
+	 */
+	uint16_t ioprio;
+	uint8_t cmdprio;
+	uint16_t cmdprio_val[2];     /* cmdprio_percentage's priority per direction */
+	struct rng prio_rng;
+	struct bench_prio_stats *prio;
 	bool verify_phase;           /* reading back: job_prep() walks the blocks */
 	uint64_t *written;           /* one bit per block written (do_verify=1) */
 	uint64_t written_blocks;     /* bits set in @written */
@@ -1564,11 +1575,120 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 	return true;
 }
 
+/*
+ * cmdprio_percentage=, cmdprio_bssplit=: the priority of a read or write,
+ * fio's fio_cmdprio_set_ioprio(): a draw in 0..99 below the share (of
+ * the direction, or of the I/O's block size) takes the cmdprio priority
+ * (of the entry the draw falls in), else the job's own.
+ */
+static void __attribute__((noinline))
+job_cmdprio(struct job_thread *td, struct io_u *u)
+{
+	const struct bench_job_opts *o = td->o;
+	unsigned int d = u->ddir, i, n, tot = 0, r;
+
+	u->bio.bi_ioprio = td->ioprio;
+	if (d > DDIR_WRITE)
+		return;
+	if (td->cmdprio == 1) {
+		tot = (unsigned int)o->cmdprio_pct[d];
+		if (tot && (unsigned int)rng_below(&td->prio_rng, 100) < tot)
+			u->bio.bi_ioprio = td->cmdprio_val[d];
+		return;
+	}
+	n = o->cmdprio_bs_nr[d];
+	for (i = 0; i < n; i++)
+		if (o->cmdprio_bs[d][i] == u->bio.bi_size)
+			tot += o->cmdprio_bs_pct[d][i];
+	if (!tot)
+		return;
+	r = (unsigned int)rng_below(&td->prio_rng, 100);
+	if (r >= tot)
+		return;
+	for (i = 0, tot = 0; i < n; i++) {
+		if (o->cmdprio_bs[d][i] != u->bio.bi_size)
+			continue;
+		tot += o->cmdprio_bs_pct[d][i];
+		if (r < tot) {
+			int32_t p = o->cmdprio_bs_prio[d][i];
+
+			u->bio.bi_ioprio = p >= 0 ? (uint16_t)p :
+					   td->cmdprio_val[d];
+			return;
+		}
+	}
+}
+
+/*
+ * prio=, prioclass=, cmdprio_*=: the thread's priorities (fio's
+ * backend.c td->ioprio and engines/cmdprio.c fio_cmdprio_init()), and
+ * the per-priority stats of cmdprio, owned by @r.
+ * Return: 0, or -ENOMEM.
+ */
+static int job_prio_setup(struct job_thread *td, struct bench_job_result *r,
+			  char *err, size_t errlen)
+{
+	const struct bench_job_opts *o = td->o;
+	bool dir_on[2] = { bench_rw_reads(o->rw), bench_rw_writes(o->rw) };
+	unsigned int d, i, k;
+
+	td->ioprio = o->ioprio_given ?
+		IOPRIO_PRIO_VALUE(o->ioprio_class ? o->ioprio_class :
+				  IOPRIO_CLASS_BE, o->ioprio) : 0;
+	for (i = 0; i < o->iodepth; i++)
+		td->ios[i].bio.bi_ioprio = td->ioprio;
+	td->cmdprio = o->cmdprio_bssplit_on ? 2 :
+		      o->cmdprio_pct[0] || o->cmdprio_pct[1] ? 1 : 0;
+	if (!td->cmdprio)
+		return 0;
+	r->prio = calloc(1, sizeof(*r->prio));
+	if (!r->prio) {
+		snprintf(err, errlen, "%s: out of memory for the priority stats",
+			 o->name);
+		return -ENOMEM;
+	}
+	for (d = 0; d < 2; d++) {
+		struct bench_prio_stats *ps = r->prio;
+		/* fio: a cmdprio without a class is RT */
+		unsigned int cls = o->cmdprio_class[d] ? (unsigned int)o->cmdprio_class[d] :
+			IOPRIO_CLASS_RT;
+
+		td->cmdprio_val[d] = IOPRIO_PRIO_VALUE(cls, o->cmdprio_level[d]);
+		/* fio lists nothing for a direction the job does not do */
+		if (!dir_on[d] || (td->cmdprio == 1 ? !o->cmdprio_pct[d] :
+				   !o->cmdprio_bs_nr[d]))
+			continue;
+		ps->val[d][ps->nr[d]++] = td->ioprio;
+		for (i = 0; i < (td->cmdprio == 1 ? 1 : o->cmdprio_bs_nr[d]); i++) {
+			uint16_t v = td->cmdprio == 1 || o->cmdprio_bs_prio[d][i] < 0 ?
+				td->cmdprio_val[d] : (uint16_t)o->cmdprio_bs_prio[d][i];
+
+			for (k = 0; k < ps->nr[d] && ps->val[d][k] != v; k++)
+				;
+			if (k == ps->nr[d])
+				ps->val[d][ps->nr[d]++] = v;
+		}
+		for (i = 0; i < ps->nr[d]; i++)
+			blk_hist_init(&ps->clat[d][i]);
+	}
+	td->prio = r->prio;
+	rng_seed(&td->prio_rng, o->randseed ^ 0x7072696f72697479ull ^
+		 ((uint64_t)r->jobnum << 32));
+	td->prep_hook = true;
+	td->reap_hook = true;
+	return 0;
+}
+
 /* Fill in an I/O; false when the job has issued all it should. */
 static inline bool job_prep(struct job_thread *td, struct io_u *u)
 {
-	if (unlikely(td->prep_hook))
-		return job_prep_hooked(td, u);
+	if (unlikely(td->prep_hook)) {
+		if (!job_prep_hooked(td, u))
+			return false;
+		if (td->cmdprio)
+			job_cmdprio(td, u);
+		return true;
+	}
 	return job_prep_io(td, u);
 }
 
@@ -1843,9 +1963,35 @@ job_log_reaped(struct job_thread *td, const struct io_u *u, uint64_t now)
 	for (; u; u = u->next) {
 		if (u->bio.bi_status)
 			continue;
-		bench_log_io(td->log, now - td->t_measure, u->ddir,
-			     u->bio.bi_size, u->bio.bi_offset,
-			     u->issue_ns - u->start_ns, now - u->issue_ns);
+		bench_log_io_prio(td->log, now - td->t_measure, u->ddir,
+				  u->bio.bi_size, u->bio.bi_offset,
+				  u->issue_ns - u->start_ns, now - u->issue_ns,
+				  u->bio.bi_ioprio);
+	}
+}
+
+/*
+ * cmdprio: each read's and write's clat into its priority's histogram
+ * (fio's add_stat_prio_sample(); blkstack has no lat_percentiles=).
+ */
+static void __attribute__((noinline))
+job_prio_reaped(struct job_thread *td, const struct io_u *u, uint64_t now)
+{
+	struct bench_prio_stats *ps = td->prio;
+
+	if (!td->measuring || td->ramping || !td->lat)
+		return;
+	for (; u; u = u->next) {
+		unsigned int d = u->ddir, i;
+
+		if (u->bio.bi_status || d > DDIR_WRITE)
+			continue;
+		for (i = 0; i < ps->nr[d]; i++)
+			if (ps->val[d][i] == u->bio.bi_ioprio)
+				break;
+		if (i == ps->nr[d])
+			continue;	/* cannot happen: every value is listed */
+		blk_hist_add(&ps->clat[d][i], now - u->issue_ns);
 	}
 }
 
@@ -1908,6 +2054,12 @@ static void job_reset_stats(struct job_thread *td)
 		blk_hist_init(&ds->slat);
 		blk_hist_init(&ds->clat);
 		blk_hist_init(&ds->lat);
+		if (td->prio && d < 2) {
+			unsigned int i;
+
+			for (i = 0; i < td->prio->nr[d]; i++)
+				blk_hist_init(&td->prio->clat[d][i]);
+		}
 	}
 	memset(td->res->depth_map, 0, sizeof(td->res->depth_map));
 	memset(td->res->bw_samples, 0, sizeof(td->res->bw_samples));
@@ -2126,6 +2278,8 @@ static void job_reap(struct job_thread *td, uint64_t now)
 			u = job_verify_reaped(td, u);
 		if (td->log)
 			job_log_reaped(td, u, now);
+		if (td->prio)
+			job_prio_reaped(td, u, now);
 		if (td->lat_target && td->lat && !td->ramping)
 			job_lat_reaped(td, u, now);
 	}
@@ -5529,6 +5683,9 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 					err, errlen);
 			if (ret)
 				goto out;
+			ret = job_prio_setup(&tds[t], r, err, errlen);
+			if (ret)
+				goto out;
 			if (bench_log_wanted(&o->jobs[i]) ||
 			    o->output_format == OUT_JSON_PLUS ||
 			    o->plot_dir[0]) {
@@ -5692,6 +5849,8 @@ void bench_run_result_free(struct bench_run_result *res)
 	unsigned int i;
 
 	for (i = 0; res->jobs && i < res->nr_jobs; i++) {
+		free(res->jobs[i].prio);
+		res->jobs[i].prio = NULL;
 		bench_log_free(res->jobs[i].log);
 		free(res->jobs[i].ss.iops);
 		free(res->jobs[i].ss.bw);

@@ -27,9 +27,9 @@
 #define R_FILES "file and file-system management: blkstack issues block requests to its own devices"
 #define R_WORKLOAD "a workload option blkstack bench does not implement yet"
 #define R_REPLAY "I/O log capture and replay are not implemented"
-#define R_PROC "process, priority and cgroup options are not implemented (jobs are threads of one process; its CPU and NUMA placement is: cpus_allowed, cpumask, numa_cpu_nodes, numa_mem_policy)"
+#define R_PROC "process and cgroup options are not implemented (jobs are threads of one process; its CPU and NUMA placement is: cpus_allowed, cpumask, numa_cpu_nodes, numa_mem_policy)"
 #define R_ZONE "zoned block devices are not opened as such: zonemode=zbd emulates zones on any device, as fio does on a device that is not zoned"
-#define R_LOG "not implemented: blkstack writes fio's logs plain (no compression, priority 0), bw and iops windows from log_avg_msec"
+#define R_LOG "not implemented: blkstack writes fio's logs plain (no compression), bw and iops windows from log_avg_msec"
 #define R_LOGENT "accepted and ignored: log buffers grow in 1 MiB chunks"
 #define R_ENGOPT NULL	/* fio_opt_why(): an option of an engine blkstack lacks */
 
@@ -156,8 +156,8 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "rwmixread", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "rwmixwrite", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "nice", NULL, NULL, FIO_REFUSED, R_PROC },
-	{ "prio", NULL, NULL, FIO_REFUSED, R_PROC },
-	{ "prioclass", NULL, NULL, FIO_REFUSED, R_PROC },
+	{ "prio", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "prioclass", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "thinktime", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "thinktime_spin", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "thinktime_blocks", NULL, NULL, FIO_SUPPORTED, NULL },
@@ -213,7 +213,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "write_hist_log", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "log_max_value", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "log_offset", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "log_prio", NULL, NULL, FIO_REFUSED, R_LOG },
+	{ "log_prio", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "log_compression", NULL, NULL, FIO_REFUSED, R_LOG },
 	{ "log_compression_cpus", NULL, NULL, FIO_REFUSED, R_LOG },
 	{ "log_store_compressed", NULL, NULL, FIO_REFUSED, R_LOG },
@@ -296,10 +296,10 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "http_verbose", NULL, "http", FIO_REFUSED, R_ENGOPT },
 	{ "https", NULL, "http", FIO_REFUSED, R_ENGOPT },
 	{ "cmd_type", NULL, "io_uring", FIO_REFUSED, R_ENGOPT },
-	{ "cmdprio", NULL, "io_uring/libaio", FIO_REFUSED, R_ENGOPT },
-	{ "cmdprio_bssplit", NULL, "io_uring/libaio", FIO_REFUSED, R_ENGOPT },
-	{ "cmdprio_class", NULL, "io_uring/libaio", FIO_REFUSED, R_ENGOPT },
-	{ "cmdprio_percentage", NULL, "io_uring/libaio", FIO_REFUSED, R_ENGOPT },
+	{ "cmdprio", NULL, "io_uring/libaio", FIO_SUPPORTED, NULL },
+	{ "cmdprio_bssplit", NULL, "io_uring/libaio", FIO_SUPPORTED, NULL },
+	{ "cmdprio_class", NULL, "io_uring/libaio", FIO_SUPPORTED, NULL },
+	{ "cmdprio_percentage", NULL, "io_uring/libaio", FIO_SUPPORTED, NULL },
 	{ "fixedbufs", NULL, "io_uring", FIO_SUPPORTED, NULL },
 	{ "force_async", NULL, "io_uring", FIO_SUPPORTED, NULL },
 	{ "hipri", NULL, "io_uring/sg/sync/xnvme", FIO_REFUSED, R_ENGOPT },

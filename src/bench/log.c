@@ -37,7 +37,8 @@ struct io_rec {
 	uint64_t clat;
 	uint32_t t_ms;
 	uint32_t bs;
-	uint32_t ddir;
+	uint16_t ddir;
+	uint16_t prio;		/* bi_ioprio */
 };
 
 /* one direction over one log_avg_msec window */
@@ -316,6 +317,13 @@ static void hist_flush(struct bench_log *l, uint64_t end_ns)
 int bench_log_io(struct bench_log *l, uint64_t t_ns, unsigned int ddir,
 		 uint32_t bs, uint64_t offset, uint64_t slat, uint64_t clat)
 {
+	return bench_log_io_prio(l, t_ns, ddir, bs, offset, slat, clat, 0);
+}
+
+int bench_log_io_prio(struct bench_log *l, uint64_t t_ns, unsigned int ddir,
+		      uint32_t bs, uint64_t offset, uint64_t slat,
+		      uint64_t clat, uint16_t prio)
+{
 	unsigned int idx = bench_plat_index(clat);
 
 	l->dirs |= 1u << ddir;
@@ -351,7 +359,8 @@ int bench_log_io(struct bench_log *l, uint64_t t_ns, unsigned int ddir,
 		r->clat = clat;
 		r->t_ms = (uint32_t)(t_ns / 1000000);
 		r->bs = bs;
-		r->ddir = ddir;
+		r->ddir = (uint16_t)ddir;
+		r->prio = prio;
 	}
 	return 0;
 }
@@ -489,6 +498,24 @@ static void put_line(struct out *o, const uint64_t *v, unsigned int n)
 	out_nl(o);
 }
 
+/* fio's log_prio=1 lines: the columns, then ", 0x%04x" of @prio */
+static void put_line_hex(struct out *o, uint64_t *v, unsigned int n,
+			 uint16_t prio)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		out_u64(o, v[i], i != 0);
+	if (o->used > sizeof(o->buf) - 16)
+		out_flush(o);
+	memcpy(o->buf + o->used, ", 0x", 4);
+	o->used += 4;
+	for (i = 0; i < 4; i++)
+		o->buf[o->used++] = hex[(prio >> (12 - 4 * i)) & 15];
+	out_nl(o);
+}
+
 static void write_entries(struct out *f, const struct bench_log *l,
 			  enum log_kind k)
 {
@@ -539,10 +566,20 @@ static void write_entries(struct out *f, const struct bench_log *l,
 	for (c = l->ios.head; c; c = c->next)
 		for (i = 0; i < c->used; i += l->ios.size) {
 			const struct io_rec *r = (const void *)(c->data + i);
-			/* time, value, direction, block size, [offset,] priority */
+			/*
+			 * time, value, direction, block size, [offset,]
+			 * priority: fio's flush_samples(), the whole value
+			 * as 0x%04x with log_prio=1, else 1 for class RT
+			 */
 			uint64_t v[6] = { r->t_ms, io_value(k, r), r->ddir, r->bs,
-					  off ? r->offset : 0, 0 };
+					  r->offset, 0 };
 
+			v[off ? 5 : 4] = IOPRIO_PRIO_CLASS(r->prio) == IOPRIO_CLASS_RT;
+
+			if (l->j->log_prio) {
+				put_line_hex(f, v, off ? 5 : 4, r->prio);
+				continue;
+			}
 			put_line(f, v, off ? 6 : 5);
 		}
 }

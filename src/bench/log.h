@@ -93,6 +93,15 @@ void bench_log_free(struct bench_log *l);
  */
 int bench_log_io(struct bench_log *l, uint64_t t_ns, unsigned int ddir,
 		 uint32_t bs, uint64_t offset, uint64_t slat, uint64_t clat);
+/**
+ * bench_log_io_prio() - bench_log_io() of an I/O of priority @prio
+ * (bi_ioprio): the logs' last column, fio's (log_prio=1: 0x%04x of it,
+ * else 1 for class RT, 0 for the others).
+ * Return: 0, or -ENOMEM.  Context: the job thread.
+ */
+int bench_log_io_prio(struct bench_log *l, uint64_t t_ns, unsigned int ddir,
+		      uint32_t bs, uint64_t offset, uint64_t slat,
+		      uint64_t clat, uint16_t prio);
 
 /**
  * bench_log_finish() - the window ended at @t_ns (since it started):

@@ -195,6 +195,8 @@ static int apply_bsrange(struct opt_ctx *c, uint64_t v);
 static int apply_rand_dist(struct opt_ctx *c, uint64_t v);
 static int apply_profile_opt(struct opt_ctx *c, uint64_t v);
 static int apply_bssplit(struct opt_ctx *c, uint64_t v);
+static int apply_ioprio(struct opt_ctx *c, uint64_t v);
+static int apply_cmdprio_bssplit(struct opt_ctx *c, uint64_t v);
 static int apply_nrfiles(struct opt_ctx *c, uint64_t v);
 static int apply_buffered(struct opt_ctx *c, uint64_t v);
 static int apply_filesize(struct opt_ctx *c, uint64_t v);
@@ -800,6 +802,27 @@ static const struct opt_def bench_opts_table[] = {
 	  .help = "with log_avg_msec: log each window's largest value, not its mean" },
 	{ .name = "log_offset", .type = OPT_BOOL, JOBF(log_offset), .max = 1,
 	  .def = "0", .help = "log entries carry the I/O's offset (bytes)" },
+	{ .name = "log_prio", .type = OPT_BOOL, JOBF(log_prio), .max = 1,
+	  .def = "0",
+	  .help = "log entries carry each I/O's priority, fio's 0x%04x (class << 13 | level); 0: 1 for class RT, else 0" },
+	{ .name = "prio", .type = OPT_UINT, JOBF(ioprio), .max = 7,
+	  .apply = apply_ioprio,
+	  .help = "the job's I/O priority level, 0 (highest) to 7, on every bio (prioclass= without one: best effort)" },
+	{ .name = "prioclass", .type = OPT_UINT, JOBF(ioprio_class), .max = 3,
+	  .apply = apply_ioprio,
+	  .help = "the job's I/O priority class on every bio: 1 real time, 2 best effort, 3 idle (0: best effort)" },
+	{ .name = "cmdprio_percentage", .type = OPT_UINT, JOBF(cmdprio_pct),
+	  .max = 100, .def = "0", .flags = OPT_F_DDIR, .metavar = "R[,W]",
+	  .help = "this % of the reads, writes take the priority cmdprio_class/cmdprio (fio's engines/cmdprio.c); not with cmdprio_bssplit" },
+	{ .name = "cmdprio_class", .type = OPT_UINT, JOBF(cmdprio_class),
+	  .min = 1, .max = 3, .flags = OPT_F_DDIR, .metavar = "R[,W]",
+	  .help = "the class of cmdprio_percentage's and cmdprio_bssplit's priority per direction: 1 real time (the default), 2 best effort, 3 idle" },
+	{ .name = "cmdprio", .type = OPT_UINT, JOBF(cmdprio_level), .max = 7,
+	  .def = "0", .flags = OPT_F_DDIR, .metavar = "R[,W]",
+	  .help = "the level of cmdprio_percentage's and cmdprio_bssplit's priority per direction, 0..7" },
+	{ .name = "cmdprio_bssplit", .type = OPT_STR, JOBF(cmdprio_bs_nr),
+	  .apply = apply_cmdprio_bssplit, .metavar = "BS/PCT[/CLASS/LEVEL]:...[,...]",
+	  .help = "per block size, the share of the I/Os that take a priority (CLASS/LEVEL, or cmdprio_class/cmdprio); reads,writes lists as fio's" },
 	{ .name = "per_job_logs", .type = OPT_BOOL, JOBF(per_job_logs),
 	  .max = 1, .def = "1",
 	  .help = "0: log names without the thread's number (threads of a job then write the same file, the last one's entries)" },
@@ -1737,6 +1760,145 @@ static int apply_bssplit(struct opt_ctx *c, uint64_t unused)
 	c->j->bssplit_nr = n;
 	c->j->bs_min = c->j->bs_max = 0;
 	return 0;
+}
+
+/* prio=, prioclass=: the value, and that the job's priority was given. */
+static int apply_ioprio(struct opt_ctx *c, uint64_t v)
+{
+	store(c, v);
+	c->j->ioprio_given = true;
+	return 0;
+}
+
+/*
+ * One direction's list of cmdprio_bssplit= (fio's split_parse_prio_ddir()):
+ * BS/, BS/PCT or BS/PCT/CLASS/LEVEL entries, ':' apart; class and level
+ * are capped at 3 and 7, shares at 100, as fio caps them; entries with
+ * no share are dropped, the rest sorted by size (stable: the order of
+ * one size's entries is the order of its draws).
+ */
+static int cmdprio_bssplit_dir(struct opt_ctx *c, const char *p, size_t len,
+			       unsigned int d)
+{
+	uint32_t bs[BENCH_CMDPRIO_MAX], pct[BENCH_CMDPRIO_MAX];
+	int32_t prio[BENCH_CMDPRIO_MAX];
+	unsigned int n = 0, i, k;
+	const char *end = p + len;
+
+	while (p < end) {
+		const char *e = memchr(p, ':', (size_t)(end - p));
+		size_t l = e ? (size_t)(e - p) : (size_t)(end - p);
+		const char *slash = memchr(p, '/', l);
+		unsigned long f[3] = { 0, 0, 0 };
+		char tmp[48], *q;
+		int nf = 0, rc;
+		bool whole = true;
+
+		if (!l)
+			break;	/* fio stops at an empty entry */
+		if (n == BENCH_CMDPRIO_MAX)
+			return val_err(c, -EINVAL, "more than %d entries per direction",
+				       BENCH_CMDPRIO_MAX);
+		rc = parse_one_bs(c, p, slash ? (size_t)(slash - p) : l, &bs[n]);
+		if (rc)
+			return rc;
+		if (slash && (size_t)(slash - p) + 1 < l) {
+			size_t m = l - (size_t)(slash - p) - 1;
+
+			if (m >= sizeof(tmp))
+				return val_err(c, -EINVAL, "entry too long");
+			memcpy(tmp, slash + 1, m);
+			tmp[m] = '\0';
+			whole = false;
+			for (q = tmp; nf < 3;) {
+				char *x;
+
+				if (*q < '0' || *q > '9')
+					return val_err(c, -EINVAL,
+						       "'%s': BS/PCT or BS/PCT/CLASS/LEVEL with whole numbers",
+						       tmp);
+				f[nf++] = strtoul(q, &x, 10);
+				if (!*x) {
+					whole = true;
+					break;
+				}
+				if (*x != '/')
+					return val_err(c, -EINVAL,
+						       "'%s': BS/PCT or BS/PCT/CLASS/LEVEL with whole numbers",
+						       tmp);
+				q = x + 1;
+			}
+			if (nf == 2 || !whole)
+				return val_err(c, -EINVAL,
+					       "'%s': BS/PCT or BS/PCT/CLASS/LEVEL (a class needs a level)",
+					       tmp);
+		}
+		pct[n] = f[0] > 100 ? 100 : (uint32_t)f[0];
+		prio[n] = nf == 3 ? (int32_t)IOPRIO_PRIO_VALUE(
+					f[1] > 3 ? 3 : f[1] ? f[1] : IOPRIO_CLASS_BE,
+					f[2] > 7 ? 7 : f[2]) : -1;
+		if (pct[n])
+			n++;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	/* insertion sort by size: stable, as fio's qsort() of a few entries */
+	for (i = 1; i < n; i++)
+		for (k = i; k > 0 && bs[k - 1] > bs[k]; k--) {
+			uint32_t tb = bs[k], tp = pct[k];
+			int32_t tr = prio[k];
+
+			bs[k] = bs[k - 1];
+			pct[k] = pct[k - 1];
+			prio[k] = prio[k - 1];
+			bs[k - 1] = tb;
+			pct[k - 1] = tp;
+			prio[k - 1] = tr;
+		}
+	for (i = 0; i < n; i++) {
+		unsigned int sum = 0;
+
+		for (k = 0; k < n; k++)
+			if (bs[k] == bs[i])
+				sum += pct[k];
+		if (sum > 100)
+			return val_err(c, -EINVAL,
+				       "the shares of block size %u add up to %u%%, more than 100%%",
+				       bs[i], sum);
+	}
+	memcpy(c->j->cmdprio_bs[d], bs, sizeof(bs[0]) * n);
+	memcpy(c->j->cmdprio_bs_pct[d], pct, sizeof(pct[0]) * n);
+	memcpy(c->j->cmdprio_bs_prio[d], prio, sizeof(prio[0]) * n);
+	c->j->cmdprio_bs_nr[d] = n;
+	return 0;
+}
+
+/*
+ * cmdprio_bssplit=: fio's str_split_parse(): "R,W[,T]" lists per
+ * direction, one list for all (trims take no priority).
+ */
+static int apply_cmdprio_bssplit(struct opt_ctx *c, uint64_t unused)
+{
+	const char *v = c->val, *comma = strchr(v, ',');
+	int rc;
+
+	(void)unused;
+	if (!comma) {
+		rc = cmdprio_bssplit_dir(c, v, strlen(v), 0);
+		if (!rc)
+			rc = cmdprio_bssplit_dir(c, v, strlen(v), 1);
+	} else {
+		const char *w = comma + 1, *c2 = strchr(w, ',');
+
+		rc = cmdprio_bssplit_dir(c, v, (size_t)(comma - v), 0);
+		if (!rc)
+			rc = cmdprio_bssplit_dir(c, w, c2 ? (size_t)(c2 - w) :
+							    strlen(w), 1);
+	}
+	if (!rc)
+		c->j->cmdprio_bssplit_on = true;
+	return rc;
 }
 
 /* A float of random_distribution=: whole text, in [lo, hi]. */
@@ -3702,6 +3864,12 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 			return -EINVAL;
 		if (j->dedupe_pct && check_dedupe(j, err, errlen))
 			return -EINVAL;
+		if (j->cmdprio_bssplit_on && (j->cmdprio_pct[0] || j->cmdprio_pct[1])) {
+			set_err(err, errlen,
+				"job '%s': cmdprio_percentage and cmdprio_bssplit options are mutually exclusive (as in fio)",
+				show(name, j->name));
+			return -EINVAL;
+		}
 		if ((j->bssplit_nr || j->bs_max) && j->verify != VERIFY_NONE) {
 			set_err(err, errlen,
 				"job '%s': verify= with bssplit= or bsrange= is not supported: verify checks blocks of one size",

@@ -250,6 +250,31 @@ struct bench_job_opts {
 	bool numa_cpus_on;          /* numa_cpu_nodes= given */
 	cpu_set_t numa_cpus;        /* ... the CPUs of those nodes (sysfs cpulist) */
 	uint8_t mem_policy;         /* numa_mem_policy=: enum bench_mem_policy (none) */
+	/*
+	 * I/O priorities (fio's prio=, prioclass=, engines/cmdprio.c): each
+	 * bio carries one (bi_ioprio, Linux's IOPRIO_PRIO_VALUE).  The job's
+	 * own is prioclass/prio when either is given (class 0: BE), else 0;
+	 * cmdprio_percentage= or cmdprio_bssplit= give a share of the reads
+	 * and writes another one, cmdprio_class/cmdprio (class 0: RT)
+	 */
+	uint32_t ioprio;            /* prio=, 0..7 (0) */
+	uint32_t ioprio_class;      /* prioclass=, 0..3 (0) */
+	bool ioprio_given;          /* prio= or prioclass= given */
+	uint64_t cmdprio_pct[3];    /* cmdprio_percentage=, per direction, 0..100 */
+	uint64_t cmdprio_class[3];  /* cmdprio_class=, 1..3; 0: not given (RT) */
+	uint64_t cmdprio_level[3];  /* cmdprio=, 0..7 */
+#define BENCH_CMDPRIO_MAX 16
+	/*
+	 * cmdprio_bssplit=, reads and writes: entries of one block size,
+	 * sorted by size (fio's order), zero shares dropped; prio -1 takes
+	 * cmdprio_class/cmdprio
+	 */
+	uint32_t cmdprio_bs_nr[2];
+	uint32_t cmdprio_bs[2][BENCH_CMDPRIO_MAX];
+	uint32_t cmdprio_bs_pct[2][BENCH_CMDPRIO_MAX];
+	int32_t cmdprio_bs_prio[2][BENCH_CMDPRIO_MAX];
+	bool cmdprio_bssplit_on;    /* cmdprio_bssplit= given */
+	bool log_prio;              /* log_prio=1: logs carry the whole priority, hex (0: 1 for RT, else 0) */
 	uint64_t mem_nodes;         /* ... its nodes, bit N for node N (0..63) */
 	/* rate_min=, rate_iops_min=, rate_cycle= (fio's): the job fails below them */
 	uint64_t rate_min[3];       /* rate_min= / ratemin=: bytes/s per direction (0: none) */

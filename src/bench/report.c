@@ -619,6 +619,39 @@ static void window_merge(bool dst_io, bool src_io, uint64_t *ds, uint64_t *de,
 	}
 }
 
+/*
+ * group_reporting: @src's per-priority stats into @dst's, by value (fio's
+ * clat_prio_stats_copy()); @dst's are its own copy (rep_build()).
+ */
+static void prio_add(struct bench_job_result *dst,
+		     const struct bench_job_result *src)
+{
+	unsigned int d, i, k;
+
+	if (!src->prio)
+		return;
+	if (!dst->prio) {
+		dst->prio = calloc(1, sizeof(*dst->prio));
+		if (!dst->prio)
+			return;	/* the per-priority lines are then left out */
+	}
+	for (d = 0; d < 2; d++)
+		for (i = 0; i < src->prio->nr[d]; i++) {
+			struct bench_prio_stats *p = dst->prio;
+
+			for (k = 0; k < p->nr[d]; k++)
+				if (p->val[d][k] == src->prio->val[d][i])
+					break;
+			if (k == p->nr[d]) {
+				if (k == BENCH_PRIO_MAX)
+					continue;
+				p->val[d][p->nr[d]++] = src->prio->val[d][i];
+				blk_hist_init(&p->clat[d][k]);
+			}
+			hist_merge(&p->clat[d][k], &src->prio->clat[d][i]);
+		}
+}
+
 static void job_add(struct bench_job_result *dst,
 		    const struct bench_job_result *src)
 {
@@ -650,6 +683,7 @@ static void job_add(struct bench_job_result *dst,
 		sample_sum(&dst->bw_samples[d], &src->bw_samples[d]);
 		sample_sum(&dst->iops_samples[d], &src->iops_samples[d]);
 	}
+	prio_add(dst, src);
 	/* likewise for the whole window, over the threads that did any I/O */
 	job_window(dst, &ds, &de);
 	job_window(src, &ss, &se);
@@ -694,8 +728,11 @@ static void rep_free(struct rep *rep)
 {
 	unsigned int i;
 
-	for (i = 0; i < rep->nr; i++)
+	for (i = 0; i < rep->nr; i++) {
+		if (rep->ents[i].sum)
+			free(rep->ents[i].sum->prio);
 		free(rep->ents[i].sum);
+	}
 	free(rep->ents);
 	rep->ents = NULL;
 	rep->nr = 0;
@@ -760,6 +797,9 @@ static int rep_build(struct rep *rep, const struct bench_run_result *r)
 			return -ENOMEM;
 		}
 		memcpy(e->sum, j, sizeof(*j));
+		/* its own copy: job_add() adds the other threads' into it */
+		e->sum->prio = NULL;
+		prio_add(e->sum, j);
 		e->sum->nr_threads = job_threads(j);
 		e->j = e->sum;
 		e->thread_ns = j->runtime_ns;
@@ -878,6 +918,58 @@ static void text_lat(FILE *f, const char *label, const struct blk_hist *h)
 
 /* fio's minimum width of a percentile value: "[  123]" */
 #define PCT_MIN_WIDTH 5
+
+static void text_percentiles(FILE *f, const struct blk_hist *h,
+			     const char *label,
+			     const struct bench_job_result *j);
+
+/* fio 3.33 prints per-priority stats when two or more had I/Os */
+static bool prio_shown(const struct bench_prio_stats *ps, int d)
+{
+	unsigned int i, n = 0;
+
+	if (!ps || d > DDIR_WRITE)
+		return false;
+	for (i = 0; i < ps->nr[d]; i++)
+		n += ps->clat[d][i].count != 0;
+	return n >= 2;
+}
+
+/*
+ * fio 3.33's per-priority lines (stat.c show_ddir_status()): "clat prio
+ * C/L (usec): min=..." after the lat line, and a "clat prio C/L (P% of
+ * IOs) percentiles" block after the clat percentiles, for each priority
+ * with I/Os.
+ */
+static void text_prio(FILE *f, const struct bench_job_result *j, int d,
+		      bool pct)
+{
+	const struct bench_prio_stats *ps = j->prio;
+	unsigned int i;
+	uint64_t total = 0;
+	char name[64];
+
+	for (i = 0; i < ps->nr[d]; i++)
+		total += ps->clat[d][i].count;
+	for (i = 0; i < ps->nr[d]; i++) {
+		const struct blk_hist *h = &ps->clat[d][i];
+
+		if (!h->count)
+			continue;
+		if (pct) {
+			snprintf(name, sizeof(name), "clat prio %u/%u (%.2f%% of IOs)",
+				 IOPRIO_PRIO_CLASS(ps->val[d][i]),
+				 IOPRIO_PRIO_LEVEL(ps->val[d][i]),
+				 100.0 * (double)h->count / (double)total);
+			text_percentiles(f, h, name, j);
+		} else {
+			snprintf(name, sizeof(name), "    clat prio %u/%u",
+				 IOPRIO_PRIO_CLASS(ps->val[d][i]),
+				 IOPRIO_PRIO_LEVEL(ps->val[d][i]));
+			text_lat(f, name, h);
+		}
+	}
+}
 
 /*
  * "    clat percentiles (nsec):" and its lines (@label: slat, clat, lat),
@@ -1003,6 +1095,8 @@ static void text_dir(FILE *f, const struct rep *rep,
 		text_lat(f, "    slat", &s->slat);
 		text_lat(f, "    clat", &s->clat);
 		text_lat(f, "     lat", &s->lat);
+		if (prio_shown(j->prio, d))
+			text_prio(f, j, d, false);
 		/* fio's order: slat, clat, lat */
 		if (job_pct_on(j, PCT_SLAT))
 			text_percentiles(f, &s->slat, "slat", j);
@@ -1010,6 +1104,8 @@ static void text_dir(FILE *f, const struct rep *rep,
 			text_percentiles(f, &s->clat, "clat", j);
 		if (job_pct_on(j, PCT_LAT))
 			text_percentiles(f, &s->lat, "lat", j);
+		if (prio_shown(j->prio, d))
+			text_prio(f, j, d, true);
 	}
 	if (!strcmp(name, "mixed"))
 		group_mixed_stats(rep, j->groupid, &g);
@@ -1751,6 +1847,29 @@ static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
 	}
 	jset(c, o, "lat_ns", json_lat(c, &s->lat, j->lat_valid,
 				      job_pct_on(j, PCT_LAT), j));
+	/*
+	 * fio 3.33 (stat.c add_ddir_status_json()): "prios", per priority
+	 * with I/Os, its class, level and clat_ns, when two or more had I/Os
+	 */
+	if (j->lat_valid && prio_shown(j->prio, d)) {
+		json_t *arr = json_array();
+		unsigned int i;
+
+		for (i = 0; i < j->prio->nr[d]; i++) {
+			const struct blk_hist *h = &j->prio->clat[d][i];
+			json_t *po;
+
+			if (!h->count)
+				continue;
+			po = json_object();
+			jint(c, po, "prioclass", IOPRIO_PRIO_CLASS(j->prio->val[d][i]));
+			jint(c, po, "prio", IOPRIO_PRIO_LEVEL(j->prio->val[d][i]));
+			jset(c, po, "clat_ns", json_lat(c, h, true, true, j));
+			if (json_array_append_new(arr, po))
+				c->oom = true;
+		}
+		jset(c, o, "prios", arr);
+	}
 	/*
 	 * fio's bw_* (KiB/s) and iops_* from the samples of each
 	 * bwavgtime/iopsavgtime window (job_sample()); all 0 without any (a

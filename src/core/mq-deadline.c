@@ -22,6 +22,17 @@
  * rq->elv_priv, so each hctx has an array of nodes indexed by the
  * scheduler tag (rq->internal_tag).  Nothing is allocated on the hot path.
  *
+ * I/O priorities (Linux's mq-deadline since 5.14, dd_per_prio): each
+ * class (RT; BE, and requests without a class; IDLE) has its own trees and
+ * FIFOs per direction.  Dispatch serves RT before BE before IDLE, the
+ * batching above within the class served; first, though, a BE or IDLE
+ * request that has waited prio_aging_expire (10 s) goes out, so that no
+ * class starves for good.  Unlike Linux, a lower class is not held back
+ * while a higher one has requests in flight (Linux counts completions,
+ * dd_queued(); blkstack's elevators see no completions): only queued
+ * ones are looked at.  Requests of different priorities never merge
+ * (merge.c), so each class's trees see only their own merges.
+ *
  * Besides the sort tree keyed by start, each direction has a second tree
  * keyed by end: a back merge needs "the request that ends where this bio
  * starts", which the start-sorted tree cannot answer exactly when queued
@@ -38,6 +49,19 @@
 #include "mq-deadline.h"
 
 enum { DD_READ = 0, DD_WRITE = 1, DD_DIR_NR = 2 };
+/* Linux's enum dd_prio */
+enum { DD_RT_PRIO = 0, DD_BE_PRIO = 1, DD_IDLE_PRIO = 2, DD_PRIO_NR = 3 };
+
+/* Linux's ioprio_class_to_prio[]: no class (and the invalid ones) is BE */
+static const uint8_t dd_class_prio[8] = {
+	DD_BE_PRIO, DD_RT_PRIO, DD_BE_PRIO, DD_IDLE_PRIO,
+	DD_BE_PRIO, DD_BE_PRIO, DD_BE_PRIO, DD_BE_PRIO,
+};
+
+static inline unsigned int dd_prio_of(uint16_t ioprio)
+{
+	return dd_class_prio[IOPRIO_PRIO_CLASS(ioprio)];
+}
 
 struct dd_node {
 	RB_ENTRY(dd_node) sort_link;   /* keyed by (start, seq) */
@@ -52,7 +76,9 @@ struct dd_node {
 	uint64_t start;
 	uint64_t end;
 	uint64_t seq;                  /* insertion order: ties in both trees */
+	struct dd_dir *d;              /* its class's and direction's trees */
 	uint8_t dir;
+	uint8_t prio;                  /* DD_*_PRIO */
 	bool queued;
 };
 
@@ -71,17 +97,21 @@ struct dd_dir {
 
 struct dd_tunables {
 	uint64_t expire_ns[DD_DIR_NR];
+	uint64_t prio_aging_ns;
 	unsigned int writes_starved;
 	unsigned int fifo_batch;
 	bool front_merges;
 };
 
 struct deadline_data {
-	struct dd_dir dir[DD_DIR_NR];
+	struct dd_dir dir[DD_PRIO_NR][DD_DIR_NR];
 	struct rq_list bypass;         /* flushes, FIFO, dispatched first */
 	unsigned int last_dir;         /* direction of the current batch */
+	unsigned int last_prio;        /* class of the current batch */
 	unsigned int batching;         /* sent in this batch; UINT_MAX: none */
 	unsigned int starved;          /* read batches while writes waited */
+	unsigned int nr_prio[DD_PRIO_NR]; /* requests queued per class */
+	unsigned int prio_mask;        /* bit p: class p has requests queued */
 	uint64_t next_seq;
 	struct dd_tunables t;
 	struct mq_deadline_stats stats;
@@ -144,31 +174,35 @@ static struct dd_node *dd_first_ending_from(struct dd_dir *d, uint64_t pos)
 
 static void dd_add(struct deadline_data *dd, struct dd_node *n)
 {
-	struct dd_dir *d = &dd->dir[n->dir];
+	struct dd_dir *d = n->d;
 
 	/* seq is unique, so neither insert can find a duplicate */
 	RB_INSERT(dd_sort_tree, &d->sort, n);
 	RB_INSERT(dd_end_tree, &d->by_end, n);
 	TAILQ_INSERT_TAIL(&d->fifo, n, fifo_link);
 	d->nr_queued++;
+	dd->nr_prio[n->prio]++;
+	dd->prio_mask |= 1u << n->prio;
 	n->queued = true;
 }
 
 static void dd_del(struct deadline_data *dd, struct dd_node *n)
 {
-	struct dd_dir *d = &dd->dir[n->dir];
+	struct dd_dir *d = n->d;
 
 	RB_REMOVE(dd_sort_tree, &d->sort, n);
 	RB_REMOVE(dd_end_tree, &d->by_end, n);
 	TAILQ_REMOVE(&d->fifo, n, fifo_link);
 	d->nr_queued--;
+	if (!--dd->nr_prio[n->prio])
+		dd->prio_mask &= ~(1u << n->prio);
 	n->queued = false;
 }
 
 /* rq->offset changed (front merge): re-key the node in the sort tree. */
 static void dd_rekey_start(struct deadline_data *dd, struct dd_node *n)
 {
-	struct dd_dir *d = &dd->dir[n->dir];
+	struct dd_dir *d = n->d;
 
 	RB_REMOVE(dd_sort_tree, &d->sort, n);
 	n->start = n->rq->offset;
@@ -178,7 +212,7 @@ static void dd_rekey_start(struct deadline_data *dd, struct dd_node *n)
 /* rq's end moved (back merge): re-key the node in the end tree. */
 static void dd_rekey_end(struct deadline_data *dd, struct dd_node *n)
 {
-	struct dd_dir *d = &dd->dir[n->dir];
+	struct dd_dir *d = n->d;
 
 	RB_REMOVE(dd_end_tree, &d->by_end, n);
 	n->end = n->rq->offset + n->rq->data_len;
@@ -194,7 +228,7 @@ static void dd_merge_queued(struct blk_mq_hw_ctx *hctx,
 			    struct deadline_data *dd, struct dd_node *n,
 			    struct dd_node *next)
 {
-	struct dd_dir *d = &dd->dir[n->dir];
+	struct dd_dir *d = n->d;
 
 	if (next->rq->fifo_time_ns < n->rq->fifo_time_ns) {
 		n->rq->fifo_time_ns = next->rq->fifo_time_ns;
@@ -213,7 +247,7 @@ static void dd_merge_queued(struct blk_mq_hw_ctx *hctx,
 static void dd_merge_following(struct blk_mq_hw_ctx *hctx,
 			       struct deadline_data *dd, struct dd_node *n)
 {
-	struct dd_dir *d = &dd->dir[n->dir];
+	struct dd_dir *d = n->d;
 	struct dd_node *m;
 
 	for (m = dd_first_from(d, n->end); m && m->start == n->end;
@@ -229,7 +263,7 @@ static void dd_merge_following(struct blk_mq_hw_ctx *hctx,
 static void dd_merge_preceding(struct blk_mq_hw_ctx *hctx,
 			       struct deadline_data *dd, struct dd_node *n)
 {
-	struct dd_dir *d = &dd->dir[n->dir];
+	struct dd_dir *d = n->d;
 	struct dd_node *p;
 
 	for (p = dd_first_ending_from(d, n->start); p && p->end == n->start;
@@ -250,7 +284,8 @@ static bool dd_bio_merge(struct blk_mq_hw_ctx *hctx, struct blk_bio *bio)
 
 	if (bio->bi_op == BLK_OP_FLUSH || !bio->bi_size)
 		return false;
-	d = &dd->dir[dd_op_dir(bio->bi_op)];
+	/* only its own class's requests can take it (same ioprio) */
+	d = &dd->dir[dd_prio_of(bio->bi_ioprio)][dd_op_dir(bio->bi_op)];
 	if (!d->nr_queued)
 		return false;
 
@@ -294,7 +329,7 @@ static void dd_insert_one(struct blk_mq_hw_ctx *hctx, struct deadline_data *dd,
 {
 	struct dd_node *n, *p;
 	struct dd_dir *d;
-	unsigned int dir;
+	unsigned int dir, prio;
 
 	if (rq->op == BLK_OP_FLUSH) {
 		rq_list_add_tail(&dd->bypass, rq);
@@ -315,7 +350,8 @@ static void dd_insert_one(struct blk_mq_hw_ctx *hctx, struct deadline_data *dd,
 	}
 
 	dir = dd_op_dir(rq->op);
-	d = &dd->dir[dir];
+	prio = dd_prio_of(rq->ioprio);
+	d = &dd->dir[prio][dir];
 	dd->stats.inserted[dir]++;
 	rq->fifo_time_ns = hctx->elv_now_ns + dd->t.expire_ns[dir];
 
@@ -341,6 +377,8 @@ static void dd_insert_one(struct blk_mq_hw_ctx *hctx, struct deadline_data *dd,
 	n->end = rq->offset + rq->data_len;
 	n->seq = dd->next_seq++;
 	n->dir = (uint8_t)dir;
+	n->prio = (uint8_t)prio;
+	n->d = d;
 	dd_add(dd, n);
 	/* it may also precede a queued request: absorb that one */
 	dd_merge_following(hctx, dd, n);
@@ -355,12 +393,32 @@ static void dd_insert_requests(struct blk_mq_hw_ctx *hctx, struct rq_list *list)
 		dd_insert_one(hctx, dd, rq);
 }
 
-static inline bool dd_fifo_expired(struct deadline_data *dd, unsigned int dir,
-				   uint64_t now)
+static inline bool dd_fifo_expired(struct deadline_data *dd, unsigned int prio,
+				   unsigned int dir, uint64_t now)
 {
-	struct dd_node *head = TAILQ_FIRST(&dd->dir[dir].fifo);
+	struct dd_node *head = TAILQ_FIRST(&dd->dir[prio][dir].fifo);
 
 	return head && head->rq->fifo_time_ns <= now;
+}
+
+/*
+ * Linux's dd_dispatch_prio_aged_requests(): the oldest BE or IDLE request
+ * that was inserted prio_aging_expire ago or more (its FIFO time less its
+ * direction's expiry), reads before writes; NULL when none.
+ */
+static struct dd_node *dd_aged(struct deadline_data *dd, uint64_t now)
+{
+	unsigned int prio, dir;
+
+	for (prio = DD_BE_PRIO; prio < DD_PRIO_NR; prio++)
+		for (dir = 0; dir < DD_DIR_NR; dir++) {
+			struct dd_node *head = TAILQ_FIRST(&dd->dir[prio][dir].fifo);
+
+			if (head && head->rq->fifo_time_ns + dd->t.prio_aging_ns <=
+					    now + dd->t.expire_ns[dir])
+				return head;
+		}
+	return NULL;
 }
 
 static struct request *dd_dispatch_request(struct blk_mq_hw_ctx *hctx)
@@ -368,7 +426,7 @@ static struct request *dd_dispatch_request(struct blk_mq_hw_ctx *hctx)
 	struct deadline_data *dd = dd_of(hctx);
 	struct request *rq;
 	struct dd_node *n;
-	unsigned int dir;
+	unsigned int dir, prio;
 	bool reads, writes;
 
 	rq = rq_list_pop(&dd->bypass);
@@ -377,28 +435,49 @@ static struct request *dd_dispatch_request(struct blk_mq_hw_ctx *hctx)
 		return rq;
 	}
 
-	/* Inside a batch: keep going up in the same direction. */
+	/*
+	 * A BE or IDLE request that waited prio_aging_expire goes first;
+	 * only looked for when two classes or more wait, as Linux does.
+	 */
+	if (unlikely(dd->prio_mask & (dd->prio_mask - 1))) {
+		n = dd_aged(dd, hctx->elv_now_ns);
+		if (n) {
+			dd->stats.prio_aged++;
+			dir = n->dir;
+			prio = n->prio;
+			dd->last_dir = dir;
+			dd->last_prio = prio;
+			dd->batching = 0;
+			goto dispatch;
+		}
+	}
+
+	/* The highest class with queued requests is served. */
+	if (!dd->prio_mask)
+		return NULL;
+	prio = (unsigned int)__builtin_ctz(dd->prio_mask);
+
+	/* Inside a batch of that class: keep going up in the same direction. */
 	dir = dd->last_dir;
-	if (dd->batching < dd->t.fifo_batch) {
-		n = dd_first_from(&dd->dir[dir], dd->dir[dir].latest_pos);
+	if (dd->batching < dd->t.fifo_batch && dd->last_prio == prio) {
+		n = dd_first_from(&dd->dir[prio][dir],
+				  dd->dir[prio][dir].latest_pos);
 		if (n)
 			goto dispatch;
 	}
 
 	/* A new batch: reads first, unless writes have waited long enough. */
-	reads = dd->dir[DD_READ].nr_queued;
-	writes = dd->dir[DD_WRITE].nr_queued;
+	reads = dd->dir[prio][DD_READ].nr_queued;
+	writes = dd->dir[prio][DD_WRITE].nr_queued;
 	if (reads && !(writes && dd->starved >= dd->t.writes_starved)) {
 		if (writes)
 			dd->starved++;
 		dir = DD_READ;
-	} else if (writes) {
+	} else {
 		if (reads)
 			dd->stats.starved_write_batches++;
 		dd->starved = 0;
 		dir = DD_WRITE;
-	} else {
-		return NULL;
 	}
 
 	/*
@@ -406,21 +485,24 @@ static struct request *dd_dispatch_request(struct blk_mq_hw_ctx *hctx)
 	 * nothing lies above the last position (the sweep restarts where
 	 * the longest waiting request is, rather than at offset 0).
 	 */
-	if (dd_fifo_expired(dd, dir, hctx->elv_now_ns)) {
-		n = TAILQ_FIRST(&dd->dir[dir].fifo);
+	if (dd_fifo_expired(dd, prio, dir, hctx->elv_now_ns)) {
+		n = TAILQ_FIRST(&dd->dir[prio][dir].fifo);
 		dd->stats.fifo_expired[dir]++;
 	} else {
-		n = dd_first_from(&dd->dir[dir], dd->dir[dir].latest_pos);
+		n = dd_first_from(&dd->dir[prio][dir],
+				  dd->dir[prio][dir].latest_pos);
 		if (!n)
-			n = TAILQ_FIRST(&dd->dir[dir].fifo);
+			n = TAILQ_FIRST(&dd->dir[prio][dir].fifo);
 	}
 	dd->last_dir = dir;
+	dd->last_prio = prio;
 	dd->batching = 0;
 
 dispatch:
 	dd->batching++;
-	dd->dir[dir].latest_pos = n->end;
+	dd->dir[prio][dir].latest_pos = n->end;
 	dd->stats.dispatched[dir]++;
+	dd->stats.dispatched_prio[prio]++;
 	dd_del(dd, n);
 	rq = n->rq;
 	n->rq = NULL;
@@ -431,8 +513,7 @@ static bool dd_has_work(struct blk_mq_hw_ctx *hctx)
 {
 	struct deadline_data *dd = dd_of(hctx);
 
-	return dd->bypass.count || dd->dir[DD_READ].nr_queued ||
-	       dd->dir[DD_WRITE].nr_queued;
+	return dd->bypass.count || dd->prio_mask;
 }
 
 /*
@@ -468,10 +549,12 @@ static int dd_init_hctx(struct blk_mq_hw_ctx *hctx)
 		free(dd);
 		return -ENOMEM;
 	}
-	for (i = 0; i < DD_DIR_NR; i++) {
-		RB_INIT(&dd->dir[i].sort);
-		RB_INIT(&dd->dir[i].by_end);
-		TAILQ_INIT(&dd->dir[i].fifo);
+	for (i = 0; i < DD_PRIO_NR * DD_DIR_NR; i++) {
+		struct dd_dir *d = &dd->dir[i / DD_DIR_NR][i % DD_DIR_NR];
+
+		RB_INIT(&d->sort);
+		RB_INIT(&d->by_end);
+		TAILQ_INIT(&d->fifo);
 	}
 	rq_list_init(&dd->bypass);
 	/* no batch yet: the first dispatch chooses a direction */
@@ -479,6 +562,7 @@ static int dd_init_hctx(struct blk_mq_hw_ctx *hctx)
 	dd->batching = UINT_MAX;
 	dd->t.expire_ns[DD_READ] = DD_READ_EXPIRE_MS * 1000000ull;
 	dd->t.expire_ns[DD_WRITE] = DD_WRITE_EXPIRE_MS * 1000000ull;
+	dd->t.prio_aging_ns = DD_PRIO_AGING_EXPIRE_MS * 1000000ull;
 	dd->t.writes_starved = DD_WRITES_STARVED;
 	dd->t.fifo_batch = DD_FIFO_BATCH;
 	dd->t.front_merges = DD_FRONT_MERGES;
@@ -526,6 +610,10 @@ int mq_deadline_set_tunable(struct blk_mq_hw_ctx *hctx, const char *name,
 			return -EINVAL;
 		dd->t.expire_ns[name[0] == 'r' ? DD_READ : DD_WRITE] =
 			value * 1000000ull;
+	} else if (!strcmp(name, "prio_aging_expire")) {
+		if (value > INT_MAX)
+			return -EINVAL;
+		dd->t.prio_aging_ns = value * 1000000ull;
 	} else if (!strcmp(name, "writes_starved")) {
 		if (value > INT_MAX)
 			return -EINVAL;
@@ -555,6 +643,8 @@ int mq_deadline_get_tunable(struct blk_mq_hw_ctx *hctx, const char *name,
 		*value = dd->t.expire_ns[DD_READ] / 1000000ull;
 	else if (!strcmp(name, "write_expire"))
 		*value = dd->t.expire_ns[DD_WRITE] / 1000000ull;
+	else if (!strcmp(name, "prio_aging_expire"))
+		*value = dd->t.prio_aging_ns / 1000000ull;
 	else if (!strcmp(name, "writes_starved"))
 		*value = dd->t.writes_starved;
 	else if (!strcmp(name, "fifo_batch"))

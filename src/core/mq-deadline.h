@@ -21,6 +21,7 @@ struct blk_mq_hw_ctx;
 #define DD_WRITES_STARVED 2
 #define DD_FIFO_BATCH 16
 #define DD_FRONT_MERGES 1
+#define DD_PRIO_AGING_EXPIRE_MS 10000 /* Linux's prio_aging_expire (10 s) */
 
 /**
  * struct mq_deadline_stats - what one hctx's scheduler did.
@@ -53,6 +54,8 @@ struct mq_deadline_stats {
 	uint64_t front_merges;
 	uint64_t insert_merges;
 	uint64_t rq_merges;
+	uint64_t dispatched_prio[3];   /* by class: RT, BE (and none), IDLE */
+	uint64_t prio_aged;            /* BE/IDLE sent ahead after prio_aging_expire */
 };
 
 /**

@@ -68,6 +68,12 @@ static void test_no_merge_cases(void **state)
 	bio.bi_flags = BLK_BIO_FUA; /* FUA differs */
 	assert_int_equal(blk_try_merge(&dev, &rq, &bio), ELEVATOR_NO_MERGE);
 	bio.bi_flags = 0;
+	/* I/O priority differs (Linux's blk_rq_merge_ok()) */
+	bio.bi_ioprio = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 0);
+	assert_int_equal(blk_try_merge(&dev, &rq, &bio), ELEVATOR_NO_MERGE);
+	rq.ioprio = bio.bi_ioprio; /* the same one merges */
+	assert_int_equal(blk_try_merge(&dev, &rq, &bio), ELEVATOR_BACK_MERGE);
+	rq.ioprio = bio.bi_ioprio = 0;
 	rq.op = bio.bi_op = BLK_OP_DISCARD; /* not mergeable */
 	assert_int_equal(blk_try_merge(&dev, &rq, &bio), ELEVATOR_NO_MERGE);
 }

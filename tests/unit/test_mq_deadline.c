@@ -805,6 +805,72 @@ static void test_fifo_batch_zero(void **state)
  * request whose bios are contiguous and within limits, and every tag is
  * released.
  */
+static struct request *insert_prio(unsigned int op, uint64_t off,
+				   uint32_t len, unsigned int class)
+{
+	struct request *rq = mk_rq(op, off, len);
+
+	rq->ioprio = rq->bio->bi_ioprio = IOPRIO_PRIO_VALUE(class, 0);
+	insert(rq);
+	return rq;
+}
+
+/*
+ * Linux's mq-deadline with priorities: RT before BE (and no class) before
+ * IDLE, whatever the offsets and arrival; a new RT request breaks into a
+ * BE batch; requests of different classes never merge.
+ */
+static void test_prio_classes(void **state)
+{
+	(void)state;
+	F->hctx.elv_now_ns = 1000 * MS;
+	insert_prio(BLK_OP_READ, 10 * BS, BS, IOPRIO_CLASS_IDLE);
+	insert_prio(BLK_OP_READ, 20 * BS, BS, IOPRIO_CLASS_BE);
+	insert_prio(BLK_OP_READ, 30 * BS, BS, IOPRIO_CLASS_NONE);
+	insert_prio(BLK_OP_WRITE, 40 * BS, BS, IOPRIO_CLASS_RT);
+	insert_prio(BLK_OP_READ, 50 * BS, BS, IOPRIO_CLASS_RT);
+	/* RT: the read, then the write (reads first) */
+	assert_int_equal(dispatch_off(), 50 * BS);
+	assert_int_equal(dispatch_off(), 40 * BS);
+	/* BE and none are one class, in offset order */
+	assert_int_equal(dispatch_off(), 20 * BS);
+	/* an RT arrival is served before the BE batch goes on */
+	insert_prio(BLK_OP_READ, 5 * BS, BS, IOPRIO_CLASS_RT);
+	assert_int_equal(dispatch_off(), 5 * BS);
+	assert_int_equal(dispatch_off(), 30 * BS);
+	assert_int_equal(dispatch_off(), 10 * BS);
+	assert_null(dispatch());
+	assert_int_equal(stats().dispatched_prio[0], 3);
+	assert_int_equal(stats().dispatched_prio[1], 2);
+	assert_int_equal(stats().dispatched_prio[2], 1);
+	/* a bio of another class does not join a queued request */
+	insert_prio(BLK_OP_READ, 60 * BS, BS, IOPRIO_CLASS_IDLE);
+	assert_false(merge_new(BLK_OP_READ, 61 * BS, BS));
+	assert_int_equal(dispatch_off(), 61 * BS - BS);
+	assert_null(dispatch());
+}
+
+/* prio_aging_expire: an IDLE request waiting that long goes before RT. */
+static void test_prio_aging(void **state)
+{
+	(void)state;
+	assert_int_equal(get_tunable("prio_aging_expire"), 10000);
+	set_tunable("prio_aging_expire", 100);
+	F->hctx.elv_now_ns = 1000 * MS;
+	insert_prio(BLK_OP_READ, 10 * BS, BS, IOPRIO_CLASS_IDLE);
+	F->hctx.elv_now_ns = 1050 * MS;
+	insert_prio(BLK_OP_READ, 20 * BS, BS, IOPRIO_CLASS_RT);
+	insert_prio(BLK_OP_READ, 30 * BS, BS, IOPRIO_CLASS_RT);
+	/* 50 ms: not aged, RT first */
+	assert_int_equal(dispatch_off(), 20 * BS);
+	/* 100 ms since it was inserted: the idle one goes */
+	F->hctx.elv_now_ns = 1100 * MS;
+	assert_int_equal(dispatch_off(), 10 * BS);
+	assert_int_equal(stats().prio_aged, 1);
+	assert_int_equal(dispatch_off(), 30 * BS);
+	assert_null(dispatch());
+}
+
 static void test_random(void **state)
 {
 	static uint8_t seen[NR_BIOS];
@@ -938,6 +1004,8 @@ int main(void)
 		T(test_insert_merge),
 		T(test_tunables),
 		T(test_fifo_batch_zero),
+		T(test_prio_classes),
+		T(test_prio_aging),
 		T(test_random),
 #undef T
 	};

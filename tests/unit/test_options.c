@@ -152,6 +152,52 @@ static void test_report_options(void **state)
 	assert_int_equal(set(&o, &j, "unit_base", "2"), -EINVAL);
 }
 
+/* prio=, prioclass=, cmdprio_*=: fio's ranges and cmdprio_bssplit's parse */
+static void test_prio_options(void **state)
+{
+	struct bench_opts o;
+	struct bench_job_opts j;
+
+	(void)state;
+	bench_opts_init(&o);
+	bench_job_defaults(&j);
+	assert_false(j.ioprio_given);
+	assert_int_equal(set(&o, &j, "prio", "7"), 0);
+	assert_true(j.ioprio_given);
+	assert_int_equal(j.ioprio, 7);
+	assert_int_equal(set(&o, &j, "prio", "8"), -EINVAL);
+	assert_int_equal(set(&o, &j, "prioclass", "4"), -EINVAL);
+	assert_int_equal(set(&o, &j, "cmdprio_percentage", "20"), 0);
+	assert_int_equal(j.cmdprio_pct[0], 20);
+	assert_int_equal(j.cmdprio_pct[1], 20);
+	assert_int_equal(set(&o, &j, "cmdprio_percentage", "10,30"), 0);
+	assert_int_equal(j.cmdprio_pct[0], 10);
+	assert_int_equal(j.cmdprio_pct[1], 30);
+	assert_int_equal(set(&o, &j, "cmdprio_class", "0"), -EINVAL);
+	assert_int_equal(set(&o, &j, "cmdprio_class", ",3"), 0);
+	assert_int_equal(j.cmdprio_class[0], 0);
+	assert_int_equal(j.cmdprio_class[1], 3);
+	/* sorted by size, zero shares dropped; CLASS/LEVEL; one list per direction */
+	assert_int_equal(set(&o, &j, "cmdprio_bssplit",
+			     "1024k/0:64k/25/1/1:4k/10:64k/75/3/2,1024k/50/0/9"), 0);
+	assert_true(j.cmdprio_bssplit_on);
+	assert_int_equal(j.cmdprio_bs_nr[0], 3);
+	assert_int_equal(j.cmdprio_bs[0][0], 4096);
+	assert_int_equal(j.cmdprio_bs_prio[0][0], -1);
+	assert_int_equal(j.cmdprio_bs[0][1], 65536);
+	assert_int_equal(j.cmdprio_bs_pct[0][1], 25);
+	assert_int_equal(j.cmdprio_bs_prio[0][1], IOPRIO_PRIO_VALUE(1, 1));
+	assert_int_equal(j.cmdprio_bs_prio[0][2], IOPRIO_PRIO_VALUE(3, 2));
+	/* fio: class 0 is BE, a level over 7 is 7 */
+	assert_int_equal(j.cmdprio_bs_nr[1], 1);
+	assert_int_equal(j.cmdprio_bs_prio[1][0], IOPRIO_PRIO_VALUE(2, 7));
+	assert_int_equal(set(&o, &j, "cmdprio_bssplit", "64k/60:64k/50"), -EINVAL);
+	assert_int_equal(set(&o, &j, "cmdprio_bssplit", "64k/25/1"), -EINVAL);
+	assert_int_equal(set(&o, &j, "cmdprio_bssplit", "64k/x"), -EINVAL);
+	assert_int_equal(set(&o, &j, "log_prio", "1"), 0);
+	assert_true(j.log_prio);
+}
+
 static void test_defaults(void **state)
 {
 	struct bench_opts o;
@@ -2037,6 +2083,7 @@ int main(void)
 		cmocka_unit_test(test_jobfile_errors),
 		cmocka_unit_test(test_fio_catalogue),
 		cmocka_unit_test(test_workload_options),
+		cmocka_unit_test(test_prio_options),
 		cmocka_unit_test(test_jobfile_fio_syntax),
 		cmocka_unit_test(test_jobfile_all_problems),
 		cmocka_unit_test(test_err_add_cuts),

@@ -81,14 +81,15 @@ static struct blk_dev *open_dev(const char *p, uint64_t create, bool direct,
 	return dev;
 }
 
-/* One bio, waited for. */
-static blk_status_t io(struct blk_mq_ctx *ctx, unsigned int op, uint64_t off,
-		       struct iovec *iov, unsigned int cnt, uint32_t len,
-		       uint8_t flags)
+/* One bio of priority @prio, waited for. */
+static blk_status_t io_prio(struct blk_mq_ctx *ctx, unsigned int op,
+			    uint64_t off, struct iovec *iov, unsigned int cnt,
+			    uint32_t len, uint8_t flags, uint16_t prio)
 {
 	struct blk_bio b;
 
 	memset(&b, 0, sizeof(b));
+	b.bi_ioprio = prio;
 	b.bi_op = (uint8_t)op;
 	b.bi_flags = flags;
 	b.bi_offset = off;
@@ -101,6 +102,49 @@ static blk_status_t io(struct blk_mq_ctx *ctx, unsigned int op, uint64_t off,
 	assert_int_equal(blk_drain(ctx, 10000000000ull), 0);
 	assert_int_equal(nr_done, 1);
 	return last_status;
+}
+
+static blk_status_t io(struct blk_mq_ctx *ctx, unsigned int op, uint64_t off,
+		       struct iovec *iov, unsigned int cnt, uint32_t len,
+		       uint8_t flags)
+{
+	return io_prio(ctx, op, off, iov, cnt, len, flags, 0);
+}
+
+/*
+ * bi_ioprio reaches the kernel in the SQE: it accepts the three classes
+ * (RT as root) and refuses class 7 with -EINVAL, which it could only see
+ * in the SQE's ioprio.  The pool engine's preadv2() takes no priority.
+ */
+static void test_ioprio_in_sqe(void **state)
+{
+	static char b[4096] __attribute__((aligned(4096)));
+	struct iovec iov = { .iov_base = b, .iov_len = sizeof(b) };
+	struct blk_mq_ctx *ctx;
+	struct blk_dev *dev;
+	unsigned int c;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/prio.img", dir);
+	dev = open_dev(path, 1 << 20, false, 0);
+	assert_int_equal(blk_ctx_attach(dev, &ctx), 0);
+	for (c = IOPRIO_CLASS_BE; c <= IOPRIO_CLASS_IDLE; c++)
+		assert_int_equal(io_prio(ctx, BLK_OP_READ, 0, &iov, 1, sizeof(b),
+					 0, IOPRIO_PRIO_VALUE(c, 7)),
+				 BLK_STS_OK);
+	if (geteuid() == 0)
+		assert_int_equal(io_prio(ctx, BLK_OP_WRITE, 4096, &iov, 1,
+					 sizeof(b), 0,
+					 IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 0)),
+				 BLK_STS_OK);
+	if (engine == BLK_URING_ENGINE_IO_URING)
+		assert_int_not_equal(io_prio(ctx, BLK_OP_READ, 0, &iov, 1,
+					     sizeof(b), 0,
+					     IOPRIO_PRIO_VALUE(7, 0)),
+				     BLK_STS_OK);
+	blk_ctx_detach(ctx);
+	blk_dev_close(dev);
+	unlink(path);
 }
 
 static void test_create_roundtrip(void **state)
@@ -264,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_read_past_eof_of_truncated_file_is_error),
 		cmocka_unit_test(test_direct),
 		cmocka_unit_test(test_setup_errors),
+		cmocka_unit_test(test_ioprio_in_sqe),
 	};
 
 	int failed = cmocka_run_group_tests_name("io_uring", tests, setup_dir,

@@ -83,6 +83,12 @@ static int uring_prep_rw(struct uring_queue *q, struct request *rq,
 	}
 	if (wr && (rq->cmd_flags & BLK_BIO_FUA))
 		sqe->rw_flags = RWF_DSYNC; /* FUA: durable when it completes */
+	/*
+	 * The request's I/O priority, as Linux's aio and io_uring take it per
+	 * I/O (0: the task's own).  The kernel checks it: an unknown class is
+	 * -EINVAL, class RT needs CAP_SYS_ADMIN (-EPERM).
+	 */
+	sqe->ioprio = rq->ioprio;
 	uring_set_file(q, sqe);
 	if (unlikely(ud->cfg.force_async) &&
 	    ++q->async_n >= ud->cfg.force_async) {
