@@ -373,6 +373,13 @@ struct job_thread {
 	bool lat_restart;            /* the found depth's window began: job_tick_slow() restarts the runtime */
 	bool rate_min_on;            /* rate_min= or rate_iops_min= in a direction */
 	bool reap_batch;
+	/*
+	 * iodepth_low= below iodepth (job_reap_batch()): a full queue is
+	 * reaped down to @depth_low; @depth_seen: the I/Os held after the
+	 * last reap, from which the submissions since counted their depths
+	 */
+	unsigned int depth_low;
+	unsigned int depth_seen;
 	struct io_u *pend_head, *pend_tail;
 	unsigned int nr_pend;
 	struct rng prng;             /* ... their draws (fio's poisson_state) */
@@ -415,6 +422,19 @@ struct job_thread {
 	struct bench_zbd_job zbdj;
 	struct bench_zbd *zbd_set;
 	uint64_t zbd_pos[DDIR_NR];
+	/*
+	 * percentage_random= (job_prep_pct()) and bs_unaligned= on a
+	 * sequential job with several sizes (job_var_bs()): @next_pos is
+	 * where each direction's last I/O ended, bytes from @offset (fio's
+	 * f->last_pos); @seq_rng draws which I/Os follow it (fio's
+	 * seq_rand_state); @bs_gran: the sizes' unit, the device's logical
+	 * block size with bs_unaligned, else the smallest size
+	 */
+	bool pct_seq_on;
+	bool track_pos;
+	uint32_t bs_gran;
+	uint64_t next_pos[DDIR_NR];
+	struct rng seq_rng;
 	/* rw=<pattern>:N (job_prep_mod()) */
 	int64_t seq_skip;            /* sequential: blocks skipped after each I/O */
 	uint32_t rand_seq_left;      /* random: I/Os still to follow the last in order */
@@ -996,6 +1016,45 @@ static bool job_prep_mod(struct job_thread *td, struct io_u *u)
 }
 
 /*
+ * percentage_random= (fio's get_next_block() and should_do_random()): a
+ * random job's I/O in a direction goes where that direction's last one
+ * ended with the chance 100 - percentage_random, a draw from 1 to 100
+ * over it; past the region's end it is random again.  *@seq: it was
+ * sequential (an offset in bytes, which blockalign= does not scale).
+ */
+static bool job_prep_pct(struct job_thread *td, struct io_u *u, bool *seq)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t end = td->ba ? td->ba_end - td->offset : td->nr_blocks * o->bs;
+	enum bench_ddir ddir;
+	uint64_t pos, b;
+
+	if (td->bytes_limit && td->bytes_issued >= td->bytes_limit)
+		return false;
+	ddir = job_pick_ddir(td);
+	pos = td->next_pos[ddir];
+	if (o->pct_seq[ddir] &&
+	    rng_below(&td->seq_rng, 100) >= 100u - o->pct_seq[ddir] &&
+	    pos + o->bs <= end) {
+		job_fill(td, u, ddir, 0);
+		u->bio.bi_offset = td->offset + pos;
+		*seq = true;
+		/* as rw=<pattern>:N: taken, the random picks go elsewhere */
+		b = pos / o->bs;
+		if (td->randmap && !td->ba && pos % o->bs == 0 &&
+		    !(td->randmap[b >> 6] & (1ull << (b & 63)))) {
+			if (unlikely(td->randmap_used == td->nr_blocks))
+				randmap_clear(td);
+			randmap_set(td, b >> 6, b & 63);
+		}
+		return true;
+	}
+	job_fill(td, u, ddir, td->dist ? job_dist_block(td) % td->nr_blocks :
+					 job_rand_block(td));
+	return true;
+}
+
+/*
  * bssplit=, bsrange=: the I/O job_prep_io() made is one block of the
  * smallest size; it becomes one of the sizes, drawn as fio draws them
  * (io_u.c get_next_buflen()), cut at the region's end, and a sequential
@@ -1004,9 +1063,20 @@ static bool job_prep_mod(struct job_thread *td, struct io_u *u)
 static void job_var_bs(struct job_thread *td, struct io_u *u)
 {
 	const struct bench_job_opts *o = td->o;
-	uint64_t min = o->bs, len;
+	uint64_t min = o->bs, len, gran = td->bs_gran;
 	uint64_t end = td->ba ? td->ba_end : td->offset + td->nr_blocks * min;
 	double r = (double)(rng_next(&td->rng) >> 11) * 0x1p-53;
+
+	/*
+	 * bs_unaligned: a sequential job goes on from where its last I/O
+	 * ended, not from a multiple of the smallest size (fio's last_pos);
+	 * past the region's end it starts again at its start
+	 */
+	if (td->track_pos && !td->random) {
+		if (td->next_pos[u->ddir] >= end - td->offset)
+			td->next_pos[u->ddir] = 0;
+		u->bio.bi_offset = td->offset + td->next_pos[u->ddir];
+	}
 
 	if (o->bssplit_nr) {
 		unsigned int i, acc = 0;
@@ -1019,9 +1089,12 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 				break;
 			}
 		}
+		/* fio rounds a size down to the smallest's multiple unless
+		 * bs_unaligned (get_next_buflen()) */
+		len -= len % gran;
 	} else {
 		len = min + (uint64_t)((double)o->bs_max * r);
-		len -= len % min;
+		len -= len % gran;
 		if (len > o->bs_max)
 			len = o->bs_max;
 	}
@@ -1037,16 +1110,22 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 	if (td->random && td->randmap && len > min) {
 		uint64_t b = (u->bio.bi_offset - td->offset) / min, k;
 
-		for (k = 1; k < len / min; k++) {
+		for (k = 1; k < (len + min - 1) / min; k++) {
 			uint64_t x = b + k;
 
 			if (td->randmap[x >> 6] & (1ull << (x & 63)))
 				break;
 			randmap_set(td, x >> 6, x & 63);
 		}
-		len = k * min;
+		if (k * min < len)
+			len = k * min;
 	}
 	td->bytes_issued += len - min;
+	if (td->track_pos && !td->random) {
+		td->next_pos[u->ddir] = u->bio.bi_offset + len - td->offset;
+		if (td->next_pos[u->ddir] >= end - td->offset)
+			td->next_pos[u->ddir] = 0;
+	}
 	/*
 	 * rate= and rate_iops= pace blocks of the smallest size: fio takes
 	 * rate_iops of a job with several sizes as that many of the
@@ -1056,7 +1135,7 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 		td->rate_next[u->ddir] += td->rate_ns[u->ddir] * (len / min - 1);
 	u->bio.bi_size = (uint32_t)len;
 	u->iov.iov_len = len;
-	if (!td->random) {
+	if (!td->random && !td->track_pos) {
 		uint64_t next = td->seq_pos[u->ddir] + len / min - 1;
 
 		td->seq_pos[u->ddir] = next < td->nr_blocks ? next : 0;
@@ -1367,6 +1446,8 @@ eof:
 static bool __attribute__((noinline))
 job_prep_hooked(struct job_thread *td, struct io_u *u)
 {
+	bool seq = false;
+
 	u->vread = 0;
 	if (td->verify_phase)
 		return td->nr_files > 1 ? job_prep_verify_files(td, u) :
@@ -1389,16 +1470,19 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 		return true;
 	}
 	if (td->zbdj.zbd ? !job_prep_zbd(td, u) :
+	    td->pct_seq_on ? !job_prep_pct(td, u, &seq) :
 	    td->o->rw_mod ? !job_prep_mod(td, u) :
 	    td->random && td->dist ? !job_prep_dist(td, u) : !job_prep_io(td, u))
 		return false;
-	if (td->ba)	/* fio's io_u->offset = b * ba */
+	if (td->ba && !seq)	/* fio's io_u->offset = b * ba */
 		u->bio.bi_offset = td->offset +
 			(u->bio.bi_offset - td->offset) / td->o->bs * td->ba;
 	if (td->var_bs && u->bio.bi_op != BLK_OP_DISCARD)
 		job_var_bs(td, u);
 	else if (td->var_bs)
 		u->bio.bi_size = td->o->bs;
+	if (td->pct_seq_on)
+		td->next_pos[u->ddir] = u->bio.bi_offset + u->bio.bi_size - td->offset;
 	/* every write gets a header and fresh seeded data */
 	if (td->fill_writes && u->ddir == DDIR_WRITE)
 		bench_verify_fill(&td->vspec, u->iov.iov_base, td->o->bs,
@@ -2041,6 +2125,58 @@ static void job_pend_take(struct job_thread *td)
 	td->pend_tail = tail;
 }
 
+/*
+ * iodepth_low=: the I/Os submitted since the last reap went at depths
+ * depth_seen + 1 .. @held (fio's io_u_mark_depth()); counted in fio's
+ * buckets.
+ */
+static void job_depth_note(struct job_thread *td, unsigned int held)
+{
+	unsigned int d, i;
+
+	for (d = td->depth_seen + 1; d <= held; d++) {
+		for (i = 0; i < 6 && d >= (2u << i); i++)
+			;
+		td->res->depth_hist[i]++;
+	}
+}
+
+/*
+ * iodepth_low= (fio's wait_for_completions(): reaping goes on while the
+ * queue was full and more than iodepth_low are held): with the queue
+ * full, completions are gathered until at most iodepth_low I/Os are in
+ * flight, and all of them go to job_reap(); else as without it.
+ */
+static int job_reap_low(struct job_thread *td, bool wait, uint64_t timeout_ns)
+{
+	unsigned int held = job_inflight(td) + td->nr_pend, n;
+	int ret;
+
+	job_depth_note(td, held);
+	td->depth_seen = held;
+	if (!wait || td->nr_free || held <= td->depth_low) {
+		if (td->o->batch_complete_set)
+			return -1;	/* job_reap_batch() goes on */
+		ret = job_reap_wait(td, wait, timeout_ns);
+		/* what job_reap() frees is gone from the depth */
+		td->depth_seen = held - (ret > 0 ? (unsigned int)ret : 0);
+		return ret;
+	}
+	while (held - td->nr_pend > td->depth_low) {
+		if (job_reap_wait(td, true, timeout_ns) <= 0)
+			break;	/* the loop's time checks, then again */
+		job_pend_take(td);
+	}
+	if (job_inflight(td) && job_reap_wait(td, false, 0) > 0)
+		job_pend_take(td);
+	n = td->nr_pend;
+	td->completed = td->pend_head;
+	td->pend_head = td->pend_tail = NULL;
+	td->nr_pend = 0;
+	td->depth_seen = held - n;
+	return (int)n;
+}
+
 static int __attribute__((noinline))
 job_reap_batch(struct job_thread *td, bool wait, uint64_t timeout_ns)
 {
@@ -2050,7 +2186,10 @@ job_reap_batch(struct job_thread *td, bool wait, uint64_t timeout_ns)
 			   o->iodepth_batch_complete_max : 1;
 	unsigned int n = 0;
 	struct io_u **pp;
+	int ret;
 
+	if (td->depth_low && (ret = job_reap_low(td, wait, timeout_ns)) >= 0)
+		return ret;
 	if (job_inflight(td) && job_reap_wait(td, false, 0) > 0)
 		job_pend_take(td);
 	if (wait && min) {
@@ -2066,7 +2205,7 @@ job_reap_batch(struct job_thread *td, bool wait, uint64_t timeout_ns)
 	}
 	if (!td->nr_pend)
 		return 0;
-	/* the oldest @max to job_reap() */
+	/* the oldest @max to job_reap() (iodepth_low: gone from the depth) */
 	pp = &td->pend_head;
 	while (*pp && n < max) {
 		pp = &(*pp)->next;
@@ -2078,6 +2217,8 @@ job_reap_batch(struct job_thread *td, bool wait, uint64_t timeout_ns)
 	if (!td->pend_head)
 		td->pend_tail = NULL;
 	td->nr_pend -= n;
+	if (td->depth_low)
+		td->depth_seen -= n < td->depth_seen ? n : td->depth_seen;
 	return (int)n;
 }
 
@@ -3418,6 +3559,11 @@ region_set:
 	td->lat_target = o->latency_target_ns != 0;
 	td->lat_qd = o->iodepth;
 	td->reap_batch = o->batch_complete_set;
+	if (o->iodepth_low && o->iodepth_low < o->iodepth) {
+		td->depth_low = o->iodepth_low;
+		td->reap_batch = true;
+		td->res->depth_hist_on = true;
+	}
 	td->rate_min_on = false;
 	for (d = 0; d < DDIR_NR; d++)
 		td->rate_min_on |= o->rate_min[d] || o->rate_iops_min[d];
@@ -3549,6 +3695,15 @@ region_set:
 		}
 		td->prep_hook = true;
 	}
+	td->bs_gran = o->bs_unaligned ? lbs : o->bs;
+	td->track_pos = td->var_bs && o->bs_unaligned && !td->random;
+	td->pct_seq_on = td->random &&
+			 (o->pct_seq[0] || o->pct_seq[1] || o->pct_seq[2]);
+	if (td->pct_seq_on)
+		rng_seed(&td->seq_rng, (o->randrepeat ? o->randseed : bench_gettime_ns()) ^
+			 0x73657172616e64ull ^ ((uint64_t)seed_idx << 32));
+	if (td->pct_seq_on)
+		td->prep_hook = true;
 	switch (o->rw) {
 	case RW_READ:
 	case RW_RANDREAD:

@@ -226,6 +226,7 @@ static const struct opt_choice dedupe_mode_choices[] = {
 static int apply_latency_percentile(struct opt_ctx *c, uint64_t v);
 static int parse_number(struct opt_ctx *c, uint64_t *v);
 static int apply_batch_complete(struct opt_ctx *c, uint64_t v);
+static int apply_perc_rand(struct opt_ctx *c, uint64_t v);
 
 /* fallocate=: what blkstack does to a file it creates is fio's none/truncate */
 static const struct opt_choice fallocate_choices[] = {
@@ -411,6 +412,15 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "blockalign", .alias = { "ba" }, .type = OPT_SIZE, JOBF(ba),
 	  .min = 512, .max = 16 << 20, .flags = OPT_F_ALIGN512,
 	  .help = "random offsets are multiples of this (default: the smallest bs); as in fio, any other value turns the random map off, and a sequential job ignores it" },
+	{ .name = "bs_unaligned", .alias = { "blocksize_unaligned" },
+	  .type = OPT_BOOL, JOBF(bs_unaligned), .max = 1, .def = "0",
+	  .help = "bsrange= sizes any multiple of the device's logical block size in the range, bssplit= sizes as given, not cut to multiples of the smallest (fio's; its byte granularity is the sector here, as with O_DIRECT); sequential I/Os then start where the last ended" },
+	{ .name = "percentage_random", .type = OPT_STR, JOBF(pct_seq),
+	  .apply = apply_perc_rand, .metavar = "R[,W[,T]]",
+	  .help = "of a random job's I/Os per direction, this % at random offsets, the others where that direction's last I/O ended (fio's; 0..100, default 100; a list as rate=)" },
+	{ .name = "iodepth_low", .type = OPT_UINT, JOBF(iodepth_low),
+	  .max = 65536, .def = "0",
+	  .help = "once iodepth I/Os are in flight, reap completions until at most this many are, then refill (fio's low-water mark; 0 or above iodepth: iodepth)" },
 	{ .name = "flow", .type = OPT_UINT, JOBF(flow), .max = 1000, .def = "0",
 	  .help = "weight in its flow_id: the jobs of a flow issue I/Os in the ratio of their weights (fio's token counts); 0: no flow" },
 	{ .name = "flow_id", .type = OPT_UINT, JOBF(flow_id), .max = UINT32_MAX,
@@ -1898,6 +1908,49 @@ static int apply_latency_percentile(struct opt_ctx *c, uint64_t unused)
 	return 0;
 }
 
+/*
+ * percentage_random=R[,W[,T]]: fio's int list (perc_rand[]), 0..100 each;
+ * as rate=, the last value given sets the directions after it, an empty
+ * one leaves fio's default, 100.  Stored as 100 - R (j->pct_seq).
+ */
+static int apply_perc_rand(struct opt_ctx *c, uint64_t unused)
+{
+	const char *p = c->val;
+	uint8_t *seq = c->j->pct_seq;
+	unsigned int i = 0, k;
+
+	(void)unused;
+	memset(seq, 0, 3);
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (i == 3)
+			return val_err(c, -EINVAL,
+				       "more than 3 values, allowed read,write,trim");
+		if (n) {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(p, &end, 10);
+			if (end != p + n || errno || v > 100 || *p == '-' || *p == '+')
+				return val_err(c, -EINVAL,
+					       "value %u: not a percentage, allowed 0..100",
+					       i + 1);
+			for (k = i; k < (comma ? i + 1 : 3); k++)
+				seq[k] = (uint8_t)(100 - v);
+		}
+		if (!comma)
+			break;
+		p = comma + 1;
+		i++;
+		if (!*p)
+			break;
+	}
+	return 0;
+}
+
 /* iodepth_batch_complete_min=, _max=: stored, and reaping follows them */
 static int apply_batch_complete(struct opt_ctx *c, uint64_t v)
 {
@@ -3301,6 +3354,8 @@ static int check_zbd(struct bench_job_opts *j, char *err, size_t errlen)
 		with = "blockalign=";
 	else if (j->rand_dist != DIST_RANDOM)
 		with = "random_distribution=";
+	else if (j->pct_seq[0] || j->pct_seq[1] || j->pct_seq[2])
+		with = "percentage_random=";
 	else if (j->nrfiles > 1 || strchr(j->filename, ':'))
 		with = "several files";
 	else if (j->rw == RW_TRIM || j->rw == RW_RANDTRIM)
@@ -3359,6 +3414,8 @@ static int check_zonemode(struct bench_job_opts *j, char *err, size_t errlen)
 		with = "blockalign=";
 	else if (j->rand_dist != DIST_RANDOM)
 		with = "random_distribution=";
+	else if (j->pct_seq[0] || j->pct_seq[1] || j->pct_seq[2])
+		with = "percentage_random=";
 	else if (j->nrfiles > 1 || strchr(j->filename, ':'))
 		with = "several files";
 	if (with) {

@@ -338,6 +338,21 @@ struct bench_job_opts {
 	bool fill_device;
 	char fill_device_at[BENCH_AT_LEN];
 	uint32_t ba;                /* blockalign= / ba=: random offsets' unit, bytes (0: the smallest bs) */
+	/*
+	 * blocksize_unaligned= / bs_unaligned= (fio's): bsrange= and
+	 * bssplit= sizes any multiple of the device's logical block size
+	 * within the range, not only of the smallest size; a sequential job's
+	 * next I/O starts where the last ended
+	 */
+	bool bs_unaligned;
+	/*
+	 * percentage_random=R[,W[,T]] (fio's perc_rand[]), stored as the
+	 * share that is sequential, 100 - R: of a random job's I/Os in a
+	 * direction, that many % start where that direction's last ended
+	 * (0: all random, fio's 100)
+	 */
+	uint8_t pct_seq[3];
+	uint32_t iodepth_low;       /* iodepth_low= (fio's): a full queue is reaped down to it before refilling (0: iodepth) */
 	/* fio's flows: jobs of one flow_id issue in the ratio of their flow= weights */
 	uint32_t flow;              /* flow=, 0..1000: this job's weight (0: not in a flow) */
 	uint32_t flow_id;           /* flow_id=: the flow (0) */

@@ -449,6 +449,23 @@ static unsigned int depth_index(unsigned int depth)
 	return i;
 }
 
+/*
+ * The share of I/Os submitted at depth bucket @i: the measured one with
+ * iodepth_low= (j->depth_hist), else all at the job's iodepth (@depth).
+ */
+static double depth_pct(const struct bench_job_result *j, unsigned int i,
+			unsigned int depth)
+{
+	uint64_t total = 0;
+	unsigned int k;
+
+	if (!j->depth_hist_on)
+		return i == depth ? 100.0 : 0.0;
+	for (k = 0; k < NR_DEPTHS; k++)
+		total += j->depth_hist[k];
+	return total ? (double)j->depth_hist[i] * 100.0 / (double)total : 0.0;
+}
+
 /* ---- entries: job threads, or group_reporting sums ---- */
 
 /*
@@ -888,7 +905,7 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 		(ull)j->ctx_switches, (ull)j->majf, (ull)j->minf);
 	fputs("  IO depths    :", f);
 	for (i = 0; i < NR_DEPTHS; i++)
-		fprintf(f, " %s=%.1f%%%s", depth_keys[i], i == depth ? 100.0 : 0.0,
+		fprintf(f, " %s=%.1f%%%s", depth_keys[i], depth_pct(j, i, depth),
 			i == NR_DEPTHS - 1 ? "\n" : ",");
 	fprintf(f, "     issued rwts: total=%llu,%llu,%llu,0 short=0,0,0,0 dropped=0,0,0,0\n",
 		(ull)(j->dir[DDIR_READ].ios + j->dir[DDIR_READ].errors),
@@ -1602,7 +1619,7 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 	/* every I/O was issued at the job's iodepth */
 	dl = json_object();
 	for (i = 0; i < NR_DEPTHS; i++)
-		jreal(c, dl, depth_keys[i], i == depth ? 100.0 : 0.0);
+		jreal(c, dl, depth_keys[i], depth_pct(j, i, depth));
 	jset(c, o, "iodepth_level", dl);
 	job_lat_dist(j, &ld);
 	jset(c, o, "latency_ns", json_lat_map(c, ld.ns, NR_LAT_NS));

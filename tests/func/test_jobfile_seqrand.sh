@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# fio's percentage_random=, bs_unaligned= and iodepth_low= with fio's
+# meaning, checked against fio 3.33's null engine on the same jobs through
+# the per-I/O latency logs (log_offset=1: each I/O's size and offset).
+source "$(dirname "$0")/lib.sh" "$@"
+
+if ! command -v fio >/dev/null; then
+	fail "fio is not installed (scripts/install-deps.sh installs it)"
+	finish
+	exit
+fi
+cd "$TMP" || exit 1
+
+# blk PREFIX ARGS... / fio PREFIX ARGS...: one job, its clat log PREFIX_clat.1.log
+blk() { local p=$1; shift; "$BLKSTACK" bench --dev=null --name=x --write_lat_log="$p" --log_offset=1 "$@" >/dev/null; }
+fio_run() { local p=$1; shift; fio --ioengine=null --name=x --write_lat_log="$p" --log_offset=1 "$@" >/dev/null 2>&1; }
+# % of I/Os (of direction $2, all when empty) starting where the last of that direction ended
+follow() { awk -F', ' -v d="${2:-}" '(d == "" || $3 == d) { if (seen[$3]) { n++; if ($5 == end[$3]) s++ } seen[$3] = 1; end[$3] = $5 + $4 } END { printf "%d", n ? 100 * s / n : -1 }' "$1"; }
+near() { awk -v a="$1" -v b="$2" -v d="$3" 'BEGIN { x = a - b; if (x < 0) x = -x; exit !(x <= d) }'; }
+
+# percentage_random: about that share of a random job's I/Os at random offsets
+for p in 100 50 10 0; do
+	blk b$p --rw=randread --size=16m --percentage_random=$p
+	fio_run f$p --rw=randread --size=16m --percentage_random=$p
+	b=$(follow b${p}_clat.1.log) f=$(follow f${p}_clat.1.log)
+	check "percentage_random=$p: $b % of I/Os follow the last (fio $f %)" near "$b" "$((100 - p))" 4
+	check "percentage_random=$p: as fio's $f %" near "$b" "$f" 4
+done
+# per direction: reads all random, writes all sequential
+blk bd --rw=randrw --size=256m --number_ios=8000 --percentage_random=100,0
+fio_run fd --rw=randrw --size=256m --number_ios=8000 --percentage_random=100,0
+for d in 0 1; do
+	b=$(follow bd_clat.1.log $d) f=$(follow fd_clat.1.log $d)
+	want=$((d == 0 ? 0 : 100))
+	check "percentage_random=100,0: direction $d, $b % follow (fio $f %)" near "$b" "$want" 4
+done
+expect_error "percentage_random above 100 refused" "not a percentage, allowed 0..100" \
+	bench --parse-only --percentage_random=101
+
+# bs_unaligned: bsrange sizes not multiples of the smallest, and
+# sequential offsets off its multiples, each I/O where the last ended
+stats() { awk -F', ' '{ n++; if ($4 % 4096) us++; if ($5 % 4096) uo++; if ($4 % 512) u5++; if (NR > 1 && $5 != prev) gap++; prev = $5 + $4 } END { printf "%d %d %d %d", us, uo, u5, gap }' "$1"; }
+for u in 0 1; do
+	blk bu$u --rw=read --size=4m --bsrange=4k-16k --bs_unaligned=$u
+	fio_run fu$u --rw=read --size=4m --bsrange=4k-16k --bs_unaligned=$u
+	read -r bs bo b5 bg < <(stats bu${u}_clat.1.log)
+	read -r fs fo _ _ < <(stats fu${u}_clat.1.log)
+	if [ "$u" = 1 ]; then
+		check "bs_unaligned=1: $bs sizes, $bo offsets not multiples of 4k (fio $fs, $fo)" \
+			test "$bs" -gt 50 -a "$bo" -gt 50 -a "$fs" -gt 50 -a "$fo" -gt 50
+		check "bs_unaligned=1: sizes multiples of the 512-byte sector ($b5 not)" test "$b5" = 0
+	else
+		check "bs_unaligned=0: every size and offset a multiple of 4k (fio too: $fs, $fo)" \
+			test "$bs$bo$fs$fo" = 0000
+	fi
+	check "bs_unaligned=$u: each I/O starts where the last ended ($bg gaps)" test "$bg" = 0
+done
+# bssplit sizes: rounded down to the smallest's multiple unless bs_unaligned,
+# as fio (the last I/O left out: blkstack cuts it at the job's byte count)
+sizes() { head -n -1 "$1" | awk -F', ' '{ c[$4] = 1 } END { for (k in c) printf "%s ", k }' | tr ' ' '\n' | sort -n | xargs; }
+for u in 0 1; do
+	blk bs$u --rw=randread --size=4m --bssplit=4k/50:6k/50 --bs_unaligned=$u --number_ios=200
+	fio_run fs$u --rw=randread --size=4m --bssplit=4k/50:6k/50 --bs_unaligned=$u --number_ios=200
+	b=$(sizes bs${u}_clat.1.log) f=$(sizes fs${u}_clat.1.log)
+	check "bssplit=4k/50:6k/50 bs_unaligned=$u: sizes '$b' as fio's '$f'" test "$b" = "$f"
+done
+
+# iodepth_low: a full queue is reaped down to it before refilling, so
+# I/Os go at depths below iodepth (the IO depths distribution)
+lvl() { "$BLKSTACK" bench --dev=null --name=x --rw=randread --size=64m --iodepth=16 "$@" --output-format=json | jq '.jobs[0].iodepth_level["16"]'; }
+a=$(lvl) b=$(lvl --iodepth_low=4)
+check "iodepth=16: every I/O at depth 16 ($a %)" test "${a%.*}" = 100
+check "iodepth_low=4: most I/Os below depth 16 ($b % at 16)" awk -v x="$b" 'BEGIN { exit !(x != "" && x < 50) }'
+finish
