@@ -176,6 +176,12 @@ struct rng {
 	uint64_t s[4];
 };
 
+/* randrepeat=, allrandrepeat=: the generators start from randseed */
+static inline bool job_repeat(const struct bench_job_opts *o)
+{
+	return o->randrepeat || o->allrandrepeat;
+}
+
 static inline uint64_t rotl(uint64_t x, int k)
 {
 	return (x << k) | (x >> (64 - k));
@@ -3553,7 +3559,7 @@ region_set:
 		td->rate_on |= ns != 0;
 	}
 	if (td->rate_on && o->rate_poisson)
-		rng_seed(&td->prng, (o->randrepeat ? o->randseed : bench_gettime_ns()) ^
+		rng_seed(&td->prng, (job_repeat(o) ? o->randseed : bench_gettime_ns()) ^
 			 0x706f6973736f6eull ^ ((uint64_t)seed_idx << 32));
 	td->think_left = o->thinktime_blocks;
 	td->lat_target = o->latency_target_ns != 0;
@@ -3610,7 +3616,7 @@ region_set:
 		td->prep_hook = td->fill_writes || td->backlog || o->rw_mod ||
 				td->var_bs;
 		td->reap_hook = td->written || td->check_reads;
-		rng_seed(&td->vrng, (o->randrepeat ? o->randseed :
+		rng_seed(&td->vrng, (job_repeat(o) ? o->randseed :
 				     bench_gettime_ns()) ^ 0x76657269667931ull ^
 			 ((uint64_t)seed_idx << 32));
 	}
@@ -3700,7 +3706,7 @@ region_set:
 	td->pct_seq_on = td->random &&
 			 (o->pct_seq[0] || o->pct_seq[1] || o->pct_seq[2]);
 	if (td->pct_seq_on)
-		rng_seed(&td->seq_rng, (o->randrepeat ? o->randseed : bench_gettime_ns()) ^
+		rng_seed(&td->seq_rng, (job_repeat(o) ? o->randseed : bench_gettime_ns()) ^
 			 0x73657172616e64ull ^ ((uint64_t)seed_idx << 32));
 	if (td->pct_seq_on)
 		td->prep_hook = true;
@@ -3830,7 +3836,7 @@ region_set:
 		}
 		td->prep_hook = true;
 	}
-	rng_seed(&td->rng, o->randrepeat ? o->randseed + seed_idx :
+	rng_seed(&td->rng, job_repeat(o) ? o->randseed + seed_idx :
 					   bench_gettime_ns() + seed_idx);
 	for (i = 0; i < o->iodepth; i++) {
 		struct io_u *u = &td->ios[i];

@@ -85,7 +85,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "random_generator", NULL, NULL, FIO_MAPPED, "to blkstack's generator: uniform random offsets without repeats in a pass (the random map), which is lfsr's promise; with lfsr the map stays on even under norandommap (noted); not fio's sequence of offsets" },
 	{ "random_distribution", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "percentage_random", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "allrandrepeat", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "allrandrepeat", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "nrfiles", "nr_files", NULL, FIO_SUPPORTED, NULL },
 	{ "file_service_type", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "openfiles", NULL, NULL, FIO_REFUSED, R_FILES },

@@ -106,6 +106,7 @@ struct bench_job_opts {
 	uint32_t rwmixread;         /* rwmixread=, 0..100 (50); rwmixwrite= sets 100 - it */
 	bool norandommap;           /* norandommap (0) */
 	bool randrepeat;            /* randrepeat=0|1 (1) */
+	bool allrandrepeat;         /* allrandrepeat=0|1 (0): every generator seeded from randseed, whatever randrepeat says (fio's) */
 	uint64_t randseed;          /* randseed= (fio's default seed) */
 	uint32_t loops;             /* loops=, 1.. (1) */
 	bool gtod_reduce;           /* gtod_reduce=0|1 (0): no latency timestamps */

@@ -1292,6 +1292,8 @@ static json_t *json_job_opts(struct jctx *c, const struct bench_job_result *j)
 		jstr(c, o, "norandommap", "1");
 	if (!jo->randrepeat)
 		jstr(c, o, "randrepeat", "0");
+	if (jo->allrandrepeat)
+		jstr(c, o, "allrandrepeat", "1");
 	if (jo->loops > 1)
 		jstrf(c, o, "loops", jo->loops);
 	if (jo->gtod_reduce)

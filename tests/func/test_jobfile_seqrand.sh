@@ -65,6 +65,20 @@ for u in 0 1; do
 	check "bssplit=4k/50:6k/50 bs_unaligned=$u: sizes '$b' as fio's '$f'" test "$b" = "$f"
 done
 
+# allrandrepeat: with randrepeat=0 the offsets and directions differ run
+# to run, with allrandrepeat=1 too they repeat (fio's td_fill_rand_seeds())
+offs() { cut -d, -f3,5 "$1" | md5sum; }
+for a in 0 1; do
+	for k in 1 2; do
+		blk ar$a$k --rw=randrw --size=64m --number_ios=500 --randrepeat=0 --allrandrepeat=$a --percentage_random=80
+	done
+	fio_run far$a --rw=randrw --size=64m --number_ios=500 --randrepeat=0 --allrandrepeat=$a
+done
+check "randrepeat=0: two runs' offsets differ" test "$(offs ar01_clat.1.log)" != "$(offs ar02_clat.1.log)"
+check "randrepeat=0 allrandrepeat=1: two runs' offsets and directions repeat" \
+	test "$(offs ar11_clat.1.log)" = "$(offs ar12_clat.1.log)"
+check "allrandrepeat=1: fio takes it too" test -s far1_clat.1.log
+
 # iodepth_low: a full queue is reaped down to it before refilling, so
 # I/Os go at depths below iodepth (the IO depths distribution)
 lvl() { "$BLKSTACK" bench --dev=null --name=x --rw=randread --size=64m --iodepth=16 "$@" --output-format=json | jq '.jobs[0].iodepth_level["16"]'; }
