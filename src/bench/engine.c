@@ -367,6 +367,7 @@ struct job_thread {
 	 * lat_ios) and those over the target (lat_failed)
 	 */
 	bool lat_target;
+	bool max_lat;                /* max_latency= (job_max_lat_reaped()) */
 	bool lat_end_run;            /* the depth is found: the final window runs */
 	bool lat_done;               /* ... and ran: the workload ended there */
 	uint8_t lat_quiesce;         /* waiting for the I/Os in flight: LAT_Q_* then */
@@ -1966,6 +1967,30 @@ job_lat_reaped(struct job_thread *td, const struct io_u *u, uint64_t now)
 }
 
 /* Reap what blk_poll() completed: account, recycle. */
+/*
+ * max_latency= (fio's account_io_completion() and lat_fatal()): a read or
+ * write completed later than its direction's limit after it was started
+ * ends the job with ETIMEDOUT; the I/Os in flight are drained.
+ */
+static void __attribute__((noinline))
+job_max_lat_reaped(struct job_thread *td, const struct io_u *u, uint64_t now)
+{
+	const struct bench_job_opts *o = td->o;
+
+	for (; u; u = u->next) {
+		uint64_t lat = now - u->start_ns, max = o->max_latency_ns[u->ddir];
+
+		if (u->ddir == DDIR_TRIM || !max || lat <= max)
+			continue;
+		job_error(td, -ETIMEDOUT,
+			  "latency of %" PRIu64 " nsec exceeds specified max (%" PRIu64 " nsec): %s %llu %u",
+			  lat, max, u->ddir == DDIR_READ ? "read" : "write",
+			  (unsigned long long)u->bio.bi_offset, u->bio.bi_size);
+		td->max_lat = false;	/* fio reports the first */
+		return;
+	}
+}
+
 static void job_reap(struct job_thread *td, uint64_t now)
 {
 	struct io_u *u = td->completed;
@@ -1980,6 +2005,8 @@ static void job_reap(struct job_thread *td, uint64_t now)
 			job_log_reaped(td, u, now);
 		if (td->lat_target && td->lat && !td->ramping)
 			job_lat_reaped(td, u, now);
+		if (td->max_lat && td->lat)
+			job_max_lat_reaped(td, u, now);
 	}
 	while (u) {
 		struct io_u *next = u->next;
@@ -3622,6 +3649,9 @@ region_set:
 	}
 	if (td->lat_target)
 		td->reap_hook = true;	/* job_lat_reaped() */
+	td->max_lat = o->max_latency_ns[DDIR_READ] || o->max_latency_ns[DDIR_WRITE];
+	if (td->max_lat)
+		td->reap_hook = true;	/* job_max_lat_reaped() */
 	td->ios = calloc(o->iodepth, sizeof(*td->ios));
 	td->batch = calloc(o->iodepth, sizeof(*td->batch));
 	if (!td->ios || !td->batch)

@@ -171,7 +171,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "rate_ignore_thinktime", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
 	{ "rate_iops", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "rate_iops_min", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "max_latency", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "max_latency", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "latency_target", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "latency_window", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "latency_percentile", NULL, NULL, FIO_SUPPORTED, NULL },

@@ -353,6 +353,7 @@ struct bench_job_opts {
 	 * (0: all random, fio's 100)
 	 */
 	uint8_t pct_seq[3];
+	uint64_t max_latency_ns[3]; /* max_latency=R[,W[,T]] (fio's, default unit us): a read or write completing later than this ends the job with ETIMEDOUT (0: none) */
 	uint32_t iodepth_low;       /* iodepth_low= (fio's): a full queue is reaped down to it before refilling (0: iodepth) */
 	/* fio's flows: jobs of one flow_id issue in the ratio of their flow= weights */
 	uint32_t flow;              /* flow=, 0..1000: this job's weight (0: not in a flow) */

@@ -79,6 +79,20 @@ check "randrepeat=0 allrandrepeat=1: two runs' offsets and directions repeat" \
 	test "$(offs ar11_clat.1.log)" = "$(offs ar12_clat.1.log)"
 check "allrandrepeat=1: fio takes it too" test -s far1_clat.1.log
 
+# max_latency: a completion later than it ends the job with ETIMEDOUT (110),
+# as fio's lat_fatal(); per direction, a read,write list
+err_of() { jq '.jobs[0].error'; }
+b=$("$BLKSTACK" bench --dev=null --name=x --rw=randrw --size=16m --max_latency=1us --output-format=json 2>"$TMP/ml.err" | err_of)
+f=$(fio --ioengine=null --name=x --rw=randrw --size=16m --max_latency=1us --output-format=json 2>/dev/null | sed -n "/^{/,\$p" | err_of)
+check "max_latency=1us: the job ends with error $b, as fio's $f (ETIMEDOUT)" test "$b" = 110 -a "$f" = 110
+check "max_latency=1us: fio's message" grep -q "exceeds specified max (1000 nsec)" "$TMP/ml.err"
+b=$("$BLKSTACK" bench --dev=null --name=x --rw=randrw --size=16m --max_latency=10s --output-format=json | err_of)
+f=$(fio --ioengine=null --name=x --rw=randrw --size=16m --max_latency=10s --output-format=json 2>/dev/null | err_of)
+check "max_latency=10s: no error ($b), as fio ($f)" test "$b" = 0 -a "$f" = 0
+b=$("$BLKSTACK" bench --dev=null --name=x --rw=randrw --size=16m --max_latency=10s,1us --output-format=json 2>"$TMP/ml.err" | err_of)
+check "max_latency=10s,1us: a write ends the job ($b)" \
+	sh -c "test '$b' = 110 && grep -q 'nsec): write' '$TMP/ml.err'"
+
 # iodepth_low: a full queue is reaped down to it before refilling, so
 # I/Os go at depths below iodepth (the IO depths distribution)
 lvl() { "$BLKSTACK" bench --dev=null --name=x --rw=randread --size=64m --iodepth=16 "$@" --output-format=json | jq '.jobs[0].iodepth_level["16"]'; }
