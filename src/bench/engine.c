@@ -391,6 +391,7 @@ struct job_thread {
 	unsigned int nr_pend;
 	struct rng prng;             /* ... their draws (fio's poisson_state) */
 	uint32_t think_left;         /* I/Os before the next thinktime stall */
+	uint64_t think_since;        /* thinktime_iotime=: the last stall's start (fio's last_thinktime) */
 	struct bench_flow *flow;     /* flow=: its flow (NULL: none) */
 	uint64_t flow_counter;       /* I/Os this thread counted in it */
 	bool flow_blocked;           /* the last job_pace_ok() said no for the flow */
@@ -2333,12 +2334,33 @@ static bool job_pace_rate(struct job_thread *td, uint64_t now, int *dp)
  * is made up for by the next I/Os.  thinktime: thinktime_blocks I/Os,
  * then they complete, then the stall.
  */
+/*
+ * I/Os between thinktime stalls: thinktime_blocks, except that with
+ * thinktime_iotime= and no thinktime_blocks= only the time counts (fio)
+ */
+static uint32_t job_think_blocks(const struct bench_job_opts *o)
+{
+	if (o->thinktime_iotime_ns && !o->think_blocks_set)
+		return UINT32_MAX;
+	return o->thinktime_blocks;
+}
+
 static bool __attribute__((noinline)) job_pace_ok(struct job_thread *td)
 {
 	int d = 0;
 
 	if (td->lat_target && !job_lat_ok(td))
 		return false;
+	/*
+	 * thinktime_iotime= (fio's handle_thinktime()): a stall once I/O has
+	 * run thinktime_iotime since the last stall began (its thinktime
+	 * included), whatever the blocks' count
+	 */
+	if (td->o->thinktime_iotime_ns && td->o->thinktime_ns &&
+	    td->think_left &&
+	    bench_now_ns() - td->think_since >=
+	    td->o->thinktime_iotime_ns + td->o->thinktime_ns)
+		td->think_left = 0;
 	if (td->o->thinktime_ns && !td->think_left)
 		return false;
 	if (td->rate_on && !job_pace_rate(td, bench_now_ns(), &d))
@@ -2419,12 +2441,13 @@ static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
 		 */
 		uint64_t end = bench_now_ns() + o->thinktime_ns;
 
+		td->think_since = end - o->thinktime_ns;
 		job_pause(o->thinktime_ns, o->thinktime_spin_ns);
 		while (!atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
 		       !atomic_load_explicit(&td->terminate, memory_order_relaxed) &&
 		       (now = bench_now_ns()) < end)
 			job_pause(end - now, 0);
-		td->think_left = o->thinktime_blocks;
+		td->think_left = job_think_blocks(o);
 		return;
 	}
 	now = bench_now_ns();
@@ -3588,7 +3611,8 @@ region_set:
 	if (td->rate_on && o->rate_poisson)
 		rng_seed(&td->prng, (job_repeat(o) ? o->randseed : bench_gettime_ns()) ^
 			 0x706f6973736f6eull ^ ((uint64_t)seed_idx << 32));
-	td->think_left = o->thinktime_blocks;
+	td->think_left = job_think_blocks(o);
+	td->think_since = bench_now_ns();	/* fio: the job's epoch */
 	td->lat_target = o->latency_target_ns != 0;
 	td->lat_qd = o->iodepth;
 	td->reap_batch = o->batch_complete_set;

@@ -163,7 +163,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "thinktime_spin", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "thinktime_blocks", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "thinktime_blocks_type", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
-	{ "thinktime_iotime", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "thinktime_iotime", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "rate", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "rate_min", "ratemin", NULL, FIO_SUPPORTED, NULL },
 	{ "rate_process", NULL, NULL, FIO_SUPPORTED, NULL },

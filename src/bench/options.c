@@ -227,6 +227,7 @@ static int apply_latency_percentile(struct opt_ctx *c, uint64_t v);
 static int parse_number(struct opt_ctx *c, uint64_t *v);
 static int apply_batch_complete(struct opt_ctx *c, uint64_t v);
 static int apply_perc_rand(struct opt_ctx *c, uint64_t v);
+static int apply_think_blocks(struct opt_ctx *c, uint64_t v);
 
 /* fallocate=: what blkstack does to a file it creates is fio's none/truncate */
 static const struct opt_choice fallocate_choices[] = {
@@ -354,8 +355,12 @@ static const struct opt_def bench_opts_table[] = {
 	  .def = "0",
 	  .help = "of each thinktime stall, this much is spent spinning on the CPU, the rest asleep (a bare number is in us)" },
 	{ .name = "thinktime_blocks", .type = OPT_UINT, JOBF(thinktime_blocks),
-	  .min = 1, .max = UINT32_MAX, .def = "1",
+	  .min = 1, .max = UINT32_MAX, .def = "1", .apply = apply_think_blocks,
 	  .help = "I/Os issued between thinktime stalls; they complete first, so it caps the depth" },
+	{ .name = "thinktime_iotime", .type = OPT_TIME, JOBF(thinktime_iotime_ns),
+	  .max = 4294967295ull * 1000, .unit_ns = NSEC_PER_SEC, .store_ns = 1,
+	  .def = "0",
+	  .help = "with thinktime, a stall also once I/O has run this long since the last (fio's; a bare number is in s; then thinktime_blocks counts only when given)" },
 	{ .name = "rate_min", .alias = { "ratemin" }, .type = OPT_SIZE,
 	  JOBF(rate_min), .max = UINT64_MAX, .def = "0", .flags = OPT_F_DDIR,
 	  .metavar = "R[,W[,T]]",
@@ -1958,6 +1963,14 @@ static int apply_perc_rand(struct opt_ctx *c, uint64_t unused)
 	return 0;
 }
 
+/* thinktime_blocks=: stored, and noted as given (thinktime_iotime=) */
+static int apply_think_blocks(struct opt_ctx *c, uint64_t v)
+{
+	store(c, v);
+	c->j->think_blocks_set = true;
+	return 0;
+}
+
 /* iodepth_batch_complete_min=, _max=: stored, and reaping follows them */
 static int apply_batch_complete(struct opt_ctx *c, uint64_t v)
 {
@@ -3231,6 +3244,7 @@ void bench_job_defaults(struct bench_job_opts *j)
 	j->verify_given = false;
 	j->buf_given = 0;
 	j->batch_complete_set = false;	/* only a user's value */
+	j->think_blocks_set = false;	/* only a user's value */
 }
 
 void bench_opts_init(struct bench_opts *o)

@@ -195,6 +195,8 @@ struct bench_job_opts {
 	uint64_t thinktime_ns;      /* thinktime=, default unit us: stall after thinktime_blocks I/Os (0) */
 	uint64_t thinktime_spin_ns; /* thinktime_spin=, default unit us: of the stall, spun not slept (0) */
 	uint32_t thinktime_blocks;  /* thinktime_blocks=: I/Os between stalls (1) */
+	bool think_blocks_set;      /* thinktime_blocks= was given (fio's fio_option_is_set()) */
+	uint64_t thinktime_iotime_ns; /* thinktime_iotime= (fio's, default unit s): with thinktime, a stall once I/O has run this long (0: none) */
 	/*
 	 * Block sizes that vary per I/O, in multiples of the smallest:
 	 * bsrange=a-b (fio's draw: a + b x uniform, aligned down to a, at

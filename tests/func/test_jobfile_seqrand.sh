@@ -93,6 +93,20 @@ b=$("$BLKSTACK" bench --dev=null --name=x --rw=randrw --size=16m --max_latency=1
 check "max_latency=10s,1us: a write ends the job ($b)" \
 	sh -c "test '$b' = 110 && grep -q 'nsec): write' '$TMP/ml.err'"
 
+# thinktime_iotime: I/O runs that long (the first time from the start, its
+# thinktime included, as fio's last_thinktime), then a thinktime stall;
+# thinktime_blocks counts only when given
+gaps() { awk -F', ' 'NR > 1 && $1 - t >= 150 { g++ } { t = $1; n++ } END { printf "%d %d", g, n }' "$1"; }
+blk ti --rw=randread --size=64m --runtime=1 --time_based --thinktime=200ms --thinktime_iotime=100ms
+fio_run fti --rw=randread --size=64m --runtime=1 --time_based --thinktime=200ms --thinktime_iotime=100ms
+read -r bg bn < <(gaps ti_clat.1.log)
+read -r fg fn < <(gaps fti_clat.1.log)
+check "thinktime_iotime=100ms thinktime=200ms: $bg stalls of 150+ ms in 1 s, $bn I/Os (fio: $fg, $fn)" \
+	test "$bg" -ge 2 -a "$bg" = "$fg" -a "$bn" -gt 10000 -a "$fn" -gt 10000
+blk tb --rw=randread --size=64m --runtime=1 --time_based --thinktime=200ms --thinktime_iotime=100ms --thinktime_blocks=4
+read -r bg bn < <(gaps tb_clat.1.log)
+check "thinktime_iotime with thinktime_blocks=4 given: a stall every 4 I/Os ($bn I/Os)" test "$bn" -le 24
+
 # iodepth_low: a full queue is reaped down to it before refilling, so
 # I/Os go at depths below iodepth (the IO depths distribution)
 lvl() { "$BLKSTACK" bench --dev=null --name=x --rw=randread --size=64m --iodepth=16 "$@" --output-format=json | jq '.jobs[0].iodepth_level["16"]'; }
