@@ -1581,7 +1581,7 @@ static void test_jobfile_all_problems(void **state)
 		"[global]\nioengine=rbd\nbs=4k\n"
 		"[a]\nrw=randread\nlockmem=1m\niodpeth=4\n"
 		"[b\nrate=1m\n"		/* a bad header: its lines skipped */
-		"[c]\nrw=read\nmax_latency=10ms\nverify_state_save=1\n");
+		"[c]\nrw=read\nrw_sequencer=identical\nverify_state_save=1\n");
 	struct bench_opts o;
 	char want[2048];
 
@@ -1595,7 +1595,7 @@ static void test_jobfile_all_problems(void **state)
 		 "%1$s:6: option 'lockmem' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
 		 "%1$s:7: unknown option 'iodpeth' (did you mean 'iodepth'?)\n"
 		 "%1$s:8: bad section header '[b'\n"
-		 "%1$s:12: option 'max_latency' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
+		 "%1$s:12: option 'rw_sequencer' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
 		 "%1$s:13: option 'verify_state_save' is a fio option that blkstack bench does not support: not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump (verify_async in the job's thread), but no experimental verify, saved verify state or trim verification",
 		 path);
 	{
