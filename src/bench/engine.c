@@ -345,6 +345,7 @@ struct job_thread {
 	unsigned int cur_file;
 	unsigned int files_done;     /* files whose region this pass issued */
 	bool file_switch;            /* the next I/O goes to the next file */
+	uint32_t fst_left;           /* file_service_type=...:N: I/Os left to this file */
 	uint64_t file_loop_bytes;    /* the current file's job_file.loop_bytes */
 	uint64_t region_bytes;       /* every file's region, summed */
 	/* rate=, rate_iops=, thinktime= (job_pace_*()): off unless paced */
@@ -589,10 +590,34 @@ static void job_file_next(struct job_thread *td)
 		}
 		td->files_done = 0;
 	}
-	do {
-		i = i + 1 < td->nr_files ? i + 1 : 0;
-	} while (td->files[i].done);
+	if (td->o->fst == BENCH_FST_RAND) {
+		/* fio's get_next_file_rand(): any file not done this pass */
+		do {
+			i = (unsigned int)rng_below(&td->rng, td->nr_files);
+		} while (td->files[i].done);
+	} else {
+		do {
+			i = i + 1 < td->nr_files ? i + 1 : 0;
+		} while (td->files[i].done);
+	}
 	job_file_load(td, i);
+}
+
+/*
+ * file_service_type=: does the next I/O go to another file?  roundrobin
+ * and random: after fst_nr I/Os to this one; sequential: once its region
+ * is issued; any: once this file is done for the pass.
+ */
+static bool job_file_due(struct job_thread *td)
+{
+	if (td->files[td->cur_file].done)
+		return true;
+	if (td->o->fst == BENCH_FST_SEQ)
+		return false;
+	if (--td->fst_left)
+		return false;
+	td->fst_left = td->o->fst_nr ? td->o->fst_nr : 1;
+	return true;
 }
 
 /* An I/O of the current file was prepared: its region may be done. */
@@ -601,7 +626,8 @@ static void job_file_issued(struct job_thread *td, struct io_u *u)
 	struct job_file *f = &td->files[td->cur_file];
 
 	u->file = (uint16_t)td->cur_file;
-	if (td->o->time_based || f->done)
+	/* time_based: a pass is whole regions only for sequential */
+	if ((td->o->time_based && td->o->fst != BENCH_FST_SEQ) || f->done)
 		return;
 	td->file_loop_bytes += u->bio.bi_size;
 	if (td->file_loop_bytes >= td->nr_blocks * td->o->bs) {
@@ -1464,7 +1490,7 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 		return job_prep_backlog(td, u);
 	if (td->nr_files > 1) {
 		/* the first I/O goes to the first file, each next to the next */
-		if (td->file_switch)
+		if (td->file_switch && job_file_due(td))
 			job_file_next(td);
 		td->file_switch = true;
 	}
@@ -3613,6 +3639,7 @@ region_set:
 			 0x706f6973736f6eull ^ ((uint64_t)seed_idx << 32));
 	td->think_left = job_think_blocks(o);
 	td->think_since = bench_now_ns();	/* fio: the job's epoch */
+	td->fst_left = o->fst_nr ? o->fst_nr : 1;
 	td->lat_target = o->latency_target_ns != 0;
 	td->lat_qd = o->iodepth;
 	td->reap_batch = o->batch_complete_set;

@@ -87,7 +87,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "percentage_random", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "allrandrepeat", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "nrfiles", "nr_files", NULL, FIO_SUPPORTED, NULL },
-	{ "file_service_type", NULL, NULL, FIO_REFUSED, R_FILES },
+	{ "file_service_type", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "openfiles", NULL, NULL, FIO_REFUSED, R_FILES },
 	{ "fallocate", NULL, NULL, FIO_MAPPED, "none and truncate (a missing file is created sparse with ftruncate(2)); native, posix, keep and 1 (preallocation) are refused" },
 	{ "fadvise_hint", NULL, NULL, FIO_REFUSED, R_FILES },

@@ -227,6 +227,7 @@ static int apply_latency_percentile(struct opt_ctx *c, uint64_t v);
 static int parse_number(struct opt_ctx *c, uint64_t *v);
 static int apply_batch_complete(struct opt_ctx *c, uint64_t v);
 static int apply_perc_rand(struct opt_ctx *c, uint64_t v);
+static int apply_fst(struct opt_ctx *c, uint64_t v);
 static int apply_think_blocks(struct opt_ctx *c, uint64_t v);
 
 /* fallocate=: what blkstack does to a file it creates is fio's none/truncate */
@@ -314,7 +315,7 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "nrfiles", .alias = { "nr_files" }, .type = OPT_UINT,
 	  JOBF(nrfiles), .min = 1, .max = BENCH_MAX_FILES, .def = "1",
 	  .apply = apply_nrfiles,
-	  .help = "files per job thread without filename= (dev=uring), used in turn, one I/O each (fio's file_service_type=roundrobin); size= is shared among them" },
+	  .help = "files per job thread without filename= (dev=uring), used in turn, one I/O each (fio's file_service_type=roundrobin; file_service_type= picks others); size= is shared among them" },
 	{ .name = "filesize", .type = OPT_SIZE, JOBF(filesize),
 	  .max = UINT64_MAX, .def = "0", .apply = apply_filesize,
 	  .help = "size of each of the job's files (a missing file is created so); without it each file is size / files; size= defaults to their sum" },
@@ -427,6 +428,9 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "percentage_random", .type = OPT_STR, JOBF(pct_seq),
 	  .apply = apply_perc_rand, .metavar = "R[,W[,T]]",
 	  .help = "of a random job's I/Os per direction, this % at random offsets, the others where that direction's last I/O ended (fio's; 0..100, default 100; a list as rate=)" },
+	{ .name = "file_service_type", .type = OPT_STR, JOBF(fst),
+	  .apply = apply_fst, .metavar = "roundrobin[:N]|sequential|random[:N]",
+	  .help = "with several files, the file of each next I/O (fio's): roundrobin (in turn, the default), sequential (each file's region whole, then the next), random (any file not done this pass); :N, I/Os to a file before the next pick (1)" },
 	{ .name = "iodepth_low", .type = OPT_UINT, JOBF(iodepth_low),
 	  .max = 65536, .def = "0",
 	  .help = "once iodepth I/Os are in flight, reap completions until at most this many are, then refill (fio's low-water mark; 0 or above iodepth: iodepth)" },
@@ -1960,6 +1964,52 @@ static int apply_perc_rand(struct opt_ctx *c, uint64_t unused)
 		if (!*p)
 			break;
 	}
+	return 0;
+}
+
+/*
+ * file_service_type=TYPE[:N] (fio's str_fst_cb()): roundrobin, sequential
+ * or random, :N the I/Os per pick (0 is 1, as fio); fio's normal, gauss,
+ * zipf and pareto file choices are refused.
+ */
+static int apply_fst(struct opt_ctx *c, uint64_t unused)
+{
+	static const char *const names[] = { "roundrobin", "sequential", "random" };
+	const char *colon = strchr(c->val, ':');
+	size_t n = colon ? (size_t)(colon - c->val) : strlen(c->val);
+	unsigned int i;
+	uint64_t nr = 1;
+
+	(void)unused;
+	for (i = 0; i < 3; i++)
+		if (strlen(names[i]) == n && !strncmp(c->val, names[i], n))
+			break;
+	if (i == 3) {
+		static const char *const other[] = { "normal", "gauss", "zipf", "pareto" };
+		unsigned int k;
+
+		for (k = 0; k < 4; k++)
+			if (strlen(other[k]) == n && !strncmp(c->val, other[k], n))
+				return val_err(c, -EOPNOTSUPP,
+					       "fio's %s file choice is not implemented, allowed roundrobin[:N]|sequential|random[:N]",
+					       other[k]);
+		return val_err(c, -EINVAL,
+			       "allowed roundrobin[:N]|sequential|random[:N]");
+	}
+	if (colon) {
+		const char *end;
+		bool hex;
+
+		if (parse_digits(colon + 1, &nr, &end, &hex) || *end || hex ||
+		    nr > UINT32_MAX)
+			return val_err(c, -EINVAL,
+				       "':%s': a count of I/Os, allowed 0..4294967295",
+				       colon + 1);
+		if (!nr)
+			nr = 1;
+	}
+	c->j->fst = (uint8_t)i;
+	c->j->fst_nr = (uint32_t)nr;
 	return 0;
 }
 

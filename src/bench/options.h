@@ -356,6 +356,17 @@ struct bench_job_opts {
 	 */
 	uint8_t pct_seq[3];
 	uint64_t max_latency_ns[3]; /* max_latency=R[,W[,T]] (fio's, default unit us): a read or write completing later than this ends the job with ETIMEDOUT (0: none) */
+	/*
+	 * file_service_type= (fio's): how a job with several files picks the
+	 * file of its next I/O: BENCH_FST_RR (roundrobin, fio's default),
+	 * _SEQ (sequential: a file's region whole, then the next), _RAND
+	 * (random); @fst_nr: I/Os to a file before the next pick (the :N, 1)
+	 */
+#define BENCH_FST_RR 0
+#define BENCH_FST_SEQ 1
+#define BENCH_FST_RAND 2
+	uint8_t fst;
+	uint32_t fst_nr;
 	uint32_t iodepth_low;       /* iodepth_low= (fio's): a full queue is reaped down to it before refilling (0: iodepth) */
 	/* fio's flows: jobs of one flow_id issue in the ratio of their flow= weights */
 	uint32_t flow;              /* flow=, 0..1000: this job's weight (0: not in a flow) */

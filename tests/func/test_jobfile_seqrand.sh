@@ -107,6 +107,27 @@ blk tb --rw=randread --size=64m --runtime=1 --time_based --thinktime=200ms --thi
 read -r bg bn < <(gaps tb_clat.1.log)
 check "thinktime_iotime with thinktime_blocks=4 given: a stall every 4 I/Os ($bn I/Os)" test "$bn" -le 24
 
+# file_service_type: the file of each next I/O, on 4 files (blkstack's
+# files in a directory, fio's null engine: the same per-file offsets)
+mkdir -p "$TMP/fst"
+fst_blk() { rm -f "$TMP"/fst/*; "$BLKSTACK" bench --name=x --directory="$TMP/fst" --rw=read --nrfiles=4 --write_lat_log="$1" --log_offset=1 "${@:2}" >/dev/null; }
+seqof() { cut -d, -f5 "$1" | xargs; }
+for t in roundrobin roundrobin:3 sequential; do
+	fst_blk fb --size=256k --file_service_type=$t
+	fio_run ff --size=256k --nrfiles=4 --rw=read --file_service_type=$t
+	check "file_service_type=$t: the offsets in fio's order" test "$(seqof fb_clat.1.log)" = "$(seqof ff_clat.1.log)"
+done
+# random: the next I/O stays on its file (the offset after the last) about
+# a quarter of the time, as fio's; roundrobin never, sequential always
+cont() { awk -F', ' 'NR > 1 { n++; if ($5 == p + 4096) c++ } { p = $5 } END { printf "%d", 100 * c / n }' "$1"; }
+fst_blk fb --size=4m --file_service_type=random
+fio_run ff --size=4m --nrfiles=4 --rw=read --file_service_type=random
+b=$(cont fb_clat.1.log) f=$(cont ff_clat.1.log)
+check "file_service_type=random: $b % of I/Os continue on the last's file (fio $f %)" \
+	sh -c "test $b -ge 20 -a $b -le 40 && test $((b - f)) -le 6 -a $((f - b)) -le 6"
+expect_error "file_service_type=zipf refused with its reason" "fio's zipf file choice is not implemented" \
+	bench --parse-only --file_service_type=zipf:1.2
+
 # iodepth_low: a full queue is reaped down to it before refilling, so
 # I/Os go at depths below iodepth (the IO depths distribution)
 lvl() { "$BLKSTACK" bench --dev=null --name=x --rw=randread --size=64m --iodepth=16 "$@" --output-format=json | jq '.jobs[0].iodepth_level["16"]'; }
