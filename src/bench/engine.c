@@ -497,6 +497,8 @@ struct job_thread {
 	int buf_fd;                  /* mem=mmap*:FILE: its descriptor, or -1 */
 	bool buf_unlink;             /* ... created here: removed at the end */
 	const char *file_path;       /* the one file's path (error_dump), NULL: a device */
+	void *pinned;                /* lockmem=: the locked memory (NULL: none) */
+	size_t pinned_len;
 };
 
 enum { BUFK_RANDOM, BUFK_ZERO, BUFK_PATTERN, BUFK_PCT };
@@ -3500,6 +3502,54 @@ static int job_dedupe_setup(struct job_thread *td, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * lockmem= (fio's fio_pin_memory()): @o->lockmem bytes of anonymous
+ * memory, mlock(2)ed until the job's teardown; at most the machine's
+ * memory less 128 MiB, as fio (noted).  0 or -errno, with @err naming
+ * the option and RLIMIT_MEMLOCK when the lock is refused.
+ */
+static int job_pin_memory(struct job_thread *td, const struct bench_job_opts *o,
+			  char *err, size_t errlen)
+{
+	uint64_t len = o->lockmem, phys = bench_phys_mem();
+	struct rlimit rl;
+	int e;
+
+	if (!len)
+		return 0;
+	if (phys != UINT64_MAX && phys > (128ull << 20) &&
+	    len + (128ull << 20) > phys) {
+		len = phys - (128ull << 20);
+		fprintf(stderr, "blkstack bench: note: %s: limiting mlocked memory to %" PRIu64 "MiB (as fio)\n",
+			o->name, len >> 20);
+	}
+	td->pinned = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (td->pinned == MAP_FAILED) {
+		e = errno;
+		td->pinned = NULL;
+		snprintf(err, errlen, "%s: lockmem=%" PRIu64 ": mmap: %s",
+			 o->name, o->lockmem, strerror(e));
+		return -e;
+	}
+	if (mlock(td->pinned, (size_t)len)) {
+		e = errno;
+		munmap(td->pinned, (size_t)len);
+		td->pinned = NULL;
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			snprintf(err, errlen,
+				 "%s: lockmem=%" PRIu64 ": mlock(2): %s (RLIMIT_MEMLOCK is %llu bytes: raise it, ulimit -l, or run with CAP_IPC_LOCK)",
+				 o->name, o->lockmem, strerror(e),
+				 (unsigned long long)rl.rlim_cur);
+		else
+			snprintf(err, errlen, "%s: lockmem=%" PRIu64 ": mlock(2): %s",
+				 o->name, o->lockmem, strerror(e));
+		return -e;
+	}
+	td->pinned_len = (size_t)len;
+	return 0;
+}
+
 static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		     uint64_t dev_size, uint32_t lbs, unsigned int seed_idx,
 		     char *err, size_t errlen)
@@ -3711,6 +3761,9 @@ region_set:
 	if (ret)
 		return ret;
 	job_buf_setup(td);
+	ret = job_pin_memory(td, o, err, errlen);
+	if (ret)
+		return ret;
 	td->random = bench_rw_is_random(o->rw);
 	if (td->random && o->ba && o->ba != o->bs) {
 		/*
@@ -3943,6 +3996,11 @@ static void job_teardown(struct job_thread *td)
 {
 	unsigned int i;
 
+	if (td->pinned) {
+		munlock(td->pinned, td->pinned_len);
+		munmap(td->pinned, td->pinned_len);
+		td->pinned = NULL;
+	}
 	if (td->abandoned)
 		return; /* the device may still write into these buffers */
 	/* several files: the fields hold one file's maps, files[] all */

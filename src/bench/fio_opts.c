@@ -153,7 +153,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "ignore_zone_limits", NULL, NULL, FIO_MAPPED, "accepted: zonemode=zbd's emulated zones have no device limits to ignore, as in fio" },
 	{ "zone_reset_threshold", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "zone_reset_frequency", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "lockmem", NULL, NULL, FIO_REFUSED, R_WORKLOAD },
+	{ "lockmem", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "rwmixread", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "rwmixwrite", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "nice", NULL, NULL, FIO_REFUSED, R_PROC },

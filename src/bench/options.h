@@ -367,6 +367,7 @@ struct bench_job_opts {
 #define BENCH_FST_RAND 2
 	uint8_t fst;
 	uint32_t fst_nr;
+	uint64_t lockmem;           /* lockmem= (fio's): bytes each thread mlock(2)s for its run, less memory for the rest (0: none) */
 	uint32_t iodepth_low;       /* iodepth_low= (fio's): a full queue is reaped down to it before refilling (0: iodepth) */
 	/* fio's flows: jobs of one flow_id issue in the ratio of their flow= weights */
 	uint32_t flow;              /* flow=, 0..1000: this job's weight (0: not in a flow) */
