@@ -122,6 +122,13 @@ struct bench_job_result {
 	int first_error;           /* continue_on_error: the first of them, errno (positive) */
 	char errmsg[160];
 	bool lat_valid;            /* latencies were measured (no gtod_reduce) */
+	/*
+	 * iodepth_low=: the depths I/Os were submitted at, fio's IO depths
+	 * buckets 1, 2, 4, 8, 16, 32, >=64 (a depth d counts in the highest
+	 * bucket <= d); @depth_hist_on false: every I/O went at iodepth
+	 */
+	bool depth_hist_on;
+	uint64_t depth_hist[7];
 	/* verify= (verify.h): blocks read back and checked, and bad ones */
 	bool verify;               /* verify was on for this thread */
 	uint8_t verify_method;     /* its verify= (enum bench_verify) */

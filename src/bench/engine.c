@@ -228,6 +228,12 @@ struct rng {
 	uint64_t s[4];
 };
 
+/* randrepeat=, allrandrepeat=: the generators start from randseed */
+static inline bool job_repeat(const struct bench_job_opts *o)
+{
+	return o->randrepeat || o->allrandrepeat;
+}
+
 static inline uint64_t rotl(uint64_t x, int k)
 {
 	return (x << k) | (x >> (64 - k));
@@ -415,6 +421,7 @@ struct job_thread {
 	unsigned int cur_file;
 	unsigned int files_done;     /* files whose region this pass issued */
 	bool file_switch;            /* the next I/O goes to the next file */
+	uint32_t fst_left;           /* file_service_type=...:N: I/Os left to this file */
 	uint64_t file_loop_bytes;    /* the current file's job_file.loop_bytes */
 	uint64_t region_bytes;       /* every file's region, summed */
 	/* rate=, rate_iops=, thinktime= (job_pace_*()): off unless paced */
@@ -437,6 +444,7 @@ struct job_thread {
 	 * lat_ios) and those over the target (lat_failed)
 	 */
 	bool lat_target;
+	bool max_lat;                /* max_latency= (job_max_lat_reaped()) */
 	bool lat_end_run;            /* the depth is found: the final window runs */
 	bool lat_done;               /* ... and ran: the workload ended there */
 	uint8_t lat_quiesce;         /* waiting for the I/Os in flight: LAT_Q_* then */
@@ -449,10 +457,18 @@ struct job_thread {
 	bool lat_restart;            /* the found depth's window began: job_tick_slow() restarts the runtime */
 	bool rate_min_on;            /* rate_min= or rate_iops_min= in a direction */
 	bool reap_batch;
+	/*
+	 * iodepth_low= below iodepth (job_reap_batch()): a full queue is
+	 * reaped down to @depth_low; @depth_seen: the I/Os held after the
+	 * last reap, from which the submissions since counted their depths
+	 */
+	unsigned int depth_low;
+	unsigned int depth_seen;
 	struct io_u *pend_head, *pend_tail;
 	unsigned int nr_pend;
 	struct rng prng;             /* ... their draws (fio's poisson_state) */
 	uint32_t think_left;         /* I/Os before the next thinktime stall */
+	uint64_t think_since;        /* thinktime_iotime=: the last stall's start (fio's last_thinktime) */
 	struct bench_flow *flow;     /* flow=: its flow (NULL: none) */
 	uint64_t flow_counter;       /* I/Os this thread counted in it */
 	bool flow_blocked;           /* the last job_pace_ok() said no for the flow */
@@ -491,6 +507,19 @@ struct job_thread {
 	struct bench_zbd_job zbdj;
 	struct bench_zbd *zbd_set;
 	uint64_t zbd_pos[DDIR_NR];
+	/*
+	 * percentage_random= (job_prep_pct()) and bs_unaligned= on a
+	 * sequential job with several sizes (job_var_bs()): @next_pos is
+	 * where each direction's last I/O ended, bytes from @offset (fio's
+	 * f->last_pos); @seq_rng draws which I/Os follow it (fio's
+	 * seq_rand_state); @bs_gran: the sizes' unit, the device's logical
+	 * block size with bs_unaligned, else the smallest size
+	 */
+	bool pct_seq_on;
+	bool track_pos;
+	uint32_t bs_gran;
+	uint64_t next_pos[DDIR_NR];
+	struct rng seq_rng;
 	/* rw=<pattern>:N (job_prep_mod()) */
 	int64_t seq_skip;            /* sequential: blocks skipped after each I/O */
 	uint32_t rand_seq_left;      /* random: I/Os still to follow the last in order */
@@ -563,6 +592,8 @@ struct job_thread {
 	int buf_fd;                  /* mem=mmap*:FILE: its descriptor, or -1 */
 	bool buf_unlink;             /* ... created here: removed at the end */
 	const char *file_path;       /* the one file's path (error_dump), NULL: a device */
+	void *pinned;                /* lockmem=: the locked memory (NULL: none) */
+	size_t pinned_len;
 };
 
 enum { BUFK_RANDOM, BUFK_ZERO, BUFK_PATTERN, BUFK_PCT };
@@ -656,10 +687,34 @@ static void job_file_next(struct job_thread *td)
 		}
 		td->files_done = 0;
 	}
-	do {
-		i = i + 1 < td->nr_files ? i + 1 : 0;
-	} while (td->files[i].done);
+	if (td->o->fst == BENCH_FST_RAND) {
+		/* fio's get_next_file_rand(): any file not done this pass */
+		do {
+			i = (unsigned int)rng_below(&td->rng, td->nr_files);
+		} while (td->files[i].done);
+	} else {
+		do {
+			i = i + 1 < td->nr_files ? i + 1 : 0;
+		} while (td->files[i].done);
+	}
 	job_file_load(td, i);
+}
+
+/*
+ * file_service_type=: does the next I/O go to another file?  roundrobin
+ * and random: after fst_nr I/Os to this one; sequential: once its region
+ * is issued; any: once this file is done for the pass.
+ */
+static bool job_file_due(struct job_thread *td)
+{
+	if (td->files[td->cur_file].done)
+		return true;
+	if (td->o->fst == BENCH_FST_SEQ)
+		return false;
+	if (--td->fst_left)
+		return false;
+	td->fst_left = td->o->fst_nr ? td->o->fst_nr : 1;
+	return true;
 }
 
 /* An I/O of the current file was prepared: its region may be done. */
@@ -668,7 +723,8 @@ static void job_file_issued(struct job_thread *td, struct io_u *u)
 	struct job_file *f = &td->files[td->cur_file];
 
 	u->file = (uint16_t)td->cur_file;
-	if (td->o->time_based || f->done)
+	/* time_based: a pass is whole regions only for sequential */
+	if ((td->o->time_based && td->o->fst != BENCH_FST_SEQ) || f->done)
 		return;
 	td->file_loop_bytes += u->bio.bi_size;
 	if (td->file_loop_bytes >= td->nr_blocks * td->o->bs) {
@@ -1125,6 +1181,45 @@ static bool job_prep_mod(struct job_thread *td, struct io_u *u)
 }
 
 /*
+ * percentage_random= (fio's get_next_block() and should_do_random()): a
+ * random job's I/O in a direction goes where that direction's last one
+ * ended with the chance 100 - percentage_random, a draw from 1 to 100
+ * over it; past the region's end it is random again.  *@seq: it was
+ * sequential (an offset in bytes, which blockalign= does not scale).
+ */
+static bool job_prep_pct(struct job_thread *td, struct io_u *u, bool *seq)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t end = td->ba ? td->ba_end - td->offset : td->nr_blocks * o->bs;
+	enum bench_ddir ddir;
+	uint64_t pos, b;
+
+	if (td->bytes_limit && td->bytes_issued >= td->bytes_limit)
+		return false;
+	ddir = job_pick_ddir(td);
+	pos = td->next_pos[ddir];
+	if (o->pct_seq[ddir] &&
+	    rng_below(&td->seq_rng, 100) >= 100u - o->pct_seq[ddir] &&
+	    pos + o->bs <= end) {
+		job_fill(td, u, ddir, 0);
+		u->bio.bi_offset = td->offset + pos;
+		*seq = true;
+		/* as rw=<pattern>:N: taken, the random picks go elsewhere */
+		b = pos / o->bs;
+		if (td->randmap && !td->ba && pos % o->bs == 0 &&
+		    !(td->randmap[b >> 6] & (1ull << (b & 63)))) {
+			if (unlikely(td->randmap_used == td->nr_blocks))
+				randmap_clear(td);
+			randmap_set(td, b >> 6, b & 63);
+		}
+		return true;
+	}
+	job_fill(td, u, ddir, td->dist ? job_dist_block(td) % td->nr_blocks :
+					 job_rand_block(td));
+	return true;
+}
+
+/*
  * bssplit=, bsrange=: the I/O job_prep_io() made is one block of the
  * smallest size; it becomes one of the sizes, drawn as fio draws them
  * (io_u.c get_next_buflen()), cut at the region's end, and a sequential
@@ -1133,9 +1228,20 @@ static bool job_prep_mod(struct job_thread *td, struct io_u *u)
 static void job_var_bs(struct job_thread *td, struct io_u *u)
 {
 	const struct bench_job_opts *o = td->o;
-	uint64_t min = o->bs, len;
+	uint64_t min = o->bs, len, gran = td->bs_gran;
 	uint64_t end = td->ba ? td->ba_end : td->offset + td->nr_blocks * min;
 	double r = (double)(rng_next(&td->rng) >> 11) * 0x1p-53;
+
+	/*
+	 * bs_unaligned: a sequential job goes on from where its last I/O
+	 * ended, not from a multiple of the smallest size (fio's last_pos);
+	 * past the region's end it starts again at its start
+	 */
+	if (td->track_pos && !td->random) {
+		if (td->next_pos[u->ddir] >= end - td->offset)
+			td->next_pos[u->ddir] = 0;
+		u->bio.bi_offset = td->offset + td->next_pos[u->ddir];
+	}
 
 	if (o->bssplit_nr) {
 		unsigned int i, acc = 0;
@@ -1148,9 +1254,12 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 				break;
 			}
 		}
+		/* fio rounds a size down to the smallest's multiple unless
+		 * bs_unaligned (get_next_buflen()) */
+		len -= len % gran;
 	} else {
 		len = min + (uint64_t)((double)o->bs_max * r);
-		len -= len % min;
+		len -= len % gran;
 		if (len > o->bs_max)
 			len = o->bs_max;
 	}
@@ -1166,16 +1275,22 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 	if (td->random && td->randmap && len > min) {
 		uint64_t b = (u->bio.bi_offset - td->offset) / min, k;
 
-		for (k = 1; k < len / min; k++) {
+		for (k = 1; k < (len + min - 1) / min; k++) {
 			uint64_t x = b + k;
 
 			if (td->randmap[x >> 6] & (1ull << (x & 63)))
 				break;
 			randmap_set(td, x >> 6, x & 63);
 		}
-		len = k * min;
+		if (k * min < len)
+			len = k * min;
 	}
 	td->bytes_issued += len - min;
+	if (td->track_pos && !td->random) {
+		td->next_pos[u->ddir] = u->bio.bi_offset + len - td->offset;
+		if (td->next_pos[u->ddir] >= end - td->offset)
+			td->next_pos[u->ddir] = 0;
+	}
 	/*
 	 * rate= and rate_iops= pace blocks of the smallest size: fio takes
 	 * rate_iops of a job with several sizes as that many of the
@@ -1185,7 +1300,7 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 		td->rate_next[u->ddir] += td->rate_ns[u->ddir] * (len / min - 1);
 	u->bio.bi_size = (uint32_t)len;
 	u->iov.iov_len = len;
-	if (!td->random) {
+	if (!td->random && !td->track_pos) {
 		uint64_t next = td->seq_pos[u->ddir] + len / min - 1;
 
 		td->seq_pos[u->ddir] = next < td->nr_blocks ? next : 0;
@@ -1527,6 +1642,8 @@ eof:
 static bool __attribute__((noinline))
 job_prep_hooked(struct job_thread *td, struct io_u *u)
 {
+	bool seq = false;
+
 	u->vread = 0;
 	if (td->verify_phase)
 		return td->nr_files > 1 ? job_prep_verify_files(td, u) :
@@ -1537,7 +1654,7 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 		return job_prep_trim(td, u);
 	if (td->nr_files > 1) {
 		/* the first I/O goes to the first file, each next to the next */
-		if (td->file_switch)
+		if (td->file_switch && job_file_due(td))
 			job_file_next(td);
 		td->file_switch = true;
 	}
@@ -1551,16 +1668,19 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 		return true;
 	}
 	if (td->zbdj.zbd ? !job_prep_zbd(td, u) :
+	    td->pct_seq_on ? !job_prep_pct(td, u, &seq) :
 	    td->o->rw_mod ? !job_prep_mod(td, u) :
 	    td->random && td->dist ? !job_prep_dist(td, u) : !job_prep_io(td, u))
 		return false;
-	if (td->ba)	/* fio's io_u->offset = b * ba */
+	if (td->ba && !seq)	/* fio's io_u->offset = b * ba */
 		u->bio.bi_offset = td->offset +
 			(u->bio.bi_offset - td->offset) / td->o->bs * td->ba;
 	if (td->var_bs && u->bio.bi_op != BLK_OP_DISCARD)
 		job_var_bs(td, u);
 	else if (td->var_bs)
 		u->bio.bi_size = td->o->bs;
+	if (td->pct_seq_on)
+		td->next_pos[u->ddir] = u->bio.bi_offset + u->bio.bi_size - td->offset;
 	/* every write gets a header and fresh seeded data */
 	if (td->fill_writes && u->ddir == DDIR_WRITE)
 		bench_verify_fill(&td->vspec, u->iov.iov_base, td->o->bs,
@@ -2266,6 +2386,30 @@ job_lat_reaped(struct job_thread *td, const struct io_u *u, uint64_t now)
 }
 
 /* Reap what blk_poll() completed: account, recycle. */
+/*
+ * max_latency= (fio's account_io_completion() and lat_fatal()): a read or
+ * write completed later than its direction's limit after it was started
+ * ends the job with ETIMEDOUT; the I/Os in flight are drained.
+ */
+static void __attribute__((noinline))
+job_max_lat_reaped(struct job_thread *td, const struct io_u *u, uint64_t now)
+{
+	const struct bench_job_opts *o = td->o;
+
+	for (; u; u = u->next) {
+		uint64_t lat = now - u->start_ns, max = o->max_latency_ns[u->ddir];
+
+		if (u->ddir == DDIR_TRIM || !max || lat <= max)
+			continue;
+		job_error(td, -ETIMEDOUT,
+			  "latency of %" PRIu64 " nsec exceeds specified max (%" PRIu64 " nsec): %s %llu %u",
+			  lat, max, u->ddir == DDIR_READ ? "read" : "write",
+			  (unsigned long long)u->bio.bi_offset, u->bio.bi_size);
+		td->max_lat = false;	/* fio reports the first */
+		return;
+	}
+}
+
 static void job_reap(struct job_thread *td, uint64_t now)
 {
 	struct io_u *u = td->completed;
@@ -2282,6 +2426,8 @@ static void job_reap(struct job_thread *td, uint64_t now)
 			job_prio_reaped(td, u, now);
 		if (td->lat_target && td->lat && !td->ramping)
 			job_lat_reaped(td, u, now);
+		if (td->max_lat && td->lat)
+			job_max_lat_reaped(td, u, now);
 	}
 	while (u) {
 		struct io_u *next = u->next;
@@ -2499,6 +2645,58 @@ static void job_pend_take(struct job_thread *td)
 	td->pend_tail = tail;
 }
 
+/*
+ * iodepth_low=: the I/Os submitted since the last reap went at depths
+ * depth_seen + 1 .. @held (fio's io_u_mark_depth()); counted in fio's
+ * buckets.
+ */
+static void job_depth_note(struct job_thread *td, unsigned int held)
+{
+	unsigned int d, i;
+
+	for (d = td->depth_seen + 1; d <= held; d++) {
+		for (i = 0; i < 6 && d >= (2u << i); i++)
+			;
+		td->res->depth_hist[i]++;
+	}
+}
+
+/*
+ * iodepth_low= (fio's wait_for_completions(): reaping goes on while the
+ * queue was full and more than iodepth_low are held): with the queue
+ * full, completions are gathered until at most iodepth_low I/Os are in
+ * flight, and all of them go to job_reap(); else as without it.
+ */
+static int job_reap_low(struct job_thread *td, bool wait, uint64_t timeout_ns)
+{
+	unsigned int held = job_inflight(td) + td->nr_pend, n;
+	int ret;
+
+	job_depth_note(td, held);
+	td->depth_seen = held;
+	if (!wait || td->nr_free || held <= td->depth_low) {
+		if (td->o->batch_complete_set)
+			return -1;	/* job_reap_batch() goes on */
+		ret = job_reap_wait(td, wait, timeout_ns);
+		/* what job_reap() frees is gone from the depth */
+		td->depth_seen = held - (ret > 0 ? (unsigned int)ret : 0);
+		return ret;
+	}
+	while (held - td->nr_pend > td->depth_low) {
+		if (job_reap_wait(td, true, timeout_ns) <= 0)
+			break;	/* the loop's time checks, then again */
+		job_pend_take(td);
+	}
+	if (job_inflight(td) && job_reap_wait(td, false, 0) > 0)
+		job_pend_take(td);
+	n = td->nr_pend;
+	td->completed = td->pend_head;
+	td->pend_head = td->pend_tail = NULL;
+	td->nr_pend = 0;
+	td->depth_seen = held - n;
+	return (int)n;
+}
+
 static int __attribute__((noinline))
 job_reap_batch(struct job_thread *td, bool wait, uint64_t timeout_ns)
 {
@@ -2508,7 +2706,10 @@ job_reap_batch(struct job_thread *td, bool wait, uint64_t timeout_ns)
 			   o->iodepth_batch_complete_max : 1;
 	unsigned int n = 0;
 	struct io_u **pp;
+	int ret;
 
+	if (td->depth_low && (ret = job_reap_low(td, wait, timeout_ns)) >= 0)
+		return ret;
 	if (job_inflight(td) && job_reap_wait(td, false, 0) > 0)
 		job_pend_take(td);
 	if (wait && min) {
@@ -2524,7 +2725,7 @@ job_reap_batch(struct job_thread *td, bool wait, uint64_t timeout_ns)
 	}
 	if (!td->nr_pend)
 		return 0;
-	/* the oldest @max to job_reap() */
+	/* the oldest @max to job_reap() (iodepth_low: gone from the depth) */
 	pp = &td->pend_head;
 	while (*pp && n < max) {
 		pp = &(*pp)->next;
@@ -2536,6 +2737,8 @@ job_reap_batch(struct job_thread *td, bool wait, uint64_t timeout_ns)
 	if (!td->pend_head)
 		td->pend_tail = NULL;
 	td->nr_pend -= n;
+	if (td->depth_low)
+		td->depth_seen -= n < td->depth_seen ? n : td->depth_seen;
 	return (int)n;
 }
 
@@ -2617,12 +2820,33 @@ static bool job_pace_rate(struct job_thread *td, uint64_t now, int *dp)
  * is made up for by the next I/Os.  thinktime: thinktime_blocks I/Os,
  * then they complete, then the stall.
  */
+/*
+ * I/Os between thinktime stalls: thinktime_blocks, except that with
+ * thinktime_iotime= and no thinktime_blocks= only the time counts (fio)
+ */
+static uint32_t job_think_blocks(const struct bench_job_opts *o)
+{
+	if (o->thinktime_iotime_ns && !o->think_blocks_set)
+		return UINT32_MAX;
+	return o->thinktime_blocks;
+}
+
 static bool __attribute__((noinline)) job_pace_ok(struct job_thread *td)
 {
 	int d = 0;
 
 	if (td->lat_target && !job_lat_ok(td))
 		return false;
+	/*
+	 * thinktime_iotime= (fio's handle_thinktime()): a stall once I/O has
+	 * run thinktime_iotime since the last stall began (its thinktime
+	 * included), whatever the blocks' count
+	 */
+	if (td->o->thinktime_iotime_ns && td->o->thinktime_ns &&
+	    td->think_left &&
+	    bench_now_ns() - td->think_since >=
+	    td->o->thinktime_iotime_ns + td->o->thinktime_ns)
+		td->think_left = 0;
 	if (td->o->thinktime_ns && !td->think_left)
 		return false;
 	if (td->rate_on && !job_pace_rate(td, bench_now_ns(), &d))
@@ -2703,12 +2927,13 @@ static void __attribute__((noinline)) job_pace_wait(struct job_thread *td)
 		 */
 		uint64_t end = bench_now_ns() + o->thinktime_ns;
 
+		td->think_since = end - o->thinktime_ns;
 		job_pause(o->thinktime_ns, o->thinktime_spin_ns);
 		while (!atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
 		       !atomic_load_explicit(&td->terminate, memory_order_relaxed) &&
 		       (now = bench_now_ns()) < end)
 			job_pause(end - now, 0);
-		td->think_left = o->thinktime_blocks;
+		td->think_left = job_think_blocks(o);
 		return;
 	}
 	now = bench_now_ns();
@@ -3936,6 +4161,54 @@ static int job_dedupe_setup(struct job_thread *td, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * lockmem= (fio's fio_pin_memory()): @o->lockmem bytes of anonymous
+ * memory, mlock(2)ed until the job's teardown; at most the machine's
+ * memory less 128 MiB, as fio (noted).  0 or -errno, with @err naming
+ * the option and RLIMIT_MEMLOCK when the lock is refused.
+ */
+static int job_pin_memory(struct job_thread *td, const struct bench_job_opts *o,
+			  char *err, size_t errlen)
+{
+	uint64_t len = o->lockmem, phys = bench_phys_mem();
+	struct rlimit rl;
+	int e;
+
+	if (!len)
+		return 0;
+	if (phys != UINT64_MAX && phys > (128ull << 20) &&
+	    len + (128ull << 20) > phys) {
+		len = phys - (128ull << 20);
+		fprintf(stderr, "blkstack bench: note: %s: limiting mlocked memory to %" PRIu64 "MiB (as fio)\n",
+			o->name, len >> 20);
+	}
+	td->pinned = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (td->pinned == MAP_FAILED) {
+		e = errno;
+		td->pinned = NULL;
+		snprintf(err, errlen, "%s: lockmem=%" PRIu64 ": mmap: %s",
+			 o->name, o->lockmem, strerror(e));
+		return -e;
+	}
+	if (mlock(td->pinned, (size_t)len)) {
+		e = errno;
+		munmap(td->pinned, (size_t)len);
+		td->pinned = NULL;
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			snprintf(err, errlen,
+				 "%s: lockmem=%" PRIu64 ": mlock(2): %s (RLIMIT_MEMLOCK is %llu bytes: raise it, ulimit -l, or run with CAP_IPC_LOCK)",
+				 o->name, o->lockmem, strerror(e),
+				 (unsigned long long)rl.rlim_cur);
+		else
+			snprintf(err, errlen, "%s: lockmem=%" PRIu64 ": mlock(2): %s",
+				 o->name, o->lockmem, strerror(e));
+		return -e;
+	}
+	td->pinned_len = (size_t)len;
+	return 0;
+}
+
 static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		     uint64_t dev_size, uint32_t lbs, unsigned int seed_idx,
 		     char *err, size_t errlen)
@@ -4071,12 +4344,19 @@ region_set:
 		td->rate_on |= ns != 0;
 	}
 	if (td->rate_on && o->rate_poisson)
-		rng_seed(&td->prng, (o->randrepeat ? o->randseed : bench_gettime_ns()) ^
+		rng_seed(&td->prng, (job_repeat(o) ? o->randseed : bench_gettime_ns()) ^
 			 0x706f6973736f6eull ^ ((uint64_t)seed_idx << 32));
-	td->think_left = o->thinktime_blocks;
+	td->think_left = job_think_blocks(o);
+	td->think_since = bench_now_ns();	/* fio: the job's epoch */
+	td->fst_left = o->fst_nr ? o->fst_nr : 1;
 	td->lat_target = o->latency_target_ns != 0;
 	td->lat_qd = o->iodepth;
 	td->reap_batch = o->batch_complete_set;
+	if (o->iodepth_low && o->iodepth_low < o->iodepth) {
+		td->depth_low = o->iodepth_low;
+		td->reap_batch = true;
+		td->res->depth_hist_on = true;
+	}
 	td->rate_min_on = false;
 	for (d = 0; d < DDIR_NR; d++)
 		td->rate_min_on |= o->rate_min[d] || o->rate_iops_min[d];
@@ -4148,7 +4428,7 @@ region_set:
 				o->rw_mod ||
 				td->var_bs;
 		td->reap_hook = td->written || td->check_reads;
-		rng_seed(&td->vrng, (o->randrepeat ? o->randseed :
+		rng_seed(&td->vrng, (job_repeat(o) ? o->randseed :
 				     bench_gettime_ns()) ^ 0x76657269667931ull ^
 			 ((uint64_t)seed_idx << 32));
 		rng_seed(&td->trng, (o->randrepeat ? o->randseed :
@@ -4157,6 +4437,9 @@ region_set:
 	}
 	if (td->lat_target)
 		td->reap_hook = true;	/* job_lat_reaped() */
+	td->max_lat = o->max_latency_ns[DDIR_READ] || o->max_latency_ns[DDIR_WRITE];
+	if (td->max_lat)
+		td->reap_hook = true;	/* job_max_lat_reaped() */
 	td->ios = calloc(o->iodepth, sizeof(*td->ios));
 	td->batch = calloc(o->iodepth, sizeof(*td->batch));
 	if (!td->ios || !td->batch)
@@ -4165,6 +4448,9 @@ region_set:
 	if (ret)
 		return ret;
 	job_buf_setup(td);
+	ret = job_pin_memory(td, o, err, errlen);
+	if (ret)
+		return ret;
 	td->random = bench_rw_is_random(o->rw);
 	if (td->random && o->ba && o->ba != o->bs) {
 		/*
@@ -4236,6 +4522,15 @@ region_set:
 		}
 		td->prep_hook = true;
 	}
+	td->bs_gran = o->bs_unaligned ? lbs : o->bs;
+	td->track_pos = td->var_bs && o->bs_unaligned && !td->random;
+	td->pct_seq_on = td->random &&
+			 (o->pct_seq[0] || o->pct_seq[1] || o->pct_seq[2]);
+	if (td->pct_seq_on)
+		rng_seed(&td->seq_rng, (job_repeat(o) ? o->randseed : bench_gettime_ns()) ^
+			 0x73657172616e64ull ^ ((uint64_t)seed_idx << 32));
+	if (td->pct_seq_on)
+		td->prep_hook = true;
 	switch (o->rw) {
 	case RW_READ:
 	case RW_RANDREAD:
@@ -4362,7 +4657,7 @@ region_set:
 		}
 		td->prep_hook = true;
 	}
-	rng_seed(&td->rng, o->randrepeat ? o->randseed + seed_idx :
+	rng_seed(&td->rng, job_repeat(o) ? o->randseed + seed_idx :
 					   bench_gettime_ns() + seed_idx);
 	for (i = 0; i < o->iodepth; i++) {
 		struct io_u *u = &td->ios[i];
@@ -4392,6 +4687,11 @@ static void job_teardown(struct job_thread *td)
 		pthread_mutex_destroy(&td->snap_mu);
 	free(td->snap);
 	td->snap = NULL;
+	if (td->pinned) {
+		munlock(td->pinned, td->pinned_len);
+		munmap(td->pinned, td->pinned_len);
+		td->pinned = NULL;
+	}
 	if (td->abandoned)
 		return; /* the device may still write into these buffers */
 	/* several files: the fields hold one file's maps, files[] all */

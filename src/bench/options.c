@@ -252,6 +252,9 @@ static const struct opt_choice unit_base_choices[] = {
 	{ "1", 1 },
 	{ NULL, 0 },
 };
+static int apply_perc_rand(struct opt_ctx *c, uint64_t v);
+static int apply_fst(struct opt_ctx *c, uint64_t v);
+static int apply_think_blocks(struct opt_ctx *c, uint64_t v);
 
 /* fallocate=: what blkstack does to a file it creates is fio's none/truncate */
 static const struct opt_choice fallocate_choices[] = {
@@ -338,7 +341,7 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "nrfiles", .alias = { "nr_files" }, .type = OPT_UINT,
 	  JOBF(nrfiles), .min = 1, .max = BENCH_MAX_FILES, .def = "1",
 	  .apply = apply_nrfiles,
-	  .help = "files per job thread without filename= (dev=uring), used in turn, one I/O each (fio's file_service_type=roundrobin); size= is shared among them" },
+	  .help = "files per job thread without filename= (dev=uring), used in turn, one I/O each (fio's file_service_type=roundrobin; file_service_type= picks others); size= is shared among them" },
 	{ .name = "filesize", .type = OPT_SIZE, JOBF(filesize),
 	  .max = UINT64_MAX, .def = "0", .apply = apply_filesize,
 	  .help = "size of each of the job's files (a missing file is created so); without it each file is size / files; size= defaults to their sum" },
@@ -379,8 +382,12 @@ static const struct opt_def bench_opts_table[] = {
 	  .def = "0",
 	  .help = "of each thinktime stall, this much is spent spinning on the CPU, the rest asleep (a bare number is in us)" },
 	{ .name = "thinktime_blocks", .type = OPT_UINT, JOBF(thinktime_blocks),
-	  .min = 1, .max = UINT32_MAX, .def = "1",
+	  .min = 1, .max = UINT32_MAX, .def = "1", .apply = apply_think_blocks,
 	  .help = "I/Os issued between thinktime stalls; they complete first, so it caps the depth" },
+	{ .name = "thinktime_iotime", .type = OPT_TIME, JOBF(thinktime_iotime_ns),
+	  .max = 4294967295ull * 1000, .unit_ns = NSEC_PER_SEC, .store_ns = 1,
+	  .def = "0",
+	  .help = "with thinktime, a stall also once I/O has run this long since the last (fio's; a bare number is in s; then thinktime_blocks counts only when given)" },
 	{ .name = "rate_min", .alias = { "ratemin" }, .type = OPT_SIZE,
 	  JOBF(rate_min), .max = UINT64_MAX, .def = "0", .flags = OPT_F_DDIR,
 	  .metavar = "R[,W[,T]]",
@@ -392,6 +399,10 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "rate_cycle", .alias = { "ratecycle" }, .type = OPT_UINT,
 	  JOBF(rate_cycle_ms), .min = 1, .max = 86400000, .def = "1000",
 	  .help = "rate_min= and rate_iops_min= average over this many ms" },
+	{ .name = "max_latency", .type = OPT_TIME, JOBF(max_latency_ns),
+	  .max = UINT64_MAX, .unit_ns = NSEC_PER_USEC, .store_ns = 1,
+	  .def = "0", .flags = OPT_F_DDIR, .metavar = "R[,W[,T]]",
+	  .help = "a read or write whose total latency exceeds this ends the job with ETIMEDOUT (fio's; a bare number is in us; a read,write[,trim] list as rate=; 0: no limit)" },
 	{ .name = "latency_target", .type = OPT_TIME, JOBF(latency_target_ns),
 	  .max = UINT64_MAX, .unit_ns = NSEC_PER_USEC, .store_ns = 1,
 	  .def = "0",
@@ -437,6 +448,21 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "blockalign", .alias = { "ba" }, .type = OPT_SIZE, JOBF(ba),
 	  .min = 512, .max = 16 << 20, .flags = OPT_F_ALIGN512,
 	  .help = "random offsets are multiples of this (default: the smallest bs); as in fio, any other value turns the random map off, and a sequential job ignores it" },
+	{ .name = "bs_unaligned", .alias = { "blocksize_unaligned" },
+	  .type = OPT_BOOL, JOBF(bs_unaligned), .max = 1, .def = "0",
+	  .help = "bsrange= sizes any multiple of the device's logical block size in the range, bssplit= sizes as given, not cut to multiples of the smallest (fio's; its byte granularity is the sector here, as with O_DIRECT); sequential I/Os then start where the last ended" },
+	{ .name = "percentage_random", .type = OPT_STR, JOBF(pct_seq),
+	  .apply = apply_perc_rand, .metavar = "R[,W[,T]]",
+	  .help = "of a random job's I/Os per direction, this % at random offsets, the others where that direction's last I/O ended (fio's; 0..100, default 100; a list as rate=)" },
+	{ .name = "file_service_type", .type = OPT_STR, JOBF(fst),
+	  .apply = apply_fst, .metavar = "roundrobin[:N]|sequential|random[:N]",
+	  .help = "with several files, the file of each next I/O (fio's): roundrobin (in turn, the default), sequential (each file's region whole, then the next), random (any file not done this pass); :N, I/Os to a file before the next pick (1)" },
+	{ .name = "lockmem", .type = OPT_SIZE, JOBF(lockmem), .max = UINT64_MAX,
+	  .def = "0",
+	  .help = "each thread locks this much memory with mlock(2) for its run, as fio does to leave the rest less (at most the machine's memory less 128 MiB, as fio); RLIMIT_MEMLOCK applies (0: none)" },
+	{ .name = "iodepth_low", .type = OPT_UINT, JOBF(iodepth_low),
+	  .max = 65536, .def = "0",
+	  .help = "once iodepth I/Os are in flight, reap completions until at most this many are, then refill (fio's low-water mark; 0 or above iodepth: iodepth)" },
 	{ .name = "flow", .type = OPT_UINT, JOBF(flow), .max = 1000, .def = "0",
 	  .help = "weight in its flow_id: the jobs of a flow issue I/Os in the ratio of their weights (fio's token counts); 0: no flow" },
 	{ .name = "flow_id", .type = OPT_UINT, JOBF(flow_id), .max = UINT32_MAX,
@@ -604,6 +630,9 @@ static const struct opt_def bench_opts_table[] = {
 	  .help = "random offsets may repeat before every block was hit" },
 	{ .name = "randrepeat", .type = OPT_BOOL, JOBF(randrepeat), .max = 1,
 	  .def = "1", .help = "the same random sequence on every run" },
+	{ .name = "allrandrepeat", .type = OPT_BOOL, JOBF(allrandrepeat),
+	  .max = 1, .def = "0",
+	  .help = "every random generator (offsets, directions, sizes, buffers, gaps) seeded from randseed, so that runs repeat even with randrepeat=0 (fio's)" },
 	{ .name = "randseed", .type = OPT_UINT, JOBF(randseed),
 	  .max = UINT64_MAX, .def = "0x89",
 	  .help = "seed of the random offsets (fio's default)" },
@@ -2218,6 +2247,103 @@ static int apply_latency_percentile(struct opt_ctx *c, uint64_t unused)
 	return 0;
 }
 
+/*
+ * percentage_random=R[,W[,T]]: fio's int list (perc_rand[]), 0..100 each;
+ * as rate=, the last value given sets the directions after it, an empty
+ * one leaves fio's default, 100.  Stored as 100 - R (j->pct_seq).
+ */
+static int apply_perc_rand(struct opt_ctx *c, uint64_t unused)
+{
+	const char *p = c->val;
+	uint8_t *seq = c->j->pct_seq;
+	unsigned int i = 0, k;
+
+	(void)unused;
+	memset(seq, 0, 3);
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (i == 3)
+			return val_err(c, -EINVAL,
+				       "more than 3 values, allowed read,write,trim");
+		if (n) {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(p, &end, 10);
+			if (end != p + n || errno || v > 100 || *p == '-' || *p == '+')
+				return val_err(c, -EINVAL,
+					       "value %u: not a percentage, allowed 0..100",
+					       i + 1);
+			for (k = i; k < (comma ? i + 1 : 3); k++)
+				seq[k] = (uint8_t)(100 - v);
+		}
+		if (!comma)
+			break;
+		p = comma + 1;
+		i++;
+		if (!*p)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * file_service_type=TYPE[:N] (fio's str_fst_cb()): roundrobin, sequential
+ * or random, :N the I/Os per pick (0 is 1, as fio); fio's normal, gauss,
+ * zipf and pareto file choices are refused.
+ */
+static int apply_fst(struct opt_ctx *c, uint64_t unused)
+{
+	static const char *const names[] = { "roundrobin", "sequential", "random" };
+	const char *colon = strchr(c->val, ':');
+	size_t n = colon ? (size_t)(colon - c->val) : strlen(c->val);
+	unsigned int i;
+	uint64_t nr = 1;
+
+	(void)unused;
+	for (i = 0; i < 3; i++)
+		if (strlen(names[i]) == n && !strncmp(c->val, names[i], n))
+			break;
+	if (i == 3) {
+		static const char *const other[] = { "normal", "gauss", "zipf", "pareto" };
+		unsigned int k;
+
+		for (k = 0; k < 4; k++)
+			if (strlen(other[k]) == n && !strncmp(c->val, other[k], n))
+				return val_err(c, -EOPNOTSUPP,
+					       "fio's %s file choice is not implemented, allowed roundrobin[:N]|sequential|random[:N]",
+					       other[k]);
+		return val_err(c, -EINVAL,
+			       "allowed roundrobin[:N]|sequential|random[:N]");
+	}
+	if (colon) {
+		const char *end;
+		bool hex;
+
+		if (parse_digits(colon + 1, &nr, &end, &hex) || *end || hex ||
+		    nr > UINT32_MAX)
+			return val_err(c, -EINVAL,
+				       "':%s': a count of I/Os, allowed 0..4294967295",
+				       colon + 1);
+		if (!nr)
+			nr = 1;
+	}
+	c->j->fst = (uint8_t)i;
+	c->j->fst_nr = (uint32_t)nr;
+	return 0;
+}
+
+/* thinktime_blocks=: stored, and noted as given (thinktime_iotime=) */
+static int apply_think_blocks(struct opt_ctx *c, uint64_t v)
+{
+	store(c, v);
+	c->j->think_blocks_set = true;
+	return 0;
+}
+
 /* iodepth_batch_complete_min=, _max=: stored, and reaping follows them */
 static int apply_batch_complete(struct opt_ctx *c, uint64_t v)
 {
@@ -3506,6 +3632,7 @@ void bench_job_defaults(struct bench_job_opts *j)
 	j->verify_given = false;
 	j->buf_given = 0;
 	j->batch_complete_set = false;	/* only a user's value */
+	j->think_blocks_set = false;	/* only a user's value */
 }
 
 void bench_opts_init(struct bench_opts *o)
@@ -3675,6 +3802,8 @@ static int check_zbd(struct bench_job_opts *j, char *err, size_t errlen)
 		with = "blockalign=";
 	else if (j->rand_dist != DIST_RANDOM)
 		with = "random_distribution=";
+	else if (j->pct_seq[0] || j->pct_seq[1] || j->pct_seq[2])
+		with = "percentage_random=";
 	else if (j->nrfiles > 1 || strchr(j->filename, ':'))
 		with = "several files";
 	else if (j->rw == RW_TRIM || j->rw == RW_RANDTRIM)
@@ -3733,6 +3862,8 @@ static int check_zonemode(struct bench_job_opts *j, char *err, size_t errlen)
 		with = "blockalign=";
 	else if (j->rand_dist != DIST_RANDOM)
 		with = "random_distribution=";
+	else if (j->pct_seq[0] || j->pct_seq[1] || j->pct_seq[2])
+		with = "percentage_random=";
 	else if (j->nrfiles > 1 || strchr(j->filename, ':'))
 		with = "several files";
 	if (with) {

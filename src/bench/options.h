@@ -110,6 +110,7 @@ struct bench_job_opts {
 	uint32_t rwmixread;         /* rwmixread=, 0..100 (50); rwmixwrite= sets 100 - it */
 	bool norandommap;           /* norandommap (0) */
 	bool randrepeat;            /* randrepeat=0|1 (1) */
+	bool allrandrepeat;         /* allrandrepeat=0|1 (0): every generator seeded from randseed, whatever randrepeat says (fio's) */
 	uint64_t randseed;          /* randseed= (fio's default seed) */
 	uint32_t loops;             /* loops=, 1.. (1) */
 	bool gtod_reduce;           /* gtod_reduce=0|1 (0): no latency timestamps */
@@ -206,6 +207,8 @@ struct bench_job_opts {
 	uint64_t thinktime_ns;      /* thinktime=, default unit us: stall after thinktime_blocks I/Os (0) */
 	uint64_t thinktime_spin_ns; /* thinktime_spin=, default unit us: of the stall, spun not slept (0) */
 	uint32_t thinktime_blocks;  /* thinktime_blocks=: I/Os between stalls (1) */
+	bool think_blocks_set;      /* thinktime_blocks= was given (fio's fio_option_is_set()) */
+	uint64_t thinktime_iotime_ns; /* thinktime_iotime= (fio's, default unit s): with thinktime, a stall once I/O has run this long (0: none) */
 	/*
 	 * Block sizes that vary per I/O, in multiples of the smallest:
 	 * bsrange=a-b (fio's draw: a + b x uniform, aligned down to a, at
@@ -375,6 +378,34 @@ struct bench_job_opts {
 	bool fill_device;
 	char fill_device_at[BENCH_AT_LEN];
 	uint32_t ba;                /* blockalign= / ba=: random offsets' unit, bytes (0: the smallest bs) */
+	/*
+	 * blocksize_unaligned= / bs_unaligned= (fio's): bsrange= and
+	 * bssplit= sizes any multiple of the device's logical block size
+	 * within the range, not only of the smallest size; a sequential job's
+	 * next I/O starts where the last ended
+	 */
+	bool bs_unaligned;
+	/*
+	 * percentage_random=R[,W[,T]] (fio's perc_rand[]), stored as the
+	 * share that is sequential, 100 - R: of a random job's I/Os in a
+	 * direction, that many % start where that direction's last ended
+	 * (0: all random, fio's 100)
+	 */
+	uint8_t pct_seq[3];
+	uint64_t max_latency_ns[3]; /* max_latency=R[,W[,T]] (fio's, default unit us): a read or write completing later than this ends the job with ETIMEDOUT (0: none) */
+	/*
+	 * file_service_type= (fio's): how a job with several files picks the
+	 * file of its next I/O: BENCH_FST_RR (roundrobin, fio's default),
+	 * _SEQ (sequential: a file's region whole, then the next), _RAND
+	 * (random); @fst_nr: I/Os to a file before the next pick (the :N, 1)
+	 */
+#define BENCH_FST_RR 0
+#define BENCH_FST_SEQ 1
+#define BENCH_FST_RAND 2
+	uint8_t fst;
+	uint32_t fst_nr;
+	uint64_t lockmem;           /* lockmem= (fio's): bytes each thread mlock(2)s for its run, less memory for the rest (0: none) */
+	uint32_t iodepth_low;       /* iodepth_low= (fio's): a full queue is reaped down to it before refilling (0: iodepth) */
 	/* fio's flows: jobs of one flow_id issue in the ratio of their flow= weights */
 	uint32_t flow;              /* flow=, 0..1000: this job's weight (0: not in a flow) */
 	uint32_t flow_id;           /* flow_id=: the flow (0) */

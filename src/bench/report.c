@@ -595,6 +595,16 @@ static double agg_pct(double agg, double mean)
 	return p;
 }
 
+/*
+ * fio's IO depths of @j: the depth each I/O went at with iodepth_low=
+ * (j->depth_hist, counted I/O by I/O as the queue refills), else each
+ * submitted batch's I/Os at the depth after it (j->depth_map)
+ */
+static const uint64_t *depth_counts(const struct bench_job_result *j)
+{
+	return j->depth_hist_on ? j->depth_hist : j->depth_map;
+}
+
 /* ---- entries: job threads, or group_reporting sums ---- */
 
 /*
@@ -717,7 +727,9 @@ static void job_add(struct bench_job_result *dst,
 	dst->wait.chose_spin += src->wait.chose_spin;
 	dst->wait.contended += src->wait.contended;
 	dst->nr_threads += job_threads(src);
+	dst->depth_hist_on |= src->depth_hist_on;
 	for (d = 0; d < NR_DEPTHS; d++) {
+		dst->depth_hist[d] += src->depth_hist[d];
 		dst->depth_map[d] += src->depth_map[d];
 		dst->submit_map[d] += src->submit_map[d];
 		dst->complete_map[d] += src->complete_map[d];
@@ -1306,7 +1318,7 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 		safe_div(j->usr_cpu_s * 100.0, thread_s),
 		safe_div(j->sys_cpu_s * 100.0, thread_s),
 		(ull)j->ctx_switches, (ull)j->majf, (ull)j->minf);
-	depth_dist(j->depth_map, dist);
+	depth_dist(depth_counts(j), dist);
 	fputs("  IO depths    :", f);
 	for (i = 0; i < NR_DEPTHS; i++)
 		fprintf(f, " %s=%.1f%%%s", depth_keys[i], dist[i],
@@ -1613,7 +1625,7 @@ void bench_report_terse(FILE *f, const struct bench_opts *o,
 			safe_div(j->usr_cpu_s * 100.0, thread_s),
 			safe_div(j->sys_cpu_s * 100.0, thread_s),
 			(ull)j->ctx_switches, (ull)j->majf, (ull)j->minf);
-		depth_dist(j->depth_map, dist);
+		depth_dist(depth_counts(j), dist);
 		for (k = 0; k < NR_DEPTHS; k++)
 			fprintf(f, ";%3.1f%%", dist[k]);
 		/* fio keeps terse's fields: the nsec buckets go in the first usec one */
@@ -1942,6 +1954,8 @@ static json_t *json_job_opts(struct jctx *c, const struct bench_job_result *j)
 		jstr(c, o, "norandommap", "1");
 	if (!jo->randrepeat)
 		jstr(c, o, "randrepeat", "0");
+	if (jo->allrandrepeat)
+		jstr(c, o, "allrandrepeat", "1");
 	if (jo->loops > 1)
 		jstrf(c, o, "loops", jo->loops);
 	if (jo->gtod_reduce)
@@ -2312,7 +2326,7 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 	jint(c, o, "majf", j->majf);
 	jint(c, o, "minf", j->minf);
 	/* fio's IO depths, submit and complete, from the engine's counts */
-	depth_dist(j->depth_map, dist);
+	depth_dist(depth_counts(j), dist);
 	dl = json_object();
 	for (i = 0; i < NR_DEPTHS; i++)
 		jreal(c, dl, depth_keys[i], dist[i]);

@@ -33,18 +33,18 @@ ioengine=rbd
 size=16m
 [a]
 rw=randread
-lockmem=1m
+offset_align=4k
 iodpeth=4
 [b]
 rw=read
-max_latency=10ms
+rw_sequencer=identical
 port=8080
 JOB
 expect_error "refused engine named with its line" "many.fio:2: ioengine=rbd: a fio engine blkstack bench does not support: network" \
 	bench --parse-only "$TMP/many.fio"
-check "refused option with its line and reason" grep -q "many.fio:6: option 'lockmem' is a fio option that blkstack bench does not support: a workload option" "$TMP/err"
+check "refused option with its line and reason" grep -q "many.fio:6: option 'offset_align' is a fio option that blkstack bench does not support: a workload option" "$TMP/err"
 check "typo with the nearest name" grep -q "many.fio:7: unknown option 'iodpeth' (did you mean 'iodepth'?)" "$TMP/err"
-check "a later job's problem too" grep -q "many.fio:10: option 'max_latency'" "$TMP/err"
+check "a later job's problem too" grep -q "many.fio:10: option 'rw_sequencer'" "$TMP/err"
 check "an engine's option names the engine" grep -q "many.fio:11: option 'port' .*an option of ioengine=.*net" "$TMP/err"
 check "the count of problems" grep -q "^blkstack bench: 5 problems; nothing ran$" "$TMP/err"
 # the command line's problems and the file's, in one run

@@ -473,9 +473,9 @@ static void test_errors(void **state)
 	assert_int_equal(set(&o, &j, "file_append", "1"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
 			    "option 'file_append' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
-	assert_int_equal(set(&o, &j, "lockmem", "1m"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "offset_align", "4k"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
-			    "option 'lockmem' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet");
+			    "option 'offset_align' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet");
 	/* an engine's option names its engines */
 	assert_int_equal(set(&o, &j, "hostname", "x"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
@@ -1730,9 +1730,9 @@ static void test_jobfile_all_problems(void **state)
 {
 	const char *path = write_file("all.fio",
 		"[global]\nioengine=rbd\nbs=4k\n"
-		"[a]\nrw=randread\nlockmem=1m\niodpeth=4\n"
+		"[a]\nrw=randread\noffset_align=4k\niodpeth=4\n"
 		"[b\nrate=1m\n"		/* a bad header: its lines skipped */
-		"[c]\nrw=read\nmax_latency=10ms\nexec_prerun=true\n");
+		"[c]\nrw=read\nrw_sequencer=identical\nexec_prerun=true\n");
 	struct bench_opts o;
 	char want[2048];
 
@@ -1743,11 +1743,11 @@ static void test_jobfile_all_problems(void **state)
 	assert_int_equal(o.nr_jobs, 0);
 	snprintf(want, sizeof(want),
 		 "%1$s:2: ioengine=rbd: a fio engine blkstack bench does not support: network or distributed storage: blkstack's media are its own block devices\n"
-		 "%1$s:6: option 'lockmem' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
+		 "%1$s:6: option 'offset_align' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
 		 "%1$s:7: unknown option 'iodpeth' (did you mean 'iodepth'?)\n"
 		 "%1$s:8: bad section header '[b'\n"
-		 "%1$s:12: option 'max_latency' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
-		 "%1$s:13: option 'exec_prerun' is a fio option that blkstack bench does not support: process, priority and cgroup options are not implemented (jobs are threads of one process; its CPU and NUMA placement is: cpus_allowed, cpumask, numa_cpu_nodes, numa_mem_policy)",
+		 "%1$s:12: option 'rw_sequencer' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet\n"
+		 "%1$s:13: option 'exec_prerun' is a fio option that blkstack bench does not support: process and cgroup options are not implemented (jobs are threads of one process; its CPU and NUMA placement is: cpus_allowed, cpumask, numa_cpu_nodes, numa_mem_policy)",
 		 path);
 	{
 		static char big[4096];
@@ -1808,12 +1808,12 @@ static void test_jobfile_fio_syntax(void **state)
 	assert_int_equal(o.jobs[0].size, 2 << 20);
 	assert_int_equal(o.jobs[1].bs, 4096);
 	/* an included file's problems name that file and its line */
-	write_file("bad.opts", "bs=16k\nlockmem=1m\n");
+	write_file("bad.opts", "bs=16k\noffset_align=4k\n");
 	path = write_file("ib.fio", "[a]\ninclude bad.opts\n");
 	bench_opts_init(&o);
 	assert_int_equal(bench_parse_jobfile(&o, path, NULL, errbuf,
 					     sizeof(errbuf)), -EINVAL);
-	snprintf(text, sizeof(text), "%s/bad.opts:2: option 'lockmem'", tmpdir);
+	snprintf(text, sizeof(text), "%s/bad.opts:2: option 'offset_align'", tmpdir);
 	assert_non_null(strstr(errbuf, text));
 	/* no sections in an included file */
 	write_file("sect.opts", "[x]\n");
