@@ -115,6 +115,13 @@ struct bench_job_result {
 	 * r->jobs[], freed by bench_run_result_free(); NULL when off) */
 	struct blk_stage_stats *stages;
 	struct bench_ss_result ss; /* ss_dur=: steady state */
+	/*
+	 * fsync=, fdatasync=, sync_file_range=: fio's sync statistics, the
+	 * latency of each FLUSH (submitted to completed, ns) and the number
+	 * of fsync='s alone (fio's JSON "sync" total_ios, total_io_u[DDIR_SYNC])
+	 */
+	struct blk_hist sync_lat;
+	uint64_t sync_ios;
 };
 
 /*

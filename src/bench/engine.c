@@ -468,7 +468,23 @@ struct job_thread {
 	int buf_fd;                  /* mem=mmap*:FILE: its descriptor, or -1 */
 	bool buf_unlink;             /* ... created here: removed at the end */
 	const char *file_path;       /* the one file's path (error_dump), NULL: a device */
+	/*
+	 * fsync=, fdatasync=, sync_file_range= (job_sync()): @sync_on, the
+	 * job has one; @wr_issued, writes issued (fio's io_issues[WRITE]);
+	 * @last_was_sync, the last I/O was a sync (fio's); @sync_due, set by
+	 * job_prep_hooked() with @pace_blocked: job_loop() then syncs;
+	 * @sync_kind: SYNC_* of the sync due.  write_barrier= FUA-flags writes.
+	 */
+	bool sync_on;
+	bool last_was_sync;
+	bool sync_due;
+	uint8_t sync_kind;
+	uint64_t wr_issued;
+	struct blk_bio sync_bio;
+	bool sync_done;
 };
+
+enum { SYNC_FSYNC, SYNC_DATASYNC, SYNC_SFR, SYNC_END };
 
 enum { BUFK_RANDOM, BUFK_ZERO, BUFK_PATTERN, BUFK_PCT };
 
@@ -1360,6 +1376,34 @@ eof:
 }
 
 /*
+ * fio's get_rw_ddir(): before the next I/O, is a sync due?  Once
+ * io_issues[WRITE] is a multiple of fsync= (then fdatasync=, then
+ * sync_file_range='s N) and the last I/O was not a sync.  Not after the
+ * job's last I/O: fio's loop ends on the bytes issued before asking.
+ * True: job_loop() syncs (td->sync_due, through td->pace_blocked).
+ */
+static bool job_sync_check(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t w = td->wr_issued;
+
+	if (td->last_was_sync || !w ||
+	    (td->bytes_limit && td->bytes_issued >= td->bytes_limit))
+		return false;
+	if (o->fsync_blocks && !(w % o->fsync_blocks))
+		td->sync_kind = SYNC_FSYNC;
+	else if (o->fdatasync_blocks && !(w % o->fdatasync_blocks))
+		td->sync_kind = SYNC_DATASYNC;
+	else if (o->sfr_blocks && !(w % o->sfr_blocks))
+		td->sync_kind = SYNC_SFR;
+	else
+		return false;
+	td->sync_due = true;
+	td->pace_blocked = true;
+	return true;
+}
+
+/*
  * job_prep() for a job with verify=, rw=<pattern>:N, bssplit=, bsrange=
  * or several files: the verify phase, the next file, the offset
  * modifiers, the sizes, headers on writes.
@@ -1373,6 +1417,8 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 					  job_prep_verify(td, u);
 	if (td->backlog_due)
 		return job_prep_backlog(td, u);
+	if (unlikely(td->sync_on) && job_sync_check(td))
+		return false;
 	if (td->nr_files > 1) {
 		/* the first I/O goes to the first file, each next to the next */
 		if (td->file_switch)
@@ -1410,6 +1456,16 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 		job_buf_scramble(td, u);
 	if (td->nr_files > 1)
 		job_file_issued(td, u);
+	if (unlikely(td->sync_on)) {
+		/* fio's set_rw_ddir(): a barrier when io_issues[WRITE] is a multiple */
+		if (td->o->barrier_blocks)
+			u->bio.bi_flags = u->ddir == DDIR_WRITE && td->wr_issued &&
+				!(td->wr_issued % td->o->barrier_blocks) ?
+				BLK_BIO_FUA : 0;
+		if (u->ddir == DDIR_WRITE)
+			td->wr_issued++;
+		td->last_was_sync = false;
+	}
 	return true;
 }
 
@@ -1676,6 +1732,8 @@ static void job_reset_stats(struct job_thread *td)
 		blk_hist_init(&ds->clat);
 		blk_hist_init(&ds->lat);
 	}
+	td->res->sync_ios = 0;
+	blk_hist_init(&td->res->sync_lat);
 }
 
 /*
@@ -2355,6 +2413,61 @@ static bool job_tick_slow(struct job_thread *td, uint64_t now,
 	return td->rate_min_on && job_rate_min_fail(td, now);
 }
 
+static void job_sync_end_io(struct blk_bio *bio)
+{
+	*(bool *)bio->bi_private = true;
+}
+
+/*
+ * A sync: wait for every I/O in flight (reaped as usual), then a FLUSH
+ * to the device, waited for.  As fio's libaio and sync engines, the
+ * sync covers the writes issued before it; the FLUSH is the block
+ * layer's (counted in the device's flush counter; on a uring file,
+ * fdatasync).  Its latency is fio's sync statistics, except the one of
+ * end_fsync=/fsync_on_close= (fio's TD_FSYNCING: not counted).  With
+ * several files, the current file's device is flushed.
+ */
+static void __attribute__((noinline, cold)) job_sync(struct job_thread *td)
+{
+	struct blk_bio *b = &td->sync_bio;
+	uint8_t kind = td->sync_kind;
+	uint64_t t0;
+	int ret;
+
+	td->sync_due = false;
+	while (job_inflight(td) || td->nr_pend) {
+		if (job_reap_some(td, true, BENCH_WAIT_NS) > 0)
+			job_reap(td, td->lat ? bench_now_ns() : 0);
+		if (atomic_load_explicit(&bench_interrupted, memory_order_relaxed))
+			return;
+	}
+	memset(b, 0, sizeof(*b));
+	b->bi_op = BLK_OP_FLUSH;
+	b->bi_end_io = job_sync_end_io;
+	b->bi_private = &td->sync_done;
+	td->sync_done = false;
+	t0 = bench_now_ns();
+	while ((ret = blk_submit(td->ctx, b)) == -EAGAIN)
+		blk_poll(td->ctx);
+	if (ret) {
+		job_error(td, ret, "sync: %s", strerror(-ret));
+		return;
+	}
+	while (!td->sync_done)
+		blk_wait(td->ctx, BENCH_WAIT_NS);
+	td->last_was_sync = true;
+	if (b->bi_status) {
+		job_error(td, blk_status_to_errno(b->bi_status), "sync: %s",
+			  blk_status_str(b->bi_status));
+		return;
+	}
+	if (kind == SYNC_END || !td->measuring)
+		return;
+	blk_hist_add(&td->res->sync_lat, bench_now_ns() - t0);
+	if (kind == SYNC_FSYNC)	/* fio's total_io_u[DDIR_SYNC] */
+		td->res->sync_ios++;
+}
+
 static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		     uint64_t runtime_end)
 {
@@ -2452,7 +2565,10 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		 */
 		if (unlikely(td->pace_blocked)) {
 			td->pace_blocked = false;
-			job_pace_wait(td);
+			if (td->sync_due)
+				job_sync(td);
+			else
+				job_pace_wait(td);
 		} else if (job_reap_some(td, !td->nr_free || td->retry ||
 					 (td->bytes_limit &&
 					  td->bytes_issued >= td->bytes_limit),
@@ -2837,6 +2953,12 @@ static void *job_thread_fn(void *arg)
 	}
 	if (!o->verify_only)
 		job_loop(td, ramp_end, runtime_end);
+	/* fio's end_fsync=1 and fsync_on_close=1: should_fsync(), a write job */
+	if ((o->end_fsync || o->fsync_on_close) && !td->res->error &&
+	    !td->interrupted && !td->abandoned && bench_rw_writes(o->rw)) {
+		td->sync_kind = SYNC_END;
+		job_sync(td);
+	}
 	if (td->flow) {	/* fio's flow_put() */
 		atomic_fetch_sub(&td->flow->counter, td->flow_counter);
 		atomic_fetch_sub(&td->flow->total_weight, o->flow);
@@ -3675,6 +3797,12 @@ region_set:
 		}
 		td->prep_hook = true;
 	}
+	if (o->fsync_blocks || o->fdatasync_blocks || o->sfr_blocks ||
+	    o->barrier_blocks) {
+		td->sync_on = true;
+		td->prep_hook = true;
+	}
+	blk_hist_init(&td->res->sync_lat);
 	rng_seed(&td->rng, o->randrepeat ? o->randseed + seed_idx :
 					   bench_gettime_ns() + seed_idx);
 	for (i = 0; i < o->iodepth; i++) {

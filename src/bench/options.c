@@ -217,6 +217,7 @@ static int apply_buf_bool(struct opt_ctx *c, uint64_t v);
 static int apply_buf_uint(struct opt_ctx *c, uint64_t v);
 static int apply_buffer_pattern(struct opt_ctx *c, uint64_t v);
 static int apply_mem(struct opt_ctx *c, uint64_t v);
+static int apply_sync_file_range(struct opt_ctx *c, uint64_t v);
 
 static const struct opt_choice dedupe_mode_choices[] = {
 	{ "repeat", BENCH_DEDUPE_REPEAT },
@@ -486,6 +487,24 @@ static const struct opt_def bench_opts_table[] = {
 	  .help = "1: write until the device is full: ENOSPC or EDQUOT ends the job, not as an error (fio's); without size= the job's region is the device or block device from offset, and a regular file without size= is refused (fio would write until its file system is full)" },
 	{ .name = "unlink", .type = OPT_BOOL, JOBF(unlink), .max = 1, .def = "0",
 	  .help = "1: remove the job's regular files after the run (block devices stay)" },
+	{ .name = "fsync", .type = OPT_UINT, JOBF(fsync_blocks),
+	  .max = UINT32_MAX, .def = "0",
+	  .help = "N: once N writes have been issued since the last sync, wait for them and send a FLUSH (fio's fsync; on a uring file fdatasync); its latency is fio's sync line; 0: none" },
+	{ .name = "fdatasync", .type = OPT_UINT, JOBF(fdatasync_blocks),
+	  .max = UINT32_MAX, .def = "0",
+	  .help = "N: as fsync=N (a block device has one FLUSH: on a uring file it is fdatasync for both)" },
+	{ .name = "sync_file_range", .type = OPT_STR, JOBF(sfr_blocks),
+	  .apply = apply_sync_file_range, .metavar = "FLAGS[:N]",
+	  .help = "FLAGS wait_before,write,wait_after (fio's) and N (1): as fsync=N, a FLUSH (on a uring file fdatasync, a superset of sync_file_range(2)'s flags; a note says so)" },
+	{ .name = "write_barrier", .type = OPT_UINT, JOBF(barrier_blocks),
+	  .max = UINT32_MAX, .def = "0",
+	  .help = "N: every Nth write is a barrier write, sent with FUA (fio's sg engine sets the SCSI FUA bit); 0: none" },
+	{ .name = "end_fsync", .type = OPT_BOOL, JOBF(end_fsync), .max = 1,
+	  .def = "0",
+	  .help = "1: after the workload, with its writes complete, a FLUSH (fio's fsync of each file; not in the sync statistics, as fio's)" },
+	{ .name = "fsync_on_close", .type = OPT_BOOL, JOBF(fsync_on_close),
+	  .max = 1, .def = "0",
+	  .help = "1: as end_fsync=1 (fio syncs each file before closing it, once, at the job's end)" },
 	{ .name = "create_serialize", .type = OPT_STR, .group = GRP_JOB,
 	  .where = OPT_IGNORED, .flags = OPT_F_BARE,
 	  .apply = apply_create_serialize, .metavar = "0|1",
@@ -1517,6 +1536,45 @@ static int apply_mem(struct opt_ctx *c, uint64_t unused)
 				       sizeof(c->j->mem_file) - 1);
 		memcpy(c->j->mem_file, colon + 1, strlen(colon + 1) + 1);
 	}
+	return 0;
+}
+
+/*
+ * sync_file_range=FLAGS[:N]: fio's flags (wait_before, write, wait_after,
+ * ','-separated), then the number of writes between syncs (1).  The sync is
+ * a FLUSH: the block layer has nothing narrower; a note says so.
+ */
+static int apply_sync_file_range(struct opt_ctx *c, uint64_t unused)
+{
+	static const char *const flags[] = { "wait_before", "write", "wait_after" };
+	const char *p = c->val, *colon = strchr(c->val, ':');
+	const char *end = colon ? colon : p + strlen(p);
+	uint64_t n = 1;
+	char *e;
+
+	(void)unused;
+	while (p < end) {
+		const char *q = memchr(p, ',', (size_t)(end - p));
+		size_t len = q ? (size_t)(q - p) : (size_t)(end - p), i;
+
+		for (i = 0; i < ARRAY_SIZE(flags); i++)
+			if (strlen(flags[i]) == len && !strncmp(flags[i], p, len))
+				break;
+		if (i == ARRAY_SIZE(flags))
+			return val_err(c, -EINVAL,
+				       "unknown flag '%.*s', allowed wait_before, write, wait_after (','-separated), then :N",
+				       (int)len, p);
+		p = q ? q + 1 : end;
+	}
+	if (colon) {
+		errno = 0;
+		n = strtoull(colon + 1, &e, 10);
+		if (!colon[1] || *e || errno || n < 1 || n > UINT32_MAX)
+			return val_err(c, -EINVAL,
+				       "N after ':' must be a number of writes, 1..%u",
+				       UINT32_MAX);
+	}
+	c->j->sfr_blocks = (uint32_t)n;
 	return 0;
 }
 

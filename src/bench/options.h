@@ -281,6 +281,17 @@ struct bench_job_opts {
 	bool allow_file_create;     /* allow_file_create=0|1: 0: a missing file is an error (1) */
 	bool unlink;                /* unlink=0|1: remove the job's regular files after the run (0) */
 	/*
+	 * Syncs (engine.c job_sync()), fio's: a FLUSH to the device (fio's
+	 * DDIR_SYNC, DDIR_DATASYNC, DDIR_SYNC_FILE_RANGE all become one) once
+	 * N writes have been issued since the last, after they complete
+	 */
+	uint32_t fsync_blocks;      /* fsync=N (0: none) */
+	uint32_t fdatasync_blocks;  /* fdatasync=N (0: none) */
+	uint32_t sfr_blocks;        /* sync_file_range=FLAGS[:N] (0: none; N 1 when not given) */
+	uint32_t barrier_blocks;    /* write_barrier=N: every Nth write FUA (0: none) */
+	bool end_fsync;             /* end_fsync=0|1: a FLUSH after the workload (0) */
+	bool fsync_on_close;        /* fsync_on_close=0|1: the same, fio's at file close (0) */
+	/*
 	 * fill_device=0|1 (fill_fs): ENOSPC or EDQUOT ends the job, not as an
 	 * error (fio's); without size= the region is the device from offset,
 	 * and a regular file without size= is refused (fio would fill the

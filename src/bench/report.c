@@ -502,6 +502,8 @@ static void job_add(struct bench_job_result *dst,
 		hist_merge(&dst->dir[d].clat, &src->dir[d].clat);
 		hist_merge(&dst->dir[d].lat, &src->dir[d].lat);
 	}
+	hist_merge(&dst->sync_lat, &src->sync_lat);
+	dst->sync_ios += src->sync_ios;
 	/* likewise for the whole window, over the threads that did any I/O */
 	job_window(dst, &ds, &de);
 	job_window(src, &ss, &se);
@@ -682,7 +684,17 @@ static void text_lat(FILE *f, const char *label, const struct blk_hist *h)
 /* fio's minimum width of a percentile value: "[  123]" */
 #define PCT_MIN_WIDTH 5
 
+static void text_percentiles_l(FILE *f, const struct blk_hist *h,
+			       const char *label);
+
 static void text_percentiles(FILE *f, const struct blk_hist *h)
+{
+	text_percentiles_l(f, h, "clat");
+}
+
+/* fio's show_clat_percentiles() with its label: "clat", "sync" */
+static void text_percentiles_l(FILE *f, const struct blk_hist *h,
+			       const char *label)
 {
 	uint64_t v[NR_PCTS], minv = UINT64_MAX, maxv = 0;
 	unsigned int i, per_line;
@@ -707,7 +719,7 @@ static void text_percentiles(FILE *f, const struct blk_hist *h)
 	per_line = (80 - 7) / (2 + 10 + (unsigned int)width);
 	if (!per_line)
 		per_line = 1;
-	fprintf(f, "    clat percentiles (%s):\n", u.name);
+	fprintf(f, "    %s percentiles (%s):\n", label, u.name);
 	for (i = 0; i < NR_PCTS; i++) {
 		if (!(i % per_line))
 			fputs("     |", f);
@@ -878,6 +890,12 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 	text_lat_dist(f, "nsec", ld.ns, NR_LAT_NS);
 	text_lat_dist(f, "usec", ld.us, NR_LAT_US);
 	text_lat_dist(f, "msec", ld.ms, NR_LAT_MS);
+	/* fio's show_thread_status_normal(): the sync latencies */
+	if (j->sync_lat.count) {
+		fputs("  fsync/fdatasync/sync_file_range:\n", f);
+		text_lat(f, "    sync", &j->sync_lat);
+		text_percentiles_l(f, &j->sync_lat, "sync");
+	}
 	if (j->opts && j->opts->continue_on_error)
 		fprintf(f, "     errors    : total=%llu, first_error=%d/<%s>\n",
 			(unsigned long long)j->total_err, j->first_error,
@@ -890,10 +908,11 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 	for (i = 0; i < NR_DEPTHS; i++)
 		fprintf(f, " %s=%.1f%%%s", depth_keys[i], i == depth ? 100.0 : 0.0,
 			i == NR_DEPTHS - 1 ? "\n" : ",");
-	fprintf(f, "     issued rwts: total=%llu,%llu,%llu,0 short=0,0,0,0 dropped=0,0,0,0\n",
+	fprintf(f, "     issued rwts: total=%llu,%llu,%llu,%llu short=0,0,0,0 dropped=0,0,0,0\n",
 		(ull)(j->dir[DDIR_READ].ios + j->dir[DDIR_READ].errors),
 		(ull)(j->dir[DDIR_WRITE].ios + j->dir[DDIR_WRITE].errors),
-		(ull)(j->dir[DDIR_TRIM].ios + j->dir[DDIR_TRIM].errors));
+		(ull)(j->dir[DDIR_TRIM].ios + j->dir[DDIR_TRIM].errors),
+		(ull)j->sync_ios);
 	fprintf(f, "     latency   : target=%llu, window=%llu, percentile=%.2f%%, depth=%u\n",
 		(ull)job_lat_target(j), (ull)job_lat_window(j),
 		job_lat_pct(j), job_lat_depth(j));
@@ -1590,8 +1609,8 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 	for (d = 0; d < DDIR_NR; d++)
 		jset(c, o, ddir_lower[d], json_dir(c, r, rep, e, d));
 	sync = json_object();
-	jint(c, sync, "total_ios", 0);
-	jset(c, sync, "lat_ns", json_lat(c, NULL, false, false));
+	jint(c, sync, "total_ios", j->sync_ios);
+	jset(c, sync, "lat_ns", json_lat(c, &j->sync_lat, true, true));
 	jset(c, o, "sync", sync);
 	jint(c, o, "job_runtime", ns_to_ms(e->thread_ns));
 	jreal(c, o, "usr_cpu", safe_div(j->usr_cpu_s * 100.0, thread_s));
