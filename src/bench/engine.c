@@ -2856,6 +2856,59 @@ static void job_exit_others(struct job_thread *td)
 		     td->all[k].res->groupid == td->res->groupid))
 			atomic_store(&td->all[k].terminate, true);
 }
+/*
+ * fio's invalidate=1 (file_invalidate_cache(): posix_fadvise DONTNEED) and
+ * pre_read=1 (pre_read_files(): the file read through once, which turns
+ * invalidate off) on the job's regular files, before its clock starts.
+ * Block devices are left alone (fio's BLKFLSBUF needs root and flushes
+ * every user of the device); null and ram have no page cache.
+ */
+static void __attribute__((cold)) job_files_cache(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+	unsigned int i, n = td->nr_files > 1 ? td->nr_files : 1;
+	char *buf = NULL;
+
+	for (i = 0; i < n; i++) {
+		const char *path = td->nr_files > 1 ? td->files[i].path : td->file_path;
+		uint64_t off = 0, end;
+		struct stat st;
+		ssize_t r;
+		int fd;
+
+		if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			close(fd);
+			continue;
+		}
+		if (!o->pre_read) {
+			if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+				fprintf(stderr, "blkstack bench: invalidate=1: %s: cannot drop its cache\n",
+					path);
+			close(fd);
+			continue;
+		}
+		/* one file: the job's region of it; several: each whole */
+		end = (uint64_t)st.st_size;
+		if (td->nr_files <= 1) {
+			off = td->offset;
+			if (td->nr_blocks * o->bs < end - (off < end ? off : end))
+				end = off + td->nr_blocks * o->bs;
+		}
+		if (!buf && !(buf = malloc(1 << 20))) {
+			close(fd);
+			break;
+		}
+		while (off < end &&
+		       (r = pread(fd, buf, end - off < (1 << 20) ? end - off : (1 << 20),
+				  (off_t)off)) > 0)
+			off += (uint64_t)r;
+		close(fd);
+	}
+	free(buf);
+}
+
 static void *job_thread_fn(void *arg)
 {
 	struct job_thread *td = arg;
@@ -2924,6 +2977,8 @@ static void *job_thread_fn(void *arg)
 		       (now = bench_now_ns()) < end)
 			job_pause(end - now, 0);
 	}
+	if (o->invalidate || o->pre_read)
+		job_files_cache(td);
 	now = bench_now_ns();
 	td->t_start = now;
 	atomic_store(&td->progress.start_ns, now);
@@ -2951,10 +3006,11 @@ static void *job_thread_fn(void *arg)
 		td->terminated = true;
 		td->stop = true;
 	}
-	if (!o->verify_only)
+	if (!o->verify_only && !o->create_only)
 		job_loop(td, ramp_end, runtime_end);
 	/* fio's end_fsync=1 and fsync_on_close=1: should_fsync(), a write job */
-	if ((o->end_fsync || o->fsync_on_close) && !td->res->error &&
+	if ((o->end_fsync || o->fsync_on_close) && !o->create_only &&
+	    !td->res->error &&
 	    !td->interrupted && !td->abandoned && bench_rw_writes(o->rw)) {
 		td->sync_kind = SYNC_END;
 		job_sync(td);
@@ -4499,6 +4555,7 @@ struct run_target {
 	uint8_t dev_inline, dev_engine; /* the job's engine's (options.h) */
 	uint32_t dev_pool_threads;
 	bool unlink;               /* a job with unlink=1 uses it: removed after the run */
+	bool overwrite;            /* a job with overwrite=1 uses it: a missing file is written */
 	struct dev_counters before, after;
 };
 
@@ -4602,6 +4659,42 @@ static uint64_t job_file_need(const struct bench_job_opts *j, unsigned int k,
 	return need;
 }
 
+/*
+ * overwrite=1: a regular file shorter than @size (or missing) is written
+ * with zeros from its end to @size, as fio lays out a file it will
+ * overwrite (extend_file()); a block device or a long enough file is
+ * left alone.  Return: 0 or -errno.
+ */
+static int file_write_out(const char *path, uint64_t size)
+{
+	static const char zero[65536];
+	struct stat st;
+	uint64_t off;
+	ssize_t w;
+	int fd, ret = 0;
+
+	if (!stat(path, &st) && (!S_ISREG(st.st_mode) || (uint64_t)st.st_size >= size))
+		return 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		goto out;
+	}
+	for (off = (uint64_t)st.st_size; off < size; off += (uint64_t)w) {
+		w = pwrite(fd, zero, size - off < sizeof(zero) ? size - off : sizeof(zero),
+			   (off_t)off);
+		if (w <= 0) {
+			ret = w < 0 ? -errno : -EIO;
+			goto out;
+		}
+	}
+out:
+	close(fd);
+	return ret;
+}
+
 /* mkdir -p of @path's directory, as fio makes a file's work directories. */
 static int make_parent_dirs(const char *path)
 {
@@ -4698,6 +4791,7 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 				if (ret)
 					goto fail;
 				tg[x].unlink |= j->unlink;
+				tg[x].overwrite |= j->overwrite;
 				tg[x].lay_out |= !j->create_on_open;
 				need = job_file_need(j, k, f, nf);
 				if (need > tg[x].create_size)
@@ -4725,6 +4819,15 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 			ret = make_parent_dirs(tg[i].path);
 			if (ret) {
 				snprintf(err, errlen, "%s: cannot make its directory: %s",
+					 tg[i].path, strerror(-ret));
+				break;
+			}
+		}
+		/* overwrite=1: fio's extend_file(), the file written to its size */
+		if (tg[i].overwrite && tg[i].lay_out && tg[i].create_size) {
+			ret = file_write_out(tg[i].path, tg[i].create_size);
+			if (ret) {
+				snprintf(err, errlen, "%s: overwrite=1: cannot lay it out: %s",
 					 tg[i].path, strerror(-ret));
 				break;
 			}

@@ -291,6 +291,10 @@ struct bench_job_opts {
 	uint32_t barrier_blocks;    /* write_barrier=N: every Nth write FUA (0: none) */
 	bool end_fsync;             /* end_fsync=0|1: a FLUSH after the workload (0) */
 	bool fsync_on_close;        /* fsync_on_close=0|1: the same, fio's at file close (0) */
+	bool invalidate;            /* invalidate=0|1: drop a regular file's page cache before the job (1) */
+	bool pre_read;              /* pre_read=0|1: read the job's regular files into the page cache first (0) */
+	bool overwrite;             /* overwrite=0|1: a missing file is written (laid out) before the jobs (0) */
+	bool create_only;           /* create_only=0|1: files created, no I/O (0) */
 	/*
 	 * fill_device=0|1 (fill_fs): ENOSPC or EDQUOT ends the job, not as an
 	 * error (fio's); without size= the region is the device from offset,

@@ -7,6 +7,10 @@
 # (the JSON "sync" object's keys as fio's, total_ios only for fsync=, as
 # fio's); end_fsync=1 and fsync_on_close=1 send one FLUSH at the end, not
 # counted in the sync statistics (fio's); write_barrier=N is taken.
+# The page cache and layout options on a file: invalidate=1 (fio's default)
+# drops the file's cache before the job (fincore), pre_read=1 fills it,
+# overwrite=1 writes a new file out, create_only=1 makes it and does no
+# I/O, cgroup_nodelete is taken.
 source "$(dirname "$0")/lib.sh" "$@"
 
 command -v jq >/dev/null || { echo "ok - # SKIP jq missing"; finish; }
@@ -86,4 +90,57 @@ check "ram, randwrite fsync=16: 15 syncs, 15 device flushes ($r)" test "$r" = "1
 job "$TMP/a.dat" write_barrier=4 >"$TMP/b.fio"
 r=$(run "$TMP/b.fio")
 check "write_barrier=4: 256 writes ($r)" test "$r" = "0 0 256 0"
+
+# invalidate: a cached file, read with O_DIRECT (which leaves the cache as
+# it is): invalidate=1 and the default leave none of it cached, 0 all of it
+if command -v fincore >/dev/null; then
+	dd if=/dev/urandom of="$TMP/c.dat" bs=1M count=4 status=none
+	cached() { fincore -b -n -o RES "$TMP/c.dat" | tr -d ' '; }
+	rd() { "$BLKSTACK" bench --name=r --filename="$TMP/c.dat" --rw=randread --bs=4k \
+		--size=4m --direct=1 --ioengine=psync "$@" >/dev/null 2>&1; }
+	for v in 0 1 default; do
+		cat "$TMP/c.dat" >/dev/null
+		before=$(cached)
+		if [ $v = default ]; then rd; else rd --invalidate=$v; fi
+		rc=$? after=$(cached)
+		if [ $v = 0 ]; then want=4194304; else want=0; fi
+		check "invalidate=$v: exit 0, $before bytes cached before, $after after (want $want)" \
+			test "$rc" = 0 -a "$before" = 4194304 -a "$after" = "$want"
+	done
+	rd --pre_read=1
+	check "pre_read=1 on an uncached file: the file cached after an O_DIRECT read job ($(cached))" \
+		test "$(cached)" = 4194304
+	if command -v fio >/dev/null; then
+		cat "$TMP/c.dat" >/dev/null
+		fio --name=r --filename="$TMP/c.dat" --rw=randread --bs=4k --size=4m --direct=1 \
+			--ioengine=psync >/dev/null 2>&1
+		check "fio's default invalidate drops it too ($(cached))" test "$(cached)" = 0
+	fi
+else
+	echo "ok - # SKIP invalidate, pre_read: fincore (util-linux) missing"
+fi
+
+# overwrite=1: a new file written out (all its blocks allocated); without, sparse
+"$BLKSTACK" bench --name=o --filename="$TMP/o.dat" --rw=randwrite --bs=4k --size=1m \
+	--io_size=4k --overwrite=1 >/dev/null 2>&1
+check "overwrite=1: exit 0, a new 1 MiB file with 1024 KiB allocated ($(du -k "$TMP/o.dat" | cut -f1))" \
+	test "$?" = 0 -a "$(du -k "$TMP/o.dat" | cut -f1)" -ge 1024
+"$BLKSTACK" bench --name=o --filename="$TMP/p.dat" --rw=randwrite --bs=4k --size=1m \
+	--io_size=4k >/dev/null 2>&1
+check "overwrite=0: the new file sparse ($(du -k "$TMP/p.dat" | cut -f1) KiB)" \
+	test "$(du -k "$TMP/p.dat" | cut -f1)" -lt 1024
+# create_only=1: the file made, no I/O (fio's)
+r=$("$BLKSTACK" bench --name=o --filename="$TMP/co.dat" --rw=write --bs=4k --size=1m \
+	--create_only=1 --end_fsync=1 --output-format=json 2>/dev/null |
+	jq -c '[.jobs[0].write.total_ios, .jobs[0].blkstack.requests.write, .jobs[0].blkstack.requests.flush]')
+check "create_only=1: a 1 MiB file, no request ($r)" \
+	test "$r" = "[0,0,0]" -a "$(stat -c %s "$TMP/co.dat" 2>/dev/null)" = 1048576
+if command -v fio >/dev/null; then
+	r=$(fio --name=o --filename="$TMP/fco.dat" --rw=write --bs=4k --size=1m --create_only=1 \
+		--output-format=json 2>/dev/null | jq '.jobs[0].write.total_ios')
+	check "create_only=1: fio the same ($r, $(stat -c %s "$TMP/fco.dat" 2>/dev/null))" \
+		test "$r" = 0 -a "$(stat -c %s "$TMP/fco.dat" 2>/dev/null)" = 1048576
+fi
+"$BLKSTACK" bench --parse-only --cgroup_nodelete=1 >/dev/null 2>&1
+check "cgroup_nodelete=1: taken" test $? = 0
 finish
