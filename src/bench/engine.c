@@ -482,6 +482,9 @@ struct job_thread {
 	uint64_t wr_issued;
 	struct blk_bio sync_bio;
 	bool sync_done;
+	/* write_iolog= (job_iolog_*()): the log, its time 0 (bench ns) */
+	FILE *iolog;
+	uint64_t iolog_t0;
 };
 
 enum { SYNC_FSYNC, SYNC_DATASYNC, SYNC_SFR, SYNC_END };
@@ -1375,6 +1378,33 @@ eof:
 	return false;
 }
 
+/* write_iolog=: the name of the file of @i (the device's when no file) */
+static const char *job_iolog_name(const struct job_thread *td, unsigned int i)
+{
+	if (td->nr_files > 1)
+		return td->files[i].path;
+	return td->file_path ? td->file_path : td->devname;
+}
+
+/*
+ * write_iolog=: one line of fio's iolog version 3 (log_io_u(), log_file()):
+ * microseconds since the job's start, the file, the action, and for an
+ * I/O its offset and length.
+ */
+static void __attribute__((noinline, cold))
+job_iolog(struct job_thread *td, unsigned int file, const char *act,
+	  bool io, uint64_t off, uint64_t len)
+{
+	unsigned long long us = (bench_now_ns() - td->iolog_t0) / 1000;
+
+	if (io)
+		fprintf(td->iolog, "%llu %s %s %llu %llu\n", us,
+			job_iolog_name(td, file), act, (unsigned long long)off,
+			(unsigned long long)len);
+	else
+		fprintf(td->iolog, "%llu %s %s\n", us, job_iolog_name(td, file), act);
+}
+
 /*
  * fio's get_rw_ddir(): before the next I/O, is a sync due?  Once
  * io_issues[WRITE] is a multiple of fsync= (then fdatasync=, then
@@ -1456,6 +1486,11 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 		job_buf_scramble(td, u);
 	if (td->nr_files > 1)
 		job_file_issued(td, u);
+	if (unlikely(td->iolog))
+		job_iolog(td, td->nr_files > 1 ? u->file : 0,
+			  u->ddir == DDIR_READ ? "read" :
+			  u->ddir == DDIR_WRITE ? "write" : "trim", true,
+			  u->bio.bi_offset, u->bio.bi_size);
 	if (unlikely(td->sync_on)) {
 		/* fio's set_rw_ddir(): a barrier when io_issues[WRITE] is a multiple */
 		if (td->o->barrier_blocks)
@@ -2446,6 +2481,9 @@ static void __attribute__((noinline, cold)) job_sync(struct job_thread *td)
 	b->bi_end_io = job_sync_end_io;
 	b->bi_private = &td->sync_done;
 	td->sync_done = false;
+	if (td->iolog)	/* fio logs fdatasync= as "datasync", the others "sync" */
+		job_iolog(td, td->nr_files > 1 ? td->cur_file : 0,
+			  kind == SYNC_DATASYNC ? "datasync" : "sync", true, 0, 0);
 	t0 = bench_now_ns();
 	while ((ret = blk_submit(td->ctx, b)) == -EAGAIN)
 		blk_poll(td->ctx);
@@ -2909,6 +2947,42 @@ static void __attribute__((cold)) job_files_cache(struct job_thread *td)
 	free(buf);
 }
 
+/*
+ * write_iolog=FILE: opened for appending, as fio's (init_iolog()), with
+ * the header and each file's add and open; an error is the job's.
+ */
+static void __attribute__((cold)) job_iolog_open(struct job_thread *td)
+{
+	unsigned int i, n = td->nr_files > 1 ? td->nr_files : 1;
+
+	td->iolog = fopen(td->o->write_iolog, "ae");
+	if (!td->iolog) {
+		job_error(td, -errno, "write_iolog=%s: %s", td->o->write_iolog,
+			  strerror(errno));
+		td->stop = true;
+		return;
+	}
+	td->iolog_t0 = bench_now_ns();
+	fputs("fio version 3 iolog\n", td->iolog);
+	for (i = 0; i < n; i++)
+		job_iolog(td, i, "add", false, 0, 0);
+	for (i = 0; i < n; i++)
+		job_iolog(td, i, "open", false, 0, 0);
+	td->prep_hook = true;
+}
+
+static void __attribute__((cold)) job_iolog_close(struct job_thread *td)
+{
+	unsigned int i, n = td->nr_files > 1 ? td->nr_files : 1;
+
+	for (i = 0; i < n; i++)
+		job_iolog(td, i, "close", false, 0, 0);
+	if (fclose(td->iolog))
+		job_error(td, -errno, "write_iolog=%s: %s", td->o->write_iolog,
+			  strerror(errno));
+	td->iolog = NULL;
+}
+
 static void *job_thread_fn(void *arg)
 {
 	struct job_thread *td = arg;
@@ -2979,6 +3053,8 @@ static void *job_thread_fn(void *arg)
 	}
 	if (o->invalidate || o->pre_read)
 		job_files_cache(td);
+	if (o->write_iolog[0])
+		job_iolog_open(td);
 	now = bench_now_ns();
 	td->t_start = now;
 	atomic_store(&td->progress.start_ns, now);
@@ -3029,6 +3105,8 @@ static void *job_thread_fn(void *arg)
 		verify_ns = window_end - verify_start;
 	}
 	job_verify_finish(td);
+	if (td->iolog)
+		job_iolog_close(td);
 	/* fio's per-direction runtimes: the verify phase is the reads' */
 	for (d = 0; d < DDIR_NR; d++) {
 		td->res->dir[d].runtime_ns = work_ns;

@@ -295,6 +295,7 @@ struct bench_job_opts {
 	bool pre_read;              /* pre_read=0|1: read the job's regular files into the page cache first (0) */
 	bool overwrite;             /* overwrite=0|1: a missing file is written (laid out) before the jobs (0) */
 	bool create_only;           /* create_only=0|1: files created, no I/O (0) */
+	char write_iolog[256];      /* write_iolog=FILE: fio's iolog (version 3) of the I/O issued ("": none) */
 	/*
 	 * fill_device=0|1 (fill_fs): ENOSPC or EDQUOT ends the job, not as an
 	 * error (fio's); without size= the region is the device from offset,

@@ -10,7 +10,9 @@
 # The page cache and layout options on a file: invalidate=1 (fio's default)
 # drops the file's cache before the job (fincore), pre_read=1 fills it,
 # overwrite=1 writes a new file out, create_only=1 makes it and does no
-# I/O, cgroup_nodelete is taken.
+# I/O, cgroup_nodelete is taken.  write_iolog= writes fio's iolog
+# (version 3): the same lines as fio's for a sequential job, and fio's
+# read_iolog= replays blkstack's log of a random mix with its counts.
 source "$(dirname "$0")/lib.sh" "$@"
 
 command -v jq >/dev/null || { echo "ok - # SKIP jq missing"; finish; }
@@ -143,4 +145,29 @@ if command -v fio >/dev/null; then
 fi
 "$BLKSTACK" bench --parse-only --cgroup_nodelete=1 >/dev/null 2>&1
 check "cgroup_nodelete=1: taken" test $? = 0
+
+# write_iolog=: fio's iolog version 3
+"$BLKSTACK" bench --name=w --filename="$TMP/l.dat" --rw=write --bs=4k --size=64k --fsync=8 \
+	--write_iolog="$TMP/b.log" >/dev/null 2>&1
+check "write_iolog: the header, add, open, 16 writes, 1 sync, close" \
+	bash -c '[ "$(head -1 "$1")" = "fio version 3 iolog" ] && [ "$(grep -c " write " "$1")" = 16 ] &&
+		[ "$(grep -c " sync 0 0$" "$1")" = 1 ] && tail -1 "$1" | grep -q " close$"' _ "$TMP/b.log"
+if command -v fio >/dev/null; then
+	fio --name=w --filename="$TMP/l.dat" --rw=write --bs=4k --size=64k --fsync=8 \
+		--write_iolog="$TMP/f.log" >/dev/null 2>&1
+	# the lines less their times; fio logs a sync's offset as the last I/O's
+	strip() { cut -d' ' -f2- "$1" | sed 's/ sync [0-9]* 0$/ sync 0 0/'; }
+	check "write_iolog: a sequential job's log is fio's, line for line but the times" \
+		cmp <(strip "$TMP/b.log") <(strip "$TMP/f.log")
+	# fio replays blkstack's log of a random mix: the same I/Os
+	"$BLKSTACK" bench --name=m --filename="$TMP/m.dat" --rw=randrw --bs=4k --size=256k --fsync=4 \
+		--write_iolog="$TMP/m.log" --output-format=json 2>/dev/null |
+		jq -c '.jobs[0] | [.read.total_ios, .write.total_ios, .sync.total_ios]' >"$TMP/m.b"
+	fio --name=r --read_iolog="$TMP/m.log" --output-format=json 2>/dev/null |
+		jq -c '.jobs[0] | [.read.total_ios, .write.total_ios, .sync.total_ios]' >"$TMP/m.f"
+	check "fio's read_iolog replays blkstack's log: $(cat "$TMP/m.f") reads, writes, syncs as blkstack's $(cat "$TMP/m.b")" \
+		bash -c '[ -s "$1" ] && cmp "$1" "$2"' _ "$TMP/m.b" "$TMP/m.f"
+fi
+expect_error "read_iolog: refused with its reason" "read_iolog.*I/O log replay is not implemented" \
+	bench --parse-only --read_iolog="$TMP/m.log"
 finish
