@@ -34,6 +34,7 @@
 
 #include "bench.h"
 #include "clock.h"
+#include "iolog.h"
 #include "log.h"
 #include "verify.h"
 #include "zbd.h"
@@ -485,6 +486,13 @@ struct job_thread {
 	/* write_iolog= (job_iolog_*()): the log, its time 0 (bench ns) */
 	FILE *iolog;
 	uint64_t iolog_t0;
+	/*
+	 * read_iolog= (job_prep_replay()): the log's entries, the next one,
+	 * the replay's time 0 and the time job_loop() waits for (0: none)
+	 */
+	struct bench_iolog_ent *rp;
+	size_t rp_n, rp_pos;
+	uint64_t rp_t0, rp_wait;
 };
 
 enum { SYNC_FSYNC, SYNC_DATASYNC, SYNC_SFR, SYNC_END };
@@ -1434,6 +1442,59 @@ static bool job_sync_check(struct job_thread *td)
 }
 
 /*
+ * read_iolog=: the log's next I/O.  A sync is job_loop()'s (td->sync_due),
+ * as is the wait for an entry's time (td->rp_wait, unless
+ * replay_no_stall); false then, and when the log is done.
+ */
+static bool job_prep_replay(struct job_thread *td, struct io_u *u)
+{
+	const struct bench_iolog_ent *e;
+	uint64_t due;
+
+	for (;;) {
+		if (td->rp_pos == td->rp_n)
+			return false;
+		e = &td->rp[td->rp_pos];
+		if (!td->o->replay_no_stall) {
+			if (!td->rp_t0)
+				td->rp_t0 = bench_now_ns();
+			due = td->rp_t0 + e->t_us * 1000;
+			if (bench_now_ns() < due) {
+				td->rp_wait = due;
+				td->pace_blocked = true;
+				return false;
+			}
+		}
+		td->rp_pos++;
+		if (e->act == IOLOG_WAIT)
+			continue;
+		if (e->act == IOLOG_SYNC || e->act == IOLOG_DATASYNC) {
+			td->sync_kind = e->act == IOLOG_SYNC ? SYNC_FSYNC : SYNC_DATASYNC;
+			td->sync_due = true;
+			td->pace_blocked = true;
+			return false;
+		}
+		break;
+	}
+	u->ddir = e->act == IOLOG_READ ? DDIR_READ :
+		  e->act == IOLOG_WRITE ? DDIR_WRITE : DDIR_TRIM;
+	u->bio.bi_op = e->act == IOLOG_READ ? BLK_OP_READ :
+		       e->act == IOLOG_WRITE ? BLK_OP_WRITE : BLK_OP_DISCARD;
+	u->bio.bi_offset = e->off;
+	u->bio.bi_size = e->len;
+	u->iov.iov_len = e->len;
+	u->bio.bi_vcnt = 1;
+	td->bytes_issued += e->len;
+	if (u->ddir == DDIR_WRITE && td->buf_refill)
+		job_buf_fill(td, u->iov.iov_base, e->len);
+	if (unlikely(td->iolog))
+		job_iolog(td, 0, u->ddir == DDIR_READ ? "read" :
+			  u->ddir == DDIR_WRITE ? "write" : "trim", true,
+			  e->off, e->len);
+	return true;
+}
+
+/*
  * job_prep() for a job with verify=, rw=<pattern>:N, bssplit=, bsrange=
  * or several files: the verify phase, the next file, the offset
  * modifiers, the sizes, headers on writes.
@@ -1447,6 +1508,8 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 					  job_prep_verify(td, u);
 	if (td->backlog_due)
 		return job_prep_backlog(td, u);
+	if (unlikely(td->rp))
+		return job_prep_replay(td, u);
 	if (unlikely(td->sync_on) && job_sync_check(td))
 		return false;
 	if (td->nr_files > 1) {
@@ -2506,6 +2569,25 @@ static void __attribute__((noinline, cold)) job_sync(struct job_thread *td)
 		td->res->sync_ios++;
 }
 
+/* read_iolog=: until the log's next entry is due, reap what completes. */
+static void __attribute__((noinline, cold)) job_replay_wait(struct job_thread *td)
+{
+	uint64_t now;
+
+	while ((now = bench_now_ns()) < td->rp_wait &&
+	       !atomic_load_explicit(&bench_interrupted, memory_order_relaxed)) {
+		uint64_t left = td->rp_wait - now;
+
+		if (job_inflight(td) || td->nr_pend) {
+			if (job_reap_some(td, true, left < BENCH_WAIT_NS ? left : BENCH_WAIT_NS) > 0)
+				job_reap(td, td->lat ? bench_now_ns() : 0);
+		} else {
+			job_pause(left, 0);
+		}
+	}
+	td->rp_wait = 0;
+}
+
 static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		     uint64_t runtime_end)
 {
@@ -2605,6 +2687,8 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 			td->pace_blocked = false;
 			if (td->sync_due)
 				job_sync(td);
+			else if (td->rp_wait)
+				job_replay_wait(td);
 			else
 				job_pace_wait(td);
 		} else if (job_reap_some(td, !td->nr_free || td->retry ||
@@ -3640,6 +3724,19 @@ region_set:
 			per_loop = o->number_ios * o->bs;
 		td->bytes_limit = per_loop * o->loops;
 	}
+	if (o->read_iolog[0]) {
+		/* read_iolog=: the log instead of the workload */
+		struct bench_iolog log;
+
+		if (bench_iolog_read(o->read_iolog, o->replay_scale, o->replay_align,
+				     o->replay_time_scale, o->replay_redirect,
+				     &log, err, errlen))
+			return -EINVAL;
+		td->rp = log.ents;
+		td->rp_n = log.nr;
+		td->bytes_limit = log.bytes;
+		td->prep_hook = true;
+	}
 	/* rate= and rate_iops=, per direction: the stricter interval */
 	td->pace_ddir = -1;
 	for (d = 0; d < DDIR_NR; d++) {
@@ -3963,6 +4060,8 @@ static void job_teardown(struct job_thread *td)
 {
 	unsigned int i;
 
+	free(td->rp);
+	td->rp = NULL;
 	if (td->abandoned)
 		return; /* the device may still write into these buffers */
 	/* several files: the fields hold one file's maps, files[] all */

@@ -27,7 +27,7 @@
 #define R_FILES "file and file-system management: blkstack issues block requests to its own devices"
 #define R_WORKLOAD "a workload option blkstack bench does not implement yet"
 #define R_VERIFY "not implemented: verify= runs every fio method in the job's thread, with verify_pattern, verify_interval, verify_offset, verify_backlog, verify_fatal and verify_dump (verify_async in the job's thread), but no experimental verify, saved verify state or trim verification"
-#define R_REPLAY "I/O log replay is not implemented (write_iolog= writes fio's iolog, which fio replays)"
+#define R_REPLAY "not implemented: read_iolog= replays fio's iolog (version 2 and 3), not blktrace files or their merging"
 #define R_PROC "process, priority and cgroup options are not implemented (jobs are threads of one process; its CPU and NUMA placement is: cpus_allowed, cpumask, numa_cpu_nodes, numa_mem_policy)"
 #define R_ZONE "zoned block devices are not opened as such: zonemode=zbd emulates zones on any device, as fio does on a device that is not zoned"
 #define R_LOG "not implemented: blkstack writes fio's logs plain (no compression, priority 0), bw and iops windows from log_avg_msec"
@@ -128,14 +128,14 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "trim_backlog", NULL, NULL, FIO_REFUSED, R_VERIFY },
 	{ "trim_backlog_batch", NULL, NULL, FIO_REFUSED, R_VERIFY },
 	{ "write_iolog", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "read_iolog", NULL, NULL, FIO_REFUSED, R_REPLAY },
-	{ "read_iolog_chunked", NULL, NULL, FIO_REFUSED, R_REPLAY },
-	{ "replay_no_stall", NULL, NULL, FIO_REFUSED, R_REPLAY },
-	{ "replay_redirect", NULL, NULL, FIO_REFUSED, R_REPLAY },
-	{ "replay_scale", NULL, NULL, FIO_REFUSED, R_REPLAY },
-	{ "replay_align", NULL, NULL, FIO_REFUSED, R_REPLAY },
-	{ "replay_time_scale", NULL, NULL, FIO_REFUSED, R_REPLAY },
-	{ "replay_skip", NULL, NULL, FIO_REFUSED, R_REPLAY },
+	{ "read_iolog", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "read_iolog_chunked", NULL, NULL, FIO_MAPPED, "accepted: the log is read whole before the job (fio reads it in chunks to save memory)" },
+	{ "replay_no_stall", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "replay_redirect", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "replay_scale", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "replay_align", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "replay_time_scale", NULL, NULL, FIO_SUPPORTED, NULL },
+	{ "replay_skip", NULL, NULL, FIO_REFUSED, "not implemented: read_iolog= replays every action of the log" },
 	{ "merge_blktrace_file", NULL, NULL, FIO_REFUSED, R_REPLAY },
 	{ "merge_blktrace_scalars", NULL, NULL, FIO_REFUSED, R_REPLAY },
 	{ "merge_blktrace_iters", NULL, NULL, FIO_REFUSED, R_REPLAY },

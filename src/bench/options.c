@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench/fio_opts.h"
+#include "bench/iolog.h"
 #include "bench/options.h"
 #include "blkstack/dev.h"
 #include "blkstack/nvme_ctrl.h"
@@ -517,6 +518,27 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "write_iolog", .type = OPT_STR, JOBF(write_iolog),
 	  .metavar = "PATH",
 	  .help = "append fio's iolog (version 3: microseconds, file, read/write/trim/sync offset length, and the file's add/open/close) of every I/O the job issues, which fio's read_iolog= replays" },
+	{ .name = "read_iolog", .type = OPT_STR, JOBF(read_iolog),
+	  .metavar = "PATH",
+	  .help = "replay fio's iolog (version 2 or 3) instead of the workload: its reads, writes, trims and syncs at its offsets, lengths and times; the job's size, bs, rw and file come from it" },
+	{ .name = "replay_no_stall", .type = OPT_BOOL, JOBF(replay_no_stall),
+	  .max = 1, .def = "0",
+	  .help = "1: replay the log as fast as the iodepth allows, not at its times" },
+	{ .name = "replay_redirect", .type = OPT_STR, JOBF(replay_redirect),
+	  .metavar = "PATH",
+	  .help = "replay every file's I/O of the log on this file (or device)" },
+	{ .name = "replay_scale", .type = OPT_UINT, JOBF(replay_scale),
+	  .min = 1, .max = UINT64_MAX, .def = "1",
+	  .help = "divide the log's offsets by this" },
+	{ .name = "replay_align", .type = OPT_SIZE, JOBF(replay_align),
+	  .max = UINT64_MAX, .def = "0",
+	  .help = "align the log's offsets down to this many bytes (0: as logged)" },
+	{ .name = "replay_time_scale", .type = OPT_UINT, JOBF(replay_time_scale),
+	  .min = 1, .max = UINT32_MAX, .def = "100",
+	  .help = "replay the log's times at this percentage of their speed (200: twice as fast)" },
+	{ .name = "read_iolog_chunked", .type = OPT_BOOL, JOBF(read_iolog_chunked),
+	  .max = 1, .def = "0",
+	  .help = "accepted: blkstack reads the whole log before the job (fio reads it in chunks to save memory)" },
 	{ .name = "cgroup_nodelete", .type = OPT_BOOL, .group = GRP_JOB,
 	  .where = OPT_IGNORED, .max = 1, .def = "0",
 	  .help = "accepted: blkstack makes no cgroup (cgroup= is refused), as fio with cgroup unset" },
@@ -3452,6 +3474,53 @@ static int check_zonemode(struct bench_job_opts *j, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * read_iolog=: the job's region, sizes, direction and file from the log,
+ * as fio takes them (its read_iolog() adds the log's files and sizes).
+ */
+static int replay_job(struct bench_opts *o, struct bench_job_opts *j,
+		      char *err, size_t errlen)
+{
+	struct bench_iolog log;
+	char name[SHOW_LEN], note[512];
+	const char *file;
+	uint64_t bs;
+
+	if (bench_iolog_read(j->read_iolog, j->replay_scale, j->replay_align,
+			     j->replay_time_scale, j->replay_redirect, &log,
+			     err, errlen))
+		return -EINVAL;
+	free(log.ents);
+	if (j->write_iolog[0]) {
+		snprintf(note, sizeof(note), "job '%s': read_iolog overrides write_iolog, as in fio",
+			 show(name, j->name));
+		bench_err_add(o->notes, sizeof(o->notes), note);
+		j->write_iolog[0] = '\0';
+	}
+	file = j->replay_redirect[0] ? j->replay_redirect : log.file;
+	if (file[0] && strcmp(file, j->filename)) {
+		if (j->filename[0]) {
+			snprintf(note, sizeof(note), "job '%s': read_iolog: the I/O goes to the log's file %.200s, not filename=, as in fio",
+				 show(name, j->name), file);
+			bench_err_add(o->notes, sizeof(o->notes), note);
+		}
+		snprintf(j->filename, sizeof(j->filename), "%s", file);
+	}
+	bs = (log.max_len + 511) / 512 * 512;
+	if (bs > j->bs)
+		j->bs = (uint32_t)bs;
+	j->size = (log.end + j->bs - 1) / j->bs * j->bs;
+	j->offset = 0;
+	j->offset_increment = 0;
+	j->io_size = 0;
+	j->time_based = false;
+	j->rw = log.writes ? (log.reads ? RW_RW : RW_WRITE) :
+		log.reads ? RW_READ : RW_TRIM;
+	j->replay_bytes = log.bytes;
+	j->has_rw = true;	/* a workload: no matrix on the command line */
+	return 0;
+}
+
 static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 {
 	uint32_t lbs = o->dev.p.logical_block_size;
@@ -3513,6 +3582,8 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 			bench_err_add(o->notes, sizeof(o->notes), note);
 			j->iodepth = 1;
 		}
+		if (j->read_iolog[0] && replay_job(o, j, err, errlen))
+			return -EINVAL;
 		/* fio: filename= names the files; nrfiles= then counts nothing */
 		if (j->filename[0] && j->nrfiles > 1 &&
 		    j->nrfiles != bench_job_nr_files(j)) {

@@ -297,6 +297,18 @@ struct bench_job_opts {
 	bool create_only;           /* create_only=0|1: files created, no I/O (0) */
 	char write_iolog[256];      /* write_iolog=FILE: fio's iolog (version 3) of the I/O issued ("": none) */
 	/*
+	 * read_iolog=FILE: replay fio's iolog (iolog.h) instead of the
+	 * workload; finish_jobs() sets size=, bs=, rw= and filename= from it
+	 */
+	char read_iolog[256];       /* ("": none) */
+	bool replay_no_stall;       /* replay_no_stall=0|1: as fast as possible, not at the log's times (0) */
+	char replay_redirect[256];  /* replay_redirect=FILE: every file of the log is this one ("": none) */
+	uint64_t replay_scale;      /* replay_scale=N: offsets divided by N (1) */
+	uint64_t replay_align;      /* replay_align=N: offsets aligned down to N (0: none) */
+	uint32_t replay_time_scale; /* replay_time_scale=PCT: the log's times at this speed (100) */
+	bool read_iolog_chunked;    /* read_iolog_chunked=0|1: accepted, the log is read whole (0) */
+	uint64_t replay_bytes;      /* set by finish_jobs(): the log's I/O bytes */
+	/*
 	 * fill_device=0|1 (fill_fs): ENOSPC or EDQUOT ends the job, not as an
 	 * error (fio's); without size= the region is the device from offset,
 	 * and a regular file without size= is refused (fio would fill the

@@ -12,7 +12,10 @@
 # overwrite=1 writes a new file out, create_only=1 makes it and does no
 # I/O, cgroup_nodelete is taken.  write_iolog= writes fio's iolog
 # (version 3): the same lines as fio's for a sequential job, and fio's
-# read_iolog= replays blkstack's log of a random mix with its counts.
+# read_iolog= replays blkstack's log of a random mix with its counts;
+# blkstack's read_iolog= replays fio's log (version 3: its counts, at its
+# times, or at once with replay_no_stall) and a version 2 log with a wait,
+# replay_redirect, replay_scale and replay_align.
 source "$(dirname "$0")/lib.sh" "$@"
 
 command -v jq >/dev/null || { echo "ok - # SKIP jq missing"; finish; }
@@ -168,6 +171,54 @@ if command -v fio >/dev/null; then
 	check "fio's read_iolog replays blkstack's log: $(cat "$TMP/m.f") reads, writes, syncs as blkstack's $(cat "$TMP/m.b")" \
 		bash -c '[ -s "$1" ] && cmp "$1" "$2"' _ "$TMP/m.b" "$TMP/m.f"
 fi
-expect_error "read_iolog: refused with its reason" "read_iolog.*I/O log replay is not implemented" \
-	bench --parse-only --read_iolog="$TMP/m.log"
+
+# read_iolog=: blkstack replays fio's log
+if command -v fio >/dev/null; then
+	fio --name=w --filename="$TMP/r.dat" --rw=randrw --bs=4k --size=256k --fsync=4 \
+		--write_iolog="$TMP/r.log" --output-format=json 2>/dev/null |
+		jq -c '.jobs[0] | [.read.total_ios, .write.total_ios, .sync.total_ios]' >"$TMP/r.f"
+	last=$(tail -2 "$TMP/r.log" | head -1 | cut -d' ' -f1)
+	first=$(sed -n 2p "$TMP/r.log" | cut -d' ' -f1)
+	"$BLKSTACK" bench --name=r --read_iolog="$TMP/r.log" --output-format=json 2>/dev/null |
+		jq -c '.jobs[0] | [.read.total_ios, .write.total_ios, .sync.total_ios], .job_runtime, .blkstack.requests.flush' >"$TMP/r.b"
+	check "read_iolog: fio's log replayed: reads, writes, syncs $(head -1 "$TMP/r.b") as fio's $(cat "$TMP/r.f"), a flush each" \
+		bash -c '[ -s "$2" ] && [ "$(head -1 "$1")" = "$(cat "$2")" ] && [ "$(sed -n 3p "$1")" = "$(jq ".[2]" "$2")" ]' _ "$TMP/r.b" "$TMP/r.f"
+	ms=$(sed -n 2p "$TMP/r.b") want=$(( (last - first) / 1000 ))
+	check "read_iolog: at the log's times: $ms ms for a log of $want ms" \
+		test "$ms" -ge $((want * 9 / 10))
+	# and blkstack's own log of it, replayed by fio
+	"$BLKSTACK" bench --name=r --read_iolog="$TMP/r.log" --replay_no_stall=1 --write_iolog="$TMP/x.log" \
+		>/dev/null 2>"$TMP/x.err"
+	check "read_iolog overrides write_iolog (a note), as in fio" \
+		bash -c 'grep -q "read_iolog overrides write_iolog" "$1" && [ ! -e "$2" ]' _ "$TMP/x.err" "$TMP/x.log"
+fi
+# a version 2 log: a wait of 200 ms, then replay_redirect, replay_scale, replay_align
+printf 'fio version 2 iolog\n/nonexistent/a add\n/nonexistent/a open\n/nonexistent/a write 8192 4096\n/nonexistent/a wait 200000 0\n/nonexistent/a read 20480 4096\n/nonexistent/a sync 0 0\n/nonexistent/a close\n' >"$TMP/v2.log"
+"$BLKSTACK" bench --name=v --read_iolog="$TMP/v2.log" --replay_redirect="$TMP/v2.dat" \
+	--replay_scale=2 --replay_align=8k --write_iolog=/dev/null --output-format=json 2>/dev/null |
+	jq -c '.jobs[0] | [.read.total_ios, .write.total_ios, .sync.total_ios, .job_runtime >= 190]' >"$TMP/v2.b"
+check "read_iolog version 2, replay_redirect: 1 read, 1 write, 1 sync, after the 200 ms wait ($(cat "$TMP/v2.b"))" \
+	test "$(cat "$TMP/v2.b")" = "[1,1,1,true]"
+check "replay_redirect: the I/O on its file ($(stat -c %s "$TMP/v2.dat" 2>/dev/null) bytes)" test -s "$TMP/v2.dat"
+# offsets 8192/2 = 4096 -> 0 aligned to 8k, 20480/2 = 10240 -> 8192: the write at 0
+check "replay_scale=2, replay_align=8k: the write landed at offset 0" \
+	bash -c '! cmp -s -n 4096 "$1" /dev/zero' _ "$TMP/v2.dat"
+# version 3 times: 300 ms between two writes; replay_no_stall=1 does not wait
+printf 'fio version 3 iolog\n0 %s add\n5 %s open\n10 %s write 0 4096\n300010 %s write 4096 4096\n300020 %s close\n' \
+	"$TMP/t.dat" "$TMP/t.dat" "$TMP/t.dat" "$TMP/t.dat" "$TMP/t.dat" >"$TMP/t.log"
+for ns in 0 1; do
+	ms=$("$BLKSTACK" bench --name=t --read_iolog="$TMP/t.log" --replay_no_stall=$ns --output-format=json 2>/dev/null |
+		jq '.jobs[0] | select(.write.total_ios == 2) | .job_runtime')
+	if [ $ns = 0 ]; then
+		check "read_iolog version 3: the second write 300 ms after the first (${ms:-no result} ms)" test "${ms:-0}" -ge 290
+	else
+		check "replay_no_stall=1: no wait (${ms:-no result} ms)" test -n "$ms" -a "${ms:-999}" -lt 100
+	fi
+done
+printf 'not a log\n' >"$TMP/bad.log"
+expect_error "read_iolog: not a log, named" "read_iolog=.*bad.log: not a fio iolog" \
+	bench --parse-only --name=b --read_iolog="$TMP/bad.log"
+printf 'fio version 3 iolog\n1 a add\n2 b add\n' >"$TMP/two.log"
+expect_error "read_iolog: two files without replay_redirect refused, the line named" "two.log:3: a second file, b" \
+	bench --parse-only --name=b --read_iolog="$TMP/two.log"
 finish
