@@ -1503,11 +1503,17 @@ static bool __attribute__((noinline))
 job_prep_hooked(struct job_thread *td, struct io_u *u)
 {
 	u->vread = 0;
-	if (td->verify_phase)
-		return td->nr_files > 1 ? job_prep_verify_files(td, u) :
-					  job_prep_verify(td, u);
-	if (td->backlog_due)
-		return job_prep_backlog(td, u);
+	if (td->verify_phase || td->backlog_due) {
+		bool ok = td->verify_phase ?
+			  (td->nr_files > 1 ? job_prep_verify_files(td, u) :
+					      job_prep_verify(td, u)) :
+			  job_prep_backlog(td, u);
+
+		if (ok && unlikely(td->iolog))	/* fio logs verify reads too */
+			job_iolog(td, td->nr_files > 1 ? u->file : 0, "read", true,
+				  u->bio.bi_offset, u->bio.bi_size);
+		return ok;
+	}
 	if (unlikely(td->rp))
 		return job_prep_replay(td, u);
 	if (unlikely(td->sync_on) && job_sync_check(td))

@@ -162,6 +162,15 @@ if command -v fio >/dev/null; then
 	strip() { cut -d' ' -f2- "$1" | sed 's/ sync [0-9]* 0$/ sync 0 0/'; }
 	check "write_iolog: a sequential job's log is fio's, line for line but the times" \
 		cmp <(strip "$TMP/b.log") <(strip "$TMP/f.log")
+	# verify=: the verify phase's reads are logged, as fio's
+	for p in "$BLKSTACK bench" fio; do
+		$p --name=v --filename="$TMP/v.dat" --rw=write --bs=4k --size=32k --verify=crc32c \
+			--write_iolog="$TMP/v.$(basename ${p% *}).log" >/dev/null 2>&1
+		rm -f "$TMP/v.dat"
+	done
+	check "write_iolog with verify=crc32c: 8 writes and 8 verify reads, as fio's log" \
+		bash -c '[ "$(grep -c " write " "$1")" = 8 ] && [ "$(grep -c " read " "$1")" = 8 ] &&
+			[ "$(grep -c " read " "$2")" = 8 ]' _ "$TMP/v.blkstack.log" "$TMP/v.fio.log"
 	# fio replays blkstack's log of a random mix: the same I/Os
 	"$BLKSTACK" bench --name=m --filename="$TMP/m.dat" --rw=randrw --bs=4k --size=256k --fsync=4 \
 		--write_iolog="$TMP/m.log" --output-format=json 2>/dev/null |
