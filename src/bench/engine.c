@@ -4739,6 +4739,7 @@ struct run_target {
 	uint32_t dev_pool_threads;
 	bool unlink;               /* a job with unlink=1 uses it: removed after the run */
 	bool overwrite;            /* a job with overwrite=1 uses it: a missing file is written */
+	bool append;               /* a job with file_append=1 uses it: grown to create_size */
 	struct dev_counters before, after;
 };
 
@@ -4975,6 +4976,7 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 					goto fail;
 				tg[x].unlink |= j->unlink;
 				tg[x].overwrite |= j->overwrite;
+				tg[x].append |= j->file_append;
 				tg[x].lay_out |= !j->create_on_open;
 				need = job_file_need(j, k, f, nf);
 				if (need > tg[x].create_size)
@@ -5003,6 +5005,19 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 			if (ret) {
 				snprintf(err, errlen, "%s: cannot make its directory: %s",
 					 tg[i].path, strerror(-ret));
+				break;
+			}
+		}
+		/* file_append=1: the file grows past its end, as fio's writes there */
+		if (tg[i].append && tg[i].create_size) {
+			struct stat st;
+
+			if (!stat(tg[i].path, &st) && S_ISREG(st.st_mode) &&
+			    (uint64_t)st.st_size < tg[i].create_size &&
+			    truncate(tg[i].path, (off_t)tg[i].create_size)) {
+				snprintf(err, errlen, "%s: file_append=1: cannot grow it: %s",
+					 tg[i].path, strerror(errno));
+				ret = -errno;
 				break;
 			}
 		}

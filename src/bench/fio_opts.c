@@ -77,7 +77,7 @@ static const struct fio_opt fio_opt_table[] = {
 	{ "io_size", "io_limit", NULL, FIO_SUPPORTED, NULL },
 	{ "fill_device", "fill_fs", NULL, FIO_SUPPORTED, NULL },
 	{ "filesize", NULL, NULL, FIO_SUPPORTED, NULL },
-	{ "file_append", NULL, NULL, FIO_REFUSED, R_FILES },
+	{ "file_append", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "offset", "fileoffset", NULL, FIO_SUPPORTED, NULL },
 	{ "offset_increment", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "offset_align", NULL, NULL, FIO_REFUSED, R_WORKLOAD },

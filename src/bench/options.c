@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench/fio_opts.h"
@@ -518,6 +519,9 @@ static const struct opt_def bench_opts_table[] = {
 	{ .name = "write_iolog", .type = OPT_STR, JOBF(write_iolog),
 	  .metavar = "PATH",
 	  .help = "append fio's iolog (version 3: microseconds, file, read/write/trim/sync offset length, and the file's add/open/close) of every I/O the job issues, which fio's read_iolog= replays" },
+	{ .name = "file_append", .type = OPT_BOOL, JOBF(file_append), .max = 1,
+	  .def = "0",
+	  .help = "1: the job's I/O starts at its file's end, as if offset= were the file's size when the run starts (fio's); one file per job" },
 	{ .name = "read_iolog", .type = OPT_STR, JOBF(read_iolog),
 	  .metavar = "PATH",
 	  .help = "replay fio's iolog (version 2 or 3) instead of the workload: its reads, writes, trims and syncs at its offsets, lengths and times; the job's size, bs, rw and file come from it" },
@@ -3521,6 +3525,27 @@ static int replay_job(struct bench_opts *o, struct bench_job_opts *j,
 	return 0;
 }
 
+/*
+ * file_append=1: fio's file_offset = the file's size; here offset= grows
+ * by the size the job's file has now (a missing file: 0).
+ */
+static int append_job(struct bench_job_opts *j, char *err, size_t errlen)
+{
+	char name[SHOW_LEN], path[4096];
+	struct stat st;
+
+	if (bench_job_nr_files(j) != 1) {
+		set_err(err, errlen, "job '%s': file_append=1 with %u files: blkstack appends to one file per job",
+			show(name, j->name), bench_job_nr_files(j));
+		return -EINVAL;
+	}
+	if (bench_job_file(j, 0, 0, path, sizeof(path)) || stat(path, &st) ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	j->offset += (uint64_t)st.st_size;
+	return 0;
+}
+
 static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 {
 	uint32_t lbs = o->dev.p.logical_block_size;
@@ -3583,6 +3608,8 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 			j->iodepth = 1;
 		}
 		if (j->read_iolog[0] && replay_job(o, j, err, errlen))
+			return -EINVAL;
+		if (j->file_append && append_job(j, err, errlen))
 			return -EINVAL;
 		/* fio: filename= names the files; nrfiles= then counts nothing */
 		if (j->filename[0] && j->nrfiles > 1 &&

@@ -295,6 +295,7 @@ struct bench_job_opts {
 	bool pre_read;              /* pre_read=0|1: read the job's regular files into the page cache first (0) */
 	bool overwrite;             /* overwrite=0|1: a missing file is written (laid out) before the jobs (0) */
 	bool create_only;           /* create_only=0|1: files created, no I/O (0) */
+	bool file_append;           /* file_append=0|1: offset= from the file's end (finish_jobs()) (0) */
 	char write_iolog[256];      /* write_iolog=FILE: fio's iolog (version 3) of the I/O issued ("": none) */
 	/*
 	 * read_iolog=FILE: replay fio's iolog (iolog.h) instead of the

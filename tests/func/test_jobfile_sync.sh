@@ -146,6 +146,19 @@ if command -v fio >/dev/null; then
 	check "create_only=1: fio the same ($r, $(stat -c %s "$TMP/fco.dat" 2>/dev/null))" \
 		test "$r" = 0 -a "$(stat -c %s "$TMP/fco.dat" 2>/dev/null)" = 1048576
 fi
+# file_append=1: the job writes after the file's end, the file's data kept (fio's)
+head -c 65536 /dev/urandom >"$TMP/ap.dat"
+cp "$TMP/ap.dat" "$TMP/ap.orig"
+r=$("$BLKSTACK" bench --name=a --filename="$TMP/ap.dat" --rw=write --bs=4k --size=64k \
+	--file_append=1 --output-format=json 2>/dev/null | jq -c '.jobs[0] | [.error, .write.io_bytes]')
+check "file_append=1: 64 KiB written after a 64 KiB file ($r): 128 KiB, the first 64 KiB kept, the rest written" \
+	bash -c '[ "$1" = "[0,65536]" ] && [ "$(stat -c %s "$2")" = 131072 ] && cmp -s -n 65536 "$2" "$3" &&
+		! cmp -s -n 65536 -i 65536 "$2" /dev/zero' _ "$r" "$TMP/ap.dat" "$TMP/ap.orig"
+if command -v fio >/dev/null; then
+	cp "$TMP/ap.orig" "$TMP/fap.dat"
+	fio --name=a --filename="$TMP/fap.dat" --rw=write --bs=4k --size=64k --file_append=1 >/dev/null 2>&1
+	check "file_append=1: fio's file 128 KiB too ($(stat -c %s "$TMP/fap.dat"))" test "$(stat -c %s "$TMP/fap.dat")" = 131072
+fi
 "$BLKSTACK" bench --parse-only --cgroup_nodelete=1 >/dev/null 2>&1
 check "cgroup_nodelete=1: taken" test $? = 0
 
