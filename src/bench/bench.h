@@ -169,6 +169,13 @@ struct bench_job_result {
 	 */
 	struct bench_sample_stat bw_samples[DDIR_NR];
 	struct bench_sample_stat iops_samples[DDIR_NR];
+	/*
+	 * fsync=, fdatasync=, sync_file_range=: fio's sync statistics, the
+	 * latency of each FLUSH (submitted to completed, ns) and the number
+	 * of fsync='s alone (fio's JSON "sync" total_ios, total_io_u[DDIR_SYNC])
+	 */
+	struct blk_hist sync_lat;
+	uint64_t sync_ios;
 };
 #define BENCH_DEPTH_NR 7
 

@@ -37,6 +37,7 @@
 
 #include "bench.h"
 #include "clock.h"
+#include "iolog.h"
 #include "log.h"
 #include "verify.h"
 #include "zbd.h"
@@ -594,7 +595,33 @@ struct job_thread {
 	const char *file_path;       /* the one file's path (error_dump), NULL: a device */
 	void *pinned;                /* lockmem=: the locked memory (NULL: none) */
 	size_t pinned_len;
+	/*
+	 * fsync=, fdatasync=, sync_file_range= (job_sync()): @sync_on, the
+	 * job has one; @wr_issued, writes issued (fio's io_issues[WRITE]);
+	 * @last_was_sync, the last I/O was a sync (fio's); @sync_due, set by
+	 * job_prep_hooked() with @pace_blocked: job_loop() then syncs;
+	 * @sync_kind: SYNC_* of the sync due.  write_barrier= FUA-flags writes.
+	 */
+	bool sync_on;
+	bool last_was_sync;
+	bool sync_due;
+	uint8_t sync_kind;
+	uint64_t wr_issued;
+	struct blk_bio sync_bio;
+	bool sync_done;
+	/* write_iolog= (job_iolog_*()): the log, its time 0 (bench ns) */
+	FILE *iolog;
+	uint64_t iolog_t0;
+	/*
+	 * read_iolog= (job_prep_replay()): the log's entries, the next one,
+	 * the replay's time 0 and the time job_loop() waits for (0: none)
+	 */
+	struct bench_iolog_ent *rp;
+	size_t rp_n, rp_pos;
+	uint64_t rp_t0, rp_wait;
 };
+
+enum { SYNC_FSYNC, SYNC_DATASYNC, SYNC_SFR, SYNC_END };
 
 enum { BUFK_RANDOM, BUFK_ZERO, BUFK_PATTERN, BUFK_PCT };
 
@@ -1634,6 +1661,114 @@ eof:
 	return false;
 }
 
+/* write_iolog=: the name of the file of @i (the device's when no file) */
+static const char *job_iolog_name(const struct job_thread *td, unsigned int i)
+{
+	if (td->nr_files > 1)
+		return td->files[i].path;
+	return td->file_path ? td->file_path : td->devname;
+}
+
+/*
+ * write_iolog=: one line of fio's iolog version 3 (log_io_u(), log_file()):
+ * microseconds since the job's start, the file, the action, and for an
+ * I/O its offset and length.
+ */
+static void __attribute__((noinline, cold))
+job_iolog(struct job_thread *td, unsigned int file, const char *act,
+	  bool io, uint64_t off, uint64_t len)
+{
+	unsigned long long us = (bench_now_ns() - td->iolog_t0) / 1000;
+
+	if (io)
+		fprintf(td->iolog, "%llu %s %s %llu %llu\n", us,
+			job_iolog_name(td, file), act, (unsigned long long)off,
+			(unsigned long long)len);
+	else
+		fprintf(td->iolog, "%llu %s %s\n", us, job_iolog_name(td, file), act);
+}
+
+/*
+ * fio's get_rw_ddir(): before the next I/O, is a sync due?  Once
+ * io_issues[WRITE] is a multiple of fsync= (then fdatasync=, then
+ * sync_file_range='s N) and the last I/O was not a sync.  Not after the
+ * job's last I/O: fio's loop ends on the bytes issued before asking.
+ * True: job_loop() syncs (td->sync_due, through td->pace_blocked).
+ */
+static bool job_sync_check(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+	uint64_t w = td->wr_issued;
+
+	if (td->last_was_sync || !w ||
+	    (td->bytes_limit && td->bytes_issued >= td->bytes_limit))
+		return false;
+	if (o->fsync_blocks && !(w % o->fsync_blocks))
+		td->sync_kind = SYNC_FSYNC;
+	else if (o->fdatasync_blocks && !(w % o->fdatasync_blocks))
+		td->sync_kind = SYNC_DATASYNC;
+	else if (o->sfr_blocks && !(w % o->sfr_blocks))
+		td->sync_kind = SYNC_SFR;
+	else
+		return false;
+	td->sync_due = true;
+	td->pace_blocked = true;
+	return true;
+}
+
+/*
+ * read_iolog=: the log's next I/O.  A sync is job_loop()'s (td->sync_due),
+ * as is the wait for an entry's time (td->rp_wait, unless
+ * replay_no_stall); false then, and when the log is done.
+ */
+static bool job_prep_replay(struct job_thread *td, struct io_u *u)
+{
+	const struct bench_iolog_ent *e;
+	uint64_t due;
+
+	for (;;) {
+		if (td->rp_pos == td->rp_n)
+			return false;
+		e = &td->rp[td->rp_pos];
+		if (!td->o->replay_no_stall) {
+			if (!td->rp_t0)
+				td->rp_t0 = bench_now_ns();
+			due = td->rp_t0 + e->t_us * 1000;
+			if (bench_now_ns() < due) {
+				td->rp_wait = due;
+				td->pace_blocked = true;
+				return false;
+			}
+		}
+		td->rp_pos++;
+		if (e->act == IOLOG_WAIT)
+			continue;
+		if (e->act == IOLOG_SYNC || e->act == IOLOG_DATASYNC) {
+			td->sync_kind = e->act == IOLOG_SYNC ? SYNC_FSYNC : SYNC_DATASYNC;
+			td->sync_due = true;
+			td->pace_blocked = true;
+			return false;
+		}
+		break;
+	}
+	u->ddir = e->act == IOLOG_READ ? DDIR_READ :
+		  e->act == IOLOG_WRITE ? DDIR_WRITE : DDIR_TRIM;
+	u->bio.bi_op = e->act == IOLOG_READ ? BLK_OP_READ :
+		       e->act == IOLOG_WRITE ? BLK_OP_WRITE : BLK_OP_DISCARD;
+	u->bio.bi_offset = e->off;
+	u->bio.bi_size = e->len;
+	u->iov.iov_len = e->len;
+	u->bio.bi_vcnt = 1;
+	td->bytes_issued += e->len;
+	if (u->ddir == DDIR_WRITE && td->buf_refill)
+		job_buf_fill(td, u->iov.iov_base, e->len);
+	if (unlikely(td->iolog))
+		job_iolog(td, 0, u->ddir == DDIR_READ ? "read" :
+			  u->ddir == DDIR_WRITE ? "write" : "trim", true,
+			  e->off, e->len);
+	return true;
+}
+
 /*
  * job_prep() for a job with verify=, rw=<pattern>:N, bssplit=, bsrange=
  * or several files: the verify phase, the next file, the offset
@@ -1645,13 +1780,23 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 	bool seq = false;
 
 	u->vread = 0;
-	if (td->verify_phase)
-		return td->nr_files > 1 ? job_prep_verify_files(td, u) :
-					  job_prep_verify(td, u);
-	if (td->backlog_due)
-		return job_prep_backlog(td, u);
+	if (td->verify_phase || td->backlog_due) {
+		bool ok = td->verify_phase ?
+			  (td->nr_files > 1 ? job_prep_verify_files(td, u) :
+					      job_prep_verify(td, u)) :
+			  job_prep_backlog(td, u);
+
+		if (ok && unlikely(td->iolog))	/* fio logs verify reads too */
+			job_iolog(td, td->nr_files > 1 ? u->file : 0, "read", true,
+				  u->bio.bi_offset, u->bio.bi_size);
+		return ok;
+	}
 	if (td->trim_due)
 		return job_prep_trim(td, u);
+	if (unlikely(td->rp))
+		return job_prep_replay(td, u);
+	if (unlikely(td->sync_on) && job_sync_check(td))
+		return false;
 	if (td->nr_files > 1) {
 		/* the first I/O goes to the first file, each next to the next */
 		if (td->file_switch && job_file_due(td))
@@ -1692,6 +1837,21 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 		job_buf_scramble(td, u);
 	if (td->nr_files > 1)
 		job_file_issued(td, u);
+	if (unlikely(td->iolog))
+		job_iolog(td, td->nr_files > 1 ? u->file : 0,
+			  u->ddir == DDIR_READ ? "read" :
+			  u->ddir == DDIR_WRITE ? "write" : "trim", true,
+			  u->bio.bi_offset, u->bio.bi_size);
+	if (unlikely(td->sync_on)) {
+		/* fio's set_rw_ddir(): a barrier when io_issues[WRITE] is a multiple */
+		if (td->o->barrier_blocks)
+			u->bio.bi_flags = u->ddir == DDIR_WRITE && td->wr_issued &&
+				!(td->wr_issued % td->o->barrier_blocks) ?
+				BLK_BIO_FUA : 0;
+		if (u->ddir == DDIR_WRITE)
+			td->wr_issued++;
+		td->last_was_sync = false;
+	}
 	return true;
 }
 
@@ -2186,6 +2346,8 @@ static void job_reset_stats(struct job_thread *td)
 	memset(td->res->iops_samples, 0, sizeof(td->res->iops_samples));
 	memset(td->res->submit_map, 0, sizeof(td->res->submit_map));
 	memset(td->res->complete_map, 0, sizeof(td->res->complete_map));
+	td->res->sync_ios = 0;
+	blk_hist_init(&td->res->sync_lat);
 }
 
 /*
@@ -3078,6 +3240,83 @@ static bool job_tick_slow(struct job_thread *td, uint64_t now,
 	return td->rate_min_on && job_rate_min_fail(td, now);
 }
 
+static void job_sync_end_io(struct blk_bio *bio)
+{
+	*(bool *)bio->bi_private = true;
+}
+
+/*
+ * A sync: wait for every I/O in flight (reaped as usual), then a FLUSH
+ * to the device, waited for.  As fio's libaio and sync engines, the
+ * sync covers the writes issued before it; the FLUSH is the block
+ * layer's (counted in the device's flush counter; on a uring file,
+ * fdatasync).  Its latency is fio's sync statistics, except the one of
+ * end_fsync=/fsync_on_close= (fio's TD_FSYNCING: not counted).  With
+ * several files, the current file's device is flushed.
+ */
+static void __attribute__((noinline, cold)) job_sync(struct job_thread *td)
+{
+	struct blk_bio *b = &td->sync_bio;
+	uint8_t kind = td->sync_kind;
+	uint64_t t0;
+	int ret;
+
+	td->sync_due = false;
+	while (job_inflight(td) || td->nr_pend) {
+		if (job_reap_some(td, true, BENCH_WAIT_NS) > 0)
+			job_reap(td, td->lat ? bench_now_ns() : 0);
+		if (atomic_load_explicit(&bench_interrupted, memory_order_relaxed))
+			return;
+	}
+	memset(b, 0, sizeof(*b));
+	b->bi_op = BLK_OP_FLUSH;
+	b->bi_end_io = job_sync_end_io;
+	b->bi_private = &td->sync_done;
+	td->sync_done = false;
+	if (td->iolog)	/* fio logs fdatasync= as "datasync", the others "sync" */
+		job_iolog(td, td->nr_files > 1 ? td->cur_file : 0,
+			  kind == SYNC_DATASYNC ? "datasync" : "sync", true, 0, 0);
+	t0 = bench_now_ns();
+	while ((ret = blk_submit(td->ctx, b)) == -EAGAIN)
+		blk_poll(td->ctx);
+	if (ret) {
+		job_error(td, ret, "sync: %s", strerror(-ret));
+		return;
+	}
+	while (!td->sync_done)
+		blk_wait(td->ctx, BENCH_WAIT_NS);
+	td->last_was_sync = true;
+	if (b->bi_status) {
+		job_error(td, blk_status_to_errno(b->bi_status), "sync: %s",
+			  blk_status_str(b->bi_status));
+		return;
+	}
+	if (kind == SYNC_END || !td->measuring)
+		return;
+	blk_hist_add(&td->res->sync_lat, bench_now_ns() - t0);
+	if (kind == SYNC_FSYNC)	/* fio's total_io_u[DDIR_SYNC] */
+		td->res->sync_ios++;
+}
+
+/* read_iolog=: until the log's next entry is due, reap what completes. */
+static void __attribute__((noinline, cold)) job_replay_wait(struct job_thread *td)
+{
+	uint64_t now;
+
+	while ((now = bench_now_ns()) < td->rp_wait &&
+	       !atomic_load_explicit(&bench_interrupted, memory_order_relaxed)) {
+		uint64_t left = td->rp_wait - now;
+
+		if (job_inflight(td) || td->nr_pend) {
+			if (job_reap_some(td, true, left < BENCH_WAIT_NS ? left : BENCH_WAIT_NS) > 0)
+				job_reap(td, td->lat ? bench_now_ns() : 0);
+		} else {
+			job_pause(left, 0);
+		}
+	}
+	td->rp_wait = 0;
+}
+
 static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		     uint64_t runtime_end)
 {
@@ -3181,7 +3420,12 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 		 */
 		if (unlikely(td->pace_blocked)) {
 			td->pace_blocked = false;
-			job_pace_wait(td);
+			if (td->sync_due)
+				job_sync(td);
+			else if (td->rp_wait)
+				job_replay_wait(td);
+			else
+				job_pace_wait(td);
 		} else if (job_reap_some(td, !td->nr_free || td->retry ||
 					 (td->bytes_limit &&
 					  td->bytes_issued >= td->bytes_limit),
@@ -3621,6 +3865,95 @@ static void job_exit_others(struct job_thread *td)
 		     td->all[k].res->groupid == td->res->groupid))
 			atomic_store(&td->all[k].terminate, true);
 }
+/*
+ * fio's invalidate=1 (file_invalidate_cache(): posix_fadvise DONTNEED) and
+ * pre_read=1 (pre_read_files(): the file read through once, which turns
+ * invalidate off) on the job's regular files, before its clock starts.
+ * Block devices are left alone (fio's BLKFLSBUF needs root and flushes
+ * every user of the device); null and ram have no page cache.
+ */
+static void __attribute__((cold)) job_files_cache(struct job_thread *td)
+{
+	const struct bench_job_opts *o = td->o;
+	unsigned int i, n = td->nr_files > 1 ? td->nr_files : 1;
+	char *buf = NULL;
+
+	for (i = 0; i < n; i++) {
+		const char *path = td->nr_files > 1 ? td->files[i].path : td->file_path;
+		uint64_t off = 0, end;
+		struct stat st;
+		ssize_t r;
+		int fd;
+
+		if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			close(fd);
+			continue;
+		}
+		if (!o->pre_read) {
+			if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+				fprintf(stderr, "blkstack bench: invalidate=1: %s: cannot drop its cache\n",
+					path);
+			close(fd);
+			continue;
+		}
+		/* one file: the job's region of it; several: each whole */
+		end = (uint64_t)st.st_size;
+		if (td->nr_files <= 1) {
+			off = td->offset;
+			if (td->nr_blocks * o->bs < end - (off < end ? off : end))
+				end = off + td->nr_blocks * o->bs;
+		}
+		if (!buf && !(buf = malloc(1 << 20))) {
+			close(fd);
+			break;
+		}
+		while (off < end &&
+		       (r = pread(fd, buf, end - off < (1 << 20) ? end - off : (1 << 20),
+				  (off_t)off)) > 0)
+			off += (uint64_t)r;
+		close(fd);
+	}
+	free(buf);
+}
+
+/*
+ * write_iolog=FILE: opened for appending, as fio's (init_iolog()), with
+ * the header and each file's add and open; an error is the job's.
+ */
+static void __attribute__((cold)) job_iolog_open(struct job_thread *td)
+{
+	unsigned int i, n = td->nr_files > 1 ? td->nr_files : 1;
+
+	td->iolog = fopen(td->o->write_iolog, "ae");
+	if (!td->iolog) {
+		job_error(td, -errno, "write_iolog=%s: %s", td->o->write_iolog,
+			  strerror(errno));
+		td->stop = true;
+		return;
+	}
+	td->iolog_t0 = bench_now_ns();
+	fputs("fio version 3 iolog\n", td->iolog);
+	for (i = 0; i < n; i++)
+		job_iolog(td, i, "add", false, 0, 0);
+	for (i = 0; i < n; i++)
+		job_iolog(td, i, "open", false, 0, 0);
+	td->prep_hook = true;
+}
+
+static void __attribute__((cold)) job_iolog_close(struct job_thread *td)
+{
+	unsigned int i, n = td->nr_files > 1 ? td->nr_files : 1;
+
+	for (i = 0; i < n; i++)
+		job_iolog(td, i, "close", false, 0, 0);
+	if (fclose(td->iolog))
+		job_error(td, -errno, "write_iolog=%s: %s", td->o->write_iolog,
+			  strerror(errno));
+	td->iolog = NULL;
+}
+
 static void *job_thread_fn(void *arg)
 {
 	struct job_thread *td = arg;
@@ -3689,6 +4022,10 @@ static void *job_thread_fn(void *arg)
 		       (now = bench_now_ns()) < end)
 			job_pause(end - now, 0);
 	}
+	if (o->invalidate || o->pre_read)
+		job_files_cache(td);
+	if (o->write_iolog[0])
+		job_iolog_open(td);
 	now = bench_now_ns();
 	td->t_start = now;
 	atomic_store(&td->progress.start_ns, now);
@@ -3716,8 +4053,15 @@ static void *job_thread_fn(void *arg)
 		td->terminated = true;
 		td->stop = true;
 	}
-	if (!o->verify_only)
+	if (!o->verify_only && !o->create_only)
 		job_loop(td, ramp_end, runtime_end);
+	/* fio's end_fsync=1 and fsync_on_close=1: should_fsync(), a write job */
+	if ((o->end_fsync || o->fsync_on_close) && !o->create_only &&
+	    !td->res->error &&
+	    !td->interrupted && !td->abandoned && bench_rw_writes(o->rw)) {
+		td->sync_kind = SYNC_END;
+		job_sync(td);
+	}
 	if (td->flow) {	/* fio's flow_put() */
 		atomic_fetch_sub(&td->flow->counter, td->flow_counter);
 		atomic_fetch_sub(&td->flow->total_weight, o->flow);
@@ -3735,6 +4079,8 @@ static void *job_thread_fn(void *arg)
 		verify_ns = window_end - verify_start;
 	}
 	job_verify_finish(td);
+	if (td->iolog)
+		job_iolog_close(td);
 	/* fio's per-direction runtimes: the verify phase is the reads' */
 	for (d = 0; d < DDIR_NR; d++) {
 		td->res->dir[d].runtime_ns = work_ns;
@@ -4316,6 +4662,19 @@ region_set:
 			per_loop = o->number_ios * o->bs;
 		td->bytes_limit = per_loop * o->loops;
 	}
+	if (o->read_iolog[0]) {
+		/* read_iolog=: the log instead of the workload */
+		struct bench_iolog log;
+
+		if (bench_iolog_read(o->read_iolog, o->replay_scale, o->replay_align,
+				     o->replay_time_scale, o->replay_redirect,
+				     &log, err, errlen))
+			return -EINVAL;
+		td->rp = log.ents;
+		td->rp_n = log.nr;
+		td->bytes_limit = log.bytes;
+		td->prep_hook = true;
+	}
 	/* rate= and rate_iops=, per direction: the stricter interval */
 	td->pace_ddir = -1;
 	for (d = 0; d < DDIR_NR; d++) {
@@ -4657,6 +5016,12 @@ region_set:
 		}
 		td->prep_hook = true;
 	}
+	if (o->fsync_blocks || o->fdatasync_blocks || o->sfr_blocks ||
+	    o->barrier_blocks) {
+		td->sync_on = true;
+		td->prep_hook = true;
+	}
+	blk_hist_init(&td->res->sync_lat);
 	rng_seed(&td->rng, job_repeat(o) ? o->randseed + seed_idx :
 					   bench_gettime_ns() + seed_idx);
 	for (i = 0; i < o->iodepth; i++) {
@@ -4692,6 +5057,8 @@ static void job_teardown(struct job_thread *td)
 		munmap(td->pinned, td->pinned_len);
 		td->pinned = NULL;
 	}
+	free(td->rp);
+	td->rp = NULL;
 	if (td->abandoned)
 		return; /* the device may still write into these buffers */
 	/* several files: the fields hold one file's maps, files[] all */
@@ -5452,6 +5819,8 @@ struct run_target {
 	uint8_t dev_inline, dev_engine; /* the job's engine's (options.h) */
 	uint32_t dev_pool_threads;
 	bool unlink;               /* a job with unlink=1 uses it: removed after the run */
+	bool overwrite;            /* a job with overwrite=1 uses it: a missing file is written */
+	bool append;               /* a job with file_append=1 uses it: grown to create_size */
 	struct dev_counters before, after;
 };
 
@@ -5555,6 +5924,42 @@ static uint64_t job_file_need(const struct bench_job_opts *j, unsigned int k,
 	return need;
 }
 
+/*
+ * overwrite=1: a regular file shorter than @size (or missing) is written
+ * with zeros from its end to @size, as fio lays out a file it will
+ * overwrite (extend_file()); a block device or a long enough file is
+ * left alone.  Return: 0 or -errno.
+ */
+static int file_write_out(const char *path, uint64_t size)
+{
+	static const char zero[65536];
+	struct stat st;
+	uint64_t off;
+	ssize_t w;
+	int fd, ret = 0;
+
+	if (!stat(path, &st) && (!S_ISREG(st.st_mode) || (uint64_t)st.st_size >= size))
+		return 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		goto out;
+	}
+	for (off = (uint64_t)st.st_size; off < size; off += (uint64_t)w) {
+		w = pwrite(fd, zero, size - off < sizeof(zero) ? size - off : sizeof(zero),
+			   (off_t)off);
+		if (w <= 0) {
+			ret = w < 0 ? -errno : -EIO;
+			goto out;
+		}
+	}
+out:
+	close(fd);
+	return ret;
+}
+
 /* mkdir -p of @path's directory, as fio makes a file's work directories. */
 static int make_parent_dirs(const char *path)
 {
@@ -5651,6 +6056,8 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 				if (ret)
 					goto fail;
 				tg[x].unlink |= j->unlink;
+				tg[x].overwrite |= j->overwrite;
+				tg[x].append |= j->file_append;
 				tg[x].lay_out |= !j->create_on_open;
 				need = job_file_need(j, k, f, nf);
 				if (need > tg[x].create_size)
@@ -5678,6 +6085,28 @@ static int targets_open(const struct bench_opts *o, struct run_target **out,
 			ret = make_parent_dirs(tg[i].path);
 			if (ret) {
 				snprintf(err, errlen, "%s: cannot make its directory: %s",
+					 tg[i].path, strerror(-ret));
+				break;
+			}
+		}
+		/* file_append=1: the file grows past its end, as fio's writes there */
+		if (tg[i].append && tg[i].create_size) {
+			struct stat st;
+
+			if (!stat(tg[i].path, &st) && S_ISREG(st.st_mode) &&
+			    (uint64_t)st.st_size < tg[i].create_size &&
+			    truncate(tg[i].path, (off_t)tg[i].create_size)) {
+				snprintf(err, errlen, "%s: file_append=1: cannot grow it: %s",
+					 tg[i].path, strerror(errno));
+				ret = -errno;
+				break;
+			}
+		}
+		/* overwrite=1: fio's extend_file(), the file written to its size */
+		if (tg[i].overwrite && tg[i].lay_out && tg[i].create_size) {
+			ret = file_write_out(tg[i].path, tg[i].create_size);
+			if (ret) {
+				snprintf(err, errlen, "%s: overwrite=1: cannot lay it out: %s",
 					 tg[i].path, strerror(-ret));
 				break;
 			}

@@ -18,9 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench/fio_opts.h"
+#include "bench/iolog.h"
 #include "bench/options.h"
 #include "blkstack/dev.h"
 #include "blkstack/nvme_ctrl.h"
@@ -220,6 +222,7 @@ static int apply_buf_bool(struct opt_ctx *c, uint64_t v);
 static int apply_buf_uint(struct opt_ctx *c, uint64_t v);
 static int apply_buffer_pattern(struct opt_ctx *c, uint64_t v);
 static int apply_mem(struct opt_ctx *c, uint64_t v);
+static int apply_sync_file_range(struct opt_ctx *c, uint64_t v);
 
 static const struct opt_choice dedupe_mode_choices[] = {
 	{ "repeat", BENCH_DEDUPE_REPEAT },
@@ -538,6 +541,66 @@ static const struct opt_def bench_opts_table[] = {
 	  .help = "1: write until the device is full: ENOSPC or EDQUOT ends the job, not as an error (fio's); without size= the job's region is the device or block device from offset, and a regular file without size= is refused (fio would write until its file system is full)" },
 	{ .name = "unlink", .type = OPT_BOOL, JOBF(unlink), .max = 1, .def = "0",
 	  .help = "1: remove the job's regular files after the run (block devices stay)" },
+	{ .name = "fsync", .type = OPT_UINT, JOBF(fsync_blocks),
+	  .max = UINT32_MAX, .def = "0",
+	  .help = "N: once N writes have been issued since the last sync, wait for them and send a FLUSH (fio's fsync; on a uring file fdatasync); its latency is fio's sync line; 0: none" },
+	{ .name = "fdatasync", .type = OPT_UINT, JOBF(fdatasync_blocks),
+	  .max = UINT32_MAX, .def = "0",
+	  .help = "N: as fsync=N (a block device has one FLUSH: on a uring file it is fdatasync for both)" },
+	{ .name = "sync_file_range", .type = OPT_STR, JOBF(sfr_blocks),
+	  .apply = apply_sync_file_range, .metavar = "FLAGS[:N]",
+	  .help = "FLAGS wait_before,write,wait_after (fio's) and N (1): as fsync=N, a FLUSH (on a uring file fdatasync, a superset of sync_file_range(2)'s flags; a note says so)" },
+	{ .name = "write_barrier", .type = OPT_UINT, JOBF(barrier_blocks),
+	  .max = UINT32_MAX, .def = "0",
+	  .help = "N: every Nth write is a barrier write, sent with FUA (fio's sg engine sets the SCSI FUA bit); 0: none" },
+	{ .name = "end_fsync", .type = OPT_BOOL, JOBF(end_fsync), .max = 1,
+	  .def = "0",
+	  .help = "1: after the workload, with its writes complete, a FLUSH (fio's fsync of each file; not in the sync statistics, as fio's)" },
+	{ .name = "invalidate", .type = OPT_BOOL, JOBF(invalidate), .max = 1,
+	  .def = "1",
+	  .help = "1 (fio's default): before the job, drop its regular files' page cache (posix_fadvise DONTNEED; clean pages only); null and ram devices have none" },
+	{ .name = "pre_read", .type = OPT_BOOL, JOBF(pre_read), .max = 1,
+	  .def = "0",
+	  .help = "1: before the job, read its regular files' regions into the page cache (no invalidate then, as fio's)" },
+	{ .name = "overwrite", .type = OPT_BOOL, JOBF(overwrite), .max = 1,
+	  .def = "0",
+	  .help = "1: a missing (or short) file is laid out by writing it, zeros, before the jobs, not made sparse (fio's)" },
+	{ .name = "create_only", .type = OPT_BOOL, JOBF(create_only), .max = 1,
+	  .def = "0",
+	  .help = "1: the job's files are created (laid out) and no I/O is done (fio's)" },
+	{ .name = "write_iolog", .type = OPT_STR, JOBF(write_iolog),
+	  .metavar = "PATH",
+	  .help = "append fio's iolog (version 3: microseconds, file, read/write/trim/sync offset length, and the file's add/open/close) of every I/O the job issues, which fio's read_iolog= replays" },
+	{ .name = "file_append", .type = OPT_BOOL, JOBF(file_append), .max = 1,
+	  .def = "0",
+	  .help = "1: the job's I/O starts at its file's end, as if offset= were the file's size when the run starts (fio's); one file per job" },
+	{ .name = "read_iolog", .type = OPT_STR, JOBF(read_iolog),
+	  .metavar = "PATH",
+	  .help = "replay fio's iolog (version 2 or 3) instead of the workload: its reads, writes, trims and syncs at its offsets, lengths and times; the job's size, bs, rw and file come from it" },
+	{ .name = "replay_no_stall", .type = OPT_BOOL, JOBF(replay_no_stall),
+	  .max = 1, .def = "0",
+	  .help = "1: replay the log as fast as the iodepth allows, not at its times" },
+	{ .name = "replay_redirect", .type = OPT_STR, JOBF(replay_redirect),
+	  .metavar = "PATH",
+	  .help = "replay every file's I/O of the log on this file (or device)" },
+	{ .name = "replay_scale", .type = OPT_UINT, JOBF(replay_scale),
+	  .min = 1, .max = UINT64_MAX, .def = "1",
+	  .help = "divide the log's offsets by this" },
+	{ .name = "replay_align", .type = OPT_SIZE, JOBF(replay_align),
+	  .max = UINT64_MAX, .def = "0",
+	  .help = "align the log's offsets down to this many bytes (0: as logged)" },
+	{ .name = "replay_time_scale", .type = OPT_UINT, JOBF(replay_time_scale),
+	  .min = 1, .max = UINT32_MAX, .def = "100",
+	  .help = "replay the log's times at this percentage of their speed (200: twice as fast)" },
+	{ .name = "read_iolog_chunked", .type = OPT_BOOL, JOBF(read_iolog_chunked),
+	  .max = 1, .def = "0",
+	  .help = "accepted: blkstack reads the whole log before the job (fio reads it in chunks to save memory)" },
+	{ .name = "cgroup_nodelete", .type = OPT_BOOL, .group = GRP_JOB,
+	  .where = OPT_IGNORED, .max = 1, .def = "0",
+	  .help = "accepted: blkstack makes no cgroup (cgroup= is refused), as fio with cgroup unset" },
+	{ .name = "fsync_on_close", .type = OPT_BOOL, JOBF(fsync_on_close),
+	  .max = 1, .def = "0",
+	  .help = "1: as end_fsync=1 (fio syncs each file before closing it, once, at the job's end)" },
 	{ .name = "create_serialize", .type = OPT_STR, .group = GRP_JOB,
 	  .where = OPT_IGNORED, .flags = OPT_F_BARE,
 	  .apply = apply_create_serialize, .metavar = "0|1",
@@ -1661,6 +1724,45 @@ static int apply_mem(struct opt_ctx *c, uint64_t unused)
 				       sizeof(c->j->mem_file) - 1);
 		memcpy(c->j->mem_file, colon + 1, strlen(colon + 1) + 1);
 	}
+	return 0;
+}
+
+/*
+ * sync_file_range=FLAGS[:N]: fio's flags (wait_before, write, wait_after,
+ * ','-separated), then the number of writes between syncs (1).  The sync is
+ * a FLUSH: the block layer has nothing narrower; a note says so.
+ */
+static int apply_sync_file_range(struct opt_ctx *c, uint64_t unused)
+{
+	static const char *const flags[] = { "wait_before", "write", "wait_after" };
+	const char *p = c->val, *colon = strchr(c->val, ':');
+	const char *end = colon ? colon : p + strlen(p);
+	uint64_t n = 1;
+	char *e;
+
+	(void)unused;
+	while (p < end) {
+		const char *q = memchr(p, ',', (size_t)(end - p));
+		size_t len = q ? (size_t)(q - p) : (size_t)(end - p), i;
+
+		for (i = 0; i < ARRAY_SIZE(flags); i++)
+			if (strlen(flags[i]) == len && !strncmp(flags[i], p, len))
+				break;
+		if (i == ARRAY_SIZE(flags))
+			return val_err(c, -EINVAL,
+				       "unknown flag '%.*s', allowed wait_before, write, wait_after (','-separated), then :N",
+				       (int)len, p);
+		p = q ? q + 1 : end;
+	}
+	if (colon) {
+		errno = 0;
+		n = strtoull(colon + 1, &e, 10);
+		if (!colon[1] || *e || errno || n < 1 || n > UINT32_MAX)
+			return val_err(c, -EINVAL,
+				       "N after ':' must be a number of writes, 1..%u",
+				       UINT32_MAX);
+	}
+	c->j->sfr_blocks = (uint32_t)n;
 	return 0;
 }
 
@@ -3881,6 +3983,74 @@ static int check_zonemode(struct bench_job_opts *j, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * read_iolog=: the job's region, sizes, direction and file from the log,
+ * as fio takes them (its read_iolog() adds the log's files and sizes).
+ */
+static int replay_job(struct bench_opts *o, struct bench_job_opts *j,
+		      char *err, size_t errlen)
+{
+	struct bench_iolog log;
+	char name[SHOW_LEN], note[512];
+	const char *file;
+	uint64_t bs;
+
+	if (bench_iolog_read(j->read_iolog, j->replay_scale, j->replay_align,
+			     j->replay_time_scale, j->replay_redirect, &log,
+			     err, errlen))
+		return -EINVAL;
+	free(log.ents);
+	if (j->write_iolog[0]) {
+		snprintf(note, sizeof(note), "job '%s': read_iolog overrides write_iolog, as in fio",
+			 show(name, j->name));
+		bench_err_add(o->notes, sizeof(o->notes), note);
+		j->write_iolog[0] = '\0';
+	}
+	file = j->replay_redirect[0] ? j->replay_redirect : log.file;
+	if (file[0] && strcmp(file, j->filename)) {
+		if (j->filename[0]) {
+			snprintf(note, sizeof(note), "job '%s': read_iolog: the I/O goes to the log's file %.200s, not filename=, as in fio",
+				 show(name, j->name), file);
+			bench_err_add(o->notes, sizeof(o->notes), note);
+		}
+		snprintf(j->filename, sizeof(j->filename), "%s", file);
+	}
+	bs = (log.max_len + 511) / 512 * 512;
+	if (bs > j->bs)
+		j->bs = (uint32_t)bs;
+	j->size = (log.end + j->bs - 1) / j->bs * j->bs;
+	j->offset = 0;
+	j->offset_increment = 0;
+	j->io_size = 0;
+	j->time_based = false;
+	j->rw = log.writes ? (log.reads ? RW_RW : RW_WRITE) :
+		log.reads ? RW_READ : RW_TRIM;
+	j->replay_bytes = log.bytes;
+	j->has_rw = true;	/* a workload: no matrix on the command line */
+	return 0;
+}
+
+/*
+ * file_append=1: fio's file_offset = the file's size; here offset= grows
+ * by the size the job's file has now (a missing file: 0).
+ */
+static int append_job(struct bench_job_opts *j, char *err, size_t errlen)
+{
+	char name[SHOW_LEN], path[4096];
+	struct stat st;
+
+	if (bench_job_nr_files(j) != 1) {
+		set_err(err, errlen, "job '%s': file_append=1 with %u files: blkstack appends to one file per job",
+			show(name, j->name), bench_job_nr_files(j));
+		return -EINVAL;
+	}
+	if (bench_job_file(j, 0, 0, path, sizeof(path)) || stat(path, &st) ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	j->offset += (uint64_t)st.st_size;
+	return 0;
+}
+
 static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 {
 	uint32_t lbs = o->dev.p.logical_block_size;
@@ -3942,6 +4112,10 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 			bench_err_add(o->notes, sizeof(o->notes), note);
 			j->iodepth = 1;
 		}
+		if (j->read_iolog[0] && replay_job(o, j, err, errlen))
+			return -EINVAL;
+		if (j->file_append && append_job(j, err, errlen))
+			return -EINVAL;
 		/* fio: filename= names the files; nrfiles= then counts nothing */
 		if (j->filename[0] && j->nrfiles > 1 &&
 		    j->nrfiles != bench_job_nr_files(j)) {

@@ -321,6 +321,35 @@ struct bench_job_opts {
 	bool allow_file_create;     /* allow_file_create=0|1: 0: a missing file is an error (1) */
 	bool unlink;                /* unlink=0|1: remove the job's regular files after the run (0) */
 	/*
+	 * Syncs (engine.c job_sync()), fio's: a FLUSH to the device (fio's
+	 * DDIR_SYNC, DDIR_DATASYNC, DDIR_SYNC_FILE_RANGE all become one) once
+	 * N writes have been issued since the last, after they complete
+	 */
+	uint32_t fsync_blocks;      /* fsync=N (0: none) */
+	uint32_t fdatasync_blocks;  /* fdatasync=N (0: none) */
+	uint32_t sfr_blocks;        /* sync_file_range=FLAGS[:N] (0: none; N 1 when not given) */
+	uint32_t barrier_blocks;    /* write_barrier=N: every Nth write FUA (0: none) */
+	bool end_fsync;             /* end_fsync=0|1: a FLUSH after the workload (0) */
+	bool fsync_on_close;        /* fsync_on_close=0|1: the same, fio's at file close (0) */
+	bool invalidate;            /* invalidate=0|1: drop a regular file's page cache before the job (1) */
+	bool pre_read;              /* pre_read=0|1: read the job's regular files into the page cache first (0) */
+	bool overwrite;             /* overwrite=0|1: a missing file is written (laid out) before the jobs (0) */
+	bool create_only;           /* create_only=0|1: files created, no I/O (0) */
+	bool file_append;           /* file_append=0|1: offset= from the file's end (finish_jobs()) (0) */
+	char write_iolog[256];      /* write_iolog=FILE: fio's iolog (version 3) of the I/O issued ("": none) */
+	/*
+	 * read_iolog=FILE: replay fio's iolog (iolog.h) instead of the
+	 * workload; finish_jobs() sets size=, bs=, rw= and filename= from it
+	 */
+	char read_iolog[256];       /* ("": none) */
+	bool replay_no_stall;       /* replay_no_stall=0|1: as fast as possible, not at the log's times (0) */
+	char replay_redirect[256];  /* replay_redirect=FILE: every file of the log is this one ("": none) */
+	uint64_t replay_scale;      /* replay_scale=N: offsets divided by N (1) */
+	uint64_t replay_align;      /* replay_align=N: offsets aligned down to N (0: none) */
+	uint32_t replay_time_scale; /* replay_time_scale=PCT: the log's times at this speed (100) */
+	bool read_iolog_chunked;    /* read_iolog_chunked=0|1: accepted, the log is read whole (0) */
+	uint64_t replay_bytes;      /* set by finish_jobs(): the log's I/O bytes */
+	/*
 	 * fill_device=0|1 (fill_fs): ENOSPC or EDQUOT ends the job, not as an
 	 * error (fio's); without size= the region is the device from offset,
 	 * and a regular file without size= is refused (fio would fill the

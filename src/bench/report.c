@@ -694,6 +694,8 @@ static void job_add(struct bench_job_result *dst,
 		sample_sum(&dst->iops_samples[d], &src->iops_samples[d]);
 	}
 	prio_add(dst, src);
+	hist_merge(&dst->sync_lat, &src->sync_lat);
+	dst->sync_ios += src->sync_ios;
 	/* likewise for the whole window, over the threads that did any I/O */
 	job_window(dst, &ds, &de);
 	job_window(src, &ss, &se);
@@ -1310,6 +1312,12 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 	text_lat_dist(f, "nsec", ld.ns, NR_LAT_NS);
 	text_lat_dist(f, "usec", ld.us, NR_LAT_US);
 	text_lat_dist(f, "msec", ld.ms, NR_LAT_MS);
+	/* fio's show_thread_status_normal(): the sync latencies */
+	if (j->sync_lat.count) {
+		fputs("  fsync/fdatasync/sync_file_range:\n", f);
+		text_lat(f, "    sync", &j->sync_lat);
+		text_percentiles(f, &j->sync_lat, "sync", j);
+	}
 	if (j->opts && j->opts->continue_on_error)
 		fprintf(f, "     errors    : total=%llu, first_error=%d/<%s>\n",
 			(unsigned long long)j->total_err, j->first_error,
@@ -1333,10 +1341,11 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 	for (i = 0; i < NR_DEPTHS; i++)
 		fprintf(f, " %s=%.1f%%%s", batch_keys[i], dist[i],
 			i == NR_DEPTHS - 1 ? "\n" : ",");
-	fprintf(f, "     issued rwts: total=%llu,%llu,%llu,0 short=0,0,0,0 dropped=0,0,0,0\n",
+	fprintf(f, "     issued rwts: total=%llu,%llu,%llu,%llu short=0,0,0,0 dropped=0,0,0,0\n",
 		(ull)(j->dir[DDIR_READ].ios + j->dir[DDIR_READ].errors),
 		(ull)(j->dir[DDIR_WRITE].ios + j->dir[DDIR_WRITE].errors),
-		(ull)(j->dir[DDIR_TRIM].ios + j->dir[DDIR_TRIM].errors));
+		(ull)(j->dir[DDIR_TRIM].ios + j->dir[DDIR_TRIM].errors),
+		(ull)j->sync_ios);
 	fprintf(f, "     latency   : target=%llu, window=%llu, percentile=%.2f%%, depth=%u\n",
 		(ull)job_lat_target(j), (ull)job_lat_window(j),
 		job_lat_pct(j), job_lat_depth(j));
@@ -2303,8 +2312,8 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 		for (d = 0; d < DDIR_NR; d++)
 			jset(c, o, ddir_lower[d], json_dir(c, r, rep, e, j, d));
 		sync = json_object();
-		jint(c, sync, "total_ios", 0);
-		jset(c, sync, "lat_ns", json_lat(c, NULL, false, false, j));
+		jint(c, sync, "total_ios", j->sync_ios);
+		jset(c, sync, "lat_ns", json_lat(c, &j->sync_lat, true, true, j));
 		jset(c, o, "sync", sync);
 	}
 	/* fio's "mixed": in place of the directions, or after them (both) */

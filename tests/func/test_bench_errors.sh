@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib.sh" "$@"
 
 expect_error "iodepth=0 out of range" "iodepth=0.*1\.\.65536" bench --iodepth=0
 expect_error "unknown option" "unknown option 'foo'" bench --foo=1
-expect_error "unsupported fio option" "file_append.*not support" bench --file_append=1
+expect_error "unsupported fio option" "lockfile.*not support" bench --lockfile=1
 expect_error "bad rw" "rw=sideways" bench --rw=sideways
 expect_error "bad bs" "bs=" bench --bs=100
 expect_error "bad size suffix" "size=4x" bench --size=4x

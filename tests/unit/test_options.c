@@ -470,9 +470,9 @@ static void test_errors(void **state)
 	assert_non_null(strstr(errbuf, "only valid on the command line"));
 
 	/* fio options we do not implement. */
-	assert_int_equal(set(&o, &j, "file_append", "1"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "lockfile", "1"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
-			    "option 'file_append' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
+			    "option 'lockfile' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
 	assert_int_equal(set(&o, &j, "offset_align", "4k"), -EOPNOTSUPP);
 	assert_string_equal(errbuf,
 			    "option 'offset_align' is a fio option that blkstack bench does not support: a workload option blkstack bench does not implement yet");
@@ -937,8 +937,8 @@ static void test_cli_errors(void **state)
 		  "option 'bs' needs a value: a size (a whole number with an optional k/m/g/t/p suffix), allowed 512..16M" },
 		{ "--iodepth=0", "iodepth=0: out of range, allowed 1..65536" },
 		{ "--foo=1", "unknown option 'foo'" },
-		{ "--file_append=1",
-		  "option 'file_append' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices" },
+		{ "--lockfile=1",
+		  "option 'lockfile' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices" },
 		{ "--output-format=normal,xml",
 		  "output-format=normal,xml: bad value, allowed normal|json|json+|terse, or a comma list of them" },
 		{ "--terse-version=2", NULL },
@@ -1220,8 +1220,8 @@ static void test_jobfile_errors(void **state)
 	jobfile_error("[global]\nbs=4k\n\n[j]\n; comment\n\n\n\n\n\n\niodepth=0\n",
 		      -EINVAL, ":12: iodepth=0: out of range, allowed 1..65536");
 	jobfile_error("[j]\nfoo=1\n", -EINVAL, ":2: unknown option 'foo'");
-	jobfile_error("[j]\nfile_append=1\n", -EINVAL,
-		      ":2: option 'file_append' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
+	jobfile_error("[j]\nlockfile=1\n", -EINVAL,
+		      ":2: option 'lockfile' is a fio option that blkstack bench does not support: file and file-system management: blkstack issues block requests to its own devices");
 	jobfile_error("[j]\niodepth\n", -EINVAL,
 		      ":2: option 'iodepth' needs a value: a number (a whole number with an optional k/m/g/t/p suffix), allowed 1..65536");
 	jobfile_error("include other.fio\n[j]\n", -EINVAL,
