@@ -378,6 +378,7 @@ struct job_thread {
 	bool lat_target;
 	bool lat_end_run;            /* the depth is found: the final window runs */
 	bool lat_done;               /* ... and ran: the workload ended there */
+	bool zbd_eof;                /* zonemode=zbd: no zone left ended the writes */
 	uint8_t lat_quiesce;         /* waiting for the I/Os in flight: LAT_Q_* then */
 	unsigned int lat_qd, lat_qd_high, lat_qd_low, lat_stable;
 	uint64_t lat_ts, lat_ios, lat_failed;
@@ -1405,6 +1406,7 @@ static bool job_prep_zbd(struct job_thread *td, struct io_u *u)
 	return true;
 eof:
 	td->stop = true;	/* what is in flight is drained */
+	td->zbd_eof = true;	/* ... and verify= still reads back */
 	return false;
 }
 
@@ -2710,7 +2712,7 @@ static void job_verify_phase(struct job_thread *td)
 	td->measuring = true;
 	td->ramping = false;
 	/* the search is the workload's: the read-back runs at iodepth */
-	if (td->lat_done)
+	if (td->lat_done || td->zbd_eof)
 		td->stop = false;
 	td->lat_target = false;
 	if (blocks)
