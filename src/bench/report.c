@@ -137,6 +137,18 @@ static uint64_t ns_to_ms(uint64_t ns)
 	return (ns + NSEC_PER_MSEC / 2) / NSEC_PER_MSEC;
 }
 
+/*
+ * A runtime in ms as the reports show it: fio rounds each runtime up
+ * (backend.c update_runtime()), so that a run under 1 ms is 1 ms, never
+ * 0 (terse's bw and iops, fio's integer divisions by it, were then 0).
+ */
+static uint64_t run_ms(uint64_t ns)
+{
+	uint64_t ms = ns_to_ms(ns);
+
+	return ns && !ms ? 1 : ms;
+}
+
 static uint64_t hist_min(const struct blk_hist *h)
 {
 	return h->count ? h->min : 0;
@@ -996,7 +1008,7 @@ static void text_dir(FILE *f, const struct rep *rep,
 		fmt_rate(bw, sizeof(bw), rate, true, j->opts),
 		fmt_rate(bwd, sizeof(bwd), rate, false, j->opts),
 		fmt_num_sig(io, sizeof(io), (double)s->bytes, true, "B", sig),
-		(ull)ns_to_ms(dir_runtime(j, d)), zr);
+		(ull)run_ms(dir_runtime(j, d)), zr);
 	if (j->lat_valid) {
 		text_lat(f, "    slat", &s->slat);
 		text_lat(f, "    clat", &s->clat);
@@ -1270,7 +1282,7 @@ static void text_group_line(FILE *f, const char *name,
 		fmt_rate(g2, sizeof(g2), g->max_bw, false, o),
 		fmt_num_sig(i1, sizeof(i1), (double)g->bytes, true, "B", sig),
 		fmt_num_sig(i2, sizeof(i2), (double)g->bytes, false, "B", sig),
-		(ull)ns_to_ms(g->min_run_ns), (ull)ns_to_ms(g->max_run_ns));
+		(ull)run_ms(g->min_run_ns), (ull)run_ms(g->max_run_ns));
 }
 
 /*
@@ -1419,7 +1431,7 @@ static void terse_dir(FILE *f, const struct rep *rep,
 		      unsigned int ver)
 {
 	const struct bench_dir_stats *s = &j->dir[d];
-	uint64_t runt = s->ios ? ns_to_ms(dir_runtime(j, d)) : 0;
+	uint64_t runt = s->ios ? run_ms(dir_runtime(j, d)) : 0;
 	uint64_t bw = 0, iops = 0;
 	const struct blk_hist *ph = NULL;
 	unsigned int i, nr = 0, prec;
@@ -1722,7 +1734,7 @@ static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
 	jint(c, o, "bw_bytes", (uint64_t)bw);
 	jint(c, o, "bw", bw_kib);
 	jreal(c, o, "iops", iops);
-	jint(c, o, "runtime", active ? ns_to_ms(dir_runtime(j, d)) : 0);
+	jint(c, o, "runtime", active ? run_ms(dir_runtime(j, d)) : 0);
 	/* fio's total_ios: the I/Os issued, those that failed too */
 	jint(c, o, "total_ios", s->ios + s->errors);
 	jint(c, o, "short_ios", 0);
