@@ -1668,7 +1668,8 @@ static json_t *json_lat(struct jctx *c, const struct blk_hist *h, bool valid,
 /*
  * json+: fio's clat bins of entry @e in direction @d, {"midpoint ns":
  * count} for the bins that are not empty; the threads of a
- * group_reporting entry summed.  NULL when no thread kept them.
+ * group_reporting entry summed; @d -1: every direction summed (fio's
+ * unified_rw_reporting mixed object).  NULL when no thread kept them.
  */
 static json_t *json_bins(struct jctx *c, const struct bench_run_result *r,
 			 const struct rep_ent *e, int d)
@@ -1684,10 +1685,14 @@ static json_t *json_bins(struct jctx *c, const struct bench_run_result *r,
 		c->oom = true;
 		return NULL;
 	}
-	for (i = 0; i < r->nr_jobs; i++) {
-		const struct bench_job_result *t = &r->jobs[i];
-		const uint64_t *p = bench_log_plat(t->log, (unsigned int)d);
+	for (i = 0; i < r->nr_jobs * DDIR_NR; i++) {
+		const struct bench_job_result *t = &r->jobs[i / DDIR_NR];
+		int dd = (int)(i % DDIR_NR);
+		const uint64_t *p;
 
+		if (d >= 0 ? dd != d : !t->dir[dd].ios)
+			continue;
+		p = bench_log_plat(t->log, (unsigned int)dd);
 		if (!p || (e->sum ? t->groupid != e->sum->groupid : t != e->j))
 			continue;
 		any = true;
@@ -1712,7 +1717,7 @@ static json_t *json_bins(struct jctx *c, const struct bench_run_result *r,
 /*
  * Direction @d of @j: @j is the entry @e's own, or with
  * unified_rw_reporting= its directions summed (job_mixed(), d 0), whose
- * object has no json+ bins (the engine keeps them per direction)
+ * json+ bins are those of every direction summed, as fio's
  */
 static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
 			const struct rep *rep, const struct rep_ent *e,
@@ -1746,9 +1751,9 @@ static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
 					job_pct_on(j, PCT_CLAT), j);
 
 		/* json+: fio leaves "bins" out of a direction without I/O */
-		if (c->plus && j == e->j && j->lat_valid && s->clat.count &&
+		if (c->plus && j->lat_valid && s->clat.count &&
 		    job_pct_on(j, PCT_CLAT)) {
-			json_t *bins = json_bins(c, r, e, d);
+			json_t *bins = json_bins(c, r, e, j == e->j ? d : -1);
 
 			if (bins)
 				jset(c, clat, "bins", bins);
