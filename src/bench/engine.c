@@ -682,7 +682,9 @@ static inline unsigned int batch_bucket(unsigned int n)
 
 /*
  * blk_poll(), or blk_wait() with @wait, on the thread's ctx (or files);
- * a reap that completed any counts in fio's "complete" buckets.
+ * a reap that completed any counts in fio's "complete" buckets (with
+ * iodepth_batch_complete_*, job_reap_batch() counts its batches instead,
+ * as fio counts each getevents' min..max).
  */
 static inline int job_reap_wait(struct job_thread *td, bool wait,
 				uint64_t timeout_ns)
@@ -693,7 +695,7 @@ static inline int job_reap_wait(struct job_thread *td, bool wait,
 		n = job_files_reap(td, wait, timeout_ns);
 	else
 		n = wait ? blk_wait(td->ctx, timeout_ns) : blk_poll(td->ctx);
-	if (n > 0)
+	if (n > 0 && !td->reap_batch)
 		td->res->complete_map[batch_bucket((unsigned int)n)]++;
 	return n;
 }
@@ -2217,6 +2219,8 @@ job_reap_batch(struct job_thread *td, bool wait, uint64_t timeout_ns)
 	if (!td->pend_head)
 		td->pend_tail = NULL;
 	td->nr_pend -= n;
+	if (n)
+		td->res->complete_map[batch_bucket(n)]++;
 	return (int)n;
 }
 
