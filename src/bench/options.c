@@ -1980,6 +1980,9 @@ static int apply_percentile_list(struct opt_ctx *c, uint64_t unused)
 		memcpy(num, p, len);
 		num[len] = '\0';
 		x = strtod(num, &end);
+		/* blanks around an entry, as fio's strtod() takes them */
+		while (end != num && (*end == ' ' || *end == '\t'))
+			end++;
 		if (end == num || *end || !(x > 0.0) || x > 100.0)
 			return val_err(c, -EINVAL,
 				       "entry %u (%s) is not a percentile in (0, 100]",
