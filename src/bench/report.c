@@ -1295,6 +1295,7 @@ static void text_group(FILE *f, const struct rep *rep, unsigned int groupid)
 	const struct bench_job_opts *o = NULL;
 	unsigned int i, unified = BENCH_UNIFIED_NONE;
 	struct group_dir g;
+	bool mixed_any = false;
 	int d;
 
 	for (i = 0; i < rep->nr; i++) {
@@ -1315,6 +1316,23 @@ static void text_group(FILE *f, const struct rep *rep, unsigned int groupid)
 		}
 	if (unified != BENCH_UNIFIED_NONE) {
 		group_mixed_stats(rep, groupid, &g);
+		/*
+		 * both: fio's show_mixed_group_stats() gives the range of
+		 * the directions' entry bandwidths (the lowest direction's
+		 * lowest to the highest's highest), not of the sums
+		 */
+		for (d = 0; unified == BENCH_UNIFIED_BOTH && d < DDIR_NR; d++) {
+			struct group_dir gd;
+
+			group_dir_stats(rep, groupid, d, &gd);
+			if (!gd.any)
+				continue;
+			if (!mixed_any || gd.min_bw < g.min_bw)
+				g.min_bw = gd.min_bw;
+			if (!mixed_any || gd.max_bw > g.max_bw)
+				g.max_bw = gd.max_bw;
+			mixed_any = true;
+		}
 		if (g.any)
 			text_group_line(f, "MIXED", &g, o);
 	}
