@@ -448,6 +448,7 @@ struct job_thread {
 	bool max_lat;                /* max_latency= (job_max_lat_reaped()) */
 	bool lat_end_run;            /* the depth is found: the final window runs */
 	bool lat_done;               /* ... and ran: the workload ended there */
+	bool zbd_eof;                /* zonemode=zbd: no zone left ended the writes */
 	uint8_t lat_quiesce;         /* waiting for the I/Os in flight: LAT_Q_* then */
 	unsigned int lat_qd, lat_qd_high, lat_qd_low, lat_stable;
 	uint64_t lat_ts, lat_ios, lat_failed;
@@ -844,7 +845,9 @@ static inline unsigned int batch_bucket(unsigned int n)
 
 /*
  * blk_poll(), or blk_wait() with @wait, on the thread's ctx (or files);
- * a reap that completed any counts in fio's "complete" buckets.
+ * a reap that completed any counts in fio's "complete" buckets (with
+ * iodepth_batch_complete_*, job_reap_batch() counts its batches instead,
+ * as fio counts each getevents' min..max).
  */
 static inline int job_reap_wait(struct job_thread *td, bool wait,
 				uint64_t timeout_ns)
@@ -855,7 +858,7 @@ static inline int job_reap_wait(struct job_thread *td, bool wait,
 		n = job_files_reap(td, wait, timeout_ns);
 	else
 		n = wait ? blk_wait(td->ctx, timeout_ns) : blk_poll(td->ctx);
-	if (n > 0)
+	if (n > 0 && !td->reap_batch)
 		td->res->complete_map[batch_bucket((unsigned int)n)]++;
 	return n;
 }
@@ -1658,6 +1661,7 @@ static bool job_prep_zbd(struct job_thread *td, struct io_u *u)
 	return true;
 eof:
 	td->stop = true;	/* what is in flight is drained */
+	td->zbd_eof = true;	/* ... and verify= still reads back */
 	return false;
 }
 
@@ -2901,6 +2905,8 @@ job_reap_batch(struct job_thread *td, bool wait, uint64_t timeout_ns)
 	td->nr_pend -= n;
 	if (td->depth_low)
 		td->depth_seen -= n < td->depth_seen ? n : td->depth_seen;
+	if (n)
+		td->res->complete_map[batch_bucket(n)]++;
 	return (int)n;
 }
 
@@ -3540,7 +3546,7 @@ static void job_verify_phase(struct job_thread *td)
 	td->measuring = true;
 	td->ramping = false;
 	/* the search is the workload's: the read-back runs at iodepth */
-	if (td->lat_done)
+	if (td->lat_done || td->zbd_eof)
 		td->stop = false;
 	td->lat_target = false;
 	if (blocks)

@@ -2298,6 +2298,9 @@ static int apply_percentile_list(struct opt_ctx *c, uint64_t unused)
 		memcpy(num, p, len);
 		num[len] = '\0';
 		x = strtod(num, &end);
+		/* blanks around an entry, as fio's strtod() takes them */
+		while (end != num && (*end == ' ' || *end == '\t'))
+			end++;
 		if (end == num || *end || !(x > 0.0) || x > 100.0)
 			return val_err(c, -EINVAL,
 				       "entry %u (%s) is not a percentile in (0, 100]",
@@ -3804,6 +3807,20 @@ static int check_verify(struct bench_opts *o, struct bench_job_opts *j,
 {
 	uint32_t hl = bench_verify_hdr_len(j->verify), iv = j->verify_interval;
 	char name[SHOW_LEN], note[256];
+
+	/* the threads would write from one buffer: each other's data */
+	if (j->numjobs > 1 && j->mem_file[0] &&
+	    (j->mem_type == BENCH_MEM_MMAPSHARED ||
+	     j->mem_type == BENCH_MEM_MMAPHUGE)) {
+		char file[SHOW_LEN];
+
+		set_err(err, errlen,
+			"job '%s': mem=%s:%s with verify= and numjobs=%" PRIu32 ": the threads would share one buffer (a thread's writes carry another's data, verify then fails); allowed numjobs=1, mem=mmap:FILE or no file",
+			show(name, j->name),
+			j->mem_type == BENCH_MEM_MMAPSHARED ? "mmapshared" : "mmaphuge",
+			show(file, j->mem_file), j->numjobs);
+		return -EINVAL;
+	}
 
 	if (iv && iv < j->bs && j->bs % iv) {
 		snprintf(note, sizeof(note),

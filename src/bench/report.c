@@ -137,6 +137,18 @@ static uint64_t ns_to_ms(uint64_t ns)
 	return (ns + NSEC_PER_MSEC / 2) / NSEC_PER_MSEC;
 }
 
+/*
+ * A runtime in ms as the reports show it: fio rounds each runtime up
+ * (backend.c update_runtime()), so that a run under 1 ms is 1 ms, never
+ * 0 (terse's bw and iops, fio's integer divisions by it, were then 0).
+ */
+static uint64_t run_ms(uint64_t ns)
+{
+	uint64_t ms = ns_to_ms(ns);
+
+	return ns && !ms ? 1 : ms;
+}
+
 static uint64_t hist_min(const struct blk_hist *h)
 {
 	return h->count ? h->min : 0;
@@ -1104,7 +1116,7 @@ static void text_dir(FILE *f, const struct rep *rep,
 		fmt_rate(bw, sizeof(bw), rate, true, j->opts),
 		fmt_rate(bwd, sizeof(bwd), rate, false, j->opts),
 		fmt_num_sig(io, sizeof(io), (double)s->bytes, true, "B", sig),
-		(ull)ns_to_ms(dir_runtime(j, d)), zr);
+		(ull)run_ms(dir_runtime(j, d)), zr);
 	if (j->lat_valid) {
 		text_lat(f, "    slat", &s->slat);
 		text_lat(f, "    clat", &s->clat);
@@ -1393,7 +1405,7 @@ static void text_group_line(FILE *f, const char *name,
 		fmt_rate(g2, sizeof(g2), g->max_bw, false, o),
 		fmt_num_sig(i1, sizeof(i1), (double)g->bytes, true, "B", sig),
 		fmt_num_sig(i2, sizeof(i2), (double)g->bytes, false, "B", sig),
-		(ull)ns_to_ms(g->min_run_ns), (ull)ns_to_ms(g->max_run_ns));
+		(ull)run_ms(g->min_run_ns), (ull)run_ms(g->max_run_ns));
 }
 
 /*
@@ -1406,6 +1418,7 @@ static void text_group(FILE *f, const struct rep *rep, unsigned int groupid)
 	const struct bench_job_opts *o = NULL;
 	unsigned int i, unified = BENCH_UNIFIED_NONE;
 	struct group_dir g;
+	bool mixed_any = false;
 	int d;
 
 	for (i = 0; i < rep->nr; i++) {
@@ -1426,6 +1439,23 @@ static void text_group(FILE *f, const struct rep *rep, unsigned int groupid)
 		}
 	if (unified != BENCH_UNIFIED_NONE) {
 		group_mixed_stats(rep, groupid, &g);
+		/*
+		 * both: fio's show_mixed_group_stats() gives the range of
+		 * the directions' entry bandwidths (the lowest direction's
+		 * lowest to the highest's highest), not of the sums
+		 */
+		for (d = 0; unified == BENCH_UNIFIED_BOTH && d < DDIR_NR; d++) {
+			struct group_dir gd;
+
+			group_dir_stats(rep, groupid, d, &gd);
+			if (!gd.any)
+				continue;
+			if (!mixed_any || gd.min_bw < g.min_bw)
+				g.min_bw = gd.min_bw;
+			if (!mixed_any || gd.max_bw > g.max_bw)
+				g.max_bw = gd.max_bw;
+			mixed_any = true;
+		}
 		if (g.any)
 			text_group_line(f, "MIXED", &g, o);
 	}
@@ -1542,7 +1572,7 @@ static void terse_dir(FILE *f, const struct rep *rep,
 		      unsigned int ver)
 {
 	const struct bench_dir_stats *s = &j->dir[d];
-	uint64_t runt = s->ios ? ns_to_ms(dir_runtime(j, d)) : 0;
+	uint64_t runt = s->ios ? run_ms(dir_runtime(j, d)) : 0;
 	uint64_t bw = 0, iops = 0;
 	const struct blk_hist *ph = NULL;
 	unsigned int i, nr = 0, prec;
@@ -1779,7 +1809,8 @@ static json_t *json_lat(struct jctx *c, const struct blk_hist *h, bool valid,
 /*
  * json+: fio's clat bins of entry @e in direction @d, {"midpoint ns":
  * count} for the bins that are not empty; the threads of a
- * group_reporting entry summed.  NULL when no thread kept them.
+ * group_reporting entry summed; @d -1: every direction summed (fio's
+ * unified_rw_reporting mixed object).  NULL when no thread kept them.
  */
 static json_t *json_bins(struct jctx *c, const struct bench_run_result *r,
 			 const struct rep_ent *e, int d)
@@ -1795,10 +1826,14 @@ static json_t *json_bins(struct jctx *c, const struct bench_run_result *r,
 		c->oom = true;
 		return NULL;
 	}
-	for (i = 0; i < r->nr_jobs; i++) {
-		const struct bench_job_result *t = &r->jobs[i];
-		const uint64_t *p = bench_log_plat(t->log, (unsigned int)d);
+	for (i = 0; i < r->nr_jobs * DDIR_NR; i++) {
+		const struct bench_job_result *t = &r->jobs[i / DDIR_NR];
+		int dd = (int)(i % DDIR_NR);
+		const uint64_t *p;
 
+		if (d >= 0 ? dd != d : !t->dir[dd].ios)
+			continue;
+		p = bench_log_plat(t->log, (unsigned int)dd);
 		if (!p || (e->sum ? t->groupid != e->sum->groupid : t != e->j))
 			continue;
 		any = true;
@@ -1823,7 +1858,7 @@ static json_t *json_bins(struct jctx *c, const struct bench_run_result *r,
 /*
  * Direction @d of @j: @j is the entry @e's own, or with
  * unified_rw_reporting= its directions summed (job_mixed(), d 0), whose
- * object has no json+ bins (the engine keeps them per direction)
+ * json+ bins are those of every direction summed, as fio's
  */
 static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
 			const struct rep *rep, const struct rep_ent *e,
@@ -1845,7 +1880,7 @@ static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
 	jint(c, o, "bw_bytes", (uint64_t)bw);
 	jint(c, o, "bw", bw_kib);
 	jreal(c, o, "iops", iops);
-	jint(c, o, "runtime", active ? ns_to_ms(dir_runtime(j, d)) : 0);
+	jint(c, o, "runtime", active ? run_ms(dir_runtime(j, d)) : 0);
 	/* fio's total_ios: the I/Os issued, those that failed too */
 	jint(c, o, "total_ios", s->ios + s->errors);
 	jint(c, o, "short_ios", 0);
@@ -1857,9 +1892,9 @@ static json_t *json_dir(struct jctx *c, const struct bench_run_result *r,
 					job_pct_on(j, PCT_CLAT), j);
 
 		/* json+: fio leaves "bins" out of a direction without I/O */
-		if (c->plus && j == e->j && j->lat_valid && s->clat.count &&
+		if (c->plus && j->lat_valid && s->clat.count &&
 		    job_pct_on(j, PCT_CLAT)) {
-			json_t *bins = json_bins(c, r, e, d);
+			json_t *bins = json_bins(c, r, e, j == e->j ? d : -1);
 
 			if (bins)
 				jset(c, clat, "bins", bins);
