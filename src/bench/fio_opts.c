@@ -44,7 +44,7 @@
 #define R_PROFILE "accepted with no effect, as fio takes it without --profile=; a note says so"
 
 static const struct fio_opt fio_opt_table[] = {
-	{ "description", NULL, NULL, FIO_MAPPED, R_TEXT },
+	{ "description", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "name", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "wait_for", NULL, NULL, FIO_SUPPORTED, NULL },
 	{ "filename", NULL, NULL, FIO_SUPPORTED, NULL },

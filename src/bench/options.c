@@ -328,8 +328,9 @@ static const struct opt_def bench_opts_table[] = {
 	/* Job options, fio's names and defaults. */
 	{ .name = "name", .type = OPT_STR, JOBF(name), .flags = OPT_F_PRINTABLE,
 	  .help = "job name; on the command line --name= starts a new job, --name=global a global section" },
-	{ .name = "description", .type = OPT_STR, .group = GRP_JOB,
-	  .where = OPT_IGNORED, .help = "accepted and ignored" },
+	{ .name = "description", .type = OPT_STR, JOBF(description),
+	  .flags = OPT_F_PRINTABLE,
+	  .help = "the job's description, printed as fio's: a Description line in the text report, \"desc\" in JSON, the last terse field" },
 	{ .name = "ioengine", .type = OPT_STR, JOBF(ioengine),
 	  .apply = apply_ioengine, .metavar = "ENGINE",
 	  .help = "fio's engine: libaio, io_uring run on dev=uring at iodepth; posixaio there on the pool, one worker per thread; sync, psync, vsync, pvsync, pvsync2 there at iodepth=1, each I/O issued by the job's thread; null, cpp_null on dev=null; the others are refused (--fio-options)" },

@@ -95,6 +95,7 @@ enum { BENCH_EXIT_GROUP = 0, BENCH_EXIT_STONEWALL, BENCH_EXIT_ALL };
 /* One job, after [global] and the job's own options are applied. */
 struct bench_job_opts {
 	char name[BENCH_NAME_MAX];  /* section name or --name= */
+	char description[256];      /* description=: printed as fio's (FIO_JOBDESC_SIZE) */
 	enum bench_rw rw;           /* rw= / readwrite= (read) */
 	uint32_t bs;                /* bs= / blocksize=, bytes (4096); bs=4k,8k read,write pair not supported */
 	uint32_t iodepth;           /* iodepth=, 1..65536 (1) */

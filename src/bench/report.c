@@ -1301,6 +1301,8 @@ static void text_job(FILE *f, const struct bench_run_result *r,
 		fprintf(f, ", clocksource=%.*s", (int)sizeof(r->clocksource),
 			r->clocksource);
 	fputc('\n', f);
+	if (j->opts && j->opts->description[0])
+		fprintf(f, "  Description  : [%s]\n", j->opts->description);
 	if (j->error)
 		fprintf(f, "  error: %s\n",
 			j->errmsg[0] ? j->errmsg : strerror(job_errno(j)));
@@ -1684,6 +1686,8 @@ void bench_report_terse(FILE *f, const struct bench_opts *o,
 				(ull)disk_in_queue(st), disk_util(r));
 		if (j->opts && j->opts->continue_on_error)
 			fprintf(f, ";%llu;%d", (ull)j->total_err, j->first_error);
+		if (j->opts && j->opts->description[0])
+			fprintf(f, ";%s", j->opts->description);
 		fputc('\n', f);
 	}
 	rep_free(&rep);
@@ -2393,6 +2397,8 @@ static json_t *json_job(struct jctx *c, const struct bench_run_result *r,
 	jint(c, o, "latency_target", job_lat_target(j));
 	jreal(c, o, "latency_percentile", job_lat_pct(j));
 	jint(c, o, "latency_window", job_lat_window(j));
+	if (j->opts && j->opts->description[0])
+		jstr(c, o, "desc", j->opts->description);
 	if (j->ss.on && j->opts)
 		jset(c, o, "steadystate", json_ss(c, j));
 	jset(c, o, "blkstack", json_blkstack(c, r, j));
