@@ -665,7 +665,7 @@ static void test_empty_value_errors(void **state)
 		{ "name", "option 'name' needs a value: text, at most 63 characters" },
 		{ "filename",
 		  "option 'filename' needs a value: a path, at most 4095 characters" },
-		{ "description", "option 'description' needs a value: text" },
+		{ "description", "option 'description' needs a value: text, at most 255 characters" },
 	};
 	struct bench_opts o;
 	struct bench_job_opts j;
