@@ -431,6 +431,7 @@ static void test_bool_options(void **state)
 	assert_int_equal(set(&o, &j, "thread", NULL), 0);
 	assert_int_equal(set(&o, &j, "thread", "1"), 0);
 	assert_int_equal(set(&o, &j, "description", "a test job"), 0);
+	assert_string_equal(j.description, "a test job");	/* printed in the reports */
 	assert_string_equal(j.name, "");
 }
 
