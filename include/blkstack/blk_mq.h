@@ -78,9 +78,23 @@ struct request {
 	uint32_t native_status;
 	uint32_t bio_done;             /* (core) bytes of the first bio ended
 					* by blk_mq_update_request() */
-	uint16_t ioprio;               /* (core) bi_ioprio of the first bio */
 	void *elv_priv[4];             /* elevator private */
 } __attribute__((aligned(64)));
+
+/**
+ * blk_rq_ioprio() - a request's I/O priority (IOPRIO_PRIO_VALUE()): its
+ * first bio's bi_ioprio, since bios of different priorities never merge
+ * into one request; 0 (none) for a request without bios.  Read from the
+ * bio rather than kept in the request, so that submission writes no more
+ * of the request than before.
+ * @rq: a request the caller holds.
+ * Return: the priority.
+ * Context: any.
+ */
+static inline uint16_t blk_rq_ioprio(const struct request *rq)
+{
+	return rq->bio ? rq->bio->bi_ioprio : 0;
+}
 
 /**
  * blk_mq_stage_stamp() - stamp @stage of @rq now (CLOCK_MONOTONIC, ns).

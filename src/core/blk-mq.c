@@ -407,7 +407,6 @@ struct request *blk_mq_alloc_request(struct blk_mq_ctx *ctx, unsigned int op,
 	rq->offset = 0;
 	rq->data_len = 0;
 	rq->cmd_flags = 0;
-	rq->ioprio = 0;
 	rq->nr_segments = 0;
 	rq->bio = rq->biotail = NULL;
 	return rq;
@@ -745,7 +744,6 @@ int blk_submit(struct blk_mq_ctx *ctx, struct blk_bio *bio)
 	rq->offset = bio->bi_offset;
 	rq->data_len = bio->bi_size;
 	rq->cmd_flags = bio->bi_flags;
-	rq->ioprio = bio->bi_ioprio;
 	rq->nr_segments = bio->bi_vcnt;
 	bio->bi_next = NULL;
 	rq->bio = rq->biotail = bio;

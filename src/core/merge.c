@@ -6,7 +6,8 @@
  * write-zeroes go to drivers that may not take multi-range commands.
  * Requests with different FUA flags never merge: FUA applies to a whole
  * request.  Nor do requests of different I/O priorities (Linux's
- * blk_rq_merge_ok() and attempt_merge() compare rq->ioprio):
+ * blk_rq_merge_ok() and attempt_merge() compare rq->ioprio; here the
+ * first bios', blk_rq_ioprio()):
  * a merged request could carry only one of them.
  */
 #include "blk-mq.h"
@@ -23,8 +24,8 @@ enum elv_merge blk_try_merge(const struct blk_dev *dev,
 	uint64_t max_bytes = (uint64_t)dev->cfg.max_sectors << 9;
 
 	if (rq->op != bio->bi_op || !blk_op_mergeable(bio->bi_op) ||
-	    rq->cmd_flags != bio->bi_flags || rq->ioprio != bio->bi_ioprio ||
-	    !rq->bio)
+	    rq->cmd_flags != bio->bi_flags || !rq->bio ||
+	    rq->bio->bi_ioprio != bio->bi_ioprio)
 		return ELEVATOR_NO_MERGE;
 	/*
 	 * Only into the submitting ctx's own requests: a request is ended on
@@ -67,8 +68,8 @@ bool blk_rq_merge_ok_rq(const struct blk_dev *dev, const struct request *rq,
 	uint64_t max_bytes = (uint64_t)dev->cfg.max_sectors << 9;
 
 	if (rq->op != next->op || !blk_op_mergeable(rq->op) ||
-	    rq->cmd_flags != next->cmd_flags || rq->ioprio != next->ioprio ||
-	    !rq->bio || !next->bio ||
+	    rq->cmd_flags != next->cmd_flags ||
+	    !rq->bio || !next->bio || rq->bio->bi_ioprio != next->bio->bi_ioprio ||
 	    rq->mq_ctx != next->mq_ctx)
 		return false;
 	if (rq->offset + rq->data_len != next->offset)

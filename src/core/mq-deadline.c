@@ -350,7 +350,7 @@ static void dd_insert_one(struct blk_mq_hw_ctx *hctx, struct deadline_data *dd,
 	}
 
 	dir = dd_op_dir(rq->op);
-	prio = dd_prio_of(rq->ioprio);
+	prio = dd_prio_of(blk_rq_ioprio(rq));
 	d = &dd->dir[prio][dir];
 	dd->stats.inserted[dir]++;
 	rq->fifo_time_ns = hctx->elv_now_ns + dd->t.expire_ns[dir];

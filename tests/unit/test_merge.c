@@ -71,9 +71,9 @@ static void test_no_merge_cases(void **state)
 	/* I/O priority differs (Linux's blk_rq_merge_ok()) */
 	bio.bi_ioprio = IOPRIO_PRIO_VALUE(IOPRIO_CLASS_RT, 0);
 	assert_int_equal(blk_try_merge(&dev, &rq, &bio), ELEVATOR_NO_MERGE);
-	rq.ioprio = bio.bi_ioprio; /* the same one merges */
+	rq.bio->bi_ioprio = bio.bi_ioprio; /* the same one (its first bio's) merges */
 	assert_int_equal(blk_try_merge(&dev, &rq, &bio), ELEVATOR_BACK_MERGE);
-	rq.ioprio = bio.bi_ioprio = 0;
+	rq.bio->bi_ioprio = bio.bi_ioprio = 0;
 	rq.op = bio.bi_op = BLK_OP_DISCARD; /* not mergeable */
 	assert_int_equal(blk_try_merge(&dev, &rq, &bio), ELEVATOR_NO_MERGE);
 }

@@ -810,7 +810,7 @@ static struct request *insert_prio(unsigned int op, uint64_t off,
 {
 	struct request *rq = mk_rq(op, off, len);
 
-	rq->ioprio = rq->bio->bi_ioprio = IOPRIO_PRIO_VALUE(class, 0);
+	rq->bio->bi_ioprio = IOPRIO_PRIO_VALUE(class, 0);
 	insert(rq);
 	return rq;
 }

@@ -88,7 +88,7 @@ static int uring_prep_rw(struct uring_queue *q, struct request *rq,
 	 * I/O (0: the task's own).  The kernel checks it: an unknown class is
 	 * -EINVAL, class RT needs CAP_SYS_ADMIN (-EPERM).
 	 */
-	sqe->ioprio = rq->ioprio;
+	sqe->ioprio = blk_rq_ioprio(rq);
 	uring_set_file(q, sqe);
 	if (unlikely(ud->cfg.force_async) &&
 	    ++q->async_n >= ud->cfg.force_async) {
