@@ -20,9 +20,7 @@ BASE=${BASE:-}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-for c in fio jq valgrind callgrind_annotate; do
-	command -v "$c" >/dev/null || { echo "$c is not installed: scripts/install-deps.sh" >&2; exit 1; }
-done
+bench_need fio jq valgrind callgrind_annotate
 [ -x "$BLKSTACK" ] || make build >/dev/null
 bench_machine_start fio valgrind
 

@@ -37,6 +37,15 @@ BENCH_CMD_FILE=$(mktemp)
 exec {BENCH_CMD_FD}>>"$BENCH_CMD_FILE"
 rm -f "$BENCH_CMD_FILE"
 
+# bench_need CMD...: exit 1, naming the first CMD not installed and the
+# install script, unless all are
+bench_need() {
+	local c
+	for c; do
+		command -v "$c" >/dev/null || { echo "$c is not installed: scripts/install-deps.sh" >&2; exit 1; }
+	done
+}
+
 # bench_field NAME VALUE: one "  name: value" line of a machine block
 bench_field() { printf '  %-10s %s\n' "$1:" "$2"; }
 

@@ -22,8 +22,7 @@ BLKSTACK=${BLKSTACK:-build/blkstack}
 BASE=${BASE:-}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-command -v jq >/dev/null || { echo "jq is not installed: scripts/install-deps.sh" >&2; exit 1; }
-command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+bench_need jq valgrind
 [ -x "$BLKSTACK" ] || make build >/dev/null
 bench_machine_start valgrind
 [ -z "$BASE" ] || bench_field base "$BASE: $("$BASE" --version 2>/dev/null || echo "no --version")"
