@@ -520,6 +520,9 @@ struct job_thread {
 	bool pct_seq_on;
 	bool track_pos;
 	uint32_t bs_gran;
+	/* bs_ddir (fio's per-direction sizes): each direction's unit, as
+	 * @bs_gran (its smallest size, or the logical block size) */
+	uint32_t bsd_gran[3];
 	uint64_t next_pos[DDIR_NR];
 	struct rng seq_rng;
 	/* rw=<pattern>:N (job_prep_mod()) */
@@ -1273,14 +1276,32 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 		u->bio.bi_offset = td->offset + td->next_pos[u->ddir];
 	}
 
-	if (o->bssplit_nr) {
+	const uint32_t *sbs = o->bssplit_bs, *spct = o->bssplit_pct;
+	unsigned int nr = o->bssplit_nr;
+	uint64_t lo = min, hi = o->bs_max;
+
+	if (o->bs_ddir) {
+		/* fio's get_next_buflen(): the I/O's direction's sizes */
+		nr = o->bsd_nr[u->ddir];
+		sbs = o->bsd_bs[u->ddir];
+		spct = o->bsd_pct[u->ddir];
+		lo = o->bsd_min[u->ddir];
+		hi = o->bsd_max[u->ddir];
+		gran = td->bsd_gran[u->ddir];
+		/* fio's blockalign defaults to the direction's smallest size:
+		 * without the random map, a random I/O's offset is so aligned */
+		if (td->random && !td->randmap && !td->ba && !o->bs_unaligned)
+			u->bio.bi_offset = td->offset + (u->bio.bi_offset -
+				td->offset) / gran * gran;
+	}
+	if (nr) {
 		unsigned int i, acc = 0;
 
-		len = o->bssplit_bs[o->bssplit_nr - 1];
-		for (i = 0; i < o->bssplit_nr; i++) {
-			acc += o->bssplit_pct[i];
+		len = sbs[nr - 1];
+		for (i = 0; i < nr; i++) {
+			acc += spct[i];
 			if (r * 100.0 < acc) {
-				len = o->bssplit_bs[i];
+				len = sbs[i];
 				break;
 			}
 		}
@@ -1288,10 +1309,10 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 		 * bs_unaligned (get_next_buflen()) */
 		len -= len % gran;
 	} else {
-		len = min + (uint64_t)((double)o->bs_max * r);
+		len = lo + (uint64_t)((double)hi * r);
 		len -= len % gran;
-		if (len > o->bs_max)
-			len = o->bs_max;
+		if (len > hi)
+			len = hi;
 	}
 	if (u->bio.bi_offset + len > end)
 		len = end - u->bio.bi_offset;
@@ -4888,6 +4909,14 @@ region_set:
 		td->prep_hook = true;
 	}
 	td->bs_gran = o->bs_unaligned ? lbs : o->bs;
+	for (d = 0; d < 3 && o->bs_ddir; d++) {
+		uint32_t lo = o->bsd_min[d];
+
+		for (i = 0; i < o->bsd_nr[d]; i++)
+			if (!i || o->bsd_bs[d][i] < lo)
+				lo = o->bsd_bs[d][i];
+		td->bsd_gran[d] = o->bs_unaligned ? lbs : lo;
+	}
 	td->track_pos = td->var_bs && o->bs_unaligned && !td->random;
 	td->pct_seq_on = td->random &&
 			 (o->pct_seq[0] || o->pct_seq[1] || o->pct_seq[2]);

@@ -87,6 +87,7 @@ struct opt_ctx {
 	char *err;
 	size_t errlen;
 	char one[80];	/* fio's "v,v[,v]": the one value all of them are */
+	bool in_ddir;	/* per_ddir(): parsing one direction's part */
 };
 
 struct opt_def {
@@ -354,10 +355,10 @@ static const struct opt_def bench_opts_table[] = {
 	  .help = "fio's inverse of direct=: buffered=0 is direct=1" },
 	{ .name = "bsrange", .alias = { "blocksize_range" }, .type = OPT_STR,
 	  JOBF(bs_min), .apply = apply_bsrange, .metavar = "MIN-MAX",
-	  .help = "block sizes per I/O from MIN to MAX (multiples of 512), drawn as fio draws them: MIN + MAX x uniform, aligned down to MIN, at most MAX" },
+	  .help = "block sizes per I/O from MIN to MAX (multiples of 512), drawn as fio draws them: MIN + MAX x uniform, aligned down to MIN, at most MAX; fio's R,W[,T] form: a range per direction" },
 	{ .name = "bssplit", .type = OPT_STR, JOBF(bssplit_nr),
 	  .apply = apply_bssplit, .metavar = "SIZE/PCT:...",
-	  .help = "block sizes per I/O in these shares (4k/50:64k/50); a size without a share takes an equal part of what is left; one split for reads and writes" },
+	  .help = "block sizes per I/O in these shares (4k/50:64k/50); a size without a share takes an equal part of what is left; fio's R,W[,T] form: a split per direction" },
 	{ .name = "random_distribution", .type = OPT_STR, JOBF(rand_dist),
 	  .apply = apply_rand_dist, .metavar = "DIST",
 	  .help = "random offsets: random (uniform), zipf:THETA[:CENTER], pareto:H[:CENTER], normal:DEV%[:CENTER], zoned:PCT/RANGE%:..., zoned_abs:PCT/SIZE:...; all but random turn the random map off, as in fio" },
@@ -639,7 +640,7 @@ static const struct opt_def bench_opts_table[] = {
 	  .apply = apply_rw, .def = "read", .help = "I/O pattern" },
 	{ .name = "bs", .alias = { "blocksize" }, .type = OPT_SIZE, JOBF(bs),
 	  .min = 512, .max = 16 << 20, .flags = OPT_F_ALIGN512, .def = "4k",
-	  .help = "block size, a multiple of 512; one size for reads and writes" },
+	  .help = "block size, a multiple of 512; fio's R,W[,T] form: a size per direction (\"4k,64k\": 4k reads, 64k writes and trims)" },
 	{ .name = "iodepth", .type = OPT_UINT, JOBF(iodepth),
 	  .min = 1, .max = 65536, .def = "1",
 	  .help = "requests kept in flight per thread" },
@@ -1794,7 +1795,80 @@ static int parse_one_bs(struct opt_ctx *c, const char *s, size_t n,
 	return 0;
 }
 
-/* bsrange=MIN-MAX; fio's read,write[,trim] forms are refused. */
+/*
+ * fio's read,write[,trim] lists (options.c str_split_parse()): one value
+ * for all, "a,b": reads a, writes and trims b; "a,b,c"; an empty part
+ * leaves that direction to the plain value.  Each part goes through
+ * @one (which parses c->val into the plain fields); @keep copies them
+ * into direction d's slot.
+ */
+static int per_ddir(struct opt_ctx *c, int (*one)(struct opt_ctx *, uint64_t),
+		    void (*keep)(struct bench_job_opts *, unsigned int))
+{
+	char buf[sizeof(c->one)], *part[3] = { NULL, NULL, NULL }, *p;
+	const char *saved = c->val;
+	unsigned int n = 0, d;
+	int rc = 0;
+
+	if (strlen(c->val) >= sizeof(buf))
+		return val_err(c, -EINVAL, "too long");
+	strcpy(buf, c->val);
+	for (p = buf; n < 3; n++) {
+		part[n] = p;
+		p = strchr(p, ',');
+		if (!p) {
+			n++;
+			break;
+		}
+		*p++ = '\0';
+	}
+	if (p)
+		return val_err(c, -EINVAL, "more than 3 values (read,write,trim)");
+	for (d = 0; d < 3 && !rc; d++) {
+		const char *v = part[d < n ? d : n - 1];
+
+		if (!*v) {
+			keep(c->j, d | 0x100);	/* the plain value */
+			continue;
+		}
+		c->val = v;
+		c->in_ddir = true;
+		rc = one(c, 0);
+		c->in_ddir = false;
+		if (!rc)
+			keep(c->j, d);
+	}
+	c->val = saved;
+	c->j->bs_ddir = true;
+	return rc;
+}
+
+static void keep_range(struct bench_job_opts *j, unsigned int d)
+{
+	bool none = d & 0x100;
+
+	d &= 0xff;
+	j->bsd_min[d] = none ? 0 : j->bs_min;
+	j->bsd_max[d] = none ? 0 : j->bs_max;
+	j->bsd_nr[d] = 0;
+	j->bs_min = j->bs_max = 0;
+}
+
+static void keep_split(struct bench_job_opts *j, unsigned int d)
+{
+	bool none = d & 0x100;
+
+	d &= 0xff;
+	j->bsd_nr[d] = none ? 0 : j->bssplit_nr;
+	memcpy(j->bsd_bs[d], j->bssplit_bs, sizeof(j->bsd_bs[d]));
+	memcpy(j->bsd_pct[d], j->bssplit_pct, sizeof(j->bsd_pct[d]));
+	j->bsd_min[d] = j->bsd_max[d] = 0;
+	j->bssplit_nr = 0;
+}
+
+static int apply_bssplit(struct opt_ctx *c, uint64_t unused);
+
+/* bsrange=MIN-MAX, or fio's per-direction MIN-MAX,MIN-MAX[,MIN-MAX]. */
 static int apply_bsrange(struct opt_ctx *c, uint64_t unused)
 {
 	const char *dash = strchr(c->val, '-');
@@ -1803,8 +1877,7 @@ static int apply_bsrange(struct opt_ctx *c, uint64_t unused)
 
 	(void)unused;
 	if (strchr(c->val, ','))
-		return val_err(c, -EOPNOTSUPP,
-			       "separate read,write[,trim] ranges are a fio feature that blkstack bench does not support");
+		return per_ddir(c, apply_bsrange, keep_range);
 	if (!dash)
 		return val_err(c, -EINVAL, "not a range MIN-MAX");
 	rc = parse_one_bs(c, c->val, dash - c->val, &lo);
@@ -1814,6 +1887,12 @@ static int apply_bsrange(struct opt_ctx *c, uint64_t unused)
 		return rc;
 	if (hi < lo)
 		return val_err(c, -EINVAL, "the range's end is below its start");
+	if (!c->in_ddir) {
+		/* a plain value replaces each direction's */
+		memset(c->j->bsd_min, 0, sizeof(c->j->bsd_min));
+		memset(c->j->bsd_max, 0, sizeof(c->j->bsd_max));
+		memset(c->j->bsd_nr, 0, sizeof(c->j->bsd_nr));
+	}
 	c->j->bs_min = lo;
 	c->j->bs_max = hi;
 	c->j->bssplit_nr = 0;
@@ -1833,8 +1912,7 @@ static int apply_bssplit(struct opt_ctx *c, uint64_t unused)
 
 	(void)unused;
 	if (strchr(c->val, ','))
-		return val_err(c, -EOPNOTSUPP,
-			       "separate read,write[,trim] splits are a fio feature that blkstack bench does not support");
+		return per_ddir(c, apply_bssplit, keep_split);
 	while (*p) {
 		const char *e = strchr(p, ':'), *slash;
 		size_t len = e ? (size_t)(e - p) : strlen(p);
@@ -1887,6 +1965,12 @@ static int apply_bssplit(struct opt_ctx *c, uint64_t unused)
 	}
 	if (sum != 100)
 		return val_err(c, -EINVAL, "the shares add up to %u%%, not 100%%", sum);
+	if (!c->in_ddir) {
+		/* a plain value replaces each direction's */
+		memset(c->j->bsd_min, 0, sizeof(c->j->bsd_min));
+		memset(c->j->bsd_max, 0, sizeof(c->j->bsd_max));
+		memset(c->j->bsd_nr, 0, sizeof(c->j->bsd_nr));
+	}
 	memcpy(c->j->bssplit_bs, bs, sizeof(bs[0]) * n);
 	memcpy(c->j->bssplit_pct, pct, sizeof(pct[0]) * n);
 	c->j->bssplit_nr = n;
@@ -3153,6 +3237,54 @@ static bool same_values(struct opt_ctx *c)
 	return true;
 }
 
+static int parse_number(struct opt_ctx *c, uint64_t *v);
+
+/*
+ * bs=R,W[,T] (fio's per-direction block sizes): each direction's size
+ * in bsd_fixed (an empty part: the default 4k, as fio's); *v, the plain
+ * bs, is the read size.
+ */
+static int per_ddir_bs(struct opt_ctx *c, uint64_t *v)
+{
+	char buf[sizeof(c->one)], *part[3] = { NULL, NULL, NULL }, *p;
+	const char *saved = c->val;
+	uint32_t got[3];
+	unsigned int n = 0, d;
+	int rc = 0;
+
+	if (strlen(c->val) >= sizeof(buf))
+		return val_err(c, -EINVAL, "too long");
+	strcpy(buf, c->val);
+	for (p = buf; n < 3; n++) {
+		part[n] = p;
+		p = strchr(p, ',');
+		if (!p) {
+			n++;
+			break;
+		}
+		*p++ = '\0';
+	}
+	if (p)
+		return val_err(c, -EINVAL, "more than 3 values (read,write,trim)");
+	for (d = 0; d < 3 && !rc; d++) {
+		const char *s = part[d < n ? d : n - 1];
+		uint64_t x = 4096;
+
+		if (*s) {
+			c->val = s;
+			rc = parse_number(c, &x);
+		}
+		got[d] = (uint32_t)x;
+	}
+	c->val = saved;
+	if (rc)
+		return rc;
+	memcpy(c->j->bsd_fixed, got, sizeof(got));
+	c->j->bs_ddir = true;
+	*v = got[0];
+	return 0;
+}
+
 static int parse_number(struct opt_ctx *c, uint64_t *v)
 {
 	const struct opt_def *d = c->d;
@@ -3173,9 +3305,16 @@ static int parse_number(struct opt_ctx *c, uint64_t *v)
 		if (strchr(c->val, '%'))
 			return val_err(c, -EOPNOTSUPP,
 				       "a percentage is a fio form blkstack bench takes for size, offset and io_size only");
-		if (strchr(c->val, ',') && !same_values(c))
+		if (c->j && d->off == offsetof(struct bench_job_opts, bs) &&
+		    d->where == OPT_JOB)
+			memset(c->j->bsd_fixed, 0, sizeof(c->j->bsd_fixed));
+		if (strchr(c->val, ',') && !same_values(c)) {
+			if (c->j && d->off == offsetof(struct bench_job_opts, bs) &&
+			    d->where == OPT_JOB)
+				return per_ddir_bs(c, v);
 			return val_err(c, -EOPNOTSUPP,
 				       "separate read,write[,trim] values are a fio feature that blkstack bench does not support (the same value for each is taken)");
+		}
 		/* An int has the syntax of a size. */
 		__attribute__((fallthrough));
 	case OPT_UINT:
@@ -4069,6 +4208,80 @@ static int append_job(struct bench_job_opts *j, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * fio's per-direction block sizes (bs_ddir): each direction to a split
+ * (a fixed size: one entry of 100) or a range, from its own value or the
+ * plain one (bssplit= over bsrange= over bs=, as fio's).  Directions all
+ * alike fold back to the plain fields (the plain paths run); else
+ * bs_min..bs_max is the smallest and largest of any direction (blocks of
+ * the smallest, buffers of the largest) and bs the smallest.
+ */
+static void resolve_bs_ddir(struct bench_job_opts *j)
+{
+	uint32_t lo = UINT32_MAX, hi = 0;
+	unsigned int d, k;
+	bool same = true;
+
+	for (d = 0; d < 3; d++) {
+		if (j->bsd_nr[d]) {
+			j->bsd_min[d] = j->bsd_max[d] = 0;
+		} else if (j->bsd_max[d]) {
+			/* a range of its own */
+		} else if (j->bssplit_nr) {
+			j->bsd_nr[d] = j->bssplit_nr;
+			memcpy(j->bsd_bs[d], j->bssplit_bs, sizeof(j->bsd_bs[d]));
+			memcpy(j->bsd_pct[d], j->bssplit_pct, sizeof(j->bsd_pct[d]));
+		} else if (j->bs_max) {
+			j->bsd_min[d] = j->bs_min;
+			j->bsd_max[d] = j->bs_max;
+		} else {
+			j->bsd_nr[d] = 1;
+			j->bsd_bs[d][0] = j->bsd_fixed[d] ? j->bsd_fixed[d] : j->bs;
+			j->bsd_pct[d][0] = 100;
+		}
+		if (j->bsd_nr[d] == 1 && j->bsd_pct[d][0] == 100) {
+			/* one size: a range of it */
+			j->bsd_min[d] = j->bsd_max[d] = j->bsd_bs[d][0];
+			j->bsd_nr[d] = 0;
+		}
+		for (k = 0; k < j->bsd_nr[d]; k++) {
+			lo = j->bsd_bs[d][k] < lo ? j->bsd_bs[d][k] : lo;
+			hi = j->bsd_bs[d][k] > hi ? j->bsd_bs[d][k] : hi;
+		}
+		if (!j->bsd_nr[d]) {
+			lo = j->bsd_min[d] < lo ? j->bsd_min[d] : lo;
+			hi = j->bsd_max[d] > hi ? j->bsd_max[d] : hi;
+		}
+		if (d && (j->bsd_nr[d] != j->bsd_nr[0] ||
+			  j->bsd_min[d] != j->bsd_min[0] ||
+			  j->bsd_max[d] != j->bsd_max[0] ||
+			  memcmp(j->bsd_bs[d], j->bsd_bs[0],
+				 sizeof(j->bsd_bs[0][0]) * j->bsd_nr[0]) ||
+			  memcmp(j->bsd_pct[d], j->bsd_pct[0],
+				 sizeof(j->bsd_pct[0][0]) * j->bsd_nr[0])))
+			same = false;
+	}
+	j->bs_ddir = !same;
+	if (same && j->bsd_nr[0]) {
+		j->bssplit_nr = j->bsd_nr[0];
+		memcpy(j->bssplit_bs, j->bsd_bs[0], sizeof(j->bssplit_bs));
+		memcpy(j->bssplit_pct, j->bsd_pct[0], sizeof(j->bssplit_pct));
+		j->bs_min = j->bs_max = 0;
+	} else if (same && j->bsd_min[0] == j->bsd_max[0]) {
+		j->bs = j->bsd_min[0];
+		j->bssplit_nr = 0;
+		j->bs_min = j->bs_max = 0;
+	} else if (same) {
+		j->bssplit_nr = 0;
+		j->bs_min = j->bsd_min[0];
+		j->bs_max = j->bsd_max[0];
+	} else {
+		j->bssplit_nr = 0;
+		j->bs = j->bs_min = lo;
+		j->bs_max = hi;
+	}
+}
+
 static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 {
 	uint32_t lbs = o->dev.p.logical_block_size;
@@ -4114,6 +4327,8 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 	for (i = 0; i < o->nr_jobs; i++) {
 		struct bench_job_opts *j = &o->jobs[i];
 
+		if (j->bs_ddir)
+			resolve_bs_ddir(j);
 		if (lbs && j->bs % lbs) {
 			set_err(err, errlen,
 				"job '%s': bs=%" PRIu32 " is not a multiple of logical_block_size=%" PRIu32,
@@ -4190,6 +4405,12 @@ static int finish_jobs(struct bench_opts *o, char *err, size_t errlen)
 		if (j->cmdprio_bssplit_on && (j->cmdprio_pct[0] || j->cmdprio_pct[1])) {
 			set_err(err, errlen,
 				"job '%s': cmdprio_percentage and cmdprio_bssplit options are mutually exclusive (as in fio)",
+				show(name, j->name));
+			return -EINVAL;
+		}
+		if (j->bs_ddir && j->verify != VERIFY_NONE) {
+			set_err(err, errlen,
+				"job '%s': verify= with separate read,write[,trim] block sizes (bs=, bsrange= or bssplit= with commas) is not supported: blkstack's verify checks blocks of one size (fio verifies by the write sizes)",
 				show(name, j->name));
 			return -EINVAL;
 		}

@@ -220,6 +220,23 @@ struct bench_job_opts {
 	uint32_t bssplit_nr;
 	uint32_t bssplit_bs[BENCH_BSSPLIT_MAX];
 	uint32_t bssplit_pct[BENCH_BSSPLIT_MAX]; /* adding up to 100 */
+	/*
+	 * fio's read,write[,trim] forms of bs=, bsrange= and bssplit=
+	 * ("a,b": reads a, writes and trims b; an empty one: the plain
+	 * value).  While parsing, bsd_fixed/bsd_min/bsd_max/bsd_nr hold what
+	 * each direction was given; finish_jobs() then resolves each
+	 * direction to a split (bsd_nr entries; a fixed size or bs= is one
+	 * entry of 100) or a range (bsd_nr 0, bsd_min..bsd_max), and sets
+	 * bs_min..bs_max to the smallest and largest size of any direction.
+	 * bs_ddir: the directions differ (job_var_bs() draws by the I/O's
+	 * direction, as fio's get_next_buflen()).
+	 */
+	bool bs_ddir;
+	uint32_t bsd_fixed[3];      /* bs= per direction (0: the plain bs=) */
+	uint32_t bsd_min[3], bsd_max[3]; /* bsrange= per direction (0: none) */
+	uint32_t bsd_nr[3];         /* bssplit= entries per direction (0: none) */
+	uint32_t bsd_bs[3][BENCH_BSSPLIT_MAX];
+	uint32_t bsd_pct[3][BENCH_BSSPLIT_MAX];
 	/* random_distribution= (fio's): how random offsets are drawn */
 	uint32_t rand_dist;         /* enum bench_rand_dist (uniform) */
 	double dist_param;          /* zipf: theta; pareto: h; normal: deviation in % */

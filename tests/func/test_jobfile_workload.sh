@@ -157,7 +157,8 @@ for args in "--bssplit=4k/50:64k/50" "--bsrange=4k-64k" "--bssplit=4k/20:8k:16k"
 done
 expect_error "bssplit shares past 100" "bssplit=4k/70:8k/40: the shares add up to 110%, more than 100%" \
 	bench --parse-only --bssplit=4k/70:8k/40
-expect_error "bssplit=r,w: refused" "separate read,write\[,trim\] splits" bench --parse-only --bssplit=4k/100,8k/100
+expect_error "bssplit=r,w: a share past 100 in the write list named" "bssplit=8k/101: share .101.: a whole percentage 0..100" \
+	bench --parse-only --bssplit=4k/100,8k/101
 expect_error "bsrange with verify: refused" "verify= with bssplit= or bsrange= is not supported" \
 	bench --parse-only --dev=ram --rw=write --bsrange=4k-8k --verify=crc32c
 

@@ -513,9 +513,22 @@ static void test_errors(void **state)
 
 	/* fio values we do not implement. */
 	assert_int_equal(set(&o, &j, "rw", "trimwrite"), -EOPNOTSUPP);
-	assert_int_equal(set(&o, &j, "bs", "4k,8k"), -EOPNOTSUPP);
-	assert_non_null(strstr(errbuf, "bs=4k,8k: "));
-	assert_non_null(strstr(errbuf, "read,write"));
+	/* fio's per-direction bs=R,W[,T]: "a,b" is reads a, writes and trims b */
+	assert_int_equal(set(&o, &j, "bs", "4k,8k"), 0);
+	assert_true(j.bs_ddir);
+	assert_int_equal(j.bs, 4096);
+	assert_int_equal(j.bsd_fixed[0], 4096);
+	assert_int_equal(j.bsd_fixed[1], 8192);
+	assert_int_equal(j.bsd_fixed[2], 8192);
+	assert_int_equal(set(&o, &j, "bs", ",16k,"), 0);
+	assert_int_equal(j.bsd_fixed[0], 4096);
+	assert_int_equal(j.bsd_fixed[1], 16384);
+	assert_int_equal(j.bsd_fixed[2], 4096);
+	assert_int_equal(set(&o, &j, "bs", "4k,8k,8k,8k"), -EINVAL);
+	assert_non_null(strstr(errbuf, "more than 3 values"));
+	assert_int_equal(set(&o, &j, "bs", "4k,1000"), -EINVAL);
+	assert_int_equal(set(&o, &j, "bs", "4k"), 0);
+	assert_int_equal(j.bsd_fixed[1], 0);
 	assert_int_equal(set(&o, &j, "size", "50%"), 0);
 	assert_int_equal(j.size_pct, 50);
 	assert_int_equal(set(&o, &j, "offset", "10%"), 0);
@@ -1991,7 +2004,17 @@ static void test_workload_options(void **state)
 	assert_int_equal(j.bs_min, 4096);
 	assert_int_equal(j.bs_max, 65536);
 	assert_int_equal(set(&o, &j, "blocksize_range", "64k-4k"), -EINVAL);
-	assert_int_equal(set(&o, &j, "bsrange", "1k-2k,4k-8k"), -EOPNOTSUPP);
+	assert_int_equal(set(&o, &j, "bsrange", "1k-2k,4k-8k"), 0);
+	assert_int_equal(j.bsd_min[0], 1024);
+	assert_int_equal(j.bsd_max[0], 2048);
+	assert_int_equal(j.bsd_min[1], 4096);
+	assert_int_equal(j.bsd_max[2], 8192);
+	assert_int_equal(set(&o, &j, "bssplit", "4k/50:8k/50,16k"), 0);
+	assert_int_equal(j.bsd_nr[0], 2);
+	assert_int_equal(j.bsd_nr[1], 1);
+	assert_int_equal(j.bsd_bs[1][0], 16384);
+	assert_int_equal(j.bsd_pct[2][0], 100);
+	assert_int_equal(set(&o, &j, "bssplit", "4k/50:8k/40,16k"), -EINVAL);
 	assert_int_equal(set(&o, &j, "bssplit", "4k/20:8k:16k"), 0);
 	assert_int_equal(j.bssplit_nr, 3);
 	assert_int_equal(j.bs_max, 0);	/* the later one wins */
