@@ -123,7 +123,9 @@ done
 # thinktime_spin: half the stall spun (fio 3.33's null engine hangs with
 # it, so no fio figure): at most one I/O per 1 ms stall, and not stuck
 b=$(ios_blk --rw=randread --size=16m --runtime=1 --time_based --thinktime=1ms --thinktime_spin=500us)
-check "thinktime_spin: $b I/Os in 1 s, at most one per 1 ms stall" test "$b" -le 1000 -a "$b" -ge 300
+# the bound is the upper one; the lower only says the job was not stuck
+# (a CI run under the full suite's load gave 183: sleeps overshot)
+check "thinktime_spin: $b I/Os in 1 s, at most one per 1 ms stall" test "$b" -le 1000 -a "$b" -ge 100
 "$BLKSTACK" bench --dev=null --name=x --rw=randread --size=16m --runtime=1 --time_based \
 	--thinktime=1ms --thinktime_spin=500us --output-format=json >"$TMP/spin.json"
 check "thinktime_spin: the spin shows as CPU time (usr_cpu over 10 %: about 50 % spun; under load 16 to 35 % was seen, a sleep alone shows 1 to 2 %)" jq -e '.jobs[0].usr_cpu > 10' "$TMP/spin.json"

@@ -86,7 +86,7 @@ static void test_no_merge_cases(void **state)
 static void test_no_merge_across_ctx(void **state)
 {
 	struct request next;
-	struct blk_bio nbio;
+	struct blk_bio nbio = { 0 };	/* its bi_ioprio is compared */
 
 	reset();
 	bio.bi_offset = 12288;
@@ -126,7 +126,7 @@ static void test_limits(void **state)
 static void test_request_merge(void **state)
 {
 	struct request next;
-	struct blk_bio nbio;
+	struct blk_bio nbio = { 0 };	/* its bi_ioprio is compared */
 
 	reset();
 	memset(&next, 0, sizeof(next));
