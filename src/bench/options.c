@@ -1796,6 +1796,34 @@ static int parse_one_bs(struct opt_ctx *c, const char *s, size_t n,
 }
 
 /*
+ * Split c->val, fio's read,write[,trim] list, at its commas into @buf
+ * (sizeof(c->one) bytes): @part[0..*n-1] the parts, empty ones "".
+ * -EINVAL (the error set): too long, or more than 3 parts.
+ */
+static int split_ddir(struct opt_ctx *c, char *buf, char *part[3],
+		      unsigned int *n)
+{
+	char *p;
+
+	*n = 0;
+	if (strlen(c->val) >= sizeof(c->one))
+		return val_err(c, -EINVAL, "too long");
+	strcpy(buf, c->val);
+	for (p = buf; *n < 3; (*n)++) {
+		part[*n] = p;
+		p = strchr(p, ',');
+		if (!p) {
+			(*n)++;
+			break;
+		}
+		*p++ = '\0';
+	}
+	if (p)
+		return val_err(c, -EINVAL, "more than 3 values (read,write,trim)");
+	return 0;
+}
+
+/*
  * fio's read,write[,trim] lists (options.c str_split_parse()): one value
  * for all, "a,b": reads a, writes and trims b; "a,b,c"; an empty part
  * leaves that direction to the plain value.  Each part goes through
@@ -1805,25 +1833,13 @@ static int parse_one_bs(struct opt_ctx *c, const char *s, size_t n,
 static int per_ddir(struct opt_ctx *c, int (*one)(struct opt_ctx *, uint64_t),
 		    void (*keep)(struct bench_job_opts *, unsigned int))
 {
-	char buf[sizeof(c->one)], *part[3] = { NULL, NULL, NULL }, *p;
+	char buf[sizeof(c->one)], *part[3] = { NULL, NULL, NULL };
 	const char *saved = c->val;
-	unsigned int n = 0, d;
+	unsigned int n, d;
 	int rc = 0;
 
-	if (strlen(c->val) >= sizeof(buf))
-		return val_err(c, -EINVAL, "too long");
-	strcpy(buf, c->val);
-	for (p = buf; n < 3; n++) {
-		part[n] = p;
-		p = strchr(p, ',');
-		if (!p) {
-			n++;
-			break;
-		}
-		*p++ = '\0';
-	}
-	if (p)
-		return val_err(c, -EINVAL, "more than 3 values (read,write,trim)");
+	if (split_ddir(c, buf, part, &n))
+		return -EINVAL;
 	for (d = 0; d < 3 && !rc; d++) {
 		const char *v = part[d < n ? d : n - 1];
 
@@ -3246,26 +3262,14 @@ static int parse_number(struct opt_ctx *c, uint64_t *v);
  */
 static int per_ddir_bs(struct opt_ctx *c, uint64_t *v)
 {
-	char buf[sizeof(c->one)], *part[3] = { NULL, NULL, NULL }, *p;
+	char buf[sizeof(c->one)], *part[3] = { NULL, NULL, NULL };
 	const char *saved = c->val;
 	uint32_t got[3];
-	unsigned int n = 0, d;
+	unsigned int n, d;
 	int rc = 0;
 
-	if (strlen(c->val) >= sizeof(buf))
-		return val_err(c, -EINVAL, "too long");
-	strcpy(buf, c->val);
-	for (p = buf; n < 3; n++) {
-		part[n] = p;
-		p = strchr(p, ',');
-		if (!p) {
-			n++;
-			break;
-		}
-		*p++ = '\0';
-	}
-	if (p)
-		return val_err(c, -EINVAL, "more than 3 values (read,write,trim)");
+	if (split_ddir(c, buf, part, &n))
+		return -EINVAL;
 	for (d = 0; d < 3 && !rc; d++) {
 		const char *s = part[d < n ? d : n - 1];
 		uint64_t x = 4096;
