@@ -2077,7 +2077,8 @@ job_verify_bad(struct job_thread *td, const struct io_u *u,
 	       const struct bench_verify_result *vr)
 {
 	const struct bench_job_opts *o = td->o;
-	char what[400], hdr[96] = "", path[1200], where[2800];
+	/* what: fio's sha512, 128 bytes each way in hex, is the longest */
+	char what[700], hdr[96] = "", path[1200], where[2800];
 	int err;
 
 	if (!td->res->verify_mismatches++ ||

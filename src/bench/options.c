@@ -3983,13 +3983,30 @@ static int check_verify(struct bench_opts *o, struct bench_job_opts *j,
 	}
 	if (!hl)
 		j->verify_offset = 0;	/* no header to move */
+	if (j->verify_offset && iv < 2 * hl) {
+		set_err(err, errlen,
+			"job '%s': verify_offset=%" PRIu32 ": no offset fits: the %" PRIu32 "-byte header of verify=%s needs an interval of at least %" PRIu32 " bytes to move in, this one is %" PRIu32,
+			show(name, j->name), j->verify_offset, hl,
+			bench_verify_name(j->verify), 2 * hl, iv);
+		return -EINVAL;
+	}
 	if (j->verify_offset &&
 	    (j->verify_offset < hl || j->verify_offset > iv - hl)) {
 		set_err(err, errlen,
-			"job '%s': verify_offset=%" PRIu32 ": the %" PRIu32 "-byte header of verify=%s must fit in the %" PRIu32 "-byte interval past its own place: %" PRIu32 "..%" PRIu32,
-			show(name, j->name), j->verify_offset, hl,
-			bench_verify_name(j->verify), iv, hl,
-			iv >= 2 * hl ? iv - hl : hl);
+			"job '%s': verify_offset=%" PRIu32 ": allowed %" PRIu32 "..%" PRIu32 " (the %" PRIu32 "-byte header of verify=%s moves there, inside the %" PRIu32 "-byte interval and past its own place)",
+			show(name, j->name), j->verify_offset, hl, iv - hl, hl,
+			bench_verify_name(j->verify), iv);
+		return -EINVAL;
+	}
+	/*
+	 * fio's sha512 value is its 128-byte input buffer (verify.h): with
+	 * fewer data bytes part of it is whatever the buffer held, which
+	 * fio then fails on its own blocks
+	 */
+	if (j->verify == VERIFY_SHA512 && iv < hl + 128) {
+		set_err(err, errlen,
+			"job '%s': verify=sha512 with %" PRIu32 "-byte intervals: fio's sha512 takes 128 data bytes after its %" PRIu32 "-byte header, so intervals of at least %" PRIu32 " bytes (fio fails its own blocks below that); allowed verify_interval=%" PRIu32 " or more, or another method",
+			show(name, j->name), iv, hl, hl + 128, hl + 128);
 		return -EINVAL;
 	}
 	if (j->verify_backlog && j->verify_backlog_batch > j->verify_backlog) {

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * blkstack bench data verification: headers, seeded or patterned data,
- * and fio's verify= methods.  See verify.h for the format.
+ * and fio's verify= methods in fio's block format.  See verify.h for the
+ * format.
  *
- * The digests are the libraries': nettle for md5, sha1, sha256, sha512
- * and sha3-*; ISA-L for crc32c (crc32_iscsi), crc32 (crc32_ieee) and
- * crc64 (crc64_jones_refl); libxxhash for xxhash (XXH32, in its
- * header-only form).  fio's crc16 and crc7 are variants no C library on
- * Debian computes: they are small table-driven functions here (crc16(),
- * crc7() below say which and why).
+ * The check values are the libraries': nettle for md5, sha1, sha3-* and
+ * the SHA-256 compression under fio's sha256; ISA-L for crc32c
+ * (crc32_iscsi), crc32 (crc32_ieee) and crc64 (crc64_jones_refl);
+ * libxxhash for xxhash (XXH32, in its header-only form).  fio's crc16 and
+ * crc7 are variants no C library on Debian computes: they are small
+ * table-driven functions here (crc16(), crc7() below say which and why).
+ * fio's sha256 and sha512 are not the standard digests (verify.h):
+ * fio_sha256() and fio_sha512() below build fio's values.
  */
 #include <endian.h>
 #include <errno.h>
@@ -35,43 +38,52 @@
 #include "bench/verify.h"
 
 #define HDR_LEN ((uint32_t)sizeof(struct bench_verify_hdr))
-#define CRC_OFF ((uint32_t)offsetof(struct bench_verify_hdr, crc32c))
+#define CRC_OFF ((uint32_t)offsetof(struct bench_verify_hdr, crc32))
 
 /* fio seeds its XXH32 with 1 (verify.c, fill_xxhash()) */
 #define XXHASH_SEED 1
 
+/* fio's verify_type codes (verify.h) that have no method of their own */
+#define FIO_VERIFY_CRC32C_INTEL 6
+#define FIO_VERIFY_PATTERN_HDR 17	/* verify_pattern= without verify= */
+
 static const struct verify_method {
 	const char *name;
-	uint8_t dlen;			/* digest bytes after the header */
+	uint8_t dlen;			/* check value bytes after the header */
 	bool hdr;			/* blocks carry headers */
+	uint16_t type;			/* fio's verify_type code */
 } methods[VERIFY_NR] = {
-	[VERIFY_NONE] = { "none", 0, false },
-	[VERIFY_CRC32C] = { "crc32c", 0, true },
-	[VERIFY_MD5] = { "md5", MD5_DIGEST_SIZE, true },
-	[VERIFY_SHA1] = { "sha1", SHA1_DIGEST_SIZE, true },
-	[VERIFY_SHA256] = { "sha256", SHA256_DIGEST_SIZE, true },
-	[VERIFY_SHA512] = { "sha512", SHA512_DIGEST_SIZE, true },
-	[VERIFY_SHA3_224] = { "sha3-224", SHA3_224_DIGEST_SIZE, true },
-	[VERIFY_SHA3_256] = { "sha3-256", SHA3_256_DIGEST_SIZE, true },
-	[VERIFY_SHA3_384] = { "sha3-384", SHA3_384_DIGEST_SIZE, true },
-	[VERIFY_SHA3_512] = { "sha3-512", SHA3_512_DIGEST_SIZE, true },
-	[VERIFY_XXHASH] = { "xxhash", 4, true },
-	[VERIFY_CRC32] = { "crc32", 4, true },
-	[VERIFY_CRC16] = { "crc16", 2, true },
-	[VERIFY_CRC7] = { "crc7", 1, true },
-	[VERIFY_CRC64] = { "crc64", 8, true },
-	[VERIFY_META] = { "meta", 0, true },
-	[VERIFY_PATTERN] = { "pattern", 0, false },
-	[VERIFY_NULL] = { "null", 0, false },
+	[VERIFY_NONE] = { "none", 0, false, 0 },
+	[VERIFY_CRC32C] = { "crc32c", 4, true, 5 },
+	[VERIFY_MD5] = { "md5", MD5_DIGEST_SIZE, true, 2 },
+	[VERIFY_SHA1] = { "sha1", SHA1_DIGEST_SIZE, true, 16 },
+	[VERIFY_SHA256] = { "sha256", 64, true, 9 },
+	[VERIFY_SHA512] = { "sha512", 128, true, 10 },
+	[VERIFY_SHA3_224] = { "sha3-224", SHA3_224_DIGEST_SIZE, true, 11 },
+	[VERIFY_SHA3_256] = { "sha3-256", SHA3_256_DIGEST_SIZE, true, 12 },
+	[VERIFY_SHA3_384] = { "sha3-384", SHA3_384_DIGEST_SIZE, true, 13 },
+	[VERIFY_SHA3_512] = { "sha3-512", SHA3_512_DIGEST_SIZE, true, 14 },
+	[VERIFY_XXHASH] = { "xxhash", 4, true, 15 },
+	[VERIFY_CRC32] = { "crc32", 4, true, 4 },
+	[VERIFY_CRC16] = { "crc16", 2, true, 7 },
+	[VERIFY_CRC7] = { "crc7", 1, true, 8 },
+	[VERIFY_CRC64] = { "crc64", 8, true, 3 },
+	[VERIFY_META] = { "meta", 0, true, 1 },
+	[VERIFY_PATTERN] = { "pattern", 0, false, 18 },
+	[VERIFY_NULL] = { "null", 0, false, 19 },
 };
 
-_Static_assert(SHA512_DIGEST_SIZE == BENCH_VERIFY_DIGEST_MAX &&
-	       SHA3_512_DIGEST_SIZE == BENCH_VERIFY_DIGEST_MAX,
-	       "the largest digest fits after the header");
+_Static_assert(BENCH_VERIFY_DIGEST_MAX == 128,
+	       "the largest check value (fio's sha512) fits after the header");
 
 const char *bench_verify_name(enum bench_verify m)
 {
 	return (unsigned int)m < VERIFY_NR ? methods[m].name : "?";
+}
+
+uint16_t bench_verify_type(enum bench_verify m)
+{
+	return (unsigned int)m < VERIFY_NR ? methods[m].type : 0;
 }
 
 uint32_t bench_verify_hdr_len(enum bench_verify m)
@@ -135,6 +147,56 @@ static uint8_t crc7(const uint8_t *p, size_t len)
 	return reg >> 1;
 }
 
+/*
+ * fio's sha256 (crc/sha256.c, verify.c fill_sha256()): the SHA-256
+ * compression over the data, then 0x80 and zeros to 56 mod 64, then the
+ * bit count as a little-endian 64-bit number (SHA-256 has it big-endian);
+ * fio then stores its 64-byte block buffer, whose bytes 0..7 it has set
+ * to the low byte of each state word and whose bytes 8..63 are those of
+ * the last block compressed.  nettle's sha256_update() runs the same
+ * compression and keeps the state in its public context.
+ */
+static void fio_sha256(const uint8_t *p, size_t len, uint8_t *out)
+{
+	static const uint8_t pad[64] = { 0x80 };
+	uint8_t tail[64 + 64 + 8];
+	struct sha256_ctx c;
+	size_t idx = len & 63, padlen = idx < 56 ? 56 - idx : 120 - idx;
+	uint64_t bits = htole64((uint64_t)(uint32_t)len << 3);
+	unsigned int i;
+
+	sha256_init(&c);
+	sha256_update(&c, len, p);
+	sha256_update(&c, padlen, pad);
+	sha256_update(&c, 8, (const uint8_t *)&bits);
+	/* the last block: the data's last idx bytes, the pad, the count */
+	memcpy(tail, p + len - idx, idx);
+	memcpy(tail + idx, pad, padlen);
+	memcpy(tail + idx + padlen, &bits, 8);
+	memcpy(out, tail + idx + padlen + 8 - 64, 64);
+	for (i = 0; i < 8; i++)
+		out[i] = (uint8_t)c.state[i];
+}
+
+/*
+ * fio's sha512 (crc/sha512.c, verify.c fill_sha512()): fio never calls
+ * the final step and stores its 128-byte input buffer: the data's first
+ * 128 bytes (copied in to start the first compression), then the last
+ * (len mod 128) bytes over their start.  No compression is needed to
+ * reproduce it.  Data shorter than 128 bytes leave the rest of fio's
+ * buffer as it was (the block's own bytes when fio writes, stack when it
+ * reads: fio cannot check those); zeros here.
+ */
+static void fio_sha512(const uint8_t *p, size_t len, uint8_t *out)
+{
+	size_t r = len % 128;
+
+	memset(out, 0, 128);
+	memcpy(out, p, len < 128 ? len : 128);
+	if (len >= 128)
+		memcpy(out, p + len - r, r);
+}
+
 void bench_verify_digest(enum bench_verify m, const void *buf, size_t len,
 			 uint8_t *out)
 {
@@ -143,14 +205,14 @@ void bench_verify_digest(enum bench_verify m, const void *buf, size_t len,
 	union {
 		struct md5_ctx md5;
 		struct sha1_ctx sha1;
-		struct sha256_ctx sha256;
-		struct sha512_ctx sha512;
 		struct sha3_224_ctx sha3_224;
 		struct sha3_256_ctx sha3_256;
 		struct sha3_384_ctx sha3_384;
 		struct sha3_512_ctx sha3_512;
 	} c;
+	uint32_t w;
 	uint64_t v;
+	unsigned int i;
 
 	/*
 	 * nettle's functions rather than its struct nettle_hash objects:
@@ -167,16 +229,18 @@ void bench_verify_digest(enum bench_verify m, const void *buf, size_t len,
 		sha1_init(&c.sha1);
 		sha1_update(&c.sha1, len, p);
 		sha1_digest(&c.sha1, SHA1_DIGEST_SIZE, out);
+		/* fio stores the words H[0..4] in host order: little-endian */
+		for (i = 0; i < SHA1_DIGEST_SIZE; i += 4) {
+			memcpy(&w, out + i, 4);
+			w = htole32(be32toh(w));
+			memcpy(out + i, &w, 4);
+		}
 		return;
 	case VERIFY_SHA256:
-		sha256_init(&c.sha256);
-		sha256_update(&c.sha256, len, p);
-		sha256_digest(&c.sha256, SHA256_DIGEST_SIZE, out);
+		fio_sha256(p, len, out);
 		return;
 	case VERIFY_SHA512:
-		sha512_init(&c.sha512);
-		sha512_update(&c.sha512, len, p);
-		sha512_digest(&c.sha512, SHA512_DIGEST_SIZE, out);
+		fio_sha512(p, len, out);
 		return;
 	case VERIFY_SHA3_224:
 		sha3_224_init(&c.sha3_224);
@@ -199,8 +263,7 @@ void bench_verify_digest(enum bench_verify m, const void *buf, size_t len,
 		sha3_512_digest(&c.sha3_512, SHA3_512_DIGEST_SIZE, out);
 		return;
 	case VERIFY_CRC32C:
-		/* crc32_iscsi() neither inverts its input nor its result */
-		v = ~crc32_iscsi(p, (int)len, 0xffffffffu) & 0xffffffffu;
+		v = bench_verify_crc32c(p, (uint32_t)len);
 		break;
 	case VERIFY_XXHASH:
 		v = XXH32(p, len, XXHASH_SEED);
@@ -233,20 +296,16 @@ void bench_verify_digest(enum bench_verify m, const void *buf, size_t len,
 		return;
 	}
 	v = htole64(v);
-	memcpy(out, &v, methods[m].dlen ? methods[m].dlen : 4);
+	memcpy(out, &v, methods[m].dlen);
 }
 
 uint32_t bench_verify_crc32c(const void *buf, uint32_t len)
 {
 	/* crc32_iscsi() takes a non-const pointer but only reads it */
 	unsigned char *p = (unsigned char *)(uintptr_t)buf;
-	uint32_t crc;
 
-	/* crc32_iscsi() neither inverts its input nor its result */
-	crc = crc32_iscsi(p, (int)CRC_OFF, 0xffffffffu);
-	if (len > HDR_LEN)
-		crc = crc32_iscsi(p + HDR_LEN, (int)(len - HDR_LEN), crc);
-	return ~crc;
+	/* crc32_iscsi() neither inverts its input nor its result: fio's */
+	return crc32_iscsi(p, (int)len, 0xffffffffu);
 }
 
 /* fio's verify_pattern= syntax (HOWTO, verify_pattern; lib/pattern.c's
@@ -486,7 +545,6 @@ void bench_verify_fill(const struct bench_verify_spec *s, void *buf,
 	uint32_t iv = s->interval ? s->interval : len;
 	uint8_t tmp[BENCH_VERIFY_PATTERN_MAX];
 	uint8_t *b = buf, *p;
-	uint32_t crc;
 
 	if (m == VERIFY_NULL || m == VERIFY_NONE)
 		return;
@@ -499,27 +557,19 @@ void bench_verify_fill(const struct bench_verify_spec *s, void *buf,
 		return;
 	for (p = b; p + iv <= b + len; p += iv) {
 		struct bench_verify_hdr h = {
-			.magic = htole32(BENCH_VERIFY_MAGIC),
-			.version = htole16(BENCH_VERIFY_VERSION),
-			.hdr_len = htole16((uint16_t)hl),
+			.magic = htole16(BENCH_VERIFY_MAGIC),
+			.verify_type = htole16(methods[m].type),
 			.len = htole32(iv),
-			.job = htole32(job),
+			.rand_seed = htole64(seed),
 			.offset = htole64(offset + (uint64_t)(p - b)),
-			.seed = htole64(seed),
-			.numberio = htole64(numberio),
-			.method = (uint8_t)(m - 1),
+			.thread = htole16((uint16_t)job),
+			.numberio = htole16((uint16_t)numberio),
 		};
 
+		h.crc32 = htole32(bench_verify_crc32c(&h, CRC_OFF));
 		memcpy(p, &h, HDR_LEN);
-		if (m == VERIFY_CRC32C) {
-			crc = bench_verify_crc32c(p, iv);
-		} else {
-			if (methods[m].dlen)
-				bench_verify_digest(m, p + hl, iv - hl, p + HDR_LEN);
-			crc = bench_verify_crc32c(p, hl);
-		}
-		crc = htole32(crc);
-		memcpy(p + CRC_OFF, &crc, sizeof(crc));
+		if (methods[m].dlen)
+			bench_verify_digest(m, p + hl, iv - hl, p + HDR_LEN);
 		if (s->hdr_off)
 			hdr_swap(p, s->hdr_off, hl);
 	}
@@ -551,6 +601,14 @@ static int check_pattern(const struct bench_verify_spec *s, const uint8_t *p,
 		    pat[(at + bad) % s->pat->len], p[bad]);
 }
 
+/* the header's method code: fio's, with its two aliases */
+static bool type_ok(enum bench_verify m, uint16_t type)
+{
+	return type == methods[m].type ||
+	       (m == VERIFY_CRC32C && type == FIO_VERIFY_CRC32C_INTEL) ||
+	       (m == VERIFY_META && type == FIO_VERIFY_PATTERN_HDR);
+}
+
 /* one interval at @p, @at bytes into the block at @offset */
 static int check_interval(const struct bench_verify_spec *s, uint8_t *p,
 			  uint32_t iv, uint32_t at, uint64_t offset,
@@ -564,35 +622,25 @@ static int check_interval(const struct bench_verify_spec *s, uint8_t *p,
 
 	memcpy(&h, p, HDR_LEN);
 	res->pos = at;
-	res->job = le32toh(h.job);
-	res->seed = le64toh(h.seed);
-	res->numberio = le64toh(h.numberio);
-	stored = le32toh(h.crc32c);
-	if (le32toh(h.magic) != BENCH_VERIFY_MAGIC)
+	res->job = le16toh(h.thread);
+	res->seed = le64toh(h.rand_seed);
+	res->numberio = le16toh(h.numberio);
+	stored = le32toh(h.crc32);
+	/* fio's verify_header() order: magic, len, offset, crc */
+	if (le16toh(h.magic) != BENCH_VERIFY_MAGIC)
 		return fail(res, BENCH_VERIFY_MAGIC_BAD, BENCH_VERIFY_MAGIC,
-			    le32toh(h.magic));
-	if (le16toh(h.version) != BENCH_VERIFY_VERSION)
-		return fail(res, BENCH_VERIFY_VERSION_BAD, BENCH_VERIFY_VERSION,
-			    le16toh(h.version));
-	if (h.method != (uint8_t)(m - 1))
-		return fail(res, BENCH_VERIFY_METHOD_BAD, (uint64_t)m - 1,
-			    h.method);
-	if (le16toh(h.hdr_len) != hl)
-		return fail(res, BENCH_VERIFY_HDR_LEN_BAD, hl, le16toh(h.hdr_len));
+			    le16toh(h.magic));
 	if (le32toh(h.len) != iv)
 		return fail(res, BENCH_VERIFY_LEN_BAD, iv, le32toh(h.len));
 	if (le64toh(h.offset) != offset + at)
 		return fail(res, BENCH_VERIFY_OFFSET_BAD, offset + at,
 			    le64toh(h.offset));
-	if (m == VERIFY_CRC32C) {
-		crc = bench_verify_crc32c(p, iv);
-		if (crc != stored)
-			return fail(res, BENCH_VERIFY_CRC_BAD, stored, crc);
-		return 0;
-	}
-	crc = bench_verify_crc32c(p, hl);
+	crc = bench_verify_crc32c(p, CRC_OFF);
 	if (crc != stored)
 		return fail(res, BENCH_VERIFY_HDR_CRC_BAD, stored, crc);
+	if (!type_ok(m, le16toh(h.verify_type)))
+		return fail(res, BENCH_VERIFY_METHOD_BAD, methods[m].type,
+			    le16toh(h.verify_type));
 	if (dlen) {
 		bench_verify_digest(m, p + hl, iv - hl, res->got);
 		if (memcmp(res->got, p + HDR_LEN, dlen)) {
@@ -653,21 +701,26 @@ static void hex(char *out, const uint8_t *p, unsigned int n)
 	out[2 * n] = '\0';
 }
 
+/* fio's verify_type codes by name (verify.h's enum, options.c's names) */
+static const char *const fio_types[] = {
+	"none", "meta", "md5", "crc64", "crc32", "crc32c", "crc32c-intel",
+	"crc16", "crc7", "sha256", "sha512", "sha3-224", "sha3-256",
+	"sha3-384", "sha3-512", "xxhash", "sha1",
+	"verify_pattern (header and pattern)", "pattern", "null",
+};
+
 int bench_verify_describe(const struct bench_verify_result *res, char *buf,
 			  size_t len)
 {
 	static const struct {
 		const char *what;
-		bool hex;
+		int hex;	/* hex digits, or 0: decimal */
 	} fields[] = {
-		[BENCH_VERIFY_SHORT] = { "block length at least", false },
-		[BENCH_VERIFY_MAGIC_BAD] = { "header magic", true },
-		[BENCH_VERIFY_VERSION_BAD] = { "header version", false },
-		[BENCH_VERIFY_HDR_LEN_BAD] = { "header hdr_len", false },
-		[BENCH_VERIFY_LEN_BAD] = { "header len", false },
-		[BENCH_VERIFY_OFFSET_BAD] = { "header offset", false },
-		[BENCH_VERIFY_CRC_BAD] = { "crc32c", true },
-		[BENCH_VERIFY_HDR_CRC_BAD] = { "header crc32c", true },
+		[BENCH_VERIFY_SHORT] = { "block length at least", 0 },
+		[BENCH_VERIFY_MAGIC_BAD] = { "header magic", 4 },
+		[BENCH_VERIFY_LEN_BAD] = { "header len", 0 },
+		[BENCH_VERIFY_OFFSET_BAD] = { "header offset", 0 },
+		[BENCH_VERIFY_HDR_CRC_BAD] = { "header crc32c", 8 },
 	};
 	unsigned int e = (unsigned int)res->err;
 	char pre[64] = "", w[2 * BENCH_VERIFY_DIGEST_MAX + 1];
@@ -681,11 +734,12 @@ int bench_verify_describe(const struct bench_verify_result *res, char *buf,
 			 res->pos, res->interval);
 	switch (e) {
 	case BENCH_VERIFY_METHOD_BAD:
-		return snprintf(buf, len, "%sheader method expected %s found %s",
-				pre, bench_verify_name((enum bench_verify)(res->expected + 1)),
-				res->found + 1 < VERIFY_NR ?
-				bench_verify_name((enum bench_verify)(res->found + 1)) :
-				"an unknown code");
+		if (res->found < sizeof(fio_types) / sizeof(fio_types[0]))
+			return snprintf(buf, len, "%sheader method expected %s found %s",
+					pre, fio_types[res->expected],
+					fio_types[res->found]);
+		return snprintf(buf, len, "%sheader method expected %s found unknown code %" PRIu64,
+				pre, fio_types[res->expected], res->found);
 	case BENCH_VERIFY_DIGEST_BAD:
 		if (res->dlen <= 8)
 			return snprintf(buf, len, "%s%s expected 0x%0*" PRIx64 " found 0x%0*" PRIx64,
@@ -706,8 +760,10 @@ int bench_verify_describe(const struct bench_verify_result *res, char *buf,
 	}
 	if (e >= sizeof(fields) / sizeof(fields[0]) || !fields[e].what)
 		return snprintf(buf, len, "unknown verify error %u", e);
-	return snprintf(buf, len,
-			fields[e].hex ? "%s%s expected 0x%08" PRIx64 " found 0x%08" PRIx64 :
-					"%s%s expected %" PRIu64 " found %" PRIu64,
+	if (fields[e].hex)
+		return snprintf(buf, len, "%s%s expected 0x%0*" PRIx64 " found 0x%0*" PRIx64,
+				pre, fields[e].what, fields[e].hex, res->expected,
+				fields[e].hex, res->found);
+	return snprintf(buf, len, "%s%s expected %" PRIu64 " found %" PRIu64,
 			pre, fields[e].what, res->expected, res->found);
 }

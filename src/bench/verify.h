@@ -4,31 +4,43 @@
  * writes carry and the checks a read-back applies, for each of fio's
  * verify= methods.
  *
- * A written block of bs bytes is cut into intervals of verify_interval
- * bytes (bs by default).  Its data is the splitmix64 stream of the
- * write's seed from the block's first byte, or the verify_pattern bytes
- * repeated from it; each interval then starts with struct
- * bench_verify_hdr, whose fields describe the interval (its own offset
- * and length), followed by the method's digest of the rest of the
- * interval:
+ * The format is fio's (fio 3.33, verify.h and verify.c), so that blocks
+ * fio wrote are checked here and blocks written here are checked by fio
+ * (docs/bench.md, "Data verification").  A written block of bs bytes is
+ * cut into intervals of verify_interval bytes (bs by default).  Its data
+ * is the splitmix64 stream of the write's seed from the block's first
+ * byte (fio: its own generator; neither side regenerates the other's),
+ * or the verify_pattern bytes repeated from it; each interval then
+ * starts with struct bench_verify_hdr (fio's struct verify_header),
+ * followed by the method's check value (fio's struct vhdr_*) of the rest
+ * of the interval, bytes [hdr_len, len):
  *
- *   crc32c	no digest: the header's crc32c is the standard CRC-32C
- *		(Castagnoli; initial value ~0, final xor ~0, as iSCSI and ext4
- *		use it) of the whole interval with the crc32c field itself
- *		left out: bytes [0, 44) and then [48, len).  Blocks written by
- *		blkstack before the other methods existed are these.
- *   md5 ...	the digest (bytes [48, hdr_len)) of bytes [hdr_len, len);
- *		the header's crc32c then covers the header alone, bytes
- *		[0, 44) and [48, hdr_len).
- *   meta	no digest: the header's crc32c covers the header alone; the
- *		data is not checked (with verify_pattern it is compared with
- *		the pattern).
- *   pattern	no header: the block is the pattern, compared byte by byte.
+ *   md5, sha3-*	the standard digest, as its bytes.
+ *   sha1	the standard digest's five 32-bit words, each stored
+ *		little-endian (fio stores its uint32_t H[5] in host order).
+ *   sha256	fio's variant, 64 bytes: SHA-256 over the data padded with
+ *		0x80, zeros and the bit length as a little-endian (not
+ *		big-endian) 64-bit number; then the low byte of each of the
+ *		eight state words, then bytes 8..63 of the last 64-byte
+ *		block hashed (fio's sha256_final() and fill_sha256()).
+ *   sha512	fio's variant, 128 bytes: fio's fill_sha512() never
+ *		finishes the hash; what it stores is its 128-byte input
+ *		buffer: the data's first 128 bytes with its last (n mod 128)
+ *		bytes over their start.  Only those bytes are checked.
+ *   crc32c	CRC-32C (Castagnoli) with initial value ~0 and no final
+ *		xor (fio's crc32c); crc32c-intel is the same.
+ *   crc32, crc64, crc16, crc7, xxhash	fio's (bench_verify_digest()).
+ *   meta	no check value: the header alone (fio's VERIFY_HDR_ONLY);
+ *		with verify_pattern the data is compared with the pattern.
+ *   pattern	no header: the block is the pattern, compared byte by byte
+ *		(fio's VERIFY_PATTERN_NO_HDR).
  *   null	nothing is written into the block and nothing is checked.
  *
- * With verify_offset the header of each interval is swapped with the
- * bytes at that offset in the interval before the write, and back before
- * the check.  Multi-byte fields are little-endian.
+ * The header's own crc32 is fio's crc32c of its bytes [0, 36).  With
+ * verify_offset the header and check value of each interval are swapped
+ * with the bytes at that offset in the interval before the write, and
+ * back before the check.  Multi-byte fields are little-endian (fio: the
+ * host's order; x86 and arm64 are little-endian).
  */
 #ifndef BLKSTACK_BENCH_VERIFY_H
 #define BLKSTACK_BENCH_VERIFY_H
@@ -37,20 +49,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BENCH_VERIFY_MAGIC 0x564b4c42u	/* "BLKV" in memory order */
-#define BENCH_VERIFY_VERSION 1
+#define BENCH_VERIFY_MAGIC 0xaccau	/* fio's FIO_HDR_MAGIC */
 
 /*
- * verify= methods.  The order after VERIFY_NONE is the on-disk method
- * code plus one (the header's method byte is 0 for crc32c): append only.
+ * verify= methods.  The code a header carries is fio's (bench_verify_type()),
+ * not this order.
  */
 enum bench_verify {
 	VERIFY_NONE = 0,	/* verify=none (or fio's 0) */
 	VERIFY_CRC32C,		/* crc32c, crc32c-intel */
 	VERIFY_MD5,
 	VERIFY_SHA1,
-	VERIFY_SHA256,
-	VERIFY_SHA512,
+	VERIFY_SHA256,		/* fio's variant (above) */
+	VERIFY_SHA512,		/* fio's variant (above) */
 	VERIFY_SHA3_224,
 	VERIFY_SHA3_256,
 	VERIFY_SHA3_384,
@@ -66,26 +77,30 @@ enum bench_verify {
 	VERIFY_NR,
 };
 
-/* The header at the start of every interval; 48 bytes, then the digest. */
+/*
+ * fio's struct verify_header: at the start of every interval; 40 bytes,
+ * then the method's check value.
+ */
 struct bench_verify_hdr {
-	uint32_t magic;		/* BENCH_VERIFY_MAGIC */
-	uint16_t version;	/* BENCH_VERIFY_VERSION */
-	uint16_t hdr_len;	/* 48 + the method's digest length */
+	uint16_t magic;		/* BENCH_VERIFY_MAGIC */
+	uint16_t verify_type;	/* fio's code of the method (bench_verify_type()) */
 	uint32_t len;		/* interval length: bs, or verify_interval */
-	uint32_t job;		/* writer's thread index within its job */
+	uint64_t rand_seed;	/* this write's data seed */
 	uint64_t offset;	/* device offset of the interval */
-	uint64_t seed;		/* this write's data seed */
-	uint64_t numberio;	/* the writer's write sequence number */
-	uint8_t method;		/* enum bench_verify - 1 (0: crc32c) */
-	uint8_t rsvd[3];	/* 0 */
-	uint32_t crc32c;	/* see above */
+	uint32_t time_sec;	/* fio: the write's start time; 0 here */
+	uint32_t time_nsec;	/* 0 here */
+	uint16_t thread;	/* writer: fio's thread number, here the
+				 * thread's index within its job */
+	uint16_t numberio;	/* the writer's write sequence number, low 16
+				 * bits */
+	uint32_t crc32;		/* crc32c (fio's) of bytes [0, 36) */
 };
 
-_Static_assert(sizeof(struct bench_verify_hdr) == 48,
-	       "bench_verify_hdr is an on-disk format");
+_Static_assert(sizeof(struct bench_verify_hdr) == 40,
+	       "bench_verify_hdr is fio's on-disk verify_header");
 
-#define BENCH_VERIFY_DIGEST_MAX 64	/* sha512, sha3-512 */
-#define BENCH_VERIFY_HDR_MAX (48 + BENCH_VERIFY_DIGEST_MAX)
+#define BENCH_VERIFY_DIGEST_MAX 128	/* fio's vhdr_sha512 */
+#define BENCH_VERIFY_HDR_MAX (40 + BENCH_VERIFY_DIGEST_MAX)
 #define BENCH_VERIFY_PATTERN_MAX 512	/* fio's MAX_PATTERN_SIZE */
 #define BENCH_VERIFY_PATTERN_FMT_MAX 8
 
@@ -122,16 +137,13 @@ struct bench_verify_spec {
 /* What a check found wrong; the first failing check in this order. */
 enum bench_verify_err {
 	BENCH_VERIFY_OK = 0,
-	BENCH_VERIFY_SHORT,	/* block shorter than a header */
+	BENCH_VERIFY_SHORT,	/* interval shorter than its header */
 	BENCH_VERIFY_MAGIC_BAD,
-	BENCH_VERIFY_VERSION_BAD,
-	BENCH_VERIFY_METHOD_BAD,	/* written with another method */
-	BENCH_VERIFY_HDR_LEN_BAD,
 	BENCH_VERIFY_LEN_BAD,
 	BENCH_VERIFY_OFFSET_BAD,
-	BENCH_VERIFY_CRC_BAD,	/* crc32c: the interval's CRC */
-	BENCH_VERIFY_HDR_CRC_BAD,	/* other methods: the header's CRC */
-	BENCH_VERIFY_DIGEST_BAD,	/* the method's digest of the data */
+	BENCH_VERIFY_HDR_CRC_BAD,	/* the header's crc32 */
+	BENCH_VERIFY_METHOD_BAD,	/* written with another method */
+	BENCH_VERIFY_DIGEST_BAD,	/* the method's check value of the data */
 	BENCH_VERIFY_PATTERN_BAD,	/* a byte is not the pattern's */
 };
 
@@ -151,7 +163,8 @@ enum bench_verify_err {
  * @interval: the interval length, when the block has more than one.
  * @has_hdr: the block has headers (not pattern, null); then
  * @job, @seed, @numberio: the bad interval's header fields as read
- *	(garbage when the magic is wrong: the block holds no header).
+ *	(thread, rand_seed, numberio; garbage when the magic is wrong: the
+ *	block holds no header).
  */
 struct bench_verify_result {
 	enum bench_verify_err err;
@@ -173,26 +186,39 @@ struct bench_verify_result {
 const char *bench_verify_name(enum bench_verify m);
 
 /**
- * bench_verify_hdr_len() - bytes of @m's header: 48 plus its digest, or 0
- * for the methods without a header (pattern, null, none).
+ * bench_verify_hdr_len() - bytes of @m's header: 40 plus its check value
+ * (fio's __hdr_size(): md5 16, sha1 20, sha256 64, sha512 128, sha3-N
+ * N/8, crc64 8, crc32c/crc32/xxhash 4, crc16 2, crc7 1, meta 0), or 0 for
+ * the methods without a header (pattern, null, none).
  */
 uint32_t bench_verify_hdr_len(enum bench_verify m);
 
 /**
- * bench_verify_digest() - @m's digest of @len bytes at @buf into @out
- * (bench_verify_hdr_len(@m) - 48 bytes; CRCs and xxhash as
- * little-endian numbers), by the library that has the method: nettle
- * (md5, sha1, sha2, sha3), ISA-L (crc32c, crc32, crc64), libxxhash
- * (xxhash); crc16 and crc7 are computed here (see verify.c).
+ * bench_verify_type() - fio's verify_type code for @m (verify.h's enum:
+ * meta 1, md5 2, crc64 3, crc32 4, crc32c 5, crc16 7, crc7 8, sha256 9,
+ * sha512 10, sha3-224..512 11..14, xxhash 15, sha1 16, pattern 18,
+ * null 19; 0 for none).
+ */
+uint16_t bench_verify_type(enum bench_verify m);
+
+/**
+ * bench_verify_digest() - @m's check value of @len bytes at @buf into
+ * @out, as fio stores it (bench_verify_hdr_len(@m) - 40 bytes; CRCs and
+ * xxhash as little-endian numbers; sha1, sha256 and sha512 in fio's
+ * forms, see the top of this file), by the library that has the method:
+ * nettle (md5, sha1, sha256's compression, sha3), ISA-L (crc32c, crc32,
+ * crc64), libxxhash (xxhash); crc16 and crc7 are computed here (see
+ * verify.c).
  */
 void bench_verify_digest(enum bench_verify m, const void *buf, size_t len,
 			 uint8_t *out);
 
 /**
- * bench_verify_crc32c() - standard CRC-32C of a block without its crc32c
- * field (bytes [0, 44) and [48, len)), by ISA-L's crc32_iscsi().
- * @buf: the block, at least 48 bytes.
- * @len: block length.
+ * bench_verify_crc32c() - fio's crc32c: CRC-32C with initial value ~0
+ * and no final xor (the standard CRC-32C inverted), by ISA-L's
+ * crc32_iscsi().  The header's crc32 is this over its bytes [0, 36).
+ * @buf: the bytes.
+ * @len: how many.
  */
 uint32_t bench_verify_crc32c(const void *buf, uint32_t len);
 
@@ -235,10 +261,13 @@ void bench_verify_fill(const struct bench_verify_spec *s, void *buf,
  * @offset: device offset it was read from.
  * @res: the outcome.
  *
- * Checks each interval in turn, stopping at the first bad one: magic,
- * version, method, hdr_len, len == the interval, offset == the
- * interval's, then the CRC or the header CRC and digest, then (meta with
- * a pattern, or pattern) the data against the pattern.
+ * Checks each interval in turn, stopping at the first bad one, in fio's
+ * order (verify_header()): magic, len == the interval, offset == the
+ * interval's, the header's crc32; then the method (fio's code; crc32c
+ * and crc32c-intel are one, as are meta and fio's header-and-pattern
+ * code 17), the check value, and (meta with a pattern, or pattern) the
+ * data against the pattern.  rand_seed and numberio are not checked
+ * (fio checks them only against its own log in the run that wrote).
  * Return: 0 when the block is good, -EILSEQ otherwise.
  */
 int bench_verify_check(const struct bench_verify_spec *s, void *buf,

@@ -1608,9 +1608,13 @@ static void test_verify_method_checks(void **state)
 	const char *big[] = { "bench", "--rw=write", "--verify=md5",
 			      "--verify_interval=1m" };
 	const char *off[] = { "bench", "--rw=write", "--verify=md5",
-			      "--verify_interval=512", "--verify_offset=480" };
+			      "--verify_interval=512", "--verify_offset=460" };
 	const char *offok[] = { "bench", "--rw=write", "--verify=md5",
-				"--verify_interval=512", "--verify_offset=448" };
+				"--verify_interval=512", "--verify_offset=456" };
+	const char *nofit[] = { "bench", "--rw=write", "--verify=sha512",
+				"--verify_interval=256", "--verify_offset=200" };
+	const char *sha512[] = { "bench", "--rw=write", "--bs=4k", "--verify=sha512",
+				 "--verify_interval=256" };
 	const char *batch[] = { "bench", "--rw=write", "--verify=md5",
 				"--verify_backlog=4", "--verify_backlog_batch=8" };
 
@@ -1625,7 +1629,7 @@ static void test_verify_method_checks(void **state)
 	assert_string_equal(errbuf, "job 'bench': verify=pattern needs verify_pattern=");
 	assert_int_equal(parse(&o, ARRAY_SIZE(small), small), -EINVAL);
 	assert_string_equal(errbuf,
-			    "job 'bench': verify_interval=64 is smaller than the 112-byte header of verify=sha512");
+			    "job 'bench': verify_interval=64 is smaller than the 168-byte header of verify=sha512");
 	/* as fio: an interval that does not divide bs, or past it, is bs */
 	assert_int_equal(parse(&o, ARRAY_SIZE(odd), odd), 0);
 	assert_int_equal(o.jobs[0].verify_interval, 4096);
@@ -1634,8 +1638,14 @@ static void test_verify_method_checks(void **state)
 	assert_int_equal(o.jobs[0].verify_interval, 4096);
 	assert_int_equal(parse(&o, ARRAY_SIZE(off), off), -EINVAL);
 	assert_string_equal(errbuf,
-			    "job 'bench': verify_offset=480: the 64-byte header of verify=md5 must fit in the 512-byte interval past its own place: 64..448");
+			    "job 'bench': verify_offset=460: allowed 56..456 (the 56-byte header of verify=md5 moves there, inside the 512-byte interval and past its own place)");
 	assert_int_equal(parse(&o, ARRAY_SIZE(offok), offok), 0);
+	assert_int_equal(parse(&o, ARRAY_SIZE(nofit), nofit), -EINVAL);
+	assert_string_equal(errbuf,
+			    "job 'bench': verify_offset=200: no offset fits: the 168-byte header of verify=sha512 needs an interval of at least 336 bytes to move in, this one is 256");
+	assert_int_equal(parse(&o, ARRAY_SIZE(sha512), sha512), -EINVAL);
+	assert_string_equal(errbuf,
+			    "job 'bench': verify=sha512 with 256-byte intervals: fio's sha512 takes 128 data bytes after its 168-byte header, so intervals of at least 296 bytes (fio fails its own blocks below that); allowed verify_interval=296 or more, or another method");
 	assert_int_equal(parse(&o, ARRAY_SIZE(batch), batch), -EINVAL);
 }
 

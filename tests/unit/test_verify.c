@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for blkstack bench's verify block format (src/bench/verify.c):
- * a filled block checks good; any flipped byte, a wrong offset, length or
- * magic is reported with the field, the expected and the found value.
+ * Unit tests for blkstack bench's verify block format (src/bench/verify.c),
+ * fio's: a filled block checks good; any flipped byte, a wrong offset,
+ * length or magic is reported with the field, the expected and the found
+ * value; the check values are fio's (known answers, some computed by an
+ * independent SHA-256 in Python checked against blocks fio 3.33 wrote).
+ * That fio itself reads these blocks, and blkstack fio's, is
+ * tests/func/test_verify_fio.sh's.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,7 +23,7 @@
 
 #define HDR_LEN sizeof(struct bench_verify_hdr)
 
-/* the method blkstack had alone before the others: one header per block */
+/* crc32c, one header per block */
 static const struct bench_verify_spec crc = { .method = VERIFY_CRC32C };
 
 /* Bitwise reference CRC-32C (reflected polynomial 0x82f63b78). */
@@ -53,25 +57,21 @@ static void test_reference_crc(void **state)
 			 0xe3069283u);
 }
 
-static void test_crc_leaves_out_its_field(void **state)
+/* fio's crc32c is the register: no final xor */
+static void test_crc32c_is_fios(void **state)
 {
-	static const uint32_t lens[] = { 48, 49, 512, 4096, 65536 + 13 };
+	static const uint32_t lens[] = { 0, 1, 36, 512, 4096, 65536 + 13 };
 	unsigned int i;
 
 	(void)state;
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
-		unsigned char *b = block(lens[i]);
-		uint32_t want;
+		unsigned char *b = block(lens[i] + 1);
 		size_t k;
 
 		for (k = 0; k < lens[i]; k++)
 			b[k] = (unsigned char)(k * 31 + 7);
-		want = ref_crc32c(~0u, b, offsetof(struct bench_verify_hdr, crc32c));
-		want = ~ref_crc32c(want, b + HDR_LEN, lens[i] - HDR_LEN);
-		assert_int_equal(bench_verify_crc32c(b, lens[i]), want);
-		/* the crc field itself does not count */
-		b[offsetof(struct bench_verify_hdr, crc32c)] ^= 0xff;
-		assert_int_equal(bench_verify_crc32c(b, lens[i]), want);
+		assert_int_equal(bench_verify_crc32c(b, lens[i]),
+				 ref_crc32c(~0u, b, lens[i]));
 		free(b);
 	}
 }
@@ -80,29 +80,37 @@ static void test_fill_layout(void **state)
 {
 	unsigned char *b = block(4096), *c = block(4096);
 	struct bench_verify_hdr h;
+	uint32_t v;
 
 	(void)state;
 	bench_verify_fill(&crc, b, 4096, 1052672, 3, 0x0123456789abcdefull, 17);
-	/* "BLKV" in memory order, then the fields, little-endian */
-	assert_memory_equal(b, "BLKV", 4);
+	/* fio's FIO_HDR_MAGIC 0xacca, little-endian, then the fields */
+	assert_int_equal(b[0], 0xca);
+	assert_int_equal(b[1], 0xac);
 	memcpy(&h, b, sizeof(h));
 	assert_int_equal(h.magic, BENCH_VERIFY_MAGIC);
-	assert_int_equal(h.version, 1);
-	assert_int_equal(h.hdr_len, 48);
+	assert_int_equal(h.verify_type, 5);	/* fio's VERIFY_CRC32C */
 	assert_int_equal(h.len, 4096);
-	assert_int_equal(h.job, 3);
+	assert_int_equal(h.rand_seed, 0x0123456789abcdefull);
 	assert_int_equal(h.offset, 1052672);
-	assert_int_equal(h.seed, 0x0123456789abcdefull);
+	assert_int_equal(h.time_sec | h.time_nsec, 0);
+	assert_int_equal(h.thread, 3);
 	assert_int_equal(h.numberio, 17);
-	assert_int_equal(h.method, 0);	/* crc32c, as rsvd was */
-	assert_int_equal(h.rsvd[0] | h.rsvd[1] | h.rsvd[2], 0);
-	assert_int_equal(h.crc32c, bench_verify_crc32c(b, 4096));
+	assert_int_equal(h.crc32, bench_verify_crc32c(b, 36));
+	/* fio's vhdr_crc32 after it: the crc32c of the rest */
+	assert_int_equal(bench_verify_hdr_len(VERIFY_CRC32C), 44);
+	memcpy(&v, b + 40, 4);
+	assert_int_equal(v, bench_verify_crc32c(b + 44, 4096 - 44));
 
 	/* the data depends on the seed alone */
 	bench_verify_fill(&crc, c, 4096, 0, 0, 0x0123456789abcdefull, 0);
-	assert_memory_equal(b + HDR_LEN, c + HDR_LEN, 4096 - HDR_LEN);
+	assert_memory_equal(b + 44, c + 44, 4096 - 44);
 	bench_verify_fill(&crc, c, 4096, 1052672, 3, 0x0123456789abcdeeull, 17);
-	assert_memory_not_equal(b + HDR_LEN, c + HDR_LEN, 4096 - HDR_LEN);
+	assert_memory_not_equal(b + 44, c + 44, 4096 - 44);
+	/* numberio is fio's 16 bits */
+	bench_verify_fill(&crc, c, 4096, 0, 0, 1, 0x12345);
+	memcpy(&h, c, sizeof(h));
+	assert_int_equal(h.numberio, 0x2345);
 	free(b);
 	free(c);
 }
@@ -128,23 +136,20 @@ static void test_good_blocks(void **state)
 	}
 }
 
-/* Which check a flipped byte at @pos trips. */
+/* Which check a flipped byte at @pos trips (crc32c: 40 + 4 bytes). */
 static enum bench_verify_err err_at(size_t pos)
 {
-	if (pos < 4)
+	if (pos < 2)
 		return BENCH_VERIFY_MAGIC_BAD;
-	if (pos < 6)
-		return BENCH_VERIFY_VERSION_BAD;
-	if (pos < 8)
-		return BENCH_VERIFY_HDR_LEN_BAD;
-	if (pos < 12)
+	if (pos >= 4 && pos < 8)
 		return BENCH_VERIFY_LEN_BAD;
 	if (pos >= 16 && pos < 24)
 		return BENCH_VERIFY_OFFSET_BAD;
-	if (pos == 40)
-		return BENCH_VERIFY_METHOD_BAD;
-	/* job, seed, numberio, rsvd, the crc itself and the data */
-	return BENCH_VERIFY_CRC_BAD;
+	/* verify_type, rand_seed, time, thread, numberio, the crc itself */
+	if (pos < 40)
+		return BENCH_VERIFY_HDR_CRC_BAD;
+	/* the stored crc32c and the data */
+	return BENCH_VERIFY_DIGEST_BAD;
 }
 
 static void test_flip_any_byte(void **state)
@@ -158,16 +163,15 @@ static void test_flip_any_byte(void **state)
 
 	(void)state;
 	bench_verify_fill(&crc, b, len, off, 1, 42, 9);
-	stored = bench_verify_crc32c(b, len);
+	memcpy(&stored, b + 40, 4);
 	for (pos = 0; pos < len; pos++) {
 		b[pos] ^= 0x10;
 		assert_int_equal(bench_verify_check(&crc, b, len, off, &r), -EILSEQ);
 		if (r.err != err_at(pos))
 			fail_msg("byte %zu: error %d, expected %d", pos, r.err,
 				 err_at(pos));
-		if (r.err == BENCH_VERIFY_CRC_BAD) {
-			if (pos >= offsetof(struct bench_verify_hdr, crc32c) &&
-			    pos < HDR_LEN) {
+		if (r.err == BENCH_VERIFY_DIGEST_BAD) {
+			if (pos < 44) {
 				/* the stored crc changed, the data did not */
 				assert_int_not_equal(r.expected, stored);
 				assert_int_equal(r.found, stored);
@@ -215,13 +219,13 @@ static void test_wrong_magic(void **state)
 	assert_int_equal(r.expected, BENCH_VERIFY_MAGIC);
 	assert_int_equal(r.found, 0);
 	bench_verify_describe(&r, msg, sizeof(msg));
-	assert_string_equal(msg, "header magic expected 0x564b4c42 found 0x00000000");
+	assert_string_equal(msg, "header magic expected 0xacca found 0x0000");
 
 	bench_verify_fill(&crc, b, 4096, 0, 0, 1, 1);
-	memcpy(b, "BLKW", 4);
+	b[0] = 0xcb;
 	assert_int_equal(bench_verify_check(&crc, b, 4096, 0, &r), -EILSEQ);
 	assert_int_equal(r.err, BENCH_VERIFY_MAGIC_BAD);
-	assert_int_equal(r.found, 0x574b4c42);
+	assert_int_equal(r.found, 0xaccb);
 	free(b);
 }
 
@@ -247,7 +251,9 @@ static void test_wrong_len(void **state)
 static void test_describe_crc(void **state)
 {
 	struct bench_verify_result r = {
-		.err = BENCH_VERIFY_CRC_BAD,
+		.err = BENCH_VERIFY_DIGEST_BAD,
+		.method = VERIFY_CRC32C,
+		.dlen = 4,
 		.expected = 0x1234abcd,
 		.found = 0x99887766,
 	};
@@ -256,26 +262,23 @@ static void test_describe_crc(void **state)
 	(void)state;
 	bench_verify_describe(&r, msg, sizeof(msg));
 	assert_string_equal(msg, "crc32c expected 0x1234abcd found 0x99887766");
-	r.err = BENCH_VERIFY_VERSION_BAD;
-	r.expected = 1;
-	r.found = 2;
+	r.err = BENCH_VERIFY_HDR_CRC_BAD;
 	bench_verify_describe(&r, msg, sizeof(msg));
-	assert_string_equal(msg, "header version expected 1 found 2");
-	r.err = BENCH_VERIFY_HDR_LEN_BAD;
-	r.expected = 48;
-	r.found = 0;
-	bench_verify_describe(&r, msg, sizeof(msg));
-	assert_string_equal(msg, "header hdr_len expected 48 found 0");
+	assert_string_equal(msg, "header crc32c expected 0x1234abcd found 0x99887766");
 }
 
 /*
  * Known answers.  CRCs: the check value of "123456789" of the variant
- * fio computes (catalogued as CRC-32C/iSCSI, CRC-16/ARC, CRC-7/MMC;
- * fio's crc32 is CRC-32/CKSUM 0x765e7680 without its final xor, fio's
- * crc64 is Jones's polynomial from 0, Redis's crc64 test vector).
- * xxhash: XXH32 with fio's seed 1, the value fio 3.33's own crc/xxhash.c
- * gives.  md5: RFC 1321's test suite; sha1, sha256, sha512: FIPS 180's
- * "abc" examples; sha3: FIPS 202's "abc" examples.
+ * fio computes (catalogued as CRC-16/ARC, CRC-7/MMC; fio's crc32c is
+ * CRC-32C/iSCSI 0xe3069283 without its final xor, fio's crc32 is
+ * CRC-32/CKSUM 0x765e7680 without its final xor, fio's crc64 is Jones's
+ * polynomial from 0, Redis's crc64 test vector).  xxhash: XXH32 with
+ * fio's seed 1, the value fio 3.33's own crc/xxhash.c gives.  md5: RFC
+ * 1321's test suite; sha1: FIPS 180's "abc" examples, each 32-bit word
+ * little-endian as fio stores it; sha256: fio's form (verify.h) from an
+ * independent SHA-256 in Python, which gave the values in blocks fio
+ * wrote; sha512: fio's form, its input buffer ("abc", then zeros); sha3:
+ * FIPS 202's "abc" examples.
  */
 static void test_known_answers(void **state)
 {
@@ -284,7 +287,7 @@ static void test_known_answers(void **state)
 		const char *in;
 		const char *hex;	/* the digest bytes as stored */
 	} kat[] = {
-		{ VERIFY_CRC32C, "123456789", "839206e3" },
+		{ VERIFY_CRC32C, "123456789", "7c6df91c" },
 		{ VERIFY_CRC32, "123456789", "7f89a189" },
 		{ VERIFY_CRC16, "123456789", "3dbb" },
 		{ VERIFY_CRC7, "123456789", "75" },
@@ -295,11 +298,14 @@ static void test_known_answers(void **state)
 		{ VERIFY_MD5, "message digest", "f96b697d7cb7938d525a2f31aaf161d0" },
 		{ VERIFY_MD5, "12345678901234567890123456789012345678901234567890123456789012345678901234567890",
 		  "57edf4a22be3c955ac49da2e2107b67a" },
-		{ VERIFY_SHA1, "abc", "a9993e364706816aba3e25717850c26c9cd0d89d" },
+		{ VERIFY_SHA1, "abc", "363e99a96a81064771253eba6cc250789dd8d09c" },
 		{ VERIFY_SHA1, "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
-		  "84983e441c3bd26ebaae4aa1f95129e5e54670f1" },
-		{ VERIFY_SHA256, "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
-		{ VERIFY_SHA512, "abc", "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f" },
+		  "443e98846ed23b1ca14aaebae52951f9f17046e5" },
+		{ VERIFY_SHA256, "abc", "ecd746f40a9bf568"	/* the state's low bytes */
+		  "000000000000000000000000000000000000000000000000"	/* the pad */
+		  "000000000000000000000000000000000000000000000000"
+		  "1800000000000000" },	/* 24 bits, little-endian */
+		{ VERIFY_SHA512, "abc", "616263" },
 		{ VERIFY_SHA3_224, "abc", "e642824c3f8cf24ad09234ee7d3c766fc9a3a5168d0c94ad73b46fdf" },
 		{ VERIFY_SHA3_256, "abc", "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532" },
 		{ VERIFY_SHA3_384, "abc", "ec01498288516fc926459f58e2c6ad8df9b473cb0fc08c2596da7cf0e49be4b298d88cea927ac7f539f1edf228376d25" },
@@ -319,15 +325,53 @@ static void test_known_answers(void **state)
 			assert_int_equal(sscanf(h + k, "%2x", &v), 1);
 			want[n++] = (uint8_t)v;
 		}
-		/* crc32c has no digest field: its CRC is the header's */
-		assert_int_equal(n, kat[i].m == VERIFY_CRC32C ? 4 :
-				 bench_verify_hdr_len(kat[i].m) - HDR_LEN);
-		memset(out, 0, sizeof(out));
+		/* sha512's zeros after "abc" are not spelled out */
+		if (kat[i].m == VERIFY_SHA512) {
+			memset(want + n, 0, 128 - n);
+			n = 128;
+		}
+		assert_int_equal(n, bench_verify_hdr_len(kat[i].m) - HDR_LEN);
+		memset(out, 0xee, sizeof(out));
 		bench_verify_digest(kat[i].m, kat[i].in, strlen(kat[i].in), out);
 		if (memcmp(out, want, n))
 			fail_msg("%s(\"%s\"): wrong digest", bench_verify_name(kat[i].m),
 				 kat[i].in);
 	}
+}
+
+/*
+ * fio's sha256 where the pad takes a second block (56 or more bytes past
+ * the last whole block), and fio's sha512 of data longer than 128 bytes:
+ * the first 128 with the last (n mod 128) over their start.
+ */
+static void test_fio_sha_forms(void **state)
+{
+	/* the Python reference's value for bytes 0..255 twice, then 60 'x' */
+	static const char sha256_572[] = "676df8fae1a17b01"
+		"000000000000000000000000000000000000000000000000"
+		"000000000000000000000000000000000000000000000000"
+		"e011000000000000";	/* 4576 bits */
+	uint8_t in[572], out[128], want[64];
+	unsigned int i, v;
+
+	(void)state;
+	for (i = 0; i < 512; i++)
+		in[i] = (uint8_t)i;
+	memset(in + 512, 'x', 60);
+	for (i = 0; i < 64; i++) {
+		assert_int_equal(sscanf(sha256_572 + 2 * i, "%2x", &v), 1);
+		want[i] = (uint8_t)v;
+	}
+	bench_verify_digest(VERIFY_SHA256, in, sizeof(in), out);
+	assert_memory_equal(out, want, 64);
+
+	/* 300 bytes: 300 mod 128 = 44, bytes 256..299 over 0..43 */
+	bench_verify_digest(VERIFY_SHA512, in, 300, out);
+	assert_memory_equal(out, in + 256, 44);
+	assert_memory_equal(out + 44, in + 44, 128 - 44);
+	/* a multiple of 128: the first 128 bytes alone */
+	bench_verify_digest(VERIFY_SHA512, in, 512, out);
+	assert_memory_equal(out, in, 128);
 }
 
 /* The CRCs by their definitions, bit by bit, over a block of every byte. */
@@ -384,8 +428,9 @@ static const enum bench_verify every_method[] = {
 /*
  * Every method with a header: a filled block checks good, with one header
  * per block, per 512 bytes, and with the header moved (verify_offset); a
- * byte flipped in the data is the digest's (meta: unseen), in the header
- * the header CRC's (crc32c: the one CRC's).
+ * byte flipped in the data (the interval's last, which fio's sha512 also
+ * covers) is the check value's (meta: unseen), in the header the header
+ * crc's.
  */
 static void test_methods_round_trip(void **state)
 {
@@ -407,7 +452,7 @@ static void test_methods_round_trip(void **state)
 			};
 			uint32_t iv = s.interval ? s.interval : len;
 			uint32_t hl = bench_verify_hdr_len(s.method);
-			uint32_t hdr_at = s.hdr_off, data_at = hl;
+			uint32_t hdr_at = s.hdr_off;
 			unsigned char *b = block(len), *c = block(len);
 			struct bench_verify_hdr h;
 			const char *name = bench_verify_name(s.method);
@@ -422,29 +467,25 @@ static void test_methods_round_trip(void **state)
 			/* the last interval's header, where verify_offset put it */
 			memcpy(&h, b + len - iv + hdr_at, sizeof(h));
 			assert_int_equal(h.magic, BENCH_VERIFY_MAGIC);
-			assert_int_equal(h.method, s.method - 1);
-			assert_int_equal(h.hdr_len, hl);
+			assert_int_equal(h.verify_type, bench_verify_type(s.method));
 			assert_int_equal(h.len, iv);
 			assert_int_equal(h.offset, off + len - iv);
-			/* the data where the header is not */
-			if (s.hdr_off)
-				data_at = 0;
-			b[len - iv + data_at + 3] ^= 0x01;
+			/* the data's last byte: past any moved header */
+			assert_true(hdr_at + hl < iv);
+			b[len - 1] ^= 0x01;
 			if (s.method == VERIFY_META) {
 				assert_int_equal(bench_verify_check(&s, b, len, off, &r), 0);
 			} else {
 				assert_int_equal(bench_verify_check(&s, b, len, off, &r), -EILSEQ);
-				assert_int_equal(r.err, s.method == VERIFY_CRC32C ?
-						 BENCH_VERIFY_CRC_BAD : BENCH_VERIFY_DIGEST_BAD);
+				assert_int_equal(r.err, BENCH_VERIFY_DIGEST_BAD);
 				assert_int_equal(r.pos, len - iv);
 				assert_int_equal(r.interval, iv < len ? iv : 0);
 			}
 			memcpy(b, c, len);
-			/* the header's job field: only a CRC sees it */
-			b[len - iv + hdr_at + 12] ^= 0x01;
+			/* the header's thread field: only its crc sees it */
+			b[len - iv + hdr_at + 32] ^= 0x01;
 			assert_int_equal(bench_verify_check(&s, b, len, off, &r), -EILSEQ);
-			assert_int_equal(r.err, s.method == VERIFY_CRC32C ?
-					 BENCH_VERIFY_CRC_BAD : BENCH_VERIFY_HDR_CRC_BAD);
+			assert_int_equal(r.err, BENCH_VERIFY_HDR_CRC_BAD);
 			free(b);
 			free(c);
 		}
@@ -466,10 +507,52 @@ static void test_method_mismatch(void **state)
 	assert_int_equal(r.err, BENCH_VERIFY_METHOD_BAD);
 	bench_verify_describe(&r, msg, sizeof(msg));
 	assert_string_equal(msg, "header method expected sha256 found md5");
-	/* crc32c blocks from before the method byte read as crc32c */
 	assert_int_equal(bench_verify_check(&crc, b, 4096, 0, &r), -EILSEQ);
 	bench_verify_describe(&r, msg, sizeof(msg));
 	assert_string_equal(msg, "header method expected crc32c found md5");
+	free(b);
+}
+
+/* set a filled block's verify_type, its header crc made good again */
+static void set_type(unsigned char *b, uint16_t type)
+{
+	uint32_t c;
+
+	memcpy(b + 2, &type, 2);
+	c = bench_verify_crc32c(b, 36);
+	memcpy(b + 36, &c, 4);
+}
+
+/*
+ * fio's two codes that are one method here: crc32c-intel (6) is crc32c,
+ * verify_pattern= without verify= (17) is meta with the pattern.
+ */
+static void test_method_aliases(void **state)
+{
+	struct bench_verify_pattern p;
+	struct bench_verify_spec meta = { .method = VERIFY_META, .pat = &p };
+	unsigned char *b = block(4096);
+	struct bench_verify_result r;
+	char err[256], msg[256];
+
+	(void)state;
+	bench_verify_fill(&crc, b, 4096, 0, 0, 1, 1);
+	set_type(b, 6);
+	assert_int_equal(bench_verify_check(&crc, b, 4096, 0, &r), 0);
+	set_type(b, 7);
+	assert_int_equal(bench_verify_check(&crc, b, 4096, 0, &r), -EILSEQ);
+	bench_verify_describe(&r, msg, sizeof(msg));
+	assert_string_equal(msg, "header method expected crc32c found crc16");
+	set_type(b, 300);
+	assert_int_equal(bench_verify_check(&crc, b, 4096, 0, &r), -EILSEQ);
+	bench_verify_describe(&r, msg, sizeof(msg));
+	assert_string_equal(msg, "header method expected crc32c found unknown code 300");
+
+	assert_int_equal(bench_verify_pattern_parse("0x5a", &p, err, sizeof(err)), 0);
+	bench_verify_fill(&meta, b, 4096, 0, 0, 1, 1);
+	assert_int_equal(bench_verify_check(&meta, b, 4096, 0, &r), 0);
+	set_type(b, 17);
+	assert_int_equal(bench_verify_check(&meta, b, 4096, 0, &r), 0);
 	free(b);
 }
 
@@ -605,8 +688,8 @@ static void test_meta_pattern(void **state)
 	(void)state;
 	assert_int_equal(bench_verify_pattern_parse("0xaa555aa5", &p, err, sizeof(err)), 0);
 	bench_verify_fill(&s, b, 8192, 65536, 0, 1, 1);
-	/* after each 48-byte header, the pattern in its phase from the block's start */
-	for (i = 48; i < 512; i++)
+	/* after each 40-byte header, the pattern in its phase from the block's start */
+	for (i = 40; i < 512; i++)
 		assert_int_equal(b[512 + i], p.bytes[i % 4]);
 	assert_int_equal(bench_verify_check(&s, b, 8192, 65536, &r), 0);
 	b[512 * 9 + 100] = 0;
@@ -629,7 +712,7 @@ static void test_null(void **state)
 	assert_memory_equal(b, c, 4096);
 	assert_int_equal(bench_verify_check(&s, b, 4096, 0, &r), 0);
 	assert_int_equal(bench_verify_hdr_len(VERIFY_NULL), 0);
-	assert_int_equal(bench_verify_hdr_len(VERIFY_SHA512), 112);
+	assert_int_equal(bench_verify_hdr_len(VERIFY_SHA512), 40 + 128);
 	free(b);
 	free(c);
 }
@@ -638,7 +721,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reference_crc),
-		cmocka_unit_test(test_crc_leaves_out_its_field),
+		cmocka_unit_test(test_crc32c_is_fios),
 		cmocka_unit_test(test_fill_layout),
 		cmocka_unit_test(test_good_blocks),
 		cmocka_unit_test(test_flip_any_byte),
@@ -647,9 +730,11 @@ int main(void)
 		cmocka_unit_test(test_wrong_len),
 		cmocka_unit_test(test_describe_crc),
 		cmocka_unit_test(test_known_answers),
+		cmocka_unit_test(test_fio_sha_forms),
 		cmocka_unit_test(test_crcs_bitwise),
 		cmocka_unit_test(test_methods_round_trip),
 		cmocka_unit_test(test_method_mismatch),
+		cmocka_unit_test(test_method_aliases),
 		cmocka_unit_test(test_describe_digests),
 		cmocka_unit_test(test_pattern_parse),
 		cmocka_unit_test(test_pattern_blocks),
