@@ -2373,7 +2373,13 @@ static void job_reset_stats(struct job_thread *td)
 	memset(td->res->submit_map, 0, sizeof(td->res->submit_map));
 	memset(td->res->complete_map, 0, sizeof(td->res->complete_map));
 	td->res->sync_ios = 0;
-	blk_hist_init(&td->res->sync_lat);
+	/*
+	 * sync_lat starts zeroed (calloc) and job_sync() sets its min before
+	 * the first sample: 15 KB to clear only when it has samples (most
+	 * jobs never sync; this runs twice per thread)
+	 */
+	if (td->res->sync_lat.count)
+		blk_hist_init(&td->res->sync_lat);
 }
 
 /*
@@ -3321,6 +3327,9 @@ static void __attribute__((noinline, cold)) job_sync(struct job_thread *td)
 	}
 	if (kind == SYNC_END || !td->measuring)
 		return;
+	/* empty: zeroed, as blk_hist_init() leaves it but for min */
+	if (!td->res->sync_lat.count)
+		td->res->sync_lat.min = UINT64_MAX;
 	blk_hist_add(&td->res->sync_lat, bench_now_ns() - t0);
 	if (kind == SYNC_FSYNC)	/* fio's total_io_u[DDIR_SYNC] */
 		td->res->sync_ios++;
@@ -5057,7 +5066,6 @@ region_set:
 		td->sync_on = true;
 		td->prep_hook = true;
 	}
-	blk_hist_init(&td->res->sync_lat);
 	rng_seed(&td->rng, job_repeat(o) ? o->randseed + seed_idx :
 					   bench_gettime_ns() + seed_idx);
 	for (i = 0; i < o->iodepth; i++) {
