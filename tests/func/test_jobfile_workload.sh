@@ -103,9 +103,11 @@ read -r _ ls < <(poisson blk linear)
 check "rate_process=poisson: $bn I/Os in 2 s (fio $fn), within 8 % of 2000" within "$bn" 2000 8
 # fio's share is printed beside, not asserted: under load (5 and more on
 # 2 vCPUs) its sleeps overshoot and its share fell to 0.38-0.52 while
-# blkstack's stayed at 0.59-0.60
+# blkstack's stayed at 0.59-0.60.  The linear process fills 0.9 and more
+# of the ms on a quiet machine, 0.83 in one ASan run under the suite's
+# load: at least 0.75, and 0.1 above the poisson share
 check "rate_process=poisson: $bs of the ms see an I/O (fio $fs, 1 - 1/e = 0.63; linear $ls)" \
-	awk -v b="$bs" -v l="$ls" 'BEGIN { exit !(b >= 0.55 && b <= 0.71 && l >= 0.9) }'
+	awk -v b="$bs" -v l="$ls" 'BEGIN { exit !(b >= 0.55 && b <= 0.71 && l >= 0.75 && l >= b + 0.1) }'
 
 # thinktime: 1 ms after each I/O (or each 4 at depth 8), so at most 1000
 # (4000) I/Os in the second, as fio; and no fewer than 70 % of fio's count
