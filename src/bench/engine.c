@@ -484,6 +484,9 @@ struct job_thread {
 	/* bssplit=, bsrange= (job_var_bs()): td->o is then td->var_opts, the
 	 * job's options with bs= the smallest size, the unit of blocks */
 	bool var_bs;
+	/* number_ios= with variable sizes: I/Os left (0: no such limit);
+	 * the last one sets bytes_limit to the bytes issued (job_var_bs()) */
+	uint64_t ios_left;
 	uint32_t buf_bs;             /* bytes of each I/O's buffer: the largest size */
 	struct bench_job_opts var_opts;
 	/* random_distribution= other than random (job_dist_block()) */
@@ -1337,6 +1340,9 @@ static void job_var_bs(struct job_thread *td, struct io_u *u)
 			len = k * min;
 	}
 	td->bytes_issued += len - min;
+	/* number_ios: this I/O is the last one */
+	if (td->ios_left && !--td->ios_left)
+		td->bytes_limit = td->bytes_issued;
 	if (td->track_pos && !td->random) {
 		td->next_pos[u->ddir] = u->bio.bi_offset + len - td->offset;
 		if (td->next_pos[u->ddir] >= end - td->offset)
@@ -1845,10 +1851,10 @@ job_prep_hooked(struct job_thread *td, struct io_u *u)
 	if (td->ba && !seq)	/* fio's io_u->offset = b * ba */
 		u->bio.bi_offset = td->offset +
 			(u->bio.bi_offset - td->offset) / td->o->bs * td->ba;
-	if (td->var_bs && u->bio.bi_op != BLK_OP_DISCARD)
+	/* trims too: fio draws a trim's size from the trim direction's bs,
+	 * bssplit or bsrange (bs=4k,4k,16k: 16 KiB trims) */
+	if (td->var_bs)
 		job_var_bs(td, u);
-	else if (td->var_bs)
-		u->bio.bi_size = td->o->bs;
 	if (td->pct_seq_on)
 		td->next_pos[u->ddir] = u->bio.bi_offset + u->bio.bi_size - td->offset;
 	/* every write gets a header and fresh seeded data */
@@ -4694,8 +4700,14 @@ region_set:
 			io_size = (uint64_t)((unsigned __int128)td->region_bytes *
 					     o->io_size_pct / 100) / o->bs * o->bs;
 		per_loop = io_size ? io_size : td->region_bytes;
-		/* fio: number_ios ends each loop early, never extends it */
-		if (o->number_ios && o->number_ios < per_loop / o->bs)
+		/*
+		 * fio: number_ios ends each loop early, never extends it.  fio
+		 * counts I/Os (exceeds_number_ios()): with one size that is
+		 * number_ios blocks; with several, job_var_bs() counts them
+		 */
+		if (o->number_ios && td->var_bs)
+			td->ios_left = o->number_ios * o->loops;
+		else if (o->number_ios && o->number_ios < per_loop / o->bs)
 			per_loop = o->number_ios * o->bs;
 		td->bytes_limit = per_loop * o->loops;
 	}

@@ -5,8 +5,9 @@
 # fio's get_next_buflen(): bs=4k,64k on randrw reads 4 KiB and writes
 # 64 KiB (JSON bytes / I/Os per direction), a per-direction bssplit gives
 # each direction its shares (lat log sizes, beside fio 3.33's null engine
-# when installed), bsrange keeps each direction in its range.  The stock
-# cmdprio-bssplit.fio parses, and a short copy runs on dev=ram.
+# when installed), bsrange keeps each direction in its range; trims take
+# the trim direction's size; number_ios counts I/Os of any size.  The
+# stock cmdprio-bssplit.fio parses, and a short copy runs on dev=ram.
 # verify= with per-direction sizes is refused by name.
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -90,7 +91,51 @@ expect_error "verify= with per-direction sizes refused" \
 	"verify= with separate read,write\[,trim\] block sizes" \
 	bench --parse-only --rw=randrw --bs=4k,8k --verify=crc32c
 
-# 5. the stock cmdprio-bssplit.fio
+# 5. trims take the trim direction's size (fio's get_next_buflen(): a
+# third value, or the last one given; bssplit and bsrange too), as fio's
+# null engine: bs=4k,4k,16k trims 1 MiB in 64 trims, bs=4k,8k in 128;
+# a sequential trim of 1 MiB with bssplit=4k/50:16k/50 takes between 64
+# and 256 (regression: trims were always the smallest size, 256)
+trims() { # ARGS...: "TRIMS BYTES" of a 1 MiB trim job
+	"$BLKSTACK" bench --dev=ram --size=1m --output-format=json "$@" 2>/dev/null |
+		jq -r '.jobs[0].trim | "\(.total_ios) \(.io_bytes)"'
+}
+for c in "--bs=4k,4k,16k 64" "--bs=4k,8k 128"; do
+	read -r args want <<<"$c"
+	read -r n b < <(trims --rw=trim $args)
+	check "rw=trim $args: $n trims of 1 MiB, $want wanted" test "$n:$b" = "$want:1048576"
+	read -r n b < <(trims --rw=randtrim --norandommap --number_ios=$want $args)
+	check "rw=randtrim norandommap $args number_ios=$want: $b bytes, $want x $((1048576 / want))" \
+		test "$n:$b" = "$want:1048576"
+done
+read -r n b < <(trims --rw=trim --bssplit=4k/50:16k/50)
+check "rw=trim bssplit=4k/50:16k/50: $n trims (64..256, not all 4 KiB)" \
+	awk -v n="$n" -v b="$b" 'BEGIN { exit !(n > 64 && n < 256 && b == 1048576) }'
+if [ $HAVE_FIO = 1 ]; then
+	f=$(fio --name=t --ioengine=null --rw=trim --bs=4k,4k,16k --size=1m --output-format=json 2>/dev/null |
+		jq -r '.jobs[0].trim.total_ios')
+	check "fio 3.33 on rw=trim bs=4k,4k,16k: $f trims" test "$f" = 64
+fi
+
+# 6. number_ios counts I/Os whatever their sizes (fio's
+# exceeds_number_ios()); it was a byte budget of number_ios x the
+# smallest size: bs=4k,64k randrw number_ios=100 did 12 I/Os
+for args in "--rw=randrw --bs=4k,64k" "--rw=randread --bssplit=4k/50:64k/50" "--rw=read --bsrange=4k-64k --loops=2"; do
+	want=100
+	case $args in *loops=2*) want=200 ;; esac
+	# shellcheck disable=SC2086
+	n=$("$BLKSTACK" bench --dev=ram --size=64m --number_ios=100 $args --output-format=json 2>/dev/null |
+		jq '.jobs[0] | .read.total_ios + .write.total_ios')
+	check "number_ios=100 $args: $n I/Os, $want wanted" test "$n" = "$want"
+	if [ $HAVE_FIO = 1 ]; then
+		# shellcheck disable=SC2086
+		f=$(fio --name=n --ioengine=null --size=64m --number_ios=100 $args --output-format=json 2>/dev/null |
+			jq '.jobs[0] | .read.total_ios + .write.total_ios')
+		check "fio 3.33, number_ios=100 $args: $f I/Os" test "$f" = "$want"
+	fi
+done
+
+# 7. the stock cmdprio-bssplit.fio
 BSS_FIO=/usr/share/doc/fio/examples/cmdprio-bssplit.fio
 if [ -r "$BSS_FIO" ]; then
 	"$BLKSTACK" bench --dev=ram --parse-only "$BSS_FIO" >pp.out 2>&1
