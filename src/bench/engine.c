@@ -319,6 +319,15 @@ struct bench_flow {
 	bool used;
 	_Atomic uint64_t counter;
 	_Atomic uint64_t total_weight;
+	/*
+	 * the clock its threads share (0: none started yet): the first
+	 * one's start.  Each thread's ramp and runtime count from it, so
+	 * they all end together: a thread the scheduler woke later would
+	 * otherwise end later, and run outside the flow's ratio once the
+	 * others had left it (2 vCPUs under load: flow=1 and flow=8 at
+	 * 7.48).  Threads with startdelay= keep their own clock.
+	 */
+	_Atomic uint64_t t0;
 };
 
 /* one run at a time: the run's flows (bench_run_one() sets them up) */
@@ -474,6 +483,7 @@ struct job_thread {
 	struct bench_flow *flow;     /* flow=: its flow (NULL: none) */
 	uint64_t flow_counter;       /* I/Os this thread counted in it */
 	bool flow_blocked;           /* the last job_pace_ok() said no for the flow */
+	bool flow_clock;             /* its ramp and runtime count from the flow's t0 */
 	/*
 	 * blockalign= other than the smallest bs (a random job): the random
 	 * draws are in units of ba (nr_blocks is fio's last_block()), and
@@ -2117,7 +2127,7 @@ job_verify_bad(struct job_thread *td, const struct io_u *u,
 		if (o->verify_dump == 2)
 			job_verify_dump_expected(td, u, vr, where, sizeof(where));
 	}
-	if (vr->has_hdr)
+	if (vr->has_hdr && !vr->zero_hdr)
 		snprintf(hdr, sizeof(hdr),
 			 " (header numberio %" PRIu64 ", seed 0x%016" PRIx64 ")",
 			 vr->numberio, vr->seed);
@@ -2883,8 +2893,14 @@ static int job_reap_low(struct job_thread *td, bool wait, uint64_t timeout_ns)
 		return ret;
 	}
 	while (held - td->nr_pend > td->depth_low) {
+		/*
+		 * none within the timeout: back to the loop's time checks,
+		 * then again, the ones gathered kept (as job_reap_batch()
+		 * for iodepth_batch_complete_min): handing over the few
+		 * gathered refilled the queue above iodepth_low
+		 */
 		if (job_reap_wait(td, true, timeout_ns) <= 0)
-			break;	/* the loop's time checks, then again */
+			return 0;
 		job_pend_take(td);
 	}
 	if (job_inflight(td) && job_reap_wait(td, false, 0) > 0)
@@ -3099,10 +3115,16 @@ static void job_flow_wait(struct job_thread *td)
 		job_pause(td->o->flow_sleep_ns, 0);
 		return;
 	}
+	/*
+	 * No flow_sleep: poll again at once, as fio's do_io() loop does.
+	 * sched_yield() here gave the CPU away for a whole slice whenever
+	 * anything else was runnable: with two busy loops on 2 vCPUs a
+	 * flow of two null jobs fell from ~2 M to ~8 K I/Os/s.
+	 */
 	if ((job_inflight(td) || td->nr_pend) && job_reap_some(td, false, 0) > 0)
 		job_reap(td, td->lat ? bench_now_ns() : 0);
 	else
-		sched_yield();
+		__builtin_ia32_pause();
 }
 
 /* Waiting on the pace: for completions when I/Os are in flight, else for
@@ -3501,8 +3523,9 @@ static void job_loop(struct job_thread *td, uint64_t ramp_end,
 				/*
 				 * the runtime counts from the end of the ramp as
 				 * seen here, so a late check does not shorten it
+				 * (a flow's threads keep their common end)
 				 */
-				if (runtime_end &&
+				if (runtime_end && !td->flow_clock &&
 				    __builtin_add_overflow(now, o->runtime_ns,
 							   &runtime_end))
 					runtime_end = UINT64_MAX;
@@ -4008,7 +4031,7 @@ static void *job_thread_fn(void *arg)
 {
 	struct job_thread *td = arg;
 	const struct bench_job_opts *o = td->o;
-	uint64_t now, ramp_end, runtime_end = 0, work_ns, verify_ns = 0;
+	uint64_t now, clock0, ramp_end, runtime_end = 0, work_ns, verify_ns = 0;
 	uint64_t verify_start = 0, window_end;
 	bool workload_reads;
 	unsigned int d;
@@ -4081,8 +4104,17 @@ static void *job_thread_fn(void *arg)
 	atomic_store(&td->progress.start_ns, now);
 	for (d = 0; d < DDIR_NR; d++)
 		td->rate_next[d] = now;
+	clock0 = now;
+	if (td->flow && !o->startdelay_ns && !o->startdelay_max_ns) {
+		uint64_t first = 0;
+
+		/* the flow's common clock: the first thread's start */
+		if (!atomic_compare_exchange_strong(&td->flow->t0, &first, now))
+			clock0 = first;
+		td->flow_clock = true;
+	}
 	/* saturating: a huge ramp_time or runtime means no end */
-	if (__builtin_add_overflow(now, o->ramp_time_ns, &ramp_end))
+	if (__builtin_add_overflow(clock0, o->ramp_time_ns, &ramp_end))
 		ramp_end = UINT64_MAX;
 	if (o->runtime_ns &&
 	    __builtin_add_overflow(ramp_end, o->runtime_ns, &runtime_end))
@@ -4605,6 +4637,24 @@ static int job_pin_memory(struct job_thread *td, const struct bench_job_opts *o,
 	return 0;
 }
 
+/*
+ * The refusal's note when the device is a file whose size is not a whole
+ * number of blocks: the device is the file rounded down, and its size
+ * alone ("the 9728-byte device" for a 10000-byte file) reads as a mistake.
+ */
+static void dev_size_note(const struct bench_job_opts *o, uint64_t dev_size,
+			  uint32_t lbs, char *note, size_t len)
+{
+	struct stat st;
+
+	note[0] = '\0';
+	if (o->filename[0] && !strchr(o->filename, ':') &&
+	    !stat(o->filename, &st) && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size > dev_size)
+		snprintf(note, len, " (%s is %llu bytes: the device is its whole %u-byte blocks)",
+			 o->filename, (unsigned long long)st.st_size, lbs);
+}
+
 static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		     uint64_t dev_size, uint32_t lbs, unsigned int seed_idx,
 		     char *err, size_t errlen)
@@ -4668,18 +4718,22 @@ static int job_setup(struct job_thread *td, const struct bench_job_opts *o,
 		size = size / o->bs * o->bs;
 	}
 	if (td->offset >= dev_size || size > dev_size - td->offset) {
+		char note[4096 + 96];
+
+		dev_size_note(o, dev_size, lbs, note, sizeof(note));
 		if (o->offset_increment)
 			snprintf(err, errlen,
-				 "%s: offset=%llu + %u * offset_increment=%llu, size=%llu: past the end of the %llu-byte device",
+				 "%s: offset=%llu + %u * offset_increment=%llu, size=%llu: past the end of the %llu-byte device%s",
 				 o->name, (unsigned long long)o->offset, jobnum,
 				 (unsigned long long)o->offset_increment,
 				 (unsigned long long)size,
-				 (unsigned long long)dev_size);
+				 (unsigned long long)dev_size, note);
 		else
 			snprintf(err, errlen,
-				 "%s: offset=%llu size=%llu: past the end of the %llu-byte device",
+				 "%s: offset=%llu size=%llu: past the end of the %llu-byte device%s",
 				 o->name, (unsigned long long)o->offset,
-				 (unsigned long long)size, (unsigned long long)dev_size);
+				 (unsigned long long)size, (unsigned long long)dev_size,
+				 note);
 		return -ERANGE;
 	}
 	if (o->bs % lbs || td->offset % lbs) {

@@ -627,9 +627,13 @@ static int check_interval(const struct bench_verify_spec *s, uint8_t *p,
 	res->numberio = le16toh(h.numberio);
 	stored = le32toh(h.crc32);
 	/* fio's verify_header() order: magic, len, offset, crc */
-	if (le16toh(h.magic) != BENCH_VERIFY_MAGIC)
+	if (le16toh(h.magic) != BENCH_VERIFY_MAGIC) {
+		static const uint8_t zero[HDR_LEN];
+
+		res->zero_hdr = !memcmp(p, zero, HDR_LEN);
 		return fail(res, BENCH_VERIFY_MAGIC_BAD, BENCH_VERIFY_MAGIC,
 			    le16toh(h.magic));
+	}
 	if (le32toh(h.len) != iv)
 		return fail(res, BENCH_VERIFY_LEN_BAD, iv, le32toh(h.len));
 	if (le64toh(h.offset) != offset + at)
@@ -755,6 +759,11 @@ int bench_verify_describe(const struct bench_verify_result *res, char *buf,
 				"pattern byte %" PRIu32 " expected 0x%02" PRIx64 " found 0x%02" PRIx64 " (%d bad bits)",
 				res->pos, res->expected, res->found,
 				__builtin_popcountll(res->expected ^ res->found));
+	case BENCH_VERIFY_MAGIC_BAD:
+		if (res->zero_hdr)
+			return snprintf(buf, len, "%sheader magic expected 0x%04" PRIx64 " found 0x%04" PRIx64 " (the header's %u bytes all zero: never written?)",
+					pre, res->expected, res->found, HDR_LEN);
+		break;
 	default:
 		break;
 	}

@@ -161,6 +161,9 @@ enum bench_verify_err {
  * @pos: byte of the block where the bad interval starts, or for the
  *	pattern the bad byte.
  * @interval: the interval length, when the block has more than one.
+ * @zero_hdr: BENCH_VERIFY_MAGIC_BAD: the 40 header bytes read are all
+ *	zero (a block never written reads so from ram, a new file's hole
+ *	or a zeroed device).
  * @has_hdr: the block has headers (not pattern, null); then
  * @job, @seed, @numberio: the bad interval's header fields as read
  *	(thread, rand_seed, numberio; garbage when the magic is wrong: the
@@ -177,6 +180,7 @@ struct bench_verify_result {
 	uint32_t pos;
 	uint32_t interval;
 	bool has_hdr;
+	bool zero_hdr;
 	uint32_t job;
 	uint64_t seed;
 	uint64_t numberio;

@@ -151,4 +151,12 @@ lvl() { "$BLKSTACK" bench --dev=null --name=x --rw=randread --size=64m --iodepth
 a=$(lvl) b=$(lvl --iodepth_low=4)
 check "iodepth=16: every I/O at depth 16 ($a %)" test "${a%.*}" = 100
 check "iodepth_low=4: most I/Os below depth 16 ($b % at 16)" awk -v x="$b" 'BEGIN { exit !(x != "" && x < 50) }'
+# regression: a wait for the completions that timed out (2 ms; here they
+# take 5 ms) handed over the few gathered, and the queue was refilled by
+# 1-4 at a time (6.6 % of the submissions), above iodepth_low
+sub=$("$BLKSTACK" bench --dev=null --irqmode=2 --completion_nsec=5ms --name=x --rw=randread --size=64m \
+	--iodepth=16 --iodepth_low=4 --runtime=500ms --time_based --output-format=json |
+	jq -c '.jobs[0] | [.iodepth_submit["4"], .iodepth_submit["8"], .read.total_ios]')
+check "iodepth_low_refill_after_wait_timeout: 5 ms completions, every refill of 12 (submissions of 1-4, 5-8 in %, I/Os: $sub)" \
+	jq -e '.[0] == 0 and .[1] == 0 and .[2] > 100' <<<"$sub"
 finish

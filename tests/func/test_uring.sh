@@ -109,6 +109,10 @@ check "missing file: nothing created" test ! -e "$TMP/missing.img"
 expect_error "a directory" "filename=$TMP: a directory; dev=uring takes a regular file" bench --dev=uring --filename="$TMP" --rw=read
 expect_error "a character device" "/dev/null: neither a regular file nor a block device" \
 	bench --dev=uring --filename=/dev/null --rw=read
+head -c 10000 /dev/zero >"$TMP/odd.img"
+expect_error "a size past a file of 10000 bytes: the device's 9728 explained" \
+	"size=65536: past the end of the 9728-byte device \\(.*/odd.img is 10000 bytes: the device is its whole 512-byte blocks\\)$" \
+	bench --dev=uring --filename="$TMP/odd.img" --rw=read --size=64k
 : >"$TMP/empty.img"
 expect_error "an empty file without size" "empty.img: empty" bench --dev=uring --filename="$TMP/empty.img" --rw=read
 # permission denied, as an unprivileged user
