@@ -11,7 +11,18 @@
 # first (A B A B ...), both are reported, and the ratio of the medians,
 # B/A, per cell: an A/B comparison on a shared machine must interleave.
 #
-# usage: bench/matrix-stability.sh [-n RUNS] [BENCH-ARGS...] [--vs B-ARGS...]
+# With "--fio", fio runs the same cells after each of A's matrices, and
+# their IOPS spread is reported beside blkstack's: what the machine itself
+# allows.  fio's peer of each column: null -> ioengine=null; uring ->
+# ioengine=io_uring on a 1 GiB file of its own (new each run, laid out by
+# fio before its read rows; invalidate=0: the page cache the layout left
+# is read, as the matrix's uring column reads it); ram -> ioengine=mmap
+# on a 1 GiB file in /dev/shm (copies to and from memory).  bs=4k
+# iodepth=32 runtime=1 time_based as the matrix's defaults (mmap is
+# synchronous: depth 1).  The peers are for the spread, not for IOPS
+# against blkstack's (bench/uring-vs-fio.sh and null-vs-fio.sh are).
+#
+# usage: bench/matrix-stability.sh [-n RUNS] [--fio] [BENCH-ARGS...] [--vs B-ARGS...]
 #   -n RUNS   matrices per configuration (5)
 #   BENCH-ARGS are passed to `blkstack bench` (default: none, the default
 #   matrix, null and ram).  The literal word FILE in them is replaced by a
@@ -46,6 +57,12 @@ fi
 case $RUNS in
 '' | *[!0-9]* | 0) echo "-n $RUNS: a number of runs, 1 or more" >&2; exit 2 ;;
 esac
+FIO=0
+if [ "${1:-}" = --fio ]; then
+	FIO=1
+	shift
+	command -v fio >/dev/null || { echo "--fio: fio is not installed" >&2; exit 2; }
+fi
 A=()
 B=()
 vs=0
@@ -57,7 +74,8 @@ for a in "$@"; do
 	if [ $vs = 0 ]; then A+=("$a"); else B+=("$a"); fi
 done
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+SHM=/dev/shm/blkstack-stability.$$.img
+trap 'rm -rf "$TMP" "$SHM"' EXIT
 OUT=${REUSE:-${KEEP:-$TMP}}
 mkdir -p "$OUT"
 [ -x "$BLKSTACK" ] || make build >/dev/null
@@ -74,7 +92,7 @@ subst() {
 mapfile -t A < <(subst a "${A[@]+"${A[@]}"}")
 mapfile -t B < <(subst b "${B[@]+"${B[@]}"}")
 
-bench_machine_start
+if [ $FIO = 1 ]; then bench_machine_start fio; else bench_machine_start; fi
 echo "A: $BLKSTACK bench ${A[*]+"${A[*]}"}"
 [ $vs = 1 ] && echo "B: $BLKSTACK_B bench ${B[*]+"${B[*]}"}"
 echo "runs: $RUNS per configuration, consecutive$([ $vs = 1 ] && echo ', A and B interleaved')"
@@ -128,9 +146,38 @@ run() {
 		'BEGIN { printf "run %s.%d: %s%.1f s, bench %.2f CPUs, others %.2f CPUs\n", c, i, w, t1 - t0, own / (t1 - t0), (b / hz - own) / (t1 - t0) }'
 }
 
+# A's devices (the matrix's default: null,ram)
+FIO_DEVS=null,ram
+for a in "${A[@]+"${A[@]}"}"; do
+	case $a in --dev=*) FIO_DEVS=${a#--dev=} ;; esac
+done
+
+# fio's peer of the matrix: "IOPS(K)<TAB>dev<TAB>row<TAB>value" per cell
+# into $OUT/f.$i.tsv, as cells() reads blkstack's tables
+fio_run() {
+	local dev rw eng iops
+	rm -f "$TMP/fio.img" "$SHM"
+	for dev in ${FIO_DEVS//,/ }; do
+		case $dev in
+		null) eng=(--ioengine=null --size=1G) ;;
+		uring) eng=(--ioengine=io_uring --invalidate=0 --filename="$TMP/fio.img" --size=1G) ;;
+		ram) eng=(--ioengine=mmap --iodepth=1 --filename="$SHM" --size=1G) ;;
+		*) continue ;;
+		esac
+		for rw in read randread write randwrite; do
+			iops=$(bench_cmd fio --name="$rw" --rw="$rw" --bs=4k --iodepth=32 --runtime=1 --time_based \
+				"${eng[@]}" --output-format=json | sed -n '/^{/,$p' |
+				jq '(.jobs[0].read.iops + .jobs[0].write.iops) / 1000')
+			printf 'IOPS(K)\t%s\t%s\t%.2f\n' "$dev" "$rw" "$iops"
+		done
+	done >"$OUT/f.$i.tsv"
+	echo "run f.$i: fio's cells ($FIO_DEVS)"
+}
+
 for i in $(seq "$RUNS"); do
 	[ -n "${REUSE:-}" ] && break
 	run a "$BLKSTACK" "${A[@]+"${A[@]}"}"
+	[ $FIO = 1 ] && fio_run
 	if [ $vs = 1 ]; then
 		run b "$BLKSTACK_B" "${B[@]+"${B[@]}"}"
 	fi
@@ -176,7 +223,12 @@ per_cpu() {
 # per cell: median, min, max, largest deviation from the median in %
 summary() {
 	local cfg=$1
-	{ cells "$OUT"/"$cfg".*.txt; per_cpu "$OUT"/"$cfg".*.txt; } | awk -F'\t' -v bound="$BOUND" '
+	if [ "$cfg" = f ]; then
+		cat "$OUT"/f.*.tsv
+	else
+		cells "$OUT"/"$cfg".*.txt
+		per_cpu "$OUT"/"$cfg".*.txt
+	fi | awk -F'\t' -v bound="$BOUND" '
 	# sorted numbers of the list @s into @a (mawk has no asort); their count
 	function sorted(s, a,   n, i, j, x) {
 		n = split(s, a, " ")
@@ -222,6 +274,20 @@ summary() {
 echo
 echo "== A =="
 summary a
+if [ $FIO = 1 ] || ls "$OUT"/f.*.tsv >/dev/null 2>&1; then
+	echo
+	echo "== fio, the same cells (the peers in the header) =="
+	summary f
+	echo
+	echo "== IOPS(K) spread, blkstack against fio: the largest deviation from the median, % =="
+	# maxdev per cell of both, from the two summaries' tables
+	summary a | awk '$1 == "IOPS(K)" { print $2 "\t" $3 "\t" $7 }' >"$TMP/dev.a"
+	summary f | awk '$1 == "IOPS(K)" { print $2 "\t" $3 "\t" $7 }' >"$TMP/dev.f"
+	awk -F'\t' -v bound="$BOUND" 'NR == FNR { f[$1 "\t" $2] = $3; next }
+		($1 "\t" $2) in f { printf "%-6s %-10s blkstack %6.1f  fio %6.1f%s\n", $1, $2, $3, f[$1 "\t" $2],
+			($3 > bound && f[$1 "\t" $2] > bound) ? "  (both over " bound " %)" : ($3 > bound ? "  (blkstack only)" : "") }' \
+		"$TMP/dev.f" "$TMP/dev.a"
+fi
 if [ $vs = 1 ]; then
 	echo
 	echo "== B =="
