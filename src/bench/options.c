@@ -88,6 +88,11 @@ struct opt_ctx {
 	size_t errlen;
 	char one[80];	/* fio's "v,v[,v]": the one value all of them are */
 	bool in_ddir;	/* per_ddir(): parsing one direction's part */
+	/* a read,write[,trim] list being parsed part by part: the list as
+	 * given and the part's direction (0 read, 1 write, 2 trim), which
+	 * val_err() names; NULL: a plain value */
+	const char *whole;
+	unsigned int part;
 };
 
 struct opt_def {
@@ -1144,6 +1149,16 @@ int val_err(struct opt_ctx *c, int rc, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	if (c->whole && c->val != c->whole) {
+		static const char *const dir[] = { "read", "write", "trim" };
+		char part[SHOW_LEN];
+
+		/* "bs=4k,3000: the write value 3000: not a multiple of 512" */
+		set_err(c->err, c->errlen, "%s=%s: the %s value %s: %s",
+			show(name, c->name), show(val, c->whole),
+			dir[c->part < 3 ? c->part : 2], show(part, c->val), what);
+		return rc;
+	}
 	set_err(c->err, c->errlen, "%s=%s: %s", show(name, c->name),
 		show(val, c->val), what);
 	return rc;
@@ -1848,6 +1863,8 @@ static int per_ddir(struct opt_ctx *c, int (*one)(struct opt_ctx *, uint64_t),
 			continue;
 		}
 		c->val = v;
+		c->whole = saved;
+		c->part = d;
 		c->in_ddir = true;
 		rc = one(c, 0);
 		c->in_ddir = false;
@@ -1855,6 +1872,7 @@ static int per_ddir(struct opt_ctx *c, int (*one)(struct opt_ctx *, uint64_t),
 			keep(c->j, d);
 	}
 	c->val = saved;
+	c->whole = NULL;
 	c->j->bs_ddir = true;
 	return rc;
 }
@@ -2585,8 +2603,11 @@ static int set_ddir_list(struct opt_ctx *c)
 		tok[n] = '\0';
 		if (n) {
 			c->val = tok;
+			c->whole = all;
+			c->part = i;
 			rc = parse_number(c, &vals[i]);
 			c->val = all;
+			c->whole = NULL;
 			if (rc)
 				return rc;
 			/* the last value sets the directions after it */
@@ -3276,11 +3297,14 @@ static int per_ddir_bs(struct opt_ctx *c, uint64_t *v)
 
 		if (*s) {
 			c->val = s;
+			c->whole = saved;
+			c->part = d;
 			rc = parse_number(c, &x);
 		}
 		got[d] = (uint32_t)x;
 	}
 	c->val = saved;
+	c->whole = NULL;
 	if (rc)
 		return rc;
 	memcpy(c->j->bsd_fixed, got, sizeof(got));

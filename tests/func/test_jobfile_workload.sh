@@ -172,8 +172,17 @@ for args in "--bssplit=4k/50:64k/50" "--bsrange=4k-64k" "--bssplit=4k/20:8k:16k"
 done
 expect_error "bssplit shares past 100" "bssplit=4k/70:8k/40: the shares add up to 110%, more than 100%" \
 	bench --parse-only --bssplit=4k/70:8k/40
-expect_error "bssplit=r,w: a share past 100 in the write list named" "bssplit=8k/101: share .101.: a whole percentage 0..100" \
+expect_error "bssplit=r,w: a share past 100 in the write list named" "bssplit=4k/100,8k/101: the write value 8k/101: share .101.: a whole percentage 0..100" \
 	bench --parse-only --bssplit=4k/100,8k/101
+# per-direction values: the error names the list as given and the part
+expect_error "bs=4k,3000: the write part named" "^blkstack bench: bs=4k,3000: the write value 3000: not a multiple of 512$" \
+	bench --parse-only --rw=randrw --bs=4k,3000
+expect_error "bs=4k,,3000: the trim part named" "bs=4k,,3000: the trim value 3000: not a multiple of 512" \
+	bench --parse-only --rw=randrw --bs=4k,,3000
+expect_error "rate_iops=10,20,xx: the trim part named" "rate_iops=10,20,xx: the trim value xx: not a size" \
+	bench --parse-only --rw=randrw --rate_iops=10,20,xx
+expect_error "bsrange=4k-8k,1k-3000: the write part named" "bsrange=4k-8k,1k-3000: the write value 1k-3000: block size .3000." \
+	bench --parse-only --rw=randrw --bsrange=4k-8k,1k-3000
 expect_error "bsrange with verify: refused" "verify= with bssplit= or bsrange= is not supported" \
 	bench --parse-only --dev=ram --rw=write --bsrange=4k-8k --verify=crc32c
 
