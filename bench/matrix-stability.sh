@@ -92,7 +92,9 @@ subst() {
 mapfile -t A < <(subst a "${A[@]+"${A[@]}"}")
 mapfile -t B < <(subst b "${B[@]+"${B[@]}"}")
 
-if [ $FIO = 1 ]; then bench_machine_start fio; else bench_machine_start; fi
+PEERS=()
+[ $FIO = 1 ] && PEERS=(fio)
+bench_machine_start "${PEERS[@]+"${PEERS[@]}"}"
 echo "A: $BLKSTACK bench ${A[*]+"${A[*]}"}"
 [ $vs = 1 ] && echo "B: $BLKSTACK_B bench ${B[*]+"${B[*]}"}"
 echo "runs: $RUNS per configuration, consecutive$([ $vs = 1 ] && echo ', A and B interleaved')"

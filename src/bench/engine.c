@@ -2874,41 +2874,78 @@ static void job_depth_note(struct job_thread *td, unsigned int held)
 /*
  * iodepth_low= (fio's wait_for_completions(): reaping goes on while the
  * queue was full and more than iodepth_low are held): with the queue
- * full, completions are gathered until at most iodepth_low I/Os are in
- * flight, and all of them go to job_reap(); else as without it.
+ * full, completions are reaped until at most iodepth_low I/Os are held
+ * (in flight, or completed and not reaped: fio's cur_depth), and go to
+ * job_reap(); else as without it.  Each wait that returned completions
+ * counts as one of fio's getevents in the "complete" buckets; with
+ * iodepth_batch_complete_* given, fio's getevents return at most _max
+ * each, so the reap stops at the first whole _max past iodepth_low (the
+ * rest stay held for the next round) and counts _max at a time.
  */
 static int job_reap_low(struct job_thread *td, bool wait, uint64_t timeout_ns)
 {
-	unsigned int held = job_inflight(td) + td->nr_pend, n;
+	const struct bench_job_opts *o = td->o;
+	unsigned int held = job_inflight(td) + td->nr_pend, need, n, k;
+	struct io_u **pp;
 	int ret;
 
 	job_depth_note(td, held);
 	td->depth_seen = held;
 	if (!wait || td->nr_free || held <= td->depth_low) {
-		if (td->o->batch_complete_set)
+		if (o->batch_complete_set)
 			return -1;	/* job_reap_batch() goes on */
 		ret = job_reap_wait(td, wait, timeout_ns);
+		if (ret > 0)
+			td->res->complete_map[batch_bucket((unsigned int)ret)]++;
 		/* what job_reap() frees is gone from the depth */
 		td->depth_seen = held - (ret > 0 ? (unsigned int)ret : 0);
 		return ret;
 	}
-	while (held - td->nr_pend > td->depth_low) {
+	need = held - td->depth_low;
+	/* fio's min_evts: the first getevents waits for _min (at most all) */
+	if (o->batch_complete_set && o->iodepth_batch_complete_min > need)
+		need = o->iodepth_batch_complete_min < held ?
+		       o->iodepth_batch_complete_min : held;
+	while (td->nr_pend < need) {
 		/*
 		 * none within the timeout: back to the loop's time checks,
 		 * then again, the ones gathered kept (as job_reap_batch()
 		 * for iodepth_batch_complete_min): handing over the few
 		 * gathered refilled the queue above iodepth_low
 		 */
-		if (job_reap_wait(td, true, timeout_ns) <= 0)
+		ret = job_reap_wait(td, true, timeout_ns);
+		if (ret <= 0)
 			return 0;
+		if (!o->batch_complete_set)
+			td->res->complete_map[batch_bucket((unsigned int)ret)]++;
 		job_pend_take(td);
 	}
-	if (job_inflight(td) && job_reap_wait(td, false, 0) > 0)
-		job_pend_take(td);
 	n = td->nr_pend;
+	if (o->batch_complete_set) {
+		unsigned int chunk = o->iodepth_batch_complete_max ?
+				     o->iodepth_batch_complete_max : 1;
+
+		/* whole getevents of _max each, the last one short */
+		k = (need + chunk - 1) / chunk * chunk;
+		if (n > k)
+			n = k;
+		for (k = n; k; k -= k < chunk ? k : chunk)
+			td->res->complete_map[batch_bucket(k < chunk ? k : chunk)]++;
+	} else if (job_inflight(td) && (ret = job_reap_wait(td, false, 0)) > 0) {
+		/* the last getevents returns every completion ready */
+		td->res->complete_map[batch_bucket((unsigned int)ret)]++;
+		job_pend_take(td);
+		n = td->nr_pend;
+	}
+	pp = &td->pend_head;
+	for (k = 0; k < n; k++)
+		pp = &(*pp)->next;
 	td->completed = td->pend_head;
-	td->pend_head = td->pend_tail = NULL;
-	td->nr_pend = 0;
+	td->pend_head = *pp;
+	*pp = NULL;
+	if (!td->pend_head)
+		td->pend_tail = NULL;
+	td->nr_pend -= n;
 	td->depth_seen = held - n;
 	return (int)n;
 }
@@ -3109,10 +3146,21 @@ static void job_flow_wait(struct job_thread *td)
 {
 	td->flow_blocked = false;
 	if (td->o->flow_sleep_ns) {
+		uint64_t end, now;
+
 		while (job_inflight(td) || td->nr_pend)
 			if (job_reap_some(td, true, BENCH_WAIT_NS) > 0)
 				job_reap(td, td->lat ? bench_now_ns() : 0);
-		job_pause(td->o->flow_sleep_ns, 0);
+		/*
+		 * all of it, as fio's usleep(): job_pause() sleeps at most
+		 * BENCH_WAIT_NS at a time (so that SIGINT is seen), and a
+		 * single call cut every flow_sleep to 2 ms
+		 */
+		end = bench_now_ns() + td->o->flow_sleep_ns;
+		while (!atomic_load_explicit(&bench_interrupted, memory_order_relaxed) &&
+		       !atomic_load_explicit(&td->terminate, memory_order_relaxed) &&
+		       (now = bench_now_ns()) < end)
+			job_pause(end - now, 0);
 		return;
 	}
 	/*
@@ -4745,8 +4793,23 @@ misaligned:
 	}
 	td->nr_blocks = size / o->bs;
 	if (!td->nr_blocks) {
-		snprintf(err, errlen, "%s: size=%llu: smaller than bs=%u",
-			 o->name, (unsigned long long)size, o->bs);
+		char note[4096 + 96] = "";
+
+		/* no size= given: the size is the device's, say where from */
+		if (!o->size && !o->size_pct) {
+			dev_size_note(o, dev_size, lbs, note, sizeof(note));
+			if (!note[0] && td->offset)
+				snprintf(note, sizeof(note),
+					 " (no size= given: the %llu-byte device from byte %llu)",
+					 (unsigned long long)dev_size,
+					 (unsigned long long)td->offset);
+			else if (!note[0])
+				snprintf(note, sizeof(note),
+					 " (no size= given: the %llu-byte device)",
+					 (unsigned long long)dev_size);
+		}
+		snprintf(err, errlen, "%s: size=%llu: smaller than bs=%u%s",
+			 o->name, (unsigned long long)size, o->bs, note);
 		return -EINVAL;
 	}
 	td->region_bytes = td->nr_blocks * o->bs;
@@ -6442,6 +6505,35 @@ int bench_run_on(const struct bench_opts *o, const char *devname,
 			/* fio's flow_init_job(), for each thread */
 			atomic_fetch_add(&bench_flows[f].total_weight,
 					 (uint64_t)o->jobs[i].flow * o->jobs[i].numjobs);
+		}
+		/*
+		 * the same trap through wait_for= (fio 3.33 hangs on it too):
+		 * a job of a flow that waits, directly or through other
+		 * jobs' wait_for, for a job of the same flow
+		 */
+		for (i = 0; i < o->nr_jobs; i++) {
+			const struct bench_job_opts *w = &o->jobs[i];
+			unsigned int k, hops;
+
+			if (!w->flow)
+				continue;
+			for (hops = 0; w->wait_for[0] && hops < o->nr_jobs; hops++) {
+				for (k = 0; k < o->nr_jobs &&
+					    strcmp(o->jobs[k].name, w->wait_for); k++)
+					;
+				if (k == o->nr_jobs)
+					break;
+				w = &o->jobs[k];
+				if (w->flow && w->flow_id == o->jobs[i].flow_id) {
+					ret = -EINVAL;
+					snprintf(err, errlen,
+						 "%s: wait_for=%s: %s is in the same flow (flow_id=%u): fio counts every job's flow= weight from the start, so %s would wait for ever for %s's share",
+						 o->jobs[i].name, o->jobs[i].wait_for,
+						 w->name, w->flow_id, w->name,
+						 o->jobs[i].name);
+					goto out;
+				}
+			}
 		}
 	}
 	for (i = 0; i < o->nr_jobs; i++)

@@ -159,4 +159,17 @@ sub=$("$BLKSTACK" bench --dev=null --irqmode=2 --completion_nsec=5ms --name=x --
 	jq -c '.jobs[0] | [.iodepth_submit["4"], .iodepth_submit["8"], .read.total_ios]')
 check "iodepth_low_refill_after_wait_timeout: 5 ms completions, every refill of 12 (submissions of 1-4, 5-8 in %, I/Os: $sub)" \
 	jq -e '.[0] == 0 and .[1] == 0 and .[2] > 100' <<<"$sub"
+# regression: with iodepth_low the "complete" histogram stayed empty
+comp=$("$BLKSTACK" bench --dev=null --name=x --rw=randread --size=64m --iodepth=16 --iodepth_low=4 \
+	--output-format=json | jq -c '[.jobs[0].iodepth_complete[]] | add')
+check "iodepth_low_complete_histogram: the complete buckets add up to 100 % ($comp)" \
+	awk -v x="$comp" 'BEGIN { exit !(x > 99.9 && x < 100.1) }'
+# iodepth_batch_complete_max=1 with iodepth_low=12: fio's getevents take
+# one each and stop at 12 held, so the queue is refilled 4 at a time, at
+# depths 13..16 (fio's buckets 8..15 and 16..31: 3 of 4 and 1 of 4)
+lv=$("$BLKSTACK" bench --dev=null --irqmode=2 --completion_nsec=5ms --name=x --rw=randread --size=64m --iodepth=16 \
+	--iodepth_low=12 --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=1 --runtime=500ms --time_based \
+	--output-format=json | jq -c '.jobs[0] | [.iodepth_submit["4"], .iodepth_level["8"], .iodepth_level["16"], .iodepth_complete["4"]]')
+check "iodepth_low_with_complete_max: refills of 4 at depths 13..16, completions one at a time ([submit 1-4, level 8, level 16, complete 1-4] %: $lv)" \
+	jq -e '.[0] > 99 and (.[1] > 70 and .[1] < 80) and (.[2] > 20 and .[2] < 30) and .[3] == 100' <<<"$lv"
 finish

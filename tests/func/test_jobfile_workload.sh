@@ -333,6 +333,17 @@ check "flow_ratio_under_cpu_contention: flow=1 and flow=8 with two busy loops an
 printf '[a]\nrw=read\nsize=1m\nflow=1\n[b]\nstonewall\nrw=read\nsize=1m\nflow=1\n' >"$TMP/flowsw.fio"
 expect_error "a flow across a stonewall: refused (fio waits for ever)" "flow_id=0 has jobs on both sides of a stonewall" \
 	bench --dev=null "$TMP/flowsw.fio"
+expect_error "a flow through wait_for: refused (fio 3.33 waits for ever too)" \
+	"b: wait_for=a: a is in the same flow \\(flow_id=0\\)" \
+	bench --dev=null --rw=randread --size=1m --name=a --flow=1 --name=b --flow=8 --wait_for=a
+expect_error "a flow through a chain of wait_for: refused" "b: wait_for=m: a is in the same flow" \
+	bench --dev=null --rw=randread --size=1m --name=a --flow=1 --name=m --wait_for=a --name=b --flow=8 --wait_for=m
+# regression: flow_sleep was cut to 2 ms (one job_pause()): 100 ms gave
+# ~1500 I/Os a job in 1 s where fio's gave 30
+fs=$("$BLKSTACK" bench --dev=null --rw=randread --runtime=1s --time_based --flow_sleep=100000 \
+	--name=a --flow=1 --name=b --flow=1 --output-format=json | jq '[.jobs[].read.total_ios] | max')
+check "flow_sleep_past_2ms: flow_sleep=100000 (100 ms) between turns: at most 60 I/Os a job in 1 s ($fs)" \
+	test -n "$fs" -a "$fs" -le 60 -a "$fs" -ge 5
 # io_submit_mode=offload: fio's submitting threads hold the rate whatever
 # the completions do; so does blkstack's job thread.  20 ms completions
 # at iodepth=32 and rate_iops=1000: 1000 a second, where waiting on each

@@ -113,6 +113,9 @@ head -c 10000 /dev/zero >"$TMP/odd.img"
 expect_error "a size past a file of 10000 bytes: the device's 9728 explained" \
 	"size=65536: past the end of the 9728-byte device \\(.*/odd.img is 10000 bytes: the device is its whole 512-byte blocks\\)$" \
 	bench --dev=uring --filename="$TMP/odd.img" --rw=read --size=64k
+expect_error "no size= and a bs past a file of 10000 bytes: where the size came from" \
+	"size=9728: smaller than bs=16384 \\(.*/odd.img is 10000 bytes: the device is its whole 512-byte blocks\\)$" \
+	bench --dev=uring --filename="$TMP/odd.img" --rw=randread --bs=16k
 : >"$TMP/empty.img"
 expect_error "an empty file without size" "empty.img: empty" bench --dev=uring --filename="$TMP/empty.img" --rw=read
 # permission denied, as an unprivileged user
