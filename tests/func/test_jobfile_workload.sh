@@ -339,11 +339,13 @@ expect_error "a flow through wait_for: refused (fio 3.33 waits for ever too)" \
 expect_error "a flow through a chain of wait_for: refused" "b: wait_for=m: a is in the same flow" \
 	bench --dev=null --rw=randread --size=1m --name=a --flow=1 --name=m --wait_for=a --name=b --flow=8 --wait_for=m
 # regression: flow_sleep was cut to 2 ms (one job_pause()): 100 ms gave
-# ~1500 I/Os a job in 1 s where fio's gave 30
+# ~1500 I/Os a job in 1 s where fio's gave 30 (blkstack now 40-52; 86 in
+# TSan under the suite's load: how far a thread gets each turn depends on
+# when the other wakes)
 fs=$("$BLKSTACK" bench --dev=null --rw=randread --runtime=1s --time_based --flow_sleep=100000 \
 	--name=a --flow=1 --name=b --flow=1 --output-format=json | jq '[.jobs[].read.total_ios] | max')
-check "flow_sleep_past_2ms: flow_sleep=100000 (100 ms) between turns: at most 60 I/Os a job in 1 s ($fs)" \
-	test -n "$fs" -a "$fs" -le 60 -a "$fs" -ge 5
+check "flow_sleep_past_2ms: flow_sleep=100000 (100 ms) between turns: at most 300 I/Os a job in 1 s ($fs)" \
+	test -n "$fs" -a "$fs" -le 300 -a "$fs" -ge 5
 # io_submit_mode=offload: fio's submitting threads hold the rate whatever
 # the completions do; so does blkstack's job thread.  20 ms completions
 # at iodepth=32 and rate_iops=1000: 1000 a second, where waiting on each
