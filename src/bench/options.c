@@ -3223,6 +3223,11 @@ static int not_err(struct opt_ctx *c)
 {
 	char form[160], allowed[200];
 
+	/* "-1": a number, just not one of these */
+	if (c->val[0] == '-' && c->val[1] >= '0' && c->val[1] <= '9') {
+		fmt_range(c->d, allowed, sizeof(allowed));
+		return val_err(c, -EINVAL, "negative, allowed %s", allowed);
+	}
 	fmt_allowed(c->d, allowed, sizeof(allowed));
 	return val_err(c, -EINVAL, "not %s, %s",
 		       fmt_form(c->d, form, sizeof(form)), allowed);

@@ -10,11 +10,12 @@ expect_error "bad rw" "rw=sideways" bench --rw=sideways
 expect_error "bad bs" "bs=" bench --bs=100
 expect_error "bad size suffix" "size=4x" bench --size=4x
 # a value that does not parse says what would: the form and the range
-for v in abc -1 1.5 4kk; do
+for v in abc 1.5 4kk; do
 	expect_error "iodepth=$v: form and range" \
 		"iodepth=$v: not a number \(a whole number with an optional k/m/g/t/p suffix\), allowed 1\.\.65536$" \
 		bench --iodepth=$v
 done
+expect_error "iodepth=-1: negative, the range" "iodepth=-1: negative, allowed 1\.\.65536$" bench --iodepth=-1
 expect_error "bs=4x: form and range" \
 	"bs=4x: not a size \(a whole number with an optional k/m/g/t/p suffix\), allowed 512\.\.16M$" bench --bs=4x
 expect_error "fail_every=4kk: what is allowed" \
