@@ -128,8 +128,12 @@ check "SIGINT: the state file" test -s local-bench-0-verify.state
 W=$(jq '.jobs[0].write.total_ios' s4.json)
 # shellcheck disable=SC2086
 "$BLKSTACK" $RUN --size=16M --rw=read --verify_only=1 --verify_state_load=1 --output-format=json >s5.json
-check "SIGINT: the $W written blocks verified" jq_true \
-	".jobs[0] | $W > 0 and .blkstack.verify.blocks_verified == $W and .blkstack.verify.mismatches == 0" s5.json
+# the state holds every write that completed: the W counted in the
+# window, and the one in flight at the SIGINT (iodepth=1), which the
+# drain completes after the window closed (not counted: TSan under the
+# suite's load saw W + 1 once)
+check "SIGINT: the $W written blocks verified (and the one in flight at the signal, if any)" jq_true \
+	".jobs[0] | $W > 0 and (.blkstack.verify.blocks_verified - $W | . == 0 or . == 1) and .blkstack.verify.mismatches == 0" s5.json
 
 # shellcheck disable=SC2086
 expect_error "state of another size refused" "local-bench-0-verify.state: size" \
